@@ -1,0 +1,57 @@
+// Package app is Remit's engine: one service per area, each written against the store and the
+// domain rules of package remit. Every state change and the event describing it commit in one
+// store transaction. Nothing here knows HTTP.
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Config is what the engine needs from the process configuration.
+type Config struct {
+	PublicURL            string        // base of claimUrl, hosted URLs and docsUrl
+	IdempotencyRetention time.Duration // how long an Idempotency-Key is remembered (24h)
+	IdempotencyLease     time.Duration // how long an in-flight request holds its key before a retry may take over
+}
+
+// App bundles the engine's services. Its zero value is not usable; call New.
+type App struct {
+	DB     *store.DB
+	Clock  remit.Clock
+	Log    *slog.Logger
+	Config Config
+
+	jobs map[string]JobFunc
+}
+
+// New returns an engine over db.
+func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
+	if cfg.IdempotencyRetention == 0 {
+		cfg.IdempotencyRetention = 24 * time.Hour
+	}
+	if cfg.IdempotencyLease == 0 {
+		cfg.IdempotencyLease = time.Minute
+	}
+	a := &App{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}}
+	return a
+}
+
+// Emit appends an event to the outbox in the transaction tx. obj is the resource after the change;
+// it is delivered as data.object.
+func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ, objectID string, obj any) error {
+	data, err := json.Marshal(map[string]any{"object": obj})
+	if err != nil {
+		return remit.Internal(err)
+	}
+	ev := remit.Event{
+		ID: remit.NewID("evt"), Object: "event", Type: typ, MerchantAccountID: scope.MerchantAccountID,
+		Environment: scope.Environment, CreatedAt: now, Data: data,
+	}
+	return tx.InsertEvent(ctx, ev, objectID)
+}

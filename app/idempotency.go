@@ -1,0 +1,163 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math/big"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Idempotency (product.md "Idempotency"): a key is scoped to the organization, environment and
+// merchant account and remembered for 24 hours. The same key with a JSON-equal body on the same
+// route replays the first response; another body or route is a conflict; a retry while the first
+// is running is a conflict. The work of the first request and its remembered response commit in
+// one transaction (FinishIdempotent runs inside it), so an effect is never applied twice nor its
+// answer lost.
+
+// IdempotencyScope is the key's namespace.
+func IdempotencyScope(s remit.Scope) string {
+	return s.OrganizationID + "|" + string(s.Environment) + "|" + s.MerchantAccountID
+}
+
+// StoredResponse is a remembered answer to replay.
+type StoredResponse struct {
+	Status int
+	Body   []byte
+}
+
+// BodyFingerprint hashes a request body by its JSON value: key order, white space and number
+// spelling (1, 1.0, 1e0) do not change it. This is the one idempotency comparison. A body that is
+// not JSON is hashed as bytes.
+func BodyFingerprint(body []byte) string {
+	canon := body
+	if len(bytes.TrimSpace(body)) == 0 {
+		canon = []byte("{}")
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err == nil {
+			if c, err := json.Marshal(canonicalize(v)); err == nil {
+				canon = c
+			}
+		}
+	}
+	sum := sha256.Sum256(canon)
+	return hex.EncodeToString(sum[:])
+}
+
+// canonicalize rewrites numbers to one spelling; maps already marshal with sorted keys.
+func canonicalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = canonicalize(e)
+		}
+		return t
+	case []any:
+		for i, e := range t {
+			t[i] = canonicalize(e)
+		}
+		return t
+	case json.Number:
+		r, ok := new(big.Rat).SetString(string(t))
+		if !ok {
+			return string(t)
+		}
+		return json.RawMessage(r.RatString())
+	default:
+		return v
+	}
+}
+
+// BeginIdempotent claims key for a request. It returns the owner token to pass to FinishIdempotent
+// or ReleaseIdempotent, or a stored response to replay.
+//
+// Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
+func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route string, body []byte) (owner string, replay *StoredResponse, err error) {
+	now := a.Clock.Now()
+	owner = remit.NewID("req")
+	rec := store.IdempotencyRecord{Route: route, BodyHash: BodyFingerprint(body), Owner: owner, LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
+	var existing store.IdempotencyRecord
+	var claimed bool
+	for attempt := 0; attempt < 3; attempt++ {
+		err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			existing, claimed, err = tx.ClaimIdempotency(ctx, IdempotencyScope(scope), key, rec, now.Add(-a.Config.IdempotencyRetention),
+				func(e store.IdempotencyRecord) bool {
+					// A request that died in flight never committed its work: the same request may take over.
+					return e.State == "in_flight" && e.LeaseUntil.Before(now) && e.Route == rec.Route && e.BodyHash == rec.BodyHash
+				})
+			return err
+		})
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	if claimed {
+		return owner, nil, nil
+	}
+	if existing.Route != rec.Route || existing.BodyHash != rec.BodyHash {
+		return "", nil, remit.Errorf(remit.EConflict, "This Idempotency-Key was already used with a different request body or route. Use a new key for a new request.").
+			With("reason", "idempotency_key_reused")
+	}
+	if existing.State != "done" {
+		return "", nil, remit.Errorf(remit.EConflict, "A request with this Idempotency-Key is still being processed. Retry after it completes.").
+			With("reason", "idempotency_key_in_flight")
+	}
+	return "", &StoredResponse{Status: existing.Status, Body: existing.Response}, nil
+}
+
+// FinishIdempotent remembers the response for key. Call it inside the request's transaction so it
+// commits with the work; if the request lost its key (its lease expired and a retry took over) it
+// fails and the transaction must roll back.
+func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, owner string, status int, body []byte) error {
+	ok, err := tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, body)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return remit.Errorf(remit.EConflict, "A retry of this request took over its Idempotency-Key; this attempt was not applied.").
+			With("reason", "idempotency_key_in_flight")
+	}
+	return nil
+}
+
+// RememberIdempotent stores the answer of a request whose work failed (rolled back) but whose
+// answer is final, such as 404 or a state conflict.
+func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key, owner string, status int, body []byte) error {
+	return a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		_, err := tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, body)
+		return err
+	})
+}
+
+// ReleaseIdempotent forgets a key whose request ran no operation (401, 403, 422, 429, faults), so a
+// corrected retry with the same key works.
+func (a *App) ReleaseIdempotent(ctx context.Context, scope remit.Scope, key, owner string) error {
+	return a.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		return tx.ReleaseIdempotency(ctx, IdempotencyScope(scope), key, owner)
+	})
+}
+
+// PurgeIdempotency forgets keys older than the retention period.
+func (a *App) PurgeIdempotency(ctx context.Context) (int64, error) {
+	var n int64
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		n, err = tx.PurgeIdempotency(ctx, a.Clock.Now().Add(-a.Config.IdempotencyRetention))
+		return err
+	})
+	return n, err
+}
+
+var _ = time.Second

@@ -1,0 +1,5 @@
+package app
+
+// RegisterJobs installs the function of every scheduled-job kind. Each area adds its kinds here.
+func RegisterJobs(a *App) {
+}

@@ -1,0 +1,218 @@
+// Command remit is the Remit server and its operator tools:
+//
+//	remit serve                       run the API server
+//	remit migrate                     bring the store's schema up to date
+//	remit bootstrap --organization NAME [--platform] [--json]
+//	remit apikey create --organization-id ID [--environments sandbox,production] [--json]
+//	remit apikey revoke APIKEYID
+//	remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
+//
+// Every subcommand reads the same configuration (REMIT_* variables, overridden by flags) and
+// migrates the store before it acts, so each works on a new or older store, and while serve runs.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/wire"
+)
+
+func main() {
+	if err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "remit:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: remit <command> [flags]
+
+commands:
+  serve                                   run the API server
+  migrate                                 bring the store's schema up to date
+  bootstrap --organization NAME [--platform] [--json]
+  apikey create --organization-id ID [--environments sandbox,production] [--json]
+  apikey revoke APIKEYID
+  merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
+
+common flags: --database-url URL (REMIT_DATABASE_URL), --addr HOST:PORT (REMIT_ADDR)`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, usage)
+		return errors.New("no command given")
+	}
+	cfg, err := wire.FromEnv()
+	if err != nil {
+		return err
+	}
+	cmd, rest := args[0], args[1:]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store URL: sqlite:PATH or postgres://...")
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
+	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "public base URL")
+	switch cmd {
+	case "serve":
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stderr)
+	case "migrate":
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		fmt.Fprintln(stdout, "schema up to date")
+		return nil
+	case "bootstrap":
+		org := fs.String("organization", "", "organization name")
+		platform := fs.Bool("platform", false, "grant the platform capability to the sandbox merchant account")
+		asJSON := fs.Bool("json", false, "print JSON")
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if *org == "" {
+			return errors.New("bootstrap needs --organization NAME")
+		}
+		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		res, err := r.App.Bootstrap(ctx, *org, *platform)
+		if err != nil {
+			return err
+		}
+		out := map[string]any{"organizationId": res.OrganizationID, "apiKey": res.APIKey, "apiKeyId": res.APIKeyID, "merchantAccounts": res.MerchantAccounts}
+		return printOut(stdout, *asJSON, out, fmt.Sprintf("organization %s\napi key %s (shown once)\nsandbox merchant account %s\nproduction merchant account %s",
+			res.OrganizationID, res.APIKey, res.MerchantAccounts["sandbox"], res.MerchantAccounts["production"]))
+	case "apikey":
+		if len(rest) == 0 {
+			return errors.New("usage: remit apikey create|revoke ...")
+		}
+		sub, rest := rest[0], rest[1:]
+		switch sub {
+		case "create":
+			orgID := fs.String("organization-id", "", "organization ID")
+			envs := fs.String("environments", "sandbox,production", "comma-separated environments")
+			asJSON := fs.Bool("json", false, "print JSON")
+			if err := fs.Parse(rest); err != nil {
+				return err
+			}
+			if *orgID == "" {
+				return errors.New("apikey create needs --organization-id ID")
+			}
+			var list []remit.Environment
+			for _, e := range strings.Split(*envs, ",") {
+				if e = strings.TrimSpace(e); e != "" {
+					list = append(list, remit.Environment(e))
+				}
+			}
+			r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			id, key, err := r.App.CreateAPIKey(ctx, *orgID, list)
+			if err != nil {
+				return cliError(err)
+			}
+			return printOut(stdout, *asJSON, map[string]any{"apiKeyId": id, "apiKey": key, "environments": list},
+				fmt.Sprintf("api key %s: %s (shown once)", id, key))
+		case "revoke":
+			if err := fs.Parse(rest); err != nil {
+				return err
+			}
+			if fs.NArg() != 1 {
+				return errors.New("usage: remit apikey revoke APIKEYID")
+			}
+			r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			if err := r.App.RevokeAPIKey(ctx, fs.Arg(0)); err != nil {
+				return cliError(err)
+			}
+			fmt.Fprintln(stdout, "revoked", fs.Arg(0))
+			return nil
+		}
+		return fmt.Errorf("unknown apikey command %q", sub)
+	case "merchant":
+		if len(rest) == 0 || rest[0] != "decide" {
+			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
+		}
+		if err := fs.Parse(rest[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 2 {
+			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
+		}
+		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		status, err := r.App.DecideMerchant(ctx, fs.Arg(0), fs.Arg(1))
+		if err != nil {
+			return cliError(err)
+		}
+		fmt.Fprintf(stdout, "merchant account %s is now %s\n", fs.Arg(0), status)
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	fmt.Fprintln(stderr, usage)
+	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func serve(ctx context.Context, cfg wire.Config, stderr io.Writer) error {
+	log := cfg.Logger(stderr)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	r, err := wire.Open(ctx, cfg, log, nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return r.Serve(ctx, ln)
+}
+
+func printOut(w io.Writer, asJSON bool, v any, text string) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	_, err := fmt.Fprintln(w, text)
+	return err
+}
+
+// cliError shows a domain error's safe message.
+func cliError(err error) error {
+	var e *remit.Error
+	if errors.As(err, &e) && e.Code != remit.EInternal {
+		return errors.New(e.Message)
+	}
+	return err
+}

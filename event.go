@@ -1,0 +1,29 @@
+package remit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is an entry of the outbox: written in the same transaction as the change it describes.
+// Types are named "resource.verb" (invoice.finalized, customer_balance.granted, ...); docs/events.md
+// lists them.
+type Event struct {
+	ID                string          `json:"eventId"`
+	Object            string          `json:"object"` // always "event"
+	Type              string          `json:"type"`
+	MerchantAccountID string          `json:"merchantAccountId"`
+	Environment       Environment     `json:"environment"`
+	CreatedAt         time.Time       `json:"createdAt"`
+	Data              json.RawMessage `json:"data"` // {"object": <the resource after the change>}
+}
+
+// Job is scheduled work on a merchant account's clock.
+type Job struct {
+	ID                string
+	MerchantAccountID string
+	Kind              string
+	DueAt             time.Time
+	Payload           json.RawMessage
+	Attempts          int
+}

@@ -1,0 +1,258 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/remit-billing/remit"
+)
+
+// statusOf is the one table pairing error codes with HTTP statuses (product.md "Errors").
+var statusOf = map[remit.Code]int{
+	remit.EBadRequest:     http.StatusBadRequest,
+	remit.EUnauthorized:   http.StatusUnauthorized,
+	remit.EForbidden:      http.StatusForbidden,
+	remit.ENotFound:       http.StatusNotFound,
+	remit.EConflict:       http.StatusConflict,
+	remit.EInvalid:        http.StatusUnprocessableEntity,
+	remit.ERateLimited:    http.StatusTooManyRequests,
+	remit.ENotImplemented: http.StatusNotImplemented,
+	remit.EInternal:       http.StatusInternalServerError,
+}
+
+// httpError is an error with a status of its own (405, 413, 503) that shares a code of the table.
+type httpError struct {
+	status int
+	err    *remit.Error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+func (e *httpError) Unwrap() error { return e.err }
+
+func withStatus(status int, err *remit.Error) error { return &httpError{status: status, err: err} }
+
+// errorBody is the seed's error envelope.
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Code      remit.Code     `json:"code"`
+	Message   string         `json:"message"`
+	RequestID string         `json:"requestId"`
+	DocsURL   string         `json:"docsUrl"`
+	Details   map[string]any `json:"details,omitempty"`
+}
+
+// toEnvelope converts any error to its status and envelope. Causes of internal errors are never
+// part of the envelope.
+func (s *Server) toEnvelope(err error, requestID string) (int, errorBody) {
+	status := 0
+	var he *httpError
+	if errors.As(err, &he) {
+		status = he.status
+		err = he.err
+	}
+	var e *remit.Error
+	if !errors.As(err, &e) {
+		e = remit.Internal(err)
+	}
+	if status == 0 {
+		status = statusOf[e.Code]
+		if status == 0 {
+			status = http.StatusInternalServerError
+		}
+	}
+	details := map[string]any{}
+	for k, v := range e.Details {
+		details[k] = v
+	}
+	if len(e.Fields) > 0 {
+		details["fields"] = e.Fields
+	}
+	if len(details) == 0 {
+		details = nil
+	}
+	return status, errorBody{Error: errorObject{
+		Code: e.Code, Message: e.Message, RequestID: requestID,
+		DocsURL: s.cfg.PublicURL + "/docs/errors#" + string(e.Code), Details: details,
+	}}
+}
+
+// validationError converts kin-openapi's request validation error into the envelope's error:
+// malformed input is bad_request, everything else one validation_failure listing every field.
+func validationError(err error) error {
+	var fields []remit.FieldError
+	var collect func(error)
+	collect = func(err error) {
+		// Type assertions, not errors.As: kin-openapi's MultiError.As matches too deep.
+		if me, ok := err.(openapi3.MultiError); ok {
+			for _, e := range me {
+				collect(e)
+			}
+			return
+		}
+		if re, ok := err.(*openapi3filter.RequestError); ok {
+			switch {
+			case re.Parameter != nil:
+				loc := re.Parameter.In
+				name := re.Parameter.Name
+				fields = append(fields, paramField(loc, name, re))
+			case re.RequestBody != nil:
+				inner := re.Err
+				var pe *openapi3filter.ParseError
+				if errors.As(inner, &pe) {
+					fields = append(fields, remit.FieldError{Field: "body", Location: remit.InBody, Reason: "malformed", Message: "The body is not valid JSON."})
+					return
+				}
+				schemaFields(inner, &fields)
+			default:
+				fields = append(fields, remit.FieldError{Field: "request", Location: remit.InBody, Reason: "invalid", Message: "The request does not match the API contract."})
+			}
+			return
+		}
+		schemaFields(err, &fields)
+	}
+	collect(err)
+	fields = dedupe(fields)
+	return remit.Invalid(fields...)
+}
+
+func paramField(loc, name string, re *openapi3filter.RequestError) remit.FieldError {
+	f := remit.FieldError{Field: name, Location: loc}
+	var se *openapi3.SchemaError
+	var pe *openapi3filter.ParseError
+	switch {
+	case errors.Is(re.Err, openapi3filter.ErrInvalidRequired) || strings.Contains(re.Reason, "required"):
+		f.Reason, f.Message = "required", fmt.Sprintf("The %s parameter '%s' is required.", loc, name)
+	case errors.As(re.Err, &pe):
+		f.Reason, f.Message = "invalid_type", fmt.Sprintf("The %s parameter '%s' has the wrong type.", loc, name)
+	case errors.As(re.Err, &se):
+		f.Reason = reasonOf(se)
+		f.Message = fmt.Sprintf("The %s parameter '%s' is invalid: %s.", loc, name, safeReason(se))
+	default:
+		f.Reason, f.Message = "invalid", fmt.Sprintf("The %s parameter '%s' is invalid.", loc, name)
+	}
+	return f
+}
+
+func schemaFields(err error, out *[]remit.FieldError) {
+	if me, ok := err.(openapi3.MultiError); ok {
+		for _, e := range me {
+			schemaFields(e, out)
+		}
+		return
+	}
+	se, ok := err.(*openapi3.SchemaError)
+	if !ok {
+		*out = append(*out, remit.FieldError{Field: "body", Location: remit.InBody, Reason: "invalid", Message: "The body does not match the API contract."})
+		return
+	}
+	// oneOf/anyOf/allOf wrap their branches' errors: report those.
+	if se.Origin != nil {
+		if inner, ok := se.Origin.(openapi3.MultiError); ok && len(inner) > 0 {
+			schemaFields(inner, out)
+			return
+		}
+	}
+	ptr := se.JSONPointer()
+	if reasonOf(se) == "unknown_field" {
+		if m := unsupportedProperty.FindStringSubmatch(se.Reason); m != nil {
+			ptr = append(ptr, m[1])
+		}
+	}
+	field := pointerToField(ptr)
+	*out = append(*out, remit.FieldError{Field: field, Location: remit.InBody, Reason: reasonOf(se), Message: fieldMessage(field, se)})
+}
+
+var unsupportedProperty = regexp.MustCompile(`property "([^"]*)" is unsupported`)
+
+// pointerToField turns ["lines","0","amount"] into "lines[0].amount".
+func pointerToField(ptr []string) string {
+	var b strings.Builder
+	for _, p := range ptr {
+		if _, err := strconv.Atoi(p); err == nil && b.Len() > 0 {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	if b.Len() == 0 {
+		return "body"
+	}
+	return b.String()
+}
+
+// reasonOf maps the schema keyword that failed to a stable machine-readable reason.
+func reasonOf(se *openapi3.SchemaError) string {
+	switch se.SchemaField {
+	case "required":
+		return "required"
+	case "additionalProperties", "properties":
+		if strings.Contains(se.Reason, "unsupported") {
+			return "unknown_field"
+		}
+		return "invalid"
+	case "enum":
+		return "invalid_enum"
+	case "type", "nullable":
+		return "invalid_type"
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		return "out_of_range"
+	case "minLength", "maxLength":
+		return "invalid_length"
+	case "minItems", "maxItems", "uniqueItems":
+		return "invalid_count"
+	case "minProperties", "maxProperties":
+		return "too_many_keys"
+	case "pattern", "format":
+		return "invalid_format"
+	default:
+		return "invalid"
+	}
+}
+
+// safeReason is kin-openapi's reason text, which by its contract never contains the value.
+func safeReason(se *openapi3.SchemaError) string {
+	r := se.Reason
+	if len(r) > 300 {
+		r = r[:300]
+	}
+	return r
+}
+
+func fieldMessage(field string, se *openapi3.SchemaError) string {
+	switch reasonOf(se) {
+	case "required":
+		return fmt.Sprintf("%s is required.", field)
+	case "unknown_field":
+		return fmt.Sprintf("%s is not a field of this request; remove it (free-form keys belong in metadata).", field)
+	}
+	return fmt.Sprintf("%s is invalid: %s.", field, safeReason(se))
+}
+
+func dedupe(fields []remit.FieldError) []remit.FieldError {
+	seen := map[string]bool{}
+	out := fields[:0]
+	for _, f := range fields {
+		k := f.Location + "|" + f.Field + "|" + f.Reason
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Location < out[j].Location })
+	return out
+}

@@ -1,0 +1,55 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/remit-billing/remit"
+)
+
+type metrics struct {
+	reg         *prometheus.Registry
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	storeErrors prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "remit_http_requests_total", Help: "HTTP requests by route pattern and status.",
+		}, []string{"route", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "remit_http_request_duration_seconds", Help: "HTTP request latency by route pattern.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"route"}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "remit_store_errors_total", Help: "Requests that failed with an internal (store or engine) error.",
+		}),
+	}
+	m.reg.MustRegister(m.requests, m.latency, m.storeErrors,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) observe(route string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+func (m *metrics) storeError(err error) {
+	var e *remit.Error
+	if !errors.As(err, &e) || e.Code == remit.EInternal {
+		m.storeErrors.Inc()
+	}
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

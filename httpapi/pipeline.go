@@ -1,0 +1,427 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit/store"
+)
+
+// Request is what a handler sees: the authenticated caller, its scope, the path and query
+// parameters and the raw (already validated) body.
+type Request struct {
+	HTTP      *http.Request
+	ID        string
+	Principal remit.Principal
+	Scope     remit.Scope
+	Merchant  remit.MerchantAccount // the acting merchant account (scoped operations)
+	Body      []byte
+}
+
+// Path returns a path parameter.
+func (r *Request) Path(name string) string { return r.HTTP.PathValue(name) }
+
+// Query returns a query parameter.
+func (r *Request) Query(name string) string { return r.HTTP.URL.Query().Get(name) }
+
+// Decode unmarshals the validated JSON body into v (usually a type generated from the contract).
+func (r *Request) Decode(v any) error {
+	if len(r.Body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		return remit.Errorf(remit.EBadRequest, "The body could not be decoded: %s.", jsonProblem(err))
+	}
+	return nil
+}
+
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Sprintf("field '%s' has the wrong type", te.Field)
+	}
+	return "malformed JSON"
+}
+
+type ctxKey int
+
+const requestIDKey ctxKey = 0
+
+// RequestID returns the request ID carried by ctx.
+func RequestID(ctx context.Context) string { id, _ := ctx.Value(requestIDKey).(string); return id }
+
+// withRequestID gives every request an ID (header Request-Id), recovers panics into a 500
+// envelope, logs one line per request and records metrics.
+func (s *Server) withRequestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := remit.NewID("req")
+		rw := &responseWriter{ResponseWriter: w}
+		rw.Header().Set("Request-Id", id)
+		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		r = r.WithContext(ctx)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.log.Error("panic", "requestId", id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if !rw.wrote {
+					s.writeError(rw, r, remit.Internal(fmt.Errorf("panic: %v", p)))
+				}
+			}
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			d := time.Since(start)
+			s.metrics.observe(route, rw.status, d)
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("requestId", id), slog.String("method", r.Method),
+				slog.String("route", route), slog.Int("status", rw.status), slog.Duration("duration", d))
+		}()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+type responseWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+var validationOptions = &openapi3filter.Options{
+	MultiError:         true,
+	AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+}
+
+// serveOperation is the one request pipeline every operation goes through, in this order:
+// authenticate (401) → rate limit (429) → read the body (413) → scope (403) → parse and validate
+// against the contract (400, 422) → idempotency (replay, 409) → the handler, in one transaction for
+// writes → the envelope.
+func (s *Server) serveOperation(o *operation) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
+		ctx := hr.Context()
+		req := &Request{HTTP: hr, ID: RequestID(ctx)}
+
+		// Authenticate.
+		if o.auth == authBearer {
+			p, err := s.app.Authenticate(ctx, bearerToken(hr))
+			if err != nil {
+				s.writeError(w, hr, err)
+				return
+			}
+			req.Principal = p
+			if s.limiter != nil {
+				res := s.limiter.Allow(ctx, p.APIKeyID)
+				h := w.Header()
+				h.Set("RateLimit-Limit", strconv.Itoa(res.Limit))
+				h.Set("RateLimit-Remaining", strconv.Itoa(res.Remaining))
+				h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.Reset)))
+				if !res.Allowed {
+					retry := ceilSeconds(res.RetryAfter)
+					if retry < 1 {
+						retry = 1
+					}
+					h.Set("Retry-After", strconv.Itoa(retry))
+					s.writeError(w, hr, remit.Errorf(remit.ERateLimited, "Too many requests with this API key; retry after %d seconds.", retry))
+					return
+				}
+			}
+		}
+
+		// Read the body, at most MaxBodyBytes.
+		body, err := io.ReadAll(http.MaxBytesReader(w, hr.Body, s.cfg.MaxBodyBytes))
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				s.writeError(w, hr, withStatus(http.StatusRequestEntityTooLarge, remit.Errorf(remit.EBadRequest, "The request body is larger than %d bytes.", s.cfg.MaxBodyBytes)))
+				return
+			}
+			s.writeError(w, hr, remit.Errorf(remit.EBadRequest, "The request body could not be read."))
+			return
+		}
+
+		// Scope: the key must reach the merchant account in the environment. Checked as soon as
+		// both parameters are present, before the body is validated; missing or malformed ones are
+		// reported by validation below.
+		if o.scoped {
+			q := hr.URL.Query()
+			env, mid := remit.Environment(q.Get("environment")), q.Get("merchantAccountId")
+			if env.Valid() && mid != "" {
+				scope, m, err := s.app.ResolveScope(ctx, req.Principal, env, mid)
+				if err != nil {
+					s.writeError(w, hr, err)
+					return
+				}
+				req.Scope, req.Merchant = scope, m
+			}
+		}
+
+		// Parse: a body must be a JSON object (an empty body counts as {}).
+		if o.route.Operation.RequestBody != nil {
+			if len(bytes.TrimSpace(body)) == 0 {
+				body = []byte("{}")
+			}
+			if err := checkJSONObject(hr, body); err != nil {
+				s.writeError(w, hr, err)
+				return
+			}
+		}
+		req.Body = body
+
+		// Validate against the contract: every problem with parameters and body at once.
+		hr.Body = io.NopCloser(bytes.NewReader(body))
+		pathParams := map[string]string{}
+		for _, p := range o.route.PathItem.Parameters {
+			if p.Value != nil && p.Value.In == "path" {
+				pathParams[p.Value.Name] = hr.PathValue(p.Value.Name)
+			}
+		}
+		for _, p := range o.route.Operation.Parameters {
+			if p.Value != nil && p.Value.In == "path" {
+				pathParams[p.Value.Name] = hr.PathValue(p.Value.Name)
+			}
+		}
+		if err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
+			Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
+		}); err != nil {
+			s.writeError(w, hr, validationError(err))
+			return
+		}
+
+		if o.handler == nil {
+			s.writeError(w, hr, remit.Errorf(remit.ENotImplemented, "%s %s is part of the contract but is not implemented in this version of Remit.", o.method, o.path))
+			return
+		}
+		if !o.mutating {
+			data, err := o.handler(ctx, req)
+			s.respond(w, hr, o, data, err)
+			return
+		}
+		s.serveWrite(w, hr, o, req)
+	})
+}
+
+// serveWrite runs a mutating operation in one transaction. With an Idempotency-Key the key is
+// claimed first and completed inside that transaction, so the effect and the remembered response
+// commit together.
+func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operation, req *Request) {
+	ctx := hr.Context()
+	key, err := idempotencyKey(hr, o, req.Body)
+	if err != nil {
+		s.writeError(w, hr, err)
+		return
+	}
+	idem := key != "" && o.auth == authBearer && req.Scope.MerchantAccountID != ""
+	var owner string
+	if idem {
+		route := o.method + " " + hr.URL.Path
+		var replay *app.StoredResponse
+		owner, replay, err = s.app.BeginIdempotent(ctx, req.Scope, key, route, req.Body)
+		if err != nil {
+			s.writeError(w, hr, err)
+			return
+		}
+		if replay != nil {
+			var env struct {
+				RequestID string `json:"requestId"`
+				Error     struct {
+					RequestID string `json:"requestId"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(replay.Body, &env)
+			if id := env.RequestID + env.Error.RequestID; id != "" {
+				w.Header().Set("Request-Id", id)
+			}
+			w.Header().Set("Idempotent-Replayed", "true")
+			writeRaw(w, replay.Status, replay.Body)
+			return
+		}
+	}
+
+	var status int
+	var payload []byte
+	txErr := s.app.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		data, err := o.handler(ctx, req)
+		if err != nil {
+			return err
+		}
+		status = o.success
+		payload, err = encodeSuccess(data, req.ID)
+		if err != nil {
+			return remit.Internal(err)
+		}
+		if idem {
+			return s.app.FinishIdempotent(ctx, tx, req.Scope, key, owner, status, payload)
+		}
+		return nil
+	})
+	if txErr == nil {
+		writeRaw(w, status, payload)
+		return
+	}
+	status, env := s.toEnvelope(txErr, req.ID)
+	s.logFault(hr, status, txErr)
+	body, _ := json.Marshal(env)
+	if idem {
+		if remembered(status) {
+			if err := s.app.RememberIdempotent(ctx, req.Scope, key, owner, status, body); err != nil {
+				s.log.Error("remember idempotent response", "requestId", req.ID, "err", err)
+			}
+		} else if err := s.app.ReleaseIdempotent(ctx, req.Scope, key, owner); err != nil {
+			s.log.Error("release idempotency key", "requestId", req.ID, "err", err)
+		}
+	}
+	writeRaw(w, status, body)
+}
+
+// remembered reports whether an error answer is final for its Idempotency-Key. Answers given
+// before or instead of running the operation (auth, validation, rate limit, faults, not
+// implemented) are not, so a corrected retry with the same key runs.
+func remembered(status int) bool {
+	return status == http.StatusNotFound || status == http.StatusConflict
+}
+
+func idempotencyKey(hr *http.Request, o *operation, body []byte) (string, error) {
+	key := hr.Header.Get("Idempotency-Key")
+	if o.bodyIdem {
+		var b struct {
+			IdempotencyKey *string `json:"idempotencyKey"`
+		}
+		_ = json.Unmarshal(body, &b)
+		if b.IdempotencyKey != nil {
+			switch {
+			case key == "":
+				key = *b.IdempotencyKey
+			case key != *b.IdempotencyKey:
+				return "", remit.Invalid(remit.FieldError{Field: "idempotencyKey", Location: remit.InBody, Reason: "mismatch",
+					Message: "The body's idempotencyKey differs from the Idempotency-Key header; send one, or the same value in both."})
+			}
+		}
+	}
+	if len(key) > 255 {
+		return "", remit.Invalid(remit.FieldError{Field: "Idempotency-Key", Location: remit.InHeader, Reason: "invalid_length", Message: "Idempotency-Key must be 1 to 255 characters."})
+	}
+	return key, nil
+}
+
+// checkJSONObject enforces the content type and that the body is one JSON object.
+func checkJSONObject(hr *http.Request, body []byte) error {
+	if ct := hr.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return remit.Errorf(remit.EBadRequest, "Content-Type must be application/json.")
+		}
+	}
+	if !json.Valid(body) {
+		return remit.Errorf(remit.EBadRequest, "The body is not valid JSON.")
+	}
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
+		return remit.Errorf(remit.EBadRequest, "The body must be a JSON object.")
+	}
+	return nil
+}
+
+func bearerToken(r *http.Request) string {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
+
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}
+
+type successBody struct {
+	Data      any    `json:"data"`
+	RequestID string `json:"requestId"`
+}
+
+func encodeSuccess(data any, requestID string) ([]byte, error) {
+	if data == nil {
+		data = struct{}{}
+	}
+	return json.Marshal(successBody{Data: data, RequestID: requestID})
+}
+
+// respond writes a read operation's answer.
+func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, data any, err error) {
+	if err != nil {
+		s.writeError(w, hr, err)
+		return
+	}
+	body, err := encodeSuccess(data, RequestID(hr.Context()))
+	if err != nil {
+		s.writeError(w, hr, remit.Internal(err))
+		return
+	}
+	writeRaw(w, o.success, body)
+}
+
+func (s *Server) writeError(w http.ResponseWriter, hr *http.Request, err error) {
+	status, env := s.toEnvelope(err, RequestID(hr.Context()))
+	s.logFault(hr, status, err)
+	body, _ := json.Marshal(env)
+	writeRaw(w, status, body)
+}
+
+func (s *Server) logFault(hr *http.Request, status int, err error) {
+	if status >= 500 {
+		s.app.Log.Error("request failed", "requestId", RequestID(hr.Context()), "status", status, "err", err.Error())
+		s.metrics.storeError(err)
+	}
+}
+
+func writeRaw(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// methodNotAllowed answers a known path with another method: 405 with Allow.
+func (s *Server) methodNotAllowed(allow []string) http.Handler {
+	allowHeader := strings.Join(allow, ", ")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allowHeader)
+		s.writeError(w, r, withStatus(http.StatusMethodNotAllowed, remit.Errorf(remit.EBadRequest, "%s is not allowed on this path; allowed: %s.", r.Method, allowHeader)))
+	})
+}

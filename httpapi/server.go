@@ -1,0 +1,185 @@
+// Package httpapi is Remit's HTTP edge. Routes come from api/openapi.yaml: every operation of the
+// document is mounted, validated against the document and handed to the handler registered under
+// its operationId. Common request handling (request ID, auth, rate limit, scope, body limits,
+// validation, idempotency, transaction, envelope) is written once, in pipeline.go; handlers only
+// decode, call package app and return the resource.
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/routers"
+
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit/ratelimit"
+)
+
+// Config configures the edge.
+type Config struct {
+	PublicURL    string // base of docsUrl and hosted URLs, without a trailing slash
+	MaxBodyBytes int64  // 1 MiB by default
+	EnablePprof  bool
+}
+
+// Server is the HTTP API. It implements http.Handler.
+type Server struct {
+	app     *app.App
+	cfg     Config
+	log     *slog.Logger
+	limiter ratelimit.Limiter
+	spec    *openapi3.T
+	mux     *http.ServeMux
+	ops     map[string]*operation
+	metrics *metrics
+}
+
+// HandlerFunc handles one operation: it decodes what it needs from r, calls the engine and returns
+// the resource to send as data. The success status comes from the document.
+type HandlerFunc func(ctx context.Context, r *Request) (any, error)
+
+// authKind is how an operation authenticates, read from its security requirement.
+type authKind int
+
+const (
+	authBearer authKind = iota // Authorization: Bearer <API key>
+	authPortal                 // ?token=<hosted token>, checked by the portal handler
+	authNone                   // the path carries the credential (claims)
+)
+
+type operation struct {
+	id       string
+	method   string
+	path     string // the document's template
+	route    *routers.Route
+	auth     authKind
+	scoped   bool // takes environment and merchantAccountId
+	mutating bool // POST/PUT: runs in one transaction, honours Idempotency-Key
+	success  int
+	handler  HandlerFunc
+	bodyIdem bool // the body has an idempotencyKey field that stands in for the header
+}
+
+// New builds the server: it mounts every operation of the contract. An operation without a
+// registered handler answers 501 not_implemented (after auth and validation); a handler for an
+// operation the document lacks is a startup error.
+func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
+	spec, err := api.Spec()
+	if err != nil {
+		return nil, fmt.Errorf("load api/openapi.yaml: %w", err)
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	s := &Server{app: a, cfg: cfg, log: a.Log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
+	handlers := s.handlers()
+	for _, path := range spec.Paths.InMatchingOrder() {
+		item := spec.Paths.Value(path)
+		var allow []string
+		for method, op := range item.Operations() {
+			o, err := s.newOperation(path, item, method, op)
+			if err != nil {
+				return nil, err
+			}
+			if h, ok := handlers[o.id]; ok {
+				o.handler = h
+				delete(handlers, o.id)
+			}
+			s.ops[o.id] = o
+			allow = append(allow, method)
+			s.mux.Handle(method+" "+muxPattern(path), s.serveOperation(o))
+		}
+		sort.Strings(allow)
+		s.mux.Handle(muxPattern(path), s.methodNotAllowed(allow))
+	}
+	for id := range handlers {
+		return nil, fmt.Errorf("handler registered for %q, which api/openapi.yaml does not define", id)
+	}
+	s.mountOperational()
+	return s, nil
+}
+
+// muxPattern converts a document path to a ServeMux pattern; a trailing {tail} matches the rest
+// of the path (the customer portal's prefix routing).
+func muxPattern(path string) string {
+	if strings.HasSuffix(path, "/{tail}") {
+		return strings.TrimSuffix(path, "{tail}") + "{tail...}"
+	}
+	return path
+}
+
+func (s *Server) newOperation(path string, item *openapi3.PathItem, method string, op *openapi3.Operation) (*operation, error) {
+	if op.OperationID == "" {
+		return nil, fmt.Errorf("%s %s has no operationId", method, path)
+	}
+	o := &operation{
+		id: op.OperationID, method: method, path: path,
+		route:    &routers.Route{Spec: s.spec, Path: path, PathItem: item, Method: method, Operation: op},
+		mutating: method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete,
+		success:  http.StatusOK,
+	}
+	sec := s.spec.Security
+	if op.Security != nil {
+		sec = *op.Security
+	}
+	switch {
+	case len(sec) == 0:
+		o.auth = authNone
+	case hasScheme(sec, "portalToken"):
+		o.auth = authPortal
+	default:
+		o.auth = authBearer
+	}
+	for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
+		if p.Value != nil && p.Value.In == "query" && p.Value.Name == "environment" {
+			o.scoped = true
+		}
+	}
+	codes := make([]int, 0)
+	for code := range op.Responses.Map() {
+		if n, err := strconv.Atoi(code); err == nil && n >= 200 && n < 300 {
+			codes = append(codes, n)
+		}
+	}
+	sort.Ints(codes)
+	if len(codes) > 0 {
+		o.success = codes[0]
+	}
+	if op.RequestBody != nil && op.RequestBody.Value != nil {
+		if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
+			_, o.bodyIdem = mt.Schema.Value.Properties["idempotencyKey"]
+		}
+	}
+	return o, nil
+}
+
+func hasScheme(reqs openapi3.SecurityRequirements, name string) bool {
+	for _, r := range reqs {
+		if _, ok := r[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.withRequestID(s.mux).ServeHTTP(w, r)
+}
+
+// Operations lists the mounted operation IDs and whether each has a handler (for tests and docs).
+func (s *Server) Operations() map[string]bool {
+	out := map[string]bool{}
+	for id, o := range s.ops {
+		out[id] = o.handler != nil
+	}
+	return out
+}

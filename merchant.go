@@ -1,0 +1,53 @@
+package remit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Merchant account states (product.md "Merchant accounts").
+const (
+	MerchantDraft           = "draft"
+	MerchantInReview        = "in_review"
+	MerchantApproved        = "approved"
+	MerchantRejected        = "rejected"
+	MerchantUpdateRequested = "update_requested"
+)
+
+// Organization owns API keys and merchant accounts.
+type Organization struct {
+	ID        string
+	Name      string
+	CreatedAt time.Time
+}
+
+// APIKey is a stored key. The secret itself is never stored: only its SHA-256 hash.
+type APIKey struct {
+	ID             string
+	OrganizationID string
+	SecretHash     string
+	Environments   []Environment
+	CreatedAt      time.Time
+	RevokedAt      *time.Time
+}
+
+// MerchantAccount is a merchant account as the store keeps it. Profile holds the onboarding record
+// (addresses, identities, underwriting) as JSON.
+type MerchantAccount struct {
+	ID                        string
+	OrganizationID            string
+	Environment               Environment
+	ExternalRef               string
+	DisplayName               string
+	LegalEntityType           string
+	Country                   string
+	MerchantMode              string
+	DefaultCurrency           string
+	Status                    string
+	PlatformEnabled           bool
+	PlatformMerchantAccountID string
+	ClockOffset               time.Duration
+	Profile                   json.RawMessage
+	CreatedAt                 time.Time
+	UpdatedAt                 time.Time
+}

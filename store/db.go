@@ -1,0 +1,269 @@
+// Package store persists Remit's state in SQLite (embedded, the default) or PostgreSQL. Both
+// dialects share one set of SQL statements and one set of migrations; the few places where they
+// differ are methods of Dialect. The store knows nothing of HTTP: it returns domain errors
+// (remit.Error) for not-found and conflicts and wraps everything else with where it came from.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
+)
+
+// Dialect names the SQL dialect of a store.
+type Dialect string
+
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// DB is a store. Writes go through Tx; reads may use Read outside a transaction.
+type DB struct {
+	dialect Dialect
+	write   *sql.DB // SQLite: exactly one connection, so writers queue in Go and never see SQLITE_BUSY
+	read    *sql.DB // SQLite: a pool of read connections (WAL lets them run beside the writer)
+	url     string
+}
+
+// Open opens the store named by rawURL: "sqlite:PATH" (or "sqlite::memory:" is refused; use a
+// file) or "postgres://...". It does not migrate; call Migrate.
+func Open(ctx context.Context, rawURL string) (db *DB, err error) {
+	defer wrap(&err, "store.Open")
+	switch {
+	case strings.HasPrefix(rawURL, "sqlite:"):
+		path := strings.TrimPrefix(rawURL, "sqlite:")
+		path = strings.TrimPrefix(path, "//")
+		if path == "" {
+			return nil, errors.New("sqlite URL needs a file path, as in sqlite:remit.db")
+		}
+		dsn := func(extra string) string {
+			return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)" + extra
+		}
+		w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
+		if err != nil {
+			return nil, err
+		}
+		w.SetMaxOpenConns(1)
+		w.SetMaxIdleConns(1)
+		w.SetConnMaxLifetime(0)
+		// The first connection creates the file and switches it to WAL before readers open.
+		if err := w.PingContext(ctx); err != nil {
+			w.Close()
+			return nil, err
+		}
+		r, err := sql.Open("sqlite", dsn("&_pragma=query_only(ON)"))
+		if err != nil {
+			w.Close()
+			return nil, err
+		}
+		r.SetMaxOpenConns(8)
+		r.SetMaxIdleConns(8)
+		return &DB{dialect: SQLite, write: w, read: r, url: rawURL}, nil
+	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
+		p, err := sql.Open("pgx", rawURL)
+		if err != nil {
+			return nil, err
+		}
+		p.SetMaxOpenConns(32)
+		p.SetMaxIdleConns(32)
+		p.SetConnMaxIdleTime(5 * time.Minute)
+		if err := p.PingContext(ctx); err != nil {
+			p.Close()
+			return nil, err
+		}
+		return &DB{dialect: Postgres, write: p, read: p, url: rawURL}, nil
+	default:
+		return nil, fmt.Errorf("unsupported database URL %q: use sqlite:PATH or postgres://", redactURL(rawURL))
+	}
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparseable)"
+	}
+	return u.Redacted()
+}
+
+// Dialect reports the store's dialect.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Close closes the store's connections.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// Ping reports whether the store answers.
+func (db *DB) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := db.write.PingContext(ctx); err != nil {
+		return err
+	}
+	var one int
+	return db.read.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// SQL exposes the write pool for tests and tools that need raw access.
+func (db *DB) SQL() *sql.DB { return db.write }
+
+type txKey struct{}
+
+// Tx runs fn in a transaction and commits when fn returns nil. A Tx already in ctx (from an outer
+// call) is joined instead, so a request's whole effect and its event commit together.
+//
+// On PostgreSQL the transaction is READ COMMITTED; rules that must not race take row locks
+// (Q.ForUpdate). On SQLite every write transaction is BEGIN IMMEDIATE on the single writer
+// connection, so writes are serialized.
+func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (err error) {
+	if tx, ok := ctx.Value(txKey{}).(*Tx); ok {
+		return fn(ctx, tx)
+	}
+	sqlTx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return wrapErr(err, "store.Tx: begin")
+	}
+	tx := &Tx{Q: Q{q: sqlTx, d: db.dialect}, sql: sqlTx}
+	ctx = context.WithValue(ctx, txKey{}, tx)
+	defer func() {
+		if p := recover(); p != nil {
+			_ = sqlTx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(ctx, tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	for _, hook := range tx.beforeCommit {
+		if err := hook(ctx); err != nil {
+			_ = sqlTx.Rollback()
+			return err
+		}
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return wrapErr(err, "store.Tx: commit")
+	}
+	for _, hook := range tx.afterCommit {
+		hook()
+	}
+	return nil
+}
+
+// InTx reports whether ctx carries a transaction.
+func InTx(ctx context.Context) bool { _, ok := ctx.Value(txKey{}).(*Tx); return ok }
+
+// Read returns the queries for reads: the transaction in ctx if there is one, else the read pool.
+func (db *DB) Read(ctx context.Context) Q {
+	if tx, ok := ctx.Value(txKey{}).(*Tx); ok {
+		return tx.Q
+	}
+	return Q{q: db.read, d: db.dialect}
+}
+
+// Tx is an open transaction. Its methods (through Q) are the store's operations.
+type Tx struct {
+	Q
+	sql          *sql.Tx
+	beforeCommit []func(context.Context) error
+	afterCommit  []func()
+}
+
+// BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.
+func (tx *Tx) BeforeCommit(fn func(context.Context) error) { tx.beforeCommit = append(tx.beforeCommit, fn) }
+
+// AfterCommit registers fn to run once the transaction committed (for example to wake a worker).
+func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }
+
+type queryer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Q runs the store's statements on a transaction or on the read pool.
+type Q struct {
+	q queryer
+	d Dialect
+}
+
+// ForUpdate is the row-lock clause for a SELECT in this dialect. SQLite needs none: its write
+// transactions are serialized.
+func (q Q) ForUpdate() string {
+	if q.d == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// SkipLocked is the clause that lets several processes claim different rows of one queue.
+func (q Q) SkipLocked() string {
+	if q.d == Postgres {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return ""
+}
+
+func (q Q) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// Exec runs a statement and returns the number of rows it affected.
+func (q Q) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	n, err := q.exec(ctx, query, args...)
+	return n, wrapErr(err, "store.Exec")
+}
+
+// QueryRow runs a query expected to return at most one row.
+func (q Q) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.q.QueryRowContext(ctx, query, args...)
+}
+
+// Query runs a query returning rows.
+func (q Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return q.q.QueryContext(ctx, query, args...)
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation in either dialect.
+func IsUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "UNIQUE constraint failed") || strings.Contains(s, "SQLSTATE 23505") || strings.Contains(s, "duplicate key value")
+}
+
+// wrap annotates *errp with op unless it is nil or already a domain error.
+func wrap(errp *error, op string) {
+	if *errp != nil {
+		*errp = wrapErr(*errp, op)
+	}
+}
+
+func wrapErr(err error, op string) error {
+	if err == nil {
+		return nil
+	}
+	var de interface{ Unwrap() error }
+	_ = de
+	if isDomain(err) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", op, err)
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// IdempotencyRecord is a remembered Idempotency-Key.
+type IdempotencyRecord struct {
+	Route      string
+	BodyHash   string
+	State      string // in_flight | done
+	Owner      string
+	LeaseUntil time.Time
+	Status     int
+	Response   []byte
+	CreatedAt  time.Time
+}
+
+// ClaimIdempotency tries to take (scope, key) for the request owner. It succeeds when the key is
+// new, when its record is older than expiredBefore (forgotten), or when takeover is true and the
+// record is in flight with an expired lease (its request died before committing). Otherwise it
+// returns the existing record and claimed=false.
+func (q Q) ClaimIdempotency(ctx context.Context, scope, key string, rec IdempotencyRecord, expiredBefore time.Time, takeover func(existing IdempotencyRecord) bool) (existing IdempotencyRecord, claimed bool, err error) {
+	defer wrap(&err, "store.ClaimIdempotency")
+	n, err := q.exec(ctx, `INSERT INTO idempotency_keys (scope, idem_key, route, body_hash, state, owner, lease_until, created_at)
+		VALUES ($1, $2, $3, $4, 'in_flight', $5, $6, $7) ON CONFLICT (scope, idem_key) DO NOTHING`,
+		scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), remit.Micros(rec.CreatedAt))
+	if err != nil {
+		return existing, false, err
+	}
+	if n == 1 {
+		return rec, true, nil
+	}
+	var lease, created int64
+	var resp string
+	err = q.QueryRow(ctx, `SELECT route, body_hash, state, owner, lease_until, status, response, created_at
+		FROM idempotency_keys WHERE scope = $1 AND idem_key = $2`+q.ForUpdate(), scope, key).
+		Scan(&existing.Route, &existing.BodyHash, &existing.State, &existing.Owner, &lease, &existing.Status, &resp, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Purged between the two statements: the caller retries.
+		return existing, false, errors.New("idempotency record vanished; retry")
+	}
+	if err != nil {
+		return existing, false, err
+	}
+	existing.LeaseUntil, existing.CreatedAt, existing.Response = remit.FromMicros(lease), remit.FromMicros(created), []byte(resp)
+	if existing.CreatedAt.Before(expiredBefore) || takeover(existing) {
+		_, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $3, body_hash = $4, state = 'in_flight', owner = $5,
+			lease_until = $6, status = 0, response = '', created_at = $7 WHERE scope = $1 AND idem_key = $2`,
+			scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), remit.Micros(rec.CreatedAt))
+		return rec, err == nil, err
+	}
+	return existing, false, nil
+}
+
+// CompleteIdempotency stores the response of the request that owns the key. It reports false when
+// the request no longer owns it (its lease ran out and a retry took over), in which case the
+// caller must roll back.
+func (q Q) CompleteIdempotency(ctx context.Context, scope, key, owner string, status int, response []byte) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = $4, response = $5
+		WHERE scope = $1 AND idem_key = $2 AND owner = $3 AND state = 'in_flight'`, scope, key, owner, status, string(response))
+	return n == 1, wrapErr(err, "store.CompleteIdempotency")
+}
+
+// ReleaseIdempotency forgets a key its owner did not complete, so a corrected retry may use it.
+func (q Q) ReleaseIdempotency(ctx context.Context, scope, key, owner string) error {
+	_, err := q.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND idem_key = $2 AND owner = $3 AND state = 'in_flight'`, scope, key, owner)
+	return wrapErr(err, "store.ReleaseIdempotency")
+}
+
+// PurgeIdempotency deletes records created before cutoff and returns how many.
+func (q Q) PurgeIdempotency(ctx context.Context, cutoff time.Time) (int64, error) {
+	n, err := q.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, remit.Micros(cutoff))
+	return n, wrapErr(err, "store.PurgeIdempotency")
+}

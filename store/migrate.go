@@ -1,0 +1,51 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+
+	"github.com/remit-billing/remit"
+)
+
+// migrations holds one folder of SQL migrations written in the subset both dialects accept
+// (TEXT, BIGINT, INTEGER, BOOLEAN; times as Unix microseconds; JSON as TEXT). A migration that must
+// differ per dialect is a Go migration in this package.
+//
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Migrate brings the schema up to date. On PostgreSQL a session advisory lock lets several
+// processes start at once.
+func (db *DB) Migrate(ctx context.Context) (err error) {
+	defer wrap(&err, "store.Migrate")
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	dialect := goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if db.dialect == Postgres {
+		dialect = goose.DialectPostgres
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(dialect, db.write, fsys, opts...)
+	if err != nil {
+		return err
+	}
+	_, err = p.Up(ctx)
+	return err
+}
+
+func isDomain(err error) bool {
+	var e *remit.Error
+	return errors.As(err, &e)
+}

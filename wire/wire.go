@@ -1,0 +1,196 @@
+// Package wire assembles a running Remit from configuration: the store, the engine with its
+// scheduled-job kinds, the rate limiter and the HTTP edge. The binary and the tests both start
+// Remit through it, so there is one way to put the parts together.
+package wire
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit/httpapi"
+	"github.com/remit-billing/remit/ratelimit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Config is Remit's configuration. FromEnv reads it from REMIT_* variables.
+type Config struct {
+	Addr              string        // REMIT_ADDR, 127.0.0.1:8080
+	DatabaseURL       string        // REMIT_DATABASE_URL, sqlite:remit.db
+	PublicURL         string        // REMIT_PUBLIC_URL, http://<addr>
+	RateLimit         float64       // REMIT_RATE_LIMIT, requests per second per API key (100)
+	RateBurst         int           // REMIT_RATE_BURST (200)
+	RedisURL          string        // REMIT_REDIS_URL: share the rate limit through Redis
+	SchedulerInterval time.Duration // REMIT_SCHEDULER_INTERVAL (1s): how often due work is looked for
+	LogLevel          string        // REMIT_LOG_LEVEL: debug, info, warn, error (info)
+	EnablePprof       bool          // REMIT_PPROF=true mounts /debug/pprof
+	WebhookRetry      string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
+	WebhookAllowPriv  string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
+}
+
+// Defaults returns the documented defaults.
+func Defaults() Config {
+	return Config{
+		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite:remit.db", RateLimit: 100, RateBurst: 200,
+		SchedulerInterval: time.Second, LogLevel: "info", WebhookRetry: "5s,5m,30m,2h,5h,10h,10h",
+	}
+}
+
+// FromEnv returns the defaults overridden by REMIT_* environment variables.
+func FromEnv() (Config, error) {
+	c := Defaults()
+	str := func(name string, dst *string) {
+		if v, ok := os.LookupEnv(name); ok && v != "" {
+			*dst = v
+		}
+	}
+	str("REMIT_ADDR", &c.Addr)
+	str("REMIT_DATABASE_URL", &c.DatabaseURL)
+	str("REMIT_PUBLIC_URL", &c.PublicURL)
+	str("REMIT_REDIS_URL", &c.RedisURL)
+	str("REMIT_LOG_LEVEL", &c.LogLevel)
+	str("REMIT_WEBHOOK_RETRY_SCHEDULE", &c.WebhookRetry)
+	str("REMIT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPriv)
+	if v := os.Getenv("REMIT_RATE_LIMIT"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return c, fmt.Errorf("REMIT_RATE_LIMIT must be a positive number, not %q", v)
+		}
+		c.RateLimit = f
+	}
+	if v := os.Getenv("REMIT_RATE_BURST"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("REMIT_RATE_BURST must be a positive integer, not %q", v)
+		}
+		c.RateBurst = n
+	}
+	if v := os.Getenv("REMIT_SCHEDULER_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("REMIT_SCHEDULER_INTERVAL must be a positive duration such as 1s, not %q", v)
+		}
+		c.SchedulerInterval = d
+	}
+	if v := os.Getenv("REMIT_PPROF"); v != "" {
+		c.EnablePprof = v == "true" || v == "1"
+	}
+	return c, nil
+}
+
+// Logger returns the JSON logger for the configured level.
+func (c Config) Logger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	_ = level.UnmarshalText([]byte(strings.ToUpper(c.LogLevel)))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// Remit is an assembled instance.
+type Remit struct {
+	Config  Config
+	DB      *store.DB
+	App     *app.App
+	Handler *httpapi.Server
+	Log     *slog.Logger
+	closers []func() error
+}
+
+// Open opens the store, migrates it and assembles the engine and the HTTP edge. clock may be nil
+// (real time).
+func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*Remit, error) {
+	if clock == nil {
+		clock = remit.SystemClock{}
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Addr
+	}
+	db, err := store.Open(ctx, c.DatabaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	r := &Remit{Config: c, DB: db, Log: log, closers: []func() error{db.Close}}
+	r.App = app.New(db, clock, log, app.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
+	app.RegisterJobs(r.App)
+
+	var limiter ratelimit.Limiter = ratelimit.NewMemory(c.RateLimit, c.RateBurst)
+	if c.RedisURL != "" {
+		rl, client, err := ratelimit.NewRedis(c.RedisURL, c.RateLimit, c.RateBurst, log)
+		if err != nil {
+			r.Close()
+			return nil, fmt.Errorf("REMIT_REDIS_URL: %w", err)
+		}
+		r.closers = append(r.closers, client.Close)
+		limiter = rl
+	}
+	r.Handler, err = httpapi.New(r.App, limiter, httpapi.Config{PublicURL: c.PublicURL, EnablePprof: c.EnablePprof})
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close releases the store and the Redis client.
+func (r *Remit) Close() error {
+	var first error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		if err := r.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// HTTPServer returns the configured http.Server, with timeouts that cut off slow clients.
+func (r *Remit) HTTPServer() *http.Server {
+	return &http.Server{
+		Addr:              r.Config.Addr,
+		Handler:           r.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(r.Log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Serve runs the HTTP server and the scheduler until ctx ends, then shuts down gracefully: new
+// connections are refused and in-flight requests finish (up to 30 s).
+func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
+	srv := r.HTTPServer()
+	schedCtx, stopSched := context.WithCancel(context.Background())
+	schedDone := make(chan struct{})
+	go func() { defer close(schedDone); r.App.RunScheduler(schedCtx, r.Config.SchedulerInterval) }()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	r.Log.Info("serving", "addr", ln.Addr().String(), "store", string(r.DB.Dialect()))
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		r.Log.Info("shutting down: finishing in-flight requests")
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = srv.Shutdown(sctx)
+		cancel()
+	}
+	stopSched()
+	<-schedDone
+	if err == http.ErrServerClosed {
+		err = nil
+	}
+	return err
+}
