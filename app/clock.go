@@ -34,7 +34,9 @@ func (a *App) Schedule(ctx context.Context, tx *store.Tx, merchantAccountID, kin
 }
 
 // Now is the merchant account's current time.
-func (a *App) Now(m remit.MerchantAccount) time.Time { return remit.MerchantNow(a.Clock, m.ClockOffset) }
+func (a *App) Now(m remit.MerchantAccount) time.Time {
+	return remit.MerchantNow(a.Clock, m.ClockOffset)
+}
 
 // TestClock is the sandbox clock resource.
 type TestClock struct {
@@ -134,6 +136,7 @@ func (a *App) RunDue(ctx context.Context, merchantAccountID string, upTo time.Ti
 	ran := 0
 	for {
 		var found bool
+		var failedJob string
 		err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 			job, ok, err := tx.ClaimDueJob(ctx, merchantAccountID, upTo)
 			if err != nil || !ok {
@@ -150,11 +153,21 @@ func (a *App) RunDue(ctx context.Context, merchantAccountID string, upTo time.Ti
 			}
 			scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
 			if err := fn(ctx, tx, scope, job, job.DueAt); err != nil {
+				failedJob = job.ID
 				return fmt.Errorf("job %s (%s): %w", job.ID, job.Kind, err)
 			}
 			return tx.FinishJob(ctx, job.ID, a.Clock.Now(), "")
 		})
 		if err != nil {
+			// In a caller's transaction (a clock advance) the failure fails the caller. In the
+			// background the job is marked failed, so it neither blocks later jobs nor repeats.
+			if failedJob != "" && !store.InTx(ctx) {
+				a.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)
+				_ = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+					return tx.FinishJob(ctx, failedJob, a.Clock.Now(), err.Error())
+				})
+				continue
+			}
 			return ran, err
 		}
 		if !found {

@@ -182,7 +182,9 @@ type Tx struct {
 }
 
 // BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.
-func (tx *Tx) BeforeCommit(fn func(context.Context) error) { tx.beforeCommit = append(tx.beforeCommit, fn) }
+func (tx *Tx) BeforeCommit(fn func(context.Context) error) {
+	tx.beforeCommit = append(tx.beforeCommit, fn)
+}
 
 // AfterCommit registers fn to run once the transaction committed (for example to wake a worker).
 func (tx *Tx) AfterCommit(fn func()) { tx.afterCommit = append(tx.afterCommit, fn) }

@@ -239,3 +239,28 @@ func (q Q) NextNumber(ctx context.Context, scope, name string) (int64, error) {
 		ON CONFLICT (scope, name) DO UPDATE SET value = counters.value + 1 RETURNING value`, scope, name).Scan(&v)
 	return v, wrapErr(err, fmt.Sprintf("store.NextNumber(%s)", name))
 }
+
+// --- settings ---
+
+// Setting returns the named setting, creating it with create() the first time. Concurrent
+// first calls agree on one value.
+func (q Q) Setting(ctx context.Context, name string, create func() string) (string, error) {
+	if _, err := q.exec(ctx, `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, create()); err != nil {
+		return "", wrapErr(err, "store.Setting")
+	}
+	var v string
+	err := q.QueryRow(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&v)
+	return v, wrapErr(err, "store.Setting")
+}
+
+// KeysetClause is the condition and order of a newest-first keyset page over (created_at, id):
+// append it to a WHERE that already filters by merchant account. argN is the number of the first
+// placeholder it may use. With a zero position (first page) the condition is empty.
+func KeysetClause(argN int, afterCreated int64, afterID string) (cond string, args []any, order string) {
+	order = " ORDER BY created_at DESC, id DESC"
+	if afterID == "" {
+		return "", nil, order
+	}
+	cond = fmt.Sprintf(" AND (created_at < $%d OR (created_at = $%d AND id < $%d))", argN, argN, argN+1)
+	return cond, []any{afterCreated, afterID}, order
+}

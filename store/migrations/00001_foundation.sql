@@ -96,7 +96,15 @@ CREATE TABLE counters (
     PRIMARY KEY (scope, name)
 );
 
+-- Store-wide settings, such as the key that signs pagination cursors (generated on first start so
+-- that every process on one store shares it).
+CREATE TABLE settings (
+    name    TEXT PRIMARY KEY,
+    value   TEXT NOT NULL
+);
+
 -- +goose Down
+DROP TABLE settings;
 DROP TABLE counters;
 DROP TABLE jobs;
 DROP TABLE events;

@@ -1,0 +1,139 @@
+package app
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Cursor lists (product.md "Pagination") page by keyset on (creation time, ID), newest first. A
+// cursor is opaque to callers: the position, the page size and the list and merchant account it
+// belongs to, signed with a per-store key so that a tampered, foreign or garbage cursor is refused
+// (422 on field cursor).
+
+// Page is a decoded page request.
+type Page struct {
+	Limit     int       // 1..100
+	AfterTime time.Time // zero on the first page
+	AfterID   string
+}
+
+// First reports whether this is the first page.
+func (p Page) First() bool { return p.AfterID == "" }
+
+type cursorBody struct {
+	List     string `json:"l"`
+	Merchant string `json:"m"`
+	Time     int64  `json:"t"`
+	ID       string `json:"i"`
+	Limit    int    `json:"n"`
+}
+
+var (
+	cursorKeyMu sync.Mutex
+	cursorKeys  = map[*store.DB][]byte{}
+)
+
+func (a *App) cursorKey(ctx context.Context) ([]byte, error) {
+	cursorKeyMu.Lock()
+	defer cursorKeyMu.Unlock()
+	if k, ok := cursorKeys[a.DB]; ok {
+		return k, nil
+	}
+	var v string
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		v, err = tx.Setting(ctx, "cursor_key", NewSecret)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	cursorKeys[a.DB] = []byte(v)
+	return cursorKeys[a.DB], nil
+}
+
+// ParsePage reads limit and cursor (raw query strings; "" when absent) for the list named list.
+// defaultLimit applies when neither gives a size.
+//
+// Errors: validation_failure on limit (not an integer 1..100) or cursor (not one of ours, or
+// another list's or merchant account's).
+func (a *App) ParsePage(ctx context.Context, scope remit.Scope, list, limit, cursor string, defaultLimit int) (Page, error) {
+	var p remit.Problems
+	page := Page{Limit: defaultLimit}
+	if limit != "" {
+		n, err := strconv.Atoi(limit)
+		if err != nil || n < 1 || n > 100 {
+			p.Add(remit.InQuery, "limit", "out_of_range", "limit must be an integer from 1 to 100.")
+		} else {
+			page.Limit = n
+		}
+	}
+	if cursor != "" {
+		c, ok := a.decodeCursor(ctx, cursor)
+		if !ok || c.List != list || c.Merchant != scope.MerchantAccountID {
+			p.Add(remit.InQuery, "cursor", "invalid_cursor", "cursor is not a nextCursor of this list; pass back the nextCursor value of the previous page verbatim.")
+		} else {
+			page.AfterTime, page.AfterID = remit.FromMicros(c.Time), c.ID
+			if limit == "" {
+				page.Limit = c.Limit
+			}
+		}
+	}
+	return page, p.Err()
+}
+
+// NextCursor returns the cursor for the page after the item (createdAt, id), or nil when there is
+// no next page.
+func (a *App) NextCursor(ctx context.Context, scope remit.Scope, list string, page Page, more bool, lastTime time.Time, lastID string) (*string, error) {
+	if !more {
+		return nil, nil
+	}
+	key, err := a.cursorKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	body, _ := json.Marshal(cursorBody{List: list, Merchant: scope.MerchantAccountID, Time: remit.Micros(lastTime), ID: lastID, Limit: page.Limit})
+	mac := hmac.New(sha256.New, key)
+	mac.Write(body)
+	s := base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil)[:16])
+	return &s, nil
+}
+
+func (a *App) decodeCursor(ctx context.Context, s string) (cursorBody, bool) {
+	var c cursorBody
+	if len(s) > 1024 {
+		return c, false
+	}
+	b64, sig64, ok := strings.Cut(s, ".")
+	if !ok {
+		return c, false
+	}
+	body, err1 := base64.RawURLEncoding.DecodeString(b64)
+	sig, err2 := base64.RawURLEncoding.DecodeString(sig64)
+	if err1 != nil || err2 != nil {
+		return c, false
+	}
+	key, err := a.cursorKey(ctx)
+	if err != nil {
+		return c, false
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write(body)
+	if !hmac.Equal(sig, mac.Sum(nil)[:16]) {
+		return c, false
+	}
+	if json.Unmarshal(body, &c) != nil || c.Limit < 1 || c.Limit > 100 || c.ID == "" {
+		return c, false
+	}
+	return c, true
+}

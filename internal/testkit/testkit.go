@@ -1,0 +1,446 @@
+// Package testkit starts a real Remit (HTTP server, engine, store) for tests: SQLite in a temporary
+// folder always, and PostgreSQL too when REMIT_TEST_POSTGRES_URL is set, each test in its own
+// schema. Every response a test receives is checked against api/openapi.yaml, so a test fails when
+// the code and the contract disagree.
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/wire"
+)
+
+// Store is a store kind a test runs against.
+type Store string
+
+const (
+	SQLite   Store = "sqlite"
+	Postgres Store = "postgres"
+)
+
+// Stores lists the stores configured for this run: SQLite always, PostgreSQL when
+// REMIT_TEST_POSTGRES_URL is set.
+func Stores() []Store {
+	s := []Store{SQLite}
+	if os.Getenv("REMIT_TEST_POSTGRES_URL") != "" {
+		s = append(s, Postgres)
+	}
+	return s
+}
+
+// Options adjust a test server.
+type Options struct {
+	Clock     remit.Clock  // nil: real time
+	Config    *wire.Config // nil: defaults with a generous rate limit
+	LogOutput io.Writer    // nil: discard (tests that search logs pass a buffer)
+}
+
+// Env is a running Remit with one bootstrapped organization.
+type Env struct {
+	T       testing.TB
+	Store   Store
+	DBURL   string
+	Remit   *wire.Remit
+	App     *app.App
+	Server  *httptest.Server
+	Tenant  Tenant // the organization created at start
+	Clock   remit.Clock
+	Logs    *SyncBuffer
+	checker *contractChecker
+}
+
+// Tenant is a bootstrapped organization: its key and its two merchant accounts.
+type Tenant struct {
+	OrganizationID string
+	APIKey         string
+	APIKeyID       string
+	Sandbox        string // merchant account ID
+	Production     string
+}
+
+// Run runs fn as a subtest on every configured store.
+func Run(t *testing.T, fn func(t *testing.T, e *Env)) {
+	RunWith(t, Options{}, fn)
+}
+
+// RunWith is Run with options.
+func RunWith(t *testing.T, opts Options, fn func(t *testing.T, e *Env)) {
+	t.Helper()
+	for _, s := range Stores() {
+		t.Run(string(s), func(t *testing.T) {
+			e := Start(t, s, opts)
+			fn(t, e)
+		})
+	}
+}
+
+// NewStoreURL creates an empty store of kind s for t and returns its URL. PostgreSQL stores are a
+// fresh schema, dropped when the test ends.
+func NewStoreURL(t testing.TB, s Store) string {
+	t.Helper()
+	switch s {
+	case SQLite:
+		return "sqlite:" + t.TempDir() + "/remit.db"
+	case Postgres:
+		base := os.Getenv("REMIT_TEST_POSTGRES_URL")
+		if base == "" {
+			t.Skip("REMIT_TEST_POSTGRES_URL not set")
+		}
+		b := make([]byte, 6)
+		_, _ = rand.Read(b)
+		schema := "t_" + hex.EncodeToString(b)
+		admin, err := store.Open(context.Background(), base)
+		if err != nil {
+			t.Fatalf("postgres: %v", err)
+		}
+		if _, err := admin.SQL().Exec(`CREATE SCHEMA ` + schema); err != nil {
+			t.Fatalf("postgres: create schema: %v", err)
+		}
+		t.Cleanup(func() {
+			_, _ = admin.SQL().Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+			admin.Close()
+		})
+		u, err := url.Parse(base)
+		if err != nil {
+			t.Fatalf("REMIT_TEST_POSTGRES_URL: %v", err)
+		}
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	t.Fatalf("unknown store %q", s)
+	return ""
+}
+
+// Start starts a server on a new store of kind s and bootstraps one organization.
+func Start(t testing.TB, s Store, opts Options) *Env {
+	t.Helper()
+	return StartOn(t, s, NewStoreURL(t, s), opts)
+}
+
+// StartOn starts a server on an existing store (several servers may share one).
+func StartOn(t testing.TB, s Store, dbURL string, opts Options) *Env {
+	t.Helper()
+	cfg := wire.Defaults()
+	cfg.RateLimit, cfg.RateBurst = 100000, 100000
+	if opts.Config != nil {
+		cfg = *opts.Config
+	}
+	cfg.DatabaseURL = dbURL
+	logs := &SyncBuffer{}
+	var out io.Writer = logs
+	if opts.LogOutput != nil {
+		out = io.MultiWriter(logs, opts.LogOutput)
+	}
+	log := slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	srv := httptest.NewUnstartedServer(nil)
+	cfg.Addr = srv.Listener.Addr().String()
+	cfg.PublicURL = "http://" + cfg.Addr
+	r, err := wire.Open(context.Background(), cfg, log, opts.Clock)
+	if err != nil {
+		t.Fatalf("start remit on %s: %v", s, err)
+	}
+	srv.Config = r.HTTPServer()
+	srv.Config.Handler = r.Handler
+	srv.Start()
+	t.Cleanup(func() { srv.Close(); r.Close() })
+	clock := opts.Clock
+	if clock == nil {
+		clock = remit.SystemClock{}
+	}
+	e := &Env{T: t, Store: s, DBURL: dbURL, Remit: r, App: r.App, Server: srv, Clock: clock, Logs: logs, checker: checker(t)}
+	e.Tenant = e.NewTenant("Acme Test", false)
+	return e
+}
+
+// NewTenant bootstraps another organization.
+func (e *Env) NewTenant(name string, platform bool) Tenant {
+	e.T.Helper()
+	res, err := e.App.Bootstrap(context.Background(), name, platform)
+	if err != nil {
+		e.T.Fatalf("bootstrap: %v", err)
+	}
+	return Tenant{OrganizationID: res.OrganizationID, APIKey: res.APIKey, APIKeyID: res.APIKeyID,
+		Sandbox: res.MerchantAccounts["sandbox"], Production: res.MerchantAccounts["production"]}
+}
+
+// Response is an HTTP answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic map.
+func (r *Response) JSON() map[string]any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Body, &m)
+	return m
+}
+
+// Data returns the envelope's data object.
+func (r *Response) Data() map[string]any {
+	d, _ := r.JSON()["data"].(map[string]any)
+	return d
+}
+
+// Decode decodes the envelope's data into v.
+func (r *Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	var env struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(r.Body, &env); err != nil {
+		t.Fatalf("decode envelope: %v\n%s", err, r.Body)
+	}
+	if err := json.Unmarshal(env.Data, v); err != nil {
+		t.Fatalf("decode data: %v\n%s", err, r.Body)
+	}
+}
+
+// ErrorCode returns error.code of an error envelope.
+func (r *Response) ErrorCode() string {
+	e, _ := r.JSON()["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+// ErrorDetails returns error.details of an error envelope.
+func (r *Response) ErrorDetails() map[string]any {
+	e, _ := r.JSON()["error"].(map[string]any)
+	d, _ := e["details"].(map[string]any)
+	return d
+}
+
+// FieldErrors returns error.details.fields as "location:field:reason" strings.
+func (r *Response) FieldErrors() []string {
+	var out []string
+	fields, _ := r.ErrorDetails()["fields"].([]any)
+	for _, f := range fields {
+		m, _ := f.(map[string]any)
+		out = append(out, fmt.Sprintf("%v:%v:%v", m["location"], m["field"], m["reason"]))
+	}
+	return out
+}
+
+// Opt adjusts one request.
+type Opt func(*reqOpts)
+
+type reqOpts struct {
+	apiKey      *string
+	env         string
+	merchant    string
+	noScope     bool
+	headers     http.Header
+	rawBody     []byte
+	contentType string
+}
+
+// Key sets the Idempotency-Key header.
+func Key(k string) Opt { return Header("Idempotency-Key", k) }
+
+// Header sets a request header.
+func Header(name, value string) Opt {
+	return func(o *reqOpts) { o.headers.Set(name, value) }
+}
+
+// APIKey authenticates with key instead of the tenant's ("" sends no Authorization header).
+func APIKey(key string) Opt { return func(o *reqOpts) { o.apiKey = &key } }
+
+// As acts as tenant t (its key and sandbox account).
+func As(t Tenant) Opt {
+	return func(o *reqOpts) { k := t.APIKey; o.apiKey = &k; o.merchant = t.Sandbox }
+}
+
+// Scope sets the environment and merchantAccountId query parameters.
+func Scope(env, merchantAccountID string) Opt {
+	return func(o *reqOpts) { o.env, o.merchant = env, merchantAccountID }
+}
+
+// Production acts in production with the tenant's production account.
+func Production() Opt { return func(o *reqOpts) { o.env = "production"; o.merchant = "" } }
+
+// NoScope sends neither environment nor merchantAccountId.
+func NoScope() Opt { return func(o *reqOpts) { o.noScope = true } }
+
+// Raw sends body as is, with content type ct ("" for none).
+func Raw(body []byte, ct string) Opt {
+	return func(o *reqOpts) { o.rawBody, o.contentType = body, ct }
+}
+
+// Do sends a request as the env's tenant in the sandbox (unless opts say otherwise). body is
+// marshalled to JSON unless nil. path may carry its own query string.
+func (e *Env) Do(method, path string, body any, opts ...Opt) *Response {
+	e.T.Helper()
+	o := &reqOpts{headers: http.Header{}, env: "sandbox", contentType: "application/json"}
+	for _, f := range opts {
+		f(o)
+	}
+	key := e.Tenant.APIKey
+	if o.apiKey != nil {
+		key = *o.apiKey
+	}
+	if o.merchant == "" {
+		if o.env == "production" {
+			o.merchant = e.Tenant.Production
+		} else {
+			o.merchant = e.Tenant.Sandbox
+		}
+	}
+	u := e.Server.URL + path
+	if strings.HasPrefix(path, "/v1/") && !o.noScope {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		u += sep + "environment=" + url.QueryEscape(o.env) + "&merchantAccountId=" + url.QueryEscape(o.merchant)
+	}
+	var rd io.Reader
+	var raw []byte
+	switch {
+	case o.rawBody != nil:
+		raw = o.rawBody
+	case body != nil:
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			e.T.Fatalf("marshal body: %v", err)
+		}
+	}
+	if raw != nil {
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	if err != nil {
+		e.T.Fatalf("new request: %v", err)
+	}
+	if raw != nil && o.contentType != "" {
+		req.Header.Set("Content-Type", o.contentType)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range o.headers {
+		req.Header[k] = v
+	}
+	res, err := e.Server.Client().Do(req)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	r := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	e.checker.check(e.T, req, raw, r)
+	return r
+}
+
+// Must sends a request and fails the test unless the status is want.
+func (e *Env) Must(want int, method, path string, body any, opts ...Opt) *Response {
+	e.T.Helper()
+	r := e.Do(method, path, body, opts...)
+	if r.Status != want {
+		e.T.Fatalf("%s %s: status %d, want %d\n%s", method, path, r.Status, want, r.Body)
+	}
+	return r
+}
+
+// AdvanceClock moves the sandbox clock of the env's tenant by seconds.
+func (e *Env) AdvanceClock(seconds int64, opts ...Opt) *Response {
+	e.T.Helper()
+	return e.Must(201, "POST", "/v1/test-helpers/clock/advance", map[string]any{"seconds": seconds}, opts...)
+}
+
+// SyncBuffer is a goroutine-safe log buffer.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+
+// String returns everything logged so far.
+func (s *SyncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// contractChecker validates every response against the contract.
+type contractChecker struct {
+	router routers.Router
+}
+
+var (
+	checkerOnce sync.Once
+	checkerVal  *contractChecker
+	checkerErr  error
+)
+
+func checker(t testing.TB) *contractChecker {
+	checkerOnce.Do(func() {
+		spec, err := api.Spec()
+		if err != nil {
+			checkerErr = err
+			return
+		}
+		r, err := gorillamux.NewRouter(spec)
+		checkerVal, checkerErr = &contractChecker{router: r}, err
+	})
+	if checkerErr != nil {
+		t.Fatalf("contract: %v", checkerErr)
+	}
+	return checkerVal
+}
+
+func (c *contractChecker) check(t testing.TB, req *http.Request, reqBody []byte, res *Response) {
+	t.Helper()
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		return
+	}
+	// Every JSON answer is an envelope with a request ID equal to the header's.
+	m := res.JSON()
+	var rid string
+	if e, ok := m["error"].(map[string]any); ok {
+		rid, _ = e["requestId"].(string)
+		if code, _ := e["code"].(string); code == "" {
+			t.Errorf("%s %s: error envelope without code: %s", req.Method, req.URL.Path, res.Body)
+		}
+	} else if _, ok := m["data"]; ok {
+		rid, _ = m["requestId"].(string)
+	} else if strings.HasPrefix(req.URL.Path, "/v1/") {
+		t.Errorf("%s %s: answer is not an envelope: %s", req.Method, req.URL.Path, res.Body)
+	}
+	if rid != "" && rid != res.Header.Get("Request-Id") {
+		t.Errorf("%s %s: requestId %q differs from Request-Id header %q", req.Method, req.URL.Path, rid, res.Header.Get("Request-Id"))
+	}
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		return // not a contract route (404/405 paths, operational routes)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.Status, Header: res.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	out.SetBodyBytes(res.Body)
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("%s %s: response %d does not match api/openapi.yaml: %v\n%s", req.Method, req.URL.Path, res.Status, err, res.Body)
+	}
+}
