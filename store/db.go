@@ -31,6 +31,7 @@ type DB struct {
 	write   *sql.DB // SQLite: exactly one connection, so writers queue in Go and never see SQLITE_BUSY
 	read    *sql.DB // SQLite: a pool of read connections (WAL lets them run beside the writer)
 	url     string
+	gc      *groupCommitter // SQLite only
 }
 
 // Open opens the store named by rawURL: "sqlite:PATH" (or "sqlite::memory:" is refused; use a
@@ -66,7 +67,9 @@ func Open(ctx context.Context, rawURL string) (db *DB, err error) {
 		}
 		r.SetMaxOpenConns(8)
 		r.SetMaxIdleConns(8)
-		return &DB{dialect: SQLite, write: w, read: r, url: rawURL}, nil
+		db := &DB{dialect: SQLite, write: w, read: r, url: rawURL}
+		db.gc = newGroupCommitter(w)
+		return db, nil
 	case strings.HasPrefix(rawURL, "postgres://"), strings.HasPrefix(rawURL, "postgresql://"):
 		p, err := sql.Open("pgx", rawURL)
 		if err != nil {
@@ -98,6 +101,9 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Close closes the store's connections.
 func (db *DB) Close() error {
+	if db.gc != nil {
+		db.gc.close()
+	}
 	err := db.write.Close()
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
@@ -125,11 +131,16 @@ type txKey struct{}
 // call) is joined instead, so a request's whole effect and its event commit together.
 //
 // On PostgreSQL the transaction is READ COMMITTED; rules that must not race take row locks
-// (Q.ForUpdate). On SQLite every write transaction is BEGIN IMMEDIATE on the single writer
-// connection, so writes are serialized.
+// (Q.ForUpdate). On SQLite all writes are serialized through one connection with group commit
+// (see groupcommit.go): concurrent callers' functions run one after another inside one
+// transaction, each in its own savepoint, and share one commit (one fsync). Tx returns only after
+// that commit, so a nil error still means the effect is durable.
 func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (err error) {
 	if tx, ok := ctx.Value(txKey{}).(*Tx); ok {
 		return fn(ctx, tx)
+	}
+	if db.gc != nil {
+		return db.gc.run(ctx, fn)
 	}
 	sqlTx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -143,23 +154,34 @@ func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error
 			panic(p)
 		}
 	}()
-	if err := fn(ctx, tx); err != nil {
+	if err := runFn(ctx, tx, fn); err != nil {
 		_ = sqlTx.Rollback()
 		return err
-	}
-	for _, hook := range tx.beforeCommit {
-		if err := hook(ctx); err != nil {
-			_ = sqlTx.Rollback()
-			return err
-		}
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return wrapErr(err, "store.Tx: commit")
 	}
+	tx.committed()
+	return nil
+}
+
+// runFn runs fn and then the transaction's before-commit hooks.
+func runFn(ctx context.Context, tx *Tx, fn func(ctx context.Context, tx *Tx) error) error {
+	if err := fn(ctx, tx); err != nil {
+		return err
+	}
+	for _, hook := range tx.beforeCommit {
+		if err := hook(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (tx *Tx) committed() {
 	for _, hook := range tx.afterCommit {
 		hook()
 	}
-	return nil
 }
 
 // InTx reports whether ctx carries a transaction.
