@@ -202,8 +202,10 @@ func (a *App) SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, t
 				return err
 			}
 			status, event := sandboxDecision(secrets.BusinessTaxID)
-			m.Onboarding.DecidedAt = &now
-			if err := a.setMerchantStatus(ctx, tx, &m, status, now, event); err != nil {
+			// Decided at once, yet after the submission, so that the events keep their order.
+			decided := now.Add(time.Microsecond)
+			m.Onboarding.DecidedAt = &decided
+			if err := a.setMerchantStatus(ctx, tx, &m, status, decided, event); err != nil {
 				return err
 			}
 		}
@@ -343,7 +345,8 @@ func (a *App) setMerchantStatus(ctx context.Context, tx *store.Tx, m *remit.Merc
 }
 
 // emitMerchant writes a merchant-account event to the account's own stream and, when toPlatform,
-// to the stream of the platform account it was provisioned under (dated by that account's clock).
+// to the stream of the platform account it was provisioned under (dated by that account's clock:
+// now moved by the difference of the two clocks, so that the events keep their order there too).
 // The object never carries the claim link.
 func (a *App) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ string, now time.Time, obj remit.MerchantAccountObject, toPlatform bool) error {
 	obj.ClaimURL = nil
@@ -359,7 +362,7 @@ func (a *App) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 		return err
 	}
 	ps := remit.Scope{OrganizationID: p.OrganizationID, Environment: p.Environment, MerchantAccountID: p.ID}
-	return a.Emit(ctx, tx, ps, a.Now(p), typ, m.ID, obj)
+	return a.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), typ, m.ID, obj)
 }
 
 func (a *App) loadMerchantSecrets(ctx context.Context, tx *store.Tx, id string) (remit.MerchantSecrets, error) {
