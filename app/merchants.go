@@ -73,7 +73,7 @@ func (a *App) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acti
 			return err
 		}
 
-		now := a.Clock.Now() // a new account's clock has no offset
+		now := a.Clock.Now().Truncate(time.Microsecond) // a new account's clock has no offset; the store keeps µs
 		id := remit.NewID("ma")
 		ref := id
 		if in.ExternalMerchantRef != nil {
@@ -186,7 +186,7 @@ func (a *App) SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, t
 			return err
 		}
 
-		now := a.Now(m)
+		now := a.Now(m).Truncate(time.Microsecond)
 		by := "merchant"
 		if in.SubmittedByType != nil {
 			by = *in.SubmittedByType
@@ -244,7 +244,7 @@ func (a *App) DecideMerchant(ctx context.Context, merchantAccountID, decision st
 		if m.Status != remit.MerchantInReview {
 			return remit.StateConflict("merchant account", m.ID, m.Status, "decided (only in_review accounts can be)")
 		}
-		now := a.Now(m)
+		now := a.Now(m).Truncate(time.Microsecond)
 		m.Onboarding.DecidedAt = &now
 		return a.setMerchantStatus(ctx, tx, &m, d.status, now, d.event)
 	})
@@ -285,7 +285,7 @@ func (a *App) ClaimOrganization(ctx context.Context, token string) (remit.Organi
 		if err != nil {
 			return err
 		}
-		now := a.Now(m)
+		now := a.Now(m).Truncate(time.Microsecond)
 		if c.ClaimedAt != nil {
 			return remit.Errorf(remit.EConflict, "This claim link was already used; the organization has been handed over.").
 				With("currentState", "claimed").With("reason", "invalid_state")

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -183,6 +184,10 @@ func TestMerchantCreateFull(t *testing.T) {
 		body["tenantId"] = e.Tenant.OrganizationID
 		res := r.must(200, "POST", "/v1/merchant-accounts", body, testkit.Key("create-1"))
 		d := res.Data()
+		// Times are shown as stored (microseconds), so a later read shows the same instant.
+		if created, err := time.Parse(time.RFC3339Nano, mstr(d, "createdAt")); err != nil || created.Nanosecond()%1000 != 0 {
+			t.Errorf("createdAt %v %v", d["createdAt"], err)
+		}
 		id := mstr(d, "merchantAccountId")
 		if !strings.HasPrefix(id, "ma_") || d["object"] != "merchant_account" || d["status"] != "draft" ||
 			d["environment"] != "sandbox" || d["organizationId"] != e.Tenant.OrganizationID || mstr(d, "createdAt") == "" {
@@ -299,6 +304,7 @@ func TestMerchantCreateValidation(t *testing.T) {
 		b["settlementBankAccount"].(map[string]any)["accountNumber"] = "12"
 		ids := b["associatedIdentities"].([]any)
 		ids[0].(map[string]any)["email"] = "ada-at-acme"
+		ids[0].(map[string]any)["personalAddress"].(map[string]any)["country"] = "QQ"
 		ids[1].(map[string]any)["dateOfBirth"] = map[string]any{"day": 31, "month": 4, "year": 1990}
 		uw := b["underwriting"].(map[string]any)
 		uw["creditCheckIpAddress"] = "300.1.2.3"
@@ -319,6 +325,7 @@ func TestMerchantCreateValidation(t *testing.T) {
 			"body:personalAddress.line1:blank",
 			"body:settlementBankAccount.accountNumber:invalid_account_number",
 			"body:associatedIdentities[0].email:invalid_email",
+			"body:associatedIdentities[0].personalAddress.country:invalid_country",
 			"body:associatedIdentities[1].dateOfBirth.day:invalid_date",
 			"body:underwriting.creditCheckIpAddress:invalid_ip_address",
 			"body:underwriting.cardVolumeDistribution:sum_not_100",
@@ -568,6 +575,24 @@ func TestMerchantPathScope(t *testing.T) {
 		res := r.must(409, "POST", submitPath(e.Tenant.Sandbox), map[string]any{})
 		if res.ErrorDetails()["currentState"] != "approved" {
 			t.Errorf("bootstrap submit: %s", res.Body)
+		}
+		// A bootstrap account renders as a merchant account too (as in its events).
+		m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), e.Tenant.Production, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj, err := remit.NewMerchantAccountObject(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(obj)
+		var got map[string]any
+		_ = json.Unmarshal(raw, &got)
+		if got["object"] != "merchant_account" || got["status"] != "approved" || got["environment"] != "production" ||
+			got["settlementBankAccount"] != nil || got["email"] != nil || got["businessTaxIdProvided"] != false ||
+			fmt.Sprint(got["metadata"]) != "map[]" || fmt.Sprint(got["associatedIdentities"]) != "[]" ||
+			got["onboarding"].(map[string]any)["status"] != "approved" || got["platformMerchantAccountId"] != nil {
+			t.Errorf("bootstrap account: %s", raw)
 		}
 	})
 }
