@@ -357,6 +357,21 @@ func TestMerchantCreateValidation(t *testing.T) {
 			}
 		}
 
+		// Secrets of the wrong type or length are refused without being echoed (the secrets check
+		// at the end searches these answers too).
+		b = validMerchant("bad3")
+		b["businessTaxId"] = 987654321
+		b["taxId"] = strings.Repeat("321987654", 30)
+		b["settlementBankAccount"].(map[string]any)["accountNumber"] = 784512369021
+		b["associatedIdentities"].([]any)[0].(map[string]any)["taxId"] = []any{"246813579"}
+		res = r.must(422, "POST", "/v1/merchant-accounts", b)
+		got = res.FieldErrors()
+		for _, f := range []string{"businessTaxId", "taxId", "settlementBankAccount.accountNumber", "associatedIdentities[0].taxId"} {
+			if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "body:"+f+":") }) {
+				t.Errorf("missing %s in %v", f, got)
+			}
+		}
+
 		// A valid code the rails do not process; ownership over 100 in total; a future birth date
 		// on the merchant clock.
 		b = minimalMerchant("sandbox", "")
