@@ -48,6 +48,28 @@ type MerchantAccount struct {
 	PlatformMerchantAccountID string
 	ClockOffset               time.Duration
 	Profile                   json.RawMessage
+	Onboarding                Onboarding
+	ClaimExpiresAt            *time.Time // sub-merchants: when the claim link expires
+	ClaimedAt                 *time.Time // sub-merchants: when the organization was claimed
 	CreatedAt                 time.Time
 	UpdatedAt                 time.Time
+}
+
+// LinkedTo reports whether m is a sub-merchant that the platform account platformID still reaches:
+// provisioned under it and not yet claimed by its owner.
+func (m MerchantAccount) LinkedTo(platformID string) bool {
+	return platformID != "" && m.PlatformMerchantAccountID == platformID && m.ClaimedAt == nil
+}
+
+// MerchantClaim hands an organization provisioned for a sub-merchant to its owner, once. Only the
+// token's hash is stored.
+type MerchantClaim struct {
+	TokenHash                 string
+	OrganizationID            string
+	MerchantAccountID         string
+	PlatformMerchantAccountID string
+	ExpiresAt                 time.Time
+	ClaimedAt                 *time.Time
+	APIKeyID                  string
+	CreatedAt                 time.Time
 }

@@ -1524,13 +1524,13 @@ type BillingAccountCreateRequestCollectionMethod string
 // Example: {"cardPresentPercentage":60,"ecommercePercentage":40,"mailOrderTelephoneOrderPercentage":0}
 type CardVolumeDistribution struct {
 	// CardPresentPercentage Share of card-present volume. Percentage from 0 to 100.
-	CardPresentPercentage *float32 `json:"cardPresentPercentage,omitempty"`
+	CardPresentPercentage *float64 `json:"cardPresentPercentage,omitempty"`
 
 	// EcommercePercentage Share of e-commerce volume. Percentage from 0 to 100.
-	EcommercePercentage *float32 `json:"ecommercePercentage,omitempty"`
+	EcommercePercentage *float64 `json:"ecommercePercentage,omitempty"`
 
 	// MailOrderTelephoneOrderPercentage Share of mail-order/telephone-order volume. Percentage from 0 to 100.
-	MailOrderTelephoneOrderPercentage *float32 `json:"mailOrderTelephoneOrderPercentage,omitempty"`
+	MailOrderTelephoneOrderPercentage *float64 `json:"mailOrderTelephoneOrderPercentage,omitempty"`
 }
 
 // Claim Result of claiming a provisioned organization. The API key is shown once.
@@ -1538,8 +1538,20 @@ type Claim struct {
 	// ApiKey A new API key for the organization; shown once.
 	ApiKey *string `json:"apiKey,omitempty"`
 
+	// ClaimedAt When the claim was made. RFC 3339, UTC.
+	ClaimedAt *time.Time `json:"claimedAt,omitempty"`
+
+	// CreatedAt When the organization was provisioned. RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Environment Environment of the merchant account (sandbox).
+	Environment *string `json:"environment,omitempty"`
+
 	// MerchantAccountId Its merchant account.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Object Always "organization_claim".
+	Object *string `json:"object,omitempty"`
 
 	// OrganizationId Organization handed over.
 	OrganizationId *string `json:"organizationId,omitempty"`
@@ -2172,16 +2184,34 @@ type List struct {
 	Offset *int64 `json:"offset,omitempty"`
 }
 
-// MerchantAccount A merchant account.
+// MerchantAccount A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 type MerchantAccount struct {
+	// AchMaxTransactionAmount Largest single ACH transaction expected. Minor units.
+	AchMaxTransactionAmount *int64 `json:"achMaxTransactionAmount,omitempty"`
+
+	// AnnualCardVolume Expected annual card volume. Minor units.
+	AnnualCardVolume *int64 `json:"annualCardVolume,omitempty"`
+
+	// AssociatedIdentities People and businesses associated with the merchant (tax IDs never returned).
+	AssociatedIdentities *[]MerchantIdentityView `json:"associatedIdentities,omitempty"`
+
 	// BusinessAddress A postal address as returned.
-	BusinessAddress *Address `json:"businessAddress,omitempty"`
+	BusinessAddress *MerchantAddressView `json:"businessAddress,omitempty"`
+
+	// BusinessPhone Business phone number.
+	BusinessPhone *string `json:"businessPhone,omitempty"`
+
+	// BusinessTaxIdProvided Whether a business tax ID is on file. The tax ID itself is never returned.
+	BusinessTaxIdProvided *bool `json:"businessTaxIdProvided,omitempty"`
 
 	// ClaimExpiresAt When claimUrl expires (7 days after creation). RFC 3339, UTC.
 	ClaimExpiresAt *time.Time `json:"claimExpiresAt,omitempty"`
 
-	// ClaimUrl Only when created through platformMerchantAccountId: {publicURL}/claims/{token}, which hands the new organization to its owner (POST, once).
+	// ClaimUrl Only in the answer that created a sub-merchant through platformMerchantAccountId: {publicURL}/claims/{token}, which hands the new organization to its owner (POST, once). The token is stored only as a hash and is never shown again.
 	ClaimUrl *string `json:"claimUrl,omitempty"`
+
+	// ClaimedAt When the sub-merchant's organization was claimed; from then on the platform no longer reaches it.
+	ClaimedAt *time.Time `json:"claimedAt,omitempty"`
 
 	// Country ISO 3166-1 alpha-2 country.
 	Country *string `json:"country,omitempty"`
@@ -2189,7 +2219,10 @@ type MerchantAccount struct {
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
-	// DecidedAt When underwriting was decided. RFC 3339, UTC.
+	// DateOfBirth A calendar date as day, month and year.
+	DateOfBirth *MerchantProfileDateView `json:"dateOfBirth,omitempty"`
+
+	// DecidedAt When underwriting was decided (same as onboarding.decidedAt). RFC 3339, UTC.
 	DecidedAt *time.Time `json:"decidedAt,omitempty"`
 
 	// DefaultCurrency ISO 4217 currency.
@@ -2210,13 +2243,28 @@ type MerchantAccount struct {
 	// ExternalMerchantRef The caller's reference (generated when omitted at creation).
 	ExternalMerchantRef *string `json:"externalMerchantRef,omitempty"`
 
+	// FirstName First name of the owner (sole proprietors).
+	FirstName *string `json:"firstName,omitempty"`
+
+	// HasAcceptedCreditCardsPreviously Whether the business has accepted cards before.
+	HasAcceptedCreditCardsPreviously *bool `json:"hasAcceptedCreditCardsPreviously,omitempty"`
+
+	// IncorporationDate A calendar date as day, month and year.
+	IncorporationDate *MerchantProfileDateView `json:"incorporationDate,omitempty"`
+
+	// LastName Last name of the owner (sole proprietors).
+	LastName *string `json:"lastName,omitempty"`
+
 	// LegalEntityType Legal form of the business.
 	LegalEntityType *string `json:"legalEntityType,omitempty"`
+
+	// MaxTransactionAmount Largest single card transaction expected. Minor units.
+	MaxTransactionAmount *int64 `json:"maxTransactionAmount,omitempty"`
 
 	// Mcc Merchant category code.
 	Mcc *string `json:"mcc,omitempty"`
 
-	// MerchantAccountId Merchant account the resource belongs to.
+	// MerchantAccountId Merchant account ID (ma_...).
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
 	// MerchantMode direct, platform or merchant_of_record.
@@ -2228,20 +2276,41 @@ type MerchantAccount struct {
 	// Object Always "merchant_account".
 	Object *string `json:"object,omitempty"`
 
+	// Onboarding The underwriting record of a merchant account.
+	Onboarding *MerchantOnboarding `json:"onboarding,omitempty"`
+
 	// OrganizationId Organization that owns the account (org_...).
 	OrganizationId *string `json:"organizationId,omitempty"`
+
+	// PersonalAddress A postal address as returned.
+	PersonalAddress *MerchantAddressView `json:"personalAddress,omitempty"`
+
+	// Phone Contact phone number.
+	Phone *string `json:"phone,omitempty"`
 
 	// PlatformEnabled Whether the account holds the platform capability.
 	PlatformEnabled *bool `json:"platformEnabled,omitempty"`
 
-	// PlatformMerchantAccountId Platform account this sub-merchant is linked to.
+	// PlatformMerchantAccountId Platform account this sub-merchant was provisioned under.
 	PlatformMerchantAccountId *string `json:"platformMerchantAccountId,omitempty"`
+
+	// PrincipalPercentageOwnership Ownership share of the principal, 0 to 100.
+	PrincipalPercentageOwnership *float64 `json:"principalPercentageOwnership,omitempty"`
+
+	// SettlementBankAccount The settlement bank account, masked. The full account number is never returned.
+	SettlementBankAccount *MerchantBankAccountView `json:"settlementBankAccount,omitempty"`
 
 	// Status draft, in_review, approved, rejected or update_requested. Created accounts start in draft.
 	Status *string `json:"status,omitempty"`
 
-	// SubmittedAt When the account was last submitted for underwriting. RFC 3339, UTC.
+	// SubmittedAt When the account was last submitted for underwriting (same as onboarding.submittedAt). RFC 3339, UTC.
 	SubmittedAt *time.Time `json:"submittedAt,omitempty"`
+
+	// TaxIdProvided Whether a personal tax ID is on file. The tax ID itself is never returned.
+	TaxIdProvided *bool `json:"taxIdProvided,omitempty"`
+
+	// Underwriting Underwriting information as returned.
+	Underwriting *MerchantUnderwritingView `json:"underwriting,omitempty"`
 
 	// UpdatedAt When the account last changed. RFC 3339, UTC.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
@@ -2343,7 +2412,7 @@ type MerchantAccountCreateRequest struct {
 	PlatformMerchantAccountId *string `json:"platformMerchantAccountId,omitempty"`
 
 	// PrincipalPercentageOwnership Ownership share of the principal. Percentage from 0 to 100.
-	PrincipalPercentageOwnership *float32 `json:"principalPercentageOwnership,omitempty"`
+	PrincipalPercentageOwnership *float64 `json:"principalPercentageOwnership,omitempty"`
 
 	// SettlementBankAccount Bank account that receives the merchant's payouts. The full account number is never returned.
 	//
@@ -2397,6 +2466,27 @@ type MerchantAddress struct {
 	Region *string `json:"region,omitempty"`
 }
 
+// MerchantAddressView A postal address as returned.
+type MerchantAddressView struct {
+	// City City.
+	City *string `json:"city,omitempty"`
+
+	// Country ISO 3166-1 alpha-2 country.
+	Country *string `json:"country,omitempty"`
+
+	// Line1 First address line.
+	Line1 *string `json:"line1,omitempty"`
+
+	// Line2 Second address line.
+	Line2 *string `json:"line2,omitempty"`
+
+	// PostalCode Postal code.
+	PostalCode *string `json:"postalCode,omitempty"`
+
+	// Region Region code.
+	Region *string `json:"region,omitempty"`
+}
+
 // MerchantAssociatedIdentity A person or business associated with the merchant (owner, control person, signer, ...).
 //
 // Example: {"dateOfBirth":{"day":10,"month":12,"year":1985},"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","principalPercentageOwnership":100,"relationType":"individual"}
@@ -2427,7 +2517,7 @@ type MerchantAssociatedIdentity struct {
 	Phone *string `json:"phone,omitempty"`
 
 	// PrincipalPercentageOwnership Ownership share held by this identity. Percentage from 0 to 100.
-	PrincipalPercentageOwnership *float32 `json:"principalPercentageOwnership,omitempty"`
+	PrincipalPercentageOwnership *float64 `json:"principalPercentageOwnership,omitempty"`
 
 	// RelationType Whether the identity is a person or a business.
 	RelationType *MerchantAssociatedIdentityRelationType `json:"relationType,omitempty"`
@@ -2445,6 +2535,87 @@ type MerchantAssociatedIdentityIdentityRoles string
 // MerchantAssociatedIdentityRelationType Whether the identity is a person or a business.
 type MerchantAssociatedIdentityRelationType string
 
+// MerchantBankAccountView The settlement bank account, masked. The full account number is never returned.
+type MerchantBankAccountView struct {
+	// AccountType checking or savings.
+	AccountType *string `json:"accountType,omitempty"`
+
+	// AttemptValidationCheck Whether a validation check of the account was requested.
+	AttemptValidationCheck *bool `json:"attemptValidationCheck,omitempty"`
+
+	// BankCode Routing or sort code.
+	BankCode *string `json:"bankCode,omitempty"`
+
+	// Last4 Last four characters of the account number.
+	Last4 *string `json:"last4,omitempty"`
+
+	// Name Account holder name.
+	Name *string `json:"name,omitempty"`
+}
+
+// MerchantIdentityView An associated identity as returned. The tax ID is never returned.
+type MerchantIdentityView struct {
+	// DateOfBirth A calendar date as day, month and year.
+	DateOfBirth *MerchantProfileDateView `json:"dateOfBirth,omitempty"`
+
+	// Email Email address.
+	Email *string `json:"email,omitempty"`
+
+	// FirstName First name.
+	FirstName *string `json:"firstName,omitempty"`
+
+	// IdentityRoles Roles this identity holds.
+	IdentityRoles *[]string `json:"identityRoles,omitempty"`
+
+	// LastName Last name.
+	LastName *string `json:"lastName,omitempty"`
+
+	// PersonalAddress A postal address as returned.
+	PersonalAddress *MerchantAddressView `json:"personalAddress,omitempty"`
+
+	// Phone Phone number.
+	Phone *string `json:"phone,omitempty"`
+
+	// PrincipalPercentageOwnership Ownership share, 0 to 100.
+	PrincipalPercentageOwnership *float64 `json:"principalPercentageOwnership,omitempty"`
+
+	// RelationType individual or business.
+	RelationType *string `json:"relationType,omitempty"`
+
+	// TaxIdProvided Whether a tax ID is on file for this identity.
+	TaxIdProvided *bool `json:"taxIdProvided,omitempty"`
+
+	// Title Job title.
+	Title *string `json:"title,omitempty"`
+}
+
+// MerchantOnboarding The underwriting record of a merchant account.
+type MerchantOnboarding struct {
+	// Agreement Acceptance of the merchant agreement, captured at submission.
+	Agreement *struct {
+		// AcceptedAt When the agreement was accepted (the submission time). RFC 3339, UTC.
+		AcceptedAt *time.Time `json:"acceptedAt,omitempty"`
+
+		// IpAddress IP address that accepted the agreement (the request's client address when not given).
+		IpAddress *string `json:"ipAddress,omitempty"`
+
+		// UserAgent User agent that accepted the agreement (the request's User-Agent when not given).
+		UserAgent *string `json:"userAgent,omitempty"`
+	} `json:"agreement,omitempty"`
+
+	// DecidedAt When underwriting was last decided. RFC 3339, UTC.
+	DecidedAt *time.Time `json:"decidedAt,omitempty"`
+
+	// Status Same as the account's status.
+	Status *string `json:"status,omitempty"`
+
+	// SubmittedAt When the account was last submitted. RFC 3339, UTC.
+	SubmittedAt *time.Time `json:"submittedAt,omitempty"`
+
+	// SubmittedByType merchant, operator or system.
+	SubmittedByType *string `json:"submittedByType,omitempty"`
+}
+
 // MerchantProfileDate A calendar date given as day, month and year.
 //
 // Example: {"day":14,"month":3,"year":1986}
@@ -2457,6 +2628,18 @@ type MerchantProfileDate struct {
 
 	// Year Four-digit year.
 	Year int64 `json:"year"`
+}
+
+// MerchantProfileDateView A calendar date as day, month and year.
+type MerchantProfileDateView struct {
+	// Day Day of month.
+	Day *int64 `json:"day,omitempty"`
+
+	// Month Month, 1 = January.
+	Month *int64 `json:"month,omitempty"`
+
+	// Year Year.
+	Year *int64 `json:"year,omitempty"`
 }
 
 // MerchantSettlementBankAccount Bank account that receives the merchant's payouts. The full account number is never returned.
@@ -2522,6 +2705,60 @@ type MerchantUnderwritingData struct {
 	//
 	// Example: {"businessToConsumerVolumePercentage":100,"consumerToConsumerVolumePercentage":0,"otherVolumePercentage":0}
 	VolumeDistributionByBusinessType *VolumeDistributionByBusinessType `json:"volumeDistributionByBusinessType,omitempty"`
+}
+
+// MerchantUnderwritingView Underwriting information as returned.
+type MerchantUnderwritingView struct {
+	// AnnualAchVolume Expected annual ACH volume. Minor units.
+	AnnualAchVolume *int64 `json:"annualAchVolume,omitempty"`
+
+	// AverageAchTransferAmount Average ACH transfer amount. Minor units.
+	AverageAchTransferAmount *int64 `json:"averageAchTransferAmount,omitempty"`
+
+	// AverageCardTransferAmount Average card transaction amount. Minor units.
+	AverageCardTransferAmount *int64 `json:"averageCardTransferAmount,omitempty"`
+
+	// BusinessDescription What the business sells.
+	BusinessDescription *string `json:"businessDescription,omitempty"`
+
+	// CardVolumeDistribution How card volume splits across channels (percentages).
+	CardVolumeDistribution *struct {
+		// CardPresentPercentage Card-present share.
+		CardPresentPercentage *float64 `json:"cardPresentPercentage,omitempty"`
+
+		// EcommercePercentage E-commerce share.
+		EcommercePercentage *float64 `json:"ecommercePercentage,omitempty"`
+
+		// MailOrderTelephoneOrderPercentage Mail-order/telephone-order share.
+		MailOrderTelephoneOrderPercentage *float64 `json:"mailOrderTelephoneOrderPercentage,omitempty"`
+	} `json:"cardVolumeDistribution,omitempty"`
+
+	// CreditCheckAllowed Whether the merchant consented to a credit check.
+	CreditCheckAllowed *bool `json:"creditCheckAllowed,omitempty"`
+
+	// CreditCheckIpAddress IP address of the credit-check consent.
+	CreditCheckIpAddress *string `json:"creditCheckIpAddress,omitempty"`
+
+	// CreditCheckTimestamp When credit-check consent was given.
+	CreditCheckTimestamp *time.Time `json:"creditCheckTimestamp,omitempty"`
+
+	// CreditCheckUserAgent User agent of the credit-check consent.
+	CreditCheckUserAgent *string `json:"creditCheckUserAgent,omitempty"`
+
+	// RefundPolicy The merchant's refund policy.
+	RefundPolicy *string `json:"refundPolicy,omitempty"`
+
+	// VolumeDistributionByBusinessType How volume splits across business types (percentages).
+	VolumeDistributionByBusinessType *struct {
+		// BusinessToConsumerVolumePercentage Business-to-consumer share.
+		BusinessToConsumerVolumePercentage *float64 `json:"businessToConsumerVolumePercentage,omitempty"`
+
+		// ConsumerToConsumerVolumePercentage Consumer-to-consumer share.
+		ConsumerToConsumerVolumePercentage *float64 `json:"consumerToConsumerVolumePercentage,omitempty"`
+
+		// OtherVolumePercentage Other share.
+		OtherVolumePercentage *float64 `json:"otherVolumePercentage,omitempty"`
+	} `json:"volumeDistributionByBusinessType,omitempty"`
 }
 
 // Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
@@ -2691,7 +2928,7 @@ type PaymentReceipt struct {
 
 // PayoutProfile How and when the merchant is paid out. Never shows the full account number.
 type PayoutProfile struct {
-	// BankAccount Settlement bank account, masked.
+	// BankAccount Settlement bank account, masked; null when none is on file.
 	BankAccount *struct {
 		// AccountType checking or savings.
 		AccountType *string `json:"accountType,omitempty"`
@@ -2699,7 +2936,7 @@ type PayoutProfile struct {
 		// BankCode Routing or sort code.
 		BankCode *string `json:"bankCode,omitempty"`
 
-		// Last4 Last four digits of the account number.
+		// Last4 Last four characters of the account number.
 		Last4 *string `json:"last4,omitempty"`
 
 		// Name Account holder name.
@@ -2709,7 +2946,7 @@ type PayoutProfile struct {
 	// CreatedAt When the merchant account was created. RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
-	// Currency Payout currency.
+	// Currency Payout currency (the account's default currency).
 	Currency *string `json:"currency,omitempty"`
 
 	// DelayDays Days between a settlement closing and its payout; 2.
@@ -3307,13 +3544,13 @@ type UsageThresholdCreateRequest struct {
 // Example: {"businessToConsumerVolumePercentage":100,"consumerToConsumerVolumePercentage":0,"otherVolumePercentage":0}
 type VolumeDistributionByBusinessType struct {
 	// BusinessToConsumerVolumePercentage Share of business-to-consumer volume. Percentage from 0 to 100.
-	BusinessToConsumerVolumePercentage *float32 `json:"businessToConsumerVolumePercentage,omitempty"`
+	BusinessToConsumerVolumePercentage *float64 `json:"businessToConsumerVolumePercentage,omitempty"`
 
 	// ConsumerToConsumerVolumePercentage Share of consumer-to-consumer volume. Percentage from 0 to 100.
-	ConsumerToConsumerVolumePercentage *float32 `json:"consumerToConsumerVolumePercentage,omitempty"`
+	ConsumerToConsumerVolumePercentage *float64 `json:"consumerToConsumerVolumePercentage,omitempty"`
 
 	// OtherVolumePercentage Share of other volume. Percentage from 0 to 100.
-	OtherVolumePercentage *float32 `json:"otherVolumePercentage,omitempty"`
+	OtherVolumePercentage *float64 `json:"otherVolumePercentage,omitempty"`
 }
 
 // WebhookDelivery A delivery of an event to an endpoint.

@@ -198,6 +198,10 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 				s.writeError(w, hr, err)
 				return
 			}
+			// A missing Content-Type is JSON (see checkJSONObject); tell the validator so.
+			if hr.Header.Get("Content-Type") == "" {
+				hr.Header.Set("Content-Type", "application/json")
+			}
 		}
 		req.Body = body
 

@@ -74,19 +74,44 @@ func (q Q) RevokeAPIKey(ctx context.Context, id string, at time.Time) error {
 
 const merchantColumns = `id, organization_id, environment, external_ref, display_name, legal_entity_type, country,
 	merchant_mode, default_currency, status, platform_enabled, COALESCE(platform_merchant_account_id, ''), clock_offset_us,
-	profile, created_at, updated_at`
+	profile, created_at, updated_at, onboarding, claim_expires_at, claimed_at`
 
 func scanMerchant(row interface{ Scan(...any) error }) (m remit.MerchantAccount, err error) {
-	var env, profile string
+	var env, profile, onboarding string
 	var offset, created, updated int64
+	var claimExpires, claimed sql.NullInt64
 	err = row.Scan(&m.ID, &m.OrganizationID, &env, &m.ExternalRef, &m.DisplayName, &m.LegalEntityType, &m.Country,
 		&m.MerchantMode, &m.DefaultCurrency, &m.Status, &m.PlatformEnabled, &m.PlatformMerchantAccountID, &offset,
-		&profile, &created, &updated)
+		&profile, &created, &updated, &onboarding, &claimExpires, &claimed)
+	if err != nil {
+		return m, err
+	}
 	m.Environment = remit.Environment(env)
 	m.ClockOffset = time.Duration(offset) * time.Microsecond
 	m.Profile = json.RawMessage(profile)
 	m.CreatedAt, m.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
-	return m, err
+	if onboarding != "" {
+		if err := json.Unmarshal([]byte(onboarding), &m.Onboarding); err != nil {
+			return m, fmt.Errorf("merchant account %s: onboarding: %w", m.ID, err)
+		}
+	}
+	m.ClaimExpiresAt, m.ClaimedAt = nullTime(claimExpires), nullTime(claimed)
+	return m, nil
+}
+
+func nullTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := remit.FromMicros(v.Int64)
+	return &t
+}
+
+func nullMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return remit.Micros(*t)
 }
 
 // CreateMerchantAccount inserts a merchant account. A duplicate external reference within the
@@ -101,11 +126,11 @@ func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) e
 	}
 	_, err := q.exec(ctx, `INSERT INTO merchant_accounts (id, organization_id, environment, external_ref, display_name,
 		legal_entity_type, country, merchant_mode, default_currency, status, platform_enabled, platform_merchant_account_id,
-		clock_offset_us, profile, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		clock_offset_us, profile, created_at, updated_at, claim_expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		m.ID, m.OrganizationID, string(m.Environment), m.ExternalRef, m.DisplayName, m.LegalEntityType, m.Country,
 		m.MerchantMode, m.DefaultCurrency, m.Status, m.PlatformEnabled, platform, int64(m.ClockOffset/time.Microsecond),
-		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt))
+		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt), nullMicros(m.ClaimExpiresAt))
 	if IsUniqueViolation(err) {
 		return remit.Duplicate("merchant account", "externalMerchantRef", m.ExternalRef)
 	}
