@@ -45,21 +45,29 @@ var (
 
 func (a *App) cursorKey(ctx context.Context) ([]byte, error) {
 	cursorKeyMu.Lock()
-	defer cursorKeyMu.Unlock()
-	if k, ok := cursorKeys[a.DB]; ok {
+	k, ok := cursorKeys[a.DB]
+	cursorKeyMu.Unlock()
+	if ok {
 		return k, nil
 	}
 	var v string
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	db := a.DB
+	err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		v, err = tx.Setting(ctx, "cursor_key", NewSecret)
+		// Cache the key only once it is committed: inside a caller's transaction that later
+		// rolls back, a freshly created key would vanish.
+		tx.AfterCommit(func() {
+			cursorKeyMu.Lock()
+			cursorKeys[db] = []byte(v)
+			cursorKeyMu.Unlock()
+		})
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	cursorKeys[a.DB] = []byte(v)
-	return cursorKeys[a.DB], nil
+	return []byte(v), nil
 }
 
 // ParsePage reads limit and cursor (raw query strings; "" when absent) for the list named list.

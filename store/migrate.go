@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"hash/fnv"
 	"io/fs"
 
 	"github.com/pressly/goose/v3"
@@ -31,7 +32,15 @@ func (db *DB) Migrate(ctx context.Context) (err error) {
 	var opts []goose.ProviderOption
 	if db.dialect == Postgres {
 		dialect = goose.DialectPostgres
-		locker, err := lock.NewPostgresSessionLocker()
+		// One lock per database and schema: processes migrating the same store wait for each
+		// other; different schemas (tests) do not.
+		var where string
+		if err := db.write.QueryRowContext(ctx, `SELECT current_database() || '.' || current_schema()`).Scan(&where); err != nil {
+			return err
+		}
+		h := fnv.New64a()
+		h.Write([]byte(where))
+		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64() >> 1)))
 		if err != nil {
 			return err
 		}
