@@ -175,6 +175,16 @@ func TestBalanceGrantAndExpireBounds(t *testing.T) {
 		if bal2["USD"]["available"] != 75 {
 			t.Fatalf("c2 %v", bal2)
 		}
+		// A retried grant with its Idempotency-Key grants once.
+		body := map[string]any{"currency": "USD", "amount": 25}
+		first := e.Must(201, "POST", "/v1/customers/c2/balance/grant", body, testkit.Key("grant-once"))
+		again := e.Must(201, "POST", "/v1/customers/c2/balance/grant", body, testkit.Key("grant-once"))
+		if again.Header.Get("Idempotent-Replayed") != "true" || string(again.Body) != string(first.Body) {
+			t.Fatalf("replay: %s", again.Body)
+		}
+		if bal2, _ = k.balance("c2"); bal2["USD"]["available"] != 100 {
+			t.Fatalf("after a replayed grant: %v", bal2)
+		}
 	})
 }
 
@@ -245,13 +255,17 @@ func TestBalanceConcurrentExpires(t *testing.T) {
 		k := newCatalogKit(t, e)
 		k.customer("c1")
 		k.grant("c1", map[string]any{"entryId": "g", "currency": "USD", "amount": 200})
+		// Two servers on one store stand for two serve processes: the rule must not rely on memory
+		// shared inside one process.
+		e2 := testkit.StartOn(t, e.Store, e.DBURL, testkit.Options{})
+		servers := []*testkit.Env{e, e2}
 		var wg sync.WaitGroup
 		statuses := make([]int, 50)
 		for i := range statuses {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				statuses[i] = e.Do("POST", "/v1/customers/c1/balance/expire", map[string]any{"sourceEntryId": "g", "amount": 10}).Status
+				statuses[i] = servers[i%2].Do("POST", "/v1/customers/c1/balance/expire", map[string]any{"sourceEntryId": "g", "amount": 10}, testkit.As(e.Tenant)).Status
 			}()
 		}
 		wg.Wait()
