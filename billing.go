@@ -1,6 +1,8 @@
 package remit
 
-import "sort"
+import (
+	"sort"
+)
 
 // Invoice arithmetic (product.md "Invoices"): the pure rules that turn priced lines into figures.
 // Order: discounts, then prepaid balance (eligible lines after discounts, before tax), then tax on
@@ -13,13 +15,6 @@ type CouponTerms struct {
 	PercentOff int64
 	AmountOff  int64
 }
-
-// Line types.
-const (
-	LineRecurring = "recurring"
-	LineOneTime   = "one_time"
-	LineUsage     = "usage"
-)
 
 // PricedLine is one invoice line before discounts: Amount = quantity × unit amount.
 type PricedLine struct {
@@ -111,36 +106,12 @@ func DiscountLines(amounts []int64, coupons []CouponTerms) []int64 {
 	return disc
 }
 
-// GrantTargets restricts which lines a prepaid grant may pay; an empty dimension matches all.
-type GrantTargets struct {
-	LineTypes []string `json:"lineTypes,omitempty"`
-	PriceIDs  []string `json:"priceIds,omitempty"`
-	MeterIDs  []string `json:"meterIds,omitempty"`
-}
-
-// Matches reports whether a line is eligible: every given dimension must match.
-func (t GrantTargets) Matches(l PricedLine) bool {
-	return inOrEmpty(t.LineTypes, l.LineType) && inOrEmpty(t.PriceIDs, l.PriceID) && inOrEmpty(t.MeterIDs, l.MeterID)
-}
-
-func inOrEmpty(set []string, v string) bool {
-	if len(set) == 0 {
-		return true
-	}
-	for _, s := range set {
-		if s == v {
-			return true
-		}
-	}
-	return false
-}
-
 // SpendableGrant is prepaid balance available to an invoice, in the order it should be used
 // (earliest expiry first).
 type SpendableGrant struct {
 	EntryID   string
 	Remaining int64
-	Targets   GrantTargets
+	Targets   *BalanceTargets // nil pays any line
 }
 
 // Application is an amount of one grant applied to one line.
@@ -163,7 +134,7 @@ func ApplyPrepaid(lines []PricedLine, afterDiscount []int64, grants []SpendableG
 			if rem <= 0 {
 				break
 			}
-			if left[i] <= 0 || !g.Targets.Matches(l) {
+			if left[i] <= 0 || !g.Targets.Matches(l.LineType, l.PriceID, l.MeterID) {
 				continue
 			}
 			amt := min(rem, left[i])

@@ -70,9 +70,9 @@ func TestApplyPrepaid(t *testing.T) {
 	}
 	after := []int64{900, 1800, 500}
 	grants := []remit.SpendableGrant{
-		{EntryID: "g1", Remaining: 1000, Targets: remit.GrantTargets{LineTypes: []string{"usage"}}},
+		{EntryID: "g1", Remaining: 1000, Targets: &remit.BalanceTargets{LineTypes: []string{"usage"}}},
 		{EntryID: "g2", Remaining: 1500},
-		{EntryID: "g3", Remaining: 700, Targets: remit.GrantTargets{PriceIDs: []string{"setup"}, LineTypes: []string{"recurring"}}}, // both must match: none does
+		{EntryID: "g3", Remaining: 700, Targets: &remit.BalanceTargets{PriceIDs: []string{"setup"}, LineTypes: []string{"recurring"}}}, // both must match: none does
 	}
 	apps, per := remit.ApplyPrepaid(lines, after, grants)
 	wantApps := []remit.Application{{EntryID: "g1", Line: 1, Amount: 1000}, {EntryID: "g2", Line: 0, Amount: 900}, {EntryID: "g2", Line: 1, Amount: 600}}
@@ -122,7 +122,7 @@ func FuzzInvoiceArithmetic(f *testing.F) {
 			t.Fatalf("discount total %d, want %d", discTotal, want)
 		}
 		lines := []remit.PricedLine{{LineType: "recurring", PriceID: "p"}, {LineType: "usage", MeterID: "m"}, {LineType: "one_time"}}
-		tg := remit.GrantTargets{}
+		tg := &remit.BalanceTargets{}
 		if targets&1 == 1 {
 			tg.LineTypes = []string{"usage"}
 		}

@@ -1356,13 +1356,13 @@ type BalanceEntry struct {
 	// Object Always "balance_entry".
 	Object *string `json:"object,omitempty"`
 
-	// Remaining For grants: what is left to apply or expire. Minor units.
+	// Remaining For positive entries (grant, credit_note, top_up): what is left to apply or expire; null for negative entries. Minor units.
 	Remaining *int64 `json:"remaining,omitempty"`
 
-	// SourceEntryId For expiries: the grant expired.
+	// SourceEntryId For expiries and applications: the entry (grant, credit_note or top_up) taken from.
 	SourceEntryId *string `json:"sourceEntryId,omitempty"`
 
-	// Targets For grants: the lines the grant may pay.
+	// Targets For grants: the lines the grant may pay; null pays any line.
 	Targets *struct {
 		// LineTypes Line types.
 		LineTypes *[]string `json:"lineTypes,omitempty"`
@@ -1470,7 +1470,7 @@ type BillingAccount struct {
 	// CustomerId Customer ID.
 	CustomerId *string `json:"customerId,omitempty"`
 
-	// DefaultPaymentMethod A payment method, masked.
+	// DefaultPaymentMethod The payment method invoices are charged to, or null until one is attached.
 	DefaultPaymentMethod *PaymentMethodSummary `json:"defaultPaymentMethod,omitempty"`
 
 	// Environment Environment the resource lives in: sandbox or production.
@@ -1485,7 +1485,7 @@ type BillingAccount struct {
 	// Object Always "billing_account".
 	Object *string `json:"object,omitempty"`
 
-	// TaxAddress A postal address as returned.
+	// TaxAddress The address taxes are computed for, or null.
 	TaxAddress *Address `json:"taxAddress,omitempty"`
 }
 
@@ -1773,7 +1773,7 @@ type CreditNoteReason string
 
 // Customer A customer.
 type Customer struct {
-	// Address A postal address as returned.
+	// Address The customer's address, or null.
 	Address *Address `json:"address,omitempty"`
 
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
@@ -2802,7 +2802,7 @@ type PaymentMethodSetupRequest struct {
 	// MethodType Payment method type.
 	MethodType *PaymentMethodSetupRequestMethodType `json:"methodType,omitempty"`
 
-	// SetAsDefault Make the attached method the billing account's default.
+	// SetAsDefault Make the attached method the billing account's default (it becomes the default anyway when the account has none). Needs billingAccountId.
 	SetAsDefault *bool `json:"setAsDefault,omitempty"`
 }
 
@@ -2813,6 +2813,9 @@ type PaymentMethodSetupRequestMethodType string
 type PaymentMethodSetupSession struct {
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
+
+	// CompletedAt When the session was completed. RFC 3339, UTC.
+	CompletedAt *time.Time `json:"completedAt,omitempty"`
 
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -2834,6 +2837,9 @@ type PaymentMethodSetupSession struct {
 
 	// Object Always "payment_method_setup_session".
 	Object *string `json:"object,omitempty"`
+
+	// PaymentMethod The attached payment method, masked, once completed.
+	PaymentMethod *PaymentMethodSummary `json:"paymentMethod,omitempty"`
 
 	// PaymentMethodId Attached payment method (pm_...) once completed.
 	PaymentMethodId *string `json:"paymentMethodId,omitempty"`

@@ -161,6 +161,13 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 			}
 		}
 
+		// The portal's credential is its hosted token: missing is 401 like a missing API key (the
+		// handler resolves it, and answers 401 for a bad one).
+		if o.auth == authPortal && hr.URL.Query().Get("token") == "" {
+			s.writeError(w, hr, remit.Errorf(remit.EUnauthorized, "The token query parameter is missing. Use the hosted page's URL, which carries its token."))
+			return
+		}
+
 		// Read the body, at most MaxBodyBytes.
 		body, err := io.ReadAll(http.MaxBytesReader(w, hr.Body, s.cfg.MaxBodyBytes))
 		if err != nil {

@@ -29,7 +29,7 @@ func TestComputeInvoiceHandChecked(t *testing.T) {
 			{LineType: remit.LineOneTime, PriceID: "setup", Amount: 2500},
 		},
 		Coupons: []remit.CouponTerms{{PercentOff: 10}, {AmountOff: 500}},
-		Grants:  []remit.SpendableGrant{{EntryID: "g", Remaining: 3000, Targets: remit.GrantTargets{LineTypes: []string{"usage"}}}},
+		Grants:  []remit.SpendableGrant{{EntryID: "g", Remaining: 3000, Targets: &remit.BalanceTargets{LineTypes: []string{"usage"}}}},
 		Rates:   tax.Default().Lookup("CA", "BC"),
 	})
 	check := func(name string, got, want int64) {
@@ -78,7 +78,7 @@ func FuzzComputeInvoice(f *testing.F) {
 			Exempt:  target&2 == 2,
 		}
 		if target&1 == 1 {
-			in.Grants[0].Targets.LineTypes = []string{"usage"}
+			in.Grants[0].Targets = &remit.BalanceTargets{LineTypes: []string{"usage"}}
 		}
 		got := tax.ComputeInvoice(in)
 		var sub, disc, pre, tx int64

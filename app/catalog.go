@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// The catalog (product.md "Catalog"): prices, the products they name (created on first use) and
+// coupons. Every one belongs to one merchant account; another account's answers 404.
+
+// scopeOf is the scope a merchant account acts in.
+func scopeOf(m remit.MerchantAccount) remit.Scope {
+	return remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
+}
+
+// CreatePrice adds a price to the merchant account's catalog after the per-type rules of
+// remit.CheckPrice, creating its product on first use, and emits price.created.
+//
+// Errors: validation_failure (every broken rule), conflict (priceId taken).
+func (a *App) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error) {
+	var probs remit.Problems
+	remit.CheckPrice(&p, &probs)
+	remit.CurrencyProblem(&probs, remit.InBody, "currency", p.Currency)
+	remit.MetadataProblems(&probs, "metadata", p.Metadata)
+	if err := probs.Err(); err != nil {
+		return remit.Price{}, err
+	}
+	now := micro(a.Now(m))
+	p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt = "price", m.Environment, m.ID, now
+	p.Metadata = remit.CopyMetadata(p.Metadata)
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.EnsureProduct(ctx, m.ID, p.ProductID, now); err != nil {
+			return err
+		}
+		if err := tx.CreatePrice(ctx, p); err != nil {
+			return err
+		}
+		return a.Emit(ctx, tx, scopeOf(m), now, "price.created", p.PriceID, p)
+	})
+	return p, err
+}
+
+// GetPrice returns a price of the merchant account. field names where the reference came from
+// ("" for a path's own resource, "lines[0].priceId" for a reference in a body).
+//
+// Errors: not_found.
+func (a *App) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, field string) (remit.Price, error) {
+	p, err := a.DB.Read(ctx).GetPrice(ctx, m.ID, priceID)
+	if err != nil {
+		if e, ok := err.(*remit.Error); ok && field != "" {
+			e.With("field", field)
+		}
+		return p, err
+	}
+	p.Environment = m.Environment
+	return p, nil
+}
+
+// CreateCoupon adds a coupon (couponId generated as cpn_... when omitted) and emits coupon.created.
+//
+// Errors: validation_failure, conflict (couponId taken).
+func (a *App) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error) {
+	var probs remit.Problems
+	remit.CheckCoupon(&c, &probs)
+	remit.MetadataProblems(&probs, "metadata", c.Metadata)
+	if err := probs.Err(); err != nil {
+		return remit.Coupon{}, err
+	}
+	if c.CouponID == "" {
+		c.CouponID = remit.NewID("cpn")
+	}
+	now := micro(a.Now(m))
+	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "coupon", m.Environment, m.ID, now
+	c.Metadata = remit.CopyMetadata(c.Metadata)
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.CreateCoupon(ctx, c); err != nil {
+			return err
+		}
+		return a.Emit(ctx, tx, scopeOf(m), now, "coupon.created", c.CouponID, c)
+	})
+	return c, err
+}
+
+// GetCoupon returns a coupon of the merchant account (field as in GetPrice).
+//
+// Errors: not_found.
+func (a *App) GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID, field string) (remit.Coupon, error) {
+	c, err := a.DB.Read(ctx).GetCoupon(ctx, m.ID, couponID)
+	if err != nil {
+		if e, ok := err.(*remit.Error); ok && field != "" {
+			e.With("field", field)
+		}
+		return c, err
+	}
+	c.Environment = m.Environment
+	return c, nil
+}

@@ -1,0 +1,109 @@
+package app
+
+import (
+	"context"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Customers and billing accounts (product.md "Customers and billing accounts").
+
+// CreateCustomer adds a customer (customerId generated as cus_... when omitted) and emits
+// customer.created.
+//
+// Errors: validation_failure (email, address country, metadata), conflict (customerId or
+// externalId taken; details.field names which).
+func (a *App) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error) {
+	var probs remit.Problems
+	if c.Email != nil && *c.Email != "" {
+		remit.EmailProblem(&probs, "email", *c.Email)
+	}
+	if c.Email != nil && *c.Email == "" {
+		c.Email = nil
+	}
+	remit.AddressProblems(&probs, "address", c.Address)
+	remit.MetadataProblems(&probs, "metadata", c.Metadata)
+	if err := probs.Err(); err != nil {
+		return remit.Customer{}, err
+	}
+	if c.CustomerID == "" {
+		c.CustomerID = remit.NewID("cus")
+	}
+	now := micro(a.Now(m))
+	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "customer", m.Environment, m.ID, now
+	c.Metadata = remit.CopyMetadata(c.Metadata)
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.CreateCustomer(ctx, c); err != nil {
+			return err
+		}
+		return a.Emit(ctx, tx, scopeOf(m), now, "customer.created", c.CustomerID, c)
+	})
+	return c, err
+}
+
+// GetCustomer returns a customer of the merchant account. field names where the reference came
+// from ("" for the path's own resource).
+//
+// Errors: not_found.
+func (a *App) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID, field string) (remit.Customer, error) {
+	c, err := a.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID, field)
+	c.Environment = m.Environment
+	return c, err
+}
+
+// CreateBillingAccount adds a billing account for an existing customer (billingAccountId generated
+// as ba_... when omitted; collectionMethod defaults to charge_automatically) and emits
+// billing_account.created.
+//
+// Errors: validation_failure (currency, taxAddress country, metadata), not_found (customerId,
+// details.field "customerId"), conflict (billingAccountId taken).
+func (a *App) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error) {
+	var probs remit.Problems
+	remit.CurrencyProblem(&probs, remit.InBody, "currency", b.Currency)
+	remit.AddressProblems(&probs, "taxAddress", b.TaxAddress)
+	remit.MetadataProblems(&probs, "metadata", b.Metadata)
+	if err := probs.Err(); err != nil {
+		return remit.BillingAccount{}, err
+	}
+	if b.BillingAccountID == "" {
+		b.BillingAccountID = remit.NewID("ba")
+	}
+	if b.CollectionMethod == "" {
+		b.CollectionMethod = remit.ChargeAutomatically
+	}
+	now := micro(a.Now(m))
+	b.Object, b.Environment, b.MerchantAccountID, b.CreatedAt = "billing_account", m.Environment, m.ID, now
+	b.Metadata = remit.CopyMetadata(b.Metadata)
+	b.DefaultPaymentMethod = nil
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if _, err := tx.GetCustomer(ctx, m.ID, b.CustomerID, "customerId"); err != nil {
+			return err
+		}
+		if err := tx.CreateBillingAccount(ctx, b); err != nil {
+			return err
+		}
+		return a.Emit(ctx, tx, scopeOf(m), now, "billing_account.created", b.BillingAccountID, b)
+	})
+	return b, err
+}
+
+// GetBillingAccount returns a billing account of the merchant account with its default payment
+// method (field as in GetCustomer).
+//
+// Errors: not_found.
+func (a *App) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID, field string) (remit.BillingAccount, error) {
+	b, err := a.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, field, false)
+	b.Environment = m.Environment
+	return b, err
+}
+
+// GetPaymentMethod returns a payment method of the merchant account, with TestCard set for the
+// sandbox processor.
+//
+// Errors: not_found.
+func (a *App) GetPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error) {
+	pm, err := a.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
+	pm.Environment = m.Environment
+	return pm, err
+}

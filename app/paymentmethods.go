@@ -1,0 +1,195 @@
+package app
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Payment methods and hosted setup sessions (product.md "Payment methods and the customer portal").
+// A setup session lives one hour on the merchant clock; its hosted token stays valid a day longer,
+// so that the portal can tell a late customer the session expired (409) instead of refusing the
+// token (401).
+
+const (
+	setupSessionTTL   = time.Hour
+	setupTokenGrace   = 24 * time.Hour
+	setupCompletePath = "/customer-portal/setup-sessions/%s/complete"
+)
+
+// SetupSessionInput is the body of POST /v1/customers/{id}/payment-method-setup.
+type SetupSessionInput struct {
+	BillingAccountID *string // the method is attached to it (and may become its default)
+	MethodType       string  // "card" (the default)
+	SetAsDefault     bool
+}
+
+// CreateSetupSession opens a hosted setup session for the customer, valid one hour, and emits
+// payment_method.setup_session.created (without the token). The answer carries the session's token
+// and url; neither is shown again.
+//
+// Errors: not_found (customer; billingAccountId, details.field), validation_failure (setAsDefault
+// without billingAccountId; a billing account of another customer).
+func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in SetupSessionInput) (remit.SetupSession, error) {
+	if in.MethodType == "" {
+		in.MethodType = "card"
+	}
+	now := micro(a.Now(m))
+	s := remit.SetupSession{
+		Object: "payment_method_setup_session", SessionID: remit.NewID("pmss"), CustomerID: customerID,
+		BillingAccountID: in.BillingAccountID, MethodType: in.MethodType, SetAsDefault: in.SetAsDefault,
+		ExpiresAt: now.Add(setupSessionTTL), Status: remit.SessionOpen, Environment: m.Environment, MerchantAccountID: m.ID,
+		CreatedAt: now,
+	}
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if _, err := tx.GetCustomer(ctx, m.ID, customerID, ""); err != nil {
+			return err
+		}
+		var probs remit.Problems
+		if in.BillingAccountID != nil {
+			ba, err := tx.GetBillingAccount(ctx, m.ID, *in.BillingAccountID, "billingAccountId", false)
+			if err != nil {
+				return err
+			}
+			if ba.CustomerID != customerID {
+				probs.Body("billingAccountId", "customer_mismatch", "The billing account belongs to another customer; give one of this customer's billing accounts.")
+			}
+		} else if in.SetAsDefault {
+			probs.Body("setAsDefault", "requires_billing_account", "setAsDefault needs billingAccountId: the default payment method is a billing account's.")
+		}
+		if err := probs.Err(); err != nil {
+			return err
+		}
+		if err := tx.CreateSetupSession(ctx, s); err != nil {
+			return err
+		}
+		token, err := a.IssueHostedToken(ctx, tx, m.ID, remit.HostedSetupSession, s.SessionID, s.ExpiresAt.Add(setupTokenGrace))
+		if err != nil {
+			return err
+		}
+		if err := a.Emit(ctx, tx, scopeOf(m), now, "payment_method.setup_session.created", s.SessionID, s); err != nil {
+			return err
+		}
+		s.Token = token
+		s.URL = a.Config.PublicURL + strings.Replace(setupCompletePath, "%s", url.PathEscape(s.SessionID), 1) + "?token=" + url.QueryEscape(token)
+		return nil
+	})
+	return s, err
+}
+
+// CompleteSetupSession attaches the sandbox test card named by paymentMethod to the session's
+// customer (and billing account), makes it the billing account's default when the session has
+// setAsDefault or the account has no default yet, and completes the session. Events:
+// payment_method.attached, payment_method.setup_session.completed and, when the default changed,
+// billing_account.updated.
+//
+// Errors: forbidden (a token of another resource; a production merchant account, where test cards
+// do not exist), validation_failure (paymentMethod missing, unknown or a raw card number, on query
+// field paymentMethod, listing the accepted values), conflict (the session is completed or expired,
+// details.currentState).
+func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error) {
+	if err := AuthorizeHostedToken(tok, remit.HostedSetupSession, sessionID); err != nil {
+		return remit.SetupSession{}, err
+	}
+	if m.Environment != remit.Sandbox {
+		return remit.SetupSession{}, remit.Errorf(remit.EForbidden, "Test payment methods exist only in the sandbox environment; production needs a payment processor connector.")
+	}
+	card, err := testCardParam(paymentMethod)
+	if err != nil {
+		return remit.SetupSession{}, err
+	}
+	scope := scopeOf(m)
+	var out remit.SetupSession
+	err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		now := micro(a.Now(m))
+		s, err := tx.GetSetupSession(ctx, m.ID, sessionID, true)
+		if err != nil {
+			return err
+		}
+		s.Environment = m.Environment
+		if st := s.StatusAt(now); st != remit.SessionOpen {
+			return remit.StateConflict("payment method setup session", sessionID, st, "completed")
+		}
+		pm := remit.PaymentMethod{
+			Object: "payment_method", PaymentMethodID: remit.NewID("pm"), CustomerID: s.CustomerID, BillingAccountID: s.BillingAccountID,
+			Type: s.MethodType, Brand: card.Brand, Last4: card.Last4, TestCard: card.Token, Environment: m.Environment,
+			MerchantAccountID: m.ID, CreatedAt: now,
+		}
+		if err := tx.CreatePaymentMethod(ctx, pm); err != nil {
+			return err
+		}
+		if err := a.Emit(ctx, tx, scope, now, "payment_method.attached", pm.PaymentMethodID, pm); err != nil {
+			return err
+		}
+		if s.BillingAccountID != nil {
+			ba, err := tx.GetBillingAccount(ctx, m.ID, *s.BillingAccountID, "", true)
+			if err != nil {
+				return err
+			}
+			if s.SetAsDefault || ba.DefaultPaymentMethod == nil {
+				if err := tx.SetDefaultPaymentMethod(ctx, m.ID, ba.BillingAccountID, pm.PaymentMethodID, now); err != nil {
+					return err
+				}
+				ba.DefaultPaymentMethod, ba.Environment = pm.Summary(), m.Environment
+				if err := a.Emit(ctx, tx, scope, now, "billing_account.updated", ba.BillingAccountID, ba); err != nil {
+					return err
+				}
+			}
+		}
+		ok, err := tx.CompleteSetupSession(ctx, m.ID, sessionID, pm.PaymentMethodID, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return remit.StateConflict("payment method setup session", sessionID, remit.SessionCompleted, "completed")
+		}
+		s.Status, s.PaymentMethodID, s.PaymentMethod, s.CompletedAt = remit.SessionCompleted, &pm.PaymentMethodID, pm.Summary(), &now
+		out = s
+		return a.Emit(ctx, tx, scope, now, "payment_method.setup_session.completed", s.SessionID, s)
+	})
+	return out, err
+}
+
+// testCardParam validates the paymentMethod query parameter of the portal's setup route.
+func testCardParam(v string) (remit.TestCard, error) {
+	allowed := make([]string, len(remit.TestCards))
+	for i, c := range remit.TestCards {
+		allowed[i] = c.Token
+	}
+	list := strings.Join(allowed, ", ")
+	fail := func(reason, msg string) (remit.TestCard, error) {
+		e := remit.Invalid(remit.FieldError{Field: "paymentMethod", Location: remit.InQuery, Reason: reason, Message: msg})
+		e.With("allowedValues", allowed)
+		return remit.TestCard{}, e
+	}
+	if v == "" {
+		return fail("required", "The query parameter paymentMethod is required: one of "+list+".")
+	}
+	if looksLikeCardNumber(v) {
+		return fail("raw_card_number", "Raw card numbers are never accepted. Use a test payment method: one of "+list+".")
+	}
+	card, ok := remit.LookupTestCard(v)
+	if !ok {
+		return fail("invalid_enum", "paymentMethod must be one of "+list+".")
+	}
+	return card, nil
+}
+
+// looksLikeCardNumber reports whether v is 12 to 19 digits, possibly grouped by spaces or dashes.
+func looksLikeCardNumber(v string) bool {
+	digits := 0
+	for _, r := range v {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == ' ' || r == '-':
+		default:
+			return false
+		}
+	}
+	return digits >= 12 && digits <= 19
+}

@@ -1,0 +1,134 @@
+package remit
+
+import (
+	"fmt"
+	"time"
+)
+
+// Price types (product.md "Catalog").
+const (
+	PriceFixedRecurring  = "fixed_recurring"
+	PriceFixedOneTime    = "fixed_one_time"
+	PriceUsageMetered    = "usage_metered"
+	PricePayWhatYouWant  = "pay_what_you_want"
+	PriceFree            = "free"
+	PriceCreditGrant     = "credit_grant"
+	PriceCreditTopUp     = "credit_top_up"
+	defaultIntervalCount = 1
+)
+
+// Billing intervals and the largest count of each: one bill covers at most three years.
+var maxIntervalCount = map[string]int64{"day": 1095, "week": 156, "month": 36, "year": 3}
+
+// Price is a catalog price. UnitAmount is nil for prices whose amount is given on the quote or
+// invoice line (pay_what_you_want, credit_top_up); BillingInterval and BillingIntervalCount are nil
+// for one-time prices.
+type Price struct {
+	Object               string            `json:"object"` // "price"
+	PriceID              string            `json:"priceId"`
+	ProductID            string            `json:"productId"`
+	Name                 string            `json:"name"`
+	PriceType            string            `json:"priceType"`
+	Currency             string            `json:"currency"`
+	BillingInterval      *string           `json:"billingInterval"`
+	BillingIntervalCount *int64            `json:"billingIntervalCount"`
+	UnitAmount           *int64            `json:"unitAmount"`
+	MeterID              *string           `json:"meterId"`
+	Metadata             map[string]string `json:"metadata"`
+	Environment          Environment       `json:"environment"`
+	MerchantAccountID    string            `json:"merchantAccountId"`
+	CreatedAt            time.Time         `json:"createdAt"`
+}
+
+// Recurring reports whether the price bills on an interval.
+func (p Price) Recurring() bool { return p.BillingInterval != nil }
+
+// CheckPrice applies the per-type rules of product.md "Catalog" to a price about to be created
+// and fills the defaults (billingIntervalCount 1 for recurring prices, unitAmount 0 for free). It
+// records every problem in probs; the schema's own bounds (unitAmount >= 0, count >= 1, enums) are
+// checked before by the contract.
+func CheckPrice(p *Price, probs *Problems) {
+	t := p.PriceType
+	need := func(field string, present bool) {
+		if !present {
+			probs.Body(field, "required", fmt.Sprintf("%s is required for priceType %s.", field, t))
+		}
+	}
+	forbid := func(field string, present bool, why string) {
+		if present {
+			probs.Body(field, "not_allowed", fmt.Sprintf("%s is not allowed for priceType %s: %s", field, t, why))
+		}
+	}
+	hasInterval, hasAmount, hasMeter := p.BillingInterval != nil, p.UnitAmount != nil, p.MeterID != nil
+	switch t {
+	case PriceFixedRecurring:
+		need("billingInterval", hasInterval)
+		need("unitAmount", hasAmount)
+		forbid("meterId", hasMeter, "only usage_metered prices bill a meter.")
+	case PriceFixedOneTime, PriceCreditGrant:
+		need("unitAmount", hasAmount)
+		forbid("billingInterval", hasInterval, "the price bills once; use fixed_recurring for a recurring charge.")
+		forbid("meterId", hasMeter, "only usage_metered prices bill a meter.")
+	case PriceUsageMetered:
+		need("meterId", hasMeter)
+		need("unitAmount", hasAmount)
+		need("billingInterval", hasInterval)
+	case PriceFree:
+		if hasAmount && *p.UnitAmount != 0 {
+			probs.Body("unitAmount", "not_allowed", "unitAmount must be 0 or omitted for priceType free.")
+		}
+		forbid("meterId", hasMeter, "only usage_metered prices bill a meter.")
+		zero := int64(0)
+		p.UnitAmount = &zero
+	case PricePayWhatYouWant, PriceCreditTopUp:
+		forbid("unitAmount", hasAmount, "the amount is given on the quote or invoice line (its unitAmount).")
+		forbid("billingInterval", hasInterval, "the price bills once, for the amount given on the line.")
+		forbid("meterId", hasMeter, "only usage_metered prices bill a meter.")
+	}
+	intervalForbidden := t == PriceFixedOneTime || t == PriceCreditGrant || t == PricePayWhatYouWant || t == PriceCreditTopUp
+	if p.BillingIntervalCount != nil && (!hasInterval || intervalForbidden) {
+		probs.Body("billingIntervalCount", "not_allowed", fmt.Sprintf("billingIntervalCount is allowed only with billingInterval, which a priceType %s price does not have.", t))
+	}
+	if hasInterval && !intervalForbidden {
+		if p.BillingIntervalCount == nil {
+			n := int64(defaultIntervalCount)
+			p.BillingIntervalCount = &n
+		} else if max, ok := maxIntervalCount[*p.BillingInterval]; ok && *p.BillingIntervalCount > max {
+			probs.Body("billingIntervalCount", "out_of_range", fmt.Sprintf("billingIntervalCount may be at most %d for billingInterval %s (one bill covers at most three years).", max, *p.BillingInterval))
+		}
+	}
+}
+
+// Coupon is a discount: PercentOff, or AmountOff in Currency.
+type Coupon struct {
+	Object            string            `json:"object"` // "coupon"
+	CouponID          string            `json:"couponId"`
+	Name              string            `json:"name"`
+	PercentOff        *int64            `json:"percentOff"`
+	AmountOff         *int64            `json:"amountOff"`
+	Currency          *string           `json:"currency"`
+	Metadata          map[string]string `json:"metadata"`
+	Environment       Environment       `json:"environment"`
+	MerchantAccountID string            `json:"merchantAccountId"`
+	CreatedAt         time.Time         `json:"createdAt"`
+}
+
+// CheckCoupon records every problem with a coupon about to be created: exactly one of percentOff
+// and amountOff, and currency with and only with amountOff.
+func CheckCoupon(c *Coupon, probs *Problems) {
+	switch {
+	case c.PercentOff != nil && c.AmountOff != nil:
+		probs.Body("percentOff", "mutually_exclusive", "Give either percentOff or amountOff (with currency), not both.")
+		probs.Body("amountOff", "mutually_exclusive", "Give either percentOff or amountOff (with currency), not both.")
+	case c.PercentOff == nil && c.AmountOff == nil:
+		probs.Body("percentOff", "required", "Give percentOff (1-100), or amountOff with currency.")
+	}
+	switch {
+	case c.AmountOff != nil && c.Currency == nil:
+		probs.Body("currency", "required", "currency is required with amountOff.")
+	case c.AmountOff == nil && c.Currency != nil:
+		probs.Body("currency", "not_allowed", "currency is given only with amountOff; a percentOff coupon applies in every currency.")
+	case c.Currency != nil:
+		CurrencyProblem(probs, InBody, "currency", *c.Currency)
+	}
+}

@@ -1,0 +1,180 @@
+package remit
+
+import (
+	"fmt"
+	"net/mail"
+	"time"
+)
+
+// Address is a postal address (customers' address, billing accounts' taxAddress). Country is ISO
+// 3166-1 alpha-2; country and region drive tax.
+type Address struct {
+	Line1      string  `json:"line1"`
+	Line2      *string `json:"line2"`
+	City       string  `json:"city"`
+	Region     *string `json:"region"`
+	PostalCode string  `json:"postalCode"`
+	Country    string  `json:"country"`
+}
+
+// AddressProblems records the problems of an address the contract's shape cannot catch.
+func AddressProblems(p *Problems, field string, a *Address) {
+	if a != nil && !ValidCountry(a.Country) {
+		p.Body(field+".country", "invalid_country", "country must be an ISO 3166-1 alpha-2 code such as US.")
+	}
+}
+
+// Customer is a merchant account's customer.
+type Customer struct {
+	Object            string            `json:"object"` // "customer"
+	CustomerID        string            `json:"customerId"`
+	ExternalID        *string           `json:"externalId"`
+	Name              string            `json:"name"`
+	Email             *string           `json:"email"`
+	Address           *Address          `json:"address"`
+	TaxExempt         bool              `json:"taxExempt"`
+	Metadata          map[string]string `json:"metadata"`
+	Environment       Environment       `json:"environment"`
+	MerchantAccountID string            `json:"merchantAccountId"`
+	CreatedAt         time.Time         `json:"createdAt"`
+}
+
+// EmailProblem records a problem with an email address that is not a plain addr-spec
+// (name@domain).
+func EmailProblem(p *Problems, field, email string) {
+	a, err := mail.ParseAddress(email)
+	if err != nil || a.Address != email || a.Name != "" {
+		p.Body(field, "invalid_format", fmt.Sprintf("%s must be an email address such as billing@example.com.", field))
+	}
+}
+
+// Collection methods of a billing account.
+const (
+	ChargeAutomatically = "charge_automatically"
+	SendInvoice         = "send_invoice"
+)
+
+// BillingAccount is a customer's billing in one currency.
+type BillingAccount struct {
+	Object               string                `json:"object"` // "billing_account"
+	BillingAccountID     string                `json:"billingAccountId"`
+	CustomerID           string                `json:"customerId"`
+	Currency             string                `json:"currency"`
+	CollectionMethod     string                `json:"collectionMethod"`
+	TaxAddress           *Address              `json:"taxAddress"`
+	DefaultPaymentMethod *PaymentMethodSummary `json:"defaultPaymentMethod"`
+	Metadata             map[string]string     `json:"metadata"`
+	Environment          Environment           `json:"environment"`
+	MerchantAccountID    string                `json:"merchantAccountId"`
+	CreatedAt            time.Time             `json:"createdAt"`
+}
+
+// PaymentMethodSummary is a masked payment method as other resources show it.
+type PaymentMethodSummary struct {
+	PaymentMethodID string `json:"paymentMethodId"`
+	Brand           string `json:"brand"`
+	Last4           string `json:"last4"`
+}
+
+// PaymentMethod is a card attached to a customer (and to one of its billing accounts). Only
+// sandbox test tokens create payment methods; no raw card number is ever accepted or stored.
+// TestCard is the test token the method was made from: the sandbox processor reads it to decide the
+// outcome of a charge (pm_card_chargeDeclined declines, pm_card_insufficientFunds declines for
+// insufficient funds, the others succeed).
+type PaymentMethod struct {
+	Object            string      `json:"object"` // "payment_method"
+	PaymentMethodID   string      `json:"paymentMethodId"`
+	CustomerID        string      `json:"customerId"`
+	BillingAccountID  *string     `json:"billingAccountId"`
+	Type              string      `json:"type"` // "card"
+	Brand             string      `json:"brand"`
+	Last4             string      `json:"last4"`
+	TestCard          string      `json:"-"`
+	Environment       Environment `json:"environment"`
+	MerchantAccountID string      `json:"merchantAccountId"`
+	CreatedAt         time.Time   `json:"createdAt"`
+}
+
+// Summary is the masked form of the method.
+func (m PaymentMethod) Summary() *PaymentMethodSummary {
+	return &PaymentMethodSummary{PaymentMethodID: m.PaymentMethodID, Brand: m.Brand, Last4: m.Last4}
+}
+
+// TestCard is a sandbox test payment method token and the card it stands for.
+type TestCard struct {
+	Token string
+	Brand string
+	Last4 string
+}
+
+// TestCards are the sandbox test tokens a setup session accepts, in documentation order.
+var TestCards = []TestCard{
+	{"pm_card_visa", "visa", "4242"},
+	{"pm_card_mastercard", "mastercard", "4444"},
+	{"pm_card_chargeDeclined", "visa", "0002"},
+	{"pm_card_insufficientFunds", "visa", "9995"},
+}
+
+// LookupTestCard returns the test card of token.
+func LookupTestCard(token string) (TestCard, bool) {
+	for _, c := range TestCards {
+		if c.Token == token {
+			return c, true
+		}
+	}
+	return TestCard{}, false
+}
+
+// Setup session states. "expired" is not stored: an open session is expired once the merchant
+// clock reaches its expiresAt.
+const (
+	SessionOpen      = "open"
+	SessionCompleted = "completed"
+	SessionExpired   = "expired"
+)
+
+// SetupSession is a hosted payment-method setup session (pmss_). Token is set only in the answer
+// that created it: the store keeps the token's hash, never the token.
+type SetupSession struct {
+	Object            string                `json:"object"` // "payment_method_setup_session"
+	SessionID         string                `json:"sessionId"`
+	CustomerID        string                `json:"customerId"`
+	BillingAccountID  *string               `json:"billingAccountId"`
+	MethodType        string                `json:"methodType"`
+	SetAsDefault      bool                  `json:"setAsDefault"`
+	URL               string                `json:"url,omitempty"`
+	Token             string                `json:"token,omitempty"`
+	ExpiresAt         time.Time             `json:"expiresAt"`
+	Status            string                `json:"status"`
+	PaymentMethodID   *string               `json:"paymentMethodId"`
+	PaymentMethod     *PaymentMethodSummary `json:"paymentMethod"`
+	CompletedAt       *time.Time            `json:"completedAt"`
+	Environment       Environment           `json:"environment"`
+	MerchantAccountID string                `json:"merchantAccountId"`
+	CreatedAt         time.Time             `json:"createdAt"`
+}
+
+// StatusAt is the session's status at the merchant time now.
+func (s SetupSession) StatusAt(now time.Time) string {
+	if s.Status == SessionOpen && !now.Before(s.ExpiresAt) {
+		return SessionExpired
+	}
+	return s.Status
+}
+
+// Hosted token kinds: what a customer-portal token may act on.
+const (
+	HostedSetupSession = "setup_session"
+	HostedInvoice      = "invoice"
+)
+
+// HostedToken is a stored hosted token (its hash only): the credential of the customer-portal
+// routes, scoped to one resource of one merchant account.
+type HostedToken struct {
+	TokenHash         string
+	Kind              string // HostedSetupSession or HostedInvoice
+	ResourceID        string
+	MerchantAccountID string
+	ExpiresAt         time.Time
+	CreatedAt         time.Time
+}

@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+)
+
+// customerHandlers registers customers, billing accounts and payment-method setup sessions.
+func (s *Server) customerHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"createCustomer": func(ctx context.Context, r *Request) (any, error) {
+			var body api.CustomerCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			return s.app.CreateCustomer(ctx, r.Merchant, remit.Customer{
+				CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
+				Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
+			})
+		},
+		"getCustomer": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetCustomer(ctx, r.Merchant, r.Path("customerId"), "")
+		},
+		"createBillingAccount": func(ctx context.Context, r *Request) (any, error) {
+			var body api.BillingAccountCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			b := remit.BillingAccount{
+				BillingAccountID: deref(body.BillingAccountId), CustomerID: body.CustomerId, Currency: body.Currency,
+				TaxAddress: address(body.TaxAddress), Metadata: metadata(body.Metadata),
+			}
+			if body.CollectionMethod != nil {
+				b.CollectionMethod = string(*body.CollectionMethod)
+			}
+			return s.app.CreateBillingAccount(ctx, r.Merchant, b)
+		},
+		"getBillingAccount": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"), "")
+		},
+		"createPaymentMethodSetupSession": func(ctx context.Context, r *Request) (any, error) {
+			var body api.PaymentMethodSetupRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			in := app.SetupSessionInput{BillingAccountID: body.BillingAccountId, SetAsDefault: body.SetAsDefault != nil && *body.SetAsDefault}
+			if body.MethodType != nil {
+				in.MethodType = string(*body.MethodType)
+			}
+			return s.app.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), in)
+		},
+	}
+}
+
+func address(a *api.CustomerAddress) *remit.Address {
+	if a == nil {
+		return nil
+	}
+	return &remit.Address{Line1: a.Line1, Line2: a.Line2, City: a.City, Region: a.Region, PostalCode: a.PostalCode, Country: a.Country}
+}

@@ -1,0 +1,45 @@
+package httpapi
+
+import (
+	"context"
+	"strings"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/app"
+)
+
+// The customer portal: PUT /customer-portal/{tail...}?token=, authorized by a hosted token instead
+// of an API key. The operation has no scope; the merchant account comes from the token. Routing by
+// tail happens here, after the token is resolved (401 first, then 404 for an unknown tail, then 403
+// for a token of another resource):
+//
+//	setup-sessions/{sessionId}/complete?paymentMethod=pm_card_...   attach a test card, complete
+//	invoices/{invoiceId}/pay                                        pay an open invoice (invoices area)
+func (s *Server) portalHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"customerPortalPut": func(ctx context.Context, r *Request) (any, error) {
+			tok, m, err := s.app.ResolveHostedToken(ctx, r.Query("token"))
+			if err != nil {
+				return nil, err
+			}
+			parts := strings.Split(r.Path("tail"), "/")
+			switch {
+			case len(parts) == 3 && parts[0] == "setup-sessions" && parts[1] != "" && parts[2] == "complete":
+				return s.app.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
+			case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
+				return s.portalPayInvoice(ctx, r, tok, m, parts[1])
+			}
+			return nil, remit.Errorf(remit.ENotFound, "No such customer-portal route. The portal's PUT routes are /customer-portal/setup-sessions/{sessionId}/complete and /customer-portal/invoices/{invoiceId}/pay.")
+		},
+	}
+}
+
+// portalPayInvoice is PUT /customer-portal/invoices/{invoiceId}/pay: it pays an open invoice with
+// its billing account's default payment method. It belongs to the invoices area, which replaces
+// this body; until then it authorizes the token and answers 501.
+func (s *Server) portalPayInvoice(ctx context.Context, r *Request, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (any, error) {
+	if err := app.AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
+		return nil, err
+	}
+	return nil, remit.Errorf(remit.ENotImplemented, "Paying an invoice from the customer portal is not implemented in this version of Remit.")
+}

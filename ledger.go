@@ -1,0 +1,141 @@
+package remit
+
+import (
+	"slices"
+	"time"
+)
+
+// The prepaid balance ledger (product.md "Prepaid balance ledger") is append-only: one entry per
+// change, per customer and currency. Every positive entry (grant, credit_note, top_up) is a lot
+// with a Remaining amount; negative entries (expiry, application) each take from one lot, named
+// by SourceEntryID, and lower its Remaining by as much. So at every moment
+//
+//	sum of a currency's entry amounts = sum of its lots' Remaining >= 0.
+//
+// A lot is pending before its EffectiveAt, available from EffectiveAt until ExpiresAt (exclusive;
+// lots without ExpiresAt never expire), and expired after. When its ExpiresAt passes, an expiry entry
+// takes what remains.
+const (
+	EntryGrant       = "grant"
+	EntryExpiry      = "expiry"
+	EntryApplication = "application"
+	EntryCreditNote  = "credit_note"
+	EntryTopUp       = "top_up"
+)
+
+// IsLot reports whether entries of kind add to the balance (and so carry Remaining).
+func IsLot(kind string) bool {
+	return kind == EntryGrant || kind == EntryCreditNote || kind == EntryTopUp
+}
+
+// Invoice line types a grant's targets may name.
+const (
+	LineRecurring = "recurring"
+	LineOneTime   = "one_time"
+	LineUsage     = "usage"
+)
+
+// BalanceTargets restricts which invoice lines a grant may pay. Every given dimension must match;
+// a nil dimension matches every line.
+type BalanceTargets struct {
+	LineTypes []string `json:"lineTypes,omitempty"`
+	PriceIDs  []string `json:"priceIds,omitempty"`
+	MeterIDs  []string `json:"meterIds,omitempty"`
+}
+
+// Matches reports whether a line of lineType, priceID and meterID ("" when the line has none) is
+// one the targets allow. Nil targets match every line.
+func (t *BalanceTargets) Matches(lineType, priceID, meterID string) bool {
+	if t == nil {
+		return true
+	}
+	if t.LineTypes != nil && !slices.Contains(t.LineTypes, lineType) {
+		return false
+	}
+	if t.PriceIDs != nil && !slices.Contains(t.PriceIDs, priceID) {
+		return false
+	}
+	if t.MeterIDs != nil && (meterID == "" || !slices.Contains(t.MeterIDs, meterID)) {
+		return false
+	}
+	return true
+}
+
+// BalanceEntry is one ledger entry. Amount is signed: positive entries add to the balance,
+// negative ones take from it.
+type BalanceEntry struct {
+	Object            string            `json:"object"` // "balance_entry"
+	EntryID           string            `json:"entryId"`
+	CustomerID        string            `json:"customerId"`
+	Type              string            `json:"type"`
+	Currency          string            `json:"currency"`
+	Amount            int64             `json:"amount"`
+	Remaining         *int64            `json:"remaining"`     // lots (grant, credit_note, top_up) only
+	SourceEntryID     *string           `json:"sourceEntryId"` // expiry, application: the lot taken from
+	InvoiceID         *string           `json:"invoiceId"`     // application, top_up
+	CreditNoteID      *string           `json:"creditNoteId"`  // credit_note
+	Targets           *BalanceTargets   `json:"targets"`       // grants only; nil pays any line
+	Description       *string           `json:"description"`
+	EffectiveAt       time.Time         `json:"effectiveAt"`
+	ExpiresAt         *time.Time        `json:"expiresAt"` // grants only
+	Metadata          map[string]string `json:"metadata"`
+	Environment       Environment       `json:"environment"`
+	MerchantAccountID string            `json:"merchantAccountId"`
+	CreatedAt         time.Time         `json:"createdAt"`
+
+	Seq string `json:"-"` // append order within equal CreatedAt
+}
+
+// PendingAt reports whether the lot is not yet effective at now.
+func (e BalanceEntry) PendingAt(now time.Time) bool { return now.Before(e.EffectiveAt) }
+
+// AvailableAt reports whether the lot can be spent at now: effective and not expired.
+func (e BalanceEntry) AvailableAt(now time.Time) bool {
+	return !now.Before(e.EffectiveAt) && (e.ExpiresAt == nil || now.Before(*e.ExpiresAt))
+}
+
+// CurrencyBalance is a customer's balance in one currency at one moment.
+type CurrencyBalance struct {
+	Currency  string `json:"currency"`
+	Available int64  `json:"available"` // Remaining of lots effective and not expired
+	Pending   int64  `json:"pending"`   // Remaining of lots not yet effective
+}
+
+// CustomerBalance is the answer of GET /v1/customers/{id}/balance.
+type CustomerBalance struct {
+	Object            string            `json:"object"` // "customer_balance"
+	CustomerID        string            `json:"customerId"`
+	Balances          []CurrencyBalance `json:"balances"`
+	Entries           []BalanceEntry    `json:"entries"` // newest first
+	Environment       Environment       `json:"environment"`
+	MerchantAccountID string            `json:"merchantAccountId"`
+}
+
+// Balances computes each currency's balance at now from the ledger's lots, sorted by currency.
+func Balances(entries []BalanceEntry, now time.Time) []CurrencyBalance {
+	by := map[string]*CurrencyBalance{}
+	var order []string
+	for _, e := range entries {
+		b := by[e.Currency]
+		if b == nil {
+			b = &CurrencyBalance{Currency: e.Currency}
+			by[e.Currency] = b
+			order = append(order, e.Currency)
+		}
+		if e.Remaining == nil || *e.Remaining == 0 {
+			continue
+		}
+		switch {
+		case e.PendingAt(now):
+			b.Pending += *e.Remaining
+		case e.AvailableAt(now):
+			b.Available += *e.Remaining
+		}
+	}
+	slices.Sort(order)
+	out := make([]CurrencyBalance, 0, len(order))
+	for _, c := range order {
+		out = append(out, *by[c])
+	}
+	return out
+}

@@ -1,0 +1,178 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// --- helpers for nullable columns and JSON documents ---
+
+func optText(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func optInt(n *int64) any {
+	if n == nil {
+		return nil
+	}
+	return *n
+}
+
+func optMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return remit.Micros(*t)
+}
+
+func textPtr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
+}
+
+func intPtr(n sql.NullInt64) *int64 {
+	if !n.Valid {
+		return nil
+	}
+	v := n.Int64
+	return &v
+}
+
+func timePtr(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := remit.FromMicros(n.Int64)
+	return &t
+}
+
+func metadataText(md map[string]string) string {
+	if len(md) == 0 {
+		return "{}"
+	}
+	b, _ := json.Marshal(md)
+	return string(b)
+}
+
+func metadataOf(s string) map[string]string {
+	md := map[string]string{}
+	_ = json.Unmarshal([]byte(s), &md)
+	return md
+}
+
+// jsonText stores v (a pointer to a struct) as a JSON document, or NULL when nil.
+func jsonText[T any](v *T) any {
+	if v == nil {
+		return nil
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func jsonOf[T any](s sql.NullString) *T {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	v := new(T)
+	if json.Unmarshal([]byte(s.String), v) != nil {
+		return nil
+	}
+	return v
+}
+
+// violates reports whether err is a unique violation of the constraint whose name or columns
+// contain part (PostgreSQL names the index, SQLite the columns).
+func violates(err error, part string) bool {
+	return IsUniqueViolation(err) && strings.Contains(err.Error(), part)
+}
+
+// --- products and prices ---
+
+// EnsureProduct creates the product on first use; an existing one is left as is.
+func (q Q) EnsureProduct(ctx context.Context, merchantAccountID, productID string, at time.Time) error {
+	_, err := q.exec(ctx, `INSERT INTO products (merchant_account_id, id, created_at) VALUES ($1, $2, $3)
+		ON CONFLICT (merchant_account_id, id) DO NOTHING`, merchantAccountID, productID, remit.Micros(at))
+	return wrapErr(err, "store.EnsureProduct")
+}
+
+// CreatePrice inserts a price. A priceId already used in the merchant account is a conflict.
+func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
+	_, err := q.exec(ctx, `INSERT INTO prices (merchant_account_id, id, product_id, name, price_type, currency,
+		billing_interval, billing_interval_count, unit_amount, meter_id, metadata, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		p.MerchantAccountID, p.PriceID, p.ProductID, p.Name, p.PriceType, p.Currency,
+		optText(p.BillingInterval), optInt(p.BillingIntervalCount), optInt(p.UnitAmount), optText(p.MeterID),
+		metadataText(p.Metadata), remit.Micros(p.CreatedAt))
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("price", "priceId", p.PriceID)
+	}
+	return wrapErr(err, "store.CreatePrice")
+}
+
+// GetPrice returns a merchant account's price, or not_found.
+func (q Q) GetPrice(ctx context.Context, merchantAccountID, priceID string) (p remit.Price, err error) {
+	var interval, meter sql.NullString
+	var count, amount sql.NullInt64
+	var md string
+	var created int64
+	err = q.QueryRow(ctx, `SELECT id, product_id, name, price_type, currency, billing_interval, billing_interval_count,
+		unit_amount, meter_id, metadata, created_at FROM prices WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, priceID).
+		Scan(&p.PriceID, &p.ProductID, &p.Name, &p.PriceType, &p.Currency, &interval, &count, &amount, &meter, &md, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, remit.NotFound("price", priceID, "")
+	}
+	if err != nil {
+		return p, wrapErr(err, "store.GetPrice")
+	}
+	p.Object, p.MerchantAccountID = "price", merchantAccountID
+	p.BillingInterval, p.BillingIntervalCount, p.UnitAmount, p.MeterID = textPtr(interval), intPtr(count), intPtr(amount), textPtr(meter)
+	p.Metadata, p.CreatedAt = metadataOf(md), remit.FromMicros(created)
+	return p, nil
+}
+
+// --- coupons ---
+
+// CreateCoupon inserts a coupon. A couponId already used in the merchant account is a conflict.
+func (q Q) CreateCoupon(ctx context.Context, c remit.Coupon) error {
+	_, err := q.exec(ctx, `INSERT INTO coupons (merchant_account_id, id, name, percent_off, amount_off, currency, metadata, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		c.MerchantAccountID, c.CouponID, c.Name, optInt(c.PercentOff), optInt(c.AmountOff), optText(c.Currency),
+		metadataText(c.Metadata), remit.Micros(c.CreatedAt))
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("coupon", "couponId", c.CouponID)
+	}
+	return wrapErr(err, "store.CreateCoupon")
+}
+
+// GetCoupon returns a merchant account's coupon, or not_found.
+func (q Q) GetCoupon(ctx context.Context, merchantAccountID, couponID string) (c remit.Coupon, err error) {
+	var pct, amt sql.NullInt64
+	var cur sql.NullString
+	var md string
+	var created int64
+	err = q.QueryRow(ctx, `SELECT id, name, percent_off, amount_off, currency, metadata, created_at FROM coupons
+		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, couponID).
+		Scan(&c.CouponID, &c.Name, &pct, &amt, &cur, &md, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, remit.NotFound("coupon", couponID, "")
+	}
+	if err != nil {
+		return c, wrapErr(err, "store.GetCoupon")
+	}
+	c.Object, c.MerchantAccountID = "coupon", merchantAccountID
+	c.PercentOff, c.AmountOff, c.Currency = intPtr(pct), intPtr(amt), textPtr(cur)
+	c.Metadata, c.CreatedAt = metadataOf(md), remit.FromMicros(created)
+	return c, nil
+}

@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// --- customers ---
+
+// CreateCustomer inserts a customer. A customerId or externalId already used in the merchant
+// account is a conflict naming the field.
+func (q Q) CreateCustomer(ctx context.Context, c remit.Customer) error {
+	_, err := q.exec(ctx, `INSERT INTO customers (merchant_account_id, id, external_id, name, email, address, tax_exempt, metadata, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		c.MerchantAccountID, c.CustomerID, optText(c.ExternalID), c.Name, optText(c.Email), jsonText(c.Address), c.TaxExempt,
+		metadataText(c.Metadata), remit.Micros(c.CreatedAt))
+	switch {
+	case violates(err, "external_id"):
+		return remit.Duplicate("customer", "externalId", *c.ExternalID)
+	case IsUniqueViolation(err):
+		return remit.Duplicate("customer", "customerId", c.CustomerID)
+	}
+	return wrapErr(err, "store.CreateCustomer")
+}
+
+// GetCustomer returns a merchant account's customer, or not_found (field names where the reference
+// came from; "" for the path's own resource).
+func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID, field string) (c remit.Customer, err error) {
+	var ext, email, addr sql.NullString
+	var md string
+	var created int64
+	err = q.QueryRow(ctx, `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at FROM customers
+		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).
+		Scan(&c.CustomerID, &ext, &c.Name, &email, &addr, &c.TaxExempt, &md, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, remit.NotFound("customer", customerID, field)
+	}
+	if err != nil {
+		return c, wrapErr(err, "store.GetCustomer")
+	}
+	c.Object, c.MerchantAccountID = "customer", merchantAccountID
+	c.ExternalID, c.Email, c.Address = textPtr(ext), textPtr(email), jsonOf[remit.Address](addr)
+	c.Metadata, c.CreatedAt = metadataOf(md), remit.FromMicros(created)
+	return c, nil
+}
+
+// --- billing accounts ---
+
+// CreateBillingAccount inserts a billing account. A billingAccountId already used in the merchant
+// account is a conflict.
+func (q Q) CreateBillingAccount(ctx context.Context, b remit.BillingAccount) error {
+	var pm any
+	if b.DefaultPaymentMethod != nil {
+		pm = b.DefaultPaymentMethod.PaymentMethodID
+	}
+	_, err := q.exec(ctx, `INSERT INTO billing_accounts (merchant_account_id, id, customer_id, currency, collection_method,
+		tax_address, default_payment_method_id, metadata, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		b.MerchantAccountID, b.BillingAccountID, b.CustomerID, b.Currency, b.CollectionMethod, jsonText(b.TaxAddress), pm,
+		metadataText(b.Metadata), remit.Micros(b.CreatedAt))
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("billing account", "billingAccountId", b.BillingAccountID)
+	}
+	return wrapErr(err, "store.CreateBillingAccount")
+}
+
+// GetBillingAccount returns a merchant account's billing account with its default payment method,
+// or not_found (field as in GetCustomer). With lock it takes the row lock (PostgreSQL).
+func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAccountID, field string, lock bool) (b remit.BillingAccount, err error) {
+	var addr, pmID, brand, last4 sql.NullString
+	var md string
+	var created int64
+	query := `SELECT b.id, b.customer_id, b.currency, b.collection_method, b.tax_address, b.default_payment_method_id,
+		pm.brand, pm.last4, b.metadata, b.created_at
+		FROM billing_accounts b LEFT JOIN payment_methods pm
+		  ON pm.merchant_account_id = b.merchant_account_id AND pm.id = b.default_payment_method_id
+		WHERE b.merchant_account_id = $1 AND b.id = $2`
+	if lock {
+		query += q.ForUpdate()
+		if q.d == Postgres {
+			query += " OF b"
+		}
+	}
+	err = q.QueryRow(ctx, query, merchantAccountID, billingAccountID).
+		Scan(&b.BillingAccountID, &b.CustomerID, &b.Currency, &b.CollectionMethod, &addr, &pmID, &brand, &last4, &md, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, remit.NotFound("billing account", billingAccountID, field)
+	}
+	if err != nil {
+		return b, wrapErr(err, "store.GetBillingAccount")
+	}
+	b.Object, b.MerchantAccountID = "billing_account", merchantAccountID
+	b.TaxAddress = jsonOf[remit.Address](addr)
+	if pmID.Valid {
+		b.DefaultPaymentMethod = &remit.PaymentMethodSummary{PaymentMethodID: pmID.String, Brand: brand.String, Last4: last4.String}
+	}
+	b.Metadata, b.CreatedAt = metadataOf(md), remit.FromMicros(created)
+	return b, nil
+}
+
+// SetDefaultPaymentMethod makes paymentMethodID the billing account's default.
+func (q Q) SetDefaultPaymentMethod(ctx context.Context, merchantAccountID, billingAccountID, paymentMethodID string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE billing_accounts SET default_payment_method_id = $3, updated_at = $4
+		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, billingAccountID, paymentMethodID, remit.Micros(at))
+	return wrapErr(err, "store.SetDefaultPaymentMethod")
+}
+
+// --- payment methods ---
+
+// CreatePaymentMethod inserts a payment method.
+func (q Q) CreatePaymentMethod(ctx context.Context, m remit.PaymentMethod) error {
+	_, err := q.exec(ctx, `INSERT INTO payment_methods (merchant_account_id, id, customer_id, billing_account_id, type, brand, last4, test_card, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		m.MerchantAccountID, m.PaymentMethodID, m.CustomerID, optText(m.BillingAccountID), m.Type, m.Brand, m.Last4, m.TestCard,
+		remit.Micros(m.CreatedAt))
+	return wrapErr(err, "store.CreatePaymentMethod")
+}
+
+// GetPaymentMethod returns a merchant account's payment method, or not_found.
+func (q Q) GetPaymentMethod(ctx context.Context, merchantAccountID, paymentMethodID string) (m remit.PaymentMethod, err error) {
+	var ba sql.NullString
+	var created int64
+	err = q.QueryRow(ctx, `SELECT id, customer_id, billing_account_id, type, brand, last4, test_card, created_at FROM payment_methods
+		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, paymentMethodID).
+		Scan(&m.PaymentMethodID, &m.CustomerID, &ba, &m.Type, &m.Brand, &m.Last4, &m.TestCard, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, remit.NotFound("payment method", paymentMethodID, "")
+	}
+	if err != nil {
+		return m, wrapErr(err, "store.GetPaymentMethod")
+	}
+	m.Object, m.MerchantAccountID = "payment_method", merchantAccountID
+	m.BillingAccountID, m.CreatedAt = textPtr(ba), remit.FromMicros(created)
+	return m, nil
+}
+
+// --- payment method setup sessions ---
+
+// CreateSetupSession inserts a setup session.
+func (q Q) CreateSetupSession(ctx context.Context, s remit.SetupSession) error {
+	_, err := q.exec(ctx, `INSERT INTO payment_method_setup_sessions (merchant_account_id, id, customer_id, billing_account_id,
+		method_type, set_as_default, status, expires_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		s.MerchantAccountID, s.SessionID, s.CustomerID, optText(s.BillingAccountID), s.MethodType, s.SetAsDefault, s.Status,
+		remit.Micros(s.ExpiresAt), remit.Micros(s.CreatedAt))
+	return wrapErr(err, "store.CreateSetupSession")
+}
+
+// GetSetupSession returns a setup session as stored (Status open or completed), or not_found. With
+// lock it takes the row lock (PostgreSQL), so that a session completes once.
+func (q Q) GetSetupSession(ctx context.Context, merchantAccountID, sessionID string, lock bool) (s remit.SetupSession, err error) {
+	var ba, pm sql.NullString
+	var expires, created int64
+	var completed sql.NullInt64
+	query := `SELECT id, customer_id, billing_account_id, method_type, set_as_default, status, expires_at, payment_method_id,
+		completed_at, created_at FROM payment_method_setup_sessions WHERE merchant_account_id = $1 AND id = $2`
+	if lock {
+		query += q.ForUpdate()
+	}
+	err = q.QueryRow(ctx, query, merchantAccountID, sessionID).
+		Scan(&s.SessionID, &s.CustomerID, &ba, &s.MethodType, &s.SetAsDefault, &s.Status, &expires, &pm, &completed, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, remit.NotFound("payment method setup session", sessionID, "")
+	}
+	if err != nil {
+		return s, wrapErr(err, "store.GetSetupSession")
+	}
+	s.Object, s.MerchantAccountID = "payment_method_setup_session", merchantAccountID
+	s.BillingAccountID, s.PaymentMethodID = textPtr(ba), textPtr(pm)
+	s.ExpiresAt, s.CompletedAt, s.CreatedAt = remit.FromMicros(expires), timePtr(completed), remit.FromMicros(created)
+	return s, nil
+}
+
+// CompleteSetupSession marks an open session completed with the payment method it attached. It
+// reports false when the session was not open.
+func (q Q) CompleteSetupSession(ctx context.Context, merchantAccountID, sessionID, paymentMethodID string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE payment_method_setup_sessions SET status = 'completed', payment_method_id = $3, completed_at = $4
+		WHERE merchant_account_id = $1 AND id = $2 AND status = 'open'`, merchantAccountID, sessionID, paymentMethodID, remit.Micros(at))
+	return n == 1, wrapErr(err, "store.CompleteSetupSession")
+}
+
+// --- hosted tokens ---
+
+// CreateHostedToken stores a hosted token (its hash).
+func (q Q) CreateHostedToken(ctx context.Context, t remit.HostedToken) error {
+	_, err := q.exec(ctx, `INSERT INTO hosted_tokens (token_hash, kind, resource_id, merchant_account_id, expires_at, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, t.TokenHash, t.Kind, t.ResourceID, t.MerchantAccountID, remit.Micros(t.ExpiresAt), remit.Micros(t.CreatedAt))
+	return wrapErr(err, "store.CreateHostedToken")
+}
+
+// GetHostedToken returns the hosted token with the given hash, or not_found.
+func (q Q) GetHostedToken(ctx context.Context, tokenHash string) (t remit.HostedToken, err error) {
+	var expires, created int64
+	err = q.QueryRow(ctx, `SELECT token_hash, kind, resource_id, merchant_account_id, expires_at, created_at FROM hosted_tokens
+		WHERE token_hash = $1`, tokenHash).Scan(&t.TokenHash, &t.Kind, &t.ResourceID, &t.MerchantAccountID, &expires, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, remit.NotFound("hosted token", "", "")
+	}
+	if err != nil {
+		return t, wrapErr(err, "store.GetHostedToken")
+	}
+	t.ExpiresAt, t.CreatedAt = remit.FromMicros(expires), remit.FromMicros(created)
+	return t, nil
+}

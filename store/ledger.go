@@ -1,0 +1,118 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// The prepaid balance ledger. Entries are only ever inserted; the one column that changes is a
+// lot's remaining, and only through TakeFromLot, whose guard (and the table's CHECK) keeps it from
+// going below zero.
+
+const entryColumns = `id, customer_id, seq, type, currency, amount, remaining, source_entry_id, invoice_id, credit_note_id,
+	targets, description, effective_at, expires_at, metadata, created_at`
+
+func scanEntry(row interface{ Scan(...any) error }, merchantAccountID string) (e remit.BalanceEntry, err error) {
+	var remaining, expires sql.NullInt64
+	var source, invoice, creditNote, targets, desc sql.NullString
+	var md string
+	var effective, created int64
+	err = row.Scan(&e.EntryID, &e.CustomerID, &e.Seq, &e.Type, &e.Currency, &e.Amount, &remaining, &source, &invoice, &creditNote,
+		&targets, &desc, &effective, &expires, &md, &created)
+	if err != nil {
+		return e, err
+	}
+	e.Object, e.MerchantAccountID = "balance_entry", merchantAccountID
+	e.Remaining, e.SourceEntryID, e.InvoiceID, e.CreditNoteID = intPtr(remaining), textPtr(source), textPtr(invoice), textPtr(creditNote)
+	e.Targets, e.Description = jsonOf[remit.BalanceTargets](targets), textPtr(desc)
+	e.EffectiveAt, e.ExpiresAt = remit.FromMicros(effective), timePtr(expires)
+	e.Metadata, e.CreatedAt = metadataOf(md), remit.FromMicros(created)
+	return e, nil
+}
+
+// InsertBalanceEntry appends an entry. An entryId already used for the customer is a conflict.
+func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
+	_, err := q.exec(ctx, `INSERT INTO balance_entries (merchant_account_id, customer_id, id, seq, type, currency, amount, remaining,
+		source_entry_id, invoice_id, credit_note_id, targets, description, effective_at, expires_at, metadata, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		e.MerchantAccountID, e.CustomerID, e.EntryID, e.Seq, e.Type, e.Currency, e.Amount, optInt(e.Remaining),
+		optText(e.SourceEntryID), optText(e.InvoiceID), optText(e.CreditNoteID), jsonText(e.Targets), optText(e.Description),
+		remit.Micros(e.EffectiveAt), optMicros(e.ExpiresAt), metadataText(e.Metadata), remit.Micros(e.CreatedAt))
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("balance entry", "entryId", e.EntryID)
+	}
+	return wrapErr(err, "store.InsertBalanceEntry")
+}
+
+// GetBalanceEntry returns one entry of a customer, or not_found (field names where the reference
+// came from). With lock it takes the row lock (PostgreSQL): a rule about a lot's remaining must
+// lock the lot before reading it.
+func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, entryID, field string, lock bool) (remit.BalanceEntry, error) {
+	query := `SELECT ` + entryColumns + ` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3`
+	if lock {
+		query += q.ForUpdate()
+	}
+	e, err := scanEntry(q.QueryRow(ctx, query, merchantAccountID, customerID, entryID), merchantAccountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, remit.NotFound("balance entry", entryID, field)
+	}
+	return e, wrapErr(err, "store.GetBalanceEntry")
+}
+
+// ListBalanceEntries returns every entry of a customer, newest first (creation time, then append
+// order).
+func (q Q) ListBalanceEntries(ctx context.Context, merchantAccountID, customerID string) ([]remit.BalanceEntry, error) {
+	rows, err := q.Query(ctx, `SELECT `+entryColumns+` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2
+		ORDER BY created_at DESC, seq DESC`, merchantAccountID, customerID)
+	if err != nil {
+		return nil, wrapErr(err, "store.ListBalanceEntries")
+	}
+	defer rows.Close()
+	out := []remit.BalanceEntry{}
+	for rows.Next() {
+		e, err := scanEntry(rows, merchantAccountID)
+		if err != nil {
+			return nil, wrapErr(err, "store.ListBalanceEntries")
+		}
+		out = append(out, e)
+	}
+	return out, wrapErr(rows.Err(), "store.ListBalanceEntries")
+}
+
+// LockSpendableLots locks and returns a customer's lots in currency that have something left and
+// are available at `at` (effective, not expired), in spending order: earliest expiresAt first (lots
+// that never expire last), then earliest effective, then append order. Rows are locked in that
+// order, so concurrent callers never deadlock on them.
+func (q Q) LockSpendableLots(ctx context.Context, merchantAccountID, customerID, currency string, at time.Time) ([]remit.BalanceEntry, error) {
+	rows, err := q.Query(ctx, `SELECT `+entryColumns+` FROM balance_entries
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND currency = $3 AND remaining > 0
+		  AND effective_at <= $4 AND (expires_at IS NULL OR expires_at > $4)
+		ORDER BY CASE WHEN expires_at IS NULL THEN 1 ELSE 0 END, expires_at, effective_at, seq`+q.ForUpdate(),
+		merchantAccountID, customerID, currency, remit.Micros(at))
+	if err != nil {
+		return nil, wrapErr(err, "store.LockSpendableLots")
+	}
+	defer rows.Close()
+	var out []remit.BalanceEntry
+	for rows.Next() {
+		e, err := scanEntry(rows, merchantAccountID)
+		if err != nil {
+			return nil, wrapErr(err, "store.LockSpendableLots")
+		}
+		out = append(out, e)
+	}
+	return out, wrapErr(rows.Err(), "store.LockSpendableLots")
+}
+
+// TakeFromLot lowers a lot's remaining by amount if at least amount remains, and reports whether
+// it did. Call it with the lot's row locked (GetBalanceEntry with lock).
+func (q Q) TakeFromLot(ctx context.Context, merchantAccountID, customerID, lotID string, amount int64) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE balance_entries SET remaining = remaining - $4
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3 AND remaining >= $4`,
+		merchantAccountID, customerID, lotID, amount)
+	return n == 1, wrapErr(err, "store.TakeFromLot")
+}
