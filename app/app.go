@@ -11,6 +11,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/tax"
 )
 
 // Config is what the engine needs from the process configuration.
@@ -18,6 +19,7 @@ type Config struct {
 	PublicURL            string        // base of claimUrl, hosted URLs and docsUrl
 	IdempotencyRetention time.Duration // how long an Idempotency-Key is remembered (24h)
 	IdempotencyLease     time.Duration // how long an in-flight request holds its key before a retry may take over
+	Tax                  *tax.Table    // the tax rate table; nil means the shipped defaults
 }
 
 // App bundles the engine's services. Its zero value is not usable; call New.
@@ -41,6 +43,16 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a := &App{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}}
 	return a
 }
+
+// TaxTable is the tax rate table in force.
+func (a *App) TaxTable() *tax.Table {
+	if a.Config.Tax == nil {
+		return defaultTax
+	}
+	return a.Config.Tax
+}
+
+var defaultTax = tax.Default()
 
 // Emit appends an event to the outbox in the transaction tx. obj is the resource after the change;
 // it is delivered as data.object.

@@ -3,4 +3,5 @@ package app
 // RegisterJobs installs the function of every scheduled-job kind. Each area adds its kinds here.
 func RegisterJobs(a *App) {
 	registerLedgerJobs(a) // balance.grant_effective, balance.grant_expire
+	a.RegisterJob(jobAutoFinalize, a.runAutoFinalize)
 }

@@ -1,6 +1,56 @@
 package httpapi
 
-// billingHandlers registers this area's operations (none yet: they answer 501).
+import (
+	"context"
+
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+)
+
+// billingHandlers registers invoices and tax transactions.
 func (s *Server) billingHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{}
+	return map[string]HandlerFunc{
+		"createInvoice": func(ctx context.Context, r *Request) (any, error) {
+			var body api.InvoiceCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			in := app.InvoiceDraftInput{
+				InvoiceID: deref(body.InvoiceId), CustomerID: body.CustomerId, BillingAccountID: body.BillingAccountId,
+				Currency: body.Currency, PeriodStart: body.PeriodStart, PeriodEnd: body.PeriodEnd, Metadata: metadata(body.Metadata),
+			}
+			if body.CouponIds != nil {
+				in.CouponIDs = *body.CouponIds
+			}
+			for _, l := range body.Lines {
+				in.Lines = append(in.Lines, app.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
+			}
+			return s.app.CreateInvoice(ctx, r.Merchant, in)
+		},
+		"getInvoice": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+		},
+		"refreshInvoice": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.RefreshInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+		},
+		"finalizeInvoice": func(ctx context.Context, r *Request) (any, error) {
+			var body api.InvoiceFinalizeRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			return s.app.FinalizeInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.FinalizedByRef)
+		},
+		"voidInvoice": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.VoidInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+		},
+		"listTaxTransactions": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.ListTaxTransactions(ctx, r.Merchant, r.Query("status"), r.Query("sourceDocumentId"), r.Query("limit"), r.Query("cursor"))
+		},
+		"getTaxTransaction": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetTaxTransaction(ctx, r.Merchant, r.Path("taxTransactionId"))
+		},
+		"finalizeTaxTransaction": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.CommitTaxTransaction(ctx, r.Merchant, r.Path("taxTransactionId"))
+		},
+	}
 }

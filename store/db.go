@@ -201,6 +201,7 @@ type Tx struct {
 	sql          *sql.Tx
 	beforeCommit []func(context.Context) error
 	afterCommit  []func()
+	spSeq        int
 }
 
 // BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.
@@ -290,4 +291,24 @@ func wrapErr(err error, op string) error {
 		return err
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// Savepoint runs fn inside a savepoint of tx: if fn fails, only its own writes are rolled back
+// and the transaction goes on. Use it where a step may be refused without failing its caller
+// (an automatic finalization inside a clock advance).
+func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
+	tx.spSeq++
+	name := fmt.Sprintf("sp_%d", tx.spSeq)
+	if _, err := tx.sql.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+		return wrapErr(err, "store.Savepoint")
+	}
+	if err := fn(); err != nil {
+		if _, rerr := tx.sql.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
+			return wrapErr(rerr, "store.Savepoint: rollback")
+		}
+		_, _ = tx.sql.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
+		return err
+	}
+	_, err := tx.sql.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
+	return wrapErr(err, "store.Savepoint: release")
 }

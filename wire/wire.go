@@ -20,6 +20,7 @@ import (
 	"github.com/remit-billing/remit/httpapi"
 	"github.com/remit-billing/remit/ratelimit"
 	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/tax"
 )
 
 // Config is Remit's configuration. FromEnv reads it from REMIT_* variables.
@@ -35,6 +36,7 @@ type Config struct {
 	EnablePprof       bool          // REMIT_PPROF=true mounts /debug/pprof
 	WebhookRetry      string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	WebhookAllowPriv  string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
+	TaxRatesFile      string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
 }
 
 // Defaults returns the documented defaults.
@@ -60,6 +62,7 @@ func FromEnv() (Config, error) {
 	str("REMIT_LOG_LEVEL", &c.LogLevel)
 	str("REMIT_WEBHOOK_RETRY_SCHEDULE", &c.WebhookRetry)
 	str("REMIT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPriv)
+	str("REMIT_TAX_RATES_FILE", &c.TaxRatesFile)
 	if v := os.Getenv("REMIT_RATE_LIMIT"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 {
@@ -122,7 +125,16 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		return nil, err
 	}
 	r := &Remit{Config: c, DB: db, Log: log, closers: []func() error{db.Close}}
-	r.App = app.New(db, clock, log, app.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")})
+	appCfg := app.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")}
+	if c.TaxRatesFile != "" {
+		t, err := tax.LoadFile(c.TaxRatesFile)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("REMIT_TAX_RATES_FILE: %w", err)
+		}
+		appCfg.Tax = t
+	}
+	r.App = app.New(db, clock, log, appCfg)
 	app.RegisterJobs(r.App)
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(c.RateLimit, c.RateBurst)

@@ -1,0 +1,639 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/tax"
+)
+
+// Invoices (product.md "Invoices"): drafts are priced from the catalog and recomputed by refresh;
+// finalization assigns the gap-free number, applies prepaid balance, commits the tax transaction
+// and then collects. The state rules live in this file: only a draft can be refreshed or
+// finalized (checkDraft), only an open invoice can be voided.
+
+// maxAmount is the largest amount of one line or one invoice, in minor units.
+const maxAmount = 999_999_999_999
+
+// InvoiceLineInput is one requested line.
+type InvoiceLineInput struct {
+	PriceID     string
+	Quantity    *int64
+	UnitAmount  *int64
+	Description *string
+}
+
+// InvoiceDraftInput is a draft invoice to create, from the API or from a quote or subscription.
+type InvoiceDraftInput struct {
+	InvoiceID        string
+	CustomerID       string
+	BillingAccountID string
+	Currency         string
+	Lines            []InvoiceLineInput
+	PeriodStart      *time.Time
+	PeriodEnd        *time.Time
+	CouponIDs        []string
+	Metadata         map[string]string
+	SubscriptionID   *string
+	QuoteID          *string
+	AutoFinalizeAt   *time.Time
+	// LinePeriods optionally gives each line its own service period (subscriptions bill fixed
+	// lines in advance and usage in arrears); nil entries use the invoice's period.
+	LinePeriods []*[2]time.Time
+}
+
+// CreateInvoice creates a draft invoice whose lines and figures are computed at once, and emits
+// invoice.created (and tax_transaction.created for its quoted tax).
+//
+// Errors: validation_failure (every problem), not_found (customer, billing account, price, coupon;
+// details.field names where), conflict (invoiceId taken).
+func (a *App) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in InvoiceDraftInput) (remit.Invoice, error) {
+	var inv remit.Invoice
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		inv, err = a.CreateDraftInvoice(ctx, tx, m, in, micro(a.Now(m)))
+		return err
+	})
+	return inv, err
+}
+
+// CreateDraftInvoice is CreateInvoice inside the caller's transaction, at merchant time now (quotes
+// and subscription renewals call it).
+func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in InvoiceDraftInput, now time.Time) (remit.Invoice, error) {
+	var p remit.Problems
+	remit.CurrencyProblem(&p, remit.InBody, "currency", in.Currency)
+	remit.MetadataProblems(&p, "metadata", in.Metadata)
+	if in.PeriodStart != nil && in.PeriodEnd != nil && !in.PeriodEnd.After(*in.PeriodStart) {
+		p.Body("periodEnd", "before_start", "periodEnd must be later than periodStart.")
+	}
+	if (in.PeriodStart == nil) != (in.PeriodEnd == nil) {
+		p.Body("periodEnd", "required", "Give both periodStart and periodEnd, or neither.")
+	}
+	if len(in.Lines) == 0 {
+		p.Body("lines", "required", "An invoice needs at least one line.")
+	}
+	cust, err := tx.GetCustomer(ctx, m.ID, in.CustomerID, "customerId")
+	if err != nil {
+		return remit.Invoice{}, err
+	}
+	ba, err := tx.GetBillingAccount(ctx, m.ID, in.BillingAccountID, "billingAccountId", false)
+	if err != nil {
+		return remit.Invoice{}, err
+	}
+	if ba.CustomerID != cust.CustomerID {
+		p.Body("billingAccountId", "customer_mismatch", fmt.Sprintf("Billing account '%s' belongs to another customer than '%s'.", ba.BillingAccountID, cust.CustomerID))
+	}
+	if ba.Currency != in.Currency {
+		p.Body("currency", "currency_mismatch", fmt.Sprintf("The invoice's currency must be its billing account's currency, %s.", ba.Currency))
+	}
+	inv := remit.Invoice{
+		Object: "invoice", InvoiceID: in.InvoiceID, CustomerID: cust.CustomerID, BillingAccountID: ba.BillingAccountID,
+		Currency: in.Currency, Status: remit.InvoiceDraft, CollectionMethod: ba.CollectionMethod,
+		SubscriptionID: in.SubscriptionID, QuoteID: in.QuoteID, PeriodStart: microPtr(in.PeriodStart), PeriodEnd: microPtr(in.PeriodEnd),
+		CouponIDs: append([]string{}, in.CouponIDs...), Metadata: remit.CopyMetadata(in.Metadata), AutoFinalizeAt: microPtr(in.AutoFinalizeAt),
+		Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now,
+	}
+	if inv.InvoiceID == "" {
+		inv.InvoiceID = remit.NewID("inv")
+	}
+	for i, li := range in.Lines {
+		field := fmt.Sprintf("lines[%d]", i)
+		price, err := tx.GetPrice(ctx, m.ID, li.PriceID)
+		if remit.ErrorCode(err) == remit.ENotFound {
+			return remit.Invoice{}, remit.NotFound("price", li.PriceID, field+".priceId")
+		}
+		if err != nil {
+			return remit.Invoice{}, err
+		}
+		l := remit.InvoiceLine{Object: "invoice_line", InvoiceLineID: remit.NewID("il"), PriceID: price.PriceID, PriceType: price.PriceType,
+			LineType: lineTypeOf(price), MeterID: price.MeterID, Quantity: 1}
+		if li.Description != nil {
+			l.Description = *li.Description
+		} else {
+			l.Description = price.Name
+		}
+		if price.Currency != in.Currency {
+			p.Body(field+".priceId", "currency_mismatch", fmt.Sprintf("Price '%s' is in %s; every line's price must be in the invoice's currency %s.", price.PriceID, price.Currency, in.Currency))
+		}
+		switch {
+		case price.PriceType == remit.PriceUsageMetered:
+			if li.Quantity != nil {
+				p.Body(field+".quantity", "not_allowed", "quantity is measured for usage_metered prices: it is the usage recorded in the period.")
+			}
+			if inv.PeriodStart == nil && (i >= len(in.LinePeriods) || in.LinePeriods[i] == nil) {
+				p.Body("periodStart", "required", "periodStart and periodEnd are required when a line has a usage_metered price: usage is billed for that period.")
+			}
+			l.Quantity = 0
+		case li.Quantity != nil:
+			l.Quantity = *li.Quantity
+		}
+		switch {
+		case li.UnitAmount != nil:
+			if price.PriceType == remit.PriceFree && *li.UnitAmount != 0 {
+				p.Body(field+".unitAmount", "not_allowed", "A free price's unit amount is 0.")
+			}
+			l.UnitAmount, l.UnitOverride = *li.UnitAmount, true
+		case price.UnitAmount != nil:
+			l.UnitAmount = *price.UnitAmount
+		default:
+			p.Body(field+".unitAmount", "required", fmt.Sprintf("unitAmount is required on the line for priceType %s: the amount is chosen per invoice.", price.PriceType))
+		}
+		if l.Quantity > 0 && l.UnitAmount > maxAmount/l.Quantity {
+			p.Body(field+".quantity", "amount_too_large", fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(maxAmount)))
+		}
+		if i < len(in.LinePeriods) && in.LinePeriods[i] != nil {
+			s, e := in.LinePeriods[i][0], in.LinePeriods[i][1]
+			l.PeriodStart, l.PeriodEnd = &s, &e
+		}
+		inv.Lines = append(inv.Lines, l)
+	}
+	coupons, err := a.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+	if err != nil {
+		return remit.Invoice{}, err
+	}
+	if err := p.Err(); err != nil {
+		return remit.Invoice{}, err
+	}
+	if err := a.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
+		return remit.Invoice{}, err
+	}
+	if err := tx.InsertInvoice(ctx, inv); err != nil {
+		return remit.Invoice{}, err
+	}
+	if inv.AutoFinalizeAt != nil {
+		if err := a.Schedule(ctx, tx, m.ID, jobAutoFinalize, *inv.AutoFinalizeAt, autoFinalizeJob{InvoiceID: inv.InvoiceID}); err != nil {
+			return remit.Invoice{}, err
+		}
+	}
+	if err := a.quoteTax(ctx, tx, m, &inv, now); err != nil {
+		return remit.Invoice{}, err
+	}
+	return inv, a.Emit(ctx, tx, scopeOf(m), now, "invoice.created", inv.InvoiceID, inv)
+}
+
+func lineTypeOf(p remit.Price) string {
+	switch p.PriceType {
+	case remit.PriceFixedRecurring:
+		return remit.LineRecurring
+	case remit.PriceUsageMetered:
+		return remit.LineUsage
+	}
+	return remit.LineOneTime
+}
+
+func microPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := micro(*t)
+	return &v
+}
+
+// loadCoupons reads the coupons in order. An unknown coupon is not_found; an amount coupon in
+// another currency is a problem recorded in p.
+func (a *App) loadCoupons(ctx context.Context, q store.Q, m remit.MerchantAccount, ids []string, currency string, p *remit.Problems) ([]remit.CouponTerms, error) {
+	var out []remit.CouponTerms
+	for i, id := range ids {
+		c, err := q.GetCoupon(ctx, m.ID, id)
+		if remit.ErrorCode(err) == remit.ENotFound {
+			return nil, remit.NotFound("coupon", id, fmt.Sprintf("couponIds[%d]", i))
+		}
+		if err != nil {
+			return nil, err
+		}
+		t := remit.CouponTerms{ID: c.CouponID}
+		if c.PercentOff != nil {
+			t.PercentOff = *c.PercentOff
+		}
+		if c.AmountOff != nil {
+			t.AmountOff = *c.AmountOff
+			if c.Currency != nil && *c.Currency != currency {
+				p.Body(fmt.Sprintf("couponIds[%d]", i), "currency_mismatch", fmt.Sprintf("Coupon '%s' takes an amount off in %s, not in the invoice's currency %s.", c.CouponID, *c.Currency, currency))
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// taxPlace is where the customer is taxed: the billing account's tax address, else the
+// customer's address; an exempt customer owes nothing.
+func (a *App) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) ([]tax.Component, bool, error) {
+	cust, err := q.GetCustomer(ctx, m.ID, inv.CustomerID, "customerId")
+	if err != nil {
+		return nil, false, err
+	}
+	ba, err := q.GetBillingAccount(ctx, m.ID, inv.BillingAccountID, "billingAccountId", false)
+	if err != nil {
+		return nil, false, err
+	}
+	addr := ba.TaxAddress
+	if addr == nil {
+		addr = cust.Address
+	}
+	if addr == nil {
+		return nil, cust.TaxExempt, nil
+	}
+	region := ""
+	if addr.Region != nil {
+		region = *addr.Region
+	}
+	return a.TaxTable().Lookup(addr.Country, region), cust.TaxExempt, nil
+}
+
+// priceDraft recomputes a draft's quantities, unit amounts and figures: catalog prices (unless the
+// line overrides them), usage in the period, coupons and tax. No prepaid balance is applied to a
+// draft; that happens at finalization.
+func (a *App) priceDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, now time.Time) error {
+	_, err := a.computeFigures(ctx, tx, m, inv, coupons, nil)
+	return err
+}
+
+// computeFigures refreshes line quantities and unit amounts and runs the invoice arithmetic with
+// the given spendable grants (nil for drafts). It returns the prepaid applications to record.
+func (a *App) computeFigures(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, grants []remit.SpendableGrant) ([]remit.Application, error) {
+	var p remit.Problems
+	priced := make([]remit.PricedLine, len(inv.Lines))
+	for i := range inv.Lines {
+		l := &inv.Lines[i]
+		price, err := tx.GetPrice(ctx, m.ID, l.PriceID)
+		if err != nil {
+			return nil, err
+		}
+		if !l.UnitOverride && price.UnitAmount != nil {
+			l.UnitAmount = *price.UnitAmount
+		}
+		l.MeterID = price.MeterID
+		if price.PriceType == remit.PriceUsageMetered && price.MeterID != nil {
+			from, to := inv.PeriodStart, inv.PeriodEnd
+			if l.PeriodStart != nil {
+				from, to = l.PeriodStart, l.PeriodEnd
+			}
+			if from != nil && to != nil {
+				qty, err := a.UsageInPeriod(ctx, tx.Q, scopeOf(m), inv.CustomerID, *price.MeterID, *from, *to)
+				if err != nil {
+					return nil, err
+				}
+				l.Quantity = qty
+			}
+		}
+		if l.Quantity > 0 && l.UnitAmount > maxAmount/l.Quantity {
+			p.Body(fmt.Sprintf("lines[%d].quantity", i), "amount_too_large", fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(maxAmount)))
+			continue
+		}
+		l.Amount = l.Quantity * l.UnitAmount
+		meter := ""
+		if l.MeterID != nil {
+			meter = *l.MeterID
+		}
+		priced[i] = remit.PricedLine{LineType: l.LineType, PriceID: l.PriceID, MeterID: meter, Amount: l.Amount}
+	}
+	var subtotal int64
+	for _, pl := range priced {
+		subtotal += pl.Amount
+	}
+	if subtotal > maxAmount {
+		p.Body("lines", "amount_too_large", fmt.Sprintf("An invoice's subtotal may be at most %d minor units.", int64(maxAmount)))
+	}
+	if err := p.Err(); err != nil {
+		return nil, err
+	}
+	comps, exempt, err := a.taxPlace(ctx, tx.Q, m, *inv)
+	if err != nil {
+		return nil, err
+	}
+	fig := tax.ComputeInvoice(tax.InvoiceInput{Lines: priced, Coupons: coupons, Grants: grants, Rates: comps, Exempt: exempt})
+	for i := range inv.Lines {
+		lf := fig.Lines[i]
+		l := &inv.Lines[i]
+		l.DiscountAmount, l.PrepaidApplied, l.TaxAmount = lf.DiscountAmount, lf.PrepaidApplied, lf.TaxAmount
+		l.Taxes = l.Taxes[:0]
+		for _, t := range lf.Taxes {
+			l.Taxes = append(l.Taxes, remit.LineTax{Jurisdiction: t.Jurisdiction, Rate: float64(t.RatePPM) / 1e6, RatePPM: t.RatePPM,
+				TaxableAmount: t.TaxableAmount, TaxAmount: t.TaxAmount})
+		}
+	}
+	inv.Subtotal, inv.DiscountTotal, inv.PrepaidApplied, inv.TaxTotal, inv.Total = fig.Subtotal, fig.DiscountTotal, fig.PrepaidApplied, fig.TaxTotal, fig.Total
+	inv.AmountDue = fig.Total
+	inv.AmountRemaining = fig.Total - inv.AmountPaid - inv.OffsetTotal
+	return fig.Applications, nil
+}
+
+// quoteTax keeps the draft's one quoted tax transaction current, creating it the first time (or
+// anew when the previous one was committed through the tax-transaction route).
+func (a *App) quoteTax(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
+	t, created, err := a.taxTransactionFor(ctx, tx, m, inv, now)
+	if err != nil {
+		return err
+	}
+	t.Status = remit.TaxQuoted
+	if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
+		return err
+	}
+	if inv.TaxTransactionID == nil || *inv.TaxTransactionID != t.TaxTransactionID {
+		inv.TaxTransactionID = &t.TaxTransactionID
+		if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
+			return err
+		}
+	}
+	if created {
+		return a.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.created", t.TaxTransactionID, t)
+	}
+	return nil
+}
+
+// taxTransactionFor returns the invoice's quoted tax transaction rewritten with its current lines,
+// or a new one when it has none that is still quoted.
+func (a *App) taxTransactionFor(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) (remit.TaxTransaction, bool, error) {
+	_, exempt, err := a.taxPlace(ctx, tx.Q, m, *inv)
+	if err != nil {
+		return remit.TaxTransaction{}, false, err
+	}
+	t := remit.TaxTransaction{Object: "tax_transaction", TaxTransactionID: remit.NewID("txn"), Type: remit.TaxSale,
+		SourceDocumentID: inv.InvoiceID, CustomerID: inv.CustomerID, Currency: inv.Currency, Environment: m.Environment,
+		MerchantAccountID: m.ID, CreatedAt: now}
+	created := true
+	if inv.TaxTransactionID != nil {
+		old, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, true)
+		if err != nil {
+			return t, false, err
+		}
+		if old.Status == remit.TaxQuoted {
+			t, created = old, false
+		}
+	}
+	t.Lines, t.TotalTax, t.TaxExempt, t.UpdatedAt = nil, inv.TaxTotal, exempt, now
+	for _, l := range inv.Lines {
+		for _, lt := range l.Taxes {
+			t.Lines = append(t.Lines, remit.TaxTransactionLine{LineID: l.InvoiceLineID, TaxableAmount: lt.TaxableAmount,
+				TaxAmount: lt.TaxAmount, Rate: lt.Rate, RatePPM: lt.RatePPM, Jurisdiction: lt.Jurisdiction})
+		}
+	}
+	return t, created, nil
+}
+
+// GetInvoice returns an invoice of the merchant account.
+//
+// Errors: not_found.
+func (a *App) GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+	inv, err := a.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, "", false)
+	inv.Environment = m.Environment
+	return inv, err
+}
+
+// checkDraft is the one place that decides whether an invoice may still change: only drafts are
+// refreshed or finalized.
+func checkDraft(inv remit.Invoice, action string) error {
+	if inv.Status != remit.InvoiceDraft {
+		return remit.StateConflict("invoice", inv.InvoiceID, inv.Status, action)
+	}
+	return nil
+}
+
+// RefreshInvoice recomputes a draft from current prices, usage in its period, coupons and tax,
+// keeps its quoted tax transaction current and emits invoice.refreshed.
+//
+// Errors: not_found, conflict (not a draft; details.currentState).
+func (a *App) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+	var inv remit.Invoice
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+		if err != nil {
+			return err
+		}
+		if err := checkDraft(inv, "refreshed"); err != nil {
+			return err
+		}
+		now := micro(a.Now(m))
+		var p remit.Problems
+		coupons, err := a.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+		if err != nil {
+			return err
+		}
+		if err := a.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
+			return err
+		}
+		inv.UpdatedAt = now
+		if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
+			return err
+		}
+		if err := a.quoteTax(ctx, tx, m, &inv, now); err != nil {
+			return err
+		}
+		return a.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, inv)
+	})
+	inv.Environment = m.Environment
+	return inv, err
+}
+
+// FinalizeInvoice finalizes a draft: it recomputes it, assigns the next number of the merchant
+// account (gap-free: the counter is incremented in this transaction), applies the customer's
+// available prepaid balance to eligible lines (earliest expiry first), computes tax on what is
+// left, commits the tax transaction and emits invoice.finalized. Then: nothing due → paid;
+// otherwise open with a hosted paymentUrl, and collection is attempted (collectAtFinalize).
+//
+// Errors: not_found, conflict (not a draft; details.currentState).
+func (a *App) FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error) {
+	var inv remit.Invoice
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		inv, err = a.finalizeInTx(ctx, tx, m, invoiceID, finalizedByRef, micro(a.Now(m)))
+		return err
+	})
+	inv.Environment = m.Environment
+	return inv, err
+}
+
+func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, invoiceID string, finalizedByRef *string, now time.Time) (remit.Invoice, error) {
+	inv, err := tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+	if err != nil {
+		return inv, err
+	}
+	inv.Environment = m.Environment
+	if err := checkDraft(inv, "finalized"); err != nil {
+		return inv, err
+	}
+	scope := scopeOf(m)
+	var p remit.Problems
+	coupons, err := a.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+	if err != nil {
+		return inv, err
+	}
+	lots, err := a.AvailableGrants(ctx, tx, scope, inv.CustomerID, inv.Currency, now)
+	if err != nil {
+		return inv, err
+	}
+	grants := make([]remit.SpendableGrant, 0, len(lots))
+	for _, l := range lots {
+		grants = append(grants, remit.SpendableGrant{EntryID: l.EntryID, Remaining: *l.Remaining, Targets: l.Targets})
+	}
+	apps, err := a.computeFigures(ctx, tx, m, &inv, coupons, grants)
+	if err != nil {
+		return inv, err
+	}
+	for _, ap := range apps {
+		if _, err := a.ApplyBalance(ctx, tx, scope, inv.CustomerID, inv.InvoiceID, ap.EntryID, ap.Amount, now); err != nil {
+			return inv, err
+		}
+	}
+	n, err := tx.NextNumber(ctx, m.ID, "invoice")
+	if err != nil {
+		return inv, err
+	}
+	number := fmt.Sprintf("INV-%06d", n)
+	inv.Number, inv.FinalizedAt, inv.FinalizedByRef, inv.UpdatedAt, inv.AutoFinalizeAt = &number, &now, finalizedByRef, now, nil
+	inv.Status = remit.InvoiceOpen
+	// Commit the tax transaction with the final lines.
+	t, created, err := a.taxTransactionFor(ctx, tx, m, &inv, now)
+	if err != nil {
+		return inv, err
+	}
+	t.Status, t.CommittedAt = remit.TaxCommitted, &now
+	if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
+		return inv, err
+	}
+	inv.TaxTransactionID = &t.TaxTransactionID
+	if created {
+		if err := a.Emit(ctx, tx, scope, now, "tax_transaction.created", t.TaxTransactionID, t); err != nil {
+			return inv, err
+		}
+	}
+	if err := a.Emit(ctx, tx, scope, now, "tax_transaction.committed", t.TaxTransactionID, t); err != nil {
+		return inv, err
+	}
+	if inv.AmountRemaining > 0 {
+		token, err := a.IssueHostedToken(ctx, tx, m.ID, remit.HostedInvoice, inv.InvoiceID, now.AddDate(1, 0, 0))
+		if err != nil {
+			return inv, err
+		}
+		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", a.Config.PublicURL, inv.InvoiceID, token)
+		inv.PaymentURL = &url
+	}
+	if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
+		return inv, err
+	}
+	if err := a.Emit(ctx, tx, scope, now, "invoice.finalized", inv.InvoiceID, inv); err != nil {
+		return inv, err
+	}
+	if inv.AmountRemaining == 0 {
+		return inv, a.MarkInvoicePaid(ctx, tx, m, &inv, now)
+	}
+	return inv, a.collectAtFinalize(ctx, tx, m, &inv, now)
+}
+
+// MarkInvoicePaid moves an open invoice whose amount remaining reached 0 to paid, adds top_up
+// balance entries for its paid credit_grant and credit_top_up lines, and emits invoice.paid. Call it
+// in the transaction that settled the invoice (payment, zero total, credit note offset).
+func (a *App) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
+	inv.Status, inv.PaidAt, inv.PaymentURL, inv.UpdatedAt = remit.InvoicePaid, &now, nil, now
+	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
+		return err
+	}
+	for _, l := range inv.Lines {
+		if l.PriceType != remit.PriceCreditGrant && l.PriceType != remit.PriceCreditTopUp {
+			continue
+		}
+		amt := l.Amount - l.DiscountAmount - l.PrepaidApplied
+		if amt <= 0 {
+			continue
+		}
+		if _, err := a.CreditBalance(ctx, tx, scopeOf(m), inv.CustomerID, BalanceCredit{Kind: remit.EntryTopUp, Currency: inv.Currency,
+			Amount: amt, InvoiceID: inv.InvoiceID, Description: "Top-up from " + l.Description}, now); err != nil {
+			return err
+		}
+	}
+	return a.Emit(ctx, tx, scopeOf(m), now, "invoice.paid", inv.InvoiceID, *inv)
+}
+
+// VoidInvoice voids an open invoice: nothing more is due, its hosted payment link stops working,
+// and its committed tax is reversed by a reversal tax transaction. Prepaid balance applied at
+// finalization is not returned (documented).
+//
+// Errors: not_found, conflict (not open; details.currentState).
+func (a *App) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+	var inv remit.Invoice
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+		if err != nil {
+			return err
+		}
+		if inv.Status != remit.InvoiceOpen {
+			return remit.StateConflict("invoice", inv.InvoiceID, inv.Status, "voided")
+		}
+		if inv.AmountPaid > 0 {
+			return remit.Errorf(remit.EConflict, "Invoice '%s' has payments; refund them with a credit note instead of voiding it.", inv.InvoiceID).
+				With("reason", "invoice_has_payments").With("currentState", inv.Status)
+		}
+		now := micro(a.Now(m))
+		inv.Status, inv.VoidedAt, inv.PaymentURL, inv.AmountRemaining, inv.UpdatedAt = remit.InvoiceVoid, &now, nil, 0, now
+		if err := tx.UpdateInvoice(ctx, inv, false); err != nil {
+			return err
+		}
+		if inv.TaxTotal > 0 && inv.TaxTransactionID != nil {
+			sale, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, true)
+			if err != nil {
+				return err
+			}
+			rev := remit.TaxTransaction{Object: "tax_transaction", TaxTransactionID: remit.NewID("txn"), Status: remit.TaxCommitted,
+				Type: remit.TaxReversal, SourceDocumentID: inv.InvoiceID, CustomerID: inv.CustomerID, Currency: inv.Currency,
+				TotalTax: -sale.TotalTax, TaxExempt: sale.TaxExempt, CommittedAt: &now, Environment: m.Environment,
+				MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now}
+			for _, l := range sale.Lines {
+				l.TaxableAmount, l.TaxAmount = -l.TaxableAmount, -l.TaxAmount
+				rev.Lines = append(rev.Lines, l)
+			}
+			if err := tx.UpsertTaxTransaction(ctx, rev); err != nil {
+				return err
+			}
+			if err := a.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.reversed", rev.TaxTransactionID, rev); err != nil {
+				return err
+			}
+		}
+		return a.Emit(ctx, tx, scopeOf(m), now, "invoice.voided", inv.InvoiceID, inv)
+	})
+	inv.Environment = m.Environment
+	return inv, err
+}
+
+const jobAutoFinalize = "invoice.auto_finalize"
+
+type autoFinalizeJob struct {
+	InvoiceID string `json:"invoiceId"`
+}
+
+// runAutoFinalize finalizes a subscription's draft when its hour has passed, unless it was
+// finalized or changed state meanwhile.
+func (a *App) runAutoFinalize(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+	var p autoFinalizeJob
+	if err := json.Unmarshal(job.Payload, &p); err != nil {
+		return err
+	}
+	m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	if err != nil {
+		return err
+	}
+	inv, err := tx.GetInvoice(ctx, m.ID, p.InvoiceID, "", true)
+	if remit.ErrorCode(err) == remit.ENotFound {
+		return nil
+	}
+	if err != nil || inv.Status != remit.InvoiceDraft {
+		return err
+	}
+	// Finalize in a savepoint of its own: a rule that refuses (a domain error) leaves the draft for
+	// the merchant to fix instead of failing the clock advance or the scheduler.
+	err = tx.Savepoint(ctx, func() error {
+		_, err := a.finalizeInTx(ctx, tx, m, p.InvoiceID, nil, micro(at))
+		return err
+	})
+	if err != nil && remit.ErrorCode(err) != remit.EInternal {
+		a.Log.Warn("automatic finalization refused; the invoice stays a draft", "invoiceId", p.InvoiceID, "err", err.Error())
+		return nil
+	}
+	return err
+}

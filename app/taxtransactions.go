@@ -1,0 +1,97 @@
+package app
+
+import (
+	"context"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Tax transactions (product.md "Tax"): quoted while their invoice is a draft, committed at
+// finalization; reversal transactions are committed at once.
+
+var taxStatuses = map[string]bool{remit.TaxQuoted: true, remit.TaxCommitted: true, remit.TaxReversed: true}
+
+// ListTaxTransactions lists the merchant account's tax transactions newest first, filtered by
+// status and source document, paged by cursor (limit and cursor as raw query strings).
+//
+// Errors: validation_failure (status, limit, cursor).
+func (a *App) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error) {
+	scope := scopeOf(m)
+	page, err := a.ParsePage(ctx, scope, "tax_transactions", limit, cursor, 20)
+	var p remit.Problems
+	if status != "" && !taxStatuses[status] {
+		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of quoted, committed, reversed.")
+	}
+	if err != nil {
+		if e, ok := err.(*remit.Error); ok {
+			for _, f := range e.Fields {
+				p.Add(f.Location, f.Field, f.Reason, f.Message)
+			}
+		} else {
+			return remit.List[remit.TaxTransaction]{}, err
+		}
+	}
+	if err := p.Err(); err != nil {
+		return remit.List[remit.TaxTransaction]{}, err
+	}
+	f := store.TaxFilter{Status: status, SourceDocumentID: sourceDocumentID, Limit: page.Limit}
+	if !page.First() {
+		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
+	}
+	items, err := a.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, f)
+	if err != nil {
+		return remit.List[remit.TaxTransaction]{}, err
+	}
+	more := len(items) > page.Limit
+	if more {
+		items = items[:page.Limit]
+	}
+	for i := range items {
+		items[i].Environment = m.Environment
+	}
+	var next *string
+	if more {
+		last := items[len(items)-1]
+		if next, err = a.NextCursor(ctx, scope, "tax_transactions", page, true, last.CreatedAt, last.TaxTransactionID); err != nil {
+			return remit.List[remit.TaxTransaction]{}, err
+		}
+	}
+	return remit.NewList(items, next), nil
+}
+
+// GetTaxTransaction returns one tax transaction.
+//
+// Errors: not_found.
+func (a *App) GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
+	t, err := a.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, false)
+	t.Environment = m.Environment
+	return t, err
+}
+
+// CommitTaxTransaction commits a quoted tax transaction and emits tax_transaction.committed. A
+// later refresh of its draft invoice quotes a new transaction.
+//
+// Errors: not_found, conflict (not quoted; details.currentState).
+func (a *App) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
+	var t remit.TaxTransaction
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		t, err = tx.GetTaxTransaction(ctx, m.ID, id, true)
+		if err != nil {
+			return err
+		}
+		if t.Status != remit.TaxQuoted {
+			return remit.StateConflict("tax transaction", id, t.Status, "committed")
+		}
+		now := micro(a.Now(m))
+		t.Status, t.CommittedAt, t.UpdatedAt = remit.TaxCommitted, &now, now
+		if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
+			return err
+		}
+		t.Environment = m.Environment
+		return a.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.committed", t.TaxTransactionID, t)
+	})
+	t.Environment = m.Environment
+	return t, err
+}

@@ -1,0 +1,129 @@
+package remit
+
+import "time"
+
+// Invoice states (product.md "Invoices"): draft → open → paid, open → void. A draft's lines and
+// figures are recomputed by refresh; from finalization on they never change again, except through
+// payments and credit notes.
+const (
+	InvoiceDraft = "draft"
+	InvoiceOpen  = "open"
+	InvoicePaid  = "paid"
+	InvoiceVoid  = "void"
+)
+
+// Invoice is an invoice with its lines and figures. Amounts are minor units of Currency.
+//
+// Total = Subtotal − DiscountTotal − PrepaidApplied + TaxTotal; AmountDue = Total;
+// AmountRemaining = AmountDue − AmountPaid − what credit notes offset.
+type Invoice struct {
+	Object            string            `json:"object"` // "invoice"
+	InvoiceID         string            `json:"invoiceId"`
+	Number            *string           `json:"number"` // INV-000001, assigned at finalization
+	CustomerID        string            `json:"customerId"`
+	BillingAccountID  string            `json:"billingAccountId"`
+	Currency          string            `json:"currency"`
+	Status            string            `json:"status"`
+	CollectionMethod  string            `json:"collectionMethod"`
+	SubscriptionID    *string           `json:"subscriptionId"`
+	QuoteID           *string           `json:"quoteId"`
+	PeriodStart       *time.Time        `json:"periodStart"`
+	PeriodEnd         *time.Time        `json:"periodEnd"`
+	CouponIDs         []string          `json:"couponIds"`
+	Lines             []InvoiceLine     `json:"lines"`
+	Subtotal          int64             `json:"subtotal"`
+	DiscountTotal     int64             `json:"discountTotal"`
+	PrepaidApplied    int64             `json:"prepaidApplied"`
+	TaxTotal          int64             `json:"taxTotal"`
+	Total             int64             `json:"total"`
+	AmountDue         int64             `json:"amountDue"`
+	AmountPaid        int64             `json:"amountPaid"`
+	AmountRemaining   int64             `json:"amountRemaining"`
+	CreditedTotal     int64             `json:"creditedTotal"`
+	OffsetTotal       int64             `json:"offsetTotal"` // credit notes' offset bucket
+	RefundedTotal     int64             `json:"refundedTotal"`
+	TaxTransactionID  *string           `json:"taxTransactionId"`
+	PaymentURL        *string           `json:"paymentUrl"`        // open invoices: the hosted pay route
+	AutoFinalizeAt    *time.Time        `json:"autoFinalizeAt"`    // subscription drafts finalize themselves then
+	LastPaymentError  *string           `json:"lastPaymentError"`  // the last failed collection, if any
+	FinalizedByRef    *string           `json:"finalizedByRef"`    // the caller's reference given at finalization
+	FinalizedAt       *time.Time        `json:"finalizedAt"`       //
+	PaidAt            *time.Time        `json:"paidAt"`            //
+	VoidedAt          *time.Time        `json:"voidedAt"`          //
+	Metadata          map[string]string `json:"metadata"`          //
+	Environment       Environment       `json:"environment"`       //
+	MerchantAccountID string            `json:"merchantAccountId"` //
+	CreatedAt         time.Time         `json:"createdAt"`
+	UpdatedAt         time.Time         `json:"updatedAt"`
+}
+
+// InvoiceLine is one line of an invoice.
+type InvoiceLine struct {
+	Object         string     `json:"object"` // "invoice_line"
+	InvoiceLineID  string     `json:"invoiceLineId"`
+	LineType       string     `json:"lineType"` // recurring | one_time | usage
+	PriceID        string     `json:"priceId"`
+	PriceType      string     `json:"priceType"`
+	MeterID        *string    `json:"meterId"`
+	Description    string     `json:"description"`
+	Quantity       int64      `json:"quantity"`
+	UnitAmount     int64      `json:"unitAmount"`
+	UnitOverride   bool       `json:"-"` // the unit amount was given on the line, not read from the catalog
+	Amount         int64      `json:"amount"`
+	DiscountAmount int64      `json:"discountAmount"`
+	PrepaidApplied int64      `json:"prepaidApplied"`
+	TaxAmount      int64      `json:"taxAmount"`
+	CreditedAmount int64      `json:"creditedAmount"`
+	Taxes          []LineTax  `json:"taxes"`
+	PeriodStart    *time.Time `json:"periodStart"`
+	PeriodEnd      *time.Time `json:"periodEnd"`
+}
+
+// LineTax is a line's tax in one jurisdiction. Rate is a decimal fraction (0.0725); RatePPM is the
+// exact rate in parts per million.
+type LineTax struct {
+	Jurisdiction  string  `json:"jurisdiction"`
+	Rate          float64 `json:"rate"`
+	RatePPM       int64   `json:"ratePpm"`
+	TaxableAmount int64   `json:"taxableAmount"`
+	TaxAmount     int64   `json:"taxAmount"`
+}
+
+// Tax transaction states and types (product.md "Tax").
+const (
+	TaxQuoted    = "quoted"
+	TaxCommitted = "committed"
+	TaxReversed  = "reversed"
+	TaxSale      = "sale"
+	TaxReversal  = "reversal"
+)
+
+// TaxTransaction records the tax of an invoice (type sale: quoted while the invoice is a draft,
+// committed at finalization) or of a credit note (type reversal, committed at once).
+type TaxTransaction struct {
+	Object            string               `json:"object"` // "tax_transaction"
+	TaxTransactionID  string               `json:"taxTransactionId"`
+	Status            string               `json:"status"`
+	Type              string               `json:"type"`
+	SourceDocumentID  string               `json:"sourceDocumentId"` // invoice or credit note
+	CustomerID        string               `json:"customerId"`
+	Currency          string               `json:"currency"`
+	Lines             []TaxTransactionLine `json:"lines"`
+	TotalTax          int64                `json:"totalTax"`
+	TaxExempt         bool                 `json:"taxExempt"`
+	CommittedAt       *time.Time           `json:"committedAt"`
+	Environment       Environment          `json:"environment"`
+	MerchantAccountID string               `json:"merchantAccountId"`
+	CreatedAt         time.Time            `json:"createdAt"`
+	UpdatedAt         time.Time            `json:"updatedAt"`
+}
+
+// TaxTransactionLine is one line's tax in one jurisdiction. Reversal amounts are negative.
+type TaxTransactionLine struct {
+	LineID        string  `json:"lineId"` // the invoice line
+	TaxableAmount int64   `json:"taxableAmount"`
+	TaxAmount     int64   `json:"taxAmount"`
+	Rate          float64 `json:"rate"`
+	RatePPM       int64   `json:"ratePpm"`
+	Jurisdiction  string  `json:"jurisdiction"`
+}

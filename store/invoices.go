@@ -1,0 +1,294 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+func ptrMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return remit.Micros(*t)
+}
+
+func ptrStr(s *string) any {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
+func nullStr(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	s := v.String
+	return &s
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+const invoiceColumns = `id, number, customer_id, billing_account_id, currency, status, collection_method, subscription_id,
+	quote_id, period_start, period_end, coupon_ids, subtotal, discount_total, prepaid_applied, tax_total, total, amount_due,
+	amount_paid, amount_remaining, credited_total, offset_total, refunded_total, tax_transaction_id, payment_url,
+	auto_finalize_at, last_payment_error, finalized_by_ref, finalized_at, paid_at, voided_at, metadata, created_at, updated_at`
+
+func invoiceArgs(inv remit.Invoice) []any {
+	coupons := inv.CouponIDs
+	if coupons == nil {
+		coupons = []string{}
+	}
+	md := inv.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	return []any{inv.InvoiceID, ptrStr(inv.Number), inv.CustomerID, inv.BillingAccountID, inv.Currency, inv.Status,
+		inv.CollectionMethod, ptrStr(inv.SubscriptionID), ptrStr(inv.QuoteID), ptrMicros(inv.PeriodStart), ptrMicros(inv.PeriodEnd),
+		mustJSON(coupons), inv.Subtotal, inv.DiscountTotal, inv.PrepaidApplied, inv.TaxTotal, inv.Total, inv.AmountDue,
+		inv.AmountPaid, inv.AmountRemaining, inv.CreditedTotal, inv.OffsetTotal, inv.RefundedTotal, ptrStr(inv.TaxTransactionID),
+		ptrStr(inv.PaymentURL), ptrMicros(inv.AutoFinalizeAt), ptrStr(inv.LastPaymentError), ptrStr(inv.FinalizedByRef),
+		ptrMicros(inv.FinalizedAt), ptrMicros(inv.PaidAt), ptrMicros(inv.VoidedAt), mustJSON(md),
+		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt)}
+}
+
+// InsertInvoice inserts an invoice and its lines. A duplicate caller-chosen ID is a conflict.
+func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
+	args := append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...)
+	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35)`, args...)
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("invoice", "invoiceId", inv.InvoiceID)
+	}
+	if err != nil {
+		return wrapErr(err, "store.InsertInvoice")
+	}
+	return q.insertInvoiceLines(ctx, inv)
+}
+
+func (q Q) insertInvoiceLines(ctx context.Context, inv remit.Invoice) error {
+	for i, l := range inv.Lines {
+		taxes := l.Taxes
+		if taxes == nil {
+			taxes = []remit.LineTax{}
+		}
+		_, err := q.exec(ctx, `INSERT INTO invoice_lines (merchant_account_id, invoice_id, id, position, line_type, price_id,
+			price_type, meter_id, description, quantity, unit_amount, unit_override, amount, discount_amount, prepaid_applied,
+			tax_amount, credited_amount, taxes, period_start, period_end)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+			inv.MerchantAccountID, inv.InvoiceID, l.InvoiceLineID, i, l.LineType, l.PriceID, l.PriceType, ptrStr(l.MeterID),
+			l.Description, l.Quantity, l.UnitAmount, l.UnitOverride, l.Amount, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount,
+			l.CreditedAmount, mustJSON(taxes), ptrMicros(l.PeriodStart), ptrMicros(l.PeriodEnd))
+		if err != nil {
+			return wrapErr(err, "store.InsertInvoice: line")
+		}
+	}
+	return nil
+}
+
+// UpdateInvoice writes every field of the invoice's header. With lines, the lines are replaced
+// too (drafts only: a finalized invoice's lines change only through UpdateInvoiceLineCredited).
+func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) error {
+	args := append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...)
+	_, err := q.exec(ctx, `UPDATE invoices SET number = $3, customer_id = $4, billing_account_id = $5, currency = $6, status = $7,
+		collection_method = $8, subscription_id = $9, quote_id = $10, period_start = $11, period_end = $12, coupon_ids = $13,
+		subtotal = $14, discount_total = $15, prepaid_applied = $16, tax_total = $17, total = $18, amount_due = $19,
+		amount_paid = $20, amount_remaining = $21, credited_total = $22, offset_total = $23, refunded_total = $24,
+		tax_transaction_id = $25, payment_url = $26, auto_finalize_at = $27, last_payment_error = $28, finalized_by_ref = $29,
+		finalized_at = $30, paid_at = $31, voided_at = $32, metadata = $33, created_at = $34, updated_at = $35
+		WHERE merchant_account_id = $1 AND id = $2`, args...)
+	if err != nil {
+		return wrapErr(err, "store.UpdateInvoice")
+	}
+	if !lines {
+		return nil
+	}
+	if _, err := q.exec(ctx, `DELETE FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2`, inv.MerchantAccountID, inv.InvoiceID); err != nil {
+		return wrapErr(err, "store.UpdateInvoice: lines")
+	}
+	return q.insertInvoiceLines(ctx, inv)
+}
+
+// UpdateInvoiceLineFigures writes a finalized line's prepaid, tax and credited figures.
+func (q Q) UpdateInvoiceLineFigures(ctx context.Context, merchantAccountID string, l remit.InvoiceLine) error {
+	taxes := l.Taxes
+	if taxes == nil {
+		taxes = []remit.LineTax{}
+	}
+	_, err := q.exec(ctx, `UPDATE invoice_lines SET discount_amount = $3, prepaid_applied = $4, tax_amount = $5,
+		credited_amount = $6, taxes = $7 WHERE merchant_account_id = $1 AND id = $2`,
+		merchantAccountID, l.InvoiceLineID, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount, l.CreditedAmount, mustJSON(taxes))
+	return wrapErr(err, "store.UpdateInvoiceLineFigures")
+}
+
+func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err error) {
+	var number, sub, quote, taxTxn, payURL, lastErr, byRef sql.NullString
+	var pStart, pEnd, autoFin, fin, paid, voided sql.NullInt64
+	var coupons, md string
+	var created, updated int64
+	err = row.Scan(&inv.InvoiceID, &number, &inv.CustomerID, &inv.BillingAccountID, &inv.Currency, &inv.Status,
+		&inv.CollectionMethod, &sub, &quote, &pStart, &pEnd, &coupons, &inv.Subtotal, &inv.DiscountTotal, &inv.PrepaidApplied,
+		&inv.TaxTotal, &inv.Total, &inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal,
+		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated)
+	if err != nil {
+		return inv, err
+	}
+	inv.Object = "invoice"
+	inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
+	inv.TaxTransactionID, inv.PaymentURL, inv.LastPaymentError, inv.FinalizedByRef = nullStr(taxTxn), nullStr(payURL), nullStr(lastErr), nullStr(byRef)
+	inv.PeriodStart, inv.PeriodEnd, inv.AutoFinalizeAt = nullTime(pStart), nullTime(pEnd), nullTime(autoFin)
+	inv.FinalizedAt, inv.PaidAt, inv.VoidedAt = nullTime(fin), nullTime(paid), nullTime(voided)
+	inv.CreatedAt, inv.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
+	if err := json.Unmarshal([]byte(coupons), &inv.CouponIDs); err != nil {
+		return inv, err
+	}
+	if err := json.Unmarshal([]byte(md), &inv.Metadata); err != nil {
+		return inv, err
+	}
+	return inv, nil
+}
+
+// GetInvoice returns an invoice with its lines, or not_found. With lock the invoice row is locked
+// (PostgreSQL) until the transaction ends: every change to an invoice takes this lock first.
+func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID, field string, lock bool) (remit.Invoice, error) {
+	query := `SELECT ` + invoiceColumns + ` FROM invoices WHERE merchant_account_id = $1 AND id = $2`
+	if lock {
+		query += q.ForUpdate()
+	}
+	inv, err := scanInvoice(q.QueryRow(ctx, query, merchantAccountID, invoiceID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return inv, remit.NotFound("invoice", invoiceID, field)
+	}
+	if err != nil {
+		return inv, wrapErr(err, "store.GetInvoice")
+	}
+	inv.MerchantAccountID = merchantAccountID
+	rows, err := q.Query(ctx, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
+		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end
+		FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2 ORDER BY position`, merchantAccountID, invoiceID)
+	if err != nil {
+		return inv, wrapErr(err, "store.GetInvoice: lines")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l remit.InvoiceLine
+		var meter sql.NullString
+		var taxes string
+		var ps, pe sql.NullInt64
+		if err := rows.Scan(&l.InvoiceLineID, &l.LineType, &l.PriceID, &l.PriceType, &meter, &l.Description, &l.Quantity,
+			&l.UnitAmount, &l.UnitOverride, &l.Amount, &l.DiscountAmount, &l.PrepaidApplied, &l.TaxAmount, &l.CreditedAmount,
+			&taxes, &ps, &pe); err != nil {
+			return inv, wrapErr(err, "store.GetInvoice: lines")
+		}
+		l.Object, l.MeterID, l.PeriodStart, l.PeriodEnd = "invoice_line", nullStr(meter), nullTime(ps), nullTime(pe)
+		if err := json.Unmarshal([]byte(taxes), &l.Taxes); err != nil {
+			return inv, wrapErr(err, "store.GetInvoice: taxes")
+		}
+		inv.Lines = append(inv.Lines, l)
+	}
+	return inv, wrapErr(rows.Err(), "store.GetInvoice: lines")
+}
+
+// --- tax transactions ---
+
+const taxColumns = `id, status, type, source_document_id, customer_id, currency, lines, total_tax, tax_exempt, committed_at, created_at, updated_at`
+
+// UpsertTaxTransaction inserts or rewrites a tax transaction.
+func (q Q) UpsertTaxTransaction(ctx context.Context, t remit.TaxTransaction) error {
+	lines := t.Lines
+	if lines == nil {
+		lines = []remit.TaxTransactionLine{}
+	}
+	_, err := q.exec(ctx, `INSERT INTO tax_transactions (merchant_account_id, `+taxColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		ON CONFLICT (merchant_account_id, id) DO UPDATE SET status = excluded.status, lines = excluded.lines,
+		total_tax = excluded.total_tax, tax_exempt = excluded.tax_exempt, committed_at = excluded.committed_at, updated_at = excluded.updated_at`,
+		t.MerchantAccountID, t.TaxTransactionID, t.Status, t.Type, t.SourceDocumentID, t.CustomerID, t.Currency, mustJSON(lines),
+		t.TotalTax, t.TaxExempt, ptrMicros(t.CommittedAt), remit.Micros(t.CreatedAt), remit.Micros(t.UpdatedAt))
+	return wrapErr(err, "store.UpsertTaxTransaction")
+}
+
+func scanTax(row interface{ Scan(...any) error }) (t remit.TaxTransaction, err error) {
+	var lines string
+	var committed sql.NullInt64
+	var created, updated int64
+	err = row.Scan(&t.TaxTransactionID, &t.Status, &t.Type, &t.SourceDocumentID, &t.CustomerID, &t.Currency, &lines,
+		&t.TotalTax, &t.TaxExempt, &committed, &created, &updated)
+	if err != nil {
+		return t, err
+	}
+	t.Object, t.CommittedAt = "tax_transaction", nullTime(committed)
+	t.CreatedAt, t.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
+	return t, json.Unmarshal([]byte(lines), &t.Lines)
+}
+
+// GetTaxTransaction returns a tax transaction or not_found; with lock, locked until tx ends.
+func (q Q) GetTaxTransaction(ctx context.Context, merchantAccountID, id string, lock bool) (remit.TaxTransaction, error) {
+	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1 AND id = $2`
+	if lock {
+		query += q.ForUpdate()
+	}
+	t, err := scanTax(q.QueryRow(ctx, query, merchantAccountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, remit.NotFound("tax transaction", id, "")
+	}
+	t.MerchantAccountID = merchantAccountID
+	return t, wrapErr(err, "store.GetTaxTransaction")
+}
+
+// TaxFilter filters the tax-transaction list.
+type TaxFilter struct {
+	Status           string
+	SourceDocumentID string
+	AfterCreated     int64
+	AfterID          string
+	Limit            int
+}
+
+// ListTaxTransactions returns up to f.Limit+1 transactions newest first after the keyset position
+// (the extra one tells the caller there is a next page).
+func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f TaxFilter) ([]remit.TaxTransaction, error) {
+	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1`
+	args := []any{merchantAccountID}
+	if f.Status != "" {
+		args = append(args, f.Status)
+		query += " AND status = $" + itoa(len(args))
+	}
+	if f.SourceDocumentID != "" {
+		args = append(args, f.SourceDocumentID)
+		query += " AND source_document_id = $" + itoa(len(args))
+	}
+	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
+	args = append(args, kargs...)
+	args = append(args, f.Limit+1)
+	query += cond + order + " LIMIT $" + itoa(len(args))
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, wrapErr(err, "store.ListTaxTransactions")
+	}
+	defer rows.Close()
+	var out []remit.TaxTransaction
+	for rows.Next() {
+		t, err := scanTax(rows)
+		if err != nil {
+			return nil, wrapErr(err, "store.ListTaxTransactions")
+		}
+		t.MerchantAccountID = merchantAccountID
+		out = append(out, t)
+	}
+	return out, wrapErr(rows.Err(), "store.ListTaxTransactions")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
