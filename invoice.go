@@ -74,6 +74,7 @@ type InvoiceLine struct {
 	PrepaidApplied int64      `json:"prepaidApplied"`
 	TaxAmount      int64      `json:"taxAmount"`
 	CreditedAmount int64      `json:"creditedAmount"`
+	CreditedTax    int64      `json:"creditedTaxAmount"` // the tax reversed by credit notes so far
 	Taxes          []LineTax  `json:"taxes"`
 	PeriodStart    *time.Time `json:"periodStart"`
 	PeriodEnd      *time.Time `json:"periodEnd"`
@@ -87,6 +88,7 @@ type LineTax struct {
 	RatePPM       int64   `json:"ratePpm"`
 	TaxableAmount int64   `json:"taxableAmount"`
 	TaxAmount     int64   `json:"taxAmount"`
+	Reversed      int64   `json:"reversedAmount"` // reversed by credit notes so far
 }
 
 // Tax transaction states and types (product.md "Tax").

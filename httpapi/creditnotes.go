@@ -1,6 +1,37 @@
 package httpapi
 
-// creditNoteHandlers registers this area's operations (none yet: they answer 501).
+import (
+	"context"
+
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+)
+
+// creditNoteHandlers registers credit notes.
 func (s *Server) creditNoteHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{}
+	return map[string]HandlerFunc{
+		"createCreditNote": func(ctx context.Context, r *Request) (any, error) {
+			var body api.CreditNoteCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			in := app.CreditNoteInput{
+				CreditNoteID: deref(body.CreditNoteId), InvoiceID: body.InvoiceId, Reason: string(body.Reason),
+				Description: body.Description, CreditAmount: body.CreditAmount, RefundAmount: body.RefundAmount,
+				OffsetAmount: body.OffsetAmount, Metadata: metadata(body.Metadata),
+			}
+			for _, l := range body.Lines {
+				li := app.CreditNoteLineInput{InvoiceLineID: l.InvoiceLineId, Description: l.Description, Amount: l.Amount, Metadata: metadata(l.Metadata)}
+				if l.Bucket != nil {
+					b := string(*l.Bucket)
+					li.Bucket = &b
+				}
+				in.Lines = append(in.Lines, li)
+			}
+			return s.app.CreateCreditNote(ctx, r.Merchant, in)
+		},
+		"getCreditNote": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetCreditNote(ctx, r.Merchant, r.Path("creditNoteId"))
+		},
+	}
 }

@@ -86,11 +86,11 @@ func (q Q) insertInvoiceLines(ctx context.Context, inv remit.Invoice) error {
 		}
 		_, err := q.exec(ctx, `INSERT INTO invoice_lines (merchant_account_id, invoice_id, id, position, line_type, price_id,
 			price_type, meter_id, description, quantity, unit_amount, unit_override, amount, discount_amount, prepaid_applied,
-			tax_amount, credited_amount, taxes, period_start, period_end)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 			inv.MerchantAccountID, inv.InvoiceID, l.InvoiceLineID, i, l.LineType, l.PriceID, l.PriceType, ptrStr(l.MeterID),
 			l.Description, l.Quantity, l.UnitAmount, l.UnitOverride, l.Amount, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount,
-			l.CreditedAmount, mustJSON(taxes), ptrMicros(l.PeriodStart), ptrMicros(l.PeriodEnd))
+			l.CreditedAmount, mustJSON(taxes), ptrMicros(l.PeriodStart), ptrMicros(l.PeriodEnd), l.CreditedTax)
 		if err != nil {
 			return wrapErr(err, "store.InsertInvoice: line")
 		}
@@ -128,8 +128,8 @@ func (q Q) UpdateInvoiceLineFigures(ctx context.Context, merchantAccountID strin
 		taxes = []remit.LineTax{}
 	}
 	_, err := q.exec(ctx, `UPDATE invoice_lines SET discount_amount = $3, prepaid_applied = $4, tax_amount = $5,
-		credited_amount = $6, taxes = $7 WHERE merchant_account_id = $1 AND id = $2`,
-		merchantAccountID, l.InvoiceLineID, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount, l.CreditedAmount, mustJSON(taxes))
+		credited_amount = $6, taxes = $7, credited_tax = $8 WHERE merchant_account_id = $1 AND id = $2`,
+		merchantAccountID, l.InvoiceLineID, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount, l.CreditedAmount, mustJSON(taxes), l.CreditedTax)
 	return wrapErr(err, "store.UpdateInvoiceLineFigures")
 }
 
@@ -176,8 +176,8 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID, field s
 	}
 	inv.MerchantAccountID = merchantAccountID
 	rows, err := q.Query(ctx, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
-		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end
-		FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2 ORDER BY position`, merchantAccountID, invoiceID)
+		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end,
+		credited_tax FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2 ORDER BY position`, merchantAccountID, invoiceID)
 	if err != nil {
 		return inv, wrapErr(err, "store.GetInvoice: lines")
 	}
@@ -189,7 +189,7 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID, field s
 		var ps, pe sql.NullInt64
 		if err := rows.Scan(&l.InvoiceLineID, &l.LineType, &l.PriceID, &l.PriceType, &meter, &l.Description, &l.Quantity,
 			&l.UnitAmount, &l.UnitOverride, &l.Amount, &l.DiscountAmount, &l.PrepaidApplied, &l.TaxAmount, &l.CreditedAmount,
-			&taxes, &ps, &pe); err != nil {
+			&taxes, &ps, &pe, &l.CreditedTax); err != nil {
 			return inv, wrapErr(err, "store.GetInvoice: lines")
 		}
 		l.Object, l.MeterID, l.PeriodStart, l.PeriodEnd = "invoice_line", nullStr(meter), nullTime(ps), nullTime(pe)

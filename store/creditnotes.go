@@ -1,0 +1,67 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+
+	"github.com/remit-billing/remit"
+)
+
+// InsertCreditNote stores an issued credit note. A duplicate caller-chosen ID is a conflict.
+func (q Q) InsertCreditNote(ctx context.Context, c remit.CreditNote) error {
+	refunds := c.RefundIDs
+	if refunds == nil {
+		refunds = []string{}
+	}
+	md := c.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	_, err := q.exec(ctx, `INSERT INTO credit_notes (merchant_account_id, id, number, invoice_id, customer_id, currency, reason,
+		description, lines, credit_amount, refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id,
+		refund_ids, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		c.MerchantAccountID, c.CreditNoteID, c.Number, c.InvoiceID, c.CustomerID, c.Currency, c.Reason, ptrStr(c.Description),
+		mustJSON(c.Lines), c.CreditAmount, c.RefundAmount, c.OffsetAmount, c.Total, c.TaxTotal, ptrStr(c.TaxTransactionID),
+		ptrStr(c.BalanceEntryID), mustJSON(refunds), mustJSON(md), remit.Micros(c.CreatedAt))
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("credit note", "creditNoteId", c.CreditNoteID)
+	}
+	return wrapErr(err, "store.InsertCreditNote")
+}
+
+// CreditNoteExists reports whether the caller-chosen ID is taken.
+func (q Q) CreditNoteExists(ctx context.Context, merchantAccountID, id string) (bool, error) {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM credit_notes WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, wrapErr(err, "store.CreditNoteExists")
+}
+
+// GetCreditNote returns a credit note or not_found.
+func (q Q) GetCreditNote(ctx context.Context, merchantAccountID, id string) (c remit.CreditNote, err error) {
+	var desc, taxTxn, entry sql.NullString
+	var lines, refunds, md string
+	var created int64
+	err = q.QueryRow(ctx, `SELECT id, number, invoice_id, customer_id, currency, reason, description, lines, credit_amount,
+		refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id, refund_ids, metadata, created_at
+		FROM credit_notes WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id).
+		Scan(&c.CreditNoteID, &c.Number, &c.InvoiceID, &c.CustomerID, &c.Currency, &c.Reason, &desc, &lines, &c.CreditAmount,
+			&c.RefundAmount, &c.OffsetAmount, &c.Total, &c.TaxTotal, &taxTxn, &entry, &refunds, &md, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, remit.NotFound("credit note", id, "")
+	}
+	if err != nil {
+		return c, wrapErr(err, "store.GetCreditNote")
+	}
+	c.Object, c.Status, c.MerchantAccountID, c.CreatedAt = "credit_note", "issued", merchantAccountID, remit.FromMicros(created)
+	c.Description, c.TaxTransactionID, c.BalanceEntryID = nullStr(desc), nullStr(taxTxn), nullStr(entry)
+	if err := errors.Join(json.Unmarshal([]byte(lines), &c.Lines), json.Unmarshal([]byte(refunds), &c.RefundIDs),
+		json.Unmarshal([]byte(md), &c.Metadata)); err != nil {
+		return c, wrapErr(err, "store.GetCreditNote")
+	}
+	return c, nil
+}
