@@ -146,14 +146,14 @@ func newWebhookClient(guarded bool, conc int) *http.Client {
 		d.Control = guardControl
 	}
 	t := &http.Transport{
-		Proxy:                 nil, // a proxy would dial for us and bypass the address check
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          4 * conc,
-		MaxIdleConnsPerHost:   conc,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		Proxy:                  nil, // a proxy would dial for us and bypass the address check
+		DialContext:            d.DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           4 * conc,
+		MaxIdleConnsPerHost:    conc,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    10 * time.Second,
+		ExpectContinueTimeout:  time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
 	return &http.Client{

@@ -349,3 +349,125 @@ func TestWebhookResend(t *testing.T) {
 		e.Must(422, "POST", "/v1/events/"+id+"/resend", map[string]any{"endpoint": epB})
 	})
 }
+
+func TestWebhookURLSafety(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		prod := testkit.Production()
+		cases := []struct{ url, reason string }{
+			{"http://hooks.example.com/remit", "https_required"},
+			{"https://127.0.0.1/hook", "private_address"},
+			{"https://127.1.2.3:8443/hook", "private_address"},
+			{"https://10.1.2.3/hook", "private_address"},
+			{"https://172.20.0.1/hook", "private_address"},
+			{"https://192.168.1.10/hook", "private_address"},
+			{"https://169.254.169.254/latest/meta-data", "private_address"},
+			{"https://100.64.0.1/hook", "private_address"},
+			{"https://0.0.0.0/hook", "private_address"},
+			{"https://[::1]/hook", "private_address"},
+			{"https://[fe80::1]/hook", "private_address"},
+			{"https://[fd00::1]/hook", "private_address"},
+			{"https://[::ffff:127.0.0.1]/hook", "private_address"},
+			{"https://[64:ff9b::a00:1]/hook", "private_address"},
+			{"https://localhost/hook", "private_address"},
+			{"https://api.localhost/hook", "private_address"},
+			{"not a url", "invalid_url"},
+			{"/relative/path", "invalid_url"},
+			{"ftp://hooks.example.com/", "invalid_scheme"},
+		}
+		for _, c := range cases {
+			r := e.Must(422, "POST", "/v1/webhook-endpoints", map[string]any{"url": c.url}, prod)
+			if fe := r.FieldErrors(); !slices.Contains(fe, "body:url:"+c.reason) {
+				t.Errorf("%s: %v, want reason %s", c.url, fe, c.reason)
+			}
+		}
+		// http to a private address in production: both problems.
+		fe := e.Must(422, "POST", "/v1/webhook-endpoints", map[string]any{"url": "http://10.0.0.1/"}, prod).FieldErrors()
+		if !slices.Contains(fe, "body:url:https_required") || !slices.Contains(fe, "body:url:private_address") {
+			t.Errorf("http private in production: %v", fe)
+		}
+		// A public https address is fine in production; private ones are fine in the sandbox.
+		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://93.184.216.34/hook"}, prod)
+		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "http://127.0.0.1:9/hook"})
+	})
+}
+
+func TestWebhookPrivateRefusedAtConnect(t *testing.T) {
+	cfg := fastConfig("10ms")
+	cfg.WebhookAllowPriv = "false"
+	testkit.RunWith(t, testkit.Options{Config: cfg}, func(t *testing.T, e *testkit.Env) {
+		rc := newReceiver(t, nil)
+		r := e.Must(422, "POST", "/v1/webhook-endpoints", map[string]any{"url": rc.URL})
+		if fe := r.FieldErrors(); !slices.Contains(fe, "body:url:private_address") {
+			t.Fatalf("sandbox with REMIT_WEBHOOK_ALLOW_PRIVATE=false: %v", fe)
+		}
+		// The endpoint passed the check when created; later its address turns private (as a
+		// changed DNS answer would). The connection itself is refused.
+		epID, _ := createEndpoint(t, e, "http://93.184.216.34/hook", "invoice.paid")
+		if _, err := e.App.DB.SQL().Exec(`UPDATE webhook_endpoints SET url = $1 WHERE id = $2`, rc.URL+"/rebound", epID); err != nil {
+			t.Fatal(err)
+		}
+		id := emitEvents(t, e, "invoice.paid", 1)[0]
+		deliverUntil(t, e, "the delivery to fail", func() bool { return deliveries(t, e, id)[0]["status"] == "failed" })
+		if n := len(rc.Hits()); n != 0 {
+			t.Fatalf("a private address got %d requests", n)
+		}
+		d := deliveries(t, e, id)[0]
+		for _, a := range d["attemptHistory"].([]any) {
+			msg, _ := a.(map[string]any)["error"].(string)
+			if !strings.Contains(msg, "127.0.0.1") || !strings.Contains(msg, "private") {
+				t.Fatalf("attempt error: %q", msg)
+			}
+		}
+	})
+}
+
+// Two Remit instances on one store share the deliveries of 1,000 events: every event arrives and
+// no attempt is sent twice.
+func TestWebhookTwoWorkers(t *testing.T) {
+	for _, s := range testkit.Stores() {
+		t.Run(string(s), func(t *testing.T) {
+			url := testkit.NewStoreURL(t, s)
+			cfg := fastConfig("50ms,100ms,200ms,400ms")
+			cfg.SchedulerInterval = 20 * time.Millisecond
+			e1 := testkit.StartOn(t, s, url, testkit.Options{Config: cfg})
+			e2 := testkit.StartOn(t, s, url, testkit.Options{Config: cfg})
+			rc := newReceiver(t, nil)
+			createEndpoint(t, e1, rc.URL, "invoice.paid")
+			const n = 1000
+			var ids []string
+			for range n / 100 {
+				ids = append(ids, emitEvents(t, e1, "invoice.paid", 100)...)
+			}
+			start := time.Now()
+			startWorker(t, e1.App)
+			startWorker(t, e2.App)
+			distinct := func() int {
+				seen := map[string]bool{}
+				for _, h := range rc.Hits() {
+					seen[h.WebhookID] = true
+				}
+				return len(seen)
+			}
+			waitUntil(t, 60*time.Second, "1,000 events at the receiver", func() bool { return distinct() == n })
+			t.Logf("%d events delivered by two workers in %s", n, time.Since(start))
+			hits := rc.Hits()
+			sent := map[string]int{}
+			for _, h := range hits {
+				sent[fmt.Sprintf("%s/%s/%d", h.WebhookID, h.Delivery, h.Attempt)]++
+			}
+			for k, c := range sent {
+				if c > 1 {
+					t.Errorf("attempt %s sent %d times", k, c)
+				}
+			}
+			for _, id := range ids {
+				if !slices.ContainsFunc(hits, func(h hit) bool { return h.WebhookID == id }) {
+					t.Fatalf("event %s never arrived", id)
+				}
+			}
+			if len(hits) != n {
+				t.Errorf("receiver got %d requests for %d events (a receiver that always answers 200 needs one each)", len(hits), n)
+			}
+		})
+	}
+}
