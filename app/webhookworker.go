@@ -200,40 +200,44 @@ func (a *App) DeliverDue(ctx context.Context) (int, error) {
 }
 
 // RunWebhooks runs the delivery worker until ctx ends: it dispatches events and keeps up to
-// WebhookConcurrency attempts in flight, waking when this process commits an event, when an
-// attempt ends, when the next retry falls due, and at least every WebhookPoll for work other
-// processes created. When ctx ends it stops claiming and waits for the attempts in flight.
+// WebhookConcurrency attempts in flight. It dispatches when this process commits an event and at
+// least every WebhookPoll (for events other processes wrote); it claims deliveries in batches, when
+// nothing is in flight or a quarter of the slots are free, waking when an attempt ends, when the
+// next retry falls due, and at least every WebhookPoll. When ctx ends it stops claiming and waits
+// for the attempts in flight.
 func (a *App) RunWebhooks(ctx context.Context) {
 	conc := a.Config.WebhookConcurrency
-	slots := make(chan struct{}, conc)
+	batch := max(1, conc/4)
+	inFlight := 0
+	done := make(chan struct{}, conc)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	dispatch, lastDispatch := true, time.Time{}
 	for ctx.Err() == nil {
-		if _, err := a.DispatchEvents(ctx); err != nil && ctx.Err() == nil {
-			a.Log.Error("webhooks: dispatch events", "err", err)
+		if dispatch || time.Since(lastDispatch) >= a.Config.WebhookPoll {
+			dispatch, lastDispatch = false, time.Now()
+			if _, err := a.DispatchEvents(ctx); err != nil && ctx.Err() == nil {
+				a.Log.Error("webhooks: dispatch events", "err", err)
+			}
 		}
-		free := conc - len(slots)
-		if free > 0 {
+		wait := a.Config.WebhookPoll
+		if free := conc - inFlight; free >= batch || (free > 0 && inFlight == 0) {
 			c, err := a.claimDeliveries(ctx, free)
 			if err != nil && ctx.Err() == nil {
 				a.Log.Error("webhooks: claim deliveries", "err", err)
 			}
 			for _, d := range c.deliveries {
-				slots <- struct{}{}
+				inFlight++
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
 					a.attempt(context.WithoutCancel(ctx), d, c)
-					<-slots
-					a.wakeWebhooks()
+					done <- struct{}{}
 				}()
 			}
 			if err == nil && len(c.deliveries) == free {
 				continue // there may be more due
 			}
-		}
-		wait := a.Config.WebhookPoll
-		if free > 0 {
 			if next, ok, err := a.DB.Read(ctx).NextDeliveryDue(ctx); err == nil && ok {
 				wait = min(wait, max(next.Sub(a.Clock.Now()), time.Millisecond))
 			}
@@ -242,9 +246,23 @@ func (a *App) RunWebhooks(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-a.webhooks.wake:
+			dispatch = true
+		case <-done:
+			inFlight--
 		case <-t.C:
 		}
 		t.Stop()
+		for drained := false; !drained; { // count every attempt that ended meanwhile
+			select {
+			case <-done:
+				inFlight--
+			default:
+				drained = true
+			}
+		}
+	}
+	for ; inFlight > 0; inFlight-- {
+		<-done
 	}
 }
 

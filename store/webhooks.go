@@ -246,22 +246,6 @@ func optTime(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// GetWebhookDelivery returns a delivery with its attempts, or not_found.
-func (q Q) GetWebhookDelivery(ctx context.Context, id string) (remit.WebhookDelivery, error) {
-	d, err := scanDelivery(q.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return d, remit.NotFound("webhook delivery", id, "")
-	}
-	if err != nil {
-		return d, wrapErr(err, "store.GetWebhookDelivery")
-	}
-	list := []remit.WebhookDelivery{d}
-	if err := q.loadAttempts(ctx, list); err != nil {
-		return d, err
-	}
-	return list[0], nil
-}
-
 // ListWebhookDeliveries returns up to limit deliveries of an event, newest first, after the keyset
 // position, each with its attempts (oldest first).
 func (q Q) ListWebhookDeliveries(ctx context.Context, merchantAccountID, eventID string, afterCreated int64, afterID string, limit int) ([]remit.WebhookDelivery, error) {
@@ -455,16 +439,6 @@ func (q Q) NextDeliveryDue(ctx context.Context) (t time.Time, ok bool, err error
 		return t, false, wrapErr(err, "store.NextDeliveryDue")
 	}
 	return remit.FromMicros(v.Int64), true, nil
-}
-
-// HasUndispatchedEvents reports whether an event awaits dispatch.
-func (q Q) HasUndispatchedEvents(ctx context.Context) (bool, error) {
-	var one int
-	err := q.QueryRow(ctx, `SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT 1`).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, wrapErr(err, "store.HasUndispatchedEvents")
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
