@@ -111,6 +111,9 @@ func (a *App) webhookTimeout() time.Duration {
 // DispatchEvents turns every undispatched event into its deliveries and returns how many events it
 // dispatched.
 func (a *App) DispatchEvents(ctx context.Context) (int, error) {
+	if pending, err := a.DB.Read(ctx).HasUndispatchedEvents(ctx); err != nil || !pending {
+		return 0, err
+	}
 	total := 0
 	for {
 		n := 0
@@ -163,6 +166,10 @@ type claim struct {
 func (a *App) claimDeliveries(ctx context.Context, limit int) (claim, error) {
 	now := a.Clock.Now().Truncate(time.Microsecond)
 	c := claim{at: now, leaseUntil: now.Add(a.Config.WebhookLease)}
+	// A cheap read first spares an idle worker a write transaction.
+	if next, ok, err := a.DB.Read(ctx).NextDeliveryDue(ctx); err != nil || !ok || next.After(now) {
+		return c, err
+	}
 	owner := remit.NewID("lease")
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error

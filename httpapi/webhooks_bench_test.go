@@ -9,18 +9,24 @@ import (
 )
 
 // BenchmarkWebhookDelivery measures delivery throughput: b.N events, already committed, are
-// dispatched and delivered by one process's worker loop (16 attempts in flight) to a loopback
-// receiver that answers at once or after a fixed latency. Run with a fixed count, for example
+// dispatched and delivered by one process's worker loop (16 or 64 attempts in flight) to a
+// loopback receiver that answers at once or after a fixed latency. Run with a fixed count, for example
 //
 //	go test ./httpapi -run '^$' -bench WebhookDelivery -benchtime 5000x
 func BenchmarkWebhookDelivery(b *testing.B) {
+	cases := []struct {
+		latency time.Duration
+		conc    int
+	}{{0, 16}, {50 * time.Millisecond, 16}, {50 * time.Millisecond, 64}}
 	for _, s := range testkit.Stores() {
-		for _, latency := range []time.Duration{0, 50 * time.Millisecond} {
-			b.Run(fmt.Sprintf("%s/receiver=%s", s, latency), func(b *testing.B) {
-				e := testkit.Start(b, s, testkit.Options{Config: fastConfig("1s")})
+		for _, c := range cases {
+			b.Run(fmt.Sprintf("%s/receiver=%s/concurrency=%d", s, c.latency, c.conc), func(b *testing.B) {
+				cfg := fastConfig("1s")
+				cfg.WebhookWorkers = c.conc
+				e := testkit.Start(b, s, testkit.Options{Config: cfg})
 				rc := newReceiver(b, func(hit, int) int {
-					if latency > 0 {
-						time.Sleep(latency) // the receiver's own work, not a wait of the test
+					if c.latency > 0 {
+						time.Sleep(c.latency) // the receiver's own work, not a wait of the test
 					}
 					return 200
 				})

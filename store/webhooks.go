@@ -441,4 +441,15 @@ func (q Q) NextDeliveryDue(ctx context.Context) (t time.Time, ok bool, err error
 	return remit.FromMicros(v.Int64), true, nil
 }
 
+// HasUndispatchedEvents reports whether an event awaits dispatch (a cheap read that spares an
+// idle worker a write transaction).
+func (q Q) HasUndispatchedEvents(ctx context.Context) (bool, error) {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT 1`).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, wrapErr(err, "store.HasUndispatchedEvents")
+}
+
 func itoa(n int) string { return strconv.Itoa(n) }
