@@ -127,8 +127,8 @@ func (a *App) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit
 	return remit.NewList(items, next), nil
 }
 
-// DisableWebhookEndpoint disables an endpoint: it gets no new deliveries, and its pending retries
-// end as failed without another attempt.
+// DisableWebhookEndpoint disables an endpoint: it gets no new deliveries, and its pending
+// deliveries end as failed without another attempt.
 //
 // Errors: not_found, conflict (already disabled).
 func (a *App) DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error) {
@@ -149,7 +149,7 @@ func (a *App) DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m r
 
 // disableEndpoint disables an enabled endpoint and emits webhook_endpoint.disabled.
 func (a *App) disableEndpoint(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, id, reason string) (remit.WebhookEndpoint, error) {
-	changed, err := tx.DisableWebhookEndpoint(ctx, scope.MerchantAccountID, id, reason, now)
+	changed, err := tx.DisableWebhookEndpoint(ctx, scope.MerchantAccountID, id, reason, now, a.Clock.Now())
 	if err != nil {
 		return remit.WebhookEndpoint{}, err
 	}

@@ -104,7 +104,7 @@ func (a *App) checkEndpointURL(ctx context.Context, raw string, env remit.Enviro
 	}
 	// A name: refuse it when it resolves to a blocked address now. A name that does not resolve
 	// yet is accepted; every connection is checked again when it is made.
-	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
 	if err == nil {

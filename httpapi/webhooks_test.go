@@ -471,3 +471,21 @@ func TestWebhookTwoWorkers(t *testing.T) {
 		})
 	}
 }
+
+func TestWebhookDisableEndsPendingRetries(t *testing.T) {
+	testkit.RunWith(t, testkit.Options{Config: fastConfig("1h")}, func(t *testing.T, e *testkit.Env) {
+		down := newReceiver(t, func(hit, int) int { return 500 })
+		epID, _ := createEndpoint(t, e, down.URL, "invoice.paid")
+		id := emitEvents(t, e, "invoice.paid", 1)[0]
+		deliverUntil(t, e, "the first attempt", func() bool { return len(down.Hits()) == 1 })
+		d := deliveries(t, e, id)[0]
+		if d["status"] != "pending" || d["nextAttemptAt"] == nil {
+			t.Fatalf("after a 500: %v", d)
+		}
+		e.Must(200, "POST", "/v1/webhook-endpoints/"+epID+"/disable", map[string]any{})
+		d = deliveries(t, e, id)[0]
+		if d["status"] != "failed" || d["nextAttemptAt"] != nil || d["attempts"] != 1.0 || !strings.Contains(d["lastError"].(string), "disabled") {
+			t.Fatalf("after disable: %v", d)
+		}
+	})
+}

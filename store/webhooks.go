@@ -119,10 +119,19 @@ func (q Q) EnabledWebhookEndpoints(ctx context.Context, merchantAccountID string
 }
 
 // DisableWebhookEndpoint marks an enabled endpoint disabled and reports whether it was enabled.
-func (q Q) DisableWebhookEndpoint(ctx context.Context, merchantAccountID, id, reason string, at time.Time) (bool, error) {
+// Its pending deliveries that no worker holds end as failed at realNow; one in flight records its
+// attempt, and any retry it schedules is closed when it falls due.
+func (q Q) DisableWebhookEndpoint(ctx context.Context, merchantAccountID, id, reason string, at, realNow time.Time) (bool, error) {
 	n, err := q.exec(ctx, `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $3, disabled_at = $4, updated_at = $4
 		WHERE merchant_account_id = $1 AND id = $2 AND status = 'enabled'`, merchantAccountID, id, reason, remit.Micros(at))
-	return n > 0, wrapErr(err, "store.DisableWebhookEndpoint")
+	if err != nil || n == 0 {
+		return false, wrapErr(err, "store.DisableWebhookEndpoint")
+	}
+	_, err = q.exec(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = $3,
+		last_error = 'The endpoint was disabled before this delivery succeeded.'
+		WHERE merchant_account_id = $1 AND endpoint_id = $2 AND status = 'pending' AND lease_owner = ''`,
+		merchantAccountID, id, remit.Micros(realNow))
+	return true, wrapErr(err, "store.DisableWebhookEndpoint")
 }
 
 // --- events (reads and dispatch) ---
@@ -361,14 +370,24 @@ func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, ow
 		if err != nil && remit.ErrorCode(err) != remit.ENotFound {
 			return nil, err
 		}
+		closeFailed := func(msg string) error {
+			_, err := q.exec(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease_owner = '',
+				last_error = $2, updated_at = $3 WHERE id = $1`, d.ID, msg, nowUS)
+			return wrapErr(err, "store.ClaimDueDeliveries")
+		}
 		if err != nil || ep.Status != remit.EndpointEnabled {
-			if _, err := q.exec(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease_owner = '',
-				last_error = $2, updated_at = $3 WHERE id = $1`, d.ID, "The endpoint is disabled; no attempt was made.", nowUS); err != nil {
-				return nil, wrapErr(err, "store.ClaimDueDeliveries")
+			if err := closeFailed("The endpoint is disabled or gone; no attempt was made."); err != nil {
+				return nil, err
 			}
 			continue
 		}
 		ev, err := q.GetEvent(ctx, d.MerchantAccountID, d.EventID)
+		if remit.ErrorCode(err) == remit.ENotFound {
+			if err := closeFailed("The event no longer exists; no attempt was made."); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
