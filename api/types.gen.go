@@ -3559,8 +3559,32 @@ type VolumeDistributionByBusinessType struct {
 	OtherVolumePercentage *float64 `json:"otherVolumePercentage,omitempty"`
 }
 
-// WebhookDelivery A delivery of an event to an endpoint.
+// WebhookAttempt One HTTP request of a webhook delivery. Times are real time.
+type WebhookAttempt struct {
+	// Attempt Attempt number, from 1.
+	Attempt *int64 `json:"attempt,omitempty"`
+
+	// AttemptedAt When the attempt started. RFC 3339, UTC.
+	AttemptedAt *time.Time `json:"attemptedAt,omitempty"`
+
+	// DurationMs How long the attempt took, in milliseconds; null while in flight.
+	DurationMs *int64 `json:"durationMs,omitempty"`
+
+	// Error Why the attempt did not succeed; null on success.
+	Error *string `json:"error,omitempty"`
+
+	// ResponseStatus HTTP status answered; null when there was no answer.
+	ResponseStatus *int64 `json:"responseStatus,omitempty"`
+
+	// WebhookTimestamp The webhook-timestamp header sent (Unix seconds).
+	WebhookTimestamp *int64 `json:"webhookTimestamp,omitempty"`
+}
+
+// WebhookDelivery A delivery of an event to an endpoint. Its times are real time, not the merchant clock (receivers check webhook-timestamp against their own clock).
 type WebhookDelivery struct {
+	// AttemptHistory Every attempt, oldest first.
+	AttemptHistory *[]WebhookAttempt `json:"attemptHistory,omitempty"`
+
 	// Attempts Attempts made.
 	Attempts *int64 `json:"attempts,omitempty"`
 
@@ -3582,6 +3606,9 @@ type WebhookDelivery struct {
 	// LastAttemptAt Last attempt. RFC 3339, UTC.
 	LastAttemptAt *time.Time `json:"lastAttemptAt,omitempty"`
 
+	// LastError Why the last attempt did not succeed (no answer, a non-2xx status, a refused address).
+	LastError *string `json:"lastError,omitempty"`
+
 	// MerchantAccountId Merchant account ID.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
@@ -3596,6 +3623,9 @@ type WebhookDelivery struct {
 
 	// Status pending, succeeded or failed.
 	Status *string `json:"status,omitempty"`
+
+	// Trigger dispatch (the event's own delivery) or resend.
+	Trigger *string `json:"trigger,omitempty"`
 }
 
 // WebhookEndpoint A webhook endpoint.
@@ -3605,6 +3635,12 @@ type WebhookEndpoint struct {
 
 	// Description Description.
 	Description *string `json:"description,omitempty"`
+
+	// DisabledAt When the endpoint was disabled (merchant clock). RFC 3339, UTC.
+	DisabledAt *time.Time `json:"disabledAt,omitempty"`
+
+	// DisabledReason Why the endpoint is disabled: requested (the disable operation) or gone (it answered 410 Gone).
+	DisabledReason *string `json:"disabledReason,omitempty"`
 
 	// EnabledEvents Event types delivered ("*" = all).
 	EnabledEvents *[]string `json:"enabledEvents,omitempty"`
@@ -3990,6 +4026,12 @@ type ListEventDeliveriesParams struct {
 
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListEventDeliveriesParamsEnvironment defines parameters for ListEventDeliveries.

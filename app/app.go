@@ -20,6 +20,14 @@ type Config struct {
 	IdempotencyRetention time.Duration // how long an Idempotency-Key is remembered (24h)
 	IdempotencyLease     time.Duration // how long an in-flight request holds its key before a retry may take over
 	Tax                  *tax.Table    // the tax rate table; nil means the shipped defaults
+
+	// Webhooks (app/webhooks.go).
+	SecretKey           string          // REMIT_SECRET_KEY: derives the key that encrypts endpoint secrets at rest
+	WebhookRetry        []time.Duration // waits between attempts; after the last, a delivery fails
+	WebhookAllowPrivate string          // "true", "false", or "" (allowed in sandbox, refused in production)
+	WebhookLease        time.Duration   // how long a worker holds a claimed delivery (1m); attempts end before it
+	WebhookPoll         time.Duration   // how often an idle worker looks for work other processes created (1s)
+	WebhookConcurrency  int             // attempts in flight per process (16)
 }
 
 // App bundles the engine's services. Its zero value is not usable; call New.
@@ -29,7 +37,8 @@ type App struct {
 	Log    *slog.Logger
 	Config Config
 
-	jobs map[string]JobFunc
+	jobs     map[string]JobFunc
+	webhooks *webhookState
 }
 
 // New returns an engine over db.
@@ -41,6 +50,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 		cfg.IdempotencyLease = time.Minute
 	}
 	a := &App{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}}
+	a.webhooks = newWebhookState(&a.Config)
 	return a
 }
 
@@ -65,5 +75,9 @@ func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now tim
 		ID: remit.NewID("evt"), Object: "event", Type: typ, MerchantAccountID: scope.MerchantAccountID,
 		Environment: scope.Environment, CreatedAt: now, Data: data,
 	}
-	return tx.InsertEvent(ctx, ev, objectID)
+	if err := tx.InsertEvent(ctx, ev, objectID); err != nil {
+		return err
+	}
+	tx.AfterCommit(a.wakeWebhooks) // this process's webhook worker dispatches it at once
+	return nil
 }

@@ -1,6 +1,56 @@
 package httpapi
 
-// webhookHandlers registers this area's operations (none yet: they answer 501).
+import (
+	"context"
+
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+)
+
+// webhookHandlers registers webhook endpoints, events and their deliveries.
 func (s *Server) webhookHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{}
+	return map[string]HandlerFunc{
+		"createWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
+			var body api.WebhookEndpointCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			in := app.WebhookEndpointInput{URL: body.Url, Description: body.Description}
+			if body.EndpointId != nil {
+				in.EndpointID = *body.EndpointId
+			}
+			if body.EnabledEvents != nil {
+				in.EnabledEvents = *body.EnabledEvents
+			}
+			if body.Metadata != nil {
+				in.Metadata = *body.Metadata
+			}
+			return s.app.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, in)
+		},
+		"listWebhookEndpoints": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.ListWebhookEndpoints(ctx, r.Scope, r.Query("limit"), r.Query("cursor"))
+		},
+		"getWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetWebhookEndpoint(ctx, r.Scope, r.Path("endpointId"))
+		},
+		"disableWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.DisableWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"))
+		},
+		"listEvents": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.ListEvents(ctx, r.Scope, r.Query("type"), r.Query("limit"), r.Query("cursor"))
+		},
+		"getEvent": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetEvent(ctx, r.Scope, r.Path("eventId"))
+		},
+		"listEventDeliveries": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), r.Query("limit"), r.Query("cursor"))
+		},
+		"resendEvent": func(ctx context.Context, r *Request) (any, error) {
+			var body api.EventResendRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			return s.app.ResendEvent(ctx, r.Scope, r.Path("eventId"), body.EndpointId)
+		},
+	}
 }

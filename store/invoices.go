@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -291,4 +290,3 @@ func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f 
 	return out, wrapErr(rows.Err(), "store.ListTaxTransactions")
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }

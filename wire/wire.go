@@ -37,6 +37,9 @@ type Config struct {
 	WebhookRetry      string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	WebhookAllowPriv  string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
 	TaxRatesFile      string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
+	WebhookLease      time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
+	WebhookWorkers    int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
+	SecretKey         string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets)
 }
 
 // Defaults returns the documented defaults.
@@ -44,6 +47,7 @@ func Defaults() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite:remit.db", RateLimit: 100, RateBurst: 200,
 		SchedulerInterval: time.Second, LogLevel: "info", WebhookRetry: "5s,5m,30m,2h,5h,10h,10h",
+		WebhookLease: time.Minute, WebhookWorkers: 16,
 	}
 }
 
@@ -63,6 +67,21 @@ func FromEnv() (Config, error) {
 	str("REMIT_WEBHOOK_RETRY_SCHEDULE", &c.WebhookRetry)
 	str("REMIT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPriv)
 	str("REMIT_TAX_RATES_FILE", &c.TaxRatesFile)
+	str("REMIT_SECRET_KEY", &c.SecretKey)
+	if v := os.Getenv("REMIT_WEBHOOK_LEASE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			return c, fmt.Errorf("REMIT_WEBHOOK_LEASE must be a duration of at least 1s such as 1m, not %q", v)
+		}
+		c.WebhookLease = d
+	}
+	if v := os.Getenv("REMIT_WEBHOOK_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1024 {
+			return c, fmt.Errorf("REMIT_WEBHOOK_CONCURRENCY must be an integer from 1 to 1024, not %q", v)
+		}
+		c.WebhookWorkers = n
+	}
 	if v := os.Getenv("REMIT_RATE_LIMIT"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 {
@@ -124,8 +143,26 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		db.Close()
 		return nil, err
 	}
+	retry, err := app.ParseRetrySchedule(c.WebhookRetry)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("REMIT_WEBHOOK_RETRY_SCHEDULE: %w", err)
+	}
+	if retry == nil {
+		retry = []time.Duration{} // an empty schedule: one attempt, no retries
+	}
+	switch c.WebhookAllowPriv {
+	case "", "true", "false":
+	default:
+		db.Close()
+		return nil, fmt.Errorf("REMIT_WEBHOOK_ALLOW_PRIVATE must be true, false or empty, not %q", c.WebhookAllowPriv)
+	}
 	r := &Remit{Config: c, DB: db, Log: log, closers: []func() error{db.Close}}
-	appCfg := app.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")}
+	appCfg := app.Config{
+		PublicURL: strings.TrimRight(c.PublicURL, "/"), SecretKey: c.SecretKey, WebhookRetry: retry,
+		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
+		WebhookConcurrency: c.WebhookWorkers,
+	}
 	if c.TaxRatesFile != "" {
 		t, err := tax.LoadFile(c.TaxRatesFile)
 		if err != nil {
@@ -180,13 +217,16 @@ func (r *Remit) HTTPServer() *http.Server {
 	}
 }
 
-// Serve runs the HTTP server and the scheduler until ctx ends, then shuts down gracefully: new
-// connections are refused and in-flight requests finish (up to 30 s).
+// Serve runs the HTTP server, the scheduler and the webhook delivery worker until ctx ends, then
+// shuts down gracefully: new connections are refused, in-flight requests finish (up to 30 s) and
+// webhook attempts in flight finish (up to their 10 s timeout).
 func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	srv := r.HTTPServer()
 	schedCtx, stopSched := context.WithCancel(context.Background())
 	schedDone := make(chan struct{})
 	go func() { defer close(schedDone); r.App.RunScheduler(schedCtx, r.Config.SchedulerInterval) }()
+	hooksDone := make(chan struct{})
+	go func() { defer close(hooksDone); r.App.RunWebhooks(schedCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	r.Log.Info("serving", "addr", ln.Addr().String(), "store", string(r.DB.Dialect()))
@@ -201,6 +241,7 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	stopSched()
 	<-schedDone
+	<-hooksDone
 	if err == http.ErrServerClosed {
 		err = nil
 	}

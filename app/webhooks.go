@@ -1,0 +1,286 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Webhooks (product.md "Events and webhooks"; docs/events.md for receivers). Endpoints subscribe
+// a merchant account's events; the outbox dispatcher turns each event into one delivery per
+// subscribed enabled endpoint, and the delivery worker (webhookworker.go) sends the attempts.
+
+// WebhookEndpointInput is a create request.
+type WebhookEndpointInput struct {
+	EndpointID    string // "" = generate we_...
+	URL           string
+	EnabledEvents []string // nil = ["*"]
+	Description   *string
+	Metadata      map[string]string
+}
+
+// CreateWebhookEndpoint creates an enabled endpoint and returns it with its signing secret, which is
+// never shown again.
+//
+// Errors: validation_failure (url, enabledEvents, metadata), conflict (endpointId taken).
+func (a *App) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, in WebhookEndpointInput) (remit.WebhookEndpoint, error) {
+	var p remit.Problems
+	url := a.checkEndpointURL(ctx, in.URL, scope.Environment, &p)
+	events := []string{"*"}
+	if in.EnabledEvents != nil {
+		events = nil
+		for i, t := range in.EnabledEvents {
+			if t != "*" && !remit.KnownEventType(t) {
+				p.Body(fmt.Sprintf("enabledEvents[%d]", i), "unknown_event_type",
+					fmt.Sprintf("'%s' is not an event type; use \"*\" or a type listed in docs/events.md, such as invoice.finalized.", t))
+				continue
+			}
+			if !slices.Contains(events, t) {
+				events = append(events, t)
+			}
+		}
+	}
+	metadataProblems(in.Metadata, &p)
+	if err := p.Err(); err != nil {
+		return remit.WebhookEndpoint{}, err
+	}
+	id := in.EndpointID
+	if id == "" {
+		id = remit.NewID("we")
+	}
+	if in.Metadata == nil {
+		in.Metadata = map[string]string{}
+	}
+	ep := remit.WebhookEndpoint{
+		Object: "webhook_endpoint", ID: id, URL: url, EnabledEvents: events, Description: in.Description,
+		Status: remit.EndpointEnabled, Metadata: in.Metadata, Environment: scope.Environment,
+		MerchantAccountID: scope.MerchantAccountID, CreatedAt: a.Now(m).Truncate(time.Microsecond),
+	}
+	secret := newWebhookSecret()
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		sealed, err := a.sealSecret(ctx, ep.MerchantAccountID, ep.ID, secret)
+		if err != nil {
+			return remit.Internal(err)
+		}
+		if err := tx.CreateWebhookEndpoint(ctx, ep, sealed); err != nil {
+			return err
+		}
+		return a.Emit(ctx, tx, scope, ep.CreatedAt, "webhook_endpoint.created", ep.ID, ep)
+	})
+	if err != nil {
+		return remit.WebhookEndpoint{}, err
+	}
+	ep.Secret = secret
+	return ep, nil
+}
+
+// metadataProblems checks what the contract cannot: key length.
+func metadataProblems(md map[string]string, p *remit.Problems) {
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if len(k) > 40 || k == "" {
+			p.Body("metadata."+k, "invalid_key", "Metadata keys are 1 to 40 characters.")
+		}
+	}
+}
+
+// GetWebhookEndpoint returns an endpoint (without its secret).
+//
+// Errors: not_found.
+func (a *App) GetWebhookEndpoint(ctx context.Context, scope remit.Scope, id string) (remit.WebhookEndpoint, error) {
+	ep, _, err := a.DB.Read(ctx).GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, false)
+	return ep, err
+}
+
+// ListWebhookEndpoints pages the merchant account's endpoints, newest first.
+//
+// Errors: validation_failure (limit, cursor).
+func (a *App) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit, cursor string) (remit.List[remit.WebhookEndpoint], error) {
+	const list = "webhook_endpoints"
+	page, err := a.ParsePage(ctx, scope, list, limit, cursor, 20)
+	if err != nil {
+		return remit.List[remit.WebhookEndpoint]{}, err
+	}
+	items, err := a.DB.Read(ctx).ListWebhookEndpoints(ctx, scope.MerchantAccountID, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
+	if err != nil {
+		return remit.List[remit.WebhookEndpoint]{}, err
+	}
+	more := len(items) > page.Limit
+	if more {
+		items = items[:page.Limit]
+	}
+	var next *string
+	if more {
+		last := items[len(items)-1]
+		if next, err = a.NextCursor(ctx, scope, list, page, more, last.CreatedAt, last.ID); err != nil {
+			return remit.List[remit.WebhookEndpoint]{}, err
+		}
+	}
+	return remit.NewList(items, next), nil
+}
+
+// DisableWebhookEndpoint disables an endpoint: it gets no new deliveries, and its pending
+// deliveries end as failed without another attempt.
+//
+// Errors: not_found, conflict (already disabled).
+func (a *App) DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error) {
+	var out remit.WebhookEndpoint
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, true)
+		if err != nil {
+			return err
+		}
+		if ep.Status != remit.EndpointEnabled {
+			return remit.StateConflict("webhook endpoint", id, ep.Status, "disabled")
+		}
+		out, err = a.disableEndpoint(ctx, tx, scope, a.Now(m).Truncate(time.Microsecond), ep.ID, remit.DisabledRequested)
+		return err
+	})
+	return out, err
+}
+
+// disableEndpoint disables an enabled endpoint and emits webhook_endpoint.disabled.
+func (a *App) disableEndpoint(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, id, reason string) (remit.WebhookEndpoint, error) {
+	changed, err := tx.DisableWebhookEndpoint(ctx, scope.MerchantAccountID, id, reason, now, a.Clock.Now())
+	if err != nil {
+		return remit.WebhookEndpoint{}, err
+	}
+	ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, false)
+	if err != nil || !changed {
+		return ep, err
+	}
+	return ep, a.Emit(ctx, tx, scope, now, "webhook_endpoint.disabled", ep.ID, ep)
+}
+
+// GetEvent returns one of the merchant account's events.
+//
+// Errors: not_found.
+func (a *App) GetEvent(ctx context.Context, scope remit.Scope, id string) (remit.Event, error) {
+	return a.DB.Read(ctx).GetEvent(ctx, scope.MerchantAccountID, id)
+}
+
+// ListEvents pages the merchant account's events, newest first, of one type when typ is given.
+//
+// Errors: validation_failure (limit, cursor).
+func (a *App) ListEvents(ctx context.Context, scope remit.Scope, typ, limit, cursor string) (remit.List[remit.Event], error) {
+	list := "events|" + typ // a cursor of one type's list does not page another's
+	page, err := a.ParsePage(ctx, scope, list, limit, cursor, 20)
+	if err != nil {
+		return remit.List[remit.Event]{}, err
+	}
+	items, err := a.DB.Read(ctx).ListEvents(ctx, scope.MerchantAccountID, typ, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
+	if err != nil {
+		return remit.List[remit.Event]{}, err
+	}
+	more := len(items) > page.Limit
+	var next *string
+	if more {
+		items = items[:page.Limit]
+		last := items[len(items)-1]
+		if next, err = a.NextCursor(ctx, scope, list, page, more, last.CreatedAt, last.ID); err != nil {
+			return remit.List[remit.Event]{}, err
+		}
+	}
+	return remit.NewList(items, next), nil
+}
+
+// ListEventDeliveries pages an event's deliveries, newest first, each with its attempts.
+//
+// Errors: not_found (event), validation_failure (limit, cursor).
+func (a *App) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error) {
+	q := a.DB.Read(ctx)
+	if _, err := q.GetEvent(ctx, scope.MerchantAccountID, eventID); err != nil {
+		return remit.List[remit.WebhookDelivery]{}, err
+	}
+	list := "webhook_deliveries|" + eventID
+	page, err := a.ParsePage(ctx, scope, list, limit, cursor, 20)
+	if err != nil {
+		return remit.List[remit.WebhookDelivery]{}, err
+	}
+	items, err := q.ListWebhookDeliveries(ctx, scope.MerchantAccountID, eventID, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
+	if err != nil {
+		return remit.List[remit.WebhookDelivery]{}, err
+	}
+	more := len(items) > page.Limit
+	var next *string
+	if more {
+		items = items[:page.Limit]
+		last := items[len(items)-1]
+		if next, err = a.NextCursor(ctx, scope, list, page, more, last.CreatedAt, last.ID); err != nil {
+			return remit.List[remit.WebhookDelivery]{}, err
+		}
+	}
+	return remit.NewList(items, next), nil
+}
+
+// ResendEvent makes a new delivery of an event: to endpointID when given, else to every enabled
+// endpoint subscribed to the event's type. The deliveries are due at once; each keeps the event ID
+// as webhook-id and is signed with a new timestamp. It answers the deliveries created (an empty
+// list when no endpoint is subscribed).
+//
+// Errors: not_found (event; endpointId, details.field "endpointId"), conflict (endpoint disabled).
+func (a *App) ResendEvent(ctx context.Context, scope remit.Scope, eventID string, endpointID *string) (remit.List[remit.WebhookDelivery], error) {
+	var out []remit.WebhookDelivery
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		ev, err := tx.GetEvent(ctx, scope.MerchantAccountID, eventID)
+		if err != nil {
+			return err
+		}
+		var targets []remit.WebhookEndpoint
+		if endpointID != nil {
+			ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, *endpointID, false)
+			if remit.ErrorCode(err) == remit.ENotFound {
+				return remit.NotFound("webhook endpoint", *endpointID, "endpointId")
+			}
+			if err != nil {
+				return err
+			}
+			if ep.Status != remit.EndpointEnabled {
+				return remit.StateConflict("webhook endpoint", ep.ID, ep.Status, "sent events")
+			}
+			targets = []remit.WebhookEndpoint{ep}
+		} else {
+			eps, err := tx.EnabledWebhookEndpoints(ctx, scope.MerchantAccountID)
+			if err != nil {
+				return err
+			}
+			for _, ep := range eps {
+				if ep.Subscribed(ev.Type) {
+					targets = append(targets, ep)
+				}
+			}
+		}
+		now := a.Clock.Now().Truncate(time.Microsecond)
+		for _, ep := range targets {
+			d := newDelivery(ev, ep.ID, remit.TriggerResend, now)
+			if err := tx.InsertWebhookDelivery(ctx, d); err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		tx.AfterCommit(a.wakeWebhooks)
+		return nil
+	})
+	if err != nil {
+		return remit.List[remit.WebhookDelivery]{}, err
+	}
+	return remit.NewList(out, nil), nil
+}
+
+// newDelivery is a pending delivery of ev to an endpoint, due at now (real time).
+func newDelivery(ev remit.Event, endpointID, trigger string, now time.Time) remit.WebhookDelivery {
+	due := now
+	return remit.WebhookDelivery{
+		Object: "webhook_delivery", ID: remit.NewID("wd"), EventID: ev.ID, EndpointID: endpointID, Trigger: trigger,
+		Status: remit.DeliveryPending, NextAttemptAt: &due, AttemptHistory: []remit.WebhookAttempt{},
+		Environment: ev.Environment, MerchantAccountID: ev.MerchantAccountID, CreatedAt: now,
+	}
+}

@@ -1,0 +1,282 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// remitProcess is a `remit serve` child process.
+type remitProcess struct {
+	cmd    *exec.Cmd
+	stderr *bytes.Buffer
+	base   string
+}
+
+// TestWebhookSurvivesSIGKILL kills `serve` with SIGKILL while deliveries are pending and attempts
+// are in flight, restarts it, and checks that every event is then delivered.
+func TestWebhookSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "remit")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/remit-billing/remit/cmd/remit").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	env := append(os.Environ(),
+		"REMIT_DATABASE_URL=sqlite:"+filepath.Join(dir, "remit.db"),
+		"REMIT_ADDR="+freeAddr(t),
+		"REMIT_WEBHOOK_LEASE=2s",
+		"REMIT_WEBHOOK_RETRY_SCHEDULE=200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms",
+		"REMIT_SCHEDULER_INTERVAL=100ms",
+		"REMIT_LOG_LEVEL=warn",
+	)
+	boot := exec.Command(bin, "bootstrap", "--organization", "Crash Test", "--json")
+	boot.Env = env
+	out, err := boot.Output()
+	if err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	var tenant struct {
+		APIKey           string            `json:"apiKey"`
+		MerchantAccounts map[string]string `json:"merchantAccounts"`
+	}
+	if err := json.Unmarshal(out, &tenant); err != nil {
+		t.Fatalf("bootstrap output: %v\n%s", err, out)
+	}
+
+	// The receiver holds every request open until the gate opens: attempts are in flight when the
+	// process is killed.
+	gate := make(chan struct{})
+	var mu sync.Mutex
+	type req struct {
+		id      string
+		attempt string
+		after   bool // received after the restart
+	}
+	var got []req
+	inFlight := 0
+	restarted := false
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, req{r.Header.Get("webhook-id"), r.Header.Get("Remit-Delivery-Attempt"), restarted})
+		inFlight++
+		mu.Unlock()
+		defer func() { mu.Lock(); inFlight--; mu.Unlock() }()
+		select {
+		case <-gate:
+			w.WriteHeader(200)
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(rc.Close)
+	t.Cleanup(func() {
+		select {
+		case <-gate:
+		default:
+			close(gate)
+		}
+	})
+
+	p := startRemit(t, bin, env)
+	call := func(method, path string, body any) map[string]any {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		u := fmt.Sprintf("%s%s?environment=sandbox&merchantAccountId=%s", p.base, path, tenant.MerchantAccounts["sandbox"])
+		r, _ := http.NewRequest(method, u, bytes.NewReader(raw))
+		r.Header.Set("Authorization", "Bearer "+tenant.APIKey)
+		r.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+		}
+		var env struct {
+			Data map[string]any `json:"data"`
+		}
+		_ = json.Unmarshal(b, &env)
+		return env.Data
+	}
+	// The receiver's endpoint gets every webhook_endpoint.created event: its own, then one per
+	// endpoint created after it.
+	call("POST", "/v1/webhook-endpoints", map[string]any{"url": rc.URL, "enabledEvents": []string{"webhook_endpoint.created"}})
+	const more = 40
+	for i := range more {
+		call("POST", "/v1/webhook-endpoints", map[string]any{"url": fmt.Sprintf("http://127.0.0.1:9/%d", i), "enabledEvents": []string{"invoice.paid"}})
+	}
+	waitUntil(t, 20*time.Second, "attempts in flight", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= 5 })
+	p.kill(t)
+	mu.Lock()
+	before := len(got)
+	mu.Unlock()
+	t.Logf("killed with %d attempts started and none answered", before)
+	close(gate)
+	mu.Lock()
+	restarted = true
+	mu.Unlock()
+
+	p = startRemit(t, bin, env)
+	list := callList(t, p.base, tenant.APIKey, tenant.MerchantAccounts["sandbox"], "/v1/events?type=webhook_endpoint.created&limit=100")
+	if len(list) != more+1 {
+		t.Fatalf("%d webhook_endpoint.created events, want %d", len(list), more+1)
+	}
+	seen := func() map[string]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		s := map[string]bool{}
+		for _, r := range got {
+			if r.after {
+				s[r.id] = true
+			}
+		}
+		return s
+	}
+	waitUntil(t, 60*time.Second, "every event delivered after the restart", func() bool {
+		s := seen()
+		for _, id := range list {
+			if !s[id] {
+				return false
+			}
+		}
+		return true
+	})
+	// The attempts that were in flight at the kill were made again (attempt 2), after the lease.
+	retried := 0
+	mu.Lock()
+	for _, r := range got {
+		if r.after && r.attempt == "2" {
+			retried++
+		}
+	}
+	mu.Unlock()
+	if retried == 0 {
+		t.Fatal("no attempt in flight at the kill was retried")
+	}
+	// Every delivery ends succeeded.
+	waitUntil(t, 30*time.Second, "every delivery succeeded", func() bool {
+		for _, id := range list {
+			if !allSucceeded(t, p.base, tenant.APIKey, tenant.MerchantAccounts["sandbox"], id) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startRemit(t *testing.T, bin string, env []string) *remitProcess {
+	t.Helper()
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = env
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start serve: %v", err)
+	}
+	var addr string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "REMIT_ADDR="); ok {
+			addr = v
+		}
+	}
+	p := &remitProcess{cmd: cmd, stderr: stderr, base: "http://" + addr}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+		}
+	})
+	waitUntil(t, 20*time.Second, "serve to answer /readyz", func() bool {
+		res, err := http.Get(p.base + "/readyz")
+		if err != nil {
+			return false
+		}
+		res.Body.Close()
+		return res.StatusCode == 200
+	})
+	return p
+}
+
+func (p *remitProcess) kill(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+	_ = p.cmd.Wait()
+}
+
+// callList returns the IDs (eventId or deliveryId) of a list page.
+func callList(t *testing.T, base, key, merchant, path string) []string {
+	t.Helper()
+	var out []string
+	for _, it := range getItems(t, base, key, merchant, path) {
+		if id, ok := it["eventId"].(string); ok && it["object"] == "event" {
+			out = append(out, id)
+		} else if id, ok := it["deliveryId"].(string); ok {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func getItems(t *testing.T, base, key, merchant, path string) []map[string]any {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	r, _ := http.NewRequest("GET", base+path+sep+"environment=sandbox&merchantAccountId="+merchant, nil)
+	r.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	var env struct {
+		Data struct {
+			Items []map[string]any `json:"items"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&env); err != nil || res.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %v", path, res.StatusCode, err)
+	}
+	return env.Data.Items
+}
+
+func allSucceeded(t *testing.T, base, key, merchant, eventID string) bool {
+	items := getItems(t, base, key, merchant, "/v1/events/"+eventID+"/deliveries?limit=100")
+	if len(items) == 0 {
+		return false
+	}
+	for _, d := range items {
+		if d["status"] != "succeeded" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,474 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// --- webhook endpoints ---
+
+const endpointColumns = `merchant_account_id, id, environment, url, enabled_events, description, metadata, status,
+	disabled_reason, disabled_at, created_at, secret`
+
+func scanEndpoint(row interface{ Scan(...any) error }) (e remit.WebhookEndpoint, secret string, err error) {
+	var env, events, metadata string
+	var desc, reason sql.NullString
+	var disabledAt sql.NullInt64
+	var created int64
+	err = row.Scan(&e.MerchantAccountID, &e.ID, &env, &e.URL, &events, &desc, &metadata, &e.Status,
+		&reason, &disabledAt, &created, &secret)
+	if err != nil {
+		return e, "", err
+	}
+	e.Object, e.Environment, e.CreatedAt = "webhook_endpoint", remit.Environment(env), remit.FromMicros(created)
+	_ = json.Unmarshal([]byte(events), &e.EnabledEvents)
+	_ = json.Unmarshal([]byte(metadata), &e.Metadata)
+	if e.Metadata == nil {
+		e.Metadata = map[string]string{}
+	}
+	if desc.Valid {
+		e.Description = &desc.String
+	}
+	if reason.Valid {
+		e.DisabledReason = &reason.String
+	}
+	if disabledAt.Valid {
+		t := remit.FromMicros(disabledAt.Int64)
+		e.DisabledAt = &t
+	}
+	return e, secret, nil
+}
+
+// CreateWebhookEndpoint inserts an endpoint with its encrypted secret. A duplicate ID within the
+// merchant account is a conflict.
+func (q Q) CreateWebhookEndpoint(ctx context.Context, e remit.WebhookEndpoint, secret string) error {
+	events, _ := json.Marshal(e.EnabledEvents)
+	if e.Metadata == nil {
+		e.Metadata = map[string]string{}
+	}
+	metadata, _ := json.Marshal(e.Metadata)
+	_, err := q.exec(ctx, `INSERT INTO webhook_endpoints (merchant_account_id, id, environment, url, enabled_events,
+		description, metadata, status, secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		e.MerchantAccountID, e.ID, string(e.Environment), e.URL, string(events), e.Description, string(metadata),
+		e.Status, secret, remit.Micros(e.CreatedAt), remit.Micros(e.CreatedAt))
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("webhook endpoint", "endpointId", e.ID)
+	}
+	return wrapErr(err, "store.CreateWebhookEndpoint")
+}
+
+// GetWebhookEndpoint returns the merchant account's endpoint and its encrypted secret, or
+// not_found. With lock it takes the row lock (PostgreSQL).
+func (q Q) GetWebhookEndpoint(ctx context.Context, merchantAccountID, id string, lock bool) (remit.WebhookEndpoint, string, error) {
+	query := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE merchant_account_id = $1 AND id = $2`
+	if lock {
+		query += q.ForUpdate()
+	}
+	e, secret, err := scanEndpoint(q.QueryRow(ctx, query, merchantAccountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, "", remit.NotFound("webhook endpoint", id, "")
+	}
+	return e, secret, wrapErr(err, "store.GetWebhookEndpoint")
+}
+
+// ListWebhookEndpoints returns up to limit endpoints of the merchant account, newest first, after
+// the keyset position (afterCreated, afterID).
+func (q Q) ListWebhookEndpoints(ctx context.Context, merchantAccountID string, afterCreated int64, afterID string, limit int) ([]remit.WebhookEndpoint, error) {
+	cond, args, order := KeysetClause(2, afterCreated, afterID)
+	rows, err := q.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE merchant_account_id = $1`+cond+order+
+		` LIMIT `+itoa(limit), append([]any{merchantAccountID}, args...)...)
+	if err != nil {
+		return nil, wrapErr(err, "store.ListWebhookEndpoints")
+	}
+	defer rows.Close()
+	var out []remit.WebhookEndpoint
+	for rows.Next() {
+		e, _, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, wrapErr(err, "store.ListWebhookEndpoints")
+		}
+		out = append(out, e)
+	}
+	return out, wrapErr(rows.Err(), "store.ListWebhookEndpoints")
+}
+
+// EnabledWebhookEndpoints returns every enabled endpoint of the merchant account, oldest first.
+func (q Q) EnabledWebhookEndpoints(ctx context.Context, merchantAccountID string) ([]remit.WebhookEndpoint, error) {
+	rows, err := q.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE merchant_account_id = $1 AND status = 'enabled'
+		ORDER BY created_at, id`, merchantAccountID)
+	if err != nil {
+		return nil, wrapErr(err, "store.EnabledWebhookEndpoints")
+	}
+	defer rows.Close()
+	var out []remit.WebhookEndpoint
+	for rows.Next() {
+		e, _, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, wrapErr(err, "store.EnabledWebhookEndpoints")
+		}
+		out = append(out, e)
+	}
+	return out, wrapErr(rows.Err(), "store.EnabledWebhookEndpoints")
+}
+
+// DisableWebhookEndpoint marks an enabled endpoint disabled and reports whether it was enabled.
+// Its pending deliveries that no worker holds end as failed at realNow; one in flight records its
+// attempt, and any retry it schedules is closed when it falls due.
+func (q Q) DisableWebhookEndpoint(ctx context.Context, merchantAccountID, id, reason string, at, realNow time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $3, disabled_at = $4, updated_at = $4
+		WHERE merchant_account_id = $1 AND id = $2 AND status = 'enabled'`, merchantAccountID, id, reason, remit.Micros(at))
+	if err != nil || n == 0 {
+		return false, wrapErr(err, "store.DisableWebhookEndpoint")
+	}
+	_, err = q.exec(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, updated_at = $3,
+		last_error = 'The endpoint was disabled before this delivery succeeded.'
+		WHERE merchant_account_id = $1 AND endpoint_id = $2 AND status = 'pending' AND lease_owner = ''`,
+		merchantAccountID, id, remit.Micros(realNow))
+	return true, wrapErr(err, "store.DisableWebhookEndpoint")
+}
+
+// --- events (reads and dispatch) ---
+
+const eventColumns = `id, merchant_account_id, environment, type, data, created_at`
+
+func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
+	var env, data string
+	var created int64
+	if err = row.Scan(&e.ID, &e.MerchantAccountID, &env, &e.Type, &data, &created); err != nil {
+		return e, err
+	}
+	e.Object, e.Environment, e.Data, e.CreatedAt = "event", remit.Environment(env), json.RawMessage(data), remit.FromMicros(created)
+	return e, nil
+}
+
+// GetEvent returns the merchant account's event, or not_found.
+func (q Q) GetEvent(ctx context.Context, merchantAccountID, id string) (remit.Event, error) {
+	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND merchant_account_id = $2`, id, merchantAccountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, remit.NotFound("event", id, "")
+	}
+	return e, wrapErr(err, "store.GetEvent")
+}
+
+// ListEvents returns up to limit events of the merchant account (of type typ unless empty),
+// newest first, after the keyset position.
+func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, afterCreated int64, afterID string, limit int) ([]remit.Event, error) {
+	where := ` WHERE merchant_account_id = $1`
+	args := []any{merchantAccountID}
+	if typ != "" {
+		where += ` AND type = $2`
+		args = append(args, typ)
+	}
+	cond, kargs, order := KeysetClause(len(args)+1, afterCreated, afterID)
+	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events`+where+cond+order+` LIMIT `+itoa(limit), append(args, kargs...)...)
+	if err != nil {
+		return nil, wrapErr(err, "store.ListEvents")
+	}
+	defer rows.Close()
+	var out []remit.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, wrapErr(err, "store.ListEvents")
+		}
+		out = append(out, e)
+	}
+	return out, wrapErr(rows.Err(), "store.ListEvents")
+}
+
+// ClaimUndispatchedEvents locks and returns up to limit events not yet turned into deliveries,
+// oldest first. Several processes take different events (SKIP LOCKED on PostgreSQL; the single
+// writer on SQLite). Mark each with MarkEventDispatched in the same transaction.
+func (q Q) ClaimUndispatchedEvents(ctx context.Context, limit int) ([]remit.Event, error) {
+	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT `+
+		itoa(limit)+q.SkipLocked())
+	if err != nil {
+		return nil, wrapErr(err, "store.ClaimUndispatchedEvents")
+	}
+	defer rows.Close()
+	var out []remit.Event
+	for rows.Next() {
+		e, err := scanEvent(rows)
+		if err != nil {
+			return nil, wrapErr(err, "store.ClaimUndispatchedEvents")
+		}
+		out = append(out, e)
+	}
+	return out, wrapErr(rows.Err(), "store.ClaimUndispatchedEvents")
+}
+
+// MarkEventDispatched records that the event's deliveries exist.
+func (q Q) MarkEventDispatched(ctx context.Context, id string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1 AND dispatched_at IS NULL`, id, remit.Micros(at))
+	return wrapErr(err, "store.MarkEventDispatched")
+}
+
+// --- deliveries ---
+
+// InsertWebhookDelivery adds a pending delivery due at d.NextAttemptAt.
+func (q Q) InsertWebhookDelivery(ctx context.Context, d remit.WebhookDelivery) error {
+	_, err := q.exec(ctx, `INSERT INTO webhook_deliveries (id, merchant_account_id, environment, event_id, endpoint_id, trigger,
+		status, next_attempt_at, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		d.ID, d.MerchantAccountID, string(d.Environment), d.EventID, d.EndpointID, d.Trigger, d.Status,
+		remit.Micros(*d.NextAttemptAt), remit.Micros(d.CreatedAt))
+	return wrapErr(err, "store.InsertWebhookDelivery")
+}
+
+const deliveryColumns = `id, merchant_account_id, environment, event_id, endpoint_id, trigger, status, attempts,
+	last_attempt_at, next_attempt_at, response_status, last_error, created_at`
+
+func scanDelivery(row interface{ Scan(...any) error }) (d remit.WebhookDelivery, err error) {
+	var env string
+	var last, next sql.NullInt64
+	var status sql.NullInt64
+	var lastErr sql.NullString
+	var created int64
+	if err = row.Scan(&d.ID, &d.MerchantAccountID, &env, &d.EventID, &d.EndpointID, &d.Trigger, &d.Status, &d.Attempts,
+		&last, &next, &status, &lastErr, &created); err != nil {
+		return d, err
+	}
+	d.Object, d.Environment, d.CreatedAt = "webhook_delivery", remit.Environment(env), remit.FromMicros(created)
+	d.LastAttemptAt, d.NextAttemptAt = optTime(last), optTime(next)
+	if status.Valid {
+		s := int(status.Int64)
+		d.ResponseStatus = &s
+	}
+	if lastErr.Valid {
+		d.LastError = &lastErr.String
+	}
+	d.AttemptHistory = []remit.WebhookAttempt{}
+	return d, nil
+}
+
+func optTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := remit.FromMicros(v.Int64)
+	return &t
+}
+
+// ListWebhookDeliveries returns up to limit deliveries of an event, newest first, after the keyset
+// position, each with its attempts (oldest first).
+func (q Q) ListWebhookDeliveries(ctx context.Context, merchantAccountID, eventID string, afterCreated int64, afterID string, limit int) ([]remit.WebhookDelivery, error) {
+	cond, args, order := KeysetClause(3, afterCreated, afterID)
+	rows, err := q.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE merchant_account_id = $1 AND event_id = $2`+
+		cond+order+` LIMIT `+itoa(limit), append([]any{merchantAccountID, eventID}, args...)...)
+	if err != nil {
+		return nil, wrapErr(err, "store.ListWebhookDeliveries")
+	}
+	var out []remit.WebhookDelivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, wrapErr(err, "store.ListWebhookDeliveries")
+		}
+		out = append(out, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(err, "store.ListWebhookDeliveries")
+	}
+	return out, q.loadAttempts(ctx, out)
+}
+
+func (q Q) loadAttempts(ctx context.Context, ds []remit.WebhookDelivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	idx := map[string]int{}
+	ph := make([]string, len(ds))
+	args := make([]any, len(ds))
+	for i, d := range ds {
+		idx[d.ID] = i
+		ph[i] = "$" + itoa(i+1)
+		args[i] = d.ID
+	}
+	rows, err := q.Query(ctx, `SELECT delivery_id, attempt, attempted_at, webhook_timestamp, response_status, duration_us, error
+		FROM webhook_attempts WHERE delivery_id IN (`+strings.Join(ph, ", ")+`) ORDER BY delivery_id, attempt`, args...)
+	if err != nil {
+		return wrapErr(err, "store.loadAttempts")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var a remit.WebhookAttempt
+		var at int64
+		var status, dur sql.NullInt64
+		var msg sql.NullString
+		if err := rows.Scan(&id, &a.Attempt, &at, &a.WebhookTimestamp, &status, &dur, &msg); err != nil {
+			return wrapErr(err, "store.loadAttempts")
+		}
+		a.AttemptedAt = remit.FromMicros(at)
+		if status.Valid {
+			s := int(status.Int64)
+			a.ResponseStatus = &s
+		}
+		if dur.Valid {
+			ms := dur.Int64 / 1000
+			a.DurationMs = &ms
+		}
+		if msg.Valid {
+			a.Error = &msg.String
+		}
+		i := idx[id]
+		ds[i].AttemptHistory = append(ds[i].AttemptHistory, a)
+	}
+	return wrapErr(rows.Err(), "store.loadAttempts")
+}
+
+// DueDelivery is a delivery a worker claimed for one attempt, with what it needs to send it.
+type DueDelivery struct {
+	ID                string
+	MerchantAccountID string
+	EndpointID        string
+	Attempt           int // the number of this attempt (1 for the first)
+	LeaseOwner        string
+	Event             remit.Event
+	Endpoint          remit.WebhookEndpoint
+	EndpointSecret    string // encrypted
+}
+
+// ClaimDueDeliveries takes up to limit pending deliveries due at now for one attempt each: the
+// attempt number is incremented, the attempt is recorded as started, and the delivery is leased to
+// owner until leaseUntil (its next_attempt_at becomes leaseUntil, so that if the attempt never
+// reports back the delivery is due again then). Several processes never claim the same delivery
+// (SKIP LOCKED on PostgreSQL; the single writer on SQLite). Deliveries to endpoints that no longer
+// exist or are disabled are closed as failed without an attempt. Call it in its own transaction and
+// commit before sending.
+func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, owner string, limit int) ([]DueDelivery, error) {
+	rows, err := q.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
+		ORDER BY next_attempt_at LIMIT `+itoa(limit)+q.SkipLocked(), remit.Micros(now))
+	if err != nil {
+		return nil, wrapErr(err, "store.ClaimDueDeliveries")
+	}
+	var found []remit.WebhookDelivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			rows.Close()
+			return nil, wrapErr(err, "store.ClaimDueDeliveries")
+		}
+		found = append(found, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(err, "store.ClaimDueDeliveries")
+	}
+	nowUS := remit.Micros(now)
+	var out []DueDelivery
+	for _, d := range found {
+		ep, secret, err := q.GetWebhookEndpoint(ctx, d.MerchantAccountID, d.EndpointID, false)
+		if err != nil && remit.ErrorCode(err) != remit.ENotFound {
+			return nil, err
+		}
+		closeFailed := func(msg string) error {
+			_, err := q.exec(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, lease_owner = '',
+				last_error = $2, updated_at = $3 WHERE id = $1`, d.ID, msg, nowUS)
+			return wrapErr(err, "store.ClaimDueDeliveries")
+		}
+		if err != nil || ep.Status != remit.EndpointEnabled {
+			if err := closeFailed("The endpoint is disabled or gone; no attempt was made."); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		ev, err := q.GetEvent(ctx, d.MerchantAccountID, d.EventID)
+		if remit.ErrorCode(err) == remit.ENotFound {
+			if err := closeFailed("The event no longer exists; no attempt was made."); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		attempt := d.Attempts + 1
+		// An earlier attempt that never reported back (its worker stopped or lost the lease).
+		if _, err := q.exec(ctx, `UPDATE webhook_attempts SET finished = TRUE,
+			error = 'No result was recorded: the worker stopped or lost its lease during the attempt.'
+			WHERE delivery_id = $1 AND finished = FALSE`, d.ID); err != nil {
+			return nil, wrapErr(err, "store.ClaimDueDeliveries")
+		}
+		if _, err := q.exec(ctx, `UPDATE webhook_deliveries SET attempts = $2, lease_owner = $3, lease_until = $4,
+			next_attempt_at = $4, last_attempt_at = $5, updated_at = $5 WHERE id = $1`,
+			d.ID, attempt, owner, remit.Micros(leaseUntil), nowUS); err != nil {
+			return nil, wrapErr(err, "store.ClaimDueDeliveries")
+		}
+		if _, err := q.exec(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, webhook_timestamp)
+			VALUES ($1, $2, $3, $4)`, d.ID, attempt, nowUS, now.Unix()); err != nil {
+			return nil, wrapErr(err, "store.ClaimDueDeliveries")
+		}
+		out = append(out, DueDelivery{ID: d.ID, MerchantAccountID: d.MerchantAccountID, EndpointID: d.EndpointID, Attempt: attempt,
+			LeaseOwner: owner, Event: ev, Endpoint: ep, EndpointSecret: secret})
+	}
+	return out, nil
+}
+
+// AttemptResult is the outcome of one attempt.
+type AttemptResult struct {
+	Status         string     // the delivery's new status
+	NextAttemptAt  *time.Time // when pending
+	ResponseStatus *int
+	Duration       time.Duration
+	Error          string
+	FinishedAt     time.Time
+}
+
+// FinishAttempt records the outcome of the attempt a worker claimed. It reports false, changing
+// nothing, when the worker no longer holds the delivery (its lease expired and another took it).
+func (q Q) FinishAttempt(ctx context.Context, deliveryID, owner string, attempt int, r AttemptResult) (bool, error) {
+	var next any
+	if r.NextAttemptAt != nil {
+		next = remit.Micros(*r.NextAttemptAt)
+	}
+	var status any
+	if r.ResponseStatus != nil {
+		status = *r.ResponseStatus
+	}
+	var msg any
+	if r.Error != "" {
+		msg = r.Error
+	}
+	n, err := q.exec(ctx, `UPDATE webhook_deliveries SET status = $4, next_attempt_at = $5, response_status = $6, last_error = $7,
+		lease_owner = '', lease_until = 0, updated_at = $8 WHERE id = $1 AND lease_owner = $2 AND attempts = $3`,
+		deliveryID, owner, attempt, r.Status, next, status, msg, remit.Micros(r.FinishedAt))
+	if err != nil || n == 0 {
+		return false, wrapErr(err, "store.FinishAttempt")
+	}
+	_, err = q.exec(ctx, `UPDATE webhook_attempts SET finished = TRUE, response_status = $3, duration_us = $4, error = $5
+		WHERE delivery_id = $1 AND attempt = $2`, deliveryID, attempt, status, r.Duration.Microseconds(), msg)
+	return true, wrapErr(err, "store.FinishAttempt")
+}
+
+// NextDeliveryDue returns when the earliest pending delivery falls due, or ok=false when none is
+// pending.
+func (q Q) NextDeliveryDue(ctx context.Context) (t time.Time, ok bool, err error) {
+	var v sql.NullInt64
+	err = q.QueryRow(ctx, `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&v)
+	if err != nil || !v.Valid {
+		return t, false, wrapErr(err, "store.NextDeliveryDue")
+	}
+	return remit.FromMicros(v.Int64), true, nil
+}
+
+// HasUndispatchedEvents reports whether an event awaits dispatch (a cheap read that spares an
+// idle worker a write transaction).
+func (q Q) HasUndispatchedEvents(ctx context.Context) (bool, error) {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT 1`).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, wrapErr(err, "store.HasUndispatchedEvents")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
