@@ -85,9 +85,9 @@ type WebhookAttempt struct {
 var EventTypes = []string{
 	"merchant_account.created", "merchant_account.submitted", "merchant_account.approved",
 	"merchant_account.rejected", "merchant_account.update_requested", "merchant_account.claimed",
-	"price.created", "coupon.created", "customer.created", "billing_account.created",
-	"customer_balance.granted", "customer_balance.expired", "customer_balance.applied", "customer_balance.credited",
-	"payment_method.setup_session.created", "payment_method.attached",
+	"price.created", "coupon.created", "customer.created", "billing_account.created", "billing_account.updated",
+	"customer_balance.granted", "customer_balance.grant_effective", "customer_balance.expired", "customer_balance.applied", "customer_balance.credited",
+	"payment_method.setup_session.created", "payment_method.setup_session.completed", "payment_method.attached",
 	"quote.created", "quote.accepted",
 	"subscription.created", "subscription.updated", "subscription.renewed",
 	"invoice.created", "invoice.refreshed", "invoice.finalized", "invoice.voided", "invoice.paid", "invoice.payment_failed",

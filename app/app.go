@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -67,6 +68,9 @@ var defaultTax = tax.Default()
 // Emit appends an event to the outbox in the transaction tx. obj is the resource after the change;
 // it is delivered as data.object.
 func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ, objectID string, obj any) error {
+	if !remit.KnownEventType(typ) {
+		return remit.Internal(fmt.Errorf("app.Emit: event type %q is not in remit.EventTypes (add it there and to docs/events.md)", typ))
+	}
 	data, err := json.Marshal(map[string]any{"object": obj})
 	if err != nil {
 		return remit.Internal(err)
