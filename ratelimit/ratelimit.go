@@ -113,7 +113,7 @@ func NewRedis(url string, perSecond float64, burst int, log *slog.Logger) (*Redi
 		return nil, nil, err
 	}
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
-	opt.MaxRetries = -1 // no retries (0 means the default, 3)
+	opt.MaxRetries = -1   // no retries (0 means the default, 3)
 	opt.DialerRetries = 1 // one dial per attempt (the default, 5 with 100 ms pauses, stalls a request for 0.5 s)
 	client := redis.NewClient(opt)
 	r := int(math.Max(1, math.Round(perSecond)))
