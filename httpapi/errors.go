@@ -1,13 +1,17 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -87,9 +91,9 @@ func (s *Server) toEnvelope(err error, requestID string) (int, errorBody) {
 	}}
 }
 
-// validationError converts kin-openapi's request validation error into the envelope's error:
-// malformed input is bad_request, everything else one validation_failure listing every field.
-func validationError(err error) error {
+// validationError converts kin-openapi's request validation error (nil when the contract is met)
+// and the problems found beside it into one validation_failure listing every field.
+func validationError(err error, more ...remit.FieldError) error {
 	var fields []remit.FieldError
 	var collect func(error)
 	collect = func(err error) {
@@ -121,8 +125,10 @@ func validationError(err error) error {
 		}
 		schemaFields(err, &fields)
 	}
-	collect(err)
-	fields = dedupe(fields)
+	if err != nil {
+		collect(err)
+	}
+	fields = dedupe(append(fields, more...))
 	return remit.Invalid(fields...)
 }
 
@@ -255,4 +261,69 @@ func dedupe(fields []remit.FieldError) []remit.FieldError {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Location < out[j].Location })
 	return out
+}
+
+// maxMetadataKey is the longest metadata key, in characters (product.md "Errors").
+const maxMetadataKey = 40
+
+// metadataProblems checks what the contract cannot say about metadata objects (OpenAPI 3.0 has
+// no propertyNames): their keys are at most 40 characters. It follows the body along its schema
+// and checks every object whose schema is the Metadata component.
+func metadataProblems(schema *openapi3.SchemaRef, body []byte) []remit.FieldError {
+	if schema == nil || !bytes.Contains(body, []byte(`"metadata"`)) {
+		return nil
+	}
+	var doc any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil
+	}
+	var out []remit.FieldError
+	var walk func(s *openapi3.SchemaRef, v any, path []string)
+	walk = func(s *openapi3.SchemaRef, v any, path []string) {
+		if s == nil || s.Value == nil {
+			return
+		}
+		if strings.HasSuffix(s.Ref, "/schemas/Metadata") {
+			m, _ := v.(map[string]any)
+			var long []string
+			for k := range m {
+				if utf8.RuneCountInString(k) > maxMetadataKey {
+					long = append(long, k)
+				}
+			}
+			if len(long) > 0 {
+				slices.Sort(long)
+				field := pointerToField(path)
+				out = append(out, remit.FieldError{Field: field, Location: remit.InBody, Reason: "invalid_key",
+					Message: fmt.Sprintf("%s keys are at most %d characters; shorten %d key(s), such as the one starting %q.",
+						field, maxMetadataKey, len(long), truncate(long[0], maxMetadataKey))})
+			}
+			return
+		}
+		for _, sub := range slices.Concat(s.Value.AllOf, s.Value.OneOf, s.Value.AnyOf) {
+			walk(sub, v, path)
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if ps := s.Value.Properties[k]; ps != nil {
+					walk(ps, e, append(slices.Clone(path), k))
+				}
+			}
+		case []any:
+			for i, e := range t {
+				walk(s.Value.Items, e, append(slices.Clone(path), strconv.Itoa(i)))
+			}
+		}
+	}
+	walk(schema, doc, nil)
+	return out
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -288,6 +289,38 @@ func TestValidationListsEveryProblem(t *testing.T) {
 		wantFields(t, e, e.Do("POST", "/v1/prices", body), "body:metadata.count:invalid_type")
 		body["metadata"] = map[string]any{"anything": "goes"}
 		wantError(t, e, e.Do("POST", "/v1/prices", body), 501, "not_implemented")
+		// Metadata: at most 50 keys, keys up to 40 characters, string values up to 500.
+		meta := map[string]any{strings.Repeat("k", 40): strings.Repeat("v", 500), strings.Repeat("é", 40): "x"}
+		for i := len(meta); i < 50; i++ {
+			meta[fmt.Sprintf("key%d", i)] = "v"
+		}
+		body["metadata"] = meta
+		wantError(t, e, e.Do("POST", "/v1/prices", body), 501, "not_implemented")
+		meta["one_too_many"] = "v"
+		wantFields(t, e, e.Do("POST", "/v1/prices", body), "body:metadata:too_many_keys")
+		body["metadata"] = map[string]any{strings.Repeat("k", 41): "v", strings.Repeat("é", 41): "v", "ok": strings.Repeat("v", 501)}
+		body["unitAmount"] = -1
+		wantFields(t, e, e.Do("POST", "/v1/prices", body), "body:metadata:invalid_key", "body:metadata.ok:invalid_length", "body:unitAmount:out_of_range")
+		delete(body, "unitAmount")
+
+		// Nested fields carry their full path.
+		wantFields(t, e, e.Do("POST", "/v1/quotes", map[string]any{
+			"orderType": "one_off", "customerId": "cus_1", "billingAccountId": "ba_1", "currency": "USD",
+			"lines": []any{
+				map[string]any{"priceId": "price_1"},
+				map[string]any{"priceId": "", "quantity": 0, "extra": 1},
+				map[string]any{"unitAmount": -5, "metadata": map[string]any{strings.Repeat("m", 41): "v"}},
+			},
+		}), "body:lines[1].priceId:invalid_length", "body:lines[1].quantity:out_of_range", "body:lines[1].extra:unknown_field",
+			"body:lines[2].priceId:required", "body:lines[2].unitAmount:out_of_range", "body:lines[2].metadata:unknown_field")
+		// ... metadata too, where the contract has it (a credit note line).
+		wantFields(t, e, e.Do("POST", "/v1/credit-notes", map[string]any{
+			"invoiceId": "inv_1", "reason": "other",
+			"lines": []any{
+				map[string]any{"description": "a", "amount": 1},
+				map[string]any{"description": "b", "amount": 0, "metadata": map[string]any{strings.Repeat("m", 41): "v"}},
+			},
+		}), "body:lines[1].amount:out_of_range", "body:lines[1].metadata:invalid_key")
 
 		// Types and bounds.
 		wantFields(t, e, e.Do("POST", "/v1/prices", map[string]any{

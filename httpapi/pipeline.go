@@ -257,10 +257,12 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 				pathParams[p.Value.Name] = hr.PathValue(p.Value.Name)
 			}
 		}
-		if err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
+		err = openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
 			Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
-		}); err != nil {
-			s.writeError(w, hr, validationError(err))
+		})
+		metaProblems := metadataProblems(o.bodySchema, body)
+		if err != nil || len(metaProblems) > 0 {
+			s.writeError(w, hr, validationError(err, metaProblems...))
 			return
 		}
 

@@ -55,16 +55,17 @@ const (
 )
 
 type operation struct {
-	id       string
-	method   string
-	path     string // the document's template
-	route    *routers.Route
-	auth     authKind
-	scoped   bool // takes environment and merchantAccountId
-	mutating bool // POST/PUT: runs in one transaction, honours Idempotency-Key
-	success  int
-	handler  HandlerFunc
-	bodyIdem bool // the body has an idempotencyKey field that stands in for the header
+	id         string
+	method     string
+	path       string // the document's template
+	route      *routers.Route
+	auth       authKind
+	scoped     bool // takes environment and merchantAccountId
+	mutating   bool // POST/PUT: runs in one transaction, honours Idempotency-Key
+	success    int
+	handler    HandlerFunc
+	bodyIdem   bool                // the body has an idempotencyKey field that stands in for the header
+	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
 }
 
 // New builds the server: it mounts every operation of the contract. An operation without a
@@ -156,6 +157,7 @@ func (s *Server) newOperation(path string, item *openapi3.PathItem, method strin
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
 			_, o.bodyIdem = mt.Schema.Value.Properties["idempotencyKey"]
+			o.bodySchema = mt.Schema
 		}
 	}
 	return o, nil
