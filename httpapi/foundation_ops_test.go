@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -305,24 +306,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 			// Hold the merchant account (the SQLite writer; the row lock on PostgreSQL), so that
 			// an advance stays in flight until released.
-			held, release, holderDone := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-			var holderPID int
-			go func() {
-				holderDone <- e.App.DB.Tx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
-					if s == testkit.Postgres {
-						if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&holderPID); err != nil {
-							return err
-						}
-					}
-					if _, err := tx.GetMerchantAccount(ctx, e.Tenant.Sandbox, true); err != nil {
-						return err
-					}
-					close(held)
-					<-release
-					return nil
-				})
-			}()
-			<-held
+			release, holderPID := holdMerchant(t, e, e.Tenant.Sandbox)
 			waitsBefore := e.App.DB.SQL().Stats().WaitCount
 			type answer struct {
 				status int
@@ -363,10 +347,7 @@ func TestGracefulShutdown(t *testing.T) {
 			}
 
 			// Release: the in-flight request finishes with its answer, then Serve returns nil.
-			close(release)
-			if err := <-holderDone; err != nil {
-				t.Fatal(err)
-			}
+			release()
 			a := <-inFlight
 			if a.err != nil || a.status != 201 || !strings.Contains(a.body, `"test_clock"`) {
 				t.Fatalf("in-flight request: %d %s %v", a.status, a.body, a.err)
@@ -384,6 +365,59 @@ func TestGracefulShutdown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// holdMerchant opens a transaction that locks the merchant account (on SQLite: holds the single
+// writer) until release is called, and returns the PostgreSQL backend pid of the holder.
+func holdMerchant(t *testing.T, e *testkit.Env, merchantAccountID string) (release func(), pid int) {
+	t.Helper()
+	held, done, holderErr := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		holderErr <- e.App.DB.Tx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
+			if e.Store == testkit.Postgres {
+				if err := tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.GetMerchantAccount(ctx, merchantAccountID, true); err != nil {
+				return err
+			}
+			close(held)
+			<-done
+			return nil
+		})
+	}()
+	select {
+	case <-held:
+	case err := <-holderErr:
+		t.Fatalf("hold merchant account: %v", err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			close(done)
+			if err := <-holderErr; err != nil {
+				t.Errorf("holder: %v", err)
+			}
+		})
+	}
+	t.Cleanup(release)
+	return release, pid
+}
+
+// TestReadinessDuringLongWrite: a long write transaction does not make the store look
+// unreachable.
+func TestReadinessDuringLongWrite(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		release, _ := holdMerchant(t, e, e.Tenant.Sandbox)
+		defer release()
+		res, body := get(t, e, "/readyz")
+		if res.StatusCode != 200 {
+			t.Fatalf("/readyz during a write: %d %s", res.StatusCode, body)
+		}
+		// Reads are served meanwhile too.
+		e.Must(200, "GET", clockPath, nil)
+	})
 }
 
 func isConnRefused(err error) bool {
