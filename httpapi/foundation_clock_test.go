@@ -196,3 +196,48 @@ func TestSandboxClockFailingJobFailsAdvance(t *testing.T) {
 		}
 	})
 }
+
+// TestPanicIsAnInternalError: a panic inside a write answers a 500 envelope that leaks nothing,
+// rolls the work back and leaves the server serving; the request's Idempotency-Key stays in
+// flight until its lease runs out, then the same request runs.
+func TestPanicIsAnInternalError(t *testing.T) {
+	runFixed(t, func(t *testing.T, e *testkit.Env, clock *remit.FixedClock) {
+		ctx := context.Background()
+		var explode atomic.Bool
+		explode.Store(true)
+		e.App.RegisterJob("test.panic", func(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+			if explode.Load() {
+				panic("boom: secret internals")
+			}
+			return nil
+		})
+		start := clockNow(t, e)
+		if err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			return e.App.Schedule(ctx, tx, e.Tenant.Sandbox, "test.panic", start.Add(time.Minute), nil)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		r := e.Do("POST", advancePath, map[string]any{"seconds": 120}, testkit.Key("panicky"))
+		obj := wantError(t, e, r, 500, "internal_error")
+		if strings.Contains(obj["message"].(string), "boom") || strings.Contains(string(r.Body), "secret") {
+			t.Fatalf("500 leaks the panic: %s", r.Body)
+		}
+		if !strings.Contains(e.Logs.String(), "boom: secret internals") {
+			t.Fatal("the panic was not logged")
+		}
+		if got := clockNow(t, e); !got.Equal(start) {
+			t.Fatalf("the panicking advance moved the clock to %v", got)
+		}
+		r = e.Do("POST", advancePath, map[string]any{"seconds": 120}, testkit.Key("panicky"))
+		wantError(t, e, r, 409, "conflict")
+		if reason(r) != "idempotency_key_in_flight" {
+			t.Fatalf("reason %v", reason(r))
+		}
+		explode.Store(false)
+		clock.Add(61 * time.Second) // the dead request's lease (1 minute) runs out
+		wantFresh(t, e.Must(201, "POST", advancePath, map[string]any{"seconds": 120}, testkit.Key("panicky")))
+		if got := clockNow(t, e).Sub(start); got != 181*time.Second {
+			t.Fatalf("clock moved %v, want 61s + 120s", got)
+		}
+	})
+}
