@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -62,6 +63,26 @@ func BenchmarkAuthenticatedRead(b *testing.B) {
 			}
 		})
 	})
+	b.Run("handler", func(b *testing.B) { benchHandler(b, e, newReq, 200) })
+}
+
+// benchHandler calls the server's handler directly (no TCP, no client): what the server itself
+// costs and allocates per request.
+func benchHandler(b *testing.B, e *testkit.Env, newReq func() *http.Request, want int) {
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		req := newReq()
+		if req.Body == nil {
+			req.Body = http.NoBody // as the server gives it
+		}
+		rec := httptest.NewRecorder()
+		b.StartTimer()
+		e.Remit.Handler.ServeHTTP(rec, req)
+		if rec.Code != want {
+			b.Fatalf("status %d, want %d: %s", rec.Code, want, rec.Body)
+		}
+	}
 }
 
 // BenchmarkIdempotentWrite: POST /v1/test-helpers/clock/advance with a new Idempotency-Key each
@@ -93,4 +114,5 @@ func BenchmarkIdempotentWrite(b *testing.B) {
 			}
 		})
 	})
+	b.Run("handler", func(b *testing.B) { benchHandler(b, e, newReq, 201) })
 }
