@@ -15,8 +15,11 @@ const (
 	MetadataMaxValueLen = 500
 )
 
-// MetadataProblems records a problem for each metadata key that is empty or too long. field is the
-// path of the metadata object ("metadata").
+// MetadataProblems is the one metadata rule beyond the contract's shape. It records, for the
+// metadata object at field ("metadata", "lines[0].metadata"): too many keys (too_many_keys); keys
+// that are empty or longer than 40 characters, once for the object (invalid_key, naming the first
+// such key, shortened); values longer than 500 characters, per key (invalid_length). The HTTP edge
+// runs it on every metadata object of a body, and the engine may run it again: both report alike.
 func MetadataProblems(p *Problems, field string, md map[string]string) {
 	if len(md) > MetadataMaxKeys {
 		p.Body(field, "too_many_keys", fmt.Sprintf("%s may have at most %d keys.", field, MetadataMaxKeys))
@@ -26,14 +29,23 @@ func MetadataProblems(p *Problems, field string, md map[string]string) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var bad []string
 	for _, k := range keys {
-		v := md[k]
-		if n := utf8.RuneCountInString(k); n == 0 || n > MetadataMaxKeyLen {
-			p.Body(field+"."+k, "invalid_length", fmt.Sprintf("Metadata keys are 1 to %d characters.", MetadataMaxKeyLen))
+		n := utf8.RuneCountInString(k)
+		if n == 0 || n > MetadataMaxKeyLen {
+			bad = append(bad, k)
+			continue
 		}
-		if utf8.RuneCountInString(v) > MetadataMaxValueLen {
+		if utf8.RuneCountInString(md[k]) > MetadataMaxValueLen {
 			p.Body(field+"."+k, "invalid_length", fmt.Sprintf("Metadata values are at most %d characters.", MetadataMaxValueLen))
 		}
+	}
+	if len(bad) > 0 {
+		first := []rune(bad[0])
+		if len(first) > MetadataMaxKeyLen {
+			first = append(first[:MetadataMaxKeyLen], '…')
+		}
+		p.Body(field, "invalid_key", fmt.Sprintf("%s keys are 1 to %d characters; %d key(s) are not, such as %q.", field, MetadataMaxKeyLen, len(bad), string(first)))
 	}
 }
 

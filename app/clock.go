@@ -108,7 +108,7 @@ func (a *App) AdvanceClock(ctx context.Context, scope remit.Scope, to *time.Time
 			}
 		default:
 			if *seconds < 1 || time.Duration(*seconds) > maxAdvance/time.Second {
-				p.Body("seconds", "out_of_range", "seconds must be between 1 and 631152000 (20 years).")
+				p.Body("seconds", "out_of_range", fmt.Sprintf("seconds must be between 1 and %d (20 years).", int64(maxAdvance/time.Second)))
 			} else {
 				target = now.Add(time.Duration(*seconds) * time.Second)
 			}

@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,9 +90,9 @@ func (s *Server) toEnvelope(err error, requestID string) (int, errorBody) {
 	}}
 }
 
-// validationError converts kin-openapi's request validation error into the envelope's error:
-// malformed input is bad_request, everything else one validation_failure listing every field.
-func validationError(err error) error {
+// validationError converts kin-openapi's request validation error (nil when the contract is met)
+// and the problems found beside it into one validation_failure listing every field.
+func validationError(err error, more ...remit.FieldError) error {
 	var fields []remit.FieldError
 	var collect func(error)
 	collect = func(err error) {
@@ -121,8 +124,10 @@ func validationError(err error) error {
 		}
 		schemaFields(err, &fields)
 	}
-	collect(err)
-	fields = dedupe(fields)
+	if err != nil {
+		collect(err)
+	}
+	fields = dedupe(append(fields, more...))
 	return remit.Invalid(fields...)
 }
 
@@ -254,5 +259,56 @@ func dedupe(fields []remit.FieldError) []remit.FieldError {
 		out = append(out, f)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Location < out[j].Location })
+	return out
+}
+
+// metadataProblems checks what the contract cannot say about metadata objects (OpenAPI 3.0 has
+// no propertyNames): their keys are at most 40 characters. It follows the body along its schema
+// and checks every object whose schema is the Metadata component.
+func metadataProblems(schema *openapi3.SchemaRef, body []byte) []remit.FieldError {
+	if schema == nil || !bytes.Contains(body, []byte(`"metadata"`)) {
+		return nil
+	}
+	var doc any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil
+	}
+	var out []remit.FieldError
+	var walk func(s *openapi3.SchemaRef, v any, path []string)
+	walk = func(s *openapi3.SchemaRef, v any, path []string) {
+		if s == nil || s.Value == nil {
+			return
+		}
+		if strings.HasSuffix(s.Ref, "/schemas/Metadata") {
+			m, _ := v.(map[string]any)
+			md := make(map[string]string, len(m))
+			for k, e := range m {
+				str, _ := e.(string)
+				md[k] = str
+			}
+			var p remit.Problems
+			remit.MetadataProblems(&p, pointerToField(path), md)
+			if err := p.Err(); err != nil {
+				out = append(out, err.(*remit.Error).Fields...)
+			}
+			return
+		}
+		for _, sub := range slices.Concat(s.Value.AllOf, s.Value.OneOf, s.Value.AnyOf) {
+			walk(sub, v, path)
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if ps := s.Value.Properties[k]; ps != nil {
+					walk(ps, e, append(slices.Clone(path), k))
+				}
+			}
+		case []any:
+			for i, e := range t {
+				walk(s.Value.Items, e, append(slices.Clone(path), strconv.Itoa(i)))
+			}
+		}
+	}
+	walk(schema, doc, nil)
 	return out
 }

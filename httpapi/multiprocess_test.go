@@ -65,12 +65,3 @@ func TestIdempotencyExactlyOnceAcrossServers(t *testing.T) {
 		})
 	}
 }
-
-func clockNow(t *testing.T, e *testkit.Env) time.Time {
-	t.Helper()
-	var c struct {
-		Now time.Time `json:"now"`
-	}
-	e.Must(200, "GET", "/v1/test-helpers/clock", nil).Decode(t, &c)
-	return c.Now
-}

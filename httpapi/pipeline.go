@@ -32,6 +32,7 @@ type Request struct {
 	Scope     remit.Scope
 	Merchant  remit.MerchantAccount // the acting merchant account (scoped operations)
 	Body      []byte
+	problems  []remit.FieldError // found by the pipeline beyond the contract; merged into the answer
 }
 
 // Path returns a path parameter.
@@ -45,10 +46,50 @@ func (r *Request) Decode(v any) error {
 	if len(r.Body) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(r.Body, v); err != nil {
+	err := json.Unmarshal(r.Body, v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && strings.HasPrefix(te.Value, "number") {
+		// The contract (and the idempotency comparison) read 60.0 and 6e1 as the integer 60;
+		// encoding/json does not, so respell integral numbers and decode again.
+		if body, ok := integralNumbers(r.Body); ok {
+			err = json.Unmarshal(body, v)
+		}
+	}
+	if err != nil {
 		return remit.Errorf(remit.EBadRequest, "The body could not be decoded: %s.", jsonProblem(err))
 	}
 	return nil
+}
+
+// integralNumbers rewrites every number of a JSON document that denotes an integer in plain
+// integer form. ok is false when the document does not parse.
+func integralNumbers(body []byte) ([]byte, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil, false
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		case json.Number:
+			if lit, ok := app.IntegerLiteral(string(t)); ok {
+				return json.Number(lit)
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(doc))
+	return out, err == nil
 }
 
 func jsonProblem(err error) string {
@@ -205,10 +246,9 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 				s.writeError(w, hr, err)
 				return
 			}
-			// A missing Content-Type is JSON (see checkJSONObject); tell the validator so.
-			if hr.Header.Get("Content-Type") == "" {
-				hr.Header.Set("Content-Type", "application/json")
-			}
+			// The body is one JSON object: validate it as the contract's application/json
+			// (kin-openapi knows no +json types, and a missing Content-Type is read as JSON).
+			hr.Header.Set("Content-Type", "application/json")
 		}
 		req.Body = body
 
@@ -225,12 +265,17 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 				pathParams[p.Value.Name] = hr.PathValue(p.Value.Name)
 			}
 		}
-		if err := openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
+		err = openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
 			Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
-		}); err != nil {
-			s.writeError(w, hr, validationError(err))
+		})
+		metaProblems := metadataProblems(o.bodySchema, body)
+		if err != nil {
+			s.writeError(w, hr, validationError(err, metaProblems...))
 			return
 		}
+		// Metadata rules the contract cannot express: when the contract passes, the operation's
+		// own rules still run so that one 422 lists every problem (see withProblems).
+		req.problems = metaProblems
 
 		if o.handler == nil {
 			s.writeError(w, hr, remit.Errorf(remit.ENotImplemented, "%s %s is part of the contract but is not implemented in this version of Remit.", o.method, o.path))
@@ -286,6 +331,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 	var payload []byte
 	txErr := s.app.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		data, err := o.handler(ctx, req)
+		err = withProblems(err, req.problems)
 		if err != nil {
 			return err
 		}
@@ -316,6 +362,30 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 		}
 	}
 	writeRaw(w, status, body)
+}
+
+// withProblems merges the problems the pipeline found beyond the contract into the operation's
+// answer: into its validation error, or in place of any other answer (the transaction then rolls
+// back), so a request with such a problem never takes effect and its 422 lists everything.
+func withProblems(err error, problems []remit.FieldError) error {
+	if len(problems) == 0 {
+		return err
+	}
+	var e *remit.Error
+	if errors.As(err, &e) && e.Code == remit.EInvalid {
+		seen := map[string]bool{}
+		for _, f := range e.Fields {
+			seen[f.Location+"|"+f.Field+"|"+f.Reason] = true
+		}
+		fields := append([]remit.FieldError(nil), e.Fields...)
+		for _, f := range problems {
+			if !seen[f.Location+"|"+f.Field+"|"+f.Reason] {
+				fields = append(fields, f)
+			}
+		}
+		return remit.Invalid(fields...)
+	}
+	return remit.Invalid(problems...)
 }
 
 // remembered reports whether an error answer is final for its Idempotency-Key. Answers given

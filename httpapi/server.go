@@ -27,6 +27,9 @@ type Config struct {
 	PublicURL    string // base of docsUrl and hosted URLs, without a trailing slash
 	MaxBodyBytes int64  // 1 MiB by default
 	EnablePprof  bool
+	// DisabledOperations are operationIds this deployment does not offer: they answer 501
+	// not_implemented after auth and validation, like an operation without a handler.
+	DisabledOperations []string
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -55,16 +58,17 @@ const (
 )
 
 type operation struct {
-	id       string
-	method   string
-	path     string // the document's template
-	route    *routers.Route
-	auth     authKind
-	scoped   bool // takes environment and merchantAccountId
-	mutating bool // POST/PUT: runs in one transaction, honours Idempotency-Key
-	success  int
-	handler  HandlerFunc
-	bodyIdem bool // the body has an idempotencyKey field that stands in for the header
+	id         string
+	method     string
+	path       string // the document's template
+	route      *routers.Route
+	auth       authKind
+	scoped     bool // takes environment and merchantAccountId
+	mutating   bool // POST/PUT: runs in one transaction, honours Idempotency-Key
+	success    int
+	handler    HandlerFunc
+	bodyIdem   bool                // the body has an idempotencyKey field that stands in for the header
+	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
 }
 
 // New builds the server: it mounts every operation of the contract. An operation without a
@@ -81,6 +85,10 @@ func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{app: a, cfg: cfg, log: a.Log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
 	handlers := s.handlers()
+	disabled := map[string]bool{}
+	for _, id := range cfg.DisabledOperations {
+		disabled[id] = true
+	}
 	for _, path := range spec.Paths.InMatchingOrder() {
 		item := spec.Paths.Value(path)
 		var allow []string
@@ -90,7 +98,9 @@ func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
 				return nil, err
 			}
 			if h, ok := handlers[o.id]; ok {
-				o.handler = h
+				if !disabled[o.id] {
+					o.handler = h
+				}
 				delete(handlers, o.id)
 			}
 			s.ops[o.id] = o
@@ -156,6 +166,7 @@ func (s *Server) newOperation(path string, item *openapi3.PathItem, method strin
 	if op.RequestBody != nil && op.RequestBody.Value != nil {
 		if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
 			_, o.bodyIdem = mt.Schema.Value.Properties["idempotencyKey"]
+			o.bodySchema = mt.Schema
 		}
 	}
 	return o, nil

@@ -168,3 +168,12 @@ func safeRun(ctx context.Context, tx *Tx, fn func(ctx context.Context, tx *Tx) e
 	}()
 	return runFn(ctx, tx, fn), nil
 }
+
+// QueuedWrites is the number of write transactions waiting for the SQLite committer (0 on
+// PostgreSQL, where writers do not queue in the process).
+func (db *DB) QueuedWrites() int {
+	if db.gc == nil {
+		return 0
+	}
+	return len(db.gc.queue)
+}

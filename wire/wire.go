@@ -37,6 +37,7 @@ type Config struct {
 	WebhookRetry      string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	WebhookAllowPriv  string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
 	TaxRatesFile      string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
+	DisabledOps       []string      // REMIT_DISABLED_OPERATIONS: comma-separated operationIds answered with 501
 	WebhookLease      time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
 	WebhookWorkers    int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
 	SecretKey         string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets)
@@ -67,6 +68,13 @@ func FromEnv() (Config, error) {
 	str("REMIT_WEBHOOK_RETRY_SCHEDULE", &c.WebhookRetry)
 	str("REMIT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPriv)
 	str("REMIT_TAX_RATES_FILE", &c.TaxRatesFile)
+	if v := os.Getenv("REMIT_DISABLED_OPERATIONS"); v != "" {
+		for _, id := range strings.Split(v, ",") {
+			if id = strings.TrimSpace(id); id != "" {
+				c.DisabledOps = append(c.DisabledOps, id)
+			}
+		}
+	}
 	str("REMIT_SECRET_KEY", &c.SecretKey)
 	if v := os.Getenv("REMIT_WEBHOOK_LEASE"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -184,7 +192,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		r.closers = append(r.closers, client.Close)
 		limiter = rl
 	}
-	r.Handler, err = httpapi.New(r.App, limiter, httpapi.Config{PublicURL: c.PublicURL, EnablePprof: c.EnablePprof})
+	r.Handler, err = httpapi.New(r.App, limiter, httpapi.Config{PublicURL: c.PublicURL, EnablePprof: c.EnablePprof, DisabledOperations: c.DisabledOps})
 	if err != nil {
 		r.Close()
 		return nil, err
