@@ -3220,7 +3220,7 @@ type QuoteLineInput struct {
 	// PriceId Catalog price; must exist (404) and be in the quote's currency (422).
 	PriceId string `json:"priceId"`
 
-	// Quantity Quantity; defaults to 1.
+	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices (usage is measured and billed in arrears).
 	Quantity *int64 `json:"quantity,omitempty"`
 
 	// UnitAmount Negotiated amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.

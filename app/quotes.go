@@ -271,7 +271,8 @@ func (a *App) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID 
 			return err
 		}
 		if qt.Status != remit.QuoteDraft {
-			return remit.StateConflict("quote", qt.QuoteID, qt.Status, "accepted")
+			return remit.Errorf(remit.EConflict, "Quote '%s' is %s: a quote is accepted once. Create a new quote for other terms.", qt.QuoteID, qt.Status).
+				With("currentState", qt.Status).With("reason", "invalid_state")
 		}
 		now := micro(a.Now(m))
 		v := qt.Current()
