@@ -3065,9 +3065,9 @@ type PriceCreateRequestBillingInterval string
 // PriceCreateRequestPriceType How the price bills.
 type PriceCreateRequestPriceType string
 
-// Quote A billing quote. Top-level figures are the current version's.
+// Quote A billing quote. Status, lines and top-level figures are the current version's.
 type Quote struct {
-	// AcceptedAt When the quote was accepted. RFC 3339, UTC.
+	// AcceptedAt When the quote was accepted (merchant clock). RFC 3339, UTC.
 	AcceptedAt *time.Time `json:"acceptedAt,omitempty"`
 
 	// BillingAccountId Billing account ID.
@@ -3091,7 +3091,7 @@ type Quote struct {
 	// Environment Environment the resource lives in: sandbox or production.
 	Environment *string `json:"environment,omitempty"`
 
-	// InvoiceId Draft invoice created on acceptance.
+	// InvoiceId Draft invoice created on acceptance (one_off, or the first invoice of a subscription_creation quote); else null.
 	InvoiceId *string `json:"invoiceId,omitempty"`
 
 	// Lines Current version's lines.
@@ -3109,13 +3109,13 @@ type Quote struct {
 	// OrderType one_off, subscription_creation or subscription_amendment.
 	OrderType *string `json:"orderType,omitempty"`
 
-	// QuoteId Quote ID.
+	// QuoteId Quote ID (caller-chosen or qt_...).
 	QuoteId *string `json:"quoteId,omitempty"`
 
 	// Status draft or accepted.
 	Status *string `json:"status,omitempty"`
 
-	// SubscriptionId Subscription amended, or created on acceptance.
+	// SubscriptionId Subscription amended (subscription_amendment), or created on acceptance (subscription_creation); else null.
 	SubscriptionId *string `json:"subscriptionId,omitempty"`
 
 	// Subtotal Current subtotal. Minor units.
@@ -3124,8 +3124,11 @@ type Quote struct {
 	// Terms Terms.
 	Terms *string `json:"terms,omitempty"`
 
-	// Total Current total. Minor units.
+	// Total Current total (subtotal - discountTotal). Minor units.
 	Total *int64 `json:"total,omitempty"`
+
+	// UpdatedAt When the quote last changed (merchant clock). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 
 	// Version Current version number.
 	Version *int64 `json:"version,omitempty"`
@@ -3174,18 +3177,33 @@ type QuoteCreateRequest struct {
 // QuoteCreateRequestOrderType What accepting the quote does.
 type QuoteCreateRequestOrderType string
 
-// QuoteLine A priced quote line.
+// QuoteLine A priced quote line. The unit amount is the catalog price's unless the line overrode it.
 type QuoteLine struct {
-	// Amount quantity x unitAmount. Minor units.
+	// Amount quantity x unitAmount (0 for usage_metered lines). Minor units.
 	Amount *int64 `json:"amount,omitempty"`
 
-	// Description Description.
+	// BillingInterval The price's billing interval (recurring and usage prices), else null.
+	BillingInterval *string `json:"billingInterval,omitempty"`
+
+	// BillingIntervalCount Intervals per period, else null.
+	BillingIntervalCount *int64 `json:"billingIntervalCount,omitempty"`
+
+	// Description Description (the price's name unless the line gave one).
 	Description *string `json:"description,omitempty"`
+
+	// DiscountAmount This line's share of the quote's coupons. Minor units.
+	DiscountAmount *int64 `json:"discountAmount,omitempty"`
+
+	// LineType recurring (fixed_recurring), usage (usage_metered) or one_time (every other price type).
+	LineType *string `json:"lineType,omitempty"`
 
 	// PriceId Price ID.
 	PriceId *string `json:"priceId,omitempty"`
 
-	// Quantity Quantity.
+	// PriceType The price's priceType.
+	PriceType *string `json:"priceType,omitempty"`
+
+	// Quantity Quantity; null for usage_metered lines, whose usage is measured and billed in arrears.
 	Quantity *int64 `json:"quantity,omitempty"`
 
 	// UnitAmount Amount per unit. Minor units.
@@ -3202,14 +3220,14 @@ type QuoteLineInput struct {
 	// PriceId Catalog price; must exist (404) and be in the quote's currency (422).
 	PriceId string `json:"priceId"`
 
-	// Quantity Quantity; defaults to 1.
+	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices (usage is measured and billed in arrears).
 	Quantity *int64 `json:"quantity,omitempty"`
 
 	// UnitAmount Negotiated amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
 
-// QuoteVersion One version of a quote.
+// QuoteVersion One version of a quote. total = subtotal - discountTotal; a quote carries no tax and no prepaid balance (both are computed on the invoice).
 type QuoteVersion struct {
 	// CreatedAt When the version was created. RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -3220,7 +3238,7 @@ type QuoteVersion struct {
 	// Lines Lines.
 	Lines *[]QuoteLine `json:"lines,omitempty"`
 
-	// Status Status of the version.
+	// Status Status of the version: draft or accepted.
 	Status *string `json:"status,omitempty"`
 
 	// Subtotal Sum of line amounts. Minor units.
@@ -3290,10 +3308,13 @@ type Settlement struct {
 	Status *string `json:"status,omitempty"`
 }
 
-// Subscription A subscription.
+// Subscription A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
 type Subscription struct {
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
+
+	// BillingCycleAnchor The moment periods are counted from (month-end anchors do not drift). RFC 3339, UTC.
+	BillingCycleAnchor *time.Time `json:"billingCycleAnchor,omitempty"`
 
 	// BillingInterval Interval.
 	BillingInterval *string `json:"billingInterval,omitempty"`
@@ -3301,7 +3322,7 @@ type Subscription struct {
 	// BillingIntervalCount Intervals per period.
 	BillingIntervalCount *int64 `json:"billingIntervalCount,omitempty"`
 
-	// CouponIds Coupons.
+	// CouponIds Coupons applied to every invoice of the subscription.
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
@@ -3310,7 +3331,7 @@ type Subscription struct {
 	// Currency ISO 4217 currency.
 	Currency *string `json:"currency,omitempty"`
 
-	// CurrentPeriodEnd Current period end. RFC 3339, UTC.
+	// CurrentPeriodEnd Current period end, when the next renewal runs. RFC 3339, UTC.
 	CurrentPeriodEnd *time.Time `json:"currentPeriodEnd,omitempty"`
 
 	// CurrentPeriodStart Current period start. RFC 3339, UTC.
@@ -3325,6 +3346,9 @@ type Subscription struct {
 	// Items Current items.
 	Items *[]SubscriptionItem `json:"items,omitempty"`
 
+	// LatestInvoiceId The invoice of the latest period; null when nothing has been billed yet.
+	LatestInvoiceId *string `json:"latestInvoiceId,omitempty"`
+
 	// MerchantAccountId Merchant account the resource belongs to.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
@@ -3334,6 +3358,15 @@ type Subscription struct {
 	// Object Always "subscription".
 	Object *string `json:"object,omitempty"`
 
+	// PendingCouponIds Coupons of the accepted amendment, in force from the next period; null when none is pending.
+	PendingCouponIds *[]string `json:"pendingCouponIds,omitempty"`
+
+	// PendingItems Items of an accepted amendment, in force from the next period; null when none is pending.
+	PendingItems *[]SubscriptionItem `json:"pendingItems,omitempty"`
+
+	// PendingQuoteId The amendment quote whose terms are pending; null when none is pending.
+	PendingQuoteId *string `json:"pendingQuoteId,omitempty"`
+
 	// QuoteId Quote the subscription came from.
 	QuoteId *string `json:"quoteId,omitempty"`
 
@@ -3342,14 +3375,23 @@ type Subscription struct {
 
 	// SubscriptionId Subscription ID (sub_...).
 	SubscriptionId *string `json:"subscriptionId,omitempty"`
+
+	// UpdatedAt When the subscription last changed (merchant clock). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
-// SubscriptionItem A subscription item.
+// SubscriptionItem A recurring subscription item, at the unit amount agreed on the quote.
 type SubscriptionItem struct {
+	// Description Description shown on invoice lines.
+	Description *string `json:"description,omitempty"`
+
 	// PriceId Price ID.
 	PriceId *string `json:"priceId,omitempty"`
 
-	// Quantity Quantity.
+	// PriceType fixed_recurring or usage_metered.
+	PriceType *string `json:"priceType,omitempty"`
+
+	// Quantity Quantity; null for usage_metered items (billed for the usage measured in each period).
 	Quantity *int64 `json:"quantity,omitempty"`
 
 	// UnitAmount Amount per unit. Minor units.

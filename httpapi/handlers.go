@@ -14,6 +14,7 @@ func (s *Server) handlers() map[string]HandlerFunc {
 		s.merchantHandlers(),
 		s.catalogHandlers(),
 		s.billingHandlers(),
+		s.quoteHandlers(),
 		s.paymentHandlers(),
 		s.creditNoteHandlers(),
 		s.usageHandlers(),

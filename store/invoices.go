@@ -289,4 +289,3 @@ func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f 
 	}
 	return out, wrapErr(rows.Err(), "store.ListTaxTransactions")
 }
-

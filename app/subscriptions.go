@@ -1,0 +1,231 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Subscriptions (product.md "Quotes and subscriptions"; docs/quotes-and-subscriptions.md). A
+// subscription comes from an accepted subscription_creation quote and renews on its interval on
+// the merchant clock: a job at the end of each period rolls the period forward (applying the
+// items of an accepted amendment), makes the period's draft invoice (fixed_recurring items in
+// advance for the period that starts, usage_metered items in arrears for the period that ended),
+// which finalizes itself an hour later, and schedules the next renewal. No proration.
+
+// autoFinalizeDelay is how long after its creation a subscription's draft finalizes itself: the
+// merchant's window to refresh or adjust it.
+const autoFinalizeDelay = time.Hour
+
+const jobRenewSubscription = "subscription.renew"
+
+// renewJob names the period a renewal closes; a renewal whose period is no longer current (it
+// already ran) does nothing.
+type renewJob struct {
+	SubscriptionID string    `json:"subscriptionId"`
+	PeriodEnd      time.Time `json:"periodEnd"`
+}
+
+// subscriptionItems returns the recurring lines of a quote as subscription items.
+func subscriptionItems(lines []remit.QuoteLine) []remit.SubscriptionItem {
+	items := []remit.SubscriptionItem{}
+	for _, l := range lines {
+		if !recurringPrice(l.PriceType) {
+			continue
+		}
+		it := remit.SubscriptionItem{PriceID: l.PriceID, PriceType: l.PriceType, UnitAmount: l.UnitAmount, Description: l.Description}
+		if l.Quantity != nil {
+			q := *l.Quantity
+			it.Quantity = &q
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// itemsInterval is the billing interval of a set of recurring items (they share one; quote
+// creation checked it).
+func itemsInterval(ctx context.Context, q store.Q, m remit.MerchantAccount, items []remit.SubscriptionItem) (string, int64, error) {
+	if len(items) == 0 {
+		return "", 0, remit.Internal(fmt.Errorf("subscription without recurring items"))
+	}
+	price, err := q.GetPrice(ctx, m.ID, items[0].PriceID)
+	if err != nil {
+		return "", 0, err
+	}
+	if price.BillingInterval == nil {
+		return "", 0, remit.Internal(fmt.Errorf("price %s of a subscription item has no interval", price.PriceID))
+	}
+	count := int64(1)
+	if price.BillingIntervalCount != nil {
+		count = *price.BillingIntervalCount
+	}
+	return *price.BillingInterval, count, nil
+}
+
+func itemLine(it remit.SubscriptionItem) InvoiceLineInput {
+	unit, desc := it.UnitAmount, it.Description
+	in := InvoiceLineInput{PriceID: it.PriceID, UnitAmount: &unit, Description: &desc}
+	if it.Quantity != nil {
+		q := *it.Quantity
+		in.Quantity = &q
+	}
+	return in
+}
+
+// startSubscription creates the active subscription of an accepted subscription_creation quote,
+// its first draft invoice (when anything bills in advance), and schedules its first renewal.
+func (a *App) startSubscription(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, qt remit.Quote, now time.Time) (remit.Subscription, error) {
+	v := qt.Current()
+	items := subscriptionItems(v.Lines)
+	interval, count, err := itemsInterval(ctx, tx.Q, m, items)
+	if err != nil {
+		return remit.Subscription{}, err
+	}
+	quoteID := qt.QuoteID
+	sub := remit.Subscription{Object: "subscription", SubscriptionID: remit.NewID("sub"), Status: remit.SubscriptionActive,
+		CustomerID: qt.CustomerID, BillingAccountID: qt.BillingAccountID, Currency: qt.Currency, Items: items,
+		BillingInterval: interval, BillingIntervalCount: count, BillingCycleAnchor: now, CyclePeriods: 1,
+		CurrentPeriodStart: now, CurrentPeriodEnd: micro(remit.AddInterval(now, interval, count)), QuoteID: &quoteID,
+		CouponIDs: append([]string{}, qt.CouponIDs...), Metadata: remit.CopyMetadata(qt.Metadata),
+		Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now}
+	// The first invoice: every line of the quote but usage, which has nothing to bill before the
+	// first period ends.
+	var billable []remit.QuoteLine
+	for _, l := range v.Lines {
+		if l.PriceType != remit.PriceUsageMetered {
+			billable = append(billable, l)
+		}
+	}
+	if len(billable) > 0 {
+		period := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
+		lines, periods := quoteInvoiceLines(billable, &period)
+		fin := now.Add(autoFinalizeDelay)
+		inv, err := a.CreateDraftInvoice(ctx, tx, m, InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &period[0], PeriodEnd: &period[1],
+			CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, QuoteID: &quoteID, AutoFinalizeAt: &fin}, now)
+		if err != nil {
+			return remit.Subscription{}, err
+		}
+		sub.LatestInvoiceID = &inv.InvoiceID
+	}
+	if err := tx.InsertSubscription(ctx, sub); err != nil {
+		return remit.Subscription{}, err
+	}
+	if err := a.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+		return remit.Subscription{}, err
+	}
+	return sub, a.Emit(ctx, tx, scopeOf(m), now, "subscription.created", sub.SubscriptionID, sub)
+}
+
+// amendSubscription stores an accepted amendment's items and coupons as the subscription's
+// pending terms, applied by the next renewal. A later amendment replaces an earlier pending one.
+func (a *App) amendSubscription(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, qt remit.Quote, now time.Time) error {
+	if qt.SubscriptionID == nil {
+		return remit.Internal(fmt.Errorf("amendment quote %s names no subscription", qt.QuoteID))
+	}
+	sub, err := tx.GetSubscription(ctx, m.ID, *qt.SubscriptionID, "subscriptionId", true)
+	if err != nil {
+		return err
+	}
+	if sub.Status != remit.SubscriptionActive {
+		return remit.StateConflict("subscription", sub.SubscriptionID, sub.Status, "amended")
+	}
+	quoteID := qt.QuoteID
+	sub.PendingItems = subscriptionItems(qt.Current().Lines)
+	sub.PendingCouponIDs = append([]string{}, qt.CouponIDs...)
+	sub.PendingQuoteID, sub.UpdatedAt = &quoteID, now
+	if err := tx.UpdateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	sub.Environment = m.Environment
+	return a.Emit(ctx, tx, scopeOf(m), now, "subscription.updated", sub.SubscriptionID, sub)
+}
+
+// GetSubscription returns a subscription of the merchant account.
+//
+// Errors: not_found.
+func (a *App) GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error) {
+	sub, err := a.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, "", false)
+	sub.Environment = m.Environment
+	return sub, err
+}
+
+// runRenewal closes the subscription's current period at its end (at): the next period starts,
+// pending amendment terms take effect, the period's draft invoice is made (auto-finalized an hour
+// later) and the next renewal is scheduled. Emits subscription.renewed.
+func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+	var p renewJob
+	if err := json.Unmarshal(job.Payload, &p); err != nil {
+		return err
+	}
+	m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	if err != nil {
+		return err
+	}
+	sub, err := tx.GetSubscription(ctx, m.ID, p.SubscriptionID, "", true)
+	if remit.ErrorCode(err) == remit.ENotFound {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if sub.Status != remit.SubscriptionActive || !sub.CurrentPeriodEnd.Equal(micro(p.PeriodEnd)) {
+		return nil // renewed already, or no longer renewing
+	}
+	now := micro(at)
+	endedStart, endedEnd, endedItems := sub.CurrentPeriodStart, sub.CurrentPeriodEnd, sub.Items
+	if sub.PendingItems != nil {
+		interval, count, err := itemsInterval(ctx, tx.Q, m, sub.PendingItems)
+		if err != nil {
+			return err
+		}
+		if interval != sub.BillingInterval || count != sub.BillingIntervalCount {
+			// A new interval starts a new cycle at this renewal.
+			sub.BillingInterval, sub.BillingIntervalCount, sub.BillingCycleAnchor, sub.CyclePeriods = interval, count, endedEnd, 0
+		}
+		sub.Items, sub.CouponIDs = sub.PendingItems, sub.PendingCouponIDs
+		sub.PendingItems, sub.PendingCouponIDs, sub.PendingQuoteID = nil, nil, nil
+	}
+	sub.CyclePeriods++
+	sub.CurrentPeriodStart = endedEnd
+	sub.CurrentPeriodEnd = micro(remit.AddInterval(sub.BillingCycleAnchor, sub.BillingInterval, sub.BillingIntervalCount*sub.CyclePeriods))
+	sub.UpdatedAt = now
+
+	var lines []InvoiceLineInput
+	var periods []*[2]time.Time
+	advance := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
+	arrears := [2]time.Time{endedStart, endedEnd}
+	for _, it := range sub.Items {
+		if it.PriceType == remit.PriceFixedRecurring {
+			lines, periods = append(lines, itemLine(it)), append(periods, &advance)
+		}
+	}
+	for _, it := range endedItems {
+		if it.PriceType == remit.PriceUsageMetered {
+			lines, periods = append(lines, itemLine(it)), append(periods, &arrears)
+		}
+	}
+	if len(lines) > 0 {
+		fin := sub.CurrentPeriodStart.Add(autoFinalizeDelay)
+		inv, err := a.CreateDraftInvoice(ctx, tx, m, InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &advance[0], PeriodEnd: &advance[1],
+			CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, AutoFinalizeAt: &fin}, now)
+		if err != nil {
+			return err
+		}
+		sub.LatestInvoiceID = &inv.InvoiceID
+	}
+	if err := tx.UpdateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	if err := a.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+		return err
+	}
+	sub.Environment = m.Environment
+	return a.Emit(ctx, tx, scopeOf(m), now, "subscription.renewed", sub.SubscriptionID, sub)
+}

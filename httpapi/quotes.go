@@ -1,0 +1,41 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+)
+
+// quoteHandlers registers quotes and subscriptions.
+func (s *Server) quoteHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"createQuote": func(ctx context.Context, r *Request) (any, error) {
+			var body api.QuoteCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			in := app.QuoteInput{
+				QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,
+				BillingAccountID: body.BillingAccountId, SubscriptionID: body.SubscriptionId, Currency: body.Currency,
+				Terms: body.Terms, Metadata: metadata(body.Metadata),
+			}
+			if body.CouponIds != nil {
+				in.CouponIDs = *body.CouponIds
+			}
+			for _, l := range body.Lines {
+				in.Lines = append(in.Lines, app.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
+			}
+			return s.app.CreateQuote(ctx, r.Merchant, in)
+		},
+		"getQuote": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetQuote(ctx, r.Merchant, r.Path("quoteId"))
+		},
+		"acceptQuote": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.AcceptQuote(ctx, r.Merchant, r.Path("quoteId"))
+		},
+		"getSubscription": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetSubscription(ctx, r.Merchant, r.Path("subscriptionId"))
+		},
+	}
+}

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+
+	"github.com/remit-billing/remit"
+)
+
+// --- quotes ---
+
+const quoteColumns = `id, status, order_type, customer_id, billing_account_id, subscription_id, currency, coupon_ids, terms,
+	current_version, versions, invoice_id, accepted_at, metadata, created_at, updated_at`
+
+func quoteArgs(qt remit.Quote) []any {
+	coupons := qt.CouponIDs
+	if coupons == nil {
+		coupons = []string{}
+	}
+	return []any{qt.MerchantAccountID, qt.QuoteID, qt.Status, qt.OrderType, qt.CustomerID, qt.BillingAccountID,
+		optText(qt.SubscriptionID), qt.Currency, mustJSON(coupons), optText(qt.Terms), qt.Version, mustJSON(qt.Versions),
+		optText(qt.InvoiceID), optMicros(qt.AcceptedAt), metadataText(qt.Metadata), remit.Micros(qt.CreatedAt),
+		remit.Micros(qt.UpdatedAt)}
+}
+
+// InsertQuote inserts a quote. A duplicate caller-chosen quoteId is a conflict.
+func (q Q) InsertQuote(ctx context.Context, qt remit.Quote) error {
+	_, err := q.exec(ctx, `INSERT INTO quotes (merchant_account_id, `+quoteColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`, quoteArgs(qt)...)
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("quote", "quoteId", qt.QuoteID)
+	}
+	return wrapErr(err, "store.InsertQuote")
+}
+
+// UpdateQuote writes every field of a quote.
+func (q Q) UpdateQuote(ctx context.Context, qt remit.Quote) error {
+	_, err := q.exec(ctx, `UPDATE quotes SET status = $3, order_type = $4, customer_id = $5, billing_account_id = $6,
+		subscription_id = $7, currency = $8, coupon_ids = $9, terms = $10, current_version = $11, versions = $12,
+		invoice_id = $13, accepted_at = $14, metadata = $15, created_at = $16, updated_at = $17
+		WHERE merchant_account_id = $1 AND id = $2`, quoteArgs(qt)...)
+	return wrapErr(err, "store.UpdateQuote")
+}
+
+// GetQuote returns a quote with its versions, or not_found. With lock the row is locked
+// (PostgreSQL) until the transaction ends.
+func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, lock bool) (qt remit.Quote, err error) {
+	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE merchant_account_id = $1 AND id = $2`
+	if lock {
+		query += q.ForUpdate()
+	}
+	var sub, terms, inv sql.NullString
+	var accepted sql.NullInt64
+	var coupons, versions, md string
+	var created, updated int64
+	err = q.QueryRow(ctx, query, merchantAccountID, quoteID).Scan(&qt.QuoteID, &qt.Status, &qt.OrderType, &qt.CustomerID,
+		&qt.BillingAccountID, &sub, &qt.Currency, &coupons, &terms, &qt.Version, &versions, &inv, &accepted, &md, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return qt, remit.NotFound("quote", quoteID, "")
+	}
+	if err != nil {
+		return qt, wrapErr(err, "store.GetQuote")
+	}
+	qt.Object, qt.MerchantAccountID = "quote", merchantAccountID
+	qt.SubscriptionID, qt.Terms, qt.InvoiceID, qt.AcceptedAt = textPtr(sub), textPtr(terms), textPtr(inv), timePtr(accepted)
+	qt.Metadata, qt.CreatedAt, qt.UpdatedAt = metadataOf(md), remit.FromMicros(created), remit.FromMicros(updated)
+	if err := json.Unmarshal([]byte(coupons), &qt.CouponIDs); err != nil {
+		return qt, wrapErr(err, "store.GetQuote: coupons")
+	}
+	if err := json.Unmarshal([]byte(versions), &qt.Versions); err != nil {
+		return qt, wrapErr(err, "store.GetQuote: versions")
+	}
+	qt.SyncCurrent()
+	return qt, nil
+}
+
+// --- subscriptions ---
+
+const subscriptionColumns = `id, status, customer_id, billing_account_id, currency, items, pending_items, pending_coupon_ids,
+	pending_quote_id, billing_interval, billing_interval_count, cycle_anchor, cycle_periods, current_period_start,
+	current_period_end, latest_invoice_id, quote_id, coupon_ids, metadata, created_at, updated_at`
+
+func subscriptionArgs(s remit.Subscription) []any {
+	items := s.Items
+	if items == nil {
+		items = []remit.SubscriptionItem{}
+	}
+	coupons := s.CouponIDs
+	if coupons == nil {
+		coupons = []string{}
+	}
+	var pending, pendingCoupons any
+	if s.PendingItems != nil {
+		pending = mustJSON(s.PendingItems)
+		pc := s.PendingCouponIDs
+		if pc == nil {
+			pc = []string{}
+		}
+		pendingCoupons = mustJSON(pc)
+	}
+	return []any{s.MerchantAccountID, s.SubscriptionID, s.Status, s.CustomerID, s.BillingAccountID, s.Currency,
+		mustJSON(items), pending, pendingCoupons, optText(s.PendingQuoteID), s.BillingInterval, s.BillingIntervalCount,
+		remit.Micros(s.BillingCycleAnchor), s.CyclePeriods, remit.Micros(s.CurrentPeriodStart), remit.Micros(s.CurrentPeriodEnd),
+		optText(s.LatestInvoiceID), optText(s.QuoteID), mustJSON(coupons), metadataText(s.Metadata),
+		remit.Micros(s.CreatedAt), remit.Micros(s.UpdatedAt)}
+}
+
+// InsertSubscription inserts a subscription.
+func (q Q) InsertSubscription(ctx context.Context, s remit.Subscription) error {
+	_, err := q.exec(ctx, `INSERT INTO subscriptions (merchant_account_id, `+subscriptionColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		subscriptionArgs(s)...)
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("subscription", "subscriptionId", s.SubscriptionID)
+	}
+	return wrapErr(err, "store.InsertSubscription")
+}
+
+// UpdateSubscription writes every field of a subscription.
+func (q Q) UpdateSubscription(ctx context.Context, s remit.Subscription) error {
+	_, err := q.exec(ctx, `UPDATE subscriptions SET status = $3, customer_id = $4, billing_account_id = $5, currency = $6,
+		items = $7, pending_items = $8, pending_coupon_ids = $9, pending_quote_id = $10, billing_interval = $11,
+		billing_interval_count = $12, cycle_anchor = $13, cycle_periods = $14, current_period_start = $15,
+		current_period_end = $16, latest_invoice_id = $17, quote_id = $18, coupon_ids = $19, metadata = $20,
+		created_at = $21, updated_at = $22
+		WHERE merchant_account_id = $1 AND id = $2`, subscriptionArgs(s)...)
+	return wrapErr(err, "store.UpdateSubscription")
+}
+
+// GetSubscription returns a subscription, or not_found (field names where the reference came
+// from; "" for the path's own resource). With lock the row is locked (PostgreSQL) until the
+// transaction ends: every change to a subscription takes this lock first.
+func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionID, field string, lock bool) (s remit.Subscription, err error) {
+	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1 AND id = $2`
+	if lock {
+		query += q.ForUpdate()
+	}
+	var pending, pendingCoupons, pendingQuote, latest, quote sql.NullString
+	var items, coupons, md string
+	var anchor, start, end, created, updated int64
+	err = q.QueryRow(ctx, query, merchantAccountID, subscriptionID).Scan(&s.SubscriptionID, &s.Status, &s.CustomerID,
+		&s.BillingAccountID, &s.Currency, &items, &pending, &pendingCoupons, &pendingQuote, &s.BillingInterval,
+		&s.BillingIntervalCount, &anchor, &s.CyclePeriods, &start, &end, &latest, &quote, &coupons, &md, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, remit.NotFound("subscription", subscriptionID, field)
+	}
+	if err != nil {
+		return s, wrapErr(err, "store.GetSubscription")
+	}
+	s.Object, s.MerchantAccountID = "subscription", merchantAccountID
+	s.PendingQuoteID, s.LatestInvoiceID, s.QuoteID = textPtr(pendingQuote), textPtr(latest), textPtr(quote)
+	s.BillingCycleAnchor, s.CurrentPeriodStart, s.CurrentPeriodEnd = remit.FromMicros(anchor), remit.FromMicros(start), remit.FromMicros(end)
+	s.Metadata, s.CreatedAt, s.UpdatedAt = metadataOf(md), remit.FromMicros(created), remit.FromMicros(updated)
+	if err := json.Unmarshal([]byte(items), &s.Items); err != nil {
+		return s, wrapErr(err, "store.GetSubscription: items")
+	}
+	if err := json.Unmarshal([]byte(coupons), &s.CouponIDs); err != nil {
+		return s, wrapErr(err, "store.GetSubscription: coupons")
+	}
+	if pending.Valid {
+		s.PendingItems = []remit.SubscriptionItem{}
+		if err := json.Unmarshal([]byte(pending.String), &s.PendingItems); err != nil {
+			return s, wrapErr(err, "store.GetSubscription: pending items")
+		}
+		s.PendingCouponIDs = []string{}
+		if pendingCoupons.Valid {
+			if err := json.Unmarshal([]byte(pendingCoupons.String), &s.PendingCouponIDs); err != nil {
+				return s, wrapErr(err, "store.GetSubscription: pending coupons")
+			}
+		}
+	}
+	return s, nil
+}
