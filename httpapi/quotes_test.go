@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -276,29 +275,7 @@ func TestQuoteOneOffToInvoice(t *testing.T) {
 
 		// Concurrent accepts of one quote: exactly one wins.
 		id := e.Must(201, "POST", "/v1/quotes", quoteBody("one_off", "bc", line("setup"))).Data()["quoteId"].(string)
-		statuses := make([]int, 10)
-		var wg sync.WaitGroup
-		for i := range statuses {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				statuses[i] = e.Do("POST", "/v1/quotes/"+id+"/accept", map[string]any{}).Status
-			}()
-		}
-		wg.Wait()
-		ok := 0
-		for _, s := range statuses {
-			switch s {
-			case 200:
-				ok++
-			case 409:
-			default:
-				t.Fatalf("statuses %v", statuses)
-			}
-		}
-		if ok != 1 {
-			t.Fatalf("%d accepts succeeded: %v", ok, statuses)
-		}
+		testkit.OnlyOneWins(t, e.Race(10, "POST", "/v1/quotes/"+id+"/accept", map[string]any{}), 200, 409)
 	})
 }
 

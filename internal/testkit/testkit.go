@@ -448,3 +448,37 @@ func (c *contractChecker) check(t testing.TB, req *http.Request, reqBody []byte,
 		t.Errorf("%s %s: response %d does not match api/openapi.yaml: %v\n%s", req.Method, req.URL.Path, res.Status, err, res.Body)
 	}
 }
+
+// Race sends the same request n times at once and returns the answers' statuses, in order.
+func (e *Env) Race(n int, method, path string, body any, opts ...Opt) []int {
+	e.T.Helper()
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = e.Do(method, path, body, opts...).Status
+		}()
+	}
+	wg.Wait()
+	return statuses
+}
+
+// OnlyOneWins fails the test unless exactly one of statuses is win and every other is lose.
+func OnlyOneWins(t testing.TB, statuses []int, win, lose int) {
+	t.Helper()
+	wins := 0
+	for _, s := range statuses {
+		switch s {
+		case win:
+			wins++
+		case lose:
+		default:
+			t.Fatalf("statuses %v: want one %d and the rest %d", statuses, win, lose)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d requests won (statuses %v), want exactly one", wins, statuses)
+	}
+}
