@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
 )
@@ -20,6 +21,9 @@ type Config struct {
 	IdempotencyRetention time.Duration // how long an Idempotency-Key is remembered (24h)
 	IdempotencyLease     time.Duration // how long an in-flight request holds its key before a retry may take over
 	Tax                  *tax.Table    // the tax rate table; nil means the shipped defaults
+	// Processor is the production payment processor connector. None is bundled: nil means
+	// production charges answer 501 (the sandbox always uses processor.Sandbox). See docs/payments.md.
+	Processor processor.Processor
 }
 
 // App bundles the engine's services. Its zero value is not usable; call New.

@@ -4,4 +4,5 @@ package app
 func RegisterJobs(a *App) {
 	registerLedgerJobs(a) // balance.grant_effective, balance.grant_expire
 	a.RegisterJob(jobAutoFinalize, a.runAutoFinalize)
+	registerSettlementJobs(a) // settlement.close, settlement.payout
 }
