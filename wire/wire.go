@@ -18,6 +18,7 @@ import (
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/httpapi"
+	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/ratelimit"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
@@ -37,6 +38,10 @@ type Config struct {
 	WebhookRetry      string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	WebhookAllowPriv  string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
 	TaxRatesFile      string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
+	// Processor is the production payment processor connector, for programs that embed Remit
+	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
+	// always uses the built-in processor.Sandbox. See docs/payments.md.
+	Processor processor.Processor
 }
 
 // Defaults returns the documented defaults.
@@ -125,7 +130,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		return nil, err
 	}
 	r := &Remit{Config: c, DB: db, Log: log, closers: []func() error{db.Close}}
-	appCfg := app.Config{PublicURL: strings.TrimRight(c.PublicURL, "/")}
+	appCfg := app.Config{PublicURL: strings.TrimRight(c.PublicURL, "/"), Processor: c.Processor}
 	if c.TaxRatesFile != "" {
 		t, err := tax.LoadFile(c.TaxRatesFile)
 		if err != nil {
