@@ -72,7 +72,8 @@ func (a *App) payInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID
 		}
 		inv.Environment = m.Environment
 		if inv.Status != remit.InvoiceOpen {
-			return remit.StateConflict("invoice", inv.InvoiceID, inv.Status, "paid")
+			return remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open invoice can be paid.", inv.InvoiceID, inv.Status).
+				With("currentState", inv.Status).With("reason", "invalid_state")
 		}
 		now := micro(a.Now(m))
 		if outOfBand {

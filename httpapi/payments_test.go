@@ -394,6 +394,48 @@ func TestPayInvoiceRace(t *testing.T) {
 				t.Fatalf("round %d: receipts %v", round, rs)
 			}
 		}
+
+		// Twelve different invoices paid at once: the day's settlement loses no payment and the
+		// receipt numbers stay gap-free.
+		var ids []string
+		// The race rounds paid 10.00, 10.01 and 10.02: fees 2.9% = 29, 29.029, 29.058 → 29 each, + 30.
+		gross, fees := int64(1000+1001+1002), int64(3*59)
+		for i := range 12 {
+			amount := 2000 + int64(i)*111
+			ids = append(ids, k.invoice("c1", amount)["invoiceId"].(string))
+			gross += amount
+			fees += remit.SandboxFee(amount)
+		}
+		var wg sync.WaitGroup
+		for _, id := range ids {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if r := e.Do("POST", "/v1/invoices/"+id+"/pay", map[string]any{}); r.Status != 200 {
+					t.Errorf("pay %s: %d %s", id, r.Status, r.Body)
+				}
+			}()
+		}
+		wg.Wait()
+		items := e.Must(200, "GET", "/v1/merchant-accounts/"+e.Tenant.Sandbox+"/settlements", nil).Data()["items"].([]any)
+		var sGross, sFee, sCount int64
+		for _, it := range items {
+			m := it.(map[string]any)
+			sGross, sFee, sCount = sGross+num(m["grossAmount"]), sFee+num(m["feeAmount"]), sCount+num(m["paymentCount"])
+		}
+		if sCount != 15 || sGross != gross || sFee != fees {
+			t.Fatalf("settlements: %d payments, gross %d, fee %d; want 15, %d, %d", sCount, sGross, sFee, gross, fees)
+		}
+		var numbers []string
+		for _, r := range k.receipts("limit=100") {
+			numbers = append(numbers, r["receiptNumber"].(string))
+		}
+		slices.Sort(numbers)
+		for i, n := range numbers {
+			if want := fmt.Sprintf("RCPT-%06d", i+1); n != want || len(numbers) != 15 {
+				t.Fatalf("receipt numbers %v are not 1..15 without gaps", numbers)
+			}
+		}
 	})
 }
 
