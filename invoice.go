@@ -45,7 +45,7 @@ type Invoice struct {
 	TaxTransactionID  *string           `json:"taxTransactionId"`
 	PaymentURL        *string           `json:"paymentUrl"`        // open invoices: the hosted pay route
 	AutoFinalizeAt    *time.Time        `json:"autoFinalizeAt"`    // subscription drafts finalize themselves then
-	LastPaymentError  *string           `json:"lastPaymentError"`  // the last failed collection, if any
+	LastPaymentError  *PaymentError     `json:"lastPaymentError"`  // the last failed collection, if any
 	FinalizedByRef    *string           `json:"finalizedByRef"`    // the caller's reference given at finalization
 	FinalizedAt       *time.Time        `json:"finalizedAt"`       //
 	PaidAt            *time.Time        `json:"paidAt"`            //

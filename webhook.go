@@ -92,7 +92,7 @@ var EventTypes = []string{
 	"subscription.created", "subscription.updated", "subscription.renewed",
 	"invoice.created", "invoice.refreshed", "invoice.finalized", "invoice.voided", "invoice.paid", "invoice.payment_failed",
 	"tax_transaction.created", "tax_transaction.committed", "tax_transaction.reversed",
-	"payment.succeeded", "payment.failed", "payment_receipt.created",
+	"payment.succeeded", "payment.failed", "payment_receipt.created", "payment_receipt.updated",
 	"settlement.closed", "settlement.paid", "payout.created",
 	"credit_note.created", "refund.created",
 	"usage_threshold.created", "usage_threshold.crossed", "usage_threshold.archived",

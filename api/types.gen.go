@@ -2002,6 +2002,21 @@ type Invoice struct {
 	// InvoiceId Invoice ID.
 	InvoiceId *string `json:"invoiceId,omitempty"`
 
+	// LastPaymentError The last failed collection attempt of an open invoice; null once paid or never attempted.
+	LastPaymentError *struct {
+		// At When the attempt was made (merchant clock). RFC 3339, UTC.
+		At *time.Time `json:"at,omitempty"`
+
+		// Code Failure code (card_declined, insufficient_funds, ...).
+		Code *string `json:"code,omitempty"`
+
+		// Message What happened and what to do next.
+		Message *string `json:"message,omitempty"`
+
+		// PaymentId The failed payment (pay_...).
+		PaymentId *string `json:"paymentId,omitempty"`
+	} `json:"lastPaymentError,omitempty"`
+
 	// Lines Lines.
 	Lines *[]InvoiceLine `json:"lines,omitempty"`
 
@@ -2901,6 +2916,9 @@ type PaymentReceipt struct {
 	// InvoiceId Invoice paid.
 	InvoiceId *string `json:"invoiceId,omitempty"`
 
+	// InvoiceNumber Number of the invoice paid (INV-000001).
+	InvoiceNumber *string `json:"invoiceNumber,omitempty"`
+
 	// MerchantAccountId Merchant account the resource belongs to.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
@@ -2913,13 +2931,16 @@ type PaymentReceipt struct {
 	// PaymentIntentId Payment intent ID (pi_...).
 	PaymentIntentId *string `json:"paymentIntentId,omitempty"`
 
-	// PaymentMethod Payment method, masked.
+	// PaymentMethod Payment method, masked. Out-of-band payments have type out_of_band and no brand or last4.
 	PaymentMethod *struct {
 		// Brand Card brand.
 		Brand *string `json:"brand,omitempty"`
 
 		// Last4 Last four digits.
 		Last4 *string `json:"last4,omitempty"`
+
+		// Type card or out_of_band.
+		Type *string `json:"type,omitempty"`
 	} `json:"paymentMethod,omitempty"`
 
 	// ReceiptId Receipt ID (rcpt_...).
@@ -2930,6 +2951,9 @@ type PaymentReceipt struct {
 
 	// Status succeeded, partially_refunded or refunded.
 	Status *string `json:"status,omitempty"`
+
+	// UpdatedAt When the receipt last changed (a refund). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // PayoutProfile How and when the merchant is paid out. Never shows the full account number.
@@ -3306,6 +3330,9 @@ type Settlement struct {
 
 	// Status open, closed or paid.
 	Status *string `json:"status,omitempty"`
+
+	// UpdatedAt When the settlement last changed. RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // Subscription A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
@@ -4258,13 +4285,16 @@ type ListPaymentReceiptsParams struct {
 	// Customer Filter by customer ID (alias of a customerId filter).
 	Customer *string `form:"customer,omitempty" json:"customer,omitempty"`
 
+	// CustomerId Filter by customer ID (alias of customer; both given with different values is 422).
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
 	// CustomerExternalId Filter by the customer's external ID.
 	CustomerExternalId *string `form:"customerExternalId,omitempty" json:"customerExternalId,omitempty"`
 
 	// BillingAccountId Filter by billing account ID.
 	BillingAccountId *string `form:"billingAccountId,omitempty" json:"billingAccountId,omitempty"`
 
-	// Invoice Filter by invoice ID (alias of invoiceId).
+	// Invoice Filter by invoice ID (alias of invoiceId; both given with different values is 422).
 	Invoice *string `form:"invoice,omitempty" json:"invoice,omitempty"`
 
 	// InvoiceId Filter by invoice ID.

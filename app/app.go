@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
 )
@@ -29,6 +30,10 @@ type Config struct {
 	WebhookLease        time.Duration   // how long a worker holds a claimed delivery (1m); attempts end before it
 	WebhookPoll         time.Duration   // how often an idle worker looks for work other processes created (1s)
 	WebhookConcurrency  int             // attempts in flight per process (16)
+
+	// Processor is the production payment processor connector. None is bundled: nil means
+	// production charges answer 501 (the sandbox always uses processor.Sandbox). See docs/payments.md.
+	Processor processor.Processor
 }
 
 // App bundles the engine's services. Its zero value is not usable; call New.

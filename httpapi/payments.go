@@ -1,6 +1,36 @@
 package httpapi
 
-// paymentHandlers registers this area's operations (none yet: they answer 501).
+import (
+	"context"
+
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+)
+
+// paymentHandlers registers invoice collection, payment receipts and settlements. The rules live in
+// app/payments.go and app/settlements.go.
 func (s *Server) paymentHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{}
+	return map[string]HandlerFunc{
+		"payInvoice": func(ctx context.Context, r *Request) (any, error) {
+			var body api.InvoicePayRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			return s.app.PayInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.OutOfBand != nil && *body.OutOfBand)
+		},
+		"listPaymentReceipts": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.ListPaymentReceipts(ctx, r.Merchant, app.ReceiptQuery{
+				Customer: r.Query("customer"), CustomerID: r.Query("customerId"), CustomerExternalID: r.Query("customerExternalId"),
+				BillingAccountID: r.Query("billingAccountId"), Invoice: r.Query("invoice"), InvoiceID: r.Query("invoiceId"),
+				PaymentID: r.Query("paymentId"), PaymentIntentID: r.Query("paymentIntentId"), Status: r.Query("status"),
+				Limit: r.Query("limit"), Offset: r.Query("offset"),
+			})
+		},
+		"getPaymentReceipt": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetPaymentReceipt(ctx, r.Merchant, r.Path("receiptId"))
+		},
+		"listSettlements": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
+		},
+	}
 }

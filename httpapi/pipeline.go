@@ -292,7 +292,8 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 
 // serveWrite runs a mutating operation in one transaction. With an Idempotency-Key the key is
 // claimed first and completed inside that transaction, so the effect and the remembered response
-// commit together.
+// commit together. A handler error rolls the transaction back, except an error marked
+// remit.Error.Commit (a declined payment): its effects commit with the remembered error answer.
 func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operation, req *Request) {
 	ctx := hr.Context()
 	key, err := idempotencyKey(hr, o, req.Body)
@@ -329,23 +330,39 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 
 	var status int
 	var payload []byte
+	var kept error // an error whose effects commit (remit.Error.Commit), answered after the commit
 	txErr := s.app.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		kept = nil
 		data, err := o.handler(ctx, req)
 		err = withProblems(err, req.problems)
-		if err != nil {
+		if err != nil && !remit.Committed(err) {
 			return err
 		}
-		status = o.success
-		payload, err = encodeSuccess(data, req.ID)
 		if err != nil {
-			return remit.Internal(err)
+			kept = err
+			var env errorBody
+			status, env = s.toEnvelope(err, req.ID)
+			payload, _ = json.Marshal(env)
+		} else {
+			status = o.success
+			if payload, err = encodeSuccess(data, req.ID); err != nil {
+				return remit.Internal(err)
+			}
 		}
-		if idem {
+		if idem && (kept == nil || remembered(status)) {
 			return s.app.FinishIdempotent(ctx, tx, req.Scope, key, owner, status, payload)
 		}
 		return nil
 	})
 	if txErr == nil {
+		if kept != nil {
+			s.logFault(hr, status, kept)
+			if idem && !remembered(status) {
+				if err := s.app.ReleaseIdempotent(ctx, req.Scope, key, owner); err != nil {
+					s.log.Error("release idempotency key", "requestId", req.ID, "err", err)
+				}
+			}
+		}
 		writeRaw(w, status, payload)
 		return
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/remit-billing/remit"
-	"github.com/remit-billing/remit/app"
 )
 
 // The customer portal: PUT /customer-portal/{tail...}?token=, authorized by a hosted token instead
@@ -14,7 +13,7 @@ import (
 // for a token of another resource):
 //
 //	setup-sessions/{sessionId}/complete?paymentMethod=pm_card_...   attach a test card, complete
-//	invoices/{invoiceId}/pay                                        pay an open invoice (invoices area)
+//	invoices/{invoiceId}/pay                                        pay an open invoice (payments area)
 func (s *Server) portalHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"customerPortalPut": func(ctx context.Context, r *Request) (any, error) {
@@ -35,11 +34,8 @@ func (s *Server) portalHandlers() map[string]HandlerFunc {
 }
 
 // portalPayInvoice is PUT /customer-portal/invoices/{invoiceId}/pay: it pays an open invoice with
-// its billing account's default payment method. It belongs to the invoices area, which replaces
-// this body; until then it authorizes the token and answers 501.
+// its billing account's default payment method (app.PayInvoiceFromPortal). A declined charge is
+// recorded and answered 409 with details.reason "payment_failed", as on POST /v1/invoices/{id}/pay.
 func (s *Server) portalPayInvoice(ctx context.Context, r *Request, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (any, error) {
-	if err := app.AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
-		return nil, err
-	}
-	return nil, remit.Errorf(remit.ENotImplemented, "Paying an invoice from the customer portal is not implemented in this version of Remit.")
+	return s.app.PayInvoiceFromPortal(ctx, tok, m, invoiceID)
 }

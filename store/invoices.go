@@ -58,7 +58,7 @@ func invoiceArgs(inv remit.Invoice) []any {
 		inv.CollectionMethod, ptrStr(inv.SubscriptionID), ptrStr(inv.QuoteID), ptrMicros(inv.PeriodStart), ptrMicros(inv.PeriodEnd),
 		mustJSON(coupons), inv.Subtotal, inv.DiscountTotal, inv.PrepaidApplied, inv.TaxTotal, inv.Total, inv.AmountDue,
 		inv.AmountPaid, inv.AmountRemaining, inv.CreditedTotal, inv.OffsetTotal, inv.RefundedTotal, ptrStr(inv.TaxTransactionID),
-		ptrStr(inv.PaymentURL), ptrMicros(inv.AutoFinalizeAt), ptrStr(inv.LastPaymentError), ptrStr(inv.FinalizedByRef),
+		ptrStr(inv.PaymentURL), ptrMicros(inv.AutoFinalizeAt), jsonText(inv.LastPaymentError), ptrStr(inv.FinalizedByRef),
 		ptrMicros(inv.FinalizedAt), ptrMicros(inv.PaidAt), ptrMicros(inv.VoidedAt), mustJSON(md),
 		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt)}
 }
@@ -146,7 +146,13 @@ func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err er
 	}
 	inv.Object = "invoice"
 	inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
-	inv.TaxTransactionID, inv.PaymentURL, inv.LastPaymentError, inv.FinalizedByRef = nullStr(taxTxn), nullStr(payURL), nullStr(lastErr), nullStr(byRef)
+	inv.TaxTransactionID, inv.PaymentURL, inv.FinalizedByRef = nullStr(taxTxn), nullStr(payURL), nullStr(byRef)
+	if lastErr.Valid {
+		inv.LastPaymentError = &remit.PaymentError{}
+		if err := json.Unmarshal([]byte(lastErr.String), inv.LastPaymentError); err != nil {
+			return inv, err
+		}
+	}
 	inv.PeriodStart, inv.PeriodEnd, inv.AutoFinalizeAt = nullTime(pStart), nullTime(pEnd), nullTime(autoFin)
 	inv.FinalizedAt, inv.PaidAt, inv.VoidedAt = nullTime(fin), nullTime(paid), nullTime(voided)
 	inv.CreatedAt, inv.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)

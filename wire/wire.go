@@ -18,6 +18,7 @@ import (
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/httpapi"
+	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/ratelimit"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
@@ -41,6 +42,11 @@ type Config struct {
 	WebhookLease      time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
 	WebhookWorkers    int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
 	SecretKey         string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets)
+
+	// Processor is the production payment processor connector, for programs that embed Remit
+	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
+	// always uses the built-in processor.Sandbox. See docs/payments.md.
+	Processor processor.Processor
 }
 
 // Defaults returns the documented defaults.
@@ -169,7 +175,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	appCfg := app.Config{
 		PublicURL: strings.TrimRight(c.PublicURL, "/"), SecretKey: c.SecretKey, WebhookRetry: retry,
 		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
-		WebhookConcurrency: c.WebhookWorkers,
+		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor,
 	}
 	if c.TaxRatesFile != "" {
 		t, err := tax.LoadFile(c.TaxRatesFile)

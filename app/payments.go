@@ -1,0 +1,473 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/processor"
+	"github.com/remit-billing/remit/store"
+)
+
+// Payments (product.md "Invoices" collection, "Payments and receipts"; docs/payments.md).
+//
+// An open invoice is collected in three ways, all through payInvoice or collectAtFinalize and all
+// under the invoice's row lock, with the state checked after the lock: at finalization
+// (charge_automatically with a default payment method), by POST /v1/invoices/{id}/pay, and by the
+// customer portal's PUT /customer-portal/invoices/{id}/pay. Each attempt is one payment (pay_) under
+// the invoice's payment intent (pi_). A success pays the invoice in full, makes a receipt and lands
+// in the day's settlement; a decline leaves the invoice open with lastPaymentError.
+//
+// A declined attempt is part of the record: at finalization the finalize still succeeds (its answer
+// shows the open invoice and its lastPaymentError); on the pay routes the attempt commits and the
+// route answers 409 with details.reason "payment_failed" (remit.Error.Commit).
+
+// processorFor is the processor that charges for m: the built-in sandbox processor in the sandbox,
+// the configured connector in production (nil when none is configured: production charges are 501).
+func (a *App) processorFor(m remit.MerchantAccount) processor.Processor {
+	if m.Environment == remit.Sandbox {
+		return processor.Sandbox{}
+	}
+	return a.Config.Processor
+}
+
+// PayInvoice collects an open invoice (POST /v1/invoices/{invoiceId}/pay): it charges the billing
+// account's default payment method, or with outOfBand records a payment the merchant received
+// outside Remit (method out_of_band, no processor call, never settled). It answers the paid invoice.
+//
+// Errors: not_found; conflict (not open, details.currentState; no default payment method,
+// details.reason no_payment_method; the charge was declined, details.reason payment_failed with
+// failureCode and paymentId — the declined attempt is committed); not_implemented (a card charge in
+// production without a processor connector).
+func (a *App) PayInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool) (remit.Invoice, error) {
+	return a.payInvoice(ctx, m, invoiceID, outOfBand, remit.SourceAPI)
+}
+
+// PayInvoiceFromPortal is the customer portal's PUT /customer-portal/invoices/{invoiceId}/pay with
+// the invoice's hosted token: the same collection as PayInvoice with the default payment method.
+//
+// Errors: forbidden (a token of another resource), and those of PayInvoice.
+func (a *App) PayInvoiceFromPortal(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+	if err := AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
+		return remit.Invoice{}, err
+	}
+	return a.payInvoice(ctx, m, invoiceID, false, remit.SourcePortal)
+}
+
+func (a *App) payInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool, source string) (remit.Invoice, error) {
+	var inv remit.Invoice
+	var declined error
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		declined = nil
+		var err error
+		// The lock comes first and the state is read after it: of two racing attempts (API and
+		// portal, or two servers) the second sees the invoice paid.
+		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+		if err != nil {
+			return err
+		}
+		inv.Environment = m.Environment
+		if inv.Status != remit.InvoiceOpen {
+			return remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open invoice can be paid.", inv.InvoiceID, inv.Status).
+				With("currentState", inv.Status).With("reason", "invalid_state")
+		}
+		now := micro(a.Now(m))
+		if outOfBand {
+			_, err := a.recordOutOfBand(ctx, tx, m, &inv, source, now)
+			return err
+		}
+		proc := a.processorFor(m)
+		if proc == nil {
+			return remit.Errorf(remit.ENotImplemented, "Charging a payment method in production needs a payment processor connector, and this deployment has none. To record a payment the merchant received outside Remit, send POST /v1/invoices/%s/pay with {\"outOfBand\": true}.", inv.InvoiceID)
+		}
+		pm, err := a.defaultPaymentMethod(ctx, tx, m, inv)
+		if err != nil {
+			return err
+		}
+		if pm == nil {
+			return remit.Errorf(remit.EConflict, "Billing account '%s' has no default payment method to charge. Attach one through a setup session (POST /v1/customers/%s/payment-method-setup with billingAccountId and setAsDefault), or record a payment received outside Remit with {\"outOfBand\": true}.", inv.BillingAccountID, inv.CustomerID).
+				With("reason", "no_payment_method").With("currentState", inv.Status).With("billingAccountId", inv.BillingAccountID)
+		}
+		p, err := a.attemptCharge(ctx, tx, m, &inv, proc, *pm, source, now)
+		if err != nil {
+			return err
+		}
+		if p.Status == remit.PaymentFailed {
+			declined = paymentFailedError(inv, p)
+		}
+		return nil
+	})
+	inv.Environment = m.Environment
+	if err != nil {
+		return inv, err
+	}
+	return inv, declined
+}
+
+// paymentFailedError is the pay routes' answer to a declined charge: 409 with the failure, marked
+// to commit (the attempt is recorded).
+func paymentFailedError(inv remit.Invoice, p remit.Payment) error {
+	code, msg := strOf(p.FailureCode), strOf(p.FailureMessage)
+	e := remit.Errorf(remit.EConflict, "The charge of %s on %s •••• %s was declined (%s). %s", formatMoney(p.Amount, p.Currency),
+		p.PaymentMethod.Brand, p.PaymentMethod.Last4, code, msg).
+		With("reason", "payment_failed").With("failureCode", code).With("failureMessage", msg).
+		With("paymentId", p.PaymentID).With("invoiceId", inv.InvoiceID).With("currentState", inv.Status)
+	e.Commit = true
+	return e
+}
+
+func strOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// formatMoney writes minor units as a decimal amount with the currency ("160.79 USD", "500 JPY").
+func formatMoney(amount int64, currency string) string {
+	digits := remit.SupportedCurrencies[currency]
+	if digits == 0 {
+		return fmt.Sprintf("%d %s", amount, currency)
+	}
+	sign := ""
+	if amount < 0 {
+		sign, amount = "-", -amount
+	}
+	pow := int64(1)
+	for range digits {
+		pow *= 10
+	}
+	return fmt.Sprintf("%s%d.%0*d %s", sign, amount/pow, digits, amount%pow, currency)
+}
+
+// defaultPaymentMethod returns the invoice's billing account's default payment method, or nil.
+func (a *App) defaultPaymentMethod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) (*remit.PaymentMethod, error) {
+	ba, err := tx.GetBillingAccount(ctx, m.ID, inv.BillingAccountID, "", false)
+	if err != nil || ba.DefaultPaymentMethod == nil {
+		return nil, err
+	}
+	pm, err := tx.GetPaymentMethod(ctx, m.ID, ba.DefaultPaymentMethod.PaymentMethodID)
+	if err != nil {
+		return nil, err
+	}
+	return &pm, nil
+}
+
+// nextAttempt returns the invoice's payment intent (created on the first attempt, its amount kept
+// equal to what is due) and the number of the attempt about to be made.
+func (a *App) nextAttempt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) (remit.PaymentIntent, int64, error) {
+	pi, ok, err := tx.GetInvoicePaymentIntent(ctx, m.ID, inv.InvoiceID)
+	if err != nil {
+		return pi, 0, err
+	}
+	if !ok {
+		pi = remit.PaymentIntent{Object: "payment_intent", PaymentIntentID: remit.NewID("pi"), InvoiceID: inv.InvoiceID,
+			CustomerID: inv.CustomerID, Currency: inv.Currency, Status: remit.IntentRequiresPaymentMethod,
+			MerchantAccountID: m.ID, CreatedAt: now}
+	}
+	pi.Amount, pi.UpdatedAt, pi.Environment = inv.AmountRemaining, now, m.Environment
+	n, err := tx.LastPaymentAttempt(ctx, m.ID, inv.InvoiceID)
+	return pi, n + 1, err
+}
+
+func (a *App) newPayment(m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, attempt int64, source string, now time.Time) remit.Payment {
+	return remit.Payment{
+		Object: "payment", PaymentID: remit.NewID("pay"), PaymentIntentID: pi.PaymentIntentID, InvoiceID: inv.InvoiceID,
+		CustomerID: inv.CustomerID, BillingAccountID: inv.BillingAccountID, Attempt: attempt, Amount: inv.AmountRemaining,
+		Currency: inv.Currency, Source: source, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
+	}
+}
+
+// attemptCharge charges the invoice's amount remaining to pm through proc and records the outcome.
+// A decline is not an error: the returned payment has status failed.
+func (a *App) attemptCharge(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, proc processor.Processor,
+	pm remit.PaymentMethod, source string, now time.Time) (remit.Payment, error) {
+	pi, attempt, err := a.nextAttempt(ctx, tx, m, inv, now)
+	if err != nil {
+		return remit.Payment{}, err
+	}
+	desc := "Invoice " + inv.InvoiceID
+	if inv.Number != nil {
+		desc = "Invoice " + *inv.Number
+	}
+	res, err := proc.Charge(ctx, processor.ChargeRequest{
+		Amount: inv.AmountRemaining, Currency: inv.Currency, PaymentMethod: pm.TestCard, Description: desc,
+		// Stable across a retry of this attempt: the attempt number only advances once recorded.
+		IdempotencyRef: m.ID + "." + inv.InvoiceID + "." + strconv.FormatInt(attempt, 10),
+	})
+	if err != nil {
+		return remit.Payment{}, remit.Internal(fmt.Errorf("app.attemptCharge: processor: %w", err))
+	}
+	p := a.newPayment(m, inv, pi, attempt, source, now)
+	p.Method, p.PaymentMethod = remit.MethodCard, pm.Summary()
+	if res.Reference != "" {
+		p.ProcessorReference = &res.Reference
+	}
+	switch res.Status {
+	case processor.Succeeded:
+		if res.Fee < 0 {
+			return p, remit.Internal(fmt.Errorf("app.attemptCharge: processor reported a negative fee %d", res.Fee))
+		}
+		p.Status, p.FeeAmount = remit.PaymentSucceeded, res.Fee
+		return p, a.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
+	case processor.Failed:
+		code, msg := res.FailureCode, res.FailureMessage
+		if code == "" {
+			code = "processing_error"
+		}
+		if msg == "" {
+			msg = "The processor refused the charge. Ask the customer for another payment method."
+		}
+		p.Status, p.FailureCode, p.FailureMessage = remit.PaymentFailed, &code, &msg
+		return p, a.paymentFailed(ctx, tx, m, inv, pi, p, now)
+	}
+	return p, remit.Internal(fmt.Errorf("app.attemptCharge: processor answered status %q", res.Status))
+}
+
+// recordOutOfBand records a payment of the amount remaining that the merchant received outside
+// Remit: no processor call, no fee, no settlement.
+func (a *App) recordOutOfBand(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, source string, now time.Time) (remit.Payment, error) {
+	pi, attempt, err := a.nextAttempt(ctx, tx, m, inv, now)
+	if err != nil {
+		return remit.Payment{}, err
+	}
+	p := a.newPayment(m, inv, pi, attempt, source, now)
+	p.Method, p.Status = remit.MethodOutOfBand, remit.PaymentSucceeded
+	return p, a.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
+}
+
+// paymentSucceeded records a successful payment: the settlement (card payments), the payment, the
+// intent, the receipt and the paid invoice, with their events.
+func (a *App) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p *remit.Payment, now time.Time) error {
+	scope := scopeOf(m)
+	if p.Settled() {
+		s, err := a.settle(ctx, tx, m, p.Currency, now, func(s *remit.Settlement) {
+			s.GrossAmount += p.Amount
+			s.FeeAmount += p.FeeAmount
+			s.PaymentCount++
+		})
+		if err != nil {
+			return err
+		}
+		p.SettlementID = &s.SettlementID
+	}
+	if err := tx.InsertPayment(ctx, *p); err != nil {
+		return err
+	}
+	pi.Status, pi.LastPaymentError = remit.IntentSucceeded, nil
+	if err := tx.UpsertPaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	if err := a.Emit(ctx, tx, scope, now, "payment.succeeded", p.PaymentID, *p); err != nil {
+		return err
+	}
+	if _, err := a.createReceipt(ctx, tx, m, *inv, *p, now); err != nil {
+		return err
+	}
+	inv.AmountPaid += p.Amount
+	inv.AmountRemaining -= p.Amount
+	inv.LastPaymentError = nil
+	if inv.AmountRemaining != 0 {
+		return remit.Internal(fmt.Errorf("app.paymentSucceeded: invoice %s has %d remaining after a full payment", inv.InvoiceID, inv.AmountRemaining))
+	}
+	return a.MarkInvoicePaid(ctx, tx, m, inv, now)
+}
+
+// paymentFailed records a declined attempt: the payment, the intent's and the invoice's
+// lastPaymentError, and the events payment.failed and invoice.payment_failed.
+func (a *App) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p remit.Payment, now time.Time) error {
+	scope := scopeOf(m)
+	if err := tx.InsertPayment(ctx, p); err != nil {
+		return err
+	}
+	perr := &remit.PaymentError{Code: *p.FailureCode, Message: *p.FailureMessage, PaymentID: p.PaymentID, At: now}
+	pi.Status, pi.LastPaymentError = remit.IntentRequiresPaymentMethod, perr
+	if err := tx.UpsertPaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	inv.LastPaymentError, inv.UpdatedAt = perr, now
+	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
+		return err
+	}
+	if err := a.Emit(ctx, tx, scope, now, "payment.failed", p.PaymentID, p); err != nil {
+		return err
+	}
+	return a.Emit(ctx, tx, scope, now, "invoice.payment_failed", inv.InvoiceID, *inv)
+}
+
+// createReceipt makes the receipt of a successful payment with the next gap-free receipt number of
+// the merchant account, and emits payment_receipt.created.
+func (a *App) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, p remit.Payment, now time.Time) (remit.PaymentReceipt, error) {
+	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID, "")
+	if err != nil {
+		return remit.PaymentReceipt{}, err
+	}
+	n, err := tx.NextNumber(ctx, m.ID, "receipt")
+	if err != nil {
+		return remit.PaymentReceipt{}, err
+	}
+	r := remit.PaymentReceipt{
+		Object: "payment_receipt", ReceiptID: remit.NewID("rcpt"), ReceiptNumber: fmt.Sprintf("RCPT-%06d", n),
+		InvoiceID: inv.InvoiceID, InvoiceNumber: inv.Number, CustomerID: inv.CustomerID, CustomerExternalID: cust.ExternalID,
+		BillingAccountID: inv.BillingAccountID, PaymentID: p.PaymentID, PaymentIntentID: p.PaymentIntentID, Amount: p.Amount,
+		Currency: p.Currency, Status: remit.ReceiptSucceeded, PaymentMethod: remit.ReceiptPaymentMethod{Type: p.Method},
+		Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now,
+	}
+	if p.PaymentMethod != nil {
+		brand, last4 := p.PaymentMethod.Brand, p.PaymentMethod.Last4
+		r.PaymentMethod.Brand, r.PaymentMethod.Last4 = &brand, &last4
+	}
+	if err := tx.InsertReceipt(ctx, r); err != nil {
+		return r, err
+	}
+	return r, a.Emit(ctx, tx, scopeOf(m), now, "payment_receipt.created", r.ReceiptID, r)
+}
+
+// RecordReceiptRefund reflects a refund of amount on a payment's receipt (amountRefunded and status
+// succeeded → partially_refunded → refunded) and on the payment, in the caller's transaction, and
+// emits payment_receipt.updated. The credit-notes area calls it after the processor refunded, and
+// RecordSettlementRefund for the settlement.
+//
+// Errors: not_found (payment or receipt), conflict (more than what was paid and not yet refunded).
+func (a *App) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, paymentID string, amount int64, at time.Time) (remit.PaymentReceipt, error) {
+	if amount < 1 {
+		return remit.PaymentReceipt{}, remit.Internal(fmt.Errorf("app.RecordReceiptRefund: amount %d is not positive", amount))
+	}
+	r, err := tx.GetPaymentReceipt(ctx, m.ID, paymentID, true)
+	if err != nil {
+		return r, err
+	}
+	ok, err := tx.AddPaymentRefund(ctx, m.ID, paymentID, amount)
+	if err != nil {
+		return r, err
+	}
+	if !ok || r.AmountRefunded+amount > r.Amount {
+		return r, remit.Errorf(remit.EConflict, "Payment '%s' has %s left to refund; refund at most that.", paymentID,
+			formatMoney(r.Amount-r.AmountRefunded, r.Currency)).With("reason", "amount_exceeds_refundable")
+	}
+	at = micro(at)
+	r.AmountRefunded += amount
+	r.Status, r.UpdatedAt, r.Environment = remit.ReceiptStatus(r.Amount, r.AmountRefunded), at, m.Environment
+	if err := tx.UpdateReceiptRefund(ctx, r); err != nil {
+		return r, err
+	}
+	return r, a.Emit(ctx, tx, scopeOf(m), at, "payment_receipt.updated", r.ReceiptID, r)
+}
+
+// ListInvoicePayments returns an invoice's payment attempts, first first.
+//
+// Errors: not_found (invoice).
+func (a *App) ListInvoicePayments(ctx context.Context, m remit.MerchantAccount, invoiceID string) ([]remit.Payment, error) {
+	q := a.DB.Read(ctx)
+	if _, err := q.GetInvoice(ctx, m.ID, invoiceID, "", false); err != nil {
+		return nil, err
+	}
+	ps, err := q.ListInvoicePayments(ctx, m.ID, invoiceID)
+	for i := range ps {
+		ps[i].Environment = m.Environment
+	}
+	return ps, err
+}
+
+// ReceiptQuery is the receipt list's query, every value the raw query string ("" when absent).
+type ReceiptQuery struct {
+	Customer, CustomerID string // aliases
+	CustomerExternalID   string
+	BillingAccountID     string
+	Invoice, InvoiceID   string // aliases
+	PaymentID            string
+	PaymentIntentID      string
+	Status               string
+	Limit, Offset        string
+}
+
+// ListPaymentReceipts lists the merchant account's receipts newest first, filtered by every given
+// parameter and paged by limit (1–100, default 20) and offset (≥ 0).
+//
+// Errors: validation_failure listing every bad parameter (limit or offset that does not parse or is
+// out of range, an unknown status, aliases given with different values).
+func (a *App) ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error) {
+	var p remit.Problems
+	f := store.ReceiptFilter{CustomerExternalID: in.CustomerExternalID, BillingAccountID: in.BillingAccountID,
+		PaymentID: in.PaymentID, PaymentIntentID: in.PaymentIntentID, Status: in.Status, Limit: 20}
+	f.CustomerID = queryAlias(&p, "customer", in.Customer, "customerId", in.CustomerID)
+	f.InvoiceID = queryAlias(&p, "invoice", in.Invoice, "invoiceId", in.InvoiceID)
+	if in.Status != "" && !slices.Contains(remit.ReceiptStatuses, in.Status) {
+		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of "+strings.Join(remit.ReceiptStatuses, ", ")+".")
+	}
+	if in.Limit != "" {
+		n, err := strconv.Atoi(in.Limit)
+		switch {
+		case err != nil && !looksInteger(in.Limit):
+			p.Add(remit.InQuery, "limit", "invalid_integer", "limit must be an integer from 1 to 100.")
+		case err != nil || n < 1 || n > 100:
+			p.Add(remit.InQuery, "limit", "out_of_range", "limit must be an integer from 1 to 100.")
+		default:
+			f.Limit = n
+		}
+	}
+	if in.Offset != "" {
+		n, err := strconv.ParseInt(in.Offset, 10, 64)
+		switch {
+		case err != nil && !looksInteger(in.Offset):
+			p.Add(remit.InQuery, "offset", "invalid_integer", "offset must be an integer of 0 or more.")
+		case err != nil || n < 0:
+			p.Add(remit.InQuery, "offset", "out_of_range", "offset must be an integer of 0 or more.")
+		default:
+			f.Offset = n
+		}
+	}
+	if err := p.Err(); err != nil {
+		return remit.OffsetList[remit.PaymentReceipt]{}, err
+	}
+	items, err := a.DB.Read(ctx).ListReceipts(ctx, m.ID, f)
+	if err != nil {
+		return remit.OffsetList[remit.PaymentReceipt]{}, err
+	}
+	more := len(items) > f.Limit
+	if more {
+		items = items[:f.Limit]
+	}
+	for i := range items {
+		items[i].Environment = m.Environment
+	}
+	return remit.NewOffsetList(items, more, f.Offset, f.Limit), nil
+}
+
+// queryAlias returns the value of a filter that has two names; both given and different is a problem.
+func queryAlias(p *remit.Problems, name1, v1, name2, v2 string) string {
+	if v1 != "" && v2 != "" && v1 != v2 {
+		p.Add(remit.InQuery, name2, "conflicting_alias", fmt.Sprintf("%s and %s name the same filter; give one of them, or the same value in both.", name1, name2))
+	}
+	if v1 != "" {
+		return v1
+	}
+	return v2
+}
+
+// looksInteger reports whether s is an optional sign and decimal digits (an integer, maybe too large).
+func looksInteger(s string) bool {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// GetPaymentReceipt returns one receipt.
+//
+// Errors: not_found.
+func (a *App) GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error) {
+	r, err := a.DB.Read(ctx).GetReceipt(ctx, m.ID, receiptID)
+	r.Environment = m.Environment
+	return r, err
+}

@@ -1,0 +1,217 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Settlements and payouts (product.md "Settlements and payouts"; docs/payments.md). Each processed
+// payment and each refund lands in the merchant account's open settlement for its currency and UTC
+// day on the merchant clock. A job due at the day's end closes it (settlement.closed); a job due
+// two days later pays it out (payout.created, settlement.paid). A payment or refund that arrives
+// for a day whose settlement already closed (a request racing the cutoff) lands in the next day's
+// settlement: a closed settlement never changes.
+
+const (
+	jobSettlementClose  = "settlement.close"
+	jobSettlementPayout = "settlement.payout"
+	settlementDay       = 24 * time.Hour
+)
+
+type settlementJob struct {
+	SettlementID string `json:"settlementId"`
+}
+
+func registerSettlementJobs(a *App) {
+	a.RegisterJob(jobSettlementClose, a.runSettlementClose)
+	a.RegisterJob(jobSettlementPayout, a.runSettlementPayout)
+}
+
+// settle applies change to the open settlement of m for currency and the day of at, creating it
+// (and scheduling its close) when the day has none yet. Call it in the transaction of the payment
+// or refund.
+func (a *App) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, currency string, at time.Time, change func(*remit.Settlement)) (remit.Settlement, error) {
+	at = micro(at)
+	day := remit.SettlementDay(at)
+	for range 400 { // at most a year of closed days ahead: a bug, never a real case
+		s, ok, err := tx.GetDaySettlement(ctx, m.ID, currency, day)
+		if err != nil {
+			return s, err
+		}
+		if ok && s.Status != remit.SettlementOpen {
+			day = day.Add(settlementDay) // the day closed meanwhile: the next day's settlement takes it
+			continue
+		}
+		if !ok {
+			s = remit.Settlement{Object: "settlement", SettlementID: remit.NewID("stl"), Currency: currency, Status: remit.SettlementOpen,
+				PeriodStart: day, PeriodEnd: day.Add(settlementDay), MerchantAccountID: m.ID, CreatedAt: at, UpdatedAt: at}
+			inserted, err := tx.InsertSettlement(ctx, s)
+			if err != nil {
+				return s, err
+			}
+			if !inserted {
+				continue // created by a concurrent request: read (and lock) it
+			}
+			if err := a.Schedule(ctx, tx, m.ID, jobSettlementClose, s.PeriodEnd, settlementJob{SettlementID: s.SettlementID}); err != nil {
+				return s, err
+			}
+		}
+		change(&s)
+		s.UpdatedAt, s.Environment = at, m.Environment
+		s.NetAmount = s.GrossAmount - s.RefundAmount - s.FeeAmount
+		return s, tx.UpdateSettlement(ctx, s)
+	}
+	return remit.Settlement{}, remit.Internal(fmt.Errorf("app.settle: no open settlement for %s within 400 days of %s", currency, day))
+}
+
+// RecordSettlementRefund adds a refund of amount (minor units of currency, > 0) made at `at` on the
+// merchant clock to the open settlement of its day, in the caller's transaction. The credit-notes
+// area calls it for every refund that went through the processor (not for out-of-band payments,
+// which were never settled: see remit.Payment.Settled). The fee of the refunded payment is kept.
+func (a *App) RecordSettlementRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, currency string, amount int64, at time.Time) (remit.Settlement, error) {
+	if amount < 1 {
+		return remit.Settlement{}, remit.Internal(fmt.Errorf("app.RecordSettlementRefund: amount %d is not positive", amount))
+	}
+	return a.settle(ctx, tx, m, currency, at, func(s *remit.Settlement) {
+		s.RefundAmount += amount
+		s.RefundCount++
+	})
+}
+
+// runSettlementClose closes an open settlement at the end of its day and schedules its payout.
+func (a *App) runSettlementClose(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+	var p settlementJob
+	if err := json.Unmarshal(job.Payload, &p); err != nil {
+		return err
+	}
+	s, err := tx.GetSettlement(ctx, scope.MerchantAccountID, p.SettlementID, true)
+	if err != nil || s.Status != remit.SettlementOpen {
+		return err
+	}
+	at = micro(at)
+	s.Status, s.ClosedAt, s.UpdatedAt, s.Environment = remit.SettlementClosed, &at, at, scope.Environment
+	if err := tx.UpdateSettlement(ctx, s); err != nil {
+		return err
+	}
+	if err := a.Emit(ctx, tx, scope, at, "settlement.closed", s.SettlementID, s); err != nil {
+		return err
+	}
+	return a.Schedule(ctx, tx, scope.MerchantAccountID, jobSettlementPayout, at.Add(remit.PayoutDelayDays*settlementDay), p)
+}
+
+// runSettlementPayout pays a closed settlement out two days after it closed: a payout of its net
+// amount to the merchant's bank account. A merchant account whose payouts are not enabled (not
+// approved) keeps the settlement closed and is tried again a day later.
+func (a *App) runSettlementPayout(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+	var p settlementJob
+	if err := json.Unmarshal(job.Payload, &p); err != nil {
+		return err
+	}
+	m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	if err != nil {
+		return err
+	}
+	s, err := tx.GetSettlement(ctx, m.ID, p.SettlementID, true)
+	if err != nil || s.Status != remit.SettlementClosed {
+		return err
+	}
+	at = micro(at)
+	profile, err := remit.NewPayoutProfile(m)
+	if err != nil {
+		return remit.Internal(err)
+	}
+	if !profile.PayoutsEnabled {
+		a.Log.Warn("payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
+		return a.Schedule(ctx, tx, m.ID, jobSettlementPayout, at.Add(settlementDay), p)
+	}
+	po := remit.Payout{Object: "payout", PayoutID: remit.NewID("po"), SettlementID: s.SettlementID, Amount: s.NetAmount,
+		Currency: s.Currency, Status: "paid", ArrivalDate: at, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: at}
+	if profile.BankAccount != nil {
+		last4 := profile.BankAccount.Last4
+		po.BankAccountLast4 = &last4
+	}
+	if err := tx.InsertPayout(ctx, po); err != nil {
+		return err
+	}
+	s.Status, s.PaidAt, s.PayoutID, s.UpdatedAt, s.Environment = remit.SettlementPaid, &at, &po.PayoutID, at, m.Environment
+	if err := tx.UpdateSettlement(ctx, s); err != nil {
+		return err
+	}
+	if err := a.Emit(ctx, tx, scope, at, "payout.created", po.PayoutID, po); err != nil {
+		return err
+	}
+	return a.Emit(ctx, tx, scope, at, "settlement.paid", s.SettlementID, s)
+}
+
+// ListSettlements lists the settlements of the merchant account named in the path (the acting
+// account, another account of its organization and environment, or a linked sub-merchant), newest
+// first, filtered by scope (open, closed, paid or all, the default). Paged by keyset: limit 1–100
+// (default 20) and the opaque cursor; when both limit and cursor are omitted every settlement comes
+// back in one list with nextCursor null. A cursor is bound to the target account and the scope.
+//
+// Errors: not_found (target not visible), validation_failure (scope, limit, cursor; every problem).
+func (a *App) ListSettlements(ctx context.Context, scope remit.Scope, targetID, scopeFilter, limit, cursor string) (remit.List[remit.Settlement], error) {
+	var out remit.List[remit.Settlement]
+	target, err := targetMerchant(ctx, a.DB.Read(ctx), scope, targetID, false)
+	if err != nil {
+		return out, err
+	}
+	var p remit.Problems
+	if scopeFilter == "" {
+		scopeFilter = "all"
+	}
+	if !slices.Contains(remit.SettlementScopes, scopeFilter) {
+		p.Add(remit.InQuery, "scope", "invalid_enum", "scope must be one of "+strings.Join(remit.SettlementScopes, ", ")+".")
+	}
+	tscope := scopeOf(target)
+	list := "settlements:" + scopeFilter
+	page, err := a.ParsePage(ctx, tscope, list, limit, cursor, 20)
+	if err != nil {
+		e, ok := err.(*remit.Error)
+		if !ok {
+			return out, err
+		}
+		for _, f := range e.Fields {
+			p.Add(f.Location, f.Field, f.Reason, f.Message)
+		}
+	}
+	if err := p.Err(); err != nil {
+		return out, err
+	}
+	f := store.SettlementFilter{Limit: page.Limit}
+	if scopeFilter != "all" {
+		f.Status = scopeFilter
+	}
+	if limit == "" && cursor == "" {
+		f.Limit = 0 // the whole list in one page
+	}
+	if !page.First() {
+		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
+	}
+	items, err := a.DB.Read(ctx).ListSettlements(ctx, target.ID, f)
+	if err != nil {
+		return out, err
+	}
+	more := f.Limit > 0 && len(items) > f.Limit
+	if more {
+		items = items[:f.Limit]
+	}
+	for i := range items {
+		items[i].Environment = target.Environment
+	}
+	var next *string
+	if more {
+		last := items[len(items)-1]
+		if next, err = a.NextCursor(ctx, tscope, list, page, true, last.CreatedAt, last.SettlementID); err != nil {
+			return out, err
+		}
+	}
+	return remit.NewList(items, next), nil
+}

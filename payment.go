@@ -1,0 +1,221 @@
+package remit
+
+import "time"
+
+// Payments, receipts, settlements and payouts (product.md "Payments and receipts", "Settlements
+// and payouts"). An invoice has at most one payment intent (pi_); each collection attempt is one
+// payment (pay_) under it, succeeded or failed. Each succeeded payment has one receipt (rcpt_) and,
+// when its money went through the processor, lands in the day's settlement (stl_), which closes at
+// the end of its UTC day and is paid out (po_) two days later.
+
+// Payment statuses.
+const (
+	PaymentSucceeded = "succeeded"
+	PaymentFailed    = "failed"
+)
+
+// Payment methods of a payment: a card charged through the processor, or money the merchant
+// received outside Remit (POST /v1/invoices/{id}/pay {"outOfBand": true}).
+const (
+	MethodCard      = "card"
+	MethodOutOfBand = "out_of_band"
+)
+
+// Where a payment attempt came from.
+const (
+	SourceFinalize = "finalize" // collection at finalization (charge_automatically)
+	SourceAPI      = "api"      // POST /v1/invoices/{id}/pay
+	SourcePortal   = "portal"   // PUT /customer-portal/invoices/{id}/pay
+)
+
+// Payment intent statuses: one intent per invoice collects it across attempts.
+const (
+	IntentRequiresPaymentMethod = "requires_payment_method" // created, or the last attempt failed
+	IntentSucceeded             = "succeeded"
+)
+
+// Receipt statuses.
+const (
+	ReceiptSucceeded         = "succeeded"
+	ReceiptPartiallyRefunded = "partially_refunded"
+	ReceiptRefunded          = "refunded"
+)
+
+// ReceiptStatuses lists the receipt statuses in documentation order.
+var ReceiptStatuses = []string{ReceiptSucceeded, ReceiptPartiallyRefunded, ReceiptRefunded}
+
+// ReceiptStatus is the status of a receipt of amount of which refunded was refunded.
+func ReceiptStatus(amount, refunded int64) string {
+	switch {
+	case refunded <= 0:
+		return ReceiptSucceeded
+	case refunded < amount:
+		return ReceiptPartiallyRefunded
+	}
+	return ReceiptRefunded
+}
+
+// Settlement statuses: open → closed (end of its UTC day on the merchant clock) → paid (two days
+// later, with a payout).
+const (
+	SettlementOpen   = "open"
+	SettlementClosed = "closed"
+	SettlementPaid   = "paid"
+)
+
+// SettlementScopes are the values of the settlements list's scope filter ("all" is the default).
+var SettlementScopes = []string{SettlementOpen, SettlementClosed, SettlementPaid, "all"}
+
+// SandboxFee is the sandbox processor's fee for a card payment of amount minor units: 2.9% of the
+// amount rounded half-up, plus 30 minor units.
+func SandboxFee(amount int64) int64 {
+	return RoundHalfUp(amount*29, 1000) + 30
+}
+
+// SettlementDay is the UTC day [start, start+24h) that a moment on the merchant clock falls in.
+func SettlementDay(at time.Time) time.Time {
+	return at.UTC().Truncate(24 * time.Hour)
+}
+
+// PaymentError is an invoice's last failed collection attempt.
+type PaymentError struct {
+	Code      string    `json:"code"`    // card_declined, insufficient_funds, ...
+	Message   string    `json:"message"` // what happened and what to do next
+	PaymentID string    `json:"paymentId"`
+	At        time.Time `json:"at"`
+}
+
+// PaymentIntent collects one invoice; its payments are the attempts.
+type PaymentIntent struct {
+	Object            string        `json:"object"` // "payment_intent"
+	PaymentIntentID   string        `json:"paymentIntentId"`
+	InvoiceID         string        `json:"invoiceId"`
+	CustomerID        string        `json:"customerId"`
+	Amount            int64         `json:"amount"`
+	Currency          string        `json:"currency"`
+	Status            string        `json:"status"`
+	LastPaymentError  *PaymentError `json:"lastPaymentError"`
+	Environment       Environment   `json:"environment"`
+	MerchantAccountID string        `json:"merchantAccountId"`
+	CreatedAt         time.Time     `json:"createdAt"`
+	UpdatedAt         time.Time     `json:"updatedAt"`
+}
+
+// Payment is one collection attempt of an invoice.
+type Payment struct {
+	Object             string                `json:"object"` // "payment"
+	PaymentID          string                `json:"paymentId"`
+	PaymentIntentID    string                `json:"paymentIntentId"`
+	InvoiceID          string                `json:"invoiceId"`
+	CustomerID         string                `json:"customerId"`
+	BillingAccountID   string                `json:"billingAccountId"`
+	Attempt            int64                 `json:"attempt"` // 1, 2, ... per invoice
+	Amount             int64                 `json:"amount"`
+	Currency           string                `json:"currency"`
+	Status             string                `json:"status"` // succeeded | failed
+	Method             string                `json:"method"` // card | out_of_band
+	PaymentMethod      *PaymentMethodSummary `json:"paymentMethod"`
+	Source             string                `json:"source"` // finalize | api | portal
+	FailureCode        *string               `json:"failureCode"`
+	FailureMessage     *string               `json:"failureMessage"`
+	FeeAmount          int64                 `json:"feeAmount"`
+	AmountRefunded     int64                 `json:"amountRefunded"`
+	SettlementID       *string               `json:"settlementId"`
+	ProcessorReference *string               `json:"processorReference"`
+	Environment        Environment           `json:"environment"`
+	MerchantAccountID  string                `json:"merchantAccountId"`
+	CreatedAt          time.Time             `json:"createdAt"`
+}
+
+// Settled reports whether the payment's money went through the processor and so belongs in a
+// settlement. Out-of-band payments were received by the merchant directly: never settled.
+func (p Payment) Settled() bool { return p.Status == PaymentSucceeded && p.Method == MethodCard }
+
+// ReceiptPaymentMethod is how a receipt's payment was made, masked. Brand and Last4 are null for
+// out-of-band payments.
+type ReceiptPaymentMethod struct {
+	Type  string  `json:"type"` // card | out_of_band
+	Brand *string `json:"brand"`
+	Last4 *string `json:"last4"`
+}
+
+// PaymentReceipt is the receipt of one successful payment.
+type PaymentReceipt struct {
+	Object             string               `json:"object"` // "payment_receipt"
+	ReceiptID          string               `json:"receiptId"`
+	ReceiptNumber      string               `json:"receiptNumber"` // RCPT-000001, gap-free per merchant account
+	InvoiceID          string               `json:"invoiceId"`
+	InvoiceNumber      *string              `json:"invoiceNumber"`
+	CustomerID         string               `json:"customerId"`
+	CustomerExternalID *string              `json:"customerExternalId"`
+	BillingAccountID   string               `json:"billingAccountId"`
+	PaymentID          string               `json:"paymentId"`
+	PaymentIntentID    string               `json:"paymentIntentId"`
+	Amount             int64                `json:"amount"`
+	AmountRefunded     int64                `json:"amountRefunded"`
+	Currency           string               `json:"currency"`
+	Status             string               `json:"status"`
+	PaymentMethod      ReceiptPaymentMethod `json:"paymentMethod"`
+	Environment        Environment          `json:"environment"`
+	MerchantAccountID  string               `json:"merchantAccountId"`
+	CreatedAt          time.Time            `json:"createdAt"`
+	UpdatedAt          time.Time            `json:"updatedAt"`
+}
+
+// Settlement gathers a merchant account's processed payments and refunds of one currency and one
+// UTC day. NetAmount = GrossAmount − RefundAmount − FeeAmount.
+type Settlement struct {
+	Object            string      `json:"object"` // "settlement"
+	SettlementID      string      `json:"settlementId"`
+	Currency          string      `json:"currency"`
+	Status            string      `json:"status"`
+	PeriodStart       time.Time   `json:"periodStart"`
+	PeriodEnd         time.Time   `json:"periodEnd"`
+	GrossAmount       int64       `json:"grossAmount"`
+	RefundAmount      int64       `json:"refundAmount"`
+	FeeAmount         int64       `json:"feeAmount"`
+	NetAmount         int64       `json:"netAmount"`
+	PaymentCount      int64       `json:"paymentCount"`
+	RefundCount       int64       `json:"refundCount"`
+	ClosedAt          *time.Time  `json:"closedAt"`
+	PaidAt            *time.Time  `json:"paidAt"`
+	PayoutID          *string     `json:"payoutId"`
+	Environment       Environment `json:"environment"`
+	MerchantAccountID string      `json:"merchantAccountId"`
+	CreatedAt         time.Time   `json:"createdAt"`
+	UpdatedAt         time.Time   `json:"updatedAt"`
+}
+
+// Payout pays a closed settlement's net amount to the merchant's bank account. A negative amount
+// (refunds and fees above the day's payments) is a debit.
+type Payout struct {
+	Object            string      `json:"object"` // "payout"
+	PayoutID          string      `json:"payoutId"`
+	SettlementID      string      `json:"settlementId"`
+	Amount            int64       `json:"amount"`
+	Currency          string      `json:"currency"`
+	Status            string      `json:"status"` // "paid"
+	BankAccountLast4  *string     `json:"bankAccountLast4"`
+	ArrivalDate       time.Time   `json:"arrivalDate"`
+	Environment       Environment `json:"environment"`
+	MerchantAccountID string      `json:"merchantAccountId"`
+	CreatedAt         time.Time   `json:"createdAt"`
+}
+
+// OffsetList is the data of a list paged by offset (payment receipts):
+// {"object":"list","items":[...],"hasMore":bool,"offset":n,"limit":n}.
+type OffsetList[T any] struct {
+	Object  string `json:"object"`
+	Items   []T    `json:"items"`
+	HasMore bool   `json:"hasMore"`
+	Offset  int64  `json:"offset"`
+	Limit   int    `json:"limit"`
+}
+
+// NewOffsetList builds an offset page. items is never null in JSON.
+func NewOffsetList[T any](items []T, more bool, offset int64, limit int) OffsetList[T] {
+	if items == nil {
+		items = []T{}
+	}
+	return OffsetList[T]{Object: "list", Items: items, HasMore: more, Offset: offset, Limit: limit}
+}
