@@ -219,3 +219,20 @@ func NewOffsetList[T any](items []T, more bool, offset int64, limit int) OffsetL
 	}
 	return OffsetList[T]{Object: "list", Items: items, HasMore: more, Offset: offset, Limit: limit}
 }
+
+// Refund is money returned to the customer against one payment, made by a credit note's refund
+// bucket.
+type Refund struct {
+	Object             string      `json:"object"` // "refund"
+	RefundID           string      `json:"refundId"`
+	PaymentID          string      `json:"paymentId"`
+	InvoiceID          string      `json:"invoiceId"`
+	CreditNoteID       string      `json:"creditNoteId"`
+	Amount             int64       `json:"amount"`
+	Currency           string      `json:"currency"`
+	Status             string      `json:"status"` // succeeded
+	ProcessorReference *string     `json:"processorReference"`
+	Environment        Environment `json:"environment"`
+	MerchantAccountID  string      `json:"merchantAccountId"`
+	CreatedAt          time.Time   `json:"createdAt"`
+}

@@ -199,3 +199,53 @@ func TestConcurrentCreditNotesNeverExceedInvoice(t *testing.T) {
 		}
 	})
 }
+
+// The refund bucket returns money through the processor against the invoice's payments: the
+// receipt shows amountRefunded and its status, the day's settlement a refund; refunds never exceed
+// what was paid; mixed buckets on a paid invoice.
+func TestCreditNoteRefunds(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newPayKit(t, e)
+		k.account("c1", "charge_automatically")
+		k.attach("c1", "pm_card_visa")
+		inv := k.invoice("c1", 10000)
+		if inv["status"] != "paid" || num(inv["amountPaid"]) != 10000 {
+			t.Fatalf("collected at finalize: %v", inv)
+		}
+		id := inv["invoiceId"].(string)
+		line := inv["lines"].([]any)[0].(map[string]any)["invoiceLineId"].(string)
+
+		// 30.00 refunded, 20.00 credited to the balance, on one note.
+		cn := e.Must(200, "POST", "/v1/credit-notes", creditNote(id, cnLine(line, "refund", 3000), cnLine(line, "credit", 2000))).Data()
+		if num(cn["refundAmount"]) != 3000 || num(cn["creditAmount"]) != 2000 || len(cn["refundIds"].([]any)) != 1 {
+			t.Fatalf("credit note: %v", cn)
+		}
+		rc := k.receipts("invoiceId=" + id)
+		if len(rc) != 1 || num(rc[0]["amountRefunded"]) != 3000 || rc[0]["status"] != "partially_refunded" {
+			t.Fatalf("receipt after a partial refund: %v", rc)
+		}
+		stl := e.Must(200, "GET", "/v1/merchant-accounts/"+e.Tenant.Sandbox+"/settlements", nil).Data()["items"].([]any)
+		if len(stl) != 1 || num(stl[0].(map[string]any)["refundAmount"]) != 3000 || num(stl[0].(map[string]any)["refundCount"]) != 1 {
+			t.Fatalf("settlement after the refund: %v", stl)
+		}
+		// 100.00 paid, 30.00 refunded: a refund of 70.01 is refused, 70.00 is accepted.
+		r := e.Must(409, "POST", "/v1/credit-notes", creditNote(id, cnLine("", "refund", 7001)))
+		if r.ErrorDetails()["reason"] != "refund_exceeds_paid" && r.ErrorDetails()["reason"] != "total_exceeds_invoice" {
+			t.Fatalf("over-refund: %s", r.Body)
+		}
+		// Only 50.00 is left to credit in all (100 − 30 − 20): refund it all.
+		e.Must(200, "POST", "/v1/credit-notes", creditNote(id, cnLine("", "refund", 5000)))
+		rc = k.receipts("invoiceId=" + id)
+		if num(rc[0]["amountRefunded"]) != 8000 || rc[0]["status"] != "partially_refunded" {
+			t.Fatalf("receipt: %v", rc[0])
+		}
+		got := e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()
+		if got["status"] != "paid" || num(got["refundedTotal"]) != 8000 || num(got["creditedTotal"]) != 10000 {
+			t.Fatalf("invoice: %v", figures(got, "refundedTotal", "creditedTotal"))
+		}
+		types := newCatalogKit(t, e).eventTypes(e.Tenant.Sandbox, cn["refundIds"].([]any)[0].(string))
+		if len(types) != 1 || types[0] != "refund.created" {
+			t.Fatalf("refund events %v", types)
+		}
+	})
+}

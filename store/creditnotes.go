@@ -65,3 +65,12 @@ func (q Q) GetCreditNote(ctx context.Context, merchantAccountID, id string) (c r
 	}
 	return c, nil
 }
+
+// InsertRefund records a refund.
+func (q Q) InsertRefund(ctx context.Context, r remit.Refund) error {
+	_, err := q.exec(ctx, `INSERT INTO refunds (merchant_account_id, id, payment_id, invoice_id, credit_note_id, amount, currency,
+		status, processor_reference, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		r.MerchantAccountID, r.RefundID, r.PaymentID, r.InvoiceID, r.CreditNoteID, r.Amount, r.Currency, r.Status,
+		ptrStr(r.ProcessorReference), remit.Micros(r.CreatedAt))
+	return wrapErr(err, "store.InsertRefund")
+}
