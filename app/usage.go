@@ -11,11 +11,12 @@ import (
 
 // Usage metering and usage thresholds (product.md "Usage and thresholds"; docs/usage.md).
 //
-// Every usage event runs, in one transaction: the customer check, the insert (deduplicated by
-// eventId), the running total's UPSERT (which holds the total's row lock until commit, so events of
-// one customer and meter apply one after another across processes), the hourly sum's UPSERT, and one
-// UPDATE that marks crossed the active thresholds the new total reaches, each with its
-// usage_threshold.crossed event. Usage events themselves emit no event: a metering workload would
+// Every usage event runs, in one transaction: the insert (deduplicated by eventId; its foreign key
+// checks the customer), the running total's UPSERT (which holds the total's row lock until commit,
+// so events of one customer and meter apply one after another across processes, and returns the
+// smallest threshold still to cross), the hourly sum's UPSERT, and, only when the new total reaches
+// that threshold, one UPDATE that marks crossed the active thresholds the total reaches, each with
+// its usage_threshold.crossed event. Usage events themselves emit no event: a metering workload would
 // flood the outbox and every webhook endpoint.
 
 // UsageEventInput is a usage event as the caller sends it (POST /v1/usage-events).
@@ -59,10 +60,8 @@ func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in 
 	}
 	out := e
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.GetCustomer(ctx, m.ID, in.CustomerID, "customerId"); err != nil {
-			return err
-		}
-		inserted, err := tx.InsertUsageEvent(ctx, e)
+		inserted, err := tx.InsertUsageEvent(ctx, e) // not_found for an unknown customer
+
 		if err != nil {
 			return err
 		}
@@ -78,13 +77,16 @@ func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in 
 			out = first
 			return nil
 		}
-		total, ok, err := tx.AddUsage(ctx, m.ID, in.CustomerID, in.MeterID, in.Quantity, ts, now)
+		total, next, ok, err := tx.AddUsage(ctx, m.ID, in.CustomerID, in.MeterID, in.Quantity, ts, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return remit.Invalid(remit.FieldError{Field: "quantity", Location: remit.InBody, Reason: "total_out_of_range",
 				Message: fmt.Sprintf("This quantity would take customer '%s''s total for meter '%s' past 9223372036854775807; record usage in a larger unit.", in.CustomerID, in.MeterID)})
+		}
+		if next == nil || total < *next {
+			return nil // below every threshold still to cross: nothing to evaluate
 		}
 		return a.crossThresholds(ctx, tx, m, in.CustomerID, in.MeterID, total, now)
 	})

@@ -2,8 +2,18 @@ package httpapi_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -333,6 +343,78 @@ func appUsage(id, customerID, meterID string, qty int64, at time.Time) app.Usage
 	return app.UsageEventInput{EventID: id, CustomerID: customerID, MeterID: meterID, Quantity: qty, Timestamp: &at}
 }
 
+// Evaluation skips events below the smallest threshold still to cross; archiving that one, or
+// crossing it, must leave the others evaluated. Another customer's usage crosses nothing here.
+func TestUsageThresholdEvaluationOrder(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newCatalogKit(t, e)
+		k.customer("c1")
+		k.customer("c2")
+		ma := e.Tenant.Sandbox
+		for id, n := range map[string]int{"t10": 10, "t20": 20, "t30": 30, "t30b": 30} {
+			e.Must(201, "POST", "/v1/usage-thresholds", map[string]any{"thresholdId": id, "customerId": "c1", "meterId": "api", "threshold": n})
+		}
+		e.Must(201, "POST", "/v1/usage-thresholds", map[string]any{"thresholdId": "c2-5", "customerId": "c2", "meterId": "api", "threshold": 5})
+		e.Must(200, "POST", "/v1/usage-thresholds/t10/archive", map[string]any{})
+		send := func(id, customer string, qty int) {
+			e.Must(201, "POST", "/v1/usage-events", map[string]any{"eventId": id, "customerId": customer, "meterId": "api", "quantity": qty})
+		}
+		crossed := func() []string {
+			var out []string
+			for _, id := range []string{"t10", "t20", "t30", "t30b", "c2-5"} {
+				if e.Must(200, "GET", "/v1/usage-thresholds/"+id, nil).Data()["crossedAt"] != nil {
+					out = append(out, id)
+				}
+			}
+			return out
+		}
+		send("a", "c1", 15) // past the archived 10: nothing
+		if got := crossed(); len(got) != 0 {
+			t.Fatalf("after 15: crossed %v", got)
+		}
+		send("b", "c1", 5) // exactly 20
+		if got := crossed(); !slices.Equal(got, []string{"t20"}) {
+			t.Fatalf("after 20: crossed %v", got)
+		}
+		send("c", "c1", 9) // 29
+		if got := crossed(); !slices.Equal(got, []string{"t20"}) {
+			t.Fatalf("after 29: crossed %v", got)
+		}
+		send("d", "c1", 100) // 129: both 30s at once
+		if got := crossed(); !slices.Equal(got, []string{"t20", "t30", "t30b"}) {
+			t.Fatalf("after 129: crossed %v", got)
+		}
+		evs, err := e.App.DB.Read(context.Background()).ListEventsByObject(context.Background(), ma, "t30")
+		if err != nil || len(evs) != 2 {
+			t.Fatalf("t30 events %v %v", evs, err)
+		}
+		// A new threshold below the total is crossed at creation; one above waits.
+		e.Must(201, "POST", "/v1/usage-thresholds", map[string]any{"thresholdId": "t200", "customerId": "c1", "meterId": "api", "threshold": 200})
+		send("e", "c1", 70)
+		if g := e.Must(200, "GET", "/v1/usage-thresholds/t200", nil).Data(); g["crossedAt"] != nil {
+			t.Fatalf("199 crossed 200: %v", g)
+		}
+		send("f", "c1", 1)
+		if g := e.Must(200, "GET", "/v1/usage-thresholds/t200", nil).Data(); g["crossedAt"] == nil {
+			t.Fatalf("200 did not cross 200: %v", g)
+		}
+		if got := crossed(); slices.Contains(got, "c2-5") {
+			t.Fatal("c1's usage crossed c2's threshold")
+		}
+
+		// The total stops at the int64 range: the event is refused and nothing is counted.
+		send("big", "c2", 1)
+		r := usageEvent(e, map[string]any{"eventId": "huge", "customerId": "c2", "meterId": "api", "quantity": int64(9223372036854775807)})
+		wantFields(t, r, "body:quantity:total_out_of_range")
+		if n := usageTotal(t, e, ma, "c2", "api"); n != 1 {
+			t.Fatalf("c2 total %d, want 1", n)
+		}
+		if g := e.Must(200, "GET", "/v1/usage-thresholds/c2-5", nil).Data(); g["crossedAt"] != nil {
+			t.Fatalf("refused event crossed: %v", g)
+		}
+	})
+}
+
 // Fifty concurrent usage events through two servers on one store (two serve processes): the
 // thresholds they reach are each crossed exactly once, the one they do not reach never.
 func TestUsageThresholdCrossedOnceUnderConcurrency(t *testing.T) {
@@ -517,4 +599,324 @@ func TestUsageInPeriod(t *testing.T) {
 			t.Fatalf("production account: %d", n)
 		}
 	})
+}
+
+// --- benchmarks ---
+
+// BenchmarkUsageIngestion measures usage events through the HTTP API (auth, rate limit,
+// validation, transaction, threshold evaluation, durable commit) for one customer and meter that
+// also has an active threshold not yet reached, so every event runs the evaluation:
+//
+//   - parallel-64: events per second from ~64 concurrent clients;
+//   - serial: the cost of one event at a time (its latency), with no prior events and with
+//     1,000,000 prior events of the same customer and meter.
+//
+// Event IDs are random (like UUIDs), the worst case for the eventId index. Run:
+//
+//	go test -run '^$' -bench UsageIngestion -benchtime 20000x ./httpapi/
+//
+// The 1,000,000 prior events are seeded once through the store in bulk into a file cached under
+// os.TempDir()/remit-bench, keyed by a hash of the migrations; each run works on a copy.
+func BenchmarkUsageIngestion(b *testing.B) {
+	fresh := func(b *testing.B, s testkit.Store) (*testkit.Env, testkit.Tenant) {
+		e := testkit.Start(b, s, testkit.Options{})
+		ctx := context.Background()
+		m := usageMerchant(b, e, e.Tenant.Sandbox)
+		if _, err := e.App.CreateCustomer(ctx, m, remit.Customer{CustomerID: "c1", Name: "Bench"}); err != nil {
+			b.Fatal(err)
+		}
+		return e, e.Tenant
+	}
+	seeded := func(b *testing.B) (*testkit.Env, testkit.Tenant) {
+		seed := usageSeed(b, 1_000_000)
+		e := testkit.StartOn(b, testkit.SQLite, "sqlite:"+copyFile(b, seed.Path), testkit.Options{})
+		return e, seed.Tenant
+	}
+	envs := map[string]func(b *testing.B) (*testkit.Env, testkit.Tenant){
+		"prior=0":       func(b *testing.B) (*testkit.Env, testkit.Tenant) { return fresh(b, testkit.SQLite) },
+		"prior=1000000": seeded,
+	}
+	for _, name := range []string{"prior=0", "prior=1000000"} {
+		b.Run("sqlite/"+name, func(b *testing.B) {
+			e, tenant := envs[name](b)
+			post := usagePoster(b, e, tenant)
+			// A threshold far above anything the benchmark reaches: evaluated by every event.
+			if err := post(fmt.Sprintf(`{"thresholdId":"far","customerId":"c1","meterId":"api","threshold":%d}`, int64(1)<<60), "/v1/usage-thresholds"); err != nil {
+				b.Fatal(err)
+			}
+			event := func() error {
+				return post(fmt.Sprintf(`{"eventId":"%s","customerId":"c1","meterId":"api","quantity":1}`, randomID()), "/v1/usage-events")
+			}
+			b.Run("parallel-64", func(b *testing.B) {
+				b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := event(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
+			b.Run("serial", func(b *testing.B) {
+				for b.Loop() {
+					if err := event(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
+		})
+	}
+	if slices.Contains(testkit.Stores(), testkit.Postgres) {
+		b.Run("postgres/prior=0/parallel-64", func(b *testing.B) {
+			e, tenant := fresh(b, testkit.Postgres)
+			post := usagePoster(b, e, tenant)
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := post(fmt.Sprintf(`{"eventId":"%s","customerId":"c1","meterId":"api","quantity":1}`, randomID()), "/v1/usage-events"); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkUsageInPeriod compares the period sum UsageInPeriod uses (hourly sums plus the raw
+// events of the edge hours) with a plain SUM over the (merchant, customer, meter, ts) index, on
+// 1,000,000 events spread evenly over 30 days. Run:
+//
+//	go test -run '^$' -bench UsageInPeriod ./httpapi/
+func BenchmarkUsageInPeriod(b *testing.B) {
+	seed := usageSeed(b, 1_000_000)
+	ctx := context.Background()
+	db, err := store.Open(ctx, "sqlite:"+copyFile(b, seed.Path))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	a := app.New(db, remit.SystemClock{}, slog.New(slog.DiscardHandler), app.Config{})
+	scope := remit.Scope{Environment: remit.Sandbox, MerchantAccountID: seed.Tenant.Sandbox}
+	// Unaligned bounds: both edge hours are partial.
+	from := seed.From.Add(17*time.Minute + 3*time.Second)
+	for _, p := range []struct {
+		name string
+		to   time.Time
+	}{{"30d", seed.To.Add(-23 * time.Minute)}, {"1d", from.Add(24 * time.Hour)}} {
+		want, err := db.Read(ctx).SumUsageEvents(ctx, scope.MerchantAccountID, "c1", "api", remit.Micros(from), remit.Micros(p.to))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(p.name+"/hourly", func(b *testing.B) {
+			for b.Loop() {
+				n, err := a.UsageInPeriod(ctx, db.Read(ctx), scope, "c1", "api", from, p.to)
+				if err != nil || n != want {
+					b.Fatalf("got %d, %v; want %d", n, err, want)
+				}
+			}
+			b.ReportMetric(float64(want), "events")
+		})
+		b.Run(p.name+"/raw-index", func(b *testing.B) {
+			for b.Loop() {
+				n, err := db.Read(ctx).SumUsageEvents(ctx, scope.MerchantAccountID, "c1", "api", remit.Micros(from), remit.Micros(p.to))
+				if err != nil || n != want {
+					b.Fatalf("got %d, %v; want %d", n, err, want)
+				}
+			}
+			b.ReportMetric(float64(want), "events")
+		})
+	}
+}
+
+func usageMerchant(b testing.TB, e *testkit.Env, id string) remit.MerchantAccount {
+	m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), id, false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func randomID() string {
+	var buf [16]byte
+	_, _ = rand.Read(buf[:])
+	return hex.EncodeToString(buf[:])
+}
+
+// usagePoster returns a function that POSTs a JSON body to a /v1 path as tenant and wants 201. It
+// uses its own keep-alive client, and no contract check, so that the figure is the server's.
+func usagePoster(b testing.TB, e *testkit.Env, tenant testkit.Tenant) func(body, path string) error {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
+	b.Cleanup(client.CloseIdleConnections)
+	q := "?environment=sandbox&merchantAccountId=" + tenant.Sandbox
+	return func(body, path string) error {
+		req, err := http.NewRequest("POST", e.Server.URL+path+q, strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+tenant.APIKey)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		out, _ := io.ReadAll(res.Body)
+		if res.StatusCode != 201 {
+			return fmt.Errorf("POST %s: %d %s", path, res.StatusCode, out)
+		}
+		return nil
+	}
+}
+
+type usageSeedFile struct {
+	Path   string         `json:"-"`
+	Tenant testkit.Tenant `json:"tenant"`
+	From   time.Time      `json:"from"` // the seeded events' timestamps lie in [From, To)
+	To     time.Time      `json:"to"`
+	Events int            `json:"events"`
+}
+
+// usageSeed returns a SQLite store holding n usage events of customer c1 on meter api, spread
+// evenly over the 30 days before it was made, seeded once and cached under os.TempDir(), keyed by
+// n and a hash of the migrations (the schema version). Open a copy: runs must not change it.
+func usageSeed(b testing.TB, n int) usageSeedFile {
+	b.Helper()
+	h := sha256.New()
+	files, err := filepath.Glob("../store/migrations/*.sql")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("migrations: %v", err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.Write([]byte(filepath.Base(f)))
+		h.Write(data)
+	}
+	dir := filepath.Join(os.TempDir(), "remit-bench")
+	base := filepath.Join(dir, fmt.Sprintf("usage-%d-%s", n, hex.EncodeToString(h.Sum(nil))[:12]))
+	var seed usageSeedFile
+	if data, err := os.ReadFile(base + ".json"); err == nil && json.Unmarshal(data, &seed) == nil {
+		seed.Path = base + ".db"
+		if _, err := os.Stat(seed.Path); err == nil {
+			return seed
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	tmp := base + ".tmp"
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		_ = os.Remove(tmp + suffix)
+	}
+	ctx := context.Background()
+	db, err := store.Open(ctx, "sqlite:"+tmp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	a := app.New(db, remit.SystemClock{}, slog.New(slog.DiscardHandler), app.Config{})
+	res, err := a.Bootstrap(ctx, "Usage bench", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := db.Read(ctx).GetMerchantAccount(ctx, res.MerchantAccounts["sandbox"], false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := a.CreateCustomer(ctx, m, remit.Customer{CustomerID: "c1", Name: "Bench"}); err != nil {
+		b.Fatal(err)
+	}
+	seed.Tenant = testkit.Tenant{OrganizationID: res.OrganizationID, APIKey: res.APIKey, APIKeyID: res.APIKeyID,
+		Sandbox: res.MerchantAccounts["sandbox"], Production: res.MerchantAccounts["production"]}
+	seed.Events = n
+	seed.To = time.Now().UTC().Truncate(time.Microsecond)
+	seed.From = seed.To.Add(-30 * 24 * time.Hour)
+	step := remit.Micros(seed.To) - remit.Micros(seed.From)
+	created := remit.Micros(seed.To)
+	const perStatement, perTx = 500, 100_000
+	for lo := 0; lo < n; lo += perTx {
+		err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			for i := lo; i < min(lo+perTx, n); i += perStatement {
+				var sb strings.Builder
+				sb.WriteString(`INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at) VALUES `)
+				var args []any
+				for j := i; j < min(i+perStatement, n); j++ {
+					if j > i {
+						sb.WriteString(",")
+					}
+					p := len(args)
+					fmt.Fprintf(&sb, "($%d,$%d,$%d,$%d,$%d,$%d,$%d)", p+1, p+2, p+3, p+4, p+5, p+6, p+7)
+					ts := remit.Micros(seed.From) + int64(j)*step/int64(n)
+					args = append(args, m.ID, randomID(), "c1", "api", int64(1), ts, created)
+				}
+				if _, err := tx.Exec(ctx, sb.String(), args...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The derived rows, as usage events would have left them (usage_totals, usage_hourly).
+	err = db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at)
+			SELECT merchant_account_id, customer_id, meter_id, SUM(quantity), COUNT(*), $2 FROM usage_events
+			WHERE merchant_account_id = $1 GROUP BY merchant_account_id, customer_id, meter_id`, m.ID, created); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity)
+			SELECT merchant_account_id, customer_id, meter_id, ts / 3600000000 * 3600000000, SUM(quantity) FROM usage_events
+			WHERE merchant_account_id = $1 GROUP BY merchant_account_id, customer_id, meter_id, ts / 3600000000`, m.ID)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(tmp, base+".db"); err != nil {
+		b.Fatal(err)
+	}
+	data, _ := json.Marshal(seed)
+	if err := os.WriteFile(base+".json", data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d usage events into %s in %s", n, base+".db", time.Since(start).Round(time.Millisecond))
+	seed.Path = base + ".db"
+	return seed
+}
+
+// copyFile copies a (closed) SQLite file into the test's temporary folder.
+func copyFile(b testing.TB, src string) string {
+	b.Helper()
+	dst := filepath.Join(b.TempDir(), "remit.db")
+	in, err := os.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		b.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return dst
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -38,12 +39,26 @@ func ceilHour(us int64) int64 {
 
 // InsertUsageEvent records a usage event unless its eventId is already taken in the merchant
 // account; it reports whether it inserted. A concurrent insert of the same eventId waits for the
-// first one's transaction (PostgreSQL) and then reports false.
+// first one's transaction (PostgreSQL) and then reports false. A customer that does not exist in
+// the merchant account is not_found on field "customerId" (the foreign key checks it, which spares
+// the hot path a query).
 func (q Q) InsertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, error) {
 	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
 		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt))
+	if isForeignKeyViolation(err) {
+		return false, remit.NotFound("customer", e.CustomerID, "customerId")
+	}
 	return n == 1, wrapErr(err, "store.InsertUsageEvent")
+}
+
+// isForeignKeyViolation reports whether err is a foreign-key violation in either dialect.
+func isForeignKeyViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
 }
 
 // GetUsageEvent returns a merchant account's usage event, or not_found.
@@ -64,23 +79,26 @@ func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string)
 }
 
 // AddUsage adds quantity to the customer's running total for the meter and to the hourly sum of
-// the hour holding ts, and returns the new total. The UPSERT takes the total's row lock
-// (PostgreSQL) until the transaction ends, so concurrent events of one customer and meter apply
-// one after another, across processes, and each sees the total its predecessors left. ok is false
-// (and nothing changed) when the total would pass the int64 range.
-func (q Q) AddUsage(ctx context.Context, merchantAccountID, customerID, meterID string, quantity int64, ts, at time.Time) (total int64, ok bool, err error) {
+// the hour holding ts, and returns the new total and the total's next_threshold: a lower bound of
+// the smallest threshold still to cross, nil when there is none (a total below it crosses nothing).
+// The UPSERT takes the total's row lock (PostgreSQL) until the transaction ends, so concurrent
+// events of one customer and meter apply one after another, across processes, and each sees the
+// total its predecessors left. ok is false (and nothing changed) when the total would pass the
+// int64 range.
+func (q Q) AddUsage(ctx context.Context, merchantAccountID, customerID, meterID string, quantity int64, ts, at time.Time) (total int64, next *int64, ok bool, err error) {
+	var n sql.NullInt64
 	err = q.QueryRow(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at)
 		VALUES ($1, $2, $3, $4, 1, $5)
 		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE
 		SET total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at
 		WHERE usage_totals.total <= $6 - excluded.total
-		RETURNING total`,
-		merchantAccountID, customerID, meterID, quantity, remit.Micros(at), int64(math.MaxInt64)).Scan(&total)
+		RETURNING total, next_threshold`,
+		merchantAccountID, customerID, meterID, quantity, remit.Micros(at), int64(math.MaxInt64)).Scan(&total, &n)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, false, nil
+		return 0, nil, false, nil
 	}
 	if err != nil {
-		return 0, false, wrapErr(err, "store.AddUsage")
+		return 0, nil, false, wrapErr(err, "store.AddUsage")
 	}
 	_, err = q.exec(ctx, `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity)
 		VALUES ($1, $2, $3, $4, $5)
@@ -88,9 +106,9 @@ func (q Q) AddUsage(ctx context.Context, merchantAccountID, customerID, meterID 
 		SET quantity = usage_hourly.quantity + excluded.quantity`,
 		merchantAccountID, customerID, meterID, floorHour(remit.Micros(ts)), quantity)
 	if err != nil {
-		return 0, false, wrapErr(err, "store.AddUsage")
+		return 0, nil, false, wrapErr(err, "store.AddUsage")
 	}
-	return total, true, nil
+	return total, intPtr(n), true, nil
 }
 
 // LockUsageTotal returns the customer's running total for the meter (0 before any usage), holding
@@ -165,8 +183,9 @@ func scanThreshold(row interface{ Scan(...any) error }, merchantAccountID string
 	return t, nil
 }
 
-// CreateUsageThreshold inserts a threshold. A thresholdId already used in the merchant account is
-// a conflict.
+// CreateUsageThreshold inserts a threshold and, when it is still to cross, lowers the running
+// total's next_threshold to it. Call it holding the total's lock (LockUsageTotal). A thresholdId
+// already used in the merchant account is a conflict.
 func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) error {
 	_, err := q.exec(ctx, `INSERT INTO usage_thresholds (merchant_account_id, id, customer_id, meter_id, threshold, status,
 		crossed_at, archived_at, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
@@ -175,6 +194,12 @@ func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) err
 	if IsUniqueViolation(err) {
 		return remit.Duplicate("usage threshold", "thresholdId", t.ThresholdID)
 	}
+	if err != nil || t.Status != remit.ThresholdActive || t.CrossedAt != nil {
+		return wrapErr(err, "store.CreateUsageThreshold")
+	}
+	_, err = q.exec(ctx, `UPDATE usage_totals SET next_threshold = $4
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND (next_threshold IS NULL OR next_threshold > $4)`,
+		t.MerchantAccountID, t.CustomerID, t.MeterID, t.Threshold)
 	return wrapErr(err, "store.CreateUsageThreshold")
 }
 
@@ -201,9 +226,9 @@ func (q Q) ArchiveUsageThreshold(ctx context.Context, merchantAccountID, thresho
 }
 
 // CrossUsageThresholds marks crossed, at `at`, every active threshold of the customer and meter
-// not crossed yet whose threshold the total reaches, and returns them (lowest first). The one
-// UPDATE decides: a threshold is marked once, whatever runs concurrently, and an archived one
-// never.
+// not crossed yet whose threshold the total reaches, and returns them (lowest first); then it
+// recomputes the running total's next_threshold. The one UPDATE decides: a threshold is marked
+// once, whatever runs concurrently, and an archived one never. Call it holding the total's lock.
 func (q Q) CrossUsageThresholds(ctx context.Context, merchantAccountID, customerID, meterID string, total int64, at time.Time) ([]remit.UsageThreshold, error) {
 	rows, err := q.Query(ctx, `UPDATE usage_thresholds SET crossed_at = $5, updated_at = $5
 		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND status = 'active' AND crossed_at IS NULL
@@ -222,6 +247,12 @@ func (q Q) CrossUsageThresholds(ctx context.Context, merchantAccountID, customer
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
+		return nil, wrapErr(err, "store.CrossUsageThresholds")
+	}
+	rows.Close()
+	if _, err := q.exec(ctx, `UPDATE usage_totals SET next_threshold = (SELECT MIN(threshold) FROM usage_thresholds t
+			WHERE t.merchant_account_id = $1 AND t.customer_id = $2 AND t.meter_id = $3 AND t.status = 'active' AND t.crossed_at IS NULL)
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3`, merchantAccountID, customerID, meterID); err != nil {
 		return nil, wrapErr(err, "store.CrossUsageThresholds")
 	}
 	// RETURNING has no order of its own: lowest threshold first, then ID, so that events follow

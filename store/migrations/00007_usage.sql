@@ -21,12 +21,17 @@ CREATE INDEX usage_events_period ON usage_events(merchant_account_id, customer_i
 
 -- Derived from usage_events, in the same transaction as each event. The row is the lock that
 -- serializes concurrent events and threshold creation for one customer and meter.
+-- next_threshold is a lower bound of the smallest threshold still to cross (active, not crossed)
+-- of this customer and meter, NULL when there is none: an event whose new total stays below it
+-- evaluates nothing more. Creating a threshold lowers it, crossing recomputes it, archiving leaves
+-- it (a bound that is too low only costs one needless evaluation, which recomputes it).
 CREATE TABLE usage_totals (
     merchant_account_id   TEXT NOT NULL,
     customer_id           TEXT NOT NULL,
     meter_id              TEXT NOT NULL,
     total                 BIGINT NOT NULL,
     event_count           BIGINT NOT NULL,
+    next_threshold        BIGINT,
     updated_at            BIGINT NOT NULL,
     PRIMARY KEY (merchant_account_id, customer_id, meter_id),
     CHECK (total >= 0)
