@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -609,11 +610,16 @@ func TestUsageInPeriod(t *testing.T) {
 //
 //   - parallel-64: events per second from ~64 concurrent clients;
 //   - serial: the cost of one event at a time (its latency), with no prior events and with
-//     1,000,000 prior events of the same customer and meter.
+//     1,000,000 prior events of the same customer and meter;
+//   - engine-100-per-tx: the engine and store work of one event (app.CreateUsageEvent), 100 per
+//     transaction, without HTTP and with one fsync per 100 events.
 //
-// Event IDs are random (like UUIDs), the worst case for the eventId index. Run:
+// Event IDs are random (like UUIDs), the worst case for the eventId index. Every event adds to
+// the history, so give the engine benchmark fewer iterations than the HTTP ones. Run:
 //
-//	go test -run '^$' -bench UsageIngestion -benchtime 20000x ./httpapi/
+//	go test -run '^$' -bench 'UsageIngestion/sqlite/.*/(parallel|serial)' -benchtime 5000x ./httpapi/
+//	go test -run '^$' -bench 'UsageIngestion/sqlite/.*/engine' -benchtime 200x ./httpapi/
+//	REMIT_TEST_POSTGRES_URL=... go test -run '^$' -bench 'UsageIngestion/postgres' -benchtime 5000x ./httpapi/
 //
 // The 1,000,000 prior events are seeded once through the store in bulk into a file cached under
 // os.TempDir()/remit-bench, keyed by a hash of the migrations; each run works on a copy.
@@ -667,22 +673,59 @@ func BenchmarkUsageIngestion(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 			})
+			// The engine alone, 100 events per transaction: the store work of one event on the
+			// single writer, with HTTP and most of the commit's fsync taken out.
+			b.Run("engine-100-per-tx", func(b *testing.B) {
+				ctx := context.Background()
+				m := usageMerchant(b, e, tenant.Sandbox)
+				for b.Loop() {
+					err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+						for range 100 {
+							if _, err := e.App.CreateUsageEvent(ctx, m, app.UsageEventInput{EventID: randomID(), CustomerID: "c1", MeterID: "api", Quantity: 1}); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*100), "µs/event")
+			})
 		})
 	}
 	if slices.Contains(testkit.Stores(), testkit.Postgres) {
-		b.Run("postgres/prior=0/parallel-64", func(b *testing.B) {
+		// PostgreSQL: one customer and meter (every event waits for the previous one's commit on
+		// the running total's row lock) and 64 customers (the locks do not meet).
+		b.Run("postgres/prior=0", func(b *testing.B) {
 			e, tenant := fresh(b, testkit.Postgres)
-			post := usagePoster(b, e, tenant)
-			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if err := post(fmt.Sprintf(`{"eventId":"%s","customerId":"c1","meterId":"api","quantity":1}`, randomID()), "/v1/usage-events"); err != nil {
-						b.Error(err)
-						return
-					}
+			m := usageMerchant(b, e, tenant.Sandbox)
+			for i := range 64 {
+				if _, err := e.App.CreateCustomer(context.Background(), m, remit.Customer{CustomerID: fmt.Sprintf("s%d", i), Name: "Bench"}); err != nil {
+					b.Fatal(err)
 				}
-			})
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			}
+			post := usagePoster(b, e, tenant)
+			for _, spread := range []int{1, 64} {
+				b.Run(fmt.Sprintf("parallel-64/customers=%d", spread), func(b *testing.B) {
+					var n atomic.Int64
+					b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+					b.RunParallel(func(pb *testing.PB) {
+						for pb.Next() {
+							customer := "c1"
+							if spread > 1 {
+								customer = fmt.Sprintf("s%d", n.Add(1)%int64(spread))
+							}
+							if err := post(fmt.Sprintf(`{"eventId":"%s","customerId":"%s","meterId":"api","quantity":1}`, randomID(), customer), "/v1/usage-events"); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+				})
+			}
 		})
 	}
 }
