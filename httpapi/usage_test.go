@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -622,7 +623,8 @@ func TestUsageInPeriod(t *testing.T) {
 //	REMIT_TEST_POSTGRES_URL=... go test -run '^$' -bench 'UsageIngestion/postgres' -benchtime 5000x ./httpapi/
 //
 // The 1,000,000 prior events are seeded once through the store in bulk into a file cached under
-// os.TempDir()/remit-bench, keyed by a hash of the migrations; each run works on a copy.
+// os.TempDir()/remit-bench, keyed by a hash of the migrations; each run works on a copy. A smoke run
+// (-benchtime 1x) seeds 10,000 instead.
 func BenchmarkUsageIngestion(b *testing.B) {
 	fresh := func(b *testing.B, s testkit.Store) (*testkit.Env, testkit.Tenant) {
 		e := testkit.Start(b, s, testkit.Options{})
@@ -633,16 +635,18 @@ func BenchmarkUsageIngestion(b *testing.B) {
 		}
 		return e, e.Tenant
 	}
+	prior := usageBenchPrior()
 	seeded := func(b *testing.B) (*testkit.Env, testkit.Tenant) {
-		seed := usageSeed(b, 1_000_000)
+		seed := usageSeed(b, prior)
 		e := testkit.StartOn(b, testkit.SQLite, "sqlite:"+copyFile(b, seed.Path), testkit.Options{})
 		return e, seed.Tenant
 	}
+	seededName := fmt.Sprintf("prior=%d", prior)
 	envs := map[string]func(b *testing.B) (*testkit.Env, testkit.Tenant){
-		"prior=0":       func(b *testing.B) (*testkit.Env, testkit.Tenant) { return fresh(b, testkit.SQLite) },
-		"prior=1000000": seeded,
+		"prior=0":  func(b *testing.B) (*testkit.Env, testkit.Tenant) { return fresh(b, testkit.SQLite) },
+		seededName: seeded,
 	}
-	for _, name := range []string{"prior=0", "prior=1000000"} {
+	for _, name := range []string{"prior=0", seededName} {
 		b.Run("sqlite/"+name, func(b *testing.B) {
 			e, tenant := envs[name](b)
 			post := usagePoster(b, e, tenant)
@@ -732,11 +736,11 @@ func BenchmarkUsageIngestion(b *testing.B) {
 
 // BenchmarkUsageInPeriod compares the period sum UsageInPeriod uses (hourly sums plus the raw
 // events of the edge hours) with a plain SUM over the (merchant, customer, meter, ts) index, on
-// 1,000,000 events spread evenly over 30 days. Run:
+// 1,000,000 events spread evenly over 30 days (10,000 with -benchtime 1x). Run:
 //
 //	go test -run '^$' -bench UsageInPeriod ./httpapi/
 func BenchmarkUsageInPeriod(b *testing.B) {
-	seed := usageSeed(b, 1_000_000)
+	seed := usageSeed(b, usageBenchPrior())
 	ctx := context.Background()
 	db, err := store.Open(ctx, "sqlite:"+copyFile(b, seed.Path))
 	if err != nil {
@@ -774,6 +778,15 @@ func BenchmarkUsageInPeriod(b *testing.B) {
 			b.ReportMetric(float64(want), "events")
 		})
 	}
+}
+
+// usageBenchPrior is the number of prior events the benchmarks seed: 1,000,000, or 10,000 for a
+// smoke run (-benchtime 1x, as CI runs every benchmark once), which need not wait minutes for it.
+func usageBenchPrior() int {
+	if f := flag.Lookup("test.benchtime"); f != nil && f.Value.String() == "1x" {
+		return 10_000
+	}
+	return 1_000_000
 }
 
 func usageMerchant(b testing.TB, e *testkit.Env, id string) remit.MerchantAccount {
