@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -61,7 +62,6 @@ func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in 
 	out := e
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		inserted, err := tx.InsertUsageEvent(ctx, e) // not_found for an unknown customer
-
 		if err != nil {
 			return err
 		}
@@ -83,7 +83,7 @@ func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in 
 		}
 		if !ok {
 			return remit.Invalid(remit.FieldError{Field: "quantity", Location: remit.InBody, Reason: "total_out_of_range",
-				Message: fmt.Sprintf("This quantity would take customer '%s''s total for meter '%s' past 9223372036854775807; record usage in a larger unit.", in.CustomerID, in.MeterID)})
+				Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
 		}
 		if next == nil || total < *next {
 			return nil // below every threshold still to cross: nothing to evaluate
@@ -138,25 +138,12 @@ func usageRepeatConflict(first remit.UsageEvent, in UsageEventInput) error {
 		})
 }
 
+// joinFields lists fields in prose: "a", "a and b", "a, b and c".
 func joinFields(f []string) string {
-	switch len(f) {
-	case 1:
+	if len(f) == 1 {
 		return f[0]
-	case 2:
-		return f[0] + " and " + f[1]
 	}
-	s := ""
-	for i, x := range f {
-		switch {
-		case i == len(f)-1:
-			s += ", and " + x
-		case i > 0:
-			s += ", " + x
-		default:
-			s = x
-		}
-	}
-	return s
+	return strings.Join(f[:len(f)-1], ", ") + " and " + f[len(f)-1]
 }
 
 // CreateUsageThreshold adds an active threshold (thresholdId generated as thr_... when omitted) and
