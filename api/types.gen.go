@@ -3540,7 +3540,7 @@ type UsageEventCreateRequest struct {
 	// CustomerId Customer the usage belongs to; must exist (404).
 	CustomerId string `json:"customerId"`
 
-	// EventId Caller-chosen usage event ID, unique within the merchant account; a repeat is accepted once and answers the first event.
+	// EventId Caller-chosen usage event ID, unique within the merchant account; a repeat with the same values is accepted once and answers the first event, a repeat with other values is 409.
 	EventId string `json:"eventId"`
 
 	// MeterId Meter the usage counts against.
@@ -3549,7 +3549,7 @@ type UsageEventCreateRequest struct {
 	// Quantity Usage quantity.
 	Quantity int64 `json:"quantity"`
 
-	// Timestamp When the usage happened; defaults to now (merchant clock). RFC 3339 date-time.
+	// Timestamp When the usage happened; defaults to now (merchant clock). At most 5 minutes after the merchant clock (422 otherwise); any time in the past. Kept to the microsecond. RFC 3339 date-time.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
@@ -3561,7 +3561,7 @@ type UsageThreshold struct {
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
-	// CrossedAt When the threshold was crossed. RFC 3339, UTC.
+	// CrossedAt When the customer's total first reached the threshold (merchant clock); null until then. A threshold is crossed once. RFC 3339, UTC.
 	CrossedAt *time.Time `json:"crossedAt,omitempty"`
 
 	// CustomerId Customer ID.
@@ -3582,7 +3582,7 @@ type UsageThreshold struct {
 	// Object Always "usage_threshold".
 	Object *string `json:"object,omitempty"`
 
-	// Status active or archived.
+	// Status active or archived. A crossed threshold stays active (with crossedAt) until archived.
 	Status *string `json:"status,omitempty"`
 
 	// Threshold Threshold quantity.

@@ -1,6 +1,41 @@
 package httpapi
 
-// usageHandlers registers this area's operations (none yet: they answer 501).
+import (
+	"context"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/api"
+	"github.com/remit-billing/remit/app"
+)
+
+// usageHandlers registers usage events and usage thresholds.
 func (s *Server) usageHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{}
+	return map[string]HandlerFunc{
+		"createUsageEvent": func(ctx context.Context, r *Request) (any, error) {
+			var body api.UsageEventCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			return s.app.CreateUsageEvent(ctx, r.Merchant, app.UsageEventInput{
+				EventID: body.EventId, CustomerID: body.CustomerId, MeterID: body.MeterId, Quantity: body.Quantity,
+				Timestamp: body.Timestamp,
+			})
+		},
+		"createUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
+			var body api.UsageThresholdCreateRequest
+			if err := r.Decode(&body); err != nil {
+				return nil, err
+			}
+			return s.app.CreateUsageThreshold(ctx, r.Merchant, remit.UsageThreshold{
+				ThresholdID: deref(body.ThresholdId), CustomerID: body.CustomerId, MeterID: body.MeterId,
+				Threshold: body.Threshold, Metadata: metadata(body.Metadata),
+			})
+		},
+		"getUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.GetUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
+		},
+		"archiveUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
+			return s.app.ArchiveUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
+		},
+	}
 }

@@ -1,0 +1,234 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Usage metering and usage thresholds (product.md "Usage and thresholds"; docs/usage.md).
+//
+// Every usage event runs, in one transaction: the insert (deduplicated by eventId; its foreign key
+// checks the customer), the running total's UPSERT (which holds the total's row lock until commit,
+// so events of one customer and meter apply one after another across processes, and returns the
+// smallest threshold still to cross), the hourly sum's UPSERT, and, only when the new total reaches
+// that threshold, one UPDATE that marks crossed the active thresholds the total reaches, each with
+// its usage_threshold.crossed event. Usage events themselves emit no event: a metering workload would
+// flood the outbox and every webhook endpoint.
+
+// UsageEventInput is a usage event as the caller sends it (POST /v1/usage-events).
+type UsageEventInput struct {
+	EventID    string
+	CustomerID string
+	MeterID    string
+	Quantity   int64
+	Timestamp  *time.Time // default: now on the merchant clock
+}
+
+// CreateUsageEvent records usage and evaluates the customer's active thresholds on the meter. A
+// repeated eventId with the same customer, meter, quantity and timestamp (or no timestamp) answers
+// the first event and counts nothing again.
+//
+// Errors: validation_failure (timestamp more than remit.UsageFutureTolerance after the merchant
+// clock; quantity negative or taking the total past the int64 range), not_found (the customer,
+// details.field "customerId"), conflict (eventId already recorded with other values,
+// details.mismatchedFields).
+func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in UsageEventInput) (remit.UsageEvent, error) {
+	now := micro(a.Now(m))
+	ts := now
+	var probs remit.Problems
+	if in.Timestamp != nil {
+		ts = micro(*in.Timestamp)
+		if limit := now.Add(remit.UsageFutureTolerance); ts.After(limit) {
+			probs.Body("timestamp", "in_future", fmt.Sprintf(
+				"timestamp may be at most %d minutes after the merchant clock (now %s); record usage once it has happened, or omit timestamp to use the current time.",
+				int(remit.UsageFutureTolerance/time.Minute), now.Format(time.RFC3339Nano)))
+		}
+	}
+	if in.Quantity < 0 {
+		probs.Body("quantity", "out_of_range", "quantity must be an integer of at least 0.")
+	}
+	if err := probs.Err(); err != nil {
+		return remit.UsageEvent{}, err
+	}
+	e := remit.UsageEvent{
+		Object: "usage_event", EventID: in.EventID, CustomerID: in.CustomerID, MeterID: in.MeterID, Quantity: in.Quantity,
+		Timestamp: ts, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
+	}
+	out := e
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		inserted, err := tx.InsertUsageEvent(ctx, e) // not_found for an unknown customer
+		if err != nil {
+			return err
+		}
+		if !inserted {
+			first, err := tx.GetUsageEvent(ctx, m.ID, in.EventID)
+			if err != nil {
+				return err
+			}
+			first.Environment = m.Environment
+			if err := usageRepeatConflict(first, in); err != nil {
+				return err
+			}
+			out = first
+			return nil
+		}
+		total, next, ok, err := tx.AddUsage(ctx, m.ID, in.CustomerID, in.MeterID, in.Quantity, ts, now)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return remit.Invalid(remit.FieldError{Field: "quantity", Location: remit.InBody, Reason: "total_out_of_range",
+				Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
+		}
+		if next == nil || total < *next {
+			return nil // below every threshold still to cross: nothing to evaluate
+		}
+		return a.crossThresholds(ctx, tx, m, in.CustomerID, in.MeterID, total, now)
+	})
+	return out, err
+}
+
+// crossThresholds marks crossed every active threshold of the customer and meter that total
+// reaches and emits usage_threshold.crossed for each. The caller holds the running total's lock.
+func (a *App) crossThresholds(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, customerID, meterID string, total int64, now time.Time) error {
+	crossed, err := tx.CrossUsageThresholds(ctx, m.ID, customerID, meterID, total, now)
+	if err != nil {
+		return err
+	}
+	for _, t := range crossed {
+		t.Environment = m.Environment
+		if err := a.Emit(ctx, tx, scopeOf(m), now, "usage_threshold.crossed", t.ThresholdID, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// usageRepeatConflict compares a repeated eventId with the event first recorded under it: nil when
+// it is the same usage (a retry), else a conflict naming what differs.
+func usageRepeatConflict(first remit.UsageEvent, in UsageEventInput) error {
+	var diff []string
+	if in.CustomerID != first.CustomerID {
+		diff = append(diff, "customerId")
+	}
+	if in.MeterID != first.MeterID {
+		diff = append(diff, "meterId")
+	}
+	if in.Quantity != first.Quantity {
+		diff = append(diff, "quantity")
+	}
+	if in.Timestamp != nil && !micro(*in.Timestamp).Equal(first.Timestamp) {
+		diff = append(diff, "timestamp")
+	}
+	if len(diff) == 0 {
+		return nil
+	}
+	return remit.Errorf(remit.EConflict,
+		"A usage event with eventId '%s' was already recorded with a different %s. Recorded usage cannot change: retry with the original values, or send new usage under a new eventId.",
+		first.EventID, joinFields(diff)).
+		With("reason", "duplicate_id").With("field", "eventId").With("mismatchedFields", diff).
+		With("recorded", map[string]any{
+			"customerId": first.CustomerID, "meterId": first.MeterID, "quantity": first.Quantity,
+			"timestamp": first.Timestamp.Format(time.RFC3339Nano),
+		})
+}
+
+// joinFields lists fields in prose: "a", "a and b", "a, b and c".
+func joinFields(f []string) string {
+	if len(f) == 1 {
+		return f[0]
+	}
+	return strings.Join(f[:len(f)-1], ", ") + " and " + f[len(f)-1]
+}
+
+// CreateUsageThreshold adds an active threshold (thresholdId generated as thr_... when omitted) and
+// emits usage_threshold.created. When the customer's total for the meter already reaches it, it is
+// crossed at once, in the same transaction: crossedAt is the creation time and
+// usage_threshold.crossed follows usage_threshold.created.
+//
+// Errors: validation_failure (threshold below 1, metadata), not_found (the customer, details.field
+// "customerId"), conflict (thresholdId taken).
+func (a *App) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount, t remit.UsageThreshold) (remit.UsageThreshold, error) {
+	var probs remit.Problems
+	if t.Threshold < 1 {
+		probs.Body("threshold", "out_of_range", "threshold must be an integer of at least 1.")
+	}
+	remit.MetadataProblems(&probs, "metadata", t.Metadata)
+	if err := probs.Err(); err != nil {
+		return remit.UsageThreshold{}, err
+	}
+	if t.ThresholdID == "" {
+		t.ThresholdID = remit.NewID("thr")
+	}
+	now := micro(a.Now(m))
+	t.Object, t.Status, t.CrossedAt, t.ArchivedAt = "usage_threshold", remit.ThresholdActive, nil, nil
+	t.Environment, t.MerchantAccountID, t.CreatedAt = m.Environment, m.ID, now
+	t.Metadata = remit.CopyMetadata(t.Metadata)
+	out := t
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if _, err := tx.GetCustomer(ctx, m.ID, t.CustomerID, "customerId"); err != nil {
+			return err
+		}
+		// Lock the running total first: no usage event of this customer and meter can commit
+		// between reading it and the threshold becoming visible to the next event.
+		total, err := tx.LockUsageTotal(ctx, m.ID, t.CustomerID, t.MeterID, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.CreateUsageThreshold(ctx, t); err != nil {
+			return err
+		}
+		if err := a.Emit(ctx, tx, scopeOf(m), now, "usage_threshold.created", t.ThresholdID, t); err != nil {
+			return err
+		}
+		if total >= t.Threshold {
+			if err := a.crossThresholds(ctx, tx, m, t.CustomerID, t.MeterID, total, now); err != nil {
+				return err
+			}
+			out.CrossedAt = &now
+		}
+		return nil
+	})
+	return out, err
+}
+
+// GetUsageThreshold returns a threshold of the merchant account.
+//
+// Errors: not_found.
+func (a *App) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
+	t, err := a.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, false)
+	t.Environment = m.Environment
+	return t, err
+}
+
+// ArchiveUsageThreshold archives an active threshold, crossed or not, and emits
+// usage_threshold.archived. From then on no usage event evaluates it.
+//
+// Errors: not_found, conflict (not active: details.currentState).
+func (a *App) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
+	var out remit.UsageThreshold
+	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		t, err := tx.GetUsageThreshold(ctx, m.ID, thresholdID, true)
+		if err != nil {
+			return err
+		}
+		if t.Status != remit.ThresholdActive {
+			return remit.StateConflict("usage threshold", thresholdID, t.Status, "archived")
+		}
+		now := micro(a.Now(m))
+		if ok, err := tx.ArchiveUsageThreshold(ctx, m.ID, thresholdID, now); err != nil {
+			return err
+		} else if !ok {
+			return remit.StateConflict("usage threshold", thresholdID, remit.ThresholdArchived, "archived")
+		}
+		t.Status, t.ArchivedAt, t.Environment = remit.ThresholdArchived, &now, m.Environment
+		out = t
+		return a.Emit(ctx, tx, scopeOf(m), now, "usage_threshold.archived", t.ThresholdID, t)
+	})
+	return out, err
+}

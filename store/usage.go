@@ -1,0 +1,267 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// Usage metering. usage_events is the record; usage_totals (one row per merchant account, customer
+// and meter) and usage_hourly (one row per UTC hour) are derived from it in the transaction of each
+// event, so that evaluating thresholds reads one row and a period sum reads one row per hour.
+
+// hourMicros is the width of a usage_hourly bucket.
+const hourMicros = int64(time.Hour / time.Microsecond)
+
+// floorHour is the start of the UTC hour holding us (Unix microseconds, negative ones too).
+func floorHour(us int64) int64 {
+	h := us / hourMicros * hourMicros
+	if h > us {
+		h -= hourMicros
+	}
+	return h
+}
+
+// ceilHour is the first hour start at or after us.
+func ceilHour(us int64) int64 {
+	h := floorHour(us)
+	if h < us {
+		h += hourMicros
+	}
+	return h
+}
+
+// InsertUsageEvent records a usage event unless its eventId is already taken in the merchant
+// account; it reports whether it inserted. A concurrent insert of the same eventId waits for the
+// first one's transaction (PostgreSQL) and then reports false. A customer that does not exist in
+// the merchant account is not_found on field "customerId" (the foreign key checks it, which spares
+// the hot path a query).
+func (q Q) InsertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, error) {
+	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
+		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt))
+	if isForeignKeyViolation(err) {
+		return false, remit.NotFound("customer", e.CustomerID, "customerId")
+	}
+	return n == 1, wrapErr(err, "store.InsertUsageEvent")
+}
+
+// isForeignKeyViolation reports whether err is a foreign-key violation in either dialect.
+func isForeignKeyViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
+}
+
+// GetUsageEvent returns a merchant account's usage event, or not_found.
+func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string) (e remit.UsageEvent, err error) {
+	var ts, created int64
+	err = q.QueryRow(ctx, `SELECT id, customer_id, meter_id, quantity, ts, created_at FROM usage_events
+		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, eventID).
+		Scan(&e.EventID, &e.CustomerID, &e.MeterID, &e.Quantity, &ts, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, remit.NotFound("usage event", eventID, "")
+	}
+	if err != nil {
+		return e, wrapErr(err, "store.GetUsageEvent")
+	}
+	e.Object, e.MerchantAccountID = "usage_event", merchantAccountID
+	e.Timestamp, e.CreatedAt = remit.FromMicros(ts), remit.FromMicros(created)
+	return e, nil
+}
+
+// AddUsage adds quantity to the customer's running total for the meter and to the hourly sum of
+// the hour holding ts, and returns the new total and the total's next_threshold: a lower bound of
+// the smallest threshold still to cross, nil when there is none (a total below it crosses nothing).
+// The UPSERT takes the total's row lock (PostgreSQL) until the transaction ends, so concurrent
+// events of one customer and meter apply one after another, across processes, and each sees the
+// total its predecessors left. ok is false (and nothing changed) when the total would pass the
+// int64 range.
+func (q Q) AddUsage(ctx context.Context, merchantAccountID, customerID, meterID string, quantity int64, ts, at time.Time) (total int64, next *int64, ok bool, err error) {
+	var n sql.NullInt64
+	err = q.QueryRow(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at)
+		VALUES ($1, $2, $3, $4, 1, $5)
+		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE
+		SET total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at
+		WHERE usage_totals.total <= $6 - excluded.total
+		RETURNING total, next_threshold`,
+		merchantAccountID, customerID, meterID, quantity, remit.Micros(at), int64(math.MaxInt64)).Scan(&total, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, false, nil
+	}
+	if err != nil {
+		return 0, nil, false, wrapErr(err, "store.AddUsage")
+	}
+	_, err = q.exec(ctx, `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start) DO UPDATE
+		SET quantity = usage_hourly.quantity + excluded.quantity`,
+		merchantAccountID, customerID, meterID, floorHour(remit.Micros(ts)), quantity)
+	if err != nil {
+		return 0, nil, false, wrapErr(err, "store.AddUsage")
+	}
+	return total, intPtr(n), true, nil
+}
+
+// LockUsageTotal returns the customer's running total for the meter (0 before any usage), holding
+// the total's row lock (PostgreSQL) until the transaction ends: no usage event of this customer and
+// meter commits in between. The row is created when missing, so that there is a row to lock.
+func (q Q) LockUsageTotal(ctx context.Context, merchantAccountID, customerID, meterID string, at time.Time) (int64, error) {
+	if _, err := q.exec(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at)
+		VALUES ($1, $2, $3, 0, 0, $4) ON CONFLICT (merchant_account_id, customer_id, meter_id) DO NOTHING`,
+		merchantAccountID, customerID, meterID, remit.Micros(at)); err != nil {
+		return 0, wrapErr(err, "store.LockUsageTotal")
+	}
+	var total int64
+	err := q.QueryRow(ctx, `SELECT total FROM usage_totals WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3`+q.ForUpdate(),
+		merchantAccountID, customerID, meterID).Scan(&total)
+	return total, wrapErr(err, "store.LockUsageTotal")
+}
+
+// SumUsage is the customer's usage of the meter with a timestamp in [from, to) (Unix
+// microseconds): the hourly sums of every whole hour inside the range, plus the raw events of the
+// partial hours at its edges. Its cost grows with the number of hours in the range and the events
+// of at most two edge hours, not with the events of the whole range or of the customer's history.
+func (q Q) SumUsage(ctx context.Context, merchantAccountID, customerID, meterID string, from, to int64) (int64, error) {
+	if to <= from {
+		return 0, nil
+	}
+	var sum int64
+	var err error
+	firstHour, lastHour := ceilHour(from), floorHour(to)
+	if firstHour >= lastHour {
+		// No whole hour inside: the range lies within one or two partial hours.
+		err = q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
+			WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $4 AND ts < $5`,
+			merchantAccountID, customerID, meterID, from, to).Scan(&sum)
+	} else {
+		err = q.QueryRow(ctx, `SELECT
+			(SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
+			  WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $4 AND ts < $5)
+			+ (SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_hourly
+			  WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND hour_start >= $5 AND hour_start < $6)
+			+ (SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
+			  WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $6 AND ts < $7)`,
+			merchantAccountID, customerID, meterID, from, firstHour, lastHour, to).Scan(&sum)
+	}
+	return sum, wrapErr(err, "store.SumUsage")
+}
+
+// SumUsageEvents is the plain sum of the raw events with a timestamp in [from, to), read through
+// the (merchant, customer, meter, ts) index. SumUsage gives the same figure; this one exists to
+// check and to measure it.
+func (q Q) SumUsageEvents(ctx context.Context, merchantAccountID, customerID, meterID string, from, to int64) (int64, error) {
+	var sum int64
+	err := q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $4 AND ts < $5`,
+		merchantAccountID, customerID, meterID, from, to).Scan(&sum)
+	return sum, wrapErr(err, "store.SumUsageEvents")
+}
+
+// --- thresholds ---
+
+const thresholdColumns = `id, customer_id, meter_id, threshold, status, crossed_at, archived_at, metadata, created_at`
+
+func scanThreshold(row interface{ Scan(...any) error }, merchantAccountID string) (t remit.UsageThreshold, err error) {
+	var crossed, archived sql.NullInt64
+	var md string
+	var created int64
+	if err = row.Scan(&t.ThresholdID, &t.CustomerID, &t.MeterID, &t.Threshold, &t.Status, &crossed, &archived, &md, &created); err != nil {
+		return t, err
+	}
+	t.Object, t.MerchantAccountID = "usage_threshold", merchantAccountID
+	t.CrossedAt, t.ArchivedAt = timePtr(crossed), timePtr(archived)
+	t.Metadata, t.CreatedAt = metadataOf(md), remit.FromMicros(created)
+	return t, nil
+}
+
+// CreateUsageThreshold inserts a threshold and, when it is still to cross, lowers the running
+// total's next_threshold to it. Call it holding the total's lock (LockUsageTotal). A thresholdId
+// already used in the merchant account is a conflict.
+func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) error {
+	_, err := q.exec(ctx, `INSERT INTO usage_thresholds (merchant_account_id, id, customer_id, meter_id, threshold, status,
+		crossed_at, archived_at, metadata, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+		t.MerchantAccountID, t.ThresholdID, t.CustomerID, t.MeterID, t.Threshold, t.Status, optMicros(t.CrossedAt),
+		optMicros(t.ArchivedAt), metadataText(t.Metadata), remit.Micros(t.CreatedAt))
+	if IsUniqueViolation(err) {
+		return remit.Duplicate("usage threshold", "thresholdId", t.ThresholdID)
+	}
+	if err != nil || t.Status != remit.ThresholdActive || t.CrossedAt != nil {
+		return wrapErr(err, "store.CreateUsageThreshold")
+	}
+	_, err = q.exec(ctx, `UPDATE usage_totals SET next_threshold = $4
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND (next_threshold IS NULL OR next_threshold > $4)`,
+		t.MerchantAccountID, t.CustomerID, t.MeterID, t.Threshold)
+	return wrapErr(err, "store.CreateUsageThreshold")
+}
+
+// GetUsageThreshold returns a merchant account's threshold, or not_found. With lock it takes the
+// row lock (PostgreSQL).
+func (q Q) GetUsageThreshold(ctx context.Context, merchantAccountID, thresholdID string, lock bool) (remit.UsageThreshold, error) {
+	query := `SELECT ` + thresholdColumns + ` FROM usage_thresholds WHERE merchant_account_id = $1 AND id = $2`
+	if lock {
+		query += q.ForUpdate()
+	}
+	t, err := scanThreshold(q.QueryRow(ctx, query, merchantAccountID, thresholdID), merchantAccountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return t, remit.NotFound("usage threshold", thresholdID, "")
+	}
+	return t, wrapErr(err, "store.GetUsageThreshold")
+}
+
+// ArchiveUsageThreshold moves an active threshold to archived and reports whether it did (false:
+// it was not active).
+func (q Q) ArchiveUsageThreshold(ctx context.Context, merchantAccountID, thresholdID string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE usage_thresholds SET status = 'archived', archived_at = $3, updated_at = $3
+		WHERE merchant_account_id = $1 AND id = $2 AND status = 'active'`, merchantAccountID, thresholdID, remit.Micros(at))
+	return n == 1, wrapErr(err, "store.ArchiveUsageThreshold")
+}
+
+// CrossUsageThresholds marks crossed, at `at`, every active threshold of the customer and meter
+// not crossed yet whose threshold the total reaches, and returns them (lowest first); then it
+// recomputes the running total's next_threshold. The one UPDATE decides: a threshold is marked
+// once, whatever runs concurrently, and an archived one never. Call it holding the total's lock.
+func (q Q) CrossUsageThresholds(ctx context.Context, merchantAccountID, customerID, meterID string, total int64, at time.Time) ([]remit.UsageThreshold, error) {
+	rows, err := q.Query(ctx, `UPDATE usage_thresholds SET crossed_at = $5, updated_at = $5
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND status = 'active' AND crossed_at IS NULL
+		  AND threshold <= $4
+		RETURNING `+thresholdColumns, merchantAccountID, customerID, meterID, total, remit.Micros(at))
+	if err != nil {
+		return nil, wrapErr(err, "store.CrossUsageThresholds")
+	}
+	defer rows.Close()
+	var out []remit.UsageThreshold
+	for rows.Next() {
+		t, err := scanThreshold(rows, merchantAccountID)
+		if err != nil {
+			return nil, wrapErr(err, "store.CrossUsageThresholds")
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(err, "store.CrossUsageThresholds")
+	}
+	rows.Close()
+	if _, err := q.exec(ctx, `UPDATE usage_totals SET next_threshold = (SELECT MIN(threshold) FROM usage_thresholds t
+			WHERE t.merchant_account_id = $1 AND t.customer_id = $2 AND t.meter_id = $3 AND t.status = 'active' AND t.crossed_at IS NULL)
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3`, merchantAccountID, customerID, meterID); err != nil {
+		return nil, wrapErr(err, "store.CrossUsageThresholds")
+	}
+	// RETURNING has no order of its own: lowest threshold first, then ID, so that events follow
+	// the order in which the total passed them.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Threshold != out[j].Threshold {
+			return out[i].Threshold < out[j].Threshold
+		}
+		return out[i].ThresholdID < out[j].ThresholdID
+	})
+	return out, nil
+}
