@@ -42,7 +42,7 @@ func TestMessageProblem(t *testing.T) {
 	for msg, bad := range map[string]bool{
 		"": true, "Invalid request.": true, "The request is invalid.": true, "bad request": true, "Error": true,
 		"validation failed": true, "customerId is invalid.": true, "The query parameter 'limit' is invalid.": true,
-		"unitAmount is required for priceType fixed_recurring.":        false,
+		"unitAmount is required for priceType fixed_recurring.":       false,
 		"The request has 2 invalid fields; see error.details.fields.": false,
 		"No such invoice: 'inv_1'.":                                   false,
 	} {
