@@ -70,15 +70,16 @@ var ErrorsGuide = []ErrorGuide{
 
 var errorsGuideTmpl = template.Must(template.New("errors").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Remit errors guide</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#222}
+<meta name="viewport" content="width=device-width, initial-scale=1">` + docsFavicon + `
+<style>body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#222}main{max-width:50rem;margin:1.5rem auto;padding:0 1rem}
 code{background:#f3f3f3;padding:0 .25rem}section{border-top:1px solid #ddd;padding:.5rem 0}h2{font-size:1.2rem}
-body>.remit-nav{margin:-2rem -1rem 1rem}` + docsNavStyle + `</style></head>
-<body>` + docsNav + `<h1>Errors</h1>
+` + docsNavStyle + `</style></head>
+<body>` + docsNav + `<main><h1>Errors</h1>
 <p>Every error answers <code>{"error": {"code", "message", "requestId", "docsUrl", "details"}}</code>. The status and the code always pair as below. Every response carries a <code>Request-Id</code> header equal to the requestId.</p>
 {{range .}}<section id="{{.Code}}"><h2><code>{{.Code}}</code> — HTTP {{.Status}}</h2><p>{{.Meaning}}</p><p><strong>What to do:</strong> {{.Fix}}</p></section>
-{{end}}</body></html>`))
+{{end}}</main></body></html>`))
 
 func (s *Server) errorsGuide(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	setDocsHeaders(w, "text/html; charset=utf-8")
 	_ = errorsGuideTmpl.Execute(w, ErrorsGuide)
 }
