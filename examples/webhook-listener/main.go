@@ -20,13 +20,13 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -147,14 +147,21 @@ func register(remitURL, key, merchant, url string) string {
 	return deref(ep.Secret)
 }
 
-// summary names the object an event carries: its type, ID and status when it has them.
+// summary names the object an event carries: its type, its own ID and its status.
 func summary(obj map[string]any) string {
-	s := fmt.Sprint(obj["object"])
-	for _, k := range []string{"invoiceId", "receiptId", "creditNoteId", "customerId", "priceId", "billingAccountId", "sessionId", "quoteId", "subscriptionId", "entryId", "endpointId", "merchantAccountId"} {
-		if v, ok := obj[k].(string); ok {
-			s += " " + v
-			break
+	typ, _ := obj["object"].(string)
+	s := typ
+	idField := map[string]string{"payment_method_setup_session": "sessionId", "payment_receipt": "receiptId",
+		"webhook_endpoint": "endpointId", "balance_entry": "entryId", "test_clock": "merchantAccountId"}[typ]
+	if idField == "" {
+		parts := strings.Split(typ, "_")
+		for i := 1; i < len(parts); i++ {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
 		}
+		idField = strings.Join(parts, "") + "Id"
+	}
+	if id, ok := obj[idField].(string); ok {
+		s += " " + id
 	}
 	if st, ok := obj["status"].(string); ok {
 		s += " (" + st + ")"
