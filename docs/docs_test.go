@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/remit-billing/remit/docs"
@@ -36,5 +39,31 @@ func TestRedocIsThePinnedRelease(t *testing.T) {
 	}
 	if pkg.Config["redocVersion"] != docs.RedocVersion {
 		t.Fatalf("test/browser/package.json config.redocVersion is %q, want %q", pkg.Config["redocVersion"], docs.RedocVersion)
+	}
+}
+
+// The README is a newcomer's way in: it keeps the two-command quick start, links every page of
+// docs/, and links nothing that does not exist.
+func TestREADMELinksEveryDoc(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	for _, cmd := range []string{"go run ./cmd/remit serve", "go test ./..."} {
+		if !strings.Contains(text, "\n"+cmd+" ") {
+			t.Errorf("README.md lost the quick-start command %q", cmd)
+		}
+	}
+	pages, _ := filepath.Glob("*.md")
+	for _, p := range pages {
+		if !strings.Contains(text, "](docs/"+p+")") {
+			t.Errorf("README.md does not link docs/%s", p)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllStringSubmatch(text, -1) {
+		if _, err := os.Stat(filepath.Join("..", m[1])); err != nil {
+			t.Errorf("README.md links %s, which does not exist", m[1])
+		}
 	}
 }
