@@ -146,7 +146,7 @@ func (p *Problems) Err() error {
 
 // Invalid returns a validation_failure error listing fields.
 func Invalid(fields ...FieldError) *Error {
-	msg := "The request is invalid."
+	msg := "The request does not match the API contract; compare it with the operation in /openapi.yaml."
 	if len(fields) == 1 {
 		if fields[0].Message != "" {
 			msg = fields[0].Message

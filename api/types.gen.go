@@ -1313,6 +1313,8 @@ type Address struct {
 }
 
 // BalanceEntry A prepaid balance ledger entry (append-only).
+//
+// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 type BalanceEntry struct {
 	// Amount Signed amount: positive adds to the balance, negative takes from it. Minor units.
 	Amount *int64 `json:"amount,omitempty"`
@@ -1454,6 +1456,8 @@ type BalanceTargets struct {
 type BalanceTargetsLineTypes string
 
 // BillingAccount A billing account.
+//
+// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 type BillingAccount struct {
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
@@ -1534,6 +1538,8 @@ type CardVolumeDistribution struct {
 }
 
 // Claim Result of claiming a provisioned organization. The API key is shown once.
+//
+// Example: {"apiKey":"rk_01jyq3w7e2m9xk4c5r8t1v6bza.627b8cb611e3ffaf1dd831af2b70dd7100ea6ab8966b7e41d3124de03cb447c9","claimedAt":"2025-06-01T12:00:00.30115Z","createdAt":"2025-06-01T12:00:00.298895Z","environment":"sandbox","merchantAccountId":"ma_01jy8ze33fx64ae0jbvhngpfes","object":"organization_claim","organizationId":"org_01jysakm4e375bc5ksmn7nqmrp"}
 type Claim struct {
 	// ApiKey A new API key for the organization; shown once.
 	ApiKey *string `json:"apiKey,omitempty"`
@@ -1574,6 +1580,8 @@ type ClockAdvanceRequest struct {
 }
 
 // Coupon A coupon.
+//
+// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 type Coupon struct {
 	// AmountOff Fixed discount. Minor units.
 	AmountOff *int64 `json:"amountOff,omitempty"`
@@ -1632,6 +1640,8 @@ type CouponCreateRequest struct {
 }
 
 // CreditNote A credit note.
+//
+// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
 type CreditNote struct {
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -1772,6 +1782,8 @@ type CreditNoteLine struct {
 type CreditNoteReason string
 
 // Customer A customer.
+//
+// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
 type Customer struct {
 	// Address The customer's address, or null.
 	Address *Address `json:"address,omitempty"`
@@ -1831,6 +1843,8 @@ type CustomerAddress struct {
 }
 
 // CustomerBalance A customer's prepaid balance ledger.
+//
+// Example: {"balances":[{"available":4000,"currency":"USD","pending":0}],"customerId":"cus_acme","entries":[{"amount":-1000,"createdAt":"2025-06-01T12:00:00.170168Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Partial clawback","effectiveAt":"2025-06-01T12:00:00.170168Z","entryId":"ble_01jy6t82nsp3jjc8s1ebvc19qq","environment":"sandbox","expiresAt":null,"invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":null,"sourceEntryId":"promo-2025-01","targets":null,"type":"expiry"},{"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":4000,"sourceEntryId":null,"targets":null,"type":"grant"}],"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_balance"}
 type CustomerBalance struct {
 	// Balances One entry per currency.
 	Balances *[]struct {
@@ -1897,7 +1911,7 @@ type EmptyRequest = map[string]interface{}
 
 // ErrorEnvelope Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type ErrorEnvelope struct {
 	Error struct {
 		// Code Machine-readable error code; pairs with the HTTP status as tabled in the API description.
@@ -1921,6 +1935,8 @@ type ErrorEnvelope struct {
 type ErrorEnvelopeErrorCode string
 
 // Event An event, written in the same transaction as the change it records.
+//
+// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","type":"customer.created"}
 type Event struct {
 	// CreatedAt When the event happened. RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -1956,6 +1972,8 @@ type EventResendRequest struct {
 }
 
 // Invoice An invoice.
+//
+// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 type Invoice struct {
 	// AmountDue Due after prepaid balance. Minor units.
 	AmountDue *int64 `json:"amountDue,omitempty"`
@@ -2200,6 +2218,8 @@ type List struct {
 }
 
 // MerchantAccount A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
+//
+// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 type MerchantAccount struct {
 	// AchMaxTransactionAmount Largest single ACH transaction expected. Minor units.
 	AchMaxTransactionAmount *int64 `json:"achMaxTransactionAmount,omitempty"`
@@ -2825,6 +2845,8 @@ type PaymentMethodSetupRequest struct {
 type PaymentMethodSetupRequestMethodType string
 
 // PaymentMethodSetupSession A hosted payment method setup session.
+//
+// Example: {"billingAccountId":"ba_acme_usd","completedAt":null,"createdAt":"2025-06-01T12:00:00.176573Z","customerId":"cus_acme","environment":"sandbox","expiresAt":"2025-06-01T13:00:00.176573Z","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","methodType":"card","object":"payment_method_setup_session","paymentMethod":null,"paymentMethodId":null,"sessionId":"pmss_01jyt2jhbxq1qz2gscdpwzxn7q","setAsDefault":true,"status":"open","token":"hpt_fb6d192cf5bd85d9eb7b217dfe189e4a413e323f0a17a7f23f9db819d92cb4d3","url":"http://127.0.0.1:8080/customer-portal/setup-sessions/pmss_01jyt2jhbxq1qz2gscdpwzxn7q/complete?token=hpt_fb6d192cf5bd85d9eb7b217dfe189e4a413e323f0a17a7f23f9db819d92cb4d3"}
 type PaymentMethodSetupSession struct {
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
@@ -2888,6 +2910,8 @@ type PaymentMethodSummary struct {
 }
 
 // PaymentReceipt A receipt for one successful payment.
+//
+// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded"}
 type PaymentReceipt struct {
 	// Amount Amount paid. Minor units.
 	Amount *int64 `json:"amount,omitempty"`
@@ -2957,6 +2981,8 @@ type PaymentReceipt struct {
 }
 
 // PayoutProfile How and when the merchant is paid out. Never shows the full account number.
+//
+// Example: {"bankAccount":{"accountType":"checking","bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"createdAt":"2025-06-01T12:00:00.270919Z","currency":"USD","delayDays":2,"environment":"sandbox","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","object":"payout_profile","payoutsEnabled":true,"schedule":"daily","status":"approved"}
 type PayoutProfile struct {
 	// BankAccount Settlement bank account, masked; null when none is on file.
 	BankAccount *struct {
@@ -3002,6 +3028,8 @@ type PayoutProfile struct {
 }
 
 // Price A catalog price.
+//
+// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
 type Price struct {
 	// BillingInterval day, week, month or year.
 	BillingInterval *string `json:"billingInterval,omitempty"`
@@ -3090,6 +3118,8 @@ type PriceCreateRequestBillingInterval string
 type PriceCreateRequestPriceType string
 
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
+//
+// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 type Quote struct {
 	// AcceptedAt When the quote was accepted (merchant clock). RFC 3339, UTC.
 	AcceptedAt *time.Time `json:"acceptedAt,omitempty"`
@@ -3276,6 +3306,8 @@ type QuoteVersion struct {
 }
 
 // Settlement A settlement: the merchant's successful payments and refunds for one currency and UTC day.
+//
+// Example: {"closedAt":"2025-06-02T00:00:00Z","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","environment":"sandbox","feeAmount":513,"grossAmount":16640,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","netAmount":16127,"object":"settlement","paidAt":"2025-06-04T00:00:00Z","paymentCount":1,"payoutId":"po_01jy70rs6fsab0ktfreek8xf5m","periodEnd":"2025-06-02T00:00:00Z","periodStart":"2025-06-01T00:00:00Z","refundAmount":0,"refundCount":0,"settlementId":"stl_01jyw7m165tyc6n3gfehqsmdbs","status":"paid"}
 type Settlement struct {
 	// ClosedAt When the settlement closed. RFC 3339, UTC.
 	ClosedAt *time.Time `json:"closedAt,omitempty"`
@@ -3336,6 +3368,8 @@ type Settlement struct {
 }
 
 // Subscription A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+//
+// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pendingCouponIds":null,"pendingItems":null,"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","updatedAt":"2025-06-01T12:00:00.183967Z"}
 type Subscription struct {
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
@@ -3435,6 +3469,8 @@ type SuccessEnvelope struct {
 }
 
 // TaxTransaction A tax transaction.
+//
+// Example: {"committedAt":"2025-06-01T12:00:00.19309Z","createdAt":"2025-06-01T12:00:00.188333Z","currency":"USD","customerId":"cus_acme","environment":"sandbox","lines":[{"jurisdiction":"US-NY","lineId":"il_01jyw7bpeajd39t0fbg92ayjaw","rate":0.04,"ratePpm":40000,"taxAmount":640,"taxableAmount":16000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"tax_transaction","sourceDocumentId":"inv_01jytsq0zvgr1appf5r715r83w","status":"committed","taxExempt":false,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","totalTax":640,"type":"sale","updatedAt":"2025-06-01T12:00:00.19309Z"}
 type TaxTransaction struct {
 	// CommittedAt When committed. RFC 3339, UTC.
 	CommittedAt *time.Time `json:"committedAt,omitempty"`
@@ -3492,6 +3528,8 @@ type TaxTransactionLine struct {
 }
 
 // TestClock The sandbox merchant account's clock.
+//
+// Example: {"createdAt":"2025-06-01T12:00:00.131582Z","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","now":"2025-06-01T12:00:00.245719Z","object":"test_clock"}
 type TestClock struct {
 	// MerchantAccountId Merchant account ID.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
@@ -3504,6 +3542,8 @@ type TestClock struct {
 }
 
 // UsageEvent A usage event.
+//
+// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
 type UsageEvent struct {
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -3554,6 +3594,8 @@ type UsageEventCreateRequest struct {
 }
 
 // UsageThreshold A usage threshold.
+//
+// Example: {"archivedAt":null,"createdAt":"2025-06-01T12:00:00.159467Z","crossedAt":null,"customerId":"cus_acme","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":"api_calls","object":"usage_threshold","status":"active","threshold":10000,"thresholdId":"acme-api-10k"}
 type UsageThreshold struct {
 	// ArchivedAt When archived. RFC 3339, UTC.
 	ArchivedAt *time.Time `json:"archivedAt,omitempty"`
@@ -3650,6 +3692,8 @@ type WebhookAttempt struct {
 }
 
 // WebhookDelivery A delivery of an event to an endpoint. Its times are real time, not the merchant clock (receivers check webhook-timestamp against their own clock).
+//
+// Example: {"attemptHistory":[{"attempt":1,"attemptedAt":"2025-06-01T12:00:00.262448Z","durationMs":38,"error":null,"responseStatus":200,"webhookTimestamp":1748779200}],"attempts":1,"createdAt":"2025-06-01T12:00:00.262448Z","deliveryId":"wd_01jydx53094vnmwyfqmbebzgyr","endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","lastAttemptAt":"2025-06-01T12:00:00.262448Z","lastError":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","nextAttemptAt":null,"object":"webhook_delivery","responseStatus":200,"status":"succeeded","trigger":"event"}
 type WebhookDelivery struct {
 	// AttemptHistory Every attempt, oldest first.
 	AttemptHistory *[]WebhookAttempt `json:"attemptHistory,omitempty"`
@@ -3698,6 +3742,8 @@ type WebhookDelivery struct {
 }
 
 // WebhookEndpoint A webhook endpoint.
+//
+// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
 type WebhookEndpoint struct {
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -3826,62 +3872,62 @@ type ThresholdIdPath = string
 
 // BadRequest Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type BadRequest = ErrorEnvelope
 
 // Conflict Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type Conflict = ErrorEnvelope
 
 // DefaultError Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type DefaultError = ErrorEnvelope
 
 // Forbidden Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type Forbidden = ErrorEnvelope
 
 // InternalError Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type InternalError = ErrorEnvelope
 
 // MethodNotAllowed Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type MethodNotAllowed = ErrorEnvelope
 
 // NotFound Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type NotFound = ErrorEnvelope
 
 // NotImplemented Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type NotImplemented = ErrorEnvelope
 
 // PayloadTooLarge Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type PayloadTooLarge = ErrorEnvelope
 
 // RateLimited Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type RateLimited = ErrorEnvelope
 
 // Unauthorized Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type Unauthorized = ErrorEnvelope
 
 // ValidationFailed Every error response uses this envelope.
 //
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","reason":"minimum"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"The request is invalid.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type ValidationFailed = ErrorEnvelope
 
 // CustomerPortalPutParams defines parameters for CustomerPortalPut.

@@ -118,7 +118,7 @@ func validationError(err error, more ...remit.FieldError) error {
 				}
 				schemaFields(inner, &fields)
 			default:
-				fields = append(fields, remit.FieldError{Field: "request", Location: remit.InBody, Reason: "invalid", Message: "The request does not match the API contract."})
+				fields = append(fields, remit.FieldError{Field: "request", Location: remit.InBody, Reason: "invalid", Message: "The request does not match the API contract; compare it with the operation in /openapi.yaml or /docs."})
 			}
 			return
 		}
@@ -139,12 +139,12 @@ func paramField(loc, name string, re *openapi3filter.RequestError) remit.FieldEr
 	case errors.Is(re.Err, openapi3filter.ErrInvalidRequired) || strings.Contains(re.Reason, "required"):
 		f.Reason, f.Message = "required", fmt.Sprintf("The %s parameter '%s' is required.", loc, name)
 	case errors.As(re.Err, &pe):
-		f.Reason, f.Message = "invalid_type", fmt.Sprintf("The %s parameter '%s' has the wrong type.", loc, name)
+		f.Reason, f.Message = "invalid_type", fmt.Sprintf("The %s parameter '%s' %s.", loc, name, typeRequirement(re.Parameter.Schema))
 	case errors.As(re.Err, &se):
 		f.Reason = reasonOf(se)
-		f.Message = fmt.Sprintf("The %s parameter '%s' is invalid: %s.", loc, name, safeReason(se))
+		f.Message = fmt.Sprintf("The %s parameter '%s' %s.", loc, name, requirement(se))
 	default:
-		f.Reason, f.Message = "invalid", fmt.Sprintf("The %s parameter '%s' is invalid.", loc, name)
+		f.Reason, f.Message = "invalid", fmt.Sprintf("The %s parameter '%s' does not match the API contract; see its definition in /openapi.yaml or /docs.", loc, name)
 	}
 	return f
 }
@@ -158,7 +158,7 @@ func schemaFields(err error, out *[]remit.FieldError) {
 	}
 	se, ok := err.(*openapi3.SchemaError)
 	if !ok {
-		*out = append(*out, remit.FieldError{Field: "body", Location: remit.InBody, Reason: "invalid", Message: "The body does not match the API contract."})
+		*out = append(*out, remit.FieldError{Field: "body", Location: remit.InBody, Reason: "invalid", Message: "The body does not match the API contract; compare it with the operation's request schema in /openapi.yaml or /docs."})
 		return
 	}
 	// oneOf/anyOf/allOf wrap their branches' errors: report those.
@@ -240,12 +240,118 @@ func safeReason(se *openapi3.SchemaError) string {
 func fieldMessage(field string, se *openapi3.SchemaError) string {
 	switch reasonOf(se) {
 	case "required":
-		return fmt.Sprintf("%s is required.", field)
+		return fmt.Sprintf("%s is required: add it to the request body.", field)
 	case "unknown_field":
 		return fmt.Sprintf("%s is not a field of this request; remove it (free-form keys belong in metadata).", field)
 	}
-	return fmt.Sprintf("%s is invalid: %s.", field, safeReason(se))
+	return fmt.Sprintf("%s %s.", field, requirement(se))
 }
+
+// requirement says, from the schema keyword that failed, what the value must be ("must be one
+// of a, b", "must be at most 100"). It reads only the schema, never the value sent.
+func requirement(se *openapi3.SchemaError) string {
+	sc := se.Schema
+	if sc == nil {
+		return "is invalid: " + safeReason(se)
+	}
+	switch se.SchemaField {
+	case "enum":
+		vals := make([]string, 0, len(sc.Enum))
+		for _, v := range sc.Enum {
+			vals = append(vals, fmt.Sprint(v))
+		}
+		return "must be one of " + strings.Join(vals, ", ")
+	case "type":
+		return typeRequirement(&openapi3.SchemaRef{Value: sc})
+	case "nullable":
+		return "may not be null; leave the field out instead"
+	case "minimum", "exclusiveMinimum":
+		if sc.Min != nil {
+			if sc.ExclusiveMin.IsTrue() {
+				return "must be greater than " + number(*sc.Min)
+			}
+			return "must be at least " + number(*sc.Min)
+		}
+	case "maximum", "exclusiveMaximum":
+		if sc.Max != nil {
+			if sc.ExclusiveMax.IsTrue() {
+				return "must be less than " + number(*sc.Max)
+			}
+			return "must be at most " + number(*sc.Max)
+		}
+	case "minLength":
+		if sc.MinLength == 1 {
+			return "must not be empty"
+		}
+		return fmt.Sprintf("must be at least %d characters long", sc.MinLength)
+	case "maxLength":
+		if sc.MaxLength != nil {
+			return fmt.Sprintf("must be at most %d characters long", *sc.MaxLength)
+		}
+	case "minItems":
+		if sc.MinItems == 1 {
+			return "needs at least one item"
+		}
+		return fmt.Sprintf("needs at least %d items", sc.MinItems)
+	case "maxItems":
+		if sc.MaxItems != nil {
+			return fmt.Sprintf("may have at most %d items", *sc.MaxItems)
+		}
+	case "uniqueItems":
+		return "must not list the same item twice"
+	case "maxProperties":
+		if sc.MaxProps != nil {
+			return fmt.Sprintf("may have at most %d keys", *sc.MaxProps)
+		}
+	case "pattern":
+		if d, ok := patternMeaning[sc.Pattern]; ok {
+			return d
+		}
+		return "must match the pattern " + sc.Pattern
+	case "format":
+		switch sc.Format {
+		case "date-time":
+			return "must be an RFC 3339 date-time such as 2025-01-31T12:00:00Z"
+		case "date":
+			return "must be a date such as 2025-01-31"
+		}
+		return "must be in " + sc.Format + " format"
+	}
+	return "is invalid: " + safeReason(se)
+}
+
+// patternMeaning describes the contract's patterns in words.
+var patternMeaning = map[string]string{
+	`^[A-Za-z0-9_.:-]+$`: "must be 1 to 255 characters of letters, digits and _ . : -",
+	`^[A-Z]{2}$`:         "must be an ISO 3166-1 alpha-2 country code in upper case, such as US",
+	`^[A-Z]{3}$`:         "must be an ISO 4217 currency code in upper case, such as USD",
+	`^[0-9]{4}$`:         "must be four digits, such as 5814",
+}
+
+// typeRequirement says which JSON type the schema takes.
+func typeRequirement(s *openapi3.SchemaRef) string {
+	if s == nil || s.Value == nil || s.Value.Type == nil {
+		return "has the wrong type"
+	}
+	t := s.Value.Type
+	switch {
+	case t.Is("integer"):
+		return "must be an integer"
+	case t.Is("number"):
+		return "must be a number"
+	case t.Is("string"):
+		return "must be a string"
+	case t.Is("boolean"):
+		return "must be true or false"
+	case t.Is("array"):
+		return "must be an array"
+	case t.Is("object"):
+		return "must be an object"
+	}
+	return "has the wrong type"
+}
+
+func number(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func dedupe(fields []remit.FieldError) []remit.FieldError {
 	seen := map[string]bool{}

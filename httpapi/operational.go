@@ -11,7 +11,7 @@ import (
 )
 
 // mountOperational adds the routes outside the contract: health, readiness, metrics, the contract
-// itself, the errors guide, optional pprof, and the JSON 404 for everything else.
+// itself, the documentation (the API reference, the errors guide, the event catalog), optional pprof, and the JSON 404 for everything else.
 func (s *Server) mountOperational() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
@@ -30,6 +30,7 @@ func (s *Server) mountOperational() {
 		_, _ = w.Write(api.Document)
 	})
 	s.mux.HandleFunc("GET /docs/errors", s.errorsGuide)
+	s.mountDocs()
 	if s.cfg.EnablePprof {
 		s.mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 		s.mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
@@ -69,14 +70,16 @@ var ErrorsGuide = []ErrorGuide{
 
 var errorsGuideTmpl = template.Must(template.New("errors").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Remit errors guide</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:50rem;margin:2rem auto;padding:0 1rem;color:#222}
-code{background:#f3f3f3;padding:0 .25rem}section{border-top:1px solid #ddd;padding:.5rem 0}h2{font-size:1.2rem}</style></head>
-<body><h1>Errors</h1>
+<meta name="viewport" content="width=device-width, initial-scale=1">` + docsFavicon + `
+<style>body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#222}main{max-width:50rem;margin:1.5rem auto;padding:0 1rem}
+code{background:#f3f3f3;padding:0 .25rem}section{border-top:1px solid #ddd;padding:.5rem 0}h2{font-size:1.2rem}
+` + docsNavStyle + `</style></head>
+<body>` + docsNav + `<main><h1>Errors</h1>
 <p>Every error answers <code>{"error": {"code", "message", "requestId", "docsUrl", "details"}}</code>. The status and the code always pair as below. Every response carries a <code>Request-Id</code> header equal to the requestId.</p>
 {{range .}}<section id="{{.Code}}"><h2><code>{{.Code}}</code> — HTTP {{.Status}}</h2><p>{{.Meaning}}</p><p><strong>What to do:</strong> {{.Fix}}</p></section>
-{{end}}</body></html>`))
+{{end}}</main></body></html>`))
 
 func (s *Server) errorsGuide(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	setDocsHeaders(w, "text/html; charset=utf-8")
 	_ = errorsGuideTmpl.Execute(w, ErrorsGuide)
 }

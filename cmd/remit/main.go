@@ -186,15 +186,19 @@ func serve(ctx context.Context, cfg wire.Config, stderr io.Writer) error {
 	log := cfg.Logger(stderr)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// Listen first: with port 0 (--addr 127.0.0.1:0) the system picks a free port, which then
+	// makes the default public URL and is logged in the "serving" line.
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg.Addr = ln.Addr().String()
 	r, err := wire.Open(ctx, cfg, log, nil)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	ln, err := net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return err
-	}
 	return r.Serve(ctx, ln)
 }
 

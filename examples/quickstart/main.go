@@ -1,0 +1,223 @@
+// Command quickstart is Remit's walk-through in Go, through the generated client (package client):
+// a price, a customer, a billing account with a test card, a quote accepted into an invoice that
+// is finalized and paid at once, its receipt, a credit note refunding part of it, and the events
+// that followed. It needs nothing but Go (examples/quickstart.sh does the same with curl and jq).
+//
+//	go run ./cmd/remit serve                                   # terminal 1
+//	go run ./cmd/remit bootstrap --organization Acme --json > acme.json
+//	go run ./examples/quickstart -bootstrap acme.json          # terminal 2
+//
+// Any unexpected answer stops it with the API's error (code, message, request ID) and exit 1.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/remit-billing/remit/client"
+)
+
+func main() {
+	remitURL := flag.String("remit", envOr("REMIT_URL", "http://127.0.0.1:8080"), "Remit's base URL (REMIT_URL)")
+	bootstrap := flag.String("bootstrap", "", "file with the output of `remit bootstrap --json`")
+	key := flag.String("key", os.Getenv("REMIT_API_KEY"), "API key (REMIT_API_KEY), instead of -bootstrap")
+	merchant := flag.String("merchant", os.Getenv("REMIT_MERCHANT_ACCOUNT_ID"), "sandbox merchant account (REMIT_MERCHANT_ACCOUNT_ID), instead of -bootstrap")
+	flag.Parse()
+	if *bootstrap != "" {
+		var b struct {
+			APIKey           string            `json:"apiKey"`
+			MerchantAccounts map[string]string `json:"merchantAccounts"`
+		}
+		raw, err := os.ReadFile(*bootstrap)
+		if err == nil {
+			err = json.Unmarshal(raw, &b)
+		}
+		if err != nil || b.APIKey == "" {
+			fail(fmt.Errorf("-bootstrap %s: want the JSON printed by `remit bootstrap --json` (%v)", *bootstrap, err))
+		}
+		*key, *merchant = b.APIKey, b.MerchantAccounts["sandbox"]
+	}
+	if *key == "" || *merchant == "" {
+		fail(errors.New("give -bootstrap acme.json (from `go run ./cmd/remit bootstrap --organization Acme --json > acme.json`), or -key and -merchant"))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := run(ctx, *remitURL, *key, *merchant); err != nil {
+		fail(err)
+	}
+}
+
+func run(ctx context.Context, remitURL, key, merchant string) error {
+	// Every call authenticates with the key and acts in the sandbox merchant account; every
+	// write gets an Idempotency-Key of its own; errors come back as *client.Error.
+	c, err := client.New(remitURL, client.WithAPIKey(key), client.WithScope(client.Sandbox, merchant))
+	if err != nil {
+		return err
+	}
+	run := time.Now().UTC().Format("20060102150405.000")
+
+	step("1. A price: a one-time onboarding package, USD 250.00")
+	price, err := c.CreatePriceWithResponse(ctx, nil, client.PriceCreateRequest{
+		PriceId: "price_onboarding_" + run, ProductId: "prod_onboarding", Name: "Onboarding package",
+		PriceType: client.FixedOneTime, Currency: "USD", UnitAmount: client.Ptr[int64](25000),
+	})
+	if err != nil {
+		return err
+	}
+	priceID := *price.JSON200.Data.PriceId
+	say("price %s: %d USD minor units", priceID, *price.JSON200.Data.UnitAmount)
+
+	step("2. A customer in New York")
+	cus, err := c.CreateCustomerWithResponse(ctx, nil, client.CustomerCreateRequest{
+		Name: "Acme Corp", Email: client.Ptr("billing@acme.example"),
+		Address: &client.CustomerAddress{Line1: "500 5th Ave", City: "New York", Region: client.Ptr("NY"), PostalCode: "10110", Country: "US"},
+	})
+	if err != nil {
+		return err
+	}
+	cusID := *cus.JSON201.Data.CustomerId
+	say("customer %s", cusID)
+
+	step("3. A billing account that charges automatically")
+	method := client.ChargeAutomatically
+	ba, err := c.CreateBillingAccountWithResponse(ctx, nil, client.BillingAccountCreateRequest{CustomerId: cusID, Currency: "USD", CollectionMethod: &method})
+	if err != nil {
+		return err
+	}
+	baID := *ba.JSON201.Data.BillingAccountId
+	say("billing account %s", baID)
+
+	step("4. A payment method: a setup session completed with the test card pm_card_visa")
+	card := client.Card
+	ss, err := c.CreatePaymentMethodSetupSessionWithResponse(ctx, cusID, nil, client.PaymentMethodSetupRequest{BillingAccountId: &baID, MethodType: &card, SetAsDefault: client.Ptr(true)})
+	if err != nil {
+		return err
+	}
+	// The hosted page calls PUT {url}&paymentMethod=...: its token authorizes it, not the API key.
+	var done struct {
+		Data struct {
+			Status        string `json:"status"`
+			PaymentMethod struct{ Brand, Last4 string }
+		} `json:"data"`
+	}
+	if err := put(ctx, *ss.JSON201.Data.Url+"&paymentMethod=pm_card_visa", &done); err != nil {
+		return err
+	}
+	say("session %s %s: %s ending %s, the billing account's default", *ss.JSON201.Data.SessionId, done.Data.Status, done.Data.PaymentMethod.Brand, done.Data.PaymentMethod.Last4)
+
+	step("5. A quote for two packages, accepted: a draft invoice")
+	q, err := c.CreateQuoteWithResponse(ctx, nil, client.QuoteCreateRequest{
+		OrderType: client.OneOff, CustomerId: cusID, BillingAccountId: baID, Currency: "USD",
+		Lines: []client.QuoteLineInput{{PriceId: priceID, Quantity: client.Ptr[int64](2)}},
+	})
+	if err != nil {
+		return err
+	}
+	acc, err := c.AcceptQuoteWithResponse(ctx, *q.JSON201.Data.QuoteId, nil, client.EmptyRequest{})
+	if err != nil {
+		return err
+	}
+	invID := *acc.JSON200.Data.InvoiceId
+	say("quote %s accepted: invoice %s", *q.JSON201.Data.QuoteId, invID)
+
+	step("6. Refresh, then finalize: the card is charged at once")
+	ref, err := c.RefreshInvoiceWithResponse(ctx, invID, nil, client.EmptyRequest{})
+	if err != nil {
+		return err
+	}
+	r := ref.JSON200.Data
+	say("draft: subtotal %d + tax %d = %d", *r.Subtotal, *r.TaxTotal, *r.Total)
+	fin, err := c.FinalizeInvoiceWithResponse(ctx, invID, nil, client.InvoiceFinalizeRequest{FinalizedByRef: client.Ptr("quickstart-go")})
+	if err != nil {
+		return err
+	}
+	inv := fin.JSON200.Data
+	say("invoice %s %s: total %d, paid %d", *inv.Number, *inv.Status, *inv.Total, *inv.AmountPaid)
+	if *inv.Status != "paid" {
+		return fmt.Errorf("invoice %s is %s after finalize, want paid", invID, *inv.Status)
+	}
+
+	step("7. The receipt")
+	rc, err := c.ListPaymentReceiptsWithResponse(ctx, &client.ListPaymentReceiptsParams{InvoiceId: &invID})
+	if err != nil {
+		return err
+	}
+	items := *rc.JSON200.Data.Items
+	if len(items) != 1 {
+		return fmt.Errorf("%d receipts for invoice %s, want 1", len(items), invID)
+	}
+	say("receipt %v: %v %v, %v", items[0]["receiptNumber"], items[0]["amount"], items[0]["currency"], items[0]["status"])
+
+	step("8. A credit note refunding one package and its tax")
+	line := (*inv.Lines)[0]
+	refund := client.Refund
+	cn, err := c.CreateCreditNoteWithResponse(ctx, nil, client.CreditNoteCreateRequest{
+		InvoiceId: invID, Reason: client.OrderChange,
+		Lines: []client.CreditNoteCreateLine{{InvoiceLineId: line.InvoiceLineId, Bucket: &refund, Description: "One package fewer", Amount: 26000}},
+	})
+	if err != nil {
+		return err
+	}
+	say("credit note %s: refunded %d", *cn.JSON200.Data.Number, *cn.JSON200.Data.RefundAmount)
+
+	step("9. The events that followed")
+	evs, err := c.ListEventsWithResponse(ctx, &client.ListEventsParams{Limit: client.Ptr[client.Limit](100)})
+	if err != nil {
+		return err
+	}
+	var types []string
+	for _, ev := range slices.Backward(*evs.JSON200.Data.Items) {
+		types = append(types, fmt.Sprint(ev["type"]))
+	}
+	for _, t := range types {
+		say("%s", t)
+	}
+	for _, want := range []string{"invoice.paid", "payment_receipt.created", "credit_note.created", "refund.created"} {
+		if !slices.Contains(types, want) {
+			return fmt.Errorf("no %s event", want)
+		}
+	}
+	step("Done: invoice " + invID + " paid and partly refunded.")
+	return nil
+}
+
+// put calls a hosted-page URL (the customer portal) and decodes its answer.
+func put(ctx context.Context, url string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("PUT %s: %s: %s", url, res.Status, body)
+	}
+	return json.Unmarshal(body, out)
+}
+
+func step(s string)               { fmt.Printf("\n== %s\n", s) }
+func say(format string, a ...any) { fmt.Printf("   "+format+"\n", a...) }
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "FAILED:", err)
+	os.Exit(1)
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
