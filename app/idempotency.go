@@ -198,7 +198,8 @@ func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sc
 // RememberIdempotent stores the answer of a request whose work failed (rolled back) but whose
 // answer is final, such as 404 or a state conflict.
 func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key, owner string, status int, body []byte) error {
-	return a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	// Not cancelled with the request: a client that went away must still find its answer.
+	return a.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
 		_, err := tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, body)
 		return err
 	})
