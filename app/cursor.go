@@ -145,3 +145,33 @@ func (a *App) decodeCursor(ctx context.Context, s string) (cursorBody, bool) {
 	}
 	return c, true
 }
+
+// finishPage turns the rows of a keyset query that fetched page.Limit+1 items into the list
+// answer: it drops the extra row, which only says that a next page exists, and signs the cursor
+// of that next page from the last item kept (key gives its creation time and ID). A page.Limit of
+// 0 means an unpaginated list: every item, no cursor. Every cursor list ends through here.
+func finishPage[T any](ctx context.Context, a *App, scope remit.Scope, list string, page Page, items []T, key func(T) (time.Time, string)) (remit.List[T], error) {
+	if page.Limit <= 0 || len(items) <= page.Limit {
+		return remit.NewList(items, nil), nil
+	}
+	items = items[:page.Limit]
+	at, id := key(items[len(items)-1])
+	next, err := a.NextCursor(ctx, scope, list, page, true, at, id)
+	if err != nil {
+		return remit.List[T]{}, err
+	}
+	return remit.NewList(items, next), nil
+}
+
+// ProblemsOf adds the field problems of a validation error to p and returns nil; any other error
+// is returned as is (for list parameters checked in several places but answered in one 422).
+func ProblemsOf(p *remit.Problems, err error) error {
+	e, ok := err.(*remit.Error)
+	if err == nil || !ok || e.Code != remit.EInvalid {
+		return err
+	}
+	for _, f := range e.Fields {
+		p.Add(f.Location, f.Field, f.Reason, f.Message)
+	}
+	return nil
+}

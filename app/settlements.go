@@ -173,14 +173,8 @@ func (a *App) ListSettlements(ctx context.Context, scope remit.Scope, targetID, 
 	tscope := scopeOf(target)
 	list := "settlements:" + scopeFilter
 	page, err := a.ParsePage(ctx, tscope, list, limit, cursor, 20)
-	if err != nil {
-		e, ok := err.(*remit.Error)
-		if !ok {
-			return out, err
-		}
-		for _, f := range e.Fields {
-			p.Add(f.Location, f.Field, f.Reason, f.Message)
-		}
+	if err := ProblemsOf(&p, err); err != nil {
+		return out, err
 	}
 	if err := p.Err(); err != nil {
 		return out, err
@@ -199,19 +193,9 @@ func (a *App) ListSettlements(ctx context.Context, scope remit.Scope, targetID, 
 	if err != nil {
 		return out, err
 	}
-	more := f.Limit > 0 && len(items) > f.Limit
-	if more {
-		items = items[:f.Limit]
-	}
 	for i := range items {
 		items[i].Environment = target.Environment
 	}
-	var next *string
-	if more {
-		last := items[len(items)-1]
-		if next, err = a.NextCursor(ctx, tscope, list, page, true, last.CreatedAt, last.SettlementID); err != nil {
-			return out, err
-		}
-	}
-	return remit.NewList(items, next), nil
+	page.Limit = f.Limit // 0: the unpaginated form
+	return finishPage(ctx, a, tscope, list, page, items, func(s remit.Settlement) (time.Time, string) { return s.CreatedAt, s.SettlementID })
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
@@ -23,14 +24,8 @@ func (a *App) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, 
 	if status != "" && !taxStatuses[status] {
 		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of quoted, committed, reversed.")
 	}
-	if err != nil {
-		if e, ok := err.(*remit.Error); ok {
-			for _, f := range e.Fields {
-				p.Add(f.Location, f.Field, f.Reason, f.Message)
-			}
-		} else {
-			return remit.List[remit.TaxTransaction]{}, err
-		}
+	if err := ProblemsOf(&p, err); err != nil {
+		return remit.List[remit.TaxTransaction]{}, err
 	}
 	if err := p.Err(); err != nil {
 		return remit.List[remit.TaxTransaction]{}, err
@@ -43,21 +38,12 @@ func (a *App) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, 
 	if err != nil {
 		return remit.List[remit.TaxTransaction]{}, err
 	}
-	more := len(items) > page.Limit
-	if more {
-		items = items[:page.Limit]
-	}
 	for i := range items {
 		items[i].Environment = m.Environment
 	}
-	var next *string
-	if more {
-		last := items[len(items)-1]
-		if next, err = a.NextCursor(ctx, scope, "tax_transactions", page, true, last.CreatedAt, last.TaxTransactionID); err != nil {
-			return remit.List[remit.TaxTransaction]{}, err
-		}
-	}
-	return remit.NewList(items, next), nil
+	return finishPage(ctx, a, scope, "tax_transactions", page, items, func(t remit.TaxTransaction) (time.Time, string) {
+		return t.CreatedAt, t.TaxTransactionID
+	})
 }
 
 // GetTaxTransaction returns one tax transaction.

@@ -113,18 +113,7 @@ func (a *App) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit
 	if err != nil {
 		return remit.List[remit.WebhookEndpoint]{}, err
 	}
-	more := len(items) > page.Limit
-	if more {
-		items = items[:page.Limit]
-	}
-	var next *string
-	if more {
-		last := items[len(items)-1]
-		if next, err = a.NextCursor(ctx, scope, list, page, more, last.CreatedAt, last.ID); err != nil {
-			return remit.List[remit.WebhookEndpoint]{}, err
-		}
-	}
-	return remit.NewList(items, next), nil
+	return finishPage(ctx, a, scope, list, page, items, func(e remit.WebhookEndpoint) (time.Time, string) { return e.CreatedAt, e.ID })
 }
 
 // DisableWebhookEndpoint disables an endpoint: it gets no new deliveries, and its pending
@@ -180,16 +169,7 @@ func (a *App) ListEvents(ctx context.Context, scope remit.Scope, typ, limit, cur
 	if err != nil {
 		return remit.List[remit.Event]{}, err
 	}
-	more := len(items) > page.Limit
-	var next *string
-	if more {
-		items = items[:page.Limit]
-		last := items[len(items)-1]
-		if next, err = a.NextCursor(ctx, scope, list, page, more, last.CreatedAt, last.ID); err != nil {
-			return remit.List[remit.Event]{}, err
-		}
-	}
-	return remit.NewList(items, next), nil
+	return finishPage(ctx, a, scope, list, page, items, func(e remit.Event) (time.Time, string) { return e.CreatedAt, e.ID })
 }
 
 // ListEventDeliveries pages an event's deliveries, newest first, each with its attempts.
@@ -209,16 +189,7 @@ func (a *App) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventI
 	if err != nil {
 		return remit.List[remit.WebhookDelivery]{}, err
 	}
-	more := len(items) > page.Limit
-	var next *string
-	if more {
-		items = items[:page.Limit]
-		last := items[len(items)-1]
-		if next, err = a.NextCursor(ctx, scope, list, page, more, last.CreatedAt, last.ID); err != nil {
-			return remit.List[remit.WebhookDelivery]{}, err
-		}
-	}
-	return remit.NewList(items, next), nil
+	return finishPage(ctx, a, scope, list, page, items, func(d remit.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 }
 
 // ResendEvent makes a new delivery of an event: to endpointID when given, else to every enabled
