@@ -529,6 +529,24 @@ func (e GetCreditNoteParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for GetCreditNotePdfParamsEnvironment.
+const (
+	GetCreditNotePdfParamsEnvironmentProduction GetCreditNotePdfParamsEnvironment = "production"
+	GetCreditNotePdfParamsEnvironmentSandbox    GetCreditNotePdfParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetCreditNotePdfParamsEnvironment enum.
+func (e GetCreditNotePdfParamsEnvironment) Valid() bool {
+	switch e {
+	case GetCreditNotePdfParamsEnvironmentProduction:
+		return true
+	case GetCreditNotePdfParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateCustomerParamsEnvironment.
 const (
 	CreateCustomerParamsEnvironmentProduction CreateCustomerParamsEnvironment = "production"
@@ -781,6 +799,24 @@ func (e PayInvoiceParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for GetInvoicePdfParamsEnvironment.
+const (
+	GetInvoicePdfParamsEnvironmentProduction GetInvoicePdfParamsEnvironment = "production"
+	GetInvoicePdfParamsEnvironmentSandbox    GetInvoicePdfParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetInvoicePdfParamsEnvironment enum.
+func (e GetInvoicePdfParamsEnvironment) Valid() bool {
+	switch e {
+	case GetInvoicePdfParamsEnvironmentProduction:
+		return true
+	case GetInvoicePdfParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RefreshInvoiceParamsEnvironment.
 const (
 	RefreshInvoiceParamsEnvironmentProduction RefreshInvoiceParamsEnvironment = "production"
@@ -943,6 +979,24 @@ func (e GetPaymentReceiptParamsEnvironment) Valid() bool {
 	case GetPaymentReceiptParamsEnvironmentProduction:
 		return true
 	case GetPaymentReceiptParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPaymentReceiptPdfParamsEnvironment.
+const (
+	GetPaymentReceiptPdfParamsEnvironmentProduction GetPaymentReceiptPdfParamsEnvironment = "production"
+	GetPaymentReceiptPdfParamsEnvironmentSandbox    GetPaymentReceiptPdfParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetPaymentReceiptPdfParamsEnvironment enum.
+func (e GetPaymentReceiptPdfParamsEnvironment) Valid() bool {
+	switch e {
+	case GetPaymentReceiptPdfParamsEnvironmentProduction:
+		return true
+	case GetPaymentReceiptPdfParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -3930,6 +3984,12 @@ type Unauthorized = ErrorEnvelope
 // Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type ValidationFailed = ErrorEnvelope
 
+// CustomerPortalGetParams defines parameters for CustomerPortalGet.
+type CustomerPortalGetParams struct {
+	// Token Hosted token of the invoice (the token of its paymentUrl).
+	Token string `form:"token" json:"token"`
+}
+
 // CustomerPortalPutParams defines parameters for CustomerPortalPut.
 type CustomerPortalPutParams struct {
 	// Token Hosted checkout or payment request token, scoped to one setup session or one invoice.
@@ -4016,6 +4076,18 @@ type GetCreditNoteParams struct {
 
 // GetCreditNoteParamsEnvironment defines parameters for GetCreditNote.
 type GetCreditNoteParamsEnvironment string
+
+// GetCreditNotePdfParams defines parameters for GetCreditNotePdf.
+type GetCreditNotePdfParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetCreditNotePdfParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetCreditNotePdfParamsEnvironment defines parameters for GetCreditNotePdf.
+type GetCreditNotePdfParamsEnvironment string
 
 // CreateCustomerParams defines parameters for CreateCustomer.
 type CreateCustomerParams struct {
@@ -4224,6 +4296,18 @@ type PayInvoiceParams struct {
 // PayInvoiceParamsEnvironment defines parameters for PayInvoice.
 type PayInvoiceParamsEnvironment string
 
+// GetInvoicePdfParams defines parameters for GetInvoicePdf.
+type GetInvoicePdfParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetInvoicePdfParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetInvoicePdfParamsEnvironment defines parameters for GetInvoicePdf.
+type GetInvoicePdfParamsEnvironment string
+
 // RefreshInvoiceParams defines parameters for RefreshInvoice.
 type RefreshInvoiceParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -4376,6 +4460,18 @@ type GetPaymentReceiptParams struct {
 
 // GetPaymentReceiptParamsEnvironment defines parameters for GetPaymentReceipt.
 type GetPaymentReceiptParamsEnvironment string
+
+// GetPaymentReceiptPdfParams defines parameters for GetPaymentReceiptPdf.
+type GetPaymentReceiptPdfParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetPaymentReceiptPdfParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetPaymentReceiptPdfParamsEnvironment defines parameters for GetPaymentReceiptPdf.
+type GetPaymentReceiptPdfParamsEnvironment string
 
 // CreatePriceParams defines parameters for CreatePrice.
 type CreatePriceParams struct {

@@ -539,6 +539,24 @@ func (e GetCreditNoteParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for GetCreditNotePdfParamsEnvironment.
+const (
+	GetCreditNotePdfParamsEnvironmentProduction GetCreditNotePdfParamsEnvironment = "production"
+	GetCreditNotePdfParamsEnvironmentSandbox    GetCreditNotePdfParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetCreditNotePdfParamsEnvironment enum.
+func (e GetCreditNotePdfParamsEnvironment) Valid() bool {
+	switch e {
+	case GetCreditNotePdfParamsEnvironmentProduction:
+		return true
+	case GetCreditNotePdfParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateCustomerParamsEnvironment.
 const (
 	CreateCustomerParamsEnvironmentProduction CreateCustomerParamsEnvironment = "production"
@@ -791,6 +809,24 @@ func (e PayInvoiceParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for GetInvoicePdfParamsEnvironment.
+const (
+	GetInvoicePdfParamsEnvironmentProduction GetInvoicePdfParamsEnvironment = "production"
+	GetInvoicePdfParamsEnvironmentSandbox    GetInvoicePdfParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetInvoicePdfParamsEnvironment enum.
+func (e GetInvoicePdfParamsEnvironment) Valid() bool {
+	switch e {
+	case GetInvoicePdfParamsEnvironmentProduction:
+		return true
+	case GetInvoicePdfParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RefreshInvoiceParamsEnvironment.
 const (
 	RefreshInvoiceParamsEnvironmentProduction RefreshInvoiceParamsEnvironment = "production"
@@ -953,6 +989,24 @@ func (e GetPaymentReceiptParamsEnvironment) Valid() bool {
 	case GetPaymentReceiptParamsEnvironmentProduction:
 		return true
 	case GetPaymentReceiptParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPaymentReceiptPdfParamsEnvironment.
+const (
+	GetPaymentReceiptPdfParamsEnvironmentProduction GetPaymentReceiptPdfParamsEnvironment = "production"
+	GetPaymentReceiptPdfParamsEnvironmentSandbox    GetPaymentReceiptPdfParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetPaymentReceiptPdfParamsEnvironment enum.
+func (e GetPaymentReceiptPdfParamsEnvironment) Valid() bool {
+	switch e {
+	case GetPaymentReceiptPdfParamsEnvironmentProduction:
+		return true
+	case GetPaymentReceiptPdfParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -3940,6 +3994,12 @@ type Unauthorized = ErrorEnvelope
 // Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type ValidationFailed = ErrorEnvelope
 
+// CustomerPortalGetParams defines parameters for CustomerPortalGet.
+type CustomerPortalGetParams struct {
+	// Token Hosted token of the invoice (the token of its paymentUrl).
+	Token string `form:"token" json:"token"`
+}
+
 // CustomerPortalPutParams defines parameters for CustomerPortalPut.
 type CustomerPortalPutParams struct {
 	// Token Hosted checkout or payment request token, scoped to one setup session or one invoice.
@@ -4026,6 +4086,18 @@ type GetCreditNoteParams struct {
 
 // GetCreditNoteParamsEnvironment defines parameters for GetCreditNote.
 type GetCreditNoteParamsEnvironment string
+
+// GetCreditNotePdfParams defines parameters for GetCreditNotePdf.
+type GetCreditNotePdfParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetCreditNotePdfParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetCreditNotePdfParamsEnvironment defines parameters for GetCreditNotePdf.
+type GetCreditNotePdfParamsEnvironment string
 
 // CreateCustomerParams defines parameters for CreateCustomer.
 type CreateCustomerParams struct {
@@ -4234,6 +4306,18 @@ type PayInvoiceParams struct {
 // PayInvoiceParamsEnvironment defines parameters for PayInvoice.
 type PayInvoiceParamsEnvironment string
 
+// GetInvoicePdfParams defines parameters for GetInvoicePdf.
+type GetInvoicePdfParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetInvoicePdfParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetInvoicePdfParamsEnvironment defines parameters for GetInvoicePdf.
+type GetInvoicePdfParamsEnvironment string
+
 // RefreshInvoiceParams defines parameters for RefreshInvoice.
 type RefreshInvoiceParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -4386,6 +4470,18 @@ type GetPaymentReceiptParams struct {
 
 // GetPaymentReceiptParamsEnvironment defines parameters for GetPaymentReceipt.
 type GetPaymentReceiptParamsEnvironment string
+
+// GetPaymentReceiptPdfParams defines parameters for GetPaymentReceiptPdf.
+type GetPaymentReceiptPdfParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetPaymentReceiptPdfParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetPaymentReceiptPdfParamsEnvironment defines parameters for GetPaymentReceiptPdf.
+type GetPaymentReceiptPdfParamsEnvironment string
 
 // CreatePriceParams defines parameters for CreatePrice.
 type CreatePriceParams struct {
@@ -4833,6 +4929,13 @@ type ClientInterface interface {
 	// Corresponds with POST /claims/{token} (the `ClaimOrganization` operationId).
 	ClaimOrganization(ctx context.Context, token ClaimTokenPath, body ClaimOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CustomerPortalGet Customer portal page
+	//
+	// Prefix-routed customer-portal pages, authorized by a hosted token in the token query parameter (not by an API key). Pages by tail: invoices/{invoiceId} is the hosted invoice page (HTML: the invoice's content, and for an open invoice a button that pays it with the billing account's default payment method through PUT invoices/{invoiceId}/pay and shows the outcome); invoices/{invoiceId}/pdf is the invoice's PDF. The token is the one of the invoice's paymentUrl and keeps working after the invoice is paid, until it expires. Missing or bad token 401, token for another resource 403, unknown tail 404; errors are JSON envelopes. Styles and script are served inline from the binary; nothing is loaded from elsewhere.
+	//
+	// Corresponds with GET /customer-portal/{tail} (the `CustomerPortalGet` operationId).
+	CustomerPortalGet(ctx context.Context, tail PortalTailPath, params *CustomerPortalGetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CustomerPortalPut Customer portal action
 	//
 	// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
@@ -4914,6 +5017,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/credit-notes/{creditNoteId} (the `GetCreditNote` operationId).
 	GetCreditNote(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNoteParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCreditNotePdf Get a credit note as a PDF
+	//
+	// The credit note as a PDF: the merchant and the customer, its number and date, the invoice it credits, each line with what it applies to and its bucket (offset, credit to balance, refund), and the totals by bucket with the tax given back by jurisdiction. A credit note never changes, and neither does its PDF.
+	//
+	// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
+	GetCreditNotePdf(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateCustomerWithBody Create a customer
 	//
@@ -5101,6 +5211,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/invoices/{invoiceId}/pay (the `PayInvoice` operationId).
 	PayInvoice(ctx context.Context, invoiceId InvoiceIdPath, params *PayInvoiceParams, body PayInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetInvoicePdf Get an invoice as a PDF
+	//
+	// The invoice as a PDF: the merchant's display name and business address, the customer and billing address, the number and dates, every line (quantity, unit amount, discount, prepaid balance applied, tax by jurisdiction), the totals, the amounts paid, refunded and credited, and the credit notes. Drafts carry a DRAFT watermark and void invoices a VOID one. A finalized invoice's PDF is rendered from its stored figures and changes only when a payment or a credit note changes them. Money is formatted per currency (CLDR, locale en).
+	//
+	// Corresponds with GET /v1/invoices/{invoiceId}/pdf (the `GetInvoicePdf` operationId).
+	GetInvoicePdf(ctx context.Context, invoiceId InvoiceIdPath, params *GetInvoicePdfParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RefreshInvoiceWithBody Refresh a draft invoice
 	//
 	// Recomputes a draft invoice (409 otherwise): re-reads prices, usage in [periodStart, periodEnd), discounts and tax, and keeps the invoice's quoted tax transaction up to date.
@@ -5200,6 +5317,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/payment-receipts/{receiptId} (the `GetPaymentReceipt` operationId).
 	GetPaymentReceipt(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPaymentReceiptPdf Get a payment receipt as a PDF
+	//
+	// The receipt as a PDF: the merchant and the customer, the receipt number, the date paid, the payment method, what the payment paid for (the invoice's lines and totals) and what was refunded since.
+	//
+	// Corresponds with GET /v1/payment-receipts/{receiptId}/pdf (the `GetPaymentReceiptPdf` operationId).
+	GetPaymentReceiptPdf(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreatePriceWithBody Create a price
 	//
@@ -5483,6 +5607,23 @@ func (c *Client) ClaimOrganization(ctx context.Context, token ClaimTokenPath, bo
 	return c.Client.Do(req)
 }
 
+// CustomerPortalGet Customer portal page
+//
+// Prefix-routed customer-portal pages, authorized by a hosted token in the token query parameter (not by an API key). Pages by tail: invoices/{invoiceId} is the hosted invoice page (HTML: the invoice's content, and for an open invoice a button that pays it with the billing account's default payment method through PUT invoices/{invoiceId}/pay and shows the outcome); invoices/{invoiceId}/pdf is the invoice's PDF. The token is the one of the invoice's paymentUrl and keeps working after the invoice is paid, until it expires. Missing or bad token 401, token for another resource 403, unknown tail 404; errors are JSON envelopes. Styles and script are served inline from the binary; nothing is loaded from elsewhere.
+//
+// Corresponds with GET /customer-portal/{tail} (the `CustomerPortalGet` operationId).
+func (c *Client) CustomerPortalGet(ctx context.Context, tail PortalTailPath, params *CustomerPortalGetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCustomerPortalGetRequest(c.Server, tail, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CustomerPortalPut Customer portal action
 //
 // Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
@@ -5655,6 +5796,23 @@ func (c *Client) CreateCreditNote(ctx context.Context, params *CreateCreditNoteP
 // Corresponds with GET /v1/credit-notes/{creditNoteId} (the `GetCreditNote` operationId).
 func (c *Client) GetCreditNote(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNoteParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCreditNoteRequest(c.Server, creditNoteId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCreditNotePdf Get a credit note as a PDF
+//
+// The credit note as a PDF: the merchant and the customer, its number and date, the invoice it credits, each line with what it applies to and its bucket (offset, credit to balance, refund), and the totals by bucket with the tax given back by jurisdiction. A credit note never changes, and neither does its PDF.
+//
+// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
+func (c *Client) GetCreditNotePdf(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCreditNotePdfRequest(c.Server, creditNoteId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6071,6 +6229,23 @@ func (c *Client) PayInvoice(ctx context.Context, invoiceId InvoiceIdPath, params
 	return c.Client.Do(req)
 }
 
+// GetInvoicePdf Get an invoice as a PDF
+//
+// The invoice as a PDF: the merchant's display name and business address, the customer and billing address, the number and dates, every line (quantity, unit amount, discount, prepaid balance applied, tax by jurisdiction), the totals, the amounts paid, refunded and credited, and the credit notes. Drafts carry a DRAFT watermark and void invoices a VOID one. A finalized invoice's PDF is rendered from its stored figures and changes only when a payment or a credit note changes them. Money is formatted per currency (CLDR, locale en).
+//
+// Corresponds with GET /v1/invoices/{invoiceId}/pdf (the `GetInvoicePdf` operationId).
+func (c *Client) GetInvoicePdf(ctx context.Context, invoiceId InvoiceIdPath, params *GetInvoicePdfParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetInvoicePdfRequest(c.Server, invoiceId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RefreshInvoiceWithBody Refresh a draft invoice
 //
 // Recomputes a draft invoice (409 otherwise): re-reads prices, usage in [periodStart, periodEnd), discounts and tax, and keeps the invoice's quoted tax transaction up to date.
@@ -6281,6 +6456,23 @@ func (c *Client) ListPaymentReceipts(ctx context.Context, params *ListPaymentRec
 // Corresponds with GET /v1/payment-receipts/{receiptId} (the `GetPaymentReceipt` operationId).
 func (c *Client) GetPaymentReceipt(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPaymentReceiptRequest(c.Server, receiptId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPaymentReceiptPdf Get a payment receipt as a PDF
+//
+// The receipt as a PDF: the merchant and the customer, the receipt number, the date paid, the payment method, what the payment paid for (the invoice's lines and totals) and what was refunded since.
+//
+// Corresponds with GET /v1/payment-receipts/{receiptId}/pdf (the `GetPaymentReceiptPdf` operationId).
+func (c *Client) GetPaymentReceiptPdf(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentReceiptPdfRequest(c.Server, receiptId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -6871,6 +7063,63 @@ func NewClaimOrganizationRequestWithBody(server string, token ClaimTokenPath, co
 	return req, nil
 }
 
+// NewCustomerPortalGetRequest constructs an http.Request for the CustomerPortalGet method
+func NewCustomerPortalGetRequest(server string, tail PortalTailPath, params *CustomerPortalGetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "tail", tail, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/customer-portal/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "token", params.Token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCustomerPortalPutRequest constructs an http.Request for the CustomerPortalPut method
 func NewCustomerPortalPutRequest(server string, tail PortalTailPath, params *CustomerPortalPutParams) (*http.Request, error) {
 	var err error
@@ -7333,6 +7582,71 @@ func NewGetCreditNoteRequest(server string, creditNoteId CreditNoteIdPath, param
 	}
 
 	operationPath := fmt.Sprintf("/v1/credit-notes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCreditNotePdfRequest constructs an http.Request for the GetCreditNotePdf method
+func NewGetCreditNotePdfRequest(server string, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "creditNoteId", creditNoteId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/credit-notes/%s/pdf", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -8554,6 +8868,71 @@ func NewPayInvoiceRequestWithBody(server string, invoiceId InvoiceIdPath, params
 	return req, nil
 }
 
+// NewGetInvoicePdfRequest constructs an http.Request for the GetInvoicePdf method
+func NewGetInvoicePdfRequest(server string, invoiceId InvoiceIdPath, params *GetInvoicePdfParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invoiceId", invoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s/pdf", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewRefreshInvoiceRequest calls the generic RefreshInvoice builder with application/json body
 func NewRefreshInvoiceRequest(server string, invoiceId InvoiceIdPath, params *RefreshInvoiceParams, body RefreshInvoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -9292,6 +9671,71 @@ func NewGetPaymentReceiptRequest(server string, receiptId ReceiptIdPath, params 
 	}
 
 	operationPath := fmt.Sprintf("/v1/payment-receipts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPaymentReceiptPdfRequest constructs an http.Request for the GetPaymentReceiptPdf method
+func NewGetPaymentReceiptPdfRequest(server string, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "receiptId", receiptId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payment-receipts/%s/pdf", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10926,6 +11370,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /claims/{token} (the `ClaimOrganization` operationId).
 	ClaimOrganizationWithResponse(ctx context.Context, token ClaimTokenPath, body ClaimOrganizationJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimOrganizationResponse, error)
 
+	// CustomerPortalGetWithResponse Customer portal page
+	//
+	// Prefix-routed customer-portal pages, authorized by a hosted token in the token query parameter (not by an API key). Pages by tail: invoices/{invoiceId} is the hosted invoice page (HTML: the invoice's content, and for an open invoice a button that pays it with the billing account's default payment method through PUT invoices/{invoiceId}/pay and shows the outcome); invoices/{invoiceId}/pdf is the invoice's PDF. The token is the one of the invoice's paymentUrl and keeps working after the invoice is paid, until it expires. Missing or bad token 401, token for another resource 403, unknown tail 404; errors are JSON envelopes. Styles and script are served inline from the binary; nothing is loaded from elsewhere.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /customer-portal/{tail} (the `CustomerPortalGet` operationId).
+	CustomerPortalGetWithResponse(ctx context.Context, tail PortalTailPath, params *CustomerPortalGetParams, reqEditors ...RequestEditorFn) (*CustomerPortalGetResponse, error)
+
 	// CustomerPortalPutWithResponse Customer portal action
 	//
 	// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
@@ -11015,6 +11468,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/credit-notes/{creditNoteId} (the `GetCreditNote` operationId).
 	GetCreditNoteWithResponse(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNoteParams, reqEditors ...RequestEditorFn) (*GetCreditNoteResponse, error)
+
+	// GetCreditNotePdfWithResponse Get a credit note as a PDF
+	//
+	// The credit note as a PDF: the merchant and the customer, its number and date, the invoice it credits, each line with what it applies to and its bucket (offset, credit to balance, refund), and the totals by bucket with the tax given back by jurisdiction. A credit note never changes, and neither does its PDF.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
+	GetCreditNotePdfWithResponse(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*GetCreditNotePdfResponse, error)
 
 	// CreateCustomerWithBodyWithResponse Create a customer
 	//
@@ -11214,6 +11676,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/invoices/{invoiceId}/pay (the `PayInvoice` operationId).
 	PayInvoiceWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *PayInvoiceParams, body PayInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*PayInvoiceResponse, error)
 
+	// GetInvoicePdfWithResponse Get an invoice as a PDF
+	//
+	// The invoice as a PDF: the merchant's display name and business address, the customer and billing address, the number and dates, every line (quantity, unit amount, discount, prepaid balance applied, tax by jurisdiction), the totals, the amounts paid, refunded and credited, and the credit notes. Drafts carry a DRAFT watermark and void invoices a VOID one. A finalized invoice's PDF is rendered from its stored figures and changes only when a payment or a credit note changes them. Money is formatted per currency (CLDR, locale en).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices/{invoiceId}/pdf (the `GetInvoicePdf` operationId).
+	GetInvoicePdfWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *GetInvoicePdfParams, reqEditors ...RequestEditorFn) (*GetInvoicePdfResponse, error)
+
 	// RefreshInvoiceWithBodyWithResponse Refresh a draft invoice
 	//
 	// Recomputes a draft invoice (409 otherwise): re-reads prices, usage in [periodStart, periodEnd), discounts and tax, and keeps the invoice's quoted tax transaction up to date.
@@ -11321,6 +11792,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/payment-receipts/{receiptId} (the `GetPaymentReceipt` operationId).
 	GetPaymentReceiptWithResponse(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptParams, reqEditors ...RequestEditorFn) (*GetPaymentReceiptResponse, error)
+
+	// GetPaymentReceiptPdfWithResponse Get a payment receipt as a PDF
+	//
+	// The receipt as a PDF: the merchant and the customer, the receipt number, the date paid, the payment method, what the payment paid for (the invoice's lines and totals) and what was refunded since.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payment-receipts/{receiptId}/pdf (the `GetPaymentReceiptPdf` operationId).
+	GetPaymentReceiptPdfWithResponse(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams, reqEditors ...RequestEditorFn) (*GetPaymentReceiptPdfResponse, error)
 
 	// CreatePriceWithBodyWithResponse Create a price
 	//
@@ -11730,6 +12210,96 @@ func (r ClaimOrganizationResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ClaimOrganizationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CustomerPortalGetResponse200Headers the declared response headers of an HTTP 200 response for CustomerPortalGet
+type CustomerPortalGetResponse200Headers struct {
+	RequestId *string
+}
+
+// CustomerPortalGetResponse429Headers the declared response headers of an HTTP 429 response for CustomerPortalGet
+type CustomerPortalGetResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CustomerPortalGetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CustomerPortalGetResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CustomerPortalGetResponse429Headers
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CustomerPortalGetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CustomerPortalGetResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CustomerPortalGetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CustomerPortalGetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CustomerPortalGetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CustomerPortalGetResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CustomerPortalGetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CustomerPortalGetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CustomerPortalGetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CustomerPortalGetResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12792,6 +13362,134 @@ func (r GetCreditNoteResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCreditNoteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCreditNotePdfResponse200Headers the declared response headers of an HTTP 200 response for GetCreditNotePdf
+type GetCreditNotePdfResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetCreditNotePdfResponse429Headers the declared response headers of an HTTP 429 response for GetCreditNotePdf
+type GetCreditNotePdfResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetCreditNotePdfResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCreditNotePdfResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCreditNotePdfResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetCreditNotePdfResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetCreditNotePdfResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCreditNotePdfResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCreditNotePdfResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCreditNotePdfResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCreditNotePdfResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14956,6 +15654,134 @@ func (r PayInvoiceResponse) ContentType() string {
 	return ""
 }
 
+// GetInvoicePdfResponse200Headers the declared response headers of an HTTP 200 response for GetInvoicePdf
+type GetInvoicePdfResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetInvoicePdfResponse429Headers the declared response headers of an HTTP 429 response for GetInvoicePdf
+type GetInvoicePdfResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetInvoicePdfResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetInvoicePdfResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetInvoicePdfResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetInvoicePdfResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetInvoicePdfResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetInvoicePdfResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetInvoicePdfResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetInvoicePdfResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetInvoicePdfResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // RefreshInvoiceResponse200Headers the declared response headers of an HTTP 200 response for RefreshInvoice
 type RefreshInvoiceResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -16182,6 +17008,134 @@ func (r GetPaymentReceiptResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPaymentReceiptResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentReceiptPdfResponse200Headers the declared response headers of an HTTP 200 response for GetPaymentReceiptPdf
+type GetPaymentReceiptPdfResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetPaymentReceiptPdfResponse429Headers the declared response headers of an HTTP 429 response for GetPaymentReceiptPdf
+type GetPaymentReceiptPdfResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetPaymentReceiptPdfResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentReceiptPdfResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPaymentReceiptPdfResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPaymentReceiptPdfResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentReceiptPdfResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentReceiptPdfResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentReceiptPdfResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentReceiptPdfResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19155,6 +20109,21 @@ func (c *ClientWithResponses) ClaimOrganizationWithResponse(ctx context.Context,
 	return ParseClaimOrganizationResponse(rsp)
 }
 
+// CustomerPortalGetWithResponse Customer portal page
+//
+// Prefix-routed customer-portal pages, authorized by a hosted token in the token query parameter (not by an API key). Pages by tail: invoices/{invoiceId} is the hosted invoice page (HTML: the invoice's content, and for an open invoice a button that pays it with the billing account's default payment method through PUT invoices/{invoiceId}/pay and shows the outcome); invoices/{invoiceId}/pdf is the invoice's PDF. The token is the one of the invoice's paymentUrl and keeps working after the invoice is paid, until it expires. Missing or bad token 401, token for another resource 403, unknown tail 404; errors are JSON envelopes. Styles and script are served inline from the binary; nothing is loaded from elsewhere.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /customer-portal/{tail} (the `CustomerPortalGet` operationId).
+func (c *ClientWithResponses) CustomerPortalGetWithResponse(ctx context.Context, tail PortalTailPath, params *CustomerPortalGetParams, reqEditors ...RequestEditorFn) (*CustomerPortalGetResponse, error) {
+	rsp, err := c.CustomerPortalGet(ctx, tail, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCustomerPortalGetResponse(rsp)
+}
+
 // CustomerPortalPutWithResponse Customer portal action
 //
 // Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
@@ -19303,6 +20272,21 @@ func (c *ClientWithResponses) GetCreditNoteWithResponse(ctx context.Context, cre
 		return nil, err
 	}
 	return ParseGetCreditNoteResponse(rsp)
+}
+
+// GetCreditNotePdfWithResponse Get a credit note as a PDF
+//
+// The credit note as a PDF: the merchant and the customer, its number and date, the invoice it credits, each line with what it applies to and its bucket (offset, credit to balance, refund), and the totals by bucket with the tax given back by jurisdiction. A credit note never changes, and neither does its PDF.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
+func (c *ClientWithResponses) GetCreditNotePdfWithResponse(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*GetCreditNotePdfResponse, error) {
+	rsp, err := c.GetCreditNotePdf(ctx, creditNoteId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCreditNotePdfResponse(rsp)
 }
 
 // CreateCustomerWithBodyWithResponse Create a customer
@@ -19635,6 +20619,21 @@ func (c *ClientWithResponses) PayInvoiceWithResponse(ctx context.Context, invoic
 	return ParsePayInvoiceResponse(rsp)
 }
 
+// GetInvoicePdfWithResponse Get an invoice as a PDF
+//
+// The invoice as a PDF: the merchant's display name and business address, the customer and billing address, the number and dates, every line (quantity, unit amount, discount, prepaid balance applied, tax by jurisdiction), the totals, the amounts paid, refunded and credited, and the credit notes. Drafts carry a DRAFT watermark and void invoices a VOID one. A finalized invoice's PDF is rendered from its stored figures and changes only when a payment or a credit note changes them. Money is formatted per currency (CLDR, locale en).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices/{invoiceId}/pdf (the `GetInvoicePdf` operationId).
+func (c *ClientWithResponses) GetInvoicePdfWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *GetInvoicePdfParams, reqEditors ...RequestEditorFn) (*GetInvoicePdfResponse, error) {
+	rsp, err := c.GetInvoicePdf(ctx, invoiceId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetInvoicePdfResponse(rsp)
+}
+
 // RefreshInvoiceWithBodyWithResponse Refresh a draft invoice
 //
 // Recomputes a draft invoice (409 otherwise): re-reads prices, usage in [periodStart, periodEnd), discounts and tax, and keeps the invoice's quoted tax transaction up to date.
@@ -19813,6 +20812,21 @@ func (c *ClientWithResponses) GetPaymentReceiptWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseGetPaymentReceiptResponse(rsp)
+}
+
+// GetPaymentReceiptPdfWithResponse Get a payment receipt as a PDF
+//
+// The receipt as a PDF: the merchant and the customer, the receipt number, the date paid, the payment method, what the payment paid for (the invoice's lines and totals) and what was refunded since.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payment-receipts/{receiptId}/pdf (the `GetPaymentReceiptPdf` operationId).
+func (c *ClientWithResponses) GetPaymentReceiptPdfWithResponse(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams, reqEditors ...RequestEditorFn) (*GetPaymentReceiptPdfResponse, error) {
+	rsp, err := c.GetPaymentReceiptPdf(ctx, receiptId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentReceiptPdfResponse(rsp)
 }
 
 // CreatePriceWithBodyWithResponse Create a price
@@ -20373,6 +21387,90 @@ func ParseClaimOrganizationResponse(rsp *http.Response) (*ClaimOrganizationRespo
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ClaimOrganizationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCustomerPortalGetResponse parses an HTTP response from a CustomerPortalGetWithResponse call
+func ParseCustomerPortalGetResponse(rsp *http.Response) (*CustomerPortalGetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CustomerPortalGetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CustomerPortalGetResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers CustomerPortalGetResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -21441,6 +22539,146 @@ func ParseGetCreditNoteResponse(rsp *http.Response) (*GetCreditNoteResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCreditNoteResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCreditNotePdfResponse parses an HTTP response from a GetCreditNotePdfWithResponse call
+func ParseGetCreditNotePdfResponse(rsp *http.Response) (*GetCreditNotePdfResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCreditNotePdfResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCreditNotePdfResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCreditNotePdfResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -23646,6 +24884,146 @@ func ParsePayInvoiceResponse(rsp *http.Response) (*PayInvoiceResponse, error) {
 	return response, nil
 }
 
+// ParseGetInvoicePdfResponse parses an HTTP response from a GetInvoicePdfWithResponse call
+func ParseGetInvoicePdfResponse(rsp *http.Response) (*GetInvoicePdfResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetInvoicePdfResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetInvoicePdfResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetInvoicePdfResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRefreshInvoiceResponse parses an HTTP response from a RefreshInvoiceWithResponse call
 func ParseRefreshInvoiceResponse(rsp *http.Response) (*RefreshInvoiceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -24885,6 +26263,146 @@ func ParseGetPaymentReceiptResponse(rsp *http.Response) (*GetPaymentReceiptRespo
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPaymentReceiptResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentReceiptPdfResponse parses an HTTP response from a GetPaymentReceiptPdfWithResponse call
+func ParseGetPaymentReceiptPdfResponse(rsp *http.Response) (*GetPaymentReceiptPdfResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentReceiptPdfResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentReceiptPdfResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPaymentReceiptPdfResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -19,6 +19,7 @@ func (s *Server) handlers() map[string]HandlerFunc {
 		s.creditNoteHandlers(),
 		s.usageHandlers(),
 		s.webhookHandlers(),
+		s.documentHandlers(),
 	} {
 		maps.Copy(all, area)
 	}

@@ -472,17 +472,42 @@ type successBody struct {
 	RequestID string `json:"requestId"`
 }
 
+// Binary is a success answer that is not a JSON envelope (a PDF, an HTML page): respond writes
+// Body as is, with ContentType and any extra Header fields, and the operation's success status.
+// Only read operations may return it (a write's answer is remembered for idempotency as an
+// envelope). Errors stay JSON envelopes.
+type Binary struct {
+	ContentType string
+	Body        []byte
+	Header      http.Header // extra headers (Content-Disposition, Content-Security-Policy, ...)
+}
+
 func encodeSuccess(data any, requestID string) ([]byte, error) {
+	if _, ok := data.(Binary); ok {
+		return nil, errors.New("httpapi: a write operation returned a Binary body; only reads may")
+	}
 	if data == nil {
 		data = struct{}{}
 	}
 	return json.Marshal(successBody{Data: data, RequestID: requestID})
 }
 
-// respond writes a read operation's answer.
+// respond writes a read operation's answer: the envelope, or a Binary body as is.
 func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, data any, err error) {
 	if err != nil {
 		s.writeError(w, hr, err)
+		return
+	}
+	if b, ok := data.(Binary); ok {
+		h := w.Header()
+		for k, v := range b.Header {
+			h[k] = v
+		}
+		h.Set("Content-Type", b.ContentType)
+		h.Set("Content-Length", strconv.Itoa(len(b.Body)))
+		h.Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(o.success)
+		_, _ = w.Write(b.Body)
 		return
 	}
 	body, err := encodeSuccess(data, RequestID(hr.Context()))

@@ -30,6 +30,9 @@ func (s *Server) portalHandlers() map[string]HandlerFunc {
 			}
 			return nil, remit.Errorf(remit.ENotFound, "No such customer-portal route. The portal's PUT routes are /customer-portal/setup-sessions/{sessionId}/complete and /customer-portal/invoices/{invoiceId}/pay.")
 		},
+		// GET /customer-portal/{tail...}: the hosted invoice page and its PDF, routed in portal_pages.go
+		// by the same rules.
+		"customerPortalGet": s.portalGet,
 	}
 }
 

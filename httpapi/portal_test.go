@@ -82,9 +82,13 @@ func TestPortalSetupSessions(t *testing.T) {
 				t.Fatalf("%s: %d %s", tail, r.Status, r.Body)
 			}
 		}
-		// Wrong method on the portal: 405.
-		if r := e.Do("GET", path, nil, testkit.APIKey("")); r.Status != 405 {
-			t.Fatalf("GET: %d", r.Status)
+		// Wrong method on the portal: 405 (GET serves the portal's pages, and a setup session has
+		// none: 404).
+		if r := e.Do("POST", path, nil, testkit.APIKey("")); r.Status != 405 || r.Header.Get("Allow") != "GET, PUT" {
+			t.Fatalf("POST: %d %v", r.Status, r.Header.Get("Allow"))
+		}
+		if r := e.Do("GET", path, nil, testkit.APIKey("")); r.Status != 404 || r.ErrorCode() != "not_found" {
+			t.Fatalf("GET: %d %s", r.Status, r.Body)
 		}
 		// Missing, unknown and raw-card paymentMethod: 422 listing the test tokens.
 		for pm, reason := range map[string]string{"": "required", "pm_card_amex": "invalid_enum", "4242424242424242": "raw_card_number", "4242 4242 4242 4242": "raw_card_number"} {

@@ -41,29 +41,52 @@ func (q Q) CreditNoteExists(ctx context.Context, merchantAccountID, id string) (
 	return err == nil, wrapErr(err, "store.CreditNoteExists")
 }
 
-// GetCreditNote returns a credit note or not_found.
-func (q Q) GetCreditNote(ctx context.Context, merchantAccountID, id string) (c remit.CreditNote, err error) {
+const creditNoteColumns = `id, number, invoice_id, customer_id, currency, reason, description, lines, credit_amount,
+	refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id, refund_ids, metadata, created_at`
+
+func scanCreditNote(row interface{ Scan(...any) error }, merchantAccountID string) (c remit.CreditNote, err error) {
 	var desc, taxTxn, entry sql.NullString
 	var lines, refunds, md string
 	var created int64
-	err = q.QueryRow(ctx, `SELECT id, number, invoice_id, customer_id, currency, reason, description, lines, credit_amount,
-		refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id, refund_ids, metadata, created_at
-		FROM credit_notes WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id).
-		Scan(&c.CreditNoteID, &c.Number, &c.InvoiceID, &c.CustomerID, &c.Currency, &c.Reason, &desc, &lines, &c.CreditAmount,
-			&c.RefundAmount, &c.OffsetAmount, &c.Total, &c.TaxTotal, &taxTxn, &entry, &refunds, &md, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, remit.NotFound("credit note", id, "")
-	}
+	err = row.Scan(&c.CreditNoteID, &c.Number, &c.InvoiceID, &c.CustomerID, &c.Currency, &c.Reason, &desc, &lines, &c.CreditAmount,
+		&c.RefundAmount, &c.OffsetAmount, &c.Total, &c.TaxTotal, &taxTxn, &entry, &refunds, &md, &created)
 	if err != nil {
-		return c, wrapErr(err, "store.GetCreditNote")
+		return c, err
 	}
 	c.Object, c.Status, c.MerchantAccountID, c.CreatedAt = "credit_note", "issued", merchantAccountID, remit.FromMicros(created)
 	c.Description, c.TaxTransactionID, c.BalanceEntryID = nullStr(desc), nullStr(taxTxn), nullStr(entry)
-	if err := errors.Join(json.Unmarshal([]byte(lines), &c.Lines), json.Unmarshal([]byte(refunds), &c.RefundIDs),
-		json.Unmarshal([]byte(md), &c.Metadata)); err != nil {
-		return c, wrapErr(err, "store.GetCreditNote")
+	err = errors.Join(json.Unmarshal([]byte(lines), &c.Lines), json.Unmarshal([]byte(refunds), &c.RefundIDs),
+		json.Unmarshal([]byte(md), &c.Metadata))
+	return c, err
+}
+
+// GetCreditNote returns a credit note or not_found.
+func (q Q) GetCreditNote(ctx context.Context, merchantAccountID, id string) (remit.CreditNote, error) {
+	c, err := scanCreditNote(q.QueryRow(ctx, `SELECT `+creditNoteColumns+` FROM credit_notes
+		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id), merchantAccountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, remit.NotFound("credit note", id, "")
 	}
-	return c, nil
+	return c, wrapErr(err, "store.GetCreditNote")
+}
+
+// ListInvoiceCreditNotes returns an invoice's credit notes in the order they were issued.
+func (q Q) ListInvoiceCreditNotes(ctx context.Context, merchantAccountID, invoiceID string) ([]remit.CreditNote, error) {
+	rows, err := q.Query(ctx, `SELECT `+creditNoteColumns+` FROM credit_notes WHERE merchant_account_id = $1 AND invoice_id = $2
+		ORDER BY created_at, number`, merchantAccountID, invoiceID)
+	if err != nil {
+		return nil, wrapErr(err, "store.ListInvoiceCreditNotes")
+	}
+	defer rows.Close()
+	var out []remit.CreditNote
+	for rows.Next() {
+		c, err := scanCreditNote(rows, merchantAccountID)
+		if err != nil {
+			return nil, wrapErr(err, "store.ListInvoiceCreditNotes")
+		}
+		out = append(out, c)
+	}
+	return out, wrapErr(rows.Err(), "store.ListInvoiceCreditNotes")
 }
 
 // InsertRefund records a refund.

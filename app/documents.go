@@ -1,0 +1,267 @@
+package app
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/document"
+	"github.com/remit-billing/remit/store"
+)
+
+// Documents (issue 13): invoice, credit-note and receipt PDFs and the hosted invoice page. This
+// file gathers the facts a document shows into the models of package document, which renders
+// them; nothing here computes a figure. A finalized invoice's document reads the invoice row and
+// its lines as stored at finalization, so it changes only when a payment or a credit note changes
+// them. The parties (the merchant's display name and business address, the customer and its
+// billing address) are read as they are now: no route changes them after creation today.
+
+// InvoiceDocument gathers what an invoice's PDF shows.
+//
+// Errors: not_found.
+func (a *App) InvoiceDocument(ctx context.Context, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
+	return a.invoiceDocument(ctx, a.DB.Read(ctx), m, invoiceID)
+}
+
+func (a *App) invoiceDocument(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
+	var d document.Invoice
+	inv, notes, err := invoiceWithCreditNotes(ctx, q, m, invoiceID)
+	if err != nil {
+		return d, err
+	}
+	inv.Environment = m.Environment
+	merchant, err := merchantParty(m)
+	if err != nil {
+		return d, err
+	}
+	billTo, custAddr, err := billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	if err != nil {
+		return d, err
+	}
+	d = document.Invoice{Merchant: merchant, BillTo: billTo, CustomerAddress: custAddr, Invoice: inv, CreditNotes: notes}
+	for _, id := range inv.CouponIDs {
+		name := id
+		if c, err := q.GetCoupon(ctx, m.ID, id); err == nil && c.Name != "" {
+			name = c.Name
+		} else if err != nil && remit.ErrorCode(err) != remit.ENotFound {
+			return d, err
+		}
+		d.Coupons = append(d.Coupons, name)
+	}
+	if inv.Status == remit.InvoiceOpen && inv.PaymentURL != nil {
+		d.HostedURL = HostedInvoiceURL(*inv.PaymentURL)
+	}
+	return d, nil
+}
+
+// invoiceWithCreditNotes reads an invoice and its credit notes so that they agree: a credit note
+// committed between the two reads is caught by comparing the notes' totals with the invoice's
+// creditedTotal, and the pair is read again.
+func invoiceWithCreditNotes(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (remit.Invoice, []remit.CreditNote, error) {
+	for attempt := 0; ; attempt++ {
+		inv, err := q.GetInvoice(ctx, m.ID, invoiceID, "", false)
+		if err != nil {
+			return inv, nil, err
+		}
+		notes, err := q.ListInvoiceCreditNotes(ctx, m.ID, invoiceID)
+		if err != nil {
+			return inv, nil, err
+		}
+		var sum int64
+		for i := range notes {
+			notes[i].Environment = m.Environment
+			sum += notes[i].Total
+		}
+		if sum == inv.CreditedTotal || attempt == 2 {
+			return inv, notes, nil
+		}
+	}
+}
+
+// HostedInvoiceURL is the hosted invoice page of an invoice's paymentUrl: the same token, without
+// the trailing /pay.
+func HostedInvoiceURL(paymentURL string) string {
+	u, err := url.Parse(paymentURL)
+	if err != nil {
+		return ""
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/pay")
+	u.RawPath = ""
+	return u.String()
+}
+
+// CreditNoteDocument gathers what a credit note's PDF shows: the note, the invoice it credits
+// (number and line descriptions) and its reversal tax transaction (the jurisdictions).
+//
+// Errors: not_found.
+func (a *App) CreditNoteDocument(ctx context.Context, m remit.MerchantAccount, creditNoteID string) (document.CreditNote, error) {
+	q := a.DB.Read(ctx)
+	var d document.CreditNote
+	c, err := q.GetCreditNote(ctx, m.ID, creditNoteID)
+	if err != nil {
+		return d, err
+	}
+	c.Environment = m.Environment
+	inv, err := q.GetInvoice(ctx, m.ID, c.InvoiceID, "", false)
+	if err != nil {
+		return d, err
+	}
+	merchant, err := merchantParty(m)
+	if err != nil {
+		return d, err
+	}
+	billTo, _, err := billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	if err != nil {
+		return d, err
+	}
+	d = document.CreditNote{Merchant: merchant, BillTo: billTo, CreditNote: c, Invoice: inv}
+	if c.TaxTransactionID != nil {
+		t, err := q.GetTaxTransaction(ctx, m.ID, *c.TaxTransactionID, false)
+		if err != nil {
+			return d, err
+		}
+		d.Taxes = t.Lines
+	}
+	return d, nil
+}
+
+// ReceiptDocument gathers what a payment receipt's PDF shows: the receipt and the invoice it paid.
+//
+// Errors: not_found; not_implemented until receipts exist (see receiptFactsForPDF).
+func (a *App) ReceiptDocument(ctx context.Context, m remit.MerchantAccount, receiptID string) (document.Receipt, error) {
+	q := a.DB.Read(ctx)
+	var d document.Receipt
+	facts, invoiceID, err := receiptFactsForPDF(ctx, q, m, receiptID)
+	if err != nil {
+		return d, err
+	}
+	inv, err := q.GetInvoice(ctx, m.ID, invoiceID, "", false)
+	if err != nil {
+		return d, err
+	}
+	merchant, err := merchantParty(m)
+	if err != nil {
+		return d, err
+	}
+	billTo, _, err := billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	if err != nil {
+		return d, err
+	}
+	return document.Receipt{Merchant: merchant, BillTo: billTo, Receipt: facts, Invoice: inv}, nil
+}
+
+// HostedInvoicePage authorizes the hosted token for the invoice and gathers its page: the invoice's
+// document, whether it can be paid now (open with an amount remaining) and the billing account's
+// default payment method. The caller adds the page's action URLs.
+//
+// Errors: forbidden (a token of another resource), not_found.
+func (a *App) HostedInvoicePage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.HostedPage, error) {
+	if err := AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
+		return document.HostedPage{}, err
+	}
+	q := a.DB.Read(ctx)
+	d, err := a.invoiceDocument(ctx, q, m, invoiceID)
+	if err != nil {
+		return document.HostedPage{}, err
+	}
+	h := document.HostedPage{Invoice: d, Payable: d.Invoice.Status == remit.InvoiceOpen && d.Invoice.AmountRemaining > 0}
+	ba, err := q.GetBillingAccount(ctx, m.ID, d.Invoice.BillingAccountID, "", false)
+	if err != nil {
+		return h, err
+	}
+	if pm := ba.DefaultPaymentMethod; pm != nil {
+		h.PaymentMethod = CardLabel(pm.Brand, pm.Last4)
+	}
+	return h, nil
+}
+
+// HostedInvoicePDF authorizes the hosted token for the invoice and gathers its PDF.
+//
+// Errors: forbidden (a token of another resource), not_found.
+func (a *App) HostedInvoicePDF(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
+	if err := AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
+		return document.Invoice{}, err
+	}
+	return a.invoiceDocument(ctx, a.DB.Read(ctx), m, invoiceID)
+}
+
+// CardLabel names a card for people: "Visa •••• 4242".
+func CardLabel(brand, last4 string) string {
+	name := map[string]string{"visa": "Visa", "mastercard": "Mastercard", "amex": "American Express", "discover": "Discover"}[strings.ToLower(brand)]
+	if name == "" {
+		name = brand
+		if name == "" {
+			name = "Card"
+		}
+	}
+	if last4 == "" {
+		return name
+	}
+	return name + " •••• " + last4
+}
+
+// merchantParty is the seller on a document: the display name, then the business address and the
+// contact details of the merchant profile.
+func merchantParty(m remit.MerchantAccount) (document.Merchant, error) {
+	prof, err := merchantProfile(m)
+	if err != nil {
+		return document.Merchant{}, err
+	}
+	p := document.Merchant{Party: document.Party{Name: m.DisplayName}, Country: m.Country}
+	if a := prof.BusinessAddress; a != nil {
+		p.Lines = document.AddressLines(a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
+	}
+	for _, s := range []*string{prof.Email, firstSet(prof.BusinessPhone, prof.Phone), prof.URL} {
+		if s != nil && strings.TrimSpace(*s) != "" {
+			p.Lines = append(p.Lines, strings.TrimSpace(*s))
+		}
+	}
+	return p, nil
+}
+
+func firstSet(ss ...*string) *string {
+	for _, s := range ss {
+		if s != nil && strings.TrimSpace(*s) != "" {
+			return s
+		}
+	}
+	return nil
+}
+
+// billToParty is the buyer: the customer's name and email and the billing address (the billing
+// account's tax address, else the customer's address). When the billing address is not the
+// customer's own address, that address is returned too.
+func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, customerID, billingAccountID string) (document.Party, []string, error) {
+	cust, err := q.GetCustomer(ctx, m.ID, customerID, "")
+	if err != nil {
+		return document.Party{}, nil, err
+	}
+	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, "", false)
+	if err != nil {
+		return document.Party{}, nil, err
+	}
+	p := document.Party{Name: cust.Name}
+	if cust.Email != nil && *cust.Email != "" {
+		p.Lines = append(p.Lines, *cust.Email)
+	}
+	addr := ba.TaxAddress
+	if addr == nil {
+		addr = cust.Address
+	}
+	if addr != nil {
+		p.Lines = append(p.Lines, addressLines(*addr)...)
+	}
+	var own []string
+	if ba.TaxAddress != nil && cust.Address != nil {
+		own = addressLines(*cust.Address)
+		if strings.Join(own, "\n") == strings.Join(addressLines(*ba.TaxAddress), "\n") {
+			own = nil
+		}
+	}
+	return p, own, nil
+}
+
+func addressLines(a remit.Address) []string {
+	return document.AddressLines(a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
+}

@@ -1,0 +1,58 @@
+package httpapi
+
+import (
+	"context"
+	"mime"
+	"net/http"
+
+	"github.com/remit-billing/remit/document"
+)
+
+// documentHandlers registers the PDFs of invoices, credit notes and payment receipts. The engine
+// gathers each document's facts (app/documents.go); package document renders them.
+func (s *Server) documentHandlers() map[string]HandlerFunc {
+	return map[string]HandlerFunc{
+		"getInvoicePdf": func(ctx context.Context, r *Request) (any, error) {
+			d, err := s.app.InvoiceDocument(ctx, r.Merchant, r.Path("invoiceId"))
+			if err != nil {
+				return nil, err
+			}
+			return pdfAnswer(document.InvoicePDF(d))(invoiceFileName(d))
+		},
+		"getCreditNotePdf": func(ctx context.Context, r *Request) (any, error) {
+			d, err := s.app.CreditNoteDocument(ctx, r.Merchant, r.Path("creditNoteId"))
+			if err != nil {
+				return nil, err
+			}
+			return pdfAnswer(document.CreditNotePDF(d))(d.CreditNote.Number + ".pdf")
+		},
+		"getPaymentReceiptPdf": func(ctx context.Context, r *Request) (any, error) {
+			d, err := s.app.ReceiptDocument(ctx, r.Merchant, r.Path("receiptId"))
+			if err != nil {
+				return nil, err
+			}
+			return pdfAnswer(document.ReceiptPDF(d))(d.Receipt.ReceiptNumber + ".pdf")
+		},
+	}
+}
+
+// invoiceFileName names an invoice's PDF after its number, or its ID while it is a draft.
+func invoiceFileName(d document.Invoice) string {
+	if d.Invoice.Number != nil {
+		return *d.Invoice.Number + ".pdf"
+	}
+	return d.Invoice.InvoiceID + "-draft.pdf"
+}
+
+// pdfAnswer turns a rendered PDF into the operation's answer, shown inline under fileName.
+func pdfAnswer(body []byte, err error) func(fileName string) (any, error) {
+	return func(fileName string) (any, error) {
+		if err != nil {
+			return nil, err
+		}
+		h := http.Header{}
+		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": fileName}))
+		h.Set("Cache-Control", "no-store")
+		return Binary{ContentType: "application/pdf", Body: body, Header: h}, nil
+	}
+}
