@@ -380,3 +380,9 @@ func mustRequest(t *testing.T, method, u string) *http.Request {
 	}
 	return r
 }
+
+// soakRounds is REMIT_SOAK_ROUNDS, or 0.
+func soakRounds() int {
+	n, _ := strconv.Atoi(os.Getenv("REMIT_SOAK_ROUNDS"))
+	return n
+}
