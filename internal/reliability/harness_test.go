@@ -144,8 +144,12 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // client sends API requests to one or several servers, round-robin.
 type client struct {
@@ -370,7 +374,6 @@ func (pg *privatePostgres) start(t *testing.T) { t.Helper(); pg.ctl(t, "start") 
 
 // stop stops the server at once (-m immediate: connections are cut, as in a crash).
 func (pg *privatePostgres) stop(t *testing.T) { t.Helper(); pg.ctl(t, "stop", "-m", "immediate") }
-
 
 func mustRequest(t *testing.T, method, u string) *http.Request {
 	t.Helper()

@@ -355,4 +355,3 @@ func checkLedger(t *testing.T, db *sql.DB, c *client, b *billing) {
 		}
 	}
 }
-
