@@ -257,7 +257,7 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 				s.writeError(w, hr, err)
 				return
 			}
-				if err := bodyCharacters(body); err != nil {
+			if err := bodyCharacters(body); err != nil {
 				s.writeError(w, hr, err)
 				return
 			}
