@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -389,3 +390,5 @@ func soakRounds() int {
 	n, _ := strconv.Atoi(os.Getenv("REMIT_SOAK_ROUNDS"))
 	return n
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }

@@ -21,7 +21,7 @@ type alpha struct {
 const alphaName = "ALPHA-PRIVATE-NAME"
 
 // populateAlpha creates one of each resource as the env's tenant (A).
-func populateAlpha(t *testing.T, e *testkit.Env) alpha {
+func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 	t.Helper()
 	A := alpha{ids: map[string]string{}, bodies: map[string]any{}}
 	data := func(r *testkit.Response) map[string]any { return r.Data() }

@@ -52,9 +52,9 @@ func TestSecretsAtRest(t *testing.T) {
 		body := map[string]any{
 			"environment": "sandbox", "displayName": "Sub Shop", "legalEntityType": "corporation", "country": "GB",
 			"merchantMode": "direct", "defaultCurrency": "GBP", "email": "ops@sub.example", "businessTaxId": "GB998877665",
-			"businessAddress":       map[string]any{"line1": "1 High St", "city": "London", "postalCode": "SW1A 2AA", "country": "GB"},
-			"settlementBankAccount": map[string]any{"name": "Sub Shop Ltd", "accountNumber": "GB29 NWBK 6016 1331 9268 19", "bankCode": "601613", "accountType": "checking"},
-			"associatedIdentities":  []any{map[string]any{"identityRoles": []string{"principal"}, "firstName": "Ada", "lastName": "Lovelace"}},
+			"businessAddress":           map[string]any{"line1": "1 High St", "city": "London", "postalCode": "SW1A 2AA", "country": "GB"},
+			"settlementBankAccount":     map[string]any{"name": "Sub Shop Ltd", "accountNumber": "GB29 NWBK 6016 1331 9268 19", "bankCode": "601613", "accountType": "checking"},
+			"associatedIdentities":      []any{map[string]any{"identityRoles": []string{"principal"}, "firstName": "Ada", "lastName": "Lovelace"}},
 			"platformMerchantAccountId": platform.Sandbox,
 		}
 		sub := e.Must(200, "POST", "/v1/merchant-accounts", body, testkit.As(platform), testkit.Key("sub-1"))
