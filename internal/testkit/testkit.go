@@ -359,7 +359,7 @@ func (e *Env) Do(method, path string, body any, opts ...Opt) *Response {
 	b, _ := io.ReadAll(res.Body)
 	r := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 	e.checker.check(e.T, req, raw, r)
-	e.secrets.observe(raw, b)
+	e.secrets.observe(raw, r)
 	return r
 }
 
@@ -515,9 +515,12 @@ func (w *secretWatch) add(what, v string) {
 	}
 }
 
-func (w *secretWatch) observe(request, answer []byte) {
+func (w *secretWatch) observe(request []byte, res *Response) {
+	answer := res.Body
 	var doc any
-	if len(request) > 0 && json.Unmarshal(request, &doc) == nil {
+	// Values of a request the server accepted (2xx) are what it now holds: those must never come
+	// back. A refused request's values may be echoed by its own 404 ("No such ...: 'x'").
+	if res.Status/100 == 2 && len(request) > 0 && json.Unmarshal(request, &doc) == nil {
 		var walk func(v any, key string)
 		walk = func(v any, key string) {
 			switch t := v.(type) {
