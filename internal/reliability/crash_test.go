@@ -117,7 +117,7 @@ func crashRounds(t *testing.T, bin, dbURL string) {
 			t.Fatalf("round %d (killed after %d answers) broke an invariant", round, killAt)
 		}
 	}
-	t.Logf("%d rounds: %d requests, %d answered before the crash, %d lost and retried, %d in-flight 409s while leases ran out",
+	t.Logf("%d rounds: %d requests, %d answered before the crash, %d without an answer (in flight at the kill, or sent while it was down) and retried, %d in-flight 409s while leases ran out",
 		rounds, stats.sent, stats.acked, stats.lost, stats.inFlight409)
 	if stats.lost == 0 {
 		t.Errorf("no request was lost to the crash: the test did not test anything")

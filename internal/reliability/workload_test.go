@@ -113,8 +113,10 @@ func (b *billing) ops(t *testing.T, c *client, round, scale int, rng *rand.Rand)
 }
 
 // usageEventOps is the hook for usage events (POST /v1/usage-events). HOOK(usage): that route is
-// merged from another branch and answers 501 on this one; once it works, return one op per event
-// here (kind "usage_event", a unique eventId per op) and checkUsage below counts them.
+// merged from another branch and answers 501 on this one. Once it works, return one op per event
+// here (kind "usage_event", method POST, path /v1/usage-events, a unique eventId and key per op,
+// customers from b.customers) and add a "usage_event" case to checkStore: each eventId stored
+// exactly once and the customer's usage total equal to the sum of the ops' quantities.
 func usageEventOps(round, scale int, b *billing) []*op { return nil }
 
 // outcome of one round under crash.
