@@ -23,8 +23,8 @@ func IsUnavailable(err error) bool {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		// Class 08 (connection exception); 57P01..57P03: admin shutdown, crash shutdown, cannot
-		// connect now (starting up or shutting down).
-		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+		// connect now (starting up or shutting down); 53300: too many connections.
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
 	}
 	var ce *pgconn.ConnectError
 	var oe *net.OpError

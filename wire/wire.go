@@ -45,6 +45,7 @@ type Config struct {
 	IdempotencyLease  time.Duration // REMIT_IDEMPOTENCY_LEASE (1m): how long a request that died in flight holds its Idempotency-Key
 	ReadHeaderTimeout time.Duration // REMIT_READ_HEADER_TIMEOUT (10s): a client must send its request headers within this
 	ReadTimeout       time.Duration // REMIT_READ_TIMEOUT (30s): a client must send its whole request, body included, within this
+	DatabaseMaxConns  int           // REMIT_DATABASE_MAX_CONNS (32): PostgreSQL connections per process
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -104,6 +105,13 @@ func FromEnv() (Config, error) {
 			}
 			*d.dst = t
 		}
+	}
+	if v := os.Getenv("REMIT_DATABASE_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > 1000 {
+			return c, fmt.Errorf("REMIT_DATABASE_MAX_CONNS must be an integer from 2 to 1000, not %q", v)
+		}
+		c.DatabaseMaxConns = n
 	}
 	if v := os.Getenv("REMIT_WEBHOOK_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -169,6 +177,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	if err != nil {
 		return nil, err
 	}
+	db.SetMaxConns(c.DatabaseMaxConns)
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, err

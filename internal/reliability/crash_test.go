@@ -53,7 +53,7 @@ func crashRounds(t *testing.T, bin, dbURL string) {
 		"REMIT_IDEMPOTENCY_LEASE=1s", // a request that died in flight holds its key this long
 		"REMIT_RATE_LIMIT=100000", "REMIT_RATE_BURST=100000",
 		"REMIT_LOG_LEVEL=warn",
-		"REMIT_REDIS_URL=",
+		"REMIT_REDIS_URL=", "REMIT_DATABASE_MAX_CONNS=8",
 	)
 	tn := bootstrap(t, bin, env, "Crash Test")
 	addr := freeAddr(t)

@@ -45,7 +45,7 @@ func TestSeveralProcesses(t *testing.T) {
 		"REMIT_DATABASE_URL="+dbURL, "REMIT_REDIS_URL="+redisURL,
 		fmt.Sprintf("REMIT_RATE_LIMIT=%d", rate), fmt.Sprintf("REMIT_RATE_BURST=%d", burst),
 		"REMIT_SCHEDULER_INTERVAL=50ms", "REMIT_WEBHOOK_RETRY_SCHEDULE=1s,1s,1s", "REMIT_WEBHOOK_ALLOW_PRIVATE=true",
-		"REMIT_LOG_LEVEL=warn",
+		"REMIT_LOG_LEVEL=warn", "REMIT_DATABASE_MAX_CONNS=8", // 3 × 8 beside the other tests on the shared server
 	)
 	tenants := map[string]tenant{}
 	for _, name := range []string{"idempotency", "rate", "numbers", "hooks", "clock"} {
