@@ -45,6 +45,7 @@ type App struct {
 
 	jobs     map[string]JobFunc
 	webhooks *webhookState
+	sealer   *sealer
 }
 
 // New returns an engine over db.
@@ -57,6 +58,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	}
 	a := &App{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}}
 	a.webhooks = newWebhookState(&a.Config)
+	a.sealer = &sealer{}
 	return a
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -177,14 +178,42 @@ func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route
 		return "", nil, remit.Errorf(remit.EConflict, "A request with this Idempotency-Key is still being processed. Retry after it completes.").
 			With("reason", "idempotency_key_in_flight")
 	}
-	return "", &StoredResponse{Status: existing.Status, Body: existing.Response}, nil
+	resp, err := a.openResponse(ctx, scope, key, existing.Response)
+	if err != nil {
+		return "", nil, remit.Internal(fmt.Errorf("idempotency: open the remembered response: %w", err))
+	}
+	return "", &StoredResponse{Status: existing.Status, Body: resp}, nil
+}
+
+// The remembered answer may carry a shown-once secret (a webhook signing secret, a setup session's
+// token, a claim URL), so it is stored sealed (app/sealing.go), bound to its scope and key.
+func idempotencyAAD(scope remit.Scope, key string) []byte {
+	return []byte(IdempotencyScope(scope) + "\x00" + key)
+}
+
+func (a *App) sealResponse(ctx context.Context, scope remit.Scope, key string, body []byte) ([]byte, error) {
+	s, err := a.seal(ctx, purposeIdempotency, idempotencyAAD(scope, key), body)
+	return []byte(s), err
+}
+
+// openResponse opens a remembered answer. Answers remembered in plain text before they were
+// sealed (at most one retention period ago) are JSON envelopes and replay as they are.
+func (a *App) openResponse(ctx context.Context, scope remit.Scope, key string, stored []byte) ([]byte, error) {
+	if !isSealed(string(stored)) {
+		return stored, nil
+	}
+	return a.open(ctx, purposeIdempotency, idempotencyAAD(scope, key), string(stored))
 }
 
 // FinishIdempotent remembers the response for key. Call it inside the request's transaction so it
 // commits with the work; if the request lost its key (its lease expired and a retry took over) it
 // fails and the transaction must roll back.
 func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, owner string, status int, body []byte) error {
-	ok, err := tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, body)
+	sealed, err := a.sealResponse(ctx, scope, key, body)
+	if err != nil {
+		return remit.Internal(err)
+	}
+	ok, err := tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, sealed)
 	if err != nil {
 		return err
 	}
@@ -200,7 +229,11 @@ func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sc
 func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key, owner string, status int, body []byte) error {
 	// Not cancelled with the request: a client that went away must still find its answer.
 	return a.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		_, err := tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, body)
+		sealed, err := a.sealResponse(ctx, scope, key, body)
+		if err != nil {
+			return err
+		}
+		_, err = tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, sealed)
 		return err
 	})
 }

@@ -70,8 +70,6 @@ const (
 type webhookState struct {
 	wake          chan struct{}
 	guarded, open *http.Client
-	keyMu         sync.Mutex
-	storeKey      []byte
 }
 
 func newWebhookState(cfg *Config) *webhookState {

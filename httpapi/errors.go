@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
 )
 
 // statusOf is the one table pairing error codes with HTTP statuses (product.md "Errors").
@@ -72,6 +73,11 @@ func (s *Server) toEnvelope(err error, requestID string) (int, errorBody) {
 		status = statusOf[e.Code]
 		if status == 0 {
 			status = http.StatusInternalServerError
+		}
+		// The store could not be reached: the same internal_error, answered 503 (retry later;
+		// nothing was applied). The one place this mapping lives.
+		if e.Code == remit.EInternal && store.IsUnavailable(err) {
+			status = http.StatusServiceUnavailable
 		}
 	}
 	details := map[string]any{}

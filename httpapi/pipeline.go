@@ -12,10 +12,14 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/remit-billing/remit"
@@ -209,6 +213,13 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 			return
 		}
 
+		// Parameters with a NUL or bytes that are not UTF-8 cannot name anything (and PostgreSQL
+		// refuses such text): 422 before anything reads the store with them.
+		if err := paramCharacters(hr, o); err != nil {
+			s.writeError(w, hr, err)
+			return
+		}
+
 		// Read the body, at most MaxBodyBytes.
 		body, err := io.ReadAll(http.MaxBytesReader(w, hr.Body, s.cfg.MaxBodyBytes))
 		if err != nil {
@@ -243,6 +254,10 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 				body = []byte("{}")
 			}
 			if err := checkJSONObject(hr, body); err != nil {
+				s.writeError(w, hr, err)
+				return
+			}
+			if err := bodyCharacters(body); err != nil {
 				s.writeError(w, hr, err)
 				return
 			}
@@ -435,6 +450,81 @@ func idempotencyKey(hr *http.Request, o *operation, body []byte) (string, error)
 	return key, nil
 }
 
+// paramCharacters refuses path and query parameters that contain NUL or are not UTF-8.
+func paramCharacters(hr *http.Request, o *operation) error {
+	var p remit.Problems
+	bad := func(v string) bool { return strings.ContainsRune(v, 0) || !utf8.ValidString(v) }
+	for _, name := range pathParamNames(o) {
+		if bad(hr.PathValue(name)) {
+			p.Add(remit.InPath, name, "invalid_characters", name+" contains a NUL character or bytes that are not UTF-8.")
+		}
+	}
+	names := make([]string, 0)
+	for name, vs := range hr.URL.Query() {
+		if bad(name) || slices.ContainsFunc(vs, bad) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		field := name
+		if bad(name) {
+			field = strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "")
+		}
+		p.Add(remit.InQuery, field, "invalid_characters", "The query parameter "+strconv.Quote(field)+" contains a NUL character or bytes that are not UTF-8.")
+	}
+	return p.Err()
+}
+
+func pathParamNames(o *operation) []string {
+	var out []string
+	for _, ps := range []openapi3.Parameters{o.route.PathItem.Parameters, o.route.Operation.Parameters} {
+		for _, p := range ps {
+			if p.Value != nil && p.Value.In == "path" {
+				out = append(out, p.Value.Name)
+			}
+		}
+	}
+	return out
+}
+
+// bodyCharacters refuses a body with a NUL character (\u0000) in a string or key: no field of the
+// API takes one, and PostgreSQL cannot store it. Every such field is listed.
+func bodyCharacters(body []byte) error {
+	if !bytes.Contains(body, []byte(`\u0000`)) {
+		return nil
+	}
+	var doc any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil // reported by the parser
+	}
+	var p remit.Problems
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if strings.ContainsRune(k, 0) {
+					p.Body(pointerToField(append(slices.Clone(path), strings.ReplaceAll(k, "\x00", ""))), "invalid_characters", "Keys may not contain a NUL character.")
+					continue
+				}
+				walk(e, append(slices.Clone(path), k))
+			}
+		case []any:
+			for i, e := range t {
+				walk(e, append(slices.Clone(path), strconv.Itoa(i)))
+			}
+		case string:
+			if strings.ContainsRune(t, 0) {
+				f := pointerToField(path)
+				p.Body(f, "invalid_characters", f+" may not contain a NUL character.")
+			}
+		}
+	}
+	walk(doc, nil)
+	return p.Err()
+}
+
 // checkJSONObject enforces the content type and that the body is one JSON object.
 func checkJSONObject(hr *http.Request, body []byte) error {
 	if ct := hr.Header.Get("Content-Type"); ct != "" {
@@ -445,6 +535,10 @@ func checkJSONObject(hr *http.Request, body []byte) error {
 	}
 	if !json.Valid(body) {
 		return remit.Errorf(remit.EBadRequest, "The body is not valid JSON.")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would quietly store U+FFFD in place of what the client meant.
+		return remit.Errorf(remit.EBadRequest, "The body is not valid UTF-8; JSON bodies must be encoded in UTF-8.")
 	}
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return remit.Errorf(remit.EBadRequest, "The body must be a JSON object.")

@@ -96,6 +96,15 @@ func redactURL(s string) string {
 	return u.Redacted()
 }
 
+// SetMaxConns bounds the PostgreSQL connection pool of this process (32 by default). Several
+// processes on one server must together stay under its max_connections. No effect on SQLite.
+func (db *DB) SetMaxConns(n int) {
+	if db.dialect == Postgres && n > 0 {
+		db.write.SetMaxOpenConns(n)
+		db.write.SetMaxIdleConns(n)
+	}
+}
+
 // Dialect reports the store's dialect.
 func (db *DB) Dialect() Dialect { return db.dialect }
 

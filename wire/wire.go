@@ -41,7 +41,11 @@ type Config struct {
 	DisabledOps       []string      // REMIT_DISABLED_OPERATIONS: comma-separated operationIds answered with 501
 	WebhookLease      time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
 	WebhookWorkers    int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
-	SecretKey         string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets)
+	SecretKey         string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets, remembered idempotent answers)
+	IdempotencyLease  time.Duration // REMIT_IDEMPOTENCY_LEASE (1m): how long a request that died in flight holds its Idempotency-Key
+	ReadHeaderTimeout time.Duration // REMIT_READ_HEADER_TIMEOUT (10s): a client must send its request headers within this
+	ReadTimeout       time.Duration // REMIT_READ_TIMEOUT (30s): a client must send its whole request, body included, within this
+	DatabaseMaxConns  int           // REMIT_DATABASE_MAX_CONNS (32): PostgreSQL connections per process
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -54,7 +58,8 @@ func Defaults() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite:remit.db", RateLimit: 100, RateBurst: 200,
 		SchedulerInterval: time.Second, LogLevel: "info", WebhookRetry: "5s,5m,30m,2h,5h,10h,10h",
-		WebhookLease: time.Minute, WebhookWorkers: 16,
+		WebhookLease: time.Minute, WebhookWorkers: 16, IdempotencyLease: time.Minute,
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 	}
 }
 
@@ -88,6 +93,25 @@ func FromEnv() (Config, error) {
 			return c, fmt.Errorf("REMIT_WEBHOOK_LEASE must be a duration of at least 1s such as 1m, not %q", v)
 		}
 		c.WebhookLease = d
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"REMIT_IDEMPOTENCY_LEASE", &c.IdempotencyLease}, {"REMIT_READ_HEADER_TIMEOUT", &c.ReadHeaderTimeout}, {"REMIT_READ_TIMEOUT", &c.ReadTimeout}} {
+		if v := os.Getenv(d.name); v != "" {
+			t, err := time.ParseDuration(v)
+			if err != nil || t < 100*time.Millisecond {
+				return c, fmt.Errorf("%s must be a duration of at least 100ms such as 1m, not %q", d.name, v)
+			}
+			*d.dst = t
+		}
+	}
+	if v := os.Getenv("REMIT_DATABASE_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 2 || n > 1000 {
+			return c, fmt.Errorf("REMIT_DATABASE_MAX_CONNS must be an integer from 2 to 1000, not %q", v)
+		}
+		c.DatabaseMaxConns = n
 	}
 	if v := os.Getenv("REMIT_WEBHOOK_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -153,6 +177,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	if err != nil {
 		return nil, err
 	}
+	db.SetMaxConns(c.DatabaseMaxConns)
 	if err := db.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -175,7 +200,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	appCfg := app.Config{
 		PublicURL: strings.TrimRight(c.PublicURL, "/"), SecretKey: c.SecretKey, WebhookRetry: retry,
 		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
-		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor,
+		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor, IdempotencyLease: c.IdempotencyLease,
 	}
 	if c.TaxRatesFile != "" {
 		t, err := tax.LoadFile(c.TaxRatesFile)
@@ -219,11 +244,17 @@ func (r *Remit) Close() error {
 
 // HTTPServer returns the configured http.Server, with timeouts that cut off slow clients.
 func (r *Remit) HTTPServer() *http.Server {
+	orDefault := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
 	return &http.Server{
 		Addr:              r.Config.Addr,
 		Handler:           r.Handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadHeaderTimeout: orDefault(r.Config.ReadHeaderTimeout, 10*time.Second),
+		ReadTimeout:       orDefault(r.Config.ReadTimeout, 30*time.Second),
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,

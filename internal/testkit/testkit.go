@@ -69,6 +69,7 @@ type Env struct {
 	Clock   remit.Clock
 	Logs    *SyncBuffer
 	checker *contractChecker
+	secrets *secretWatch
 }
 
 // Tenant is a bootstrapped organization: its key and its two merchant accounts.
@@ -171,7 +172,8 @@ func StartOn(t testing.TB, s Store, dbURL string, opts Options) *Env {
 	if clock == nil {
 		clock = remit.SystemClock{}
 	}
-	e := &Env{T: t, Store: s, DBURL: dbURL, Remit: r, App: r.App, Server: srv, Clock: clock, Logs: logs, checker: checker(t)}
+	e := &Env{T: t, Store: s, DBURL: dbURL, Remit: r, App: r.App, Server: srv, Clock: clock, Logs: logs, checker: checker(t), secrets: &secretWatch{}}
+	t.Cleanup(func() { e.secrets.check(t, logs.String()) })
 	e.Tenant = e.NewTenant("Acme Test", false)
 	return e
 }
@@ -182,6 +184,10 @@ func (e *Env) NewTenant(name string, platform bool) Tenant {
 	res, err := e.App.Bootstrap(context.Background(), name, platform)
 	if err != nil {
 		e.T.Fatalf("bootstrap: %v", err)
+	}
+	e.secrets.add("an API key", res.APIKey)
+	if _, secret, ok := strings.Cut(res.APIKey, "."); ok {
+		e.secrets.add("an API key's secret", secret)
 	}
 	return Tenant{OrganizationID: res.OrganizationID, APIKey: res.APIKey, APIKeyID: res.APIKeyID,
 		Sandbox: res.MerchantAccounts["sandbox"], Production: res.MerchantAccounts["production"]}
@@ -353,6 +359,7 @@ func (e *Env) Do(method, path string, body any, opts ...Opt) *Response {
 	b, _ := io.ReadAll(res.Body)
 	r := &Response{Status: res.StatusCode, Header: res.Header, Body: b}
 	e.checker.check(e.T, req, raw, r)
+	e.secrets.observe(raw, r)
 	return r
 }
 
@@ -480,5 +487,98 @@ func OnlyOneWins(t testing.TB, statuses []int, win, lose int) {
 	}
 	if wins != 1 {
 		t.Fatalf("%d requests won (statuses %v), want exactly one", wins, statuses)
+	}
+}
+
+// secretWatch sees every request and answer of an Env and its log. Values that are never shown
+// (API keys, bank account numbers, tax IDs: product.md) must appear in no answer and no log line;
+// shown-once secrets (webhook signing secrets, hosted tokens, claim URLs) in no log line. Every
+// test that uses testkit is checked when it ends.
+type secretWatch struct {
+	mu        sync.Mutex
+	never     map[string]string // value → what it is
+	answers   [][]byte
+	shownOnce []string
+}
+
+// neverShown are request fields whose values no answer ever carries.
+var neverShown = map[string]string{"accountNumber": "a bank account number", "businessTaxId": "a business tax ID", "taxId": "a tax ID"}
+
+func (w *secretWatch) add(what, v string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.never == nil {
+		w.never = map[string]string{}
+	}
+	if len(v) >= 6 {
+		w.never[v] = what
+	}
+}
+
+func (w *secretWatch) observe(request []byte, res *Response) {
+	answer := res.Body
+	var doc any
+	// Values of a request the server accepted (2xx) are what it now holds: those must never come
+	// back. A refused request's values may be echoed by its own 404 ("No such ...: 'x'").
+	if res.Status/100 == 2 && len(request) > 0 && json.Unmarshal(request, &doc) == nil {
+		var walk func(v any, key string)
+		walk = func(v any, key string) {
+			switch t := v.(type) {
+			case map[string]any:
+				for k, e := range t {
+					walk(e, k)
+				}
+			case []any:
+				for _, e := range t {
+					walk(e, key)
+				}
+			case string:
+				if what, ok := neverShown[key]; ok {
+					w.add(what, t)
+					w.add(what, strings.ReplaceAll(t, " ", ""))
+				}
+			}
+		}
+		walk(doc, "")
+	}
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	_ = json.Unmarshal(answer, &env)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.answers = append(w.answers, answer)
+	for _, k := range []string{"secret", "claimUrl", "url"} {
+		if s, ok := env.Data[k].(string); ok && (k != "url" || strings.Contains(s, "token=")) {
+			if _, after, ok := strings.Cut(s, "token="); ok {
+				s = after
+			} else if i := strings.LastIndexByte(s, '/'); k == "claimUrl" && i >= 0 {
+				s = s[i+1:]
+			}
+			if len(s) >= 16 {
+				w.shownOnce = append(w.shownOnce, s)
+			}
+		}
+	}
+}
+
+func (w *secretWatch) check(t testing.TB, logs string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for v, what := range w.never {
+		if strings.Contains(logs, v) {
+			t.Errorf("%s (%.4s…) appears in the log", what, v)
+		}
+		for _, a := range w.answers {
+			if strings.Contains(string(a), v) {
+				t.Errorf("%s (%.4s…) appears in an answer: %.300s", what, v, a)
+				break
+			}
+		}
+	}
+	for _, v := range w.shownOnce {
+		if strings.Contains(logs, v) {
+			t.Errorf("a shown-once secret (%.4s…) appears in the log", v)
+		}
 	}
 }
