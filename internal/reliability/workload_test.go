@@ -112,12 +112,19 @@ func (b *billing) ops(t *testing.T, c *client, round, scale int, rng *rand.Rand)
 	return out
 }
 
-// usageEventOps is the hook for usage events (POST /v1/usage-events). HOOK(usage): that route is
-// merged from another branch and answers 501 on this one. Once it works, return one op per event
-// here (kind "usage_event", method POST, path /v1/usage-events, a unique eventId and key per op,
-// customers from b.customers) and add a "usage_event" case to checkStore: each eventId stored
-// exactly once and the customer's usage total equal to the sum of the ops' quantities.
-func usageEventOps(round, scale int, b *billing) []*op { return nil }
+// usageEventOps makes the round's usage events (POST /v1/usage-events): a unique eventId and key
+// per op, quantities 1..n over the customers. checkStore verifies each eventId is stored once and
+// every customer's running total equals the sum of its events.
+func usageEventOps(round, scale int, b *billing) []*op {
+	var out []*op
+	for i := range 10 * scale {
+		cus := b.customers[i%len(b.customers)]
+		out = append(out, &op{kind: "usage_event", method: "POST", path: "/v1/usage-events",
+			body: map[string]any{"eventId": fmt.Sprintf("r%d-ue-%d", round, i), "customerId": cus, "meterId": "api_calls", "quantity": 1 + i%7},
+			key: fmt.Sprintf("r%d-ue-%d", round, i), target: cus})
+	}
+	return out
+}
 
 // outcome of one round under crash.
 type crashStats struct {
@@ -200,6 +207,11 @@ func checkStore(t *testing.T, db *sql.DB, c *client, b *billing, ops []*op) {
 			if n := count(t, db, `SELECT COUNT(*) FROM balance_entries WHERE merchant_account_id = $1 AND id = $2 AND type = 'grant'`, ma, o.objectID); n != 1 {
 				t.Errorf("grant %s (key %s) stored %d times", o.objectID, o.key, n)
 			}
+		case "usage_event":
+			id, _ := o.body["eventId"].(string)
+			if n := count(t, db, `SELECT COUNT(*) FROM usage_events WHERE merchant_account_id = $1 AND id = $2`, ma, id); n != 1 {
+				t.Errorf("usage event %s (key %s) stored %d times", id, o.key, n)
+			}
 		case "credit_note":
 			if n := count(t, db, `SELECT COUNT(*) FROM credit_notes WHERE merchant_account_id = $1 AND id = $2`, ma, o.objectID); n != 1 {
 				t.Errorf("credit note %s (key %s) stored %d times", o.objectID, o.key, n)
@@ -225,6 +237,15 @@ func checkStore(t *testing.T, db *sql.DB, c *client, b *billing, ops []*op) {
 	}
 	if n := count(t, db, `SELECT COUNT(*) FROM credit_notes WHERE merchant_account_id = $1`, ma); n != want["credit_note"]+setupCN {
 		t.Errorf("%d credit notes stored, %d operations", n, want["credit_note"])
+	}
+	if n := count(t, db, `SELECT COUNT(*) FROM usage_events WHERE merchant_account_id = $1`, ma); n != want["usage_event"] {
+		t.Errorf("%d usage events stored, %d operations", n, want["usage_event"])
+	}
+	// Each customer's running total is the sum of its events: nothing counted twice.
+	if n := count(t, db, `SELECT COUNT(*) FROM usage_totals u WHERE merchant_account_id = $1 AND total <>
+		(SELECT COALESCE(SUM(quantity), 0) FROM usage_events e WHERE e.merchant_account_id = u.merchant_account_id
+		 AND e.customer_id = u.customer_id AND e.meter_id = u.meter_id)`, ma); n != 0 {
+		t.Errorf("%d usage totals differ from the sum of their events", n)
 	}
 	// Every committed change has its event, once.
 	for _, pair := range [][2]string{
