@@ -5,6 +5,7 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,6 +43,7 @@ type Config struct {
 	WebhookLease      time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
 	WebhookWorkers    int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
 	SecretKey         string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets)
+	LoadCeiling       bool          // REMIT_LOAD_CEILING=true also serves GET /_load/ceiling (the load harness's bare baseline)
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -119,6 +121,9 @@ func FromEnv() (Config, error) {
 	}
 	if v := os.Getenv("REMIT_PPROF"); v != "" {
 		c.EnablePprof = v == "true" || v == "1"
+	}
+	if v := os.Getenv("REMIT_LOAD_CEILING"); v != "" {
+		c.LoadCeiling = v == "true" || v == "1"
 	}
 	return c, nil
 }
@@ -219,9 +224,13 @@ func (r *Remit) Close() error {
 
 // HTTPServer returns the configured http.Server, with timeouts that cut off slow clients.
 func (r *Remit) HTTPServer() *http.Server {
+	var h http.Handler = r.Handler
+	if r.Config.LoadCeiling {
+		h = withCeiling(r.Handler)
+	}
 	return &http.Server{
 		Addr:              r.Config.Addr,
-		Handler:           r.Handler,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -260,4 +269,32 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// CeilingPath is the bare JSON handler served beside the API when Config.LoadCeiling is set.
+const CeilingPath = "/_load/ceiling"
+
+// withCeiling serves CeilingPath with a bare net/http JSON handler — no request ID, logging,
+// metrics, authentication, validation or store — and everything else with api. It is the ceiling
+// the load harness (cmd/remit-load) compares every scenario with: what this binary, on this
+// machine, serves when a request costs nothing but HTTP and a small JSON encoding.
+func withCeiling(api http.Handler) http.Handler {
+	type ceiling struct {
+		Object string `json:"object"`
+		OK     bool   `json:"ok"`
+	}
+	type envelope struct {
+		Data      ceiling `json:"data"`
+		RequestID string  `json:"requestId"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != CeilingPath {
+			api.ServeHTTP(w, req)
+			return
+		}
+		body, _ := json.Marshal(envelope{Data: ceiling{Object: "ceiling", OK: true}, RequestID: "req_ceiling"})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	})
 }
