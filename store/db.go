@@ -14,7 +14,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	_ "modernc.org/sqlite"             // database/sql driver "sqlite", pure Go
+	"modernc.org/sqlite"               // pure Go; opened through sqliteConnector (stmtcache.go)
 )
 
 // Dialect names the SQL dialect of a store.
@@ -48,10 +48,8 @@ func Open(ctx context.Context, rawURL string) (db *DB, err error) {
 		dsn := func(extra string) string {
 			return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)" + extra
 		}
-		w, err := sql.Open("sqlite", dsn("&_txlock=immediate"))
-		if err != nil {
-			return nil, err
-		}
+		drv := &sqlite.Driver{}
+		w := sql.OpenDB(sqliteConnector{dsn: dsn("&_txlock=immediate"), drv: drv})
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
@@ -60,11 +58,7 @@ func Open(ctx context.Context, rawURL string) (db *DB, err error) {
 			w.Close()
 			return nil, err
 		}
-		r, err := sql.Open("sqlite", dsn("&_pragma=query_only(ON)"))
-		if err != nil {
-			w.Close()
-			return nil, err
-		}
+		r := sql.OpenDB(sqliteConnector{dsn: dsn("&_pragma=query_only(ON)"), drv: drv})
 		r.SetMaxOpenConns(8)
 		r.SetMaxIdleConns(8)
 		db := &DB{dialect: SQLite, write: w, read: r, url: rawURL}
