@@ -65,8 +65,8 @@ func finishAPIKey(k *remit.APIKey, envs string, created int64, revoked sql.NullI
 // merchantColumnsM is merchantColumns qualified by the alias m, for joins.
 var merchantColumnsM = qualify(merchantColumns, "m")
 
-// qualify prefixes every column name of a select list with alias: "a, COALESCE(b, ”)" becomes
-// "m.a, COALESCE(m.b, ”)".
+// qualify prefixes every column name of a select list with alias: "a, COALESCE(b, c)" becomes
+// "m.a, COALESCE(m.b, c)".
 func qualify(columns, alias string) string {
 	var out []string
 	depth, start := 0, 0
