@@ -20,6 +20,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -65,6 +66,7 @@ type options struct {
 	keep        bool
 	profileDir  string
 	logLevel    string
+	rounds      int
 }
 
 func main() {
@@ -82,6 +84,7 @@ func main() {
 	flag.StringVar(&o.serverBin, "server-bin", "", "a built remit binary to run (default: go build ./cmd/remit into a temporary folder)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (store, server log) and the PostgreSQL schema")
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the server for each scenario into this folder (sets REMIT_PPROF=true)")
+	flag.IntVar(&o.rounds, "rounds", 1, "run every scenario this many times, round-robin, and report each one's median round")
 	flag.StringVar(&o.logLevel, "server-log-level", "info", "the server's REMIT_LOG_LEVEL (its log goes to a file in the temporary folder)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -111,6 +114,40 @@ type Result struct {
 	PeakRSSMiB   float64        `json:"peakRssMiB"` // the server's VmHWM during the scenario
 	Ratio        float64        `json:"ratioToCeiling"`
 	Profile      string         `json:"profile,omitempty"`
+	// The server process's CPU time (user + system) per request, and the cores it used on
+	// average: what a request costs the server whatever else the machine is doing.
+	CPUPerRequest float64 `json:"serverCpuUsPerRequest"`
+	ServerCores   float64 `json:"serverCores"`
+	Rounds        []Round `json:"rounds,omitempty"` // every round's figures when there were several
+}
+
+// Round is one round's headline figures of a scenario.
+type Round struct {
+	RPS   float64 `json:"requestsPerSecond"`
+	P99   float64 `json:"p99Ms"`
+	Ratio float64 `json:"ratioToCeiling"`
+}
+
+// median picks the round with the median requests/s and gives it the median ratio.
+func median(rs []Result) Result {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	byRPS := slices.Clone(rs)
+	slices.SortFunc(byRPS, func(a, b Result) int { return cmp.Compare(a.RPS, b.RPS) })
+	m := byRPS[len(byRPS)/2]
+	ratios := make([]float64, len(rs))
+	for i, r := range rs {
+		ratios[i] = r.Ratio
+		m.Rounds = append(m.Rounds, Round{RPS: r.RPS, P99: r.P99, Ratio: r.Ratio})
+		m.PeakRSSMiB = max(m.PeakRSSMiB, r.PeakRSSMiB)
+		if r.Note != "" {
+			m.Note = r.Note
+		}
+	}
+	slices.Sort(ratios)
+	m.Ratio = ratios[len(ratios)/2]
+	return m
 }
 
 // Report is the whole run.
@@ -125,6 +162,7 @@ type Report struct {
 	Seed        Sizes     `json:"seed"`
 	SeedRows    int       `json:"seedRows"`
 	SeedSeconds float64   `json:"seedSeconds"`
+	Rounds      int       `json:"rounds"`
 	Command     string    `json:"command"`
 	Scenarios   []Result  `json:"scenarios"`
 }
@@ -136,8 +174,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
 		return errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
 	}
-	if o.connections < 1 || o.duration <= 0 {
-		return errors.New("-connections and -duration must be positive")
+	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 {
+		return errors.New("-connections, -duration and -rounds must be positive")
 	}
 	selected, err := selectScenarios(o.scenarios)
 	if err != nil {
@@ -153,7 +191,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		defer os.RemoveAll(tmp)
 	}
 	rep := &Report{Store: o.store, StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-		LoadAvg: loadAvg(), Duration: o.duration.String(), Connections: o.connections, Seed: o.sizes,
+		LoadAvg: loadAvg(), Duration: o.duration.String(), Connections: o.connections, Seed: o.sizes, Rounds: o.rounds,
 		Command: "go run ./cmd/remit-load " + strings.Join(os.Args[1:], " ")}
 
 	// The server binary.
@@ -222,53 +260,71 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
 	}
 	run := newRunID()
-	var ceiling float64
-	for _, sc := range scenarios(base, fx, run) {
-		if !selected[sc.name] {
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		res := Result{Scenario: sc.name, Letter: sc.letter, Request: sc.request, Available: true}
-		if sc.probe != nil {
-			if note := sc.probe(); note != "" {
-				res.Available, res.Note = false, note
-				rep.Scenarios = append(rep.Scenarios, res)
-				fmt.Fprintf(out, "(%s) %s: not available: %s\n", sc.letter, sc.name, note)
+	// Each round runs every scenario once, in order; with several rounds a scenario's figures are
+	// those of its median round (by requests/s), and its ratio the median of its rounds' ratios to
+	// the same round's ceiling, so that a burst of load from elsewhere on the machine moves one
+	// round, not the result.
+	all := scenarios(base, fx, run)
+	rounds := make(map[string][]Result)
+	for round := 1; round <= o.rounds; round++ {
+		var ceiling float64
+		for _, sc := range all {
+			if !selected[sc.name] {
 				continue
 			}
-		}
-		fmt.Fprintf(out, "(%s) %s: %s for %s from %d connections ...\n", sc.letter, sc.name, sc.request, o.duration, o.connections)
-		if o.warmup > 0 {
-			for range attacker().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			res := Result{Scenario: sc.name, Letter: sc.letter, Request: sc.request, Available: true}
+			if sc.probe != nil {
+				if note := sc.probe(); note != "" {
+					res.Available, res.Note = false, note
+					rounds[sc.name] = append(rounds[sc.name], res)
+					fmt.Fprintf(out, "(%s) %s: not available: %s\n", sc.letter, sc.name, note)
+					continue
+				}
+			}
+			fmt.Fprintf(out, "round %d/%d (%s) %s: %s for %s from %d connections ...\n", round, o.rounds, sc.letter, sc.name, sc.request, o.duration, o.connections)
+			if o.warmup > 0 {
+				for range attacker().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
+				}
+			}
+			srv.resetPeakRSS()
+			var profDone chan string
+			if o.profileDir != "" && round == 1 {
+				profDone = make(chan string, 1)
+				go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
+			}
+			cpu0 := srv.cpuTime()
+			res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
+			if cpu := srv.cpuTime() - cpu0; res.Requests > 0 && cpu > 0 {
+				res.CPUPerRequest = float64(cpu) / float64(time.Microsecond) / float64(res.Requests)
+				res.ServerCores = cpu.Seconds() / res.Seconds
+			}
+			res.PeakRSSMiB = srv.peakRSS()
+			if profDone != nil {
+				res.Profile = <-profDone
+			}
+			if sc.exhausted != nil && sc.exhausted() {
+				res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
+			}
+			if sc.name == "ceiling" {
+				ceiling = res.RPS
+			}
+			if ceiling > 0 {
+				res.Ratio = res.RPS / ceiling
+			}
+			rounds[sc.name] = append(rounds[sc.name], res)
+			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores)\n",
+				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores)
+			for _, e := range res.ErrorSamples {
+				fmt.Fprintf(out, "      error: %s\n", e)
 			}
 		}
-		srv.resetPeakRSS()
-		var profDone chan string
-		if o.profileDir != "" {
-			profDone = make(chan string, 1)
-			go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
-		}
-		res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
-		res.PeakRSSMiB = srv.peakRSS()
-		if profDone != nil {
-			res.Profile = <-profDone
-		}
-		if sc.exhausted != nil && sc.exhausted() {
-			res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
-		}
-		if sc.name == "ceiling" {
-			ceiling = res.RPS
-		}
-		if ceiling > 0 {
-			res.Ratio = res.RPS / ceiling
-		}
-		rep.Scenarios = append(rep.Scenarios, res)
-		fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling\n",
-			res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio)
-		for _, e := range res.ErrorSamples {
-			fmt.Fprintf(out, "      error: %s\n", e)
+	}
+	for _, sc := range all {
+		if rs := rounds[sc.name]; len(rs) > 0 {
+			rep.Scenarios = append(rep.Scenarios, median(rs))
 		}
 	}
 	fmt.Fprintln(out)
@@ -332,19 +388,19 @@ func (r *Result) measure(results <-chan *vegeta.Result) {
 }
 
 func printTable(out io.Writer, rep *Report) {
-	fmt.Fprintf(out, "store %s, %d connections, %s per scenario, %d CPUs, load average at start %s, %s\n",
-		rep.Store, rep.Connections, rep.Duration, rep.CPUs, rep.LoadAvg, rep.GoVersion)
+	fmt.Fprintf(out, "store %s, %d connections, %s per scenario, %d round(s), %d CPUs, load average at start %s, %s\n",
+		rep.Store, rep.Connections, rep.Duration, rep.Rounds, rep.CPUs, rep.LoadAvg, rep.GoVersion)
 	fmt.Fprintf(out, "seed: %d customers, %d invoices, %d ledger entries (%d rows in %.0f s)\n\n",
 		rep.Seed.Customers, rep.Seed.Invoices, rep.Seed.Entries, rep.SeedRows, rep.SeedSeconds)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\treq/s\tp50 ms\tp99 ms\tp99.9 ms\terrors\tpeak RSS MiB\tvs (a)\t")
+	fmt.Fprintln(tw, "scenario\treq/s\tp50 ms\tp99 ms\tp99.9 ms\terrors\tpeak RSS MiB\tvs (a)\tserver CPU µs/req\t")
 	for _, r := range rep.Scenarios {
 		name := "(" + r.Letter + ") " + r.Scenario
 		if !r.Available {
-			fmt.Fprintf(tw, "%s\tn/a\t\t\t\t\t\t\t\n", name)
+			fmt.Fprintf(tw, "%s\tn/a\t\t\t\t\t\t\t\t\n", name)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%.0f%%\t\n", name, r.RPS, r.P50, r.P99, r.P999, r.Errors, r.PeakRSSMiB, 100*r.Ratio)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%.0f%%\t%.0f\t\n", name, r.RPS, r.P50, r.P99, r.P999, r.Errors, r.PeakRSSMiB, 100*r.Ratio, r.CPUPerRequest)
 	}
 	tw.Flush()
 	for _, r := range rep.Scenarios {
@@ -539,6 +595,29 @@ func (s *server) peakRSS() float64 {
 	}
 	return 0
 }
+
+// cpuTime is the server's CPU time so far (user + system, from /proc/<pid>/stat; 0 elsewhere).
+func (s *server) cpuTime() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count from after it.
+	rest := string(b)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of the whole line
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every Linux Go supports.
+const clockTicks = 100
 
 // profile records a CPU profile of the server while a scenario runs.
 func (s *server) profile(dir, name string, d time.Duration) string {
