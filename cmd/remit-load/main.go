@@ -67,6 +67,19 @@ type options struct {
 	profileDir  string
 	logLevel    string
 	rounds      int
+	serverEnv   envList
+}
+
+// envList is a repeatable NAME=VALUE flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not NAME=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
 }
 
 func main() {
@@ -84,6 +97,7 @@ func main() {
 	flag.StringVar(&o.serverBin, "server-bin", "", "a built remit binary to run (default: go build ./cmd/remit into a temporary folder)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (store, server log) and the PostgreSQL schema")
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the server for each scenario into this folder (sets REMIT_PPROF=true)")
+	flag.Var(&o.serverEnv, "server-env", "NAME=VALUE added to the server's environment (repeatable), e.g. GOGC=200")
 	flag.IntVar(&o.rounds, "rounds", 1, "run every scenario this many times, round-robin, and report each one's median round")
 	flag.StringVar(&o.logLevel, "server-log-level", "info", "the server's REMIT_LOG_LEVEL (its log goes to a file in the temporary folder)")
 	flag.Parse()
@@ -534,6 +548,7 @@ func startServer(ctx context.Context, bin, dbURL, addr, dir string, o options) (
 	if o.profileDir != "" {
 		cmd.Env = append(cmd.Env, "REMIT_PPROF=true")
 	}
+	cmd.Env = append(cmd.Env, o.serverEnv...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
