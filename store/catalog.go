@@ -68,6 +68,9 @@ func metadataText(md map[string]string) string {
 
 func metadataOf(s string) map[string]string {
 	md := map[string]string{}
+	if s == "{}" || s == "" { // most rows: no JSON decoding
+		return md
+	}
 	_ = json.Unmarshal([]byte(s), &md)
 	return md
 }
