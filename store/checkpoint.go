@@ -25,6 +25,7 @@ type checkpointer struct {
 	db   *sql.DB
 	stop chan struct{}
 	wg   sync.WaitGroup
+	once sync.Once
 }
 
 func startCheckpointer(db *sql.DB) *checkpointer {
@@ -48,8 +49,12 @@ func startCheckpointer(db *sql.DB) *checkpointer {
 	return c
 }
 
-func (c *checkpointer) close() error {
-	close(c.stop)
-	c.wg.Wait()
-	return c.db.Close()
+// close stops the checkpointer; closing twice (a store closed twice) is a no-op.
+func (c *checkpointer) close() (err error) {
+	c.once.Do(func() {
+		close(c.stop)
+		c.wg.Wait()
+		err = c.db.Close()
+	})
+	return err
 }
