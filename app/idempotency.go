@@ -175,8 +175,10 @@ func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route
 
 // ClaimIdempotent claims key for a request inside the request's own transaction tx, so that the
 // claim, the work and the remembered answer commit together (one commit, one fsync) or not at all.
-// It returns the owner token to pass to FinishIdempotent, or a stored response to replay (tx then
-// has written nothing).
+// fingerprint is BodyFingerprint of the request's body, computed by the caller before the
+// transaction (on SQLite the transaction's function runs on the one writer's goroutine, so
+// whatever can be done before it should be). It returns the owner token to pass to
+// FinishIdempotent, or a stored response to replay (tx then has written nothing).
 //
 // While the claim is uncommitted no other request can see it as in flight, so the transaction
 // itself keeps a concurrent request with the same key out: on SQLite write transactions run one at
@@ -186,7 +188,7 @@ func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route
 // a retry runs at once.
 //
 // Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
-func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route string, body []byte) (owner string, replay *StoredResponse, err error) {
+func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route, fingerprint string) (owner string, replay *StoredResponse, err error) {
 	ns := IdempotencyScope(scope)
 	ok, err := tx.LockIdempotencyKey(ctx, ns, key)
 	if err != nil {
@@ -197,7 +199,7 @@ func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sco
 	}
 	now := a.Clock.Now()
 	owner = remit.NewID("req")
-	rec := store.IdempotencyRecord{Route: route, BodyHash: BodyFingerprint(body), Owner: owner, LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
+	rec := store.IdempotencyRecord{Route: route, BodyHash: fingerprint, Owner: owner, LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
 	existing, claimed, err := tx.ClaimIdempotency(ctx, ns, key, rec, now.Add(-a.Config.IdempotencyRetention),
 		func(e store.IdempotencyRecord) bool {
 			// A request that died in flight (claimed by BeginIdempotent, or by an earlier version

@@ -325,6 +325,10 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 	}
 	idem := key != "" && o.auth == authBearer && req.Scope.MerchantAccountID != ""
 	route := o.method + " " + hr.URL.Path
+	var fingerprint string
+	if idem {
+		fingerprint = app.BodyFingerprint(req.Body) // before the transaction, not on the SQLite writer
+	}
 
 	var status int
 	var payload []byte
@@ -356,7 +360,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 		if !idem {
 			return work()
 		}
-		owner, rep, err := s.app.ClaimIdempotent(ctx, tx, req.Scope, key, route, req.Body)
+		owner, rep, err := s.app.ClaimIdempotent(ctx, tx, req.Scope, key, route, fingerprint)
 		if err != nil {
 			claimErr = err
 			return err

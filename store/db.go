@@ -38,7 +38,7 @@ type DB struct {
 
 // The SQLite writer's page cache (negative: KiB), which holds a group-commit batch's pages. The
 // 8 readers keep SQLite's default (2 MiB each): larger ones cost memory and saved no CPU.
-const sqliteWriterCache = "-32768"
+const sqliteWriterCache = "-16384"
 
 // Open opens the store named by rawURL: "sqlite:PATH" (or "sqlite::memory:" is refused; use a
 // file) or "postgres://...". It does not migrate; call Migrate.

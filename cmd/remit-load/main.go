@@ -133,6 +133,10 @@ type Result struct {
 	CPUPerRequest float64 `json:"serverCpuUsPerRequest"`
 	ServerCores   float64 `json:"serverCores"`
 	Rounds        []Round `json:"rounds,omitempty"` // every round's figures when there were several
+	// With -profile: the server's Go memory after the scenario (runtime.MemStats HeapInuse and
+	// Sys); the rest of its RSS is the binary and SQLite's own allocations (page caches, statements).
+	GoHeapInuseMiB float64 `json:"goHeapInuseMiB,omitempty"`
+	GoSysMiB       float64 `json:"goSysMiB,omitempty"`
 }
 
 // Round is one round's headline figures of a scenario.
@@ -318,6 +322,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			res.PeakRSSMiB = srv.peakRSS()
 			if profDone != nil {
 				res.Profile = <-profDone
+				res.GoHeapInuseMiB, res.GoSysMiB = srv.goMemory()
 			}
 			if sc.exhausted != nil && sc.exhausted() {
 				res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
@@ -331,6 +336,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			rounds[sc.name] = append(rounds[sc.name], res)
 			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores)\n",
 				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores)
+			if res.GoSysMiB > 0 {
+				fmt.Fprintf(out, "      server Go memory: heap in use %.0f MiB, obtained from the OS %.0f MiB\n", res.GoHeapInuseMiB, res.GoSysMiB)
+			}
 			for _, e := range res.ErrorSamples {
 				fmt.Fprintf(out, "      error: %s\n", e)
 			}
@@ -609,6 +617,26 @@ func (s *server) peakRSS() float64 {
 		}
 	}
 	return 0
+}
+
+// goMemory reads the server's HeapInuse and Sys from /debug/pprof/heap?debug=1, in MiB.
+func (s *server) goMemory() (heapInuse, sys float64) {
+	res, err := http.Get(s.base + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return 0, 0
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		var v float64
+		if _, err := fmt.Sscanf(line, "# HeapInuse = %f", &v); err == nil {
+			heapInuse = v / (1 << 20)
+		}
+		if _, err := fmt.Sscanf(line, "# Sys = %f", &v); err == nil {
+			sys = v / (1 << 20)
+		}
+	}
+	return heapInuse, sys
 }
 
 // cpuTime is the server's CPU time so far (user + system, from /proc/<pid>/stat; 0 elsewhere).
