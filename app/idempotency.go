@@ -170,19 +170,74 @@ func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route
 	if claimed {
 		return owner, nil, nil
 	}
+	err = a.existingAnswer(ctx, scope, key, existing, rec, &replay)
+	return "", replay, err
+}
+
+// ClaimIdempotent claims key for a request inside the request's own transaction tx, so that the
+// claim, the work and the remembered answer commit together (one commit, one fsync) or not at all.
+// fingerprint is BodyFingerprint of the request's body, computed by the caller before the
+// transaction (on SQLite the transaction's function runs on the one writer's goroutine, so
+// whatever can be done before it should be). It returns the owner token to pass to
+// FinishIdempotent, or a stored response to replay (tx then has written nothing).
+//
+// While the claim is uncommitted no other request can see it as in flight, so the transaction
+// itself keeps a concurrent request with the same key out: on SQLite write transactions run one at
+// a time (the retry runs after this one committed and replays its answer); on PostgreSQL the key's
+// advisory lock is held to the end of tx, and a request that cannot take it is answered 409 in
+// flight at once instead of waiting. A request that dies before committing leaves nothing behind:
+// a retry runs at once.
+//
+// Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
+func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route, fingerprint string) (owner string, replay *StoredResponse, err error) {
+	ns := IdempotencyScope(scope)
+	ok, err := tx.LockIdempotencyKey(ctx, ns, key)
+	if err != nil {
+		return "", nil, err
+	}
+	if !ok {
+		return "", nil, errInFlight()
+	}
+	now := a.Clock.Now()
+	owner = remit.NewID("req")
+	rec := store.IdempotencyRecord{Route: route, BodyHash: fingerprint, Owner: owner, LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
+	existing, claimed, err := tx.ClaimIdempotency(ctx, ns, key, rec, now.Add(-a.Config.IdempotencyRetention),
+		func(e store.IdempotencyRecord) bool {
+			// A request that died in flight (claimed by BeginIdempotent, or by an earlier version
+			// of Remit) never committed its work: the same request may take over once its lease ran out.
+			return e.State == "in_flight" && e.LeaseUntil.Before(now) && e.Route == rec.Route && e.BodyHash == rec.BodyHash
+		})
+	if err != nil {
+		return "", nil, err
+	}
+	if claimed {
+		return owner, nil, nil
+	}
+	err = a.existingAnswer(ctx, scope, key, existing, rec, &replay)
+	return "", replay, err
+}
+
+func errInFlight() error {
+	return remit.Errorf(remit.EConflict, "A request with this Idempotency-Key is still being processed. Retry after it completes.").
+		With("reason", "idempotency_key_in_flight")
+}
+
+// existingAnswer is what a request gets for a key another request holds: a conflict, or (nil
+// error) the remembered answer in *replay.
+func (a *App) existingAnswer(ctx context.Context, scope remit.Scope, key string, existing, rec store.IdempotencyRecord, replay **StoredResponse) error {
 	if existing.Route != rec.Route || existing.BodyHash != rec.BodyHash {
-		return "", nil, remit.Errorf(remit.EConflict, "This Idempotency-Key was already used with a different request body or route. Use a new key for a new request.").
+		return remit.Errorf(remit.EConflict, "This Idempotency-Key was already used with a different request body or route. Use a new key for a new request.").
 			With("reason", "idempotency_key_reused")
 	}
 	if existing.State != "done" {
-		return "", nil, remit.Errorf(remit.EConflict, "A request with this Idempotency-Key is still being processed. Retry after it completes.").
-			With("reason", "idempotency_key_in_flight")
+		return errInFlight()
 	}
 	resp, err := a.openResponse(ctx, scope, key, existing.Response)
 	if err != nil {
-		return "", nil, remit.Internal(fmt.Errorf("idempotency: open the remembered response: %w", err))
+		return remit.Internal(fmt.Errorf("idempotency: open the remembered response: %w", err))
 	}
-	return "", &StoredResponse{Status: existing.Status, Body: resp}, nil
+	*replay = &StoredResponse{Status: existing.Status, Body: resp}
+	return nil
 }
 
 // The remembered answer may carry a shown-once secret (a webhook signing secret, a setup session's
@@ -203,6 +258,12 @@ func (a *App) openResponse(ctx context.Context, scope remit.Scope, key string, s
 		return stored, nil
 	}
 	return a.open(ctx, purposeIdempotency, idempotencyAAD(scope, key), string(stored))
+}
+
+// ReleaseIdempotentTx forgets a key claimed in tx whose answer is not remembered although the
+// request's effects commit (an error marked remit.Error.Commit that is not final).
+func (a *App) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit.Scope, key, owner string) error {
+	return tx.ReleaseIdempotency(ctx, IdempotencyScope(scope), key, owner)
 }
 
 // FinishIdempotent remembers the response for key. Call it inside the request's transaction so it

@@ -100,14 +100,15 @@ func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.Merc
 	if inv.InvoiceID == "" {
 		inv.InvoiceID = remit.NewID("inv")
 	}
+	prices, err := tx.GetPrices(ctx, m.ID, linePriceIDs(in.Lines, func(l InvoiceLineInput) string { return l.PriceID }))
+	if err != nil {
+		return remit.Invoice{}, err
+	}
 	for i, li := range in.Lines {
 		field := fmt.Sprintf("lines[%d]", i)
-		price, err := tx.GetPrice(ctx, m.ID, li.PriceID)
-		if remit.ErrorCode(err) == remit.ENotFound {
+		price, ok := prices[li.PriceID]
+		if !ok {
 			return remit.Invoice{}, remit.NotFound("price", li.PriceID, field+".priceId")
-		}
-		if err != nil {
-			return remit.Invoice{}, err
 		}
 		l := remit.InvoiceLine{Object: "invoice_line", InvoiceLineID: remit.NewID("il"), PriceID: price.PriceID, PriceType: price.PriceType,
 			LineType: lineTypeOf(price), MeterID: price.MeterID, Quantity: 1}
@@ -175,6 +176,15 @@ func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.Merc
 	return inv, a.Emit(ctx, tx, scopeOf(m), now, "invoice.created", inv.InvoiceID, inv)
 }
 
+// linePriceIDs lists the price of each line, to read them all in one query (store.Q.GetPrices).
+func linePriceIDs[L any](lines []L, price func(L) string) []string {
+	ids := make([]string, len(lines))
+	for i, l := range lines {
+		ids[i] = price(l)
+	}
+	return ids
+}
+
 func lineTypeOf(p remit.Price) string {
 	switch p.PriceType {
 	case remit.PriceFixedRecurring:
@@ -197,13 +207,14 @@ func microPtr(t *time.Time) *time.Time {
 // another currency is a problem recorded in p.
 func (a *App) loadCoupons(ctx context.Context, q store.Q, m remit.MerchantAccount, ids []string, currency string, p *remit.Problems) ([]remit.CouponTerms, error) {
 	var out []remit.CouponTerms
+	all, err := q.GetCoupons(ctx, m.ID, ids)
+	if err != nil {
+		return nil, err
+	}
 	for i, id := range ids {
-		c, err := q.GetCoupon(ctx, m.ID, id)
-		if remit.ErrorCode(err) == remit.ENotFound {
+		c, ok := all[id]
+		if !ok {
 			return nil, remit.NotFound("coupon", id, fmt.Sprintf("couponIds[%d]", i))
-		}
-		if err != nil {
-			return nil, err
 		}
 		t := remit.CouponTerms{ID: c.CouponID}
 		if c.PercentOff != nil {
@@ -258,11 +269,15 @@ func (a *App) priceDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAcco
 func (a *App) computeFigures(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, grants []remit.SpendableGrant) ([]remit.Application, error) {
 	var p remit.Problems
 	priced := make([]remit.PricedLine, len(inv.Lines))
+	prices, err := tx.GetPrices(ctx, m.ID, linePriceIDs(inv.Lines, func(l remit.InvoiceLine) string { return l.PriceID }))
+	if err != nil {
+		return nil, err
+	}
 	for i := range inv.Lines {
 		l := &inv.Lines[i]
-		price, err := tx.GetPrice(ctx, m.ID, l.PriceID)
-		if err != nil {
-			return nil, err
+		price, ok := prices[l.PriceID]
+		if !ok {
+			return nil, remit.NotFound("price", l.PriceID, "")
 		}
 		if !l.UnitOverride && price.UnitAmount != nil {
 			l.UnitAmount = *price.UnitAmount

@@ -124,13 +124,14 @@ func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, custome
 		if _, err := tx.GetCustomer(ctx, m.ID, customerID, ""); err != nil {
 			return err
 		}
-		if in.Targets != nil {
+		if in.Targets != nil && len(in.Targets.PriceIDs) > 0 {
+			prices, err := tx.GetPrices(ctx, m.ID, in.Targets.PriceIDs)
+			if err != nil {
+				return err
+			}
 			for i, id := range in.Targets.PriceIDs {
-				if _, err := tx.GetPrice(ctx, m.ID, id); err != nil {
-					if e, ok := err.(*remit.Error); ok {
-						e.With("field", fmt.Sprintf("targets.priceIds[%d]", i))
-					}
-					return err
+				if _, ok := prices[id]; !ok {
+					return remit.NotFound("price", id, fmt.Sprintf("targets.priceIds[%d]", i))
 				}
 			}
 		}

@@ -105,14 +105,19 @@ func (a *App) createQuote(ctx context.Context, tx *store.Tx, m remit.MerchantAcc
 	var interval string
 	var intervalCount int64
 	firstRecurring := -1
+	priceIDs := make([]string, len(in.Lines))
+	for i, li := range in.Lines {
+		priceIDs[i] = li.PriceID
+	}
+	prices, err := tx.GetPrices(ctx, m.ID, priceIDs)
+	if err != nil {
+		return remit.Quote{}, err
+	}
 	for i, li := range in.Lines {
 		field := fmt.Sprintf("lines[%d]", i)
-		price, err := tx.GetPrice(ctx, m.ID, li.PriceID)
-		if remit.ErrorCode(err) == remit.ENotFound {
+		price, ok := prices[li.PriceID]
+		if !ok {
 			return remit.Quote{}, remit.NotFound("price", li.PriceID, field+".priceId")
-		}
-		if err != nil {
-			return remit.Quote{}, err
 		}
 		l := remit.QuoteLine{PriceID: price.PriceID, PriceType: price.PriceType, LineType: lineTypeOf(price), Description: price.Name,
 			BillingInterval: price.BillingInterval, BillingIntervalCount: price.BillingIntervalCount}
@@ -183,14 +188,15 @@ func (a *App) createQuote(ctx context.Context, tx *store.Tx, m remit.MerchantAcc
 
 	var coupons []remit.CouponTerms
 	seen := map[string]bool{}
+	couponsByID, err := tx.GetCoupons(ctx, m.ID, in.CouponIDs)
+	if err != nil {
+		return remit.Quote{}, err
+	}
 	for i, id := range in.CouponIDs {
 		field := fmt.Sprintf("couponIds[%d]", i)
-		c, err := tx.GetCoupon(ctx, m.ID, id)
-		if remit.ErrorCode(err) == remit.ENotFound {
+		c, ok := couponsByID[id]
+		if !ok {
 			return remit.Quote{}, remit.NotFound("coupon", id, field)
-		}
-		if err != nil {
-			return remit.Quote{}, err
 		}
 		if seen[id] {
 			p.Body(field, "duplicate", fmt.Sprintf("Coupon '%s' is listed twice; each coupon applies once.", id))

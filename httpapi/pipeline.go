@@ -180,9 +180,27 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 		ctx := hr.Context()
 		req := &Request{HTTP: hr, ID: RequestID(ctx)}
 
-		// Authenticate.
+		// Authenticate. A scoped operation reads the key and the merchant account it names in one
+		// statement; the account is checked at the scope step below, in its turn.
+		var env remit.Environment
+		var mid string
+		var prefetched *remit.MerchantAccount
+		scopeNamed := false
+		if o.scoped {
+			q := hr.URL.Query()
+			env, mid = remit.Environment(q.Get("environment")), q.Get("merchantAccountId")
+			// A merchantAccountId with NUL or non-UTF-8 bytes never reaches the store: it is
+			// reported by paramCharacters (422) below.
+			scopeNamed = env.Valid() && mid != "" && !strings.ContainsRune(mid, 0) && utf8.ValidString(mid)
+		}
 		if o.auth == authBearer {
-			p, err := s.app.Authenticate(ctx, bearerToken(hr))
+			var p remit.Principal
+			var err error
+			if scopeNamed {
+				p, prefetched, err = s.app.AuthenticateScoped(ctx, bearerToken(hr), mid)
+			} else {
+				p, err = s.app.Authenticate(ctx, bearerToken(hr))
+			}
 			if err != nil {
 				s.writeError(w, hr, err)
 				return
@@ -235,17 +253,20 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 		// Scope: the key must reach the merchant account in the environment. Checked as soon as
 		// both parameters are present, before the body is validated; missing or malformed ones are
 		// reported by validation below.
-		if o.scoped {
-			q := hr.URL.Query()
-			env, mid := remit.Environment(q.Get("environment")), q.Get("merchantAccountId")
-			if env.Valid() && mid != "" {
-				scope, m, err := s.app.ResolveScope(ctx, req.Principal, env, mid)
-				if err != nil {
-					s.writeError(w, hr, err)
-					return
-				}
-				req.Scope, req.Merchant = scope, m
+		if scopeNamed {
+			var scope remit.Scope
+			var m remit.MerchantAccount
+			var err error
+			if o.auth == authBearer {
+				scope, m, err = s.app.ResolveScopeWith(req.Principal, env, mid, prefetched)
+			} else {
+				scope, m, err = s.app.ResolveScope(ctx, req.Principal, env, mid)
 			}
+			if err != nil {
+				s.writeError(w, hr, err)
+				return
+			}
+			req.Scope, req.Merchant = scope, m
 		}
 
 		// Parse: a body must be a JSON object (an empty body counts as {}).
@@ -306,9 +327,12 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 }
 
 // serveWrite runs a mutating operation in one transaction. With an Idempotency-Key the key is
-// claimed first and completed inside that transaction, so the effect and the remembered response
-// commit together. A handler error rolls the transaction back, except an error marked
-// remit.Error.Commit (a declined payment): its effects commit with the remembered error answer.
+// claimed inside that transaction (app.ClaimIdempotent) and completed with the answer before it
+// commits, so the claim, the effect and the remembered response commit together, in one commit,
+// or not at all. A handler error rolls back its work, except an error marked remit.Error.Commit (a
+// declined payment), whose effects commit; an error answer that is final for the key (404, 409)
+// is remembered in the same transaction, the handler's work rolled back to a savepoint; any other
+// error rolls back everything, the claim too, so that a corrected retry runs.
 func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operation, req *Request) {
 	ctx := hr.Context()
 	key, err := idempotencyKey(hr, o, req.Body)
@@ -317,83 +341,88 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 		return
 	}
 	idem := key != "" && o.auth == authBearer && req.Scope.MerchantAccountID != ""
-	var owner string
+	route := o.method + " " + hr.URL.Path
+	var fingerprint string
 	if idem {
-		route := o.method + " " + hr.URL.Path
-		var replay *app.StoredResponse
-		owner, replay, err = s.app.BeginIdempotent(ctx, req.Scope, key, route, req.Body)
-		if err != nil {
-			s.writeError(w, hr, err)
-			return
-		}
-		if replay != nil {
-			var env struct {
-				RequestID string `json:"requestId"`
-				Error     struct {
-					RequestID string `json:"requestId"`
-				} `json:"error"`
-			}
-			_ = json.Unmarshal(replay.Body, &env)
-			if id := env.RequestID + env.Error.RequestID; id != "" {
-				w.Header().Set("Request-Id", id)
-			}
-			w.Header().Set("Idempotent-Replayed", "true")
-			writeRaw(w, replay.Status, replay.Body)
-			return
-		}
+		fingerprint = app.BodyFingerprint(req.Body) // before the transaction, not on the SQLite writer
 	}
 
 	var status int
 	var payload []byte
-	var kept error // an error whose effects commit (remit.Error.Commit), answered after the commit
+	var kept error     // an error whose effects commit (remit.Error.Commit), answered after the commit
+	var claimErr error // the key is another request's: answered as is
+	var replay *app.StoredResponse
 	txErr := s.app.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		kept = nil
-		data, err := o.handler(ctx, req)
-		err = withProblems(err, req.problems)
-		if err != nil && !remit.Committed(err) {
-			return err
-		}
-		if err != nil {
-			kept = err
-			var env errorBody
-			status, env = s.toEnvelope(err, req.ID)
-			payload, _ = json.Marshal(env)
-		} else {
+		kept, claimErr, replay = nil, nil, nil
+		// work runs the handler and builds the answer to send (and remember).
+		work := func() error {
+			data, err := o.handler(ctx, req)
+			err = withProblems(err, req.problems)
+			if err != nil && !remit.Committed(err) {
+				return err
+			}
+			if err != nil {
+				kept = err
+				var env errorBody
+				status, env = s.toEnvelope(err, req.ID)
+				payload, _ = json.Marshal(env)
+				return nil
+			}
 			status = o.success
 			if payload, err = encodeSuccess(data, req.ID); err != nil {
 				return remit.Internal(err)
 			}
+			return nil
 		}
-		if idem && (kept == nil || remembered(status)) {
-			return s.app.FinishIdempotent(ctx, tx, req.Scope, key, owner, status, payload)
+		if !idem {
+			return work()
 		}
-		return nil
+		owner, rep, err := s.app.ClaimIdempotent(ctx, tx, req.Scope, key, route, fingerprint)
+		if err != nil {
+			claimErr = err
+			return err
+		}
+		if rep != nil {
+			replay = rep
+			return nil
+		}
+		if err := tx.Savepoint(ctx, work); err != nil {
+			st, env := s.toEnvelope(err, req.ID)
+			if !remembered(st) {
+				return err // everything rolls back, the claim too
+			}
+			kept, status = err, st
+			payload, _ = json.Marshal(env)
+		} else if kept != nil && !remembered(status) {
+			// The effects commit but the answer is not final for the key: forget it.
+			return s.app.ReleaseIdempotentTx(ctx, tx, req.Scope, key, owner)
+		}
+		return s.app.FinishIdempotent(ctx, tx, req.Scope, key, owner, status, payload)
 	})
-	if txErr == nil {
+	switch {
+	case claimErr != nil:
+		s.writeError(w, hr, claimErr)
+	case txErr == nil && replay != nil:
+		var env struct {
+			RequestID string `json:"requestId"`
+			Error     struct {
+				RequestID string `json:"requestId"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(replay.Body, &env)
+		if id := env.RequestID + env.Error.RequestID; id != "" {
+			w.Header().Set("Request-Id", id)
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		writeRaw(w, replay.Status, replay.Body)
+	case txErr == nil:
 		if kept != nil {
 			s.logFault(hr, status, kept)
-			if idem && !remembered(status) {
-				if err := s.app.ReleaseIdempotent(ctx, req.Scope, key, owner); err != nil {
-					s.log.Error("release idempotency key", "requestId", req.ID, "err", err)
-				}
-			}
 		}
 		writeRaw(w, status, payload)
-		return
+	default:
+		s.writeError(w, hr, txErr)
 	}
-	status, env := s.toEnvelope(txErr, req.ID)
-	s.logFault(hr, status, txErr)
-	body, _ := json.Marshal(env)
-	if idem {
-		if remembered(status) {
-			if err := s.app.RememberIdempotent(ctx, req.Scope, key, owner, status, body); err != nil {
-				s.log.Error("remember idempotent response", "requestId", req.ID, "err", err)
-			}
-		} else if err := s.app.ReleaseIdempotent(ctx, req.Scope, key, owner); err != nil {
-			s.log.Error("release idempotency key", "requestId", req.ID, "err", err)
-		}
-	}
-	writeRaw(w, status, body)
 }
 
 // withProblems merges the problems the pipeline found beyond the contract into the operation's

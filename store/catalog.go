@@ -68,6 +68,9 @@ func metadataText(md map[string]string) string {
 
 func metadataOf(s string) map[string]string {
 	md := map[string]string{}
+	if s == "{}" || s == "" { // most rows: no JSON decoding
+		return md
+	}
 	_ = json.Unmarshal([]byte(s), &md)
 	return md
 }
@@ -121,25 +124,76 @@ func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
 	return wrapErr(err, "store.CreatePrice")
 }
 
-// GetPrice returns a merchant account's price, or not_found.
-func (q Q) GetPrice(ctx context.Context, merchantAccountID, priceID string) (p remit.Price, err error) {
+const priceColumns = `id, product_id, name, price_type, currency, billing_interval, billing_interval_count, unit_amount, meter_id,
+	metadata, created_at`
+
+func scanPrice(row interface{ Scan(...any) error }, merchantAccountID string) (p remit.Price, err error) {
 	var interval, meter sql.NullString
 	var count, amount sql.NullInt64
 	var md string
 	var created int64
-	err = q.QueryRow(ctx, `SELECT id, product_id, name, price_type, currency, billing_interval, billing_interval_count,
-		unit_amount, meter_id, metadata, created_at FROM prices WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, priceID).
-		Scan(&p.PriceID, &p.ProductID, &p.Name, &p.PriceType, &p.Currency, &interval, &count, &amount, &meter, &md, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, remit.NotFound("price", priceID, "")
-	}
-	if err != nil {
-		return p, wrapErr(err, "store.GetPrice")
+	if err = row.Scan(&p.PriceID, &p.ProductID, &p.Name, &p.PriceType, &p.Currency, &interval, &count, &amount, &meter, &md, &created); err != nil {
+		return p, err
 	}
 	p.Object, p.MerchantAccountID = "price", merchantAccountID
 	p.BillingInterval, p.BillingIntervalCount, p.UnitAmount, p.MeterID = textPtr(interval), intPtr(count), intPtr(amount), textPtr(meter)
 	p.Metadata, p.CreatedAt = metadataOf(md), remit.FromMicros(created)
 	return p, nil
+}
+
+// GetPrice returns a merchant account's price, or not_found.
+func (q Q) GetPrice(ctx context.Context, merchantAccountID, priceID string) (remit.Price, error) {
+	p, err := scanPrice(q.QueryRow(ctx, `SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1 AND id = $2`,
+		merchantAccountID, priceID), merchantAccountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, remit.NotFound("price", priceID, "")
+	}
+	return p, wrapErr(err, "store.GetPrice")
+}
+
+// GetPrices returns the merchant account's prices among ids, by ID, in one query (the callers
+// that price several lines read them all at once, not one query per line). IDs that name no
+// price are absent from the map.
+func (q Q) GetPrices(ctx context.Context, merchantAccountID string, ids []string) (map[string]remit.Price, error) {
+	out := make(map[string]remit.Price, len(ids))
+	in, args := inList(2, ids)
+	if in == "" {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1 AND id IN (`+in+`)`,
+		append([]any{merchantAccountID}, args...)...)
+	if err != nil {
+		return nil, wrapErr(err, "store.GetPrices")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p, err := scanPrice(rows, merchantAccountID)
+		if err != nil {
+			return nil, wrapErr(err, "store.GetPrices")
+		}
+		out[p.PriceID] = p
+	}
+	return out, wrapErr(rows.Err(), "store.GetPrices")
+}
+
+// inList is the placeholders ($argN, $argN+1, ...) and arguments of an IN list of the distinct
+// values of ids ("" when there are none).
+func inList(argN int, ids []string) (string, []any) {
+	seen := make(map[string]bool, len(ids))
+	var sb strings.Builder
+	var args []any
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if len(args) > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("$" + itoa(argN+len(args)))
+		args = append(args, id)
+	}
+	return sb.String(), args
 }
 
 // --- coupons ---
@@ -156,23 +210,52 @@ func (q Q) CreateCoupon(ctx context.Context, c remit.Coupon) error {
 	return wrapErr(err, "store.CreateCoupon")
 }
 
-// GetCoupon returns a merchant account's coupon, or not_found.
-func (q Q) GetCoupon(ctx context.Context, merchantAccountID, couponID string) (c remit.Coupon, err error) {
+const couponColumns = `id, name, percent_off, amount_off, currency, metadata, created_at`
+
+func scanCoupon(row interface{ Scan(...any) error }, merchantAccountID string) (c remit.Coupon, err error) {
 	var pct, amt sql.NullInt64
 	var cur sql.NullString
 	var md string
 	var created int64
-	err = q.QueryRow(ctx, `SELECT id, name, percent_off, amount_off, currency, metadata, created_at FROM coupons
-		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, couponID).
-		Scan(&c.CouponID, &c.Name, &pct, &amt, &cur, &md, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, remit.NotFound("coupon", couponID, "")
-	}
-	if err != nil {
-		return c, wrapErr(err, "store.GetCoupon")
+	if err = row.Scan(&c.CouponID, &c.Name, &pct, &amt, &cur, &md, &created); err != nil {
+		return c, err
 	}
 	c.Object, c.MerchantAccountID = "coupon", merchantAccountID
 	c.PercentOff, c.AmountOff, c.Currency = intPtr(pct), intPtr(amt), textPtr(cur)
 	c.Metadata, c.CreatedAt = metadataOf(md), remit.FromMicros(created)
 	return c, nil
+}
+
+// GetCoupon returns a merchant account's coupon, or not_found.
+func (q Q) GetCoupon(ctx context.Context, merchantAccountID, couponID string) (remit.Coupon, error) {
+	c, err := scanCoupon(q.QueryRow(ctx, `SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1 AND id = $2`,
+		merchantAccountID, couponID), merchantAccountID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, remit.NotFound("coupon", couponID, "")
+	}
+	return c, wrapErr(err, "store.GetCoupon")
+}
+
+// GetCoupons returns the merchant account's coupons among ids, by ID, in one query. IDs that name
+// no coupon are absent from the map.
+func (q Q) GetCoupons(ctx context.Context, merchantAccountID string, ids []string) (map[string]remit.Coupon, error) {
+	out := make(map[string]remit.Coupon, len(ids))
+	in, args := inList(2, ids)
+	if in == "" {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1 AND id IN (`+in+`)`,
+		append([]any{merchantAccountID}, args...)...)
+	if err != nil {
+		return nil, wrapErr(err, "store.GetCoupons")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanCoupon(rows, merchantAccountID)
+		if err != nil {
+			return nil, wrapErr(err, "store.GetCoupons")
+		}
+		out[c.CouponID] = c
+	}
+	return out, wrapErr(rows.Err(), "store.GetCoupons")
 }

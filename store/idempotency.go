@@ -58,6 +58,20 @@ func (q Q) ClaimIdempotency(ctx context.Context, scope, key string, rec Idempote
 	return existing, false, nil
 }
 
+// LockIdempotencyKey takes the transaction's exclusive hold on (scope, key) without waiting and
+// reports whether it got it. On PostgreSQL it is a transaction-level advisory lock on a 64-bit hash
+// of the two: a concurrent request with the same key is still running when it cannot be taken
+// (an unrelated key with the same hash is also refused, one chance in 2^64). SQLite needs none:
+// its write transactions run one at a time.
+func (q Q) LockIdempotencyKey(ctx context.Context, scope, key string) (bool, error) {
+	if q.d != Postgres {
+		return true, nil
+	}
+	var ok bool
+	err := q.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, scope+"|"+key).Scan(&ok)
+	return ok, wrapErr(err, "store.LockIdempotencyKey")
+}
+
 // CompleteIdempotency stores the response of the request that owns the key. It reports false when
 // the request no longer owns it (its lease ran out and a retry took over), in which case the
 // caller must roll back.

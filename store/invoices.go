@@ -156,10 +156,14 @@ func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err er
 	inv.PeriodStart, inv.PeriodEnd, inv.AutoFinalizeAt = nullTime(pStart), nullTime(pEnd), nullTime(autoFin)
 	inv.FinalizedAt, inv.PaidAt, inv.VoidedAt = nullTime(fin), nullTime(paid), nullTime(voided)
 	inv.CreatedAt, inv.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
-	if err := json.Unmarshal([]byte(coupons), &inv.CouponIDs); err != nil {
+	if coupons == "[]" { // most invoices: no JSON decoding
+		inv.CouponIDs = []string{}
+	} else if err := json.Unmarshal([]byte(coupons), &inv.CouponIDs); err != nil {
 		return inv, err
 	}
-	if err := json.Unmarshal([]byte(md), &inv.Metadata); err != nil {
+	if md == "{}" {
+		inv.Metadata = map[string]string{}
+	} else if err := json.Unmarshal([]byte(md), &inv.Metadata); err != nil {
 		return inv, err
 	}
 	return inv, nil

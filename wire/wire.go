@@ -5,6 +5,7 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,6 +47,7 @@ type Config struct {
 	ReadHeaderTimeout time.Duration // REMIT_READ_HEADER_TIMEOUT (10s): a client must send its request headers within this
 	ReadTimeout       time.Duration // REMIT_READ_TIMEOUT (30s): a client must send its whole request, body included, within this
 	DatabaseMaxConns  int           // REMIT_DATABASE_MAX_CONNS (32): PostgreSQL connections per process
+	LoadCeiling       bool          // REMIT_LOAD_CEILING=true also serves GET /_load/ceiling (the load harness's bare baseline)
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -143,6 +145,9 @@ func FromEnv() (Config, error) {
 	}
 	if v := os.Getenv("REMIT_PPROF"); v != "" {
 		c.EnablePprof = v == "true" || v == "1"
+	}
+	if v := os.Getenv("REMIT_LOAD_CEILING"); v != "" {
+		c.LoadCeiling = v == "true" || v == "1"
 	}
 	return c, nil
 }
@@ -250,9 +255,13 @@ func (r *Remit) HTTPServer() *http.Server {
 		}
 		return d
 	}
+	var h http.Handler = r.Handler
+	if r.Config.LoadCeiling {
+		h = withCeiling(r.Handler)
+	}
 	return &http.Server{
 		Addr:              r.Config.Addr,
-		Handler:           r.Handler,
+		Handler:           h,
 		ReadHeaderTimeout: orDefault(r.Config.ReadHeaderTimeout, 10*time.Second),
 		ReadTimeout:       orDefault(r.Config.ReadTimeout, 30*time.Second),
 		WriteTimeout:      60 * time.Second,
@@ -291,4 +300,32 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// CeilingPath is the bare JSON handler served beside the API when Config.LoadCeiling is set.
+const CeilingPath = "/_load/ceiling"
+
+// withCeiling serves CeilingPath with a bare net/http JSON handler — no request ID, logging,
+// metrics, authentication, validation or store — and everything else with api. It is the ceiling
+// the load harness (cmd/remit-load) compares every scenario with: what this binary, on this
+// machine, serves when a request costs nothing but HTTP and a small JSON encoding.
+func withCeiling(api http.Handler) http.Handler {
+	type ceiling struct {
+		Object string `json:"object"`
+		OK     bool   `json:"ok"`
+	}
+	type envelope struct {
+		Data      ceiling `json:"data"`
+		RequestID string  `json:"requestId"`
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != CeilingPath {
+			api.ServeHTTP(w, req)
+			return
+		}
+		body, _ := json.Marshal(envelope{Data: ceiling{Object: "ceiling", OK: true}, RequestID: "req_ceiling"})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	})
 }

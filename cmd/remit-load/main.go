@@ -1,0 +1,753 @@
+// Command remit-load is Remit's load harness. It seeds a fresh store, starts `remit serve` (built
+// from this repository) as a child process on it, and drives the server with vegeta, one scenario
+// at a time, each for a fixed duration from a fixed number of connections:
+//
+//	a ceiling          GET /_load/ceiling: a bare net/http JSON handler in the same binary
+//	b invoice-get      GET /v1/invoices/{id}, authenticated, random invoice
+//	c balance-get      GET /v1/customers/{id}/balance, random customer (its whole ledger)
+//	d balance-grant    POST /v1/customers/{id}/balance/grant, a new Idempotency-Key each
+//	e receipts-list    GET /v1/payment-receipts?customer=..., random customer
+//	f usage-events     POST /v1/usage-events, a new event and Idempotency-Key each
+//	g invoice-finalize POST /v1/invoices/{id}/finalize, each seeded draft once
+//
+// For each it reports requests/s, p50/p99/p99.9 latency, errors, the server's peak RSS and the
+// throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
+// machines, ratios much less. docs/performance.md has the results and how to read them.
+//
+//	go run ./cmd/remit-load -store sqlite
+//	go run ./cmd/remit-load -store postgres -postgres 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
+//	go run ./cmd/remit-load -customers 1000 -invoices 10000 -entries 100000 -duration 3s   # quick
+package main
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/wire"
+)
+
+type options struct {
+	store       string
+	postgresURL string
+	duration    time.Duration
+	warmup      time.Duration
+	connections int
+	sizes       Sizes
+	scenarios   string
+	jsonPath    string
+	serverBin   string
+	keep        bool
+	profileDir  string
+	logLevel    string
+	rounds      int
+	serverEnv   envList
+}
+
+// envList is a repeatable NAME=VALUE flag.
+type envList []string
+
+func (e *envList) String() string { return strings.Join(*e, " ") }
+func (e *envList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("%q is not NAME=VALUE", v)
+	}
+	*e = append(*e, v)
+	return nil
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.store, "store", "sqlite", "store to run on: sqlite or postgres")
+	flag.StringVar(&o.postgresURL, "postgres", os.Getenv("REMIT_TEST_POSTGRES_URL"), "PostgreSQL URL for -store postgres (a fresh schema is created in it and dropped after); default $REMIT_TEST_POSTGRES_URL")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long each scenario is measured")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load before each scenario (connections, caches)")
+	flag.IntVar(&o.connections, "connections", 64, "concurrent connections (and requests in flight)")
+	flag.IntVar(&o.sizes.Customers, "customers", 10000, "customers to seed")
+	flag.IntVar(&o.sizes.Invoices, "invoices", 100000, "invoices to seed (30% drafts, 10% open, 60% paid)")
+	flag.IntVar(&o.sizes.Entries, "entries", 1000000, "prepaid balance ledger entries to seed")
+	flag.StringVar(&o.scenarios, "scenarios", "all", "comma-separated scenarios to run, by letter or name (a,b,... or ceiling,invoice-get,...); the ceiling always runs")
+	flag.StringVar(&o.jsonPath, "json", "", "also write the results as JSON to this file (- for stdout)")
+	flag.StringVar(&o.serverBin, "server-bin", "", "a built remit binary to run (default: go build ./cmd/remit into a temporary folder)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (store, server log) and the PostgreSQL schema")
+	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the server for each scenario into this folder (sets REMIT_PPROF=true)")
+	flag.Var(&o.serverEnv, "server-env", "NAME=VALUE added to the server's environment (repeatable), e.g. GOGC=200")
+	flag.IntVar(&o.rounds, "rounds", 1, "run every scenario this many times, round-robin, and report each one's median round")
+	flag.StringVar(&o.logLevel, "server-log-level", "info", "the server's REMIT_LOG_LEVEL (its log goes to a file in the temporary folder)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "remit-load:", err)
+		os.Exit(1)
+	}
+}
+
+// Result is one scenario's measurement.
+type Result struct {
+	Scenario     string         `json:"scenario"`
+	Letter       string         `json:"letter"`
+	Request      string         `json:"request"`
+	Available    bool           `json:"available"`
+	Note         string         `json:"note,omitempty"`
+	Requests     int            `json:"requests"`
+	Seconds      float64        `json:"seconds"`
+	RPS          float64        `json:"requestsPerSecond"` // successful (2xx) answers per second
+	P50          float64        `json:"p50Ms"`
+	P99          float64        `json:"p99Ms"`
+	P999         float64        `json:"p999Ms"`
+	Errors       int            `json:"errors"` // non-2xx answers and transport errors
+	StatusCodes  map[string]int `json:"statusCodes"`
+	ErrorSamples []string       `json:"errorSamples,omitempty"`
+	PeakRSSMiB   float64        `json:"peakRssMiB"` // the server's VmHWM during the scenario
+	Ratio        float64        `json:"ratioToCeiling"`
+	Profile      string         `json:"profile,omitempty"`
+	// The server process's CPU time (user + system) per request, and the cores it used on
+	// average: what a request costs the server whatever else the machine is doing.
+	CPUPerRequest float64 `json:"serverCpuUsPerRequest"`
+	ServerCores   float64 `json:"serverCores"`
+	Rounds        []Round `json:"rounds,omitempty"` // every round's figures when there were several
+	// With -profile: the server's Go memory after the scenario (runtime.MemStats HeapInuse and
+	// Sys); the rest of its RSS is the binary and SQLite's own allocations (page caches, statements).
+	GoHeapInuseMiB float64 `json:"goHeapInuseMiB,omitempty"`
+	GoSysMiB       float64 `json:"goSysMiB,omitempty"`
+}
+
+// Round is one round's headline figures of a scenario.
+type Round struct {
+	RPS   float64 `json:"requestsPerSecond"`
+	P99   float64 `json:"p99Ms"`
+	Ratio float64 `json:"ratioToCeiling"`
+}
+
+// median picks the round with the median requests/s and gives it the median ratio.
+func median(rs []Result) Result {
+	if len(rs) == 1 {
+		return rs[0]
+	}
+	byRPS := slices.Clone(rs)
+	slices.SortFunc(byRPS, func(a, b Result) int { return cmp.Compare(a.RPS, b.RPS) })
+	m := byRPS[len(byRPS)/2]
+	ratios := make([]float64, len(rs))
+	for i, r := range rs {
+		ratios[i] = r.Ratio
+		m.Rounds = append(m.Rounds, Round{RPS: r.RPS, P99: r.P99, Ratio: r.Ratio})
+		m.PeakRSSMiB = max(m.PeakRSSMiB, r.PeakRSSMiB)
+		if r.Note != "" {
+			m.Note = r.Note
+		}
+	}
+	slices.Sort(ratios)
+	m.Ratio = ratios[len(ratios)/2]
+	return m
+}
+
+// Report is the whole run.
+type Report struct {
+	Store       string    `json:"store"`
+	StartedAt   time.Time `json:"startedAt"`
+	GoVersion   string    `json:"goVersion"`
+	CPUs        int       `json:"cpus"`
+	LoadAvg     string    `json:"loadAverageAtStart"`
+	Duration    string    `json:"duration"`
+	Connections int       `json:"connections"`
+	Seed        Sizes     `json:"seed"`
+	SeedRows    int       `json:"seedRows"`
+	SeedSeconds float64   `json:"seedSeconds"`
+	Rounds      int       `json:"rounds"`
+	Command     string    `json:"command"`
+	Scenarios   []Result  `json:"scenarios"`
+}
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	if o.store != "sqlite" && o.store != "postgres" {
+		return fmt.Errorf("-store must be sqlite or postgres, not %q", o.store)
+	}
+	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
+		return errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
+	}
+	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 {
+		return errors.New("-connections, -duration and -rounds must be positive")
+	}
+	selected, err := selectScenarios(o.scenarios)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "remit-load-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintf(out, "temporary folder: %s\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	rep := &Report{Store: o.store, StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
+		LoadAvg: loadAvg(), Duration: o.duration.String(), Connections: o.connections, Seed: o.sizes, Rounds: o.rounds,
+		Command: "go run ./cmd/remit-load " + strings.Join(os.Args[1:], " ")}
+
+	// The server binary.
+	bin := o.serverBin
+	if bin == "" {
+		bin = filepath.Join(tmp, "remit")
+		fmt.Fprintln(out, "building ./cmd/remit ...")
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/remit")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if root, err := moduleRoot(); err == nil {
+			cmd.Dir = root
+		}
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go build ./cmd/remit: %w", err)
+		}
+	}
+
+	// A fresh store.
+	var dbURL string
+	switch o.store {
+	case "sqlite":
+		dbURL = "sqlite:" + filepath.Join(tmp, "remit.db")
+	case "postgres":
+		if o.postgresURL == "" {
+			return errors.New("-store postgres needs -postgres URL or REMIT_TEST_POSTGRES_URL")
+		}
+		u, drop, err := freshSchema(ctx, o.postgresURL)
+		if err != nil {
+			return err
+		}
+		if o.keep {
+			fmt.Fprintf(out, "PostgreSQL store: %s\n", u)
+		} else {
+			defer drop()
+		}
+		dbURL = u
+	}
+	addr, err := freePort()
+	if err != nil {
+		return err
+	}
+	base := "http://" + addr
+
+	fmt.Fprintf(out, "seeding %s: %d customers, %d invoices, %d ledger entries ...\n", o.store, o.sizes.Customers, o.sizes.Invoices, o.sizes.Entries)
+	began := time.Now()
+	fx, err := seed(ctx, dbURL, base, o.sizes, out)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	rep.SeedSeconds = time.Since(began).Seconds()
+	for _, n := range fx.Counts {
+		rep.SeedRows += n
+	}
+	fmt.Fprintf(out, "seeded %d rows in %s: %v\n", rep.SeedRows, time.Since(began).Round(time.Second), fx.Counts)
+
+	srv, err := startServer(ctx, bin, dbURL, addr, tmp, o)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+
+	attacker := func() *vegeta.Attacker {
+		return vegeta.NewAttacker(
+			vegeta.Workers(uint64(o.connections)), vegeta.MaxWorkers(uint64(o.connections)),
+			vegeta.Connections(o.connections), vegeta.MaxConnections(o.connections),
+			vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
+	}
+	run := newRunID()
+	// Each round runs every scenario once, in order; with several rounds a scenario's figures are
+	// those of its median round (by requests/s), and its ratio the median of its rounds' ratios to
+	// the same round's ceiling, so that a burst of load from elsewhere on the machine moves one
+	// round, not the result.
+	all := scenarios(base, fx, run)
+	rounds := make(map[string][]Result)
+	for round := 1; round <= o.rounds; round++ {
+		var ceiling float64
+		for _, sc := range all {
+			if !selected[sc.name] {
+				continue
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			res := Result{Scenario: sc.name, Letter: sc.letter, Request: sc.request, Available: true}
+			if sc.probe != nil {
+				if note := sc.probe(); note != "" {
+					res.Available, res.Note = false, note
+					rounds[sc.name] = append(rounds[sc.name], res)
+					fmt.Fprintf(out, "(%s) %s: not available: %s\n", sc.letter, sc.name, note)
+					continue
+				}
+			}
+			fmt.Fprintf(out, "round %d/%d (%s) %s: %s for %s from %d connections ...\n", round, o.rounds, sc.letter, sc.name, sc.request, o.duration, o.connections)
+			if o.warmup > 0 {
+				for range attacker().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
+				}
+			}
+			srv.resetPeakRSS()
+			var profDone chan string
+			if o.profileDir != "" && round == 1 {
+				profDone = make(chan string, 1)
+				go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
+			}
+			cpu0 := srv.cpuTime()
+			res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
+			if cpu := srv.cpuTime() - cpu0; res.Requests > 0 && cpu > 0 {
+				res.CPUPerRequest = float64(cpu) / float64(time.Microsecond) / float64(res.Requests)
+				res.ServerCores = cpu.Seconds() / res.Seconds
+			}
+			res.PeakRSSMiB = srv.peakRSS()
+			if profDone != nil {
+				res.Profile = <-profDone
+				res.GoHeapInuseMiB, res.GoSysMiB = srv.goMemory()
+			}
+			if sc.exhausted != nil && sc.exhausted() {
+				res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
+			}
+			if sc.name == "ceiling" {
+				ceiling = res.RPS
+			}
+			if ceiling > 0 {
+				res.Ratio = res.RPS / ceiling
+			}
+			rounds[sc.name] = append(rounds[sc.name], res)
+			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores)\n",
+				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores)
+			if res.GoSysMiB > 0 {
+				fmt.Fprintf(out, "      server Go memory: heap in use %.0f MiB, obtained from the OS %.0f MiB\n", res.GoHeapInuseMiB, res.GoSysMiB)
+			}
+			for _, e := range res.ErrorSamples {
+				fmt.Fprintf(out, "      error: %s\n", e)
+			}
+		}
+	}
+	for _, sc := range all {
+		if rs := rounds[sc.name]; len(rs) > 0 {
+			rep.Scenarios = append(rep.Scenarios, median(rs))
+		}
+	}
+	fmt.Fprintln(out)
+	printTable(out, rep)
+	if o.jsonPath != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		b = append(b, '\n')
+		if o.jsonPath == "-" {
+			_, err = out.Write(b)
+		} else {
+			err = os.WriteFile(o.jsonPath, b, 0o644)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measure reads an attack's results: exact latency quantiles over every request.
+func (r *Result) measure(results <-chan *vegeta.Result) {
+	var lat []time.Duration
+	var first, last time.Time
+	r.StatusCodes = map[string]int{}
+	ok := 0
+	for res := range results {
+		lat = append(lat, res.Latency)
+		if first.IsZero() || res.Timestamp.Before(first) {
+			first = res.Timestamp
+		}
+		if end := res.Timestamp.Add(res.Latency); end.After(last) {
+			last = end
+		}
+		r.StatusCodes[strconv.Itoa(int(res.Code))]++
+		if res.Code >= 200 && res.Code < 300 && res.Error == "" {
+			ok++
+			continue
+		}
+		r.Errors++
+		if len(r.ErrorSamples) < 3 {
+			msg := res.Error
+			if len(res.Body) > 0 {
+				msg += ": " + strings.TrimSpace(string(res.Body))
+			}
+			r.ErrorSamples = append(r.ErrorSamples, msg)
+		}
+	}
+	r.Requests = len(lat)
+	if r.Requests == 0 {
+		return
+	}
+	r.Seconds = last.Sub(first).Seconds()
+	r.RPS = float64(ok) / r.Seconds
+	slices.Sort(lat)
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(lat)))) - 1
+		i = max(0, min(i, len(lat)-1))
+		return float64(lat[i]) / float64(time.Millisecond)
+	}
+	r.P50, r.P99, r.P999 = q(0.50), q(0.99), q(0.999)
+}
+
+func printTable(out io.Writer, rep *Report) {
+	fmt.Fprintf(out, "store %s, %d connections, %s per scenario, %d round(s), %d CPUs, load average at start %s, %s\n",
+		rep.Store, rep.Connections, rep.Duration, rep.Rounds, rep.CPUs, rep.LoadAvg, rep.GoVersion)
+	fmt.Fprintf(out, "seed: %d customers, %d invoices, %d ledger entries (%d rows in %.0f s)\n\n",
+		rep.Seed.Customers, rep.Seed.Invoices, rep.Seed.Entries, rep.SeedRows, rep.SeedSeconds)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\treq/s\tp50 ms\tp99 ms\tp99.9 ms\terrors\tpeak RSS MiB\tvs (a)\tserver CPU µs/req\t")
+	for _, r := range rep.Scenarios {
+		name := "(" + r.Letter + ") " + r.Scenario
+		if !r.Available {
+			fmt.Fprintf(tw, "%s\tn/a\t\t\t\t\t\t\t\t\n", name)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%.0f%%\t%.0f\t\n", name, r.RPS, r.P50, r.P99, r.P999, r.Errors, r.PeakRSSMiB, 100*r.Ratio, r.CPUPerRequest)
+	}
+	tw.Flush()
+	for _, r := range rep.Scenarios {
+		if r.Note != "" {
+			fmt.Fprintf(out, "(%s) %s: %s\n", r.Letter, r.Scenario, r.Note)
+		}
+	}
+}
+
+// --- scenarios ---
+
+type scenario struct {
+	letter, name, request string
+	target                vegeta.Targeter
+	probe                 func() string // "" when the scenario can run, else why not
+	exhausted             func() bool
+}
+
+var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize"}
+
+func selectScenarios(spec string) (map[string]bool, error) {
+	sel := map[string]bool{"ceiling": true}
+	if spec == "" || spec == "all" {
+		for _, n := range scenarioNames {
+			sel[n] = true
+		}
+		return sel, nil
+	}
+	for _, s := range strings.Split(spec, ",") {
+		s = strings.TrimSpace(s)
+		found := false
+		for i, n := range scenarioNames {
+			if s == n || s == string(rune('a'+i)) {
+				sel[n], found = true, true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-g)", s, strings.Join(scenarioNames, ", "))
+		}
+	}
+	return sel, nil
+}
+
+func scenarios(base string, fx *Fixture, run string) []scenario {
+	scope := "environment=sandbox&merchantAccountId=" + url.QueryEscape(fx.MerchantID)
+	auth := "Bearer " + fx.APIKey
+	readHeader := http.Header{"Authorization": {auth}}
+	var seq atomic.Int64
+	write := func() http.Header {
+		return http.Header{"Authorization": {auth}, "Content-Type": {"application/json"},
+			"Idempotency-Key": {"load-" + run + "-" + strconv.FormatInt(seq.Add(1), 10)}}
+	}
+	customer := func() string { return fx.Customers[mrand.IntN(len(fx.Customers))] }
+	var drafts atomic.Int64
+	return []scenario{
+		{letter: "a", name: "ceiling", request: "GET " + wire.CeilingPath, target: func(t *vegeta.Target) error {
+			t.Method, t.URL = http.MethodGet, base+wire.CeilingPath
+			return nil
+		}},
+		{letter: "b", name: "invoice-get", request: "GET /v1/invoices/{id}", target: func(t *vegeta.Target) error {
+			t.Method, t.Header = http.MethodGet, readHeader
+			t.URL = base + "/v1/invoices/" + fx.Invoices[mrand.IntN(len(fx.Invoices))] + "?" + scope
+			return nil
+		}},
+		{letter: "c", name: "balance-get", request: "GET /v1/customers/{id}/balance", target: func(t *vegeta.Target) error {
+			t.Method, t.Header = http.MethodGet, readHeader
+			t.URL = base + "/v1/customers/" + customer() + "/balance?" + scope
+			return nil
+		}},
+		{letter: "d", name: "balance-grant", request: "POST /v1/customers/{id}/balance/grant (Idempotency-Key)", target: func(t *vegeta.Target) error {
+			t.Method, t.Header = http.MethodPost, write()
+			t.URL = base + "/v1/customers/" + customer() + "/balance/grant?" + scope
+			t.Body = []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
+			return nil
+		}},
+		{letter: "e", name: "receipts-list", request: "GET /v1/payment-receipts?customer={id}", target: func(t *vegeta.Target) error {
+			t.Method, t.Header = http.MethodGet, readHeader
+			t.URL = base + "/v1/payment-receipts?" + scope + "&customer=" + customer() + "&limit=20"
+			return nil
+		}},
+		{letter: "f", name: "usage-events", request: "POST /v1/usage-events (Idempotency-Key)", target: func(t *vegeta.Target) error {
+			t.Method, t.Header = http.MethodPost, write()
+			t.URL = base + "/v1/usage-events?" + scope
+			t.Body = []byte(`{"eventId":"load-` + run + `-` + strconv.FormatInt(seq.Add(1), 10) + `","customerId":"` + customer() +
+				`","meterId":"` + meterID + `","quantity":1}`)
+			return nil
+		}, probe: func() string {
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/usage-events?"+scope, strings.NewReader(
+				`{"eventId":"load-probe-`+run+`","customerId":"`+fx.Customers[0]+`","meterId":"`+meterID+`","quantity":1}`))
+			req.Header = write()
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return "probe failed: " + err.Error()
+			}
+			defer res.Body.Close()
+			if res.StatusCode == http.StatusNotImplemented {
+				return "POST /v1/usage-events answers 501 not_implemented in this build (the usage capability is not merged)"
+			}
+			return ""
+		}},
+		{letter: "g", name: "invoice-finalize", request: "POST /v1/invoices/{draft}/finalize (Idempotency-Key)", target: func(t *vegeta.Target) error {
+			n := drafts.Add(1) - 1
+			t.Method, t.Header = http.MethodPost, write()
+			t.URL = base + "/v1/invoices/" + fx.Drafts[int(n%int64(len(fx.Drafts)))] + "/finalize?" + scope
+			t.Body = []byte(`{"finalizedByRef":"load"}`)
+			return nil
+		}, exhausted: func() bool { return drafts.Load() > int64(len(fx.Drafts)) }},
+	}
+}
+
+// --- the server child ---
+
+type server struct {
+	cmd  *exec.Cmd
+	base string
+	log  *os.File
+	done chan error
+}
+
+func startServer(ctx context.Context, bin, dbURL, addr, dir string, o options) (*server, error) {
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"REMIT_DATABASE_URL="+dbURL, "REMIT_ADDR="+addr, "REMIT_PUBLIC_URL=http://"+addr,
+		// The harness measures the server, not the per-key limit (100/s by default).
+		"REMIT_RATE_LIMIT=1000000000", "REMIT_RATE_BURST=1000000000",
+		"REMIT_LOAD_CEILING=true", "REMIT_LOG_LEVEL="+o.logLevel, "REMIT_REDIS_URL=")
+	if o.profileDir != "" {
+		cmd.Env = append(cmd.Env, "REMIT_PPROF=true")
+	}
+	cmd.Env = append(cmd.Env, o.serverEnv...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	s := &server{cmd: cmd, base: "http://" + addr, log: logf, done: make(chan error, 1)}
+	go func() { s.done <- cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := http.Get(s.base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		select {
+		case err := <-s.done:
+			return nil, fmt.Errorf("remit serve exited: %v (log: %s)", err, logf.Name())
+		case <-ctx.Done():
+			s.stop()
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.stop()
+			return nil, errors.New("remit serve did not become ready in 60 s")
+		}
+	}
+}
+
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(40 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+	s.log.Close()
+}
+
+// resetPeakRSS resets the server's VmHWM to its current RSS (Linux: clear_refs 5), so that each
+// scenario reports its own peak. When that is not allowed, peaks accumulate over the run.
+func (s *server) resetPeakRSS() {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", s.cmd.Process.Pid), []byte("5"), 0)
+}
+
+// peakRSS is the server's VmHWM in MiB (0 where /proc is unavailable).
+func (s *server) peakRSS() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// goMemory reads the server's HeapInuse and Sys from /debug/pprof/heap?debug=1, in MiB.
+func (s *server) goMemory() (heapInuse, sys float64) {
+	res, err := http.Get(s.base + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		return 0, 0
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for _, line := range strings.Split(string(b), "\n") {
+		var v float64
+		if _, err := fmt.Sscanf(line, "# HeapInuse = %f", &v); err == nil {
+			heapInuse = v / (1 << 20)
+		}
+		if _, err := fmt.Sscanf(line, "# Sys = %f", &v); err == nil {
+			sys = v / (1 << 20)
+		}
+	}
+	return heapInuse, sys
+}
+
+// cpuTime is the server's CPU time so far (user + system, from /proc/<pid>/stat; 0 elsewhere).
+func (s *server) cpuTime() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count from after it.
+	rest := string(b)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64) // fields 14 and 15 of the whole line
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on every Linux Go supports.
+const clockTicks = 100
+
+// profile records a CPU profile of the server while a scenario runs.
+func (s *server) profile(dir, name string, d time.Duration) string {
+	secs := max(1, int(d.Seconds())-1)
+	res, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.base, secs))
+	if err != nil {
+		return "profile failed: " + err.Error()
+	}
+	defer res.Body.Close()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "profile failed: " + err.Error()
+	}
+	path := filepath.Join(dir, name+".pprof")
+	f, err := os.Create(path)
+	if err != nil {
+		return "profile failed: " + err.Error()
+	}
+	defer f.Close()
+	if _, err := io.Copy(f, res.Body); err != nil {
+		return "profile failed: " + err.Error()
+	}
+	return path
+}
+
+// --- helpers ---
+
+func freshSchema(ctx context.Context, base string) (string, func(), error) {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "load_" + hex.EncodeToString(b)
+	admin, err := store.Open(ctx, base)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := admin.SQL().ExecContext(ctx, `CREATE SCHEMA `+schema); err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		admin.Close()
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		_, _ = admin.SQL().Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
+		admin.Close()
+	}, nil
+}
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", err
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("not inside the module")
+	}
+	return filepath.Dir(mod), nil
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
