@@ -121,7 +121,7 @@ func usageEventOps(round, scale int, b *billing) []*op {
 		cus := b.customers[i%len(b.customers)]
 		out = append(out, &op{kind: "usage_event", method: "POST", path: "/v1/usage-events",
 			body: map[string]any{"eventId": fmt.Sprintf("r%d-ue-%d", round, i), "customerId": cus, "meterId": "api_calls", "quantity": 1 + i%7},
-			key: fmt.Sprintf("r%d-ue-%d", round, i), target: cus})
+			key:  fmt.Sprintf("r%d-ue-%d", round, i), target: cus})
 	}
 	return out
 }
