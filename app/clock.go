@@ -218,3 +218,12 @@ func (a *App) Tick(ctx context.Context) {
 		}
 	}
 }
+
+// jobContext decodes a job's payload into payload and loads the merchant account it runs for:
+// the start of every JobFunc that acts on one resource.
+func jobContext(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, payload any) (remit.MerchantAccount, error) {
+	if err := json.Unmarshal(job.Payload, payload); err != nil {
+		return remit.MerchantAccount{}, fmt.Errorf("job %s (%s): payload: %w", job.ID, job.Kind, err)
+	}
+	return tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+}

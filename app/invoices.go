@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -626,10 +625,7 @@ type autoFinalizeJob struct {
 // finalized or changed state meanwhile.
 func (a *App) runAutoFinalize(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	var p autoFinalizeJob
-	if err := json.Unmarshal(job.Payload, &p); err != nil {
-		return err
-	}
-	m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	m, err := jobContext(ctx, tx, scope, job, &p)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -160,10 +159,7 @@ func (a *App) GetSubscription(ctx context.Context, m remit.MerchantAccount, subs
 // later) and the next renewal is scheduled. Emits subscription.renewed.
 func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	var p renewJob
-	if err := json.Unmarshal(job.Payload, &p); err != nil {
-		return err
-	}
-	m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	m, err := jobContext(ctx, tx, scope, job, &p)
 	if err != nil {
 		return err
 	}
