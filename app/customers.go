@@ -77,7 +77,7 @@ func (a *App) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount,
 	b.Metadata = remit.CopyMetadata(b.Metadata)
 	b.DefaultPaymentMethod = nil
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.GetCustomer(ctx, m.ID, b.CustomerID, "customerId"); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, b.CustomerID, "customerId"); err != nil {
 			return err
 		}
 		if err := tx.CreateBillingAccount(ctx, b); err != nil {

@@ -54,12 +54,12 @@ func BenchmarkIdempotency(b *testing.B) {
 			claim := func(b *testing.B, key string) *app.StoredResponse {
 				var replay *app.StoredResponse
 				err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-					owner, rep, err := e.App.ClaimIdempotent(ctx, tx, scope, key, route, app.BodyFingerprint(body))
+					c, rep, err := e.App.ClaimIdempotent(ctx, tx, scope, key, route, app.BodyFingerprint(body))
 					if err != nil || rep != nil {
 						replay = rep
 						return err
 					}
-					return e.App.FinishIdempotent(ctx, tx, scope, key, owner, 201, answer)
+					return e.App.FinishIdempotent(ctx, tx, scope, key, c, 201, answer)
 				})
 				if err != nil {
 					b.Fatal(err)

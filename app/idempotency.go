@@ -20,7 +20,9 @@ import (
 // route replays the first response; another body or route is a conflict; a retry while the first
 // is running is a conflict. The work of the first request and its remembered response commit in
 // one transaction (FinishIdempotent runs inside it), so an effect is never applied twice nor its
-// answer lost.
+// answer lost. Inside that transaction the key costs one read (ClaimIdempotent) and one write (the
+// answer); an error answer that is final for the key (404, 409) is remembered after its work
+// rolled back, in a transaction of its own (RememberIdempotent).
 
 // IdempotencyScope is the key's namespace.
 func IdempotencyScope(s remit.Scope) string {
@@ -140,24 +142,34 @@ func IntegerLiteral(lit string) (string, bool) {
 	return out, true
 }
 
-// BeginIdempotent claims key for a request. It returns the owner token to pass to FinishIdempotent
-// or ReleaseIdempotent, or a stored response to replay.
+// IdempotencyClaim is a request's hold on its Idempotency-Key, from ClaimIdempotent or
+// BeginIdempotent until FinishIdempotent or ReleaseIdempotentTx.
+type IdempotencyClaim struct {
+	record   store.IdempotencyRecord
+	replaces string // owner of the forgotten or dead record taken over ("" for a free key)
+	stored   bool   // the claim itself is stored, in flight (BeginIdempotent)
+}
+
+// Owner is the claim's owner token.
+func (c IdempotencyClaim) Owner() string { return c.record.Owner }
+
+// BeginIdempotent claims key for a request in a transaction of its own, storing the claim as in
+// flight, for work that cannot run inside one transaction. It returns the claim to pass to
+// FinishIdempotent or ReleaseIdempotent, or a stored response to replay. A holder that dies leaves
+// the key in flight until its lease (Config.IdempotencyLease) runs out; then the same request may
+// take it over.
 //
 // Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
-func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route string, body []byte) (owner string, replay *StoredResponse, err error) {
+func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route string, body []byte) (claim IdempotencyClaim, replay *StoredResponse, err error) {
 	now := a.Clock.Now()
-	owner = remit.NewID("req")
-	rec := store.IdempotencyRecord{Route: route, BodyHash: BodyFingerprint(body), Owner: owner, LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
+	rec := a.newIdempotencyRecord(route, BodyFingerprint(body), now)
 	var existing store.IdempotencyRecord
 	var claimed bool
 	for attempt := 0; attempt < 3; attempt++ {
 		err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 			var err error
 			existing, claimed, err = tx.ClaimIdempotency(ctx, IdempotencyScope(scope), key, rec, now.Add(-a.Config.IdempotencyRetention),
-				func(e store.IdempotencyRecord) bool {
-					// A request that died in flight never committed its work: the same request may take over.
-					return e.State == "in_flight" && e.LeaseUntil.Before(now) && e.Route == rec.Route && e.BodyHash == rec.BodyHash
-				})
+				func(e store.IdempotencyRecord) bool { return a.takesOver(e, rec, now) })
 			return err
 		})
 		if err == nil {
@@ -165,56 +177,64 @@ func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route
 		}
 	}
 	if err != nil {
-		return "", nil, err
+		return claim, nil, err
 	}
 	if claimed {
-		return owner, nil, nil
+		return IdempotencyClaim{record: rec, stored: true}, nil, nil
 	}
 	err = a.existingAnswer(ctx, scope, key, existing, rec, &replay)
-	return "", replay, err
+	return claim, replay, err
+}
+
+func (a *App) newIdempotencyRecord(route, fingerprint string, now time.Time) store.IdempotencyRecord {
+	return store.IdempotencyRecord{Route: route, BodyHash: fingerprint, Owner: remit.NewID("req"),
+		LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
+}
+
+// takesOver reports whether the request rec may take over the key of existing: the same request
+// (route and body) whose earlier attempt died in flight and whose lease ran out. Such an attempt
+// never committed its work.
+func (a *App) takesOver(existing, rec store.IdempotencyRecord, now time.Time) bool {
+	return existing.State == "in_flight" && existing.LeaseUntil.Before(now) && existing.Route == rec.Route && existing.BodyHash == rec.BodyHash
 }
 
 // ClaimIdempotent claims key for a request inside the request's own transaction tx, so that the
 // claim, the work and the remembered answer commit together (one commit, one fsync) or not at all.
 // fingerprint is BodyFingerprint of the request's body, computed by the caller before the
 // transaction (on SQLite the transaction's function runs on the one writer's goroutine, so
-// whatever can be done before it should be). It returns the owner token to pass to
-// FinishIdempotent, or a stored response to replay (tx then has written nothing).
+// whatever can be done before it should be). It returns the claim to pass to FinishIdempotent, or
+// a stored response to replay. Either way it writes nothing: the key's only write is the answer,
+// which FinishIdempotent stores.
 //
-// While the claim is uncommitted no other request can see it as in flight, so the transaction
-// itself keeps a concurrent request with the same key out: on SQLite write transactions run one at
-// a time (the retry runs after this one committed and replays its answer); on PostgreSQL the key's
-// advisory lock is held to the end of tx, and a request that cannot take it is answered 409 in
-// flight at once instead of waiting. A request that dies before committing leaves nothing behind:
-// a retry runs at once.
+// Nothing else can take the key before tx ends: on SQLite write transactions run one at a time (a
+// retry runs after this one committed and replays its answer); on PostgreSQL the key's advisory
+// lock is held to the end of tx, and a request that cannot take it is answered 409 in flight at
+// once instead of waiting. A request that dies before committing leaves nothing behind: a retry
+// runs at once.
 //
 // Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
-func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route, fingerprint string) (owner string, replay *StoredResponse, err error) {
+func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route, fingerprint string) (claim IdempotencyClaim, replay *StoredResponse, err error) {
 	ns := IdempotencyScope(scope)
 	ok, err := tx.LockIdempotencyKey(ctx, ns, key)
 	if err != nil {
-		return "", nil, err
+		return claim, nil, err
 	}
 	if !ok {
-		return "", nil, errInFlight()
+		return claim, nil, errInFlight()
 	}
 	now := a.Clock.Now()
-	owner = remit.NewID("req")
-	rec := store.IdempotencyRecord{Route: route, BodyHash: fingerprint, Owner: owner, LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
-	existing, claimed, err := tx.ClaimIdempotency(ctx, ns, key, rec, now.Add(-a.Config.IdempotencyRetention),
-		func(e store.IdempotencyRecord) bool {
-			// A request that died in flight (claimed by BeginIdempotent, or by an earlier version
-			// of Remit) never committed its work: the same request may take over once its lease ran out.
-			return e.State == "in_flight" && e.LeaseUntil.Before(now) && e.Route == rec.Route && e.BodyHash == rec.BodyHash
-		})
-	if err != nil {
-		return "", nil, err
-	}
-	if claimed {
-		return owner, nil, nil
+	rec := a.newIdempotencyRecord(route, fingerprint, now)
+	existing, found, err := tx.LookupIdempotency(ctx, ns, key)
+	switch {
+	case err != nil:
+		return claim, nil, err
+	case !found:
+		return IdempotencyClaim{record: rec}, nil, nil
+	case existing.CreatedAt.Before(now.Add(-a.Config.IdempotencyRetention)) || a.takesOver(existing, rec, now):
+		return IdempotencyClaim{record: rec, replaces: existing.Owner}, nil, nil
 	}
 	err = a.existingAnswer(ctx, scope, key, existing, rec, &replay)
-	return "", replay, err
+	return claim, replay, err
 }
 
 func errInFlight() error {
@@ -262,19 +282,32 @@ func (a *App) openResponse(ctx context.Context, scope remit.Scope, key string, s
 
 // ReleaseIdempotentTx forgets a key claimed in tx whose answer is not remembered although the
 // request's effects commit (an error marked remit.Error.Commit that is not final).
-func (a *App) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit.Scope, key, owner string) error {
-	return tx.ReleaseIdempotency(ctx, IdempotencyScope(scope), key, owner)
+func (a *App) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim) error {
+	ns := IdempotencyScope(scope)
+	switch {
+	case claim.stored:
+		return tx.ReleaseIdempotency(ctx, ns, key, claim.record.Owner)
+	case claim.replaces != "":
+		return tx.ForgetIdempotency(ctx, ns, key, claim.replaces)
+	}
+	return nil // nothing was written for the key
 }
 
 // FinishIdempotent remembers the response for key. Call it inside the request's transaction so it
-// commits with the work; if the request lost its key (its lease expired and a retry took over) it
-// fails and the transaction must roll back.
-func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, owner string, status int, body []byte) error {
+// commits with the work; if the request lost its key (a retry took it over after its lease ran
+// out, or another request stored an answer first) it fails and the transaction must roll back.
+func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
 	sealed, err := a.sealResponse(ctx, scope, key, body)
 	if err != nil {
 		return remit.Internal(err)
 	}
-	ok, err := tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, sealed)
+	ns := IdempotencyScope(scope)
+	var ok bool
+	if claim.stored {
+		ok, err = tx.CompleteIdempotency(ctx, ns, key, claim.record.Owner, status, sealed)
+	} else {
+		ok, err = tx.StoreIdempotency(ctx, ns, key, claim.record, claim.replaces, status, sealed)
+	}
 	if err != nil {
 		return err
 	}
@@ -285,25 +318,25 @@ func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sc
 	return nil
 }
 
-// RememberIdempotent stores the answer of a request whose work failed (rolled back) but whose
-// answer is final, such as 404 or a state conflict.
-func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key, owner string, status int, body []byte) error {
+// RememberIdempotent stores, in a transaction of its own, the answer of a request whose work
+// failed and rolled back but whose answer is final, such as 404 or a state conflict. If another
+// request stored an answer for the key meanwhile, that one stays.
+func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
 	// Not cancelled with the request: a client that went away must still find its answer.
 	return a.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		sealed, err := a.sealResponse(ctx, scope, key, body)
-		if err != nil {
-			return err
+		err := a.FinishIdempotent(ctx, tx, scope, key, claim, status, body)
+		if remit.ErrorCode(err) == remit.EConflict {
+			return nil
 		}
-		_, err = tx.CompleteIdempotency(ctx, IdempotencyScope(scope), key, owner, status, sealed)
 		return err
 	})
 }
 
-// ReleaseIdempotent forgets a key whose request ran no operation (401, 403, 422, 429, faults), so a
-// corrected retry with the same key works.
-func (a *App) ReleaseIdempotent(ctx context.Context, scope remit.Scope, key, owner string) error {
+// ReleaseIdempotent forgets a key claimed by BeginIdempotent whose request ran no operation (401,
+// 403, 422, 429, faults), so a corrected retry with the same key works.
+func (a *App) ReleaseIdempotent(ctx context.Context, scope remit.Scope, key string, claim IdempotencyClaim) error {
 	return a.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		return tx.ReleaseIdempotency(ctx, IdempotencyScope(scope), key, owner)
+		return a.ReleaseIdempotentTx(ctx, tx, scope, key, claim)
 	})
 }
 
@@ -317,5 +350,3 @@ func (a *App) PurgeIdempotency(ctx context.Context) (int64, error) {
 	})
 	return n, err
 }
-
-var _ = time.Second

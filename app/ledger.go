@@ -121,7 +121,7 @@ func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, custome
 		CreatedAt: now, Seq: nextSeq(),
 	}
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.GetCustomer(ctx, m.ID, customerID, ""); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 			return err
 		}
 		if in.Targets != nil && len(in.Targets.PriceIDs) > 0 {
@@ -189,7 +189,7 @@ func (a *App) ExpireBalance(ctx context.Context, m remit.MerchantAccount, custom
 	}
 	var out remit.BalanceEntry
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.GetCustomer(ctx, m.ID, customerID, ""); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 			return err
 		}
 		lot, err := tx.GetBalanceEntry(ctx, m.ID, customerID, in.SourceEntryID, "sourceEntryId", true)
@@ -276,7 +276,7 @@ func (a *App) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Scope, 
 // Errors: not_found.
 func (a *App) GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.CustomerBalance, error) {
 	q := a.DB.Read(ctx)
-	if _, err := q.GetCustomer(ctx, m.ID, customerID, ""); err != nil {
+	if err := q.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 		return remit.CustomerBalance{}, err
 	}
 	entries, err := q.ListBalanceEntries(ctx, m.ID, customerID)
@@ -370,7 +370,7 @@ func (a *App) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.Scope
 	case remit.CheckCurrency(c.Currency) != "":
 		return remit.BalanceEntry{}, remit.Internal(fmt.Errorf("app.CreditBalance: currency %q", c.Currency))
 	}
-	if _, err := tx.GetCustomer(ctx, scope.MerchantAccountID, customerID, "customerId"); err != nil {
+	if err := tx.RequireCustomer(ctx, scope.MerchantAccountID, customerID, "customerId"); err != nil {
 		return remit.BalanceEntry{}, err
 	}
 	if c.EntryID == "" {

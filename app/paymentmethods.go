@@ -46,7 +46,7 @@ func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, c
 		CreatedAt: now,
 	}
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.GetCustomer(ctx, m.ID, customerID, ""); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 			return err
 		}
 		var probs remit.Problems

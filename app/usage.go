@@ -171,7 +171,7 @@ func (a *App) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 	t.Metadata = remit.CopyMetadata(t.Metadata)
 	out := t
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if _, err := tx.GetCustomer(ctx, m.ID, t.CustomerID, "customerId"); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, t.CustomerID, "customerId"); err != nil {
 			return err
 		}
 		// Lock the running total first: no usage event of this customer and meter can commit

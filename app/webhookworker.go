@@ -138,11 +138,12 @@ func (a *App) DispatchEvents(ctx context.Context) (int, error) {
 						}
 					}
 				}
-				if err := tx.MarkEventDispatched(ctx, ev.ID, now); err != nil {
-					return err
-				}
 			}
-			return nil
+			ids := make([]string, len(evs))
+			for i, ev := range evs {
+				ids[i] = ev.ID
+			}
+			return tx.MarkEventsDispatched(ctx, ids, now)
 		})
 		if err != nil {
 			return total, err

@@ -142,9 +142,9 @@ func TestIdempotencyNotRemembered(t *testing.T) {
 		if n := idempotencyRows(t, e, "k-403"); n != 0 {
 			t.Fatalf("a 403 left %d idempotency rows", n)
 		}
-		owner, replay, err := e.App.BeginIdempotent(ctx, prod, "k-403", advanceRoute, []byte(`{"seconds":6}`))
-		if err != nil || replay != nil || owner == "" {
-			t.Fatalf("403 was remembered: owner %q replay %v err %v", owner, replay, err)
+		claim, replay, err := e.App.BeginIdempotent(ctx, prod, "k-403", advanceRoute, []byte(`{"seconds":6}`))
+		if err != nil || replay != nil || claim.Owner() == "" {
+			t.Fatalf("403 was remembered: owner %q replay %v err %v", claim.Owner(), replay, err)
 		}
 
 		// 403 from the scope and 401 never touch the key.
@@ -258,7 +258,7 @@ func TestIdempotencyInFlight(t *testing.T) {
 		ctx := context.Background()
 		scope := sandboxScope(e.Tenant)
 		start := clockNow(t, e)
-		owner, replay, err := e.App.BeginIdempotent(ctx, scope, "held", advanceRoute, []byte(`{"seconds":60}`))
+		held, replay, err := e.App.BeginIdempotent(ctx, scope, "held", advanceRoute, []byte(`{"seconds":60}`))
 		if err != nil || replay != nil {
 			t.Fatalf("claim: %v %v", replay, err)
 		}
@@ -286,7 +286,7 @@ func TestIdempotencyInFlight(t *testing.T) {
 		}
 		// The first holder lost its key: completing it now fails, so its work would roll back.
 		err = e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			return e.App.FinishIdempotent(ctx, tx, scope, "held", owner, 201, []byte(`{}`))
+			return e.App.FinishIdempotent(ctx, tx, scope, "held", held, 201, []byte(`{}`))
 		})
 		if remit.ErrorCode(err) != remit.EConflict {
 			t.Fatalf("the displaced holder completed the key: %v", err)
@@ -328,4 +328,33 @@ func TestIdempotencyRetention(t *testing.T) {
 		}
 		wantFresh(t, e.Must(201, "POST", advancePath, map[string]any{"seconds": 5}, testkit.Key("old-2")))
 	})
+}
+
+// TestIdempotencyRemembersFinalErrors: a 404 or 409 from the operation is the key's final answer.
+// Its work rolled back, and the answer is remembered on its own: a retry replays it even once the
+// missing resource exists, and nothing of the failed attempt remains.
+func TestIdempotencyRemembersFinalErrors(t *testing.T) {
+	for _, s := range testkit.Stores() {
+		t.Run(string(s), func(t *testing.T) {
+			e := testkit.Start(t, s, testkit.Options{})
+			grant := map[string]any{"entryId": "late-1", "currency": "USD", "amount": 25}
+			first := e.Do("POST", "/v1/customers/cus_late/balance/grant", grant, testkit.Key("late-404"))
+			wantError(t, e, first, 404, "not_found")
+			if n := idempotencyRows(t, e, "late-404"); n != 1 {
+				t.Fatalf("a 404 left %d idempotency rows, want 1", n)
+			}
+			e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "cus_late", "name": "Late"})
+			wantReplay(t, first, e.Do("POST", "/v1/customers/cus_late/balance/grant", grant, testkit.Key("late-404")))
+
+			// A new key runs; the same entryId again is a 409, remembered the same way.
+			e.Must(201, "POST", "/v1/customers/cus_late/balance/grant", grant, testkit.Key("late-201"))
+			dup := e.Do("POST", "/v1/customers/cus_late/balance/grant", grant, testkit.Key("late-409"))
+			wantError(t, e, dup, 409, "conflict")
+			wantReplay(t, dup, e.Do("POST", "/v1/customers/cus_late/balance/grant", grant, testkit.Key("late-409")))
+			bal := e.Must(200, "GET", "/v1/customers/cus_late/balance", nil).Data()
+			if entries := bal["entries"].([]any); len(entries) != 1 {
+				t.Fatalf("%d ledger entries, want the one grant", len(entries))
+			}
+		})
+	}
 }

@@ -328,11 +328,12 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 
 // serveWrite runs a mutating operation in one transaction. With an Idempotency-Key the key is
 // claimed inside that transaction (app.ClaimIdempotent) and completed with the answer before it
-// commits, so the claim, the effect and the remembered response commit together, in one commit,
-// or not at all. A handler error rolls back its work, except an error marked remit.Error.Commit (a
-// declined payment), whose effects commit; an error answer that is final for the key (404, 409)
-// is remembered in the same transaction, the handler's work rolled back to a savepoint; any other
-// error rolls back everything, the claim too, so that a corrected retry runs.
+// commits, so the effect and the remembered response commit together, in one commit, or not at
+// all. A handler error rolls back its work, except an error marked remit.Error.Commit (a declined
+// payment), whose effects commit; an error answer that is final for the key (404, 409) is
+// remembered after the rollback, in a small transaction of its own (app.RememberIdempotent), so
+// that the common path needs no savepoint; any other error leaves the key free, so that a
+// corrected retry runs.
 func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operation, req *Request) {
 	ctx := hr.Context()
 	key, err := idempotencyKey(hr, o, req.Body)
@@ -352,8 +353,10 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 	var kept error     // an error whose effects commit (remit.Error.Commit), answered after the commit
 	var claimErr error // the key is another request's: answered as is
 	var replay *app.StoredResponse
+	var claim app.IdempotencyClaim
+	var final error // the handler's error whose answer is final for the key (404, 409)
 	txErr := s.app.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		kept, claimErr, replay = nil, nil, nil
+		kept, claimErr, replay, final = nil, nil, nil, nil
 		// work runs the handler and builds the answer to send (and remember).
 		work := func() error {
 			data, err := o.handler(ctx, req)
@@ -377,7 +380,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 		if !idem {
 			return work()
 		}
-		owner, rep, err := s.app.ClaimIdempotent(ctx, tx, req.Scope, key, route, fingerprint)
+		c, rep, err := s.app.ClaimIdempotent(ctx, tx, req.Scope, key, route, fingerprint)
 		if err != nil {
 			claimErr = err
 			return err
@@ -386,19 +389,27 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 			replay = rep
 			return nil
 		}
-		if err := tx.Savepoint(ctx, work); err != nil {
-			st, env := s.toEnvelope(err, req.ID)
-			if !remembered(st) {
-				return err // everything rolls back, the claim too
+		claim = c
+		if err := work(); err != nil {
+			if st, env := s.toEnvelope(err, req.ID); remembered(st) {
+				final, status = err, st
+				payload, _ = json.Marshal(env)
 			}
-			kept, status = err, st
-			payload, _ = json.Marshal(env)
-		} else if kept != nil && !remembered(status) {
-			// The effects commit but the answer is not final for the key: forget it.
-			return s.app.ReleaseIdempotentTx(ctx, tx, req.Scope, key, owner)
+			return err // everything rolls back
 		}
-		return s.app.FinishIdempotent(ctx, tx, req.Scope, key, owner, status, payload)
+		if kept != nil && !remembered(status) {
+			// The effects commit but the answer is not final for the key: forget it.
+			return s.app.ReleaseIdempotentTx(ctx, tx, req.Scope, key, claim)
+		}
+		return s.app.FinishIdempotent(ctx, tx, req.Scope, key, claim, status, payload)
 	})
+	if final != nil && errors.Is(txErr, final) {
+		// The work rolled back; its answer is final for the key: remember it.
+		// If that fails, the client still gets its answer; a retry runs the work again.
+		if err := s.app.RememberIdempotent(ctx, req.Scope, key, claim, status, payload); err != nil {
+			s.app.Log.Error("remember an idempotent answer", "requestId", req.ID, "status", status, "err", err.Error())
+		}
+	}
 	switch {
 	case claimErr != nil:
 		s.writeError(w, hr, claimErr)

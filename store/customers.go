@@ -48,6 +48,17 @@ func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID, field
 	return c, nil
 }
 
+// RequireCustomer is GetCustomer for a caller that needs only to know the customer exists: nil,
+// or not_found (field as in GetCustomer). It reads the index alone.
+func (q Q) RequireCustomer(ctx context.Context, merchantAccountID, customerID, field string) error {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM customers WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return remit.NotFound("customer", customerID, field)
+	}
+	return wrapErr(err, "store.RequireCustomer")
+}
+
 // --- billing accounts ---
 
 // CreateBillingAccount inserts a billing account. A billingAccountId already used in the merchant

@@ -36,19 +36,14 @@ func (q Q) ClaimIdempotency(ctx context.Context, scope, key string, rec Idempote
 	if n == 1 {
 		return rec, true, nil
 	}
-	var lease, created int64
-	var resp string
-	err = q.QueryRow(ctx, `SELECT route, body_hash, state, owner, lease_until, status, response, created_at
-		FROM idempotency_keys WHERE scope = $1 AND idem_key = $2`+q.ForUpdate(), scope, key).
-		Scan(&existing.Route, &existing.BodyHash, &existing.State, &existing.Owner, &lease, &existing.Status, &resp, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		// Purged between the two statements: the caller retries.
-		return existing, false, errors.New("idempotency record vanished; retry")
-	}
+	existing, found, err := q.LookupIdempotency(ctx, scope, key)
 	if err != nil {
 		return existing, false, err
 	}
-	existing.LeaseUntil, existing.CreatedAt, existing.Response = remit.FromMicros(lease), remit.FromMicros(created), []byte(resp)
+	if !found {
+		// Purged between the two statements: the caller retries.
+		return existing, false, errors.New("idempotency record vanished; retry")
+	}
 	if existing.CreatedAt.Before(expiredBefore) || takeover(existing) {
 		_, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $3, body_hash = $4, state = 'in_flight', owner = $5,
 			lease_until = $6, status = 0, response = '', created_at = $7 WHERE scope = $1 AND idem_key = $2`,
@@ -56,6 +51,44 @@ func (q Q) ClaimIdempotency(ctx context.Context, scope, key string, rec Idempote
 		return rec, err == nil, err
 	}
 	return existing, false, nil
+}
+
+// LookupIdempotency returns the record of (scope, key), if there is one, holding its row lock
+// (PostgreSQL) to the end of the transaction.
+func (q Q) LookupIdempotency(ctx context.Context, scope, key string) (rec IdempotencyRecord, found bool, err error) {
+	var lease, created int64
+	var resp string
+	err = q.QueryRow(ctx, `SELECT route, body_hash, state, owner, lease_until, status, response, created_at
+		FROM idempotency_keys WHERE scope = $1 AND idem_key = $2`+q.ForUpdate(), scope, key).
+		Scan(&rec.Route, &rec.BodyHash, &rec.State, &rec.Owner, &lease, &rec.Status, &resp, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, wrapErr(err, "store.LookupIdempotency")
+	}
+	rec.LeaseUntil, rec.CreatedAt, rec.Response = remit.FromMicros(lease), remit.FromMicros(created), []byte(resp)
+	return rec, true, nil
+}
+
+// StoreIdempotency writes the answer of the request rec.Owner under (scope, key) in one statement:
+// a new record when replaces is empty (false if the key has a record by now), or in place of the
+// record of owner replaces, the forgotten or dead request this one took over (false if that
+// record changed since). The request's transaction found the key free (LookupIdempotency) and
+// writes nothing else for it, so a new key costs one write.
+func (q Q) StoreIdempotency(ctx context.Context, scope, key string, rec IdempotencyRecord, replaces string, status int, response []byte) (bool, error) {
+	var n int64
+	var err error
+	if replaces == "" {
+		n, err = q.exec(ctx, `INSERT INTO idempotency_keys (scope, idem_key, route, body_hash, state, owner, lease_until, status, response, created_at)
+			VALUES ($1, $2, $3, $4, 'done', $5, $6, $7, $8, $9) ON CONFLICT (scope, idem_key) DO NOTHING`,
+			scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
+	} else {
+		n, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $4, body_hash = $5, state = 'done', owner = $6, lease_until = $7,
+			status = $8, response = $9, created_at = $10 WHERE scope = $1 AND idem_key = $2 AND owner = $3`,
+			scope, key, replaces, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
+	}
+	return n == 1, wrapErr(err, "store.StoreIdempotency")
 }
 
 // LockIdempotencyKey takes the transaction's exclusive hold on (scope, key) without waiting and
@@ -85,6 +118,12 @@ func (q Q) CompleteIdempotency(ctx context.Context, scope, key, owner string, st
 func (q Q) ReleaseIdempotency(ctx context.Context, scope, key, owner string) error {
 	_, err := q.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND idem_key = $2 AND owner = $3 AND state = 'in_flight'`, scope, key, owner)
 	return wrapErr(err, "store.ReleaseIdempotency")
+}
+
+// ForgetIdempotency deletes the record of (scope, key) that owner wrote, whatever its state.
+func (q Q) ForgetIdempotency(ctx context.Context, scope, key, owner string) error {
+	_, err := q.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND idem_key = $2 AND owner = $3`, scope, key, owner)
+	return wrapErr(err, "store.ForgetIdempotency")
 }
 
 // PurgeIdempotency deletes records created before cutoff and returns how many.

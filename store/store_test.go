@@ -194,6 +194,63 @@ func TestIdempotencyRecords(t *testing.T) {
 	})
 }
 
+// TestStoreIdempotency: the one write of a key claimed inside its request's transaction.
+func TestStoreIdempotency(t *testing.T) {
+	forEachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		now := time.Now().UTC()
+		rec := func(owner string) store.IdempotencyRecord {
+			return store.IdempotencyRecord{Route: "POST /v1/x", BodyHash: "h", Owner: owner, LeaseUntil: now.Add(time.Minute), CreatedAt: now}
+		}
+		put := func(owner, replaces string, status int) bool {
+			var ok bool
+			if err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				var err error
+				ok, err = tx.StoreIdempotency(ctx, "scope", "k2", rec(owner), replaces, status, []byte(owner))
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		get := func() store.IdempotencyRecord {
+			var r store.IdempotencyRecord
+			if err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				var found bool
+				var err error
+				if r, found, err = tx.LookupIdempotency(ctx, "scope", "k2"); err == nil && !found {
+					t.Error("record not found")
+				}
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}
+		if !put("o1", "", 201) {
+			t.Fatal("a free key was not stored")
+		}
+		if put("o2", "", 200) {
+			t.Fatal("a second answer for a new key was stored over the first")
+		}
+		if put("o3", "o-unknown", 200) {
+			t.Fatal("a takeover of a record that is not there by that owner succeeded")
+		}
+		if r := get(); r.Owner != "o1" || r.State != "done" || r.Status != 201 || string(r.Response) != "o1" {
+			t.Fatalf("record %+v", r)
+		}
+		if !put("o4", "o1", 200) {
+			t.Fatal("the takeover of o1's record failed")
+		}
+		if r := get(); r.Owner != "o4" || r.Status != 200 || string(r.Response) != "o4" {
+			t.Fatalf("after takeover: %+v", r)
+		}
+		if put("o5", "o1", 200) {
+			t.Fatal("a second takeover of the same record succeeded")
+		}
+	})
+}
+
 func TestJobsRunInDueOrderOnce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()

@@ -185,7 +185,7 @@ func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, afterC
 
 // ClaimUndispatchedEvents locks and returns up to limit events not yet turned into deliveries,
 // oldest first. Several processes take different events (SKIP LOCKED on PostgreSQL; the single
-// writer on SQLite). Mark each with MarkEventDispatched in the same transaction.
+// writer on SQLite). Mark them with MarkEventsDispatched in the same transaction.
 func (q Q) ClaimUndispatchedEvents(ctx context.Context, limit int) ([]remit.Event, error) {
 	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT `+
 		itoa(limit)+q.SkipLocked())
@@ -204,10 +204,15 @@ func (q Q) ClaimUndispatchedEvents(ctx context.Context, limit int) ([]remit.Even
 	return out, wrapErr(rows.Err(), "store.ClaimUndispatchedEvents")
 }
 
-// MarkEventDispatched records that the event's deliveries exist.
-func (q Q) MarkEventDispatched(ctx context.Context, id string, at time.Time) error {
-	_, err := q.exec(ctx, `UPDATE events SET dispatched_at = $2 WHERE id = $1 AND dispatched_at IS NULL`, id, remit.Micros(at))
-	return wrapErr(err, "store.MarkEventDispatched")
+// MarkEventsDispatched records that the events' deliveries exist, in one statement.
+func (q Q) MarkEventsDispatched(ctx context.Context, ids []string, at time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	in, args := inList(2, ids)
+	_, err := q.exec(ctx, `UPDATE events SET dispatched_at = $1 WHERE id IN (`+in+`) AND dispatched_at IS NULL`,
+		append([]any{remit.Micros(at)}, args...)...)
+	return wrapErr(err, "store.MarkEventsDispatched")
 }
 
 // --- deliveries ---
