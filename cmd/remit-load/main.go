@@ -127,7 +127,9 @@ type Result struct {
 	ErrorSamples []string       `json:"errorSamples,omitempty"`
 	PeakRSSMiB   float64        `json:"peakRssMiB"` // the server's VmHWM during the scenario
 	Ratio        float64        `json:"ratioToCeiling"`
-	Profile      string         `json:"profile,omitempty"`
+	// Writes only: requests/s as a multiple of Report.CommitCeiling.
+	VsCommitCeiling float64 `json:"multipleOfCommitCeiling,omitempty"`
+	Profile         string  `json:"profile,omitempty"`
 	// The server process's CPU time (user + system) per request, and the cores it used on
 	// average: what a request costs the server whatever else the machine is doing.
 	CPUPerRequest float64 `json:"serverCpuUsPerRequest"`
@@ -182,7 +184,12 @@ type Report struct {
 	SeedSeconds float64   `json:"seedSeconds"`
 	Rounds      int       `json:"rounds"`
 	Command     string    `json:"command"`
-	Scenarios   []Result  `json:"scenarios"`
+	// CommitCeiling is the store's single-commit ceiling on this machine, measured before the
+	// server starts: one-row write transactions through store.DB.Tx, one at a time, per second.
+	// Durable writes are judged against it: only committing many requests' transactions together
+	// (group commit) lets write scenarios go past it.
+	CommitCeiling float64  `json:"commitCeilingPerSecond"`
+	Scenarios     []Result `json:"scenarios"`
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -265,6 +272,15 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "seeded %d rows in %s: %v\n", rep.SeedRows, time.Since(began).Round(time.Second), fx.Counts)
 
+	ccURL := dbURL
+	if o.store == "sqlite" {
+		ccURL = "sqlite:" + filepath.Join(tmp, "commit-ceiling.db") // same disk, its own file
+	}
+	if rep.CommitCeiling, err = commitCeiling(ctx, ccURL, 3*time.Second); err != nil {
+		return fmt.Errorf("commit ceiling: %w", err)
+	}
+	fmt.Fprintf(out, "single-commit ceiling: %.0f durable one-row transactions/s, one at a time\n", rep.CommitCeiling)
+
 	srv, err := startServer(ctx, bin, dbURL, addr, tmp, o)
 	if err != nil {
 		return err
@@ -332,6 +348,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			}
 			if ceiling > 0 {
 				res.Ratio = res.RPS / ceiling
+			}
+			if sc.write && rep.CommitCeiling > 0 {
+				res.VsCommitCeiling = res.RPS / rep.CommitCeiling
 			}
 			rounds[sc.name] = append(rounds[sc.name], res)
 			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores)\n",
@@ -412,17 +431,22 @@ func (r *Result) measure(results <-chan *vegeta.Result) {
 func printTable(out io.Writer, rep *Report) {
 	fmt.Fprintf(out, "store %s, %d connections, %s per scenario, %d round(s), %d CPUs, load average at start %s, %s\n",
 		rep.Store, rep.Connections, rep.Duration, rep.Rounds, rep.CPUs, rep.LoadAvg, rep.GoVersion)
-	fmt.Fprintf(out, "seed: %d customers, %d invoices, %d ledger entries (%d rows in %.0f s)\n\n",
+	fmt.Fprintf(out, "seed: %d customers, %d invoices, %d ledger entries (%d rows in %.0f s)\n",
 		rep.Seed.Customers, rep.Seed.Invoices, rep.Seed.Entries, rep.SeedRows, rep.SeedSeconds)
+	fmt.Fprintf(out, "single-commit ceiling: %.0f durable transactions/s (vs 1-commit: a write scenario's requests/s as a multiple of it)\n\n", rep.CommitCeiling)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\treq/s\tp50 ms\tp99 ms\tp99.9 ms\terrors\tpeak RSS MiB\tvs (a)\tserver CPU µs/req\t")
+	fmt.Fprintln(tw, "scenario\treq/s\tp50 ms\tp99 ms\tp99.9 ms\terrors\tpeak RSS MiB\tvs (a)\tvs 1-commit\tserver CPU µs/req\t")
 	for _, r := range rep.Scenarios {
 		name := "(" + r.Letter + ") " + r.Scenario
 		if !r.Available {
-			fmt.Fprintf(tw, "%s\tn/a\t\t\t\t\t\t\t\t\n", name)
+			fmt.Fprintf(tw, "%s\tn/a\t\t\t\t\t\t\t\t\t\n", name)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%.0f%%\t%.0f\t\n", name, r.RPS, r.P50, r.P99, r.P999, r.Errors, r.PeakRSSMiB, 100*r.Ratio, r.CPUPerRequest)
+		vsCommit := ""
+		if r.VsCommitCeiling > 0 {
+			vsCommit = fmt.Sprintf("%.1f×", r.VsCommitCeiling)
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%.0f%%\t%s\t%.0f\t\n", name, r.RPS, r.P50, r.P99, r.P999, r.Errors, r.PeakRSSMiB, 100*r.Ratio, vsCommit, r.CPUPerRequest)
 	}
 	tw.Flush()
 	for _, r := range rep.Scenarios {
@@ -436,6 +460,7 @@ func printTable(out io.Writer, rep *Report) {
 
 type scenario struct {
 	letter, name, request string
+	write                 bool // each request commits a durable write
 	target                vegeta.Targeter
 	probe                 func() string // "" when the scenario can run, else why not
 	exhausted             func() bool
@@ -492,7 +517,7 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 			t.URL = base + "/v1/customers/" + customer() + "/balance?" + scope
 			return nil
 		}},
-		{letter: "d", name: "balance-grant", request: "POST /v1/customers/{id}/balance/grant (Idempotency-Key)", target: func(t *vegeta.Target) error {
+		{letter: "d", name: "balance-grant", write: true, request: "POST /v1/customers/{id}/balance/grant (Idempotency-Key)", target: func(t *vegeta.Target) error {
 			t.Method, t.Header = http.MethodPost, write()
 			t.URL = base + "/v1/customers/" + customer() + "/balance/grant?" + scope
 			t.Body = []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
@@ -503,7 +528,7 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 			t.URL = base + "/v1/payment-receipts?" + scope + "&customer=" + customer() + "&limit=20"
 			return nil
 		}},
-		{letter: "f", name: "usage-events", request: "POST /v1/usage-events (Idempotency-Key)", target: func(t *vegeta.Target) error {
+		{letter: "f", name: "usage-events", write: true, request: "POST /v1/usage-events (Idempotency-Key)", target: func(t *vegeta.Target) error {
 			t.Method, t.Header = http.MethodPost, write()
 			t.URL = base + "/v1/usage-events?" + scope
 			t.Body = []byte(`{"eventId":"load-` + run + `-` + strconv.FormatInt(seq.Add(1), 10) + `","customerId":"` + customer() +
@@ -523,7 +548,7 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 			}
 			return ""
 		}},
-		{letter: "g", name: "invoice-finalize", request: "POST /v1/invoices/{draft}/finalize (Idempotency-Key)", target: func(t *vegeta.Target) error {
+		{letter: "g", name: "invoice-finalize", write: true, request: "POST /v1/invoices/{draft}/finalize (Idempotency-Key)", target: func(t *vegeta.Target) error {
 			n := drafts.Add(1) - 1
 			t.Method, t.Header = http.MethodPost, write()
 			t.URL = base + "/v1/invoices/" + fx.Drafts[int(n%int64(len(fx.Drafts)))] + "/finalize?" + scope
@@ -711,6 +736,44 @@ func freshSchema(ctx context.Context, base string) (string, func(), error) {
 		_, _ = admin.SQL().Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
 		admin.Close()
 	}, nil
+}
+
+// commitCeiling measures the store's single-commit ceiling: one-row write transactions through
+// store.DB.Tx, one at a time, for d (after a short warm-up), per second. On SQLite that is the
+// rate of fsyncs of the write-ahead log the disk allows; on PostgreSQL the rate of its WAL
+// flushes plus a round trip. Its table is dropped afterwards.
+func commitCeiling(ctx context.Context, dbURL string, d time.Duration) (float64, error) {
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	const table = "load_commit_ceiling"
+	if _, err := db.SQL().ExecContext(ctx, `CREATE TABLE `+table+` (id BIGINT PRIMARY KEY, v TEXT NOT NULL)`); err != nil {
+		return 0, err
+	}
+	defer db.SQL().ExecContext(context.Background(), `DROP TABLE `+table)
+	var id int64
+	insert := func() error {
+		id++
+		return db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO `+table+` (id, v) VALUES ($1, 'x')`, id)
+			return err
+		})
+	}
+	for warm := time.Now(); time.Since(warm) < 300*time.Millisecond; {
+		if err := insert(); err != nil {
+			return 0, err
+		}
+	}
+	n, start := 0, time.Now()
+	for time.Since(start) < d {
+		if err := insert(); err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return float64(n) / time.Since(start).Seconds(), nil
 }
 
 func freePort() (string, error) {
