@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -27,9 +28,12 @@ type Config struct {
 	SecretKey           string          // REMIT_SECRET_KEY: derives the key that encrypts endpoint secrets at rest
 	WebhookRetry        []time.Duration // waits between attempts; after the last, a delivery fails
 	WebhookAllowPrivate string          // "true", "false", or "" (allowed in sandbox, refused in production)
-	WebhookLease        time.Duration   // how long a worker holds a claimed delivery (1m); attempts end before it
-	WebhookPoll         time.Duration   // how often an idle worker looks for work other processes created (1s)
-	WebhookConcurrency  int             // attempts in flight per process (16)
+	// LookupHost resolves an endpoint's host name when its URL is checked (nil: the system
+	// resolver). Tests set it; see ResolveEndpointHost for when it runs.
+	LookupHost         func(ctx context.Context, host string) ([]netip.Addr, error)
+	WebhookLease       time.Duration // how long a worker holds a claimed delivery (1m); attempts end before it
+	WebhookPoll        time.Duration // how often an idle worker looks for work other processes created (1s)
+	WebhookConcurrency int           // attempts in flight per process (16)
 
 	// Processor is the production payment processor connector. None is bundled: nil means
 	// production charges answer 501 (the sandbox always uses processor.Sandbox). See docs/payments.md.

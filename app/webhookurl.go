@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -88,34 +89,77 @@ func (a *App) checkEndpointURL(ctx context.Context, raw string, env remit.Enviro
 	if a.allowPrivate(env) {
 		return u.String()
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	refuse := func() {
+	host, name := endpointHost(u)
+	blocked := false
+	switch {
+	case !name:
+		blocked = host == "localhost" || strings.HasSuffix(host, ".localhost")
+		if ip, err := netip.ParseAddr(host); err == nil {
+			blocked = blockedAddr(ip)
+		}
+	default:
+		// A name: refuse it when it resolves to a blocked address now. A name that does not
+		// resolve yet is accepted; every connection is checked again when it is made.
+		r, ok := ctx.Value(resolvedKey{host}).(resolvedHost)
+		if !ok {
+			r = a.resolve(ctx, host)
+		}
+		if r.err == nil {
+			blocked = slices.ContainsFunc(r.addrs, blockedAddr)
+		}
+	}
+	if blocked {
 		p.Body("url", "private_address", "url points at a loopback, private or link-local address, which endpoints may not reach here; use a public address (or set REMIT_WEBHOOK_ALLOW_PRIVATE=true for testing).")
 	}
+	return u.String()
+}
+
+// endpointHost is the URL's host, lower case without a trailing dot, and whether it is a name to
+// resolve (not an address literal, not localhost).
+func endpointHost(u *url.URL) (host string, name bool) {
+	host = strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
-		refuse()
-		return u.String()
+		return host, false
 	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		if blockedAddr(ip) {
-			refuse()
-		}
-		return u.String()
-	}
-	// A name: refuse it when it resolves to a blocked address now. A name that does not resolve
-	// yet is accepted; every connection is checked again when it is made.
+	_, err := netip.ParseAddr(host)
+	return host, err != nil
+}
+
+type resolvedKey struct{ host string }
+
+type resolvedHost struct {
+	addrs []netip.Addr
+	err   error
+}
+
+// resolve looks host up, giving up after 2 seconds.
+func (a *App) resolve(ctx context.Context, host string) resolvedHost {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(rctx, "ip", host)
-	if err == nil {
-		for _, ip := range addrs {
-			if blockedAddr(ip) {
-				refuse()
-				break
-			}
-		}
+	var r resolvedHost
+	if a.Config.LookupHost != nil {
+		r.addrs, r.err = a.Config.LookupHost(rctx, host)
+	} else {
+		r.addrs, r.err = net.DefaultResolver.LookupNetIP(rctx, "ip", host)
 	}
-	return u.String()
+	return r
+}
+
+// ResolveEndpointHost resolves the host name of an endpoint URL that checkEndpointURL will need to
+// look up, and returns ctx carrying the answer, which checkEndpointURL then uses. The request
+// pipeline calls it before a write's transaction: a DNS lookup can take seconds, and on SQLite the
+// transaction holds the one writer every other write waits for. Nothing else changes: the check
+// itself, and its rule, stay in checkEndpointURL.
+func (a *App) ResolveEndpointHost(ctx context.Context, raw string, env remit.Environment) context.Context {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Hostname() == "" || a.allowPrivate(env) {
+		return ctx
+	}
+	host, name := endpointHost(u)
+	if !name {
+		return ctx
+	}
+	return context.WithValue(ctx, resolvedKey{host}, a.resolve(ctx, host))
 }
 
 // errBlockedAddress is returned by the guarded dialer.

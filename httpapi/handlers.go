@@ -26,4 +26,10 @@ func (s *Server) handlers() map[string]HandlerFunc {
 	return all
 }
 
+// preparers returns the prepare steps of the write operations that have one, by operationId: work
+// run before the operation's transaction (see PrepareFunc).
+func (s *Server) preparers() map[string]PrepareFunc {
+	return s.webhookPreparers()
+}
+
 var _ = context.Background

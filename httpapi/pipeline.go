@@ -336,6 +336,9 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 // corrected retry runs.
 func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operation, req *Request) {
 	ctx := hr.Context()
+	if o.prepare != nil {
+		ctx = o.prepare(ctx, req)
+	}
 	key, err := idempotencyKey(hr, o, req.Body)
 	if err != nil {
 		s.writeError(w, hr, err)

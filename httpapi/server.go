@@ -48,6 +48,11 @@ type Server struct {
 // the resource to send as data. The success status comes from the document.
 type HandlerFunc func(ctx context.Context, r *Request) (any, error)
 
+// PrepareFunc runs before a write operation's transaction, for work that must not hold the
+// store's writer, such as a network lookup. It calls the engine and returns the context the
+// handler then runs with (the engine reads what it prepared from there).
+type PrepareFunc func(ctx context.Context, r *Request) context.Context
+
 // authKind is how an operation authenticates, read from its security requirement.
 type authKind int
 
@@ -67,6 +72,7 @@ type operation struct {
 	mutating   bool // POST/PUT: runs in one transaction, honours Idempotency-Key
 	success    int
 	handler    HandlerFunc
+	prepare    PrepareFunc         // optional; writes only
 	bodyIdem   bool                // the body has an idempotencyKey field that stands in for the header
 	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
 }
@@ -84,7 +90,7 @@ func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{app: a, cfg: cfg, log: a.Log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
-	handlers := s.handlers()
+	handlers, preparers := s.handlers(), s.preparers()
 	disabled := map[string]bool{}
 	for _, id := range cfg.DisabledOperations {
 		disabled[id] = true
@@ -103,6 +109,13 @@ func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
 				}
 				delete(handlers, o.id)
 			}
+			if p, ok := preparers[o.id]; ok {
+				if !o.mutating {
+					return nil, fmt.Errorf("a prepare step is registered for %q, which is not a write", o.id)
+				}
+				o.prepare = p
+				delete(preparers, o.id)
+			}
 			s.ops[o.id] = o
 			allow = append(allow, method)
 			s.mux.Handle(method+" "+muxPattern(path), s.serveOperation(o))
@@ -112,6 +125,9 @@ func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
 	}
 	for id := range handlers {
 		return nil, fmt.Errorf("handler registered for %q, which api/openapi.yaml does not define", id)
+	}
+	for id := range preparers {
+		return nil, fmt.Errorf("prepare step registered for %q, which api/openapi.yaml does not define", id)
 	}
 	s.mountOperational()
 	return s, nil

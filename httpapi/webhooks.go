@@ -7,6 +7,20 @@ import (
 	"github.com/remit-billing/remit/app"
 )
 
+// webhookPreparers resolves a new endpoint's host name before the transaction: a lookup can take
+// seconds, and on SQLite the transaction holds the one writer.
+func (s *Server) webhookPreparers() map[string]PrepareFunc {
+	return map[string]PrepareFunc{
+		"createWebhookEndpoint": func(ctx context.Context, r *Request) context.Context {
+			var body api.WebhookEndpointCreateRequest
+			if r.Decode(&body) != nil {
+				return ctx // the handler answers the problem
+			}
+			return s.app.ResolveEndpointHost(ctx, body.Url, r.Scope.Environment)
+		},
+	}
+}
+
 // webhookHandlers registers webhook endpoints, events and their deliveries.
 func (s *Server) webhookHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{

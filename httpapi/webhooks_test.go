@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,7 +17,9 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
 )
 
 func TestWebhookEndpoints(t *testing.T) {
@@ -388,6 +392,49 @@ func TestWebhookURLSafety(t *testing.T) {
 		// A public https address is fine in production; private ones are fine in the sandbox.
 		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://93.184.216.34/hook"}, prod)
 		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "http://127.0.0.1:9/hook"})
+	})
+}
+
+// TestWebhookHostResolvedBeforeTheTransaction: a production endpoint's host name is looked up
+// once, before the request's transaction (a slow lookup must not hold the store's writer), and the
+// check inside uses that answer.
+func TestWebhookHostResolvedBeforeTheTransaction(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	answers := map[string][]netip.Addr{
+		"hooks.internal.test": {netip.MustParseAddr("93.184.216.34"), netip.MustParseAddr("10.0.0.7")},
+		"hooks.public.test":   {netip.MustParseAddr("93.184.216.34")},
+	}
+	opts := testkit.Options{Engine: func(a *app.App) {
+		a.Config.LookupHost = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			if store.InTx(ctx) {
+				t.Errorf("%s was looked up inside a store transaction", host)
+			}
+			mu.Lock()
+			calls[host]++
+			mu.Unlock()
+			if addrs, ok := answers[host]; ok {
+				return addrs, nil
+			}
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+	}}
+	testkit.RunWith(t, opts, func(t *testing.T, e *testkit.Env) {
+		mu.Lock()
+		clear(calls)
+		mu.Unlock()
+		prod := testkit.Production()
+		r := e.Must(422, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.internal.test/remit"}, prod)
+		if fe := r.FieldErrors(); !slices.Contains(fe, "body:url:private_address") {
+			t.Errorf("a name with a private address among its answers: %v", fe)
+		}
+		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.public.test/remit"}, prod, testkit.Key("pub"))
+		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.unknown.test/remit"}, prod)
+		mu.Lock()
+		defer mu.Unlock()
+		if calls["hooks.internal.test"] != 1 || calls["hooks.public.test"] != 1 || calls["hooks.unknown.test"] != 1 {
+			t.Errorf("lookups %v, want one per request", calls)
+		}
 	})
 }
 

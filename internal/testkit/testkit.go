@@ -55,6 +55,8 @@ type Options struct {
 	Clock     remit.Clock  // nil: real time
 	Config    *wire.Config // nil: defaults with a generous rate limit
 	LogOutput io.Writer    // nil: discard (tests that search logs pass a buffer)
+	// Engine, if set, adjusts the engine before the server starts (e.g. app.Config.LookupHost).
+	Engine func(*app.App)
 }
 
 // Env is a running Remit with one bootstrapped organization.
@@ -163,6 +165,9 @@ func StartOn(t testing.TB, s Store, dbURL string, opts Options) *Env {
 	r, err := wire.Open(context.Background(), cfg, log, opts.Clock)
 	if err != nil {
 		t.Fatalf("start remit on %s: %v", s, err)
+	}
+	if opts.Engine != nil {
+		opts.Engine(r.App)
 	}
 	srv.Config = r.HTTPServer()
 	srv.Config.Handler = r.Handler
