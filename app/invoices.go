@@ -495,12 +495,7 @@ func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 			return inv, err
 		}
 	}
-	n, err := tx.NextNumber(ctx, m.ID, "invoice")
-	if err != nil {
-		return inv, err
-	}
-	number := fmt.Sprintf("INV-%06d", n)
-	inv.Number, inv.FinalizedAt, inv.FinalizedByRef, inv.UpdatedAt, inv.AutoFinalizeAt = &number, &now, finalizedByRef, now, nil
+	inv.FinalizedAt, inv.FinalizedByRef, inv.UpdatedAt, inv.AutoFinalizeAt = &now, finalizedByRef, now, nil
 	inv.Status = remit.InvoiceOpen
 	// Commit the tax transaction with the final lines.
 	t, created, err := a.taxTransactionFor(ctx, tx, m, &inv, now)
@@ -528,6 +523,15 @@ func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", a.Config.PublicURL, inv.InvoiceID, token)
 		inv.PaymentURL = &url
 	}
+	// The number last, just before the first write that carries it: the merchant account's
+	// counter row stays locked until commit (gap-free numbering), and every other finalization of
+	// the account waits for it on PostgreSQL.
+	n, err := tx.NextNumber(ctx, m.ID, "invoice")
+	if err != nil {
+		return inv, err
+	}
+	number := fmt.Sprintf("INV-%06d", n)
+	inv.Number = &number
 	if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
 		return inv, err
 	}
