@@ -37,7 +37,7 @@ func BenchmarkWebhookDelivery(b *testing.B) {
 				b.ResetTimer()
 				start := time.Now()
 				startWorker(b, e.App)
-				waitUntil(b, 10*time.Minute, "every delivery", func() bool { return len(rc.Hits()) >= b.N })
+				testkit.WaitFor(b, 10*time.Minute, "every delivery", func() bool { return len(rc.Hits()) >= b.N })
 				elapsed := time.Since(start)
 				b.StopTimer()
 				b.ReportMetric(float64(b.N)/elapsed.Seconds(), "deliveries/s")

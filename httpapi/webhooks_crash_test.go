@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,17 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// remitProcess is a `remit serve` child process.
-type remitProcess struct {
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	base   string
-}
+	"github.com/remit-billing/remit/internal/testkit"
+)
 
 // TestWebhookSurvivesSIGKILL kills `serve` with SIGKILL while deliveries are pending and attempts
 // are in flight, restarts it, and checks that every event is then delivered.
@@ -32,13 +25,10 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "remit")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/remit-billing/remit/cmd/remit").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testkit.BuildRemit(t)
+	addr := testkit.FreeAddr(t)
 	env := append(os.Environ(),
 		"REMIT_DATABASE_URL=sqlite:"+filepath.Join(dir, "remit.db"),
-		"REMIT_ADDR="+freeAddr(t),
 		"REMIT_WEBHOOK_LEASE=2s",
 		"REMIT_WEBHOOK_RETRY_SCHEDULE=200ms,200ms,200ms,200ms,200ms,200ms,200ms,200ms",
 		"REMIT_SCHEDULER_INTERVAL=100ms",
@@ -91,11 +81,11 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		}
 	})
 
-	p := startRemit(t, bin, env)
+	p := testkit.StartServe(t, bin, env, addr)
 	call := func(method, path string, body any) map[string]any {
 		t.Helper()
 		raw, _ := json.Marshal(body)
-		u := fmt.Sprintf("%s%s?environment=sandbox&merchantAccountId=%s", p.base, path, tenant.MerchantAccounts["sandbox"])
+		u := fmt.Sprintf("%s%s?environment=sandbox&merchantAccountId=%s", p.Base, path, tenant.MerchantAccounts["sandbox"])
 		r, _ := http.NewRequest(method, u, bytes.NewReader(raw))
 		r.Header.Set("Authorization", "Bearer "+tenant.APIKey)
 		r.Header.Set("Content-Type", "application/json")
@@ -121,8 +111,8 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 	for i := range more {
 		call("POST", "/v1/webhook-endpoints", map[string]any{"url": fmt.Sprintf("http://127.0.0.1:9/%d", i), "enabledEvents": []string{"invoice.paid"}})
 	}
-	waitUntil(t, 20*time.Second, "attempts in flight", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= 5 })
-	p.kill(t)
+	testkit.WaitFor(t, 20*time.Second, "attempts in flight", func() bool { mu.Lock(); defer mu.Unlock(); return inFlight >= 5 })
+	p.Kill(t)
 	mu.Lock()
 	before := len(got)
 	mu.Unlock()
@@ -132,8 +122,8 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 	restarted = true
 	mu.Unlock()
 
-	p = startRemit(t, bin, env)
-	list := callList(t, p.base, tenant.APIKey, tenant.MerchantAccounts["sandbox"], "/v1/events?type=webhook_endpoint.created&limit=100")
+	p = testkit.StartServe(t, bin, env, addr)
+	list := callList(t, p.Base, tenant.APIKey, tenant.MerchantAccounts["sandbox"], "/v1/events?type=webhook_endpoint.created&limit=100")
 	if len(list) != more+1 {
 		t.Fatalf("%d webhook_endpoint.created events, want %d", len(list), more+1)
 	}
@@ -148,7 +138,7 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		}
 		return s
 	}
-	waitUntil(t, 60*time.Second, "every event delivered after the restart", func() bool {
+	testkit.WaitFor(t, 60*time.Second, "every event delivered after the restart", func() bool {
 		s := seen()
 		for _, id := range list {
 			if !s[id] {
@@ -170,64 +160,14 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		t.Fatal("no attempt in flight at the kill was retried")
 	}
 	// Every delivery ends succeeded.
-	waitUntil(t, 30*time.Second, "every delivery succeeded", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "every delivery succeeded", func() bool {
 		for _, id := range list {
-			if !allSucceeded(t, p.base, tenant.APIKey, tenant.MerchantAccounts["sandbox"], id) {
+			if !allSucceeded(t, p.Base, tenant.APIKey, tenant.MerchantAccounts["sandbox"], id) {
 				return false
 			}
 		}
 		return true
 	})
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func startRemit(t *testing.T, bin string, env []string) *remitProcess {
-	t.Helper()
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = env
-	stderr := &bytes.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start serve: %v", err)
-	}
-	var addr string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "REMIT_ADDR="); ok {
-			addr = v
-		}
-	}
-	p := &remitProcess{cmd: cmd, stderr: stderr, base: "http://" + addr}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			_ = cmd.Wait()
-		}
-	})
-	waitUntil(t, 20*time.Second, "serve to answer /readyz", func() bool {
-		res, err := http.Get(p.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	})
-	return p
-}
-
-func (p *remitProcess) kill(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill: %v", err)
-	}
-	_ = p.cmd.Wait()
 }
 
 // callList returns the IDs (eventId or deliveryId) of a list page.

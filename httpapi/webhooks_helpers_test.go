@@ -93,18 +93,6 @@ func deliverUntil(t testing.TB, e *testkit.Env, what string, cond func() bool) {
 	}
 }
 
-// waitUntil polls cond up to d.
-func waitUntil(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // startWorker runs the webhook worker loop of a until the test ends.
 func startWorker(t testing.TB, a *app.App) {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -495,7 +495,7 @@ func TestWebhookTwoWorkers(t *testing.T) {
 				}
 				return len(seen)
 			}
-			waitUntil(t, 60*time.Second, "1,000 events at the receiver", func() bool { return distinct() == n })
+			testkit.WaitFor(t, 60*time.Second, "1,000 events at the receiver", func() bool { return distinct() == n })
 			t.Logf("%d events delivered by two workers in %s", n, time.Since(start))
 			hits := rc.Hits()
 			sent := map[string]int{}

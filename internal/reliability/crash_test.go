@@ -23,7 +23,7 @@ import (
 // Short form: one crash per store. REMIT_SOAK=1: REMIT_SOAK_ROUNDS crashes (default 20) with a
 // larger workload each.
 func TestCrashUnderIdempotentWrites(t *testing.T) {
-	bin := buildRemit(t)
+	bin := testkit.BuildRemit(t)
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
 			var dbURL string
@@ -56,9 +56,9 @@ func crashRounds(t *testing.T, bin, dbURL string) {
 		"REMIT_REDIS_URL=", "REMIT_DATABASE_MAX_CONNS=8",
 	)
 	tn := bootstrap(t, bin, env, "Crash Test")
-	addr := freeAddr(t)
-	p := startServe(t, bin, env, addr)
-	c := newClient(p.base)
+	addr := testkit.FreeAddr(t)
+	p := testkit.StartServe(t, bin, env, addr)
+	c := newClient(p.Base)
 	b := setupBilling(t, c, tn)
 
 	var all []*op
@@ -71,19 +71,19 @@ func crashRounds(t *testing.T, bin, dbURL string) {
 		var dead atomic.Bool
 		runOps(c, tn, ops, 8, func() {
 			if answered.Add(1) == killAt && !dead.Swap(true) {
-				p.kill(t)
+				p.Kill(t)
 				close(killed)
 			}
 		})
 		if !dead.Swap(true) { // every answer came before the chosen moment: crash now
-			p.kill(t)
+			p.Kill(t)
 			close(killed)
 		}
 		<-killed
-		if bytes.Contains([]byte(p.stderr.String()), []byte("panic")) {
-			t.Fatalf("serve panicked:\n%s", p.stderr.String())
+		if bytes.Contains([]byte(p.Stderr.String()), []byte("panic")) {
+			t.Fatalf("serve panicked:\n%s", p.Stderr.String())
 		}
-		p = startServe(t, bin, env, addr)
+		p = testkit.StartServe(t, bin, env, addr)
 
 		// Retry every request whose answer was not seen, with its key.
 		deadline := time.Now().Add(30 * time.Second)

@@ -17,36 +17,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/remit-billing/remit/internal/testkit"
 	"github.com/remit-billing/remit/store"
 )
 
 // soak reports whether the long forms run (REMIT_SOAK=1; docs/reliability.md).
 func soak() bool { return os.Getenv("REMIT_SOAK") == "1" }
-
-// buildRemit builds cmd/remit into a temporary folder of t.
-func buildRemit(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "remit")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/remit-billing/remit/cmd/remit")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // tenant is an organization made by `remit bootstrap`.
 type tenant struct {
@@ -73,84 +52,6 @@ func bootstrap(t *testing.T, bin string, env []string, name string) tenant {
 	}
 	return tn
 }
-
-// proc is one `remit serve` child process.
-type proc struct {
-	cmd    *exec.Cmd
-	stderr *syncBuffer
-	addr   string
-	base   string
-}
-
-// startServe starts `serve` with env on addr and waits until /readyz answers 200.
-func startServe(t *testing.T, bin string, env []string, addr string) *proc {
-	t.Helper()
-	cmd := exec.Command(bin, "serve")
-	cmd.Env = append(append([]string(nil), env...), "REMIT_ADDR="+addr)
-	p := &proc{cmd: cmd, stderr: &syncBuffer{}, addr: addr, base: "http://" + addr}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start serve: %v", err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { _ = cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-		}
-	})
-	waitFor(t, 30*time.Second, "serve to answer /readyz", func() bool {
-		if cmd.ProcessState != nil {
-			t.Fatalf("serve exited: %s", p.stderr.String())
-		}
-		res, err := http.Get(p.base + "/readyz")
-		if err != nil {
-			return false
-		}
-		res.Body.Close()
-		return res.StatusCode == 200
-	})
-	return p
-}
-
-// kill ends the process with SIGKILL: no shutdown, no flush, in-flight requests die.
-func (p *proc) kill(t *testing.T) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill: %v", err)
-	}
-	_ = p.cmd.Wait()
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // client sends API requests to one or several servers, round-robin.
 type client struct {
@@ -319,7 +220,7 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 		}
 		pg.asUser = "postgres"
 	}
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	_, pg.port, _ = net.SplitHostPort(addr)
 	pg.run(t, "initdb", "-D", filepath.Join(dir, "data"), "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8")
 	conf := fmt.Sprintf("\nport = %s\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nfsync = off\nmax_connections = 200\n", pg.port, dir)

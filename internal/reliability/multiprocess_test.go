@@ -27,7 +27,7 @@ func TestSeveralProcesses(t *testing.T) {
 		}
 		t.Skip("needs REMIT_TEST_POSTGRES_URL and REMIT_TEST_REDIS_URL")
 	}
-	bin := buildRemit(t)
+	bin := testkit.BuildRemit(t)
 	dbURL := testkit.NewStoreURL(t, testkit.Postgres)
 
 	var hookMu sync.Mutex
@@ -53,7 +53,7 @@ func TestSeveralProcesses(t *testing.T) {
 	}
 	var bases []string
 	for range 3 {
-		bases = append(bases, startServe(t, bin, env, freeAddr(t)).base)
+		bases = append(bases, testkit.StartServe(t, bin, env, testkit.FreeAddr(t)).Base)
 	}
 	c := newClient(bases...)
 	db := openStore(t, dbURL)
@@ -180,7 +180,7 @@ func TestSeveralProcesses(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		waitFor(t, 30*time.Second, "every event delivered", func() bool {
+		testkit.WaitFor(t, 30*time.Second, "every event delivered", func() bool {
 			return count(t, db, `SELECT COUNT(*) FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
 				WHERE e.merchant_account_id = $1 AND d.status = 'succeeded'`, tn.sandbox()) == grants
 		})

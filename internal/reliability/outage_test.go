@@ -92,16 +92,16 @@ func TestPostgresOutage(t *testing.T) {
 				}
 			}()
 		}
-		waitFor(t, 10*time.Second, "load before the outage", func() bool { mu.Lock(); defer mu.Unlock(); return len(ops) > 20*(round+1) })
+		testkit.WaitFor(t, 10*time.Second, "load before the outage", func() bool { mu.Lock(); defer mu.Unlock(); return len(ops) > 20*(round+1) })
 		before := failed.Load()
 		pg.stop(t)
-		waitFor(t, 20*time.Second, "requests to fail", func() bool { return failed.Load() > before+10 })
+		testkit.WaitFor(t, 20*time.Second, "requests to fail", func() bool { return failed.Load() > before+10 })
 		if code := readyz(t, e.Server.URL); code != 503 {
 			t.Errorf("/readyz during the outage: %d, want 503", code)
 		}
 		pg.start(t)
-		waitFor(t, 30*time.Second, "/readyz to recover", func() bool { return readyz(t, e.Server.URL) == 200 })
-		waitFor(t, 30*time.Second, "writes to succeed again", func() bool {
+		testkit.WaitFor(t, 30*time.Second, "/readyz to recover", func() bool { return readyz(t, e.Server.URL) == 200 })
+		testkit.WaitFor(t, 30*time.Second, "writes to succeed again", func() bool {
 			a, err := c.do(context.Background(), tn, "GET", "/v1/customers/a", nil, "")
 			return err == nil && a.status == 200
 		})
