@@ -103,15 +103,7 @@ func (a *App) CreditNoteDocument(ctx context.Context, m remit.MerchantAccount, c
 		return d, err
 	}
 	c.Environment = m.Environment
-	inv, err := q.GetInvoice(ctx, m.ID, c.InvoiceID, "", false)
-	if err != nil {
-		return d, err
-	}
-	merchant, err := merchantParty(m)
-	if err != nil {
-		return d, err
-	}
-	billTo, _, err := billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	inv, merchant, billTo, err := invoiceParties(ctx, q, m, c.InvoiceID)
 	if err != nil {
 		return d, err
 	}
@@ -136,19 +128,24 @@ func (a *App) ReceiptDocument(ctx context.Context, m remit.MerchantAccount, rece
 	if err != nil {
 		return d, err
 	}
-	inv, err := q.GetInvoice(ctx, m.ID, invoiceID, "", false)
-	if err != nil {
-		return d, err
-	}
-	merchant, err := merchantParty(m)
-	if err != nil {
-		return d, err
-	}
-	billTo, _, err := billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	inv, merchant, billTo, err := invoiceParties(ctx, q, m, invoiceID)
 	if err != nil {
 		return d, err
 	}
 	return document.Receipt{Merchant: merchant, BillTo: billTo, Receipt: facts, Invoice: inv}, nil
+}
+
+// invoiceParties reads the invoice a credit note or receipt refers to, with the parties its
+// document shows: the merchant account and whom the invoice was billed to.
+func invoiceParties(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (inv remit.Invoice, merchant document.Merchant, billTo document.Party, err error) {
+	if inv, err = q.GetInvoice(ctx, m.ID, invoiceID, "", false); err != nil {
+		return
+	}
+	if merchant, err = merchantParty(m); err != nil {
+		return
+	}
+	billTo, _, err = billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	return
 }
 
 // HostedInvoicePage authorizes the hosted token for the invoice and gathers its page: the invoice's
