@@ -16,12 +16,8 @@ import (
 // checkpoint moves data that is already durable in the log: nothing here changes what a commit
 // guarantees.
 
-// Often, so that each checkpoint is small: a checkpoint's copy and fsync of the database file
-// compete with the commits' fsyncs of the log, and a large one stalls them. Measured with the load
-// harness (docs/performance.md), grants' p99 was 171 ms with a checkpoint every 5 s, 78–116 ms
-// every 200 ms and 38–46 ms every 50 ms, at the same throughput within the noise.
 const (
-	checkpointEvery       = 50 * time.Millisecond
+	checkpointEvery       = 200 * time.Millisecond
 	writerCheckpointPages = 20000 // 80 MiB of log with 4 KiB pages
 )
 
