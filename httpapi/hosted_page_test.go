@@ -149,7 +149,9 @@ func TestHostedInvoicePagePaysInBrowser(t *testing.T) {
 		if !strings.Contains(msg, "Payment received") {
 			t.Fatalf("after paying, the page says %q", msg)
 		}
-		if s := b.Find("#status").Text(); s != "Paid" {
+		// The page replaces its content with the paid invoice as the server renders it: read the
+		// status with WaitText, which looks the element up again if it was replaced meanwhile.
+		if s := b.WaitText("#status", 15*time.Second, "Paid"); s != "Paid" {
 			t.Fatalf("status after paying %q", s)
 		}
 		// The page then shows the paid invoice as the server renders it, the outcome still in view.
