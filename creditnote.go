@@ -63,3 +63,25 @@ func LineBilled(l InvoiceLine) int64 {
 
 // LineCreditable is what is left to credit of an invoice line.
 func LineCreditable(l InvoiceLine) int64 { return LineBilled(l) - l.CreditedAmount }
+
+// CreditNoteLineInput is one requested line.
+type CreditNoteLineInput struct {
+	InvoiceLineID *string
+	Bucket        *string // default: offset on an open invoice, credit on a paid one
+	Description   string
+	Amount        int64
+	Metadata      map[string]string
+}
+
+// CreditNoteInput is a credit note to issue.
+type CreditNoteInput struct {
+	CreditNoteID string
+	InvoiceID    string
+	Reason       string
+	Description  *string
+	CreditAmount *int64
+	RefundAmount *int64
+	OffsetAmount *int64
+	Lines        []CreditNoteLineInput
+	Metadata     map[string]string
+}

@@ -129,3 +129,30 @@ type TaxTransactionLine struct {
 	RatePPM       int64   `json:"ratePpm"`
 	Jurisdiction  string  `json:"jurisdiction"`
 }
+
+// InvoiceLineInput is one requested line.
+type InvoiceLineInput struct {
+	PriceID     string
+	Quantity    *int64
+	UnitAmount  *int64
+	Description *string
+}
+
+// InvoiceDraftInput is a draft invoice to create, from the API or from a quote or subscription.
+type InvoiceDraftInput struct {
+	InvoiceID        string
+	CustomerID       string
+	BillingAccountID string
+	Currency         string
+	Lines            []InvoiceLineInput
+	PeriodStart      *time.Time
+	PeriodEnd        *time.Time
+	CouponIDs        []string
+	Metadata         map[string]string
+	SubscriptionID   *string
+	QuoteID          *string
+	AutoFinalizeAt   *time.Time
+	// LinePeriods optionally gives each line its own service period (subscriptions bill fixed
+	// lines in advance and usage in arrears); nil entries use the invoice's period.
+	LinePeriods []*[2]time.Time
+}

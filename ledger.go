@@ -139,3 +139,38 @@ func Balances(entries []BalanceEntry, now time.Time) []CurrencyBalance {
 	}
 	return out
 }
+
+// GrantInput is a prepaid balance grant (POST /v1/customers/{id}/balance/grant).
+type GrantInput struct {
+	EntryID     string // optional; ble_... when empty
+	Currency    string
+	Amount      int64
+	Targets     *BalanceTargets
+	Description *string
+	EffectiveAt *time.Time // default: now on the merchant clock
+	ExpiresAt   *time.Time // default: never
+	Metadata    map[string]string
+}
+
+// ExpireInput is a prepaid balance expiry (POST /v1/customers/{id}/balance/expire).
+type ExpireInput struct {
+	EntryID       string // optional; ble_... when empty
+	SourceEntryID string
+	Amount        *int64 // default: all that remains
+	Description   *string
+	EffectiveAt   *time.Time // default: now; not in the future
+	Metadata      map[string]string
+}
+
+// BalanceCredit is a positive entry other than a grant: a credit note's credit bucket or the top-up
+// of a paid credit_grant / credit_top_up invoice line.
+type BalanceCredit struct {
+	Kind         string // EntryCreditNote (needs CreditNoteID) or EntryTopUp (needs InvoiceID)
+	EntryID      string // optional; ble_... when empty
+	Currency     string
+	Amount       int64 // > 0
+	InvoiceID    string
+	CreditNoteID string
+	Description  string
+	Metadata     map[string]string
+}

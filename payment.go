@@ -236,3 +236,22 @@ type Refund struct {
 	MerchantAccountID  string      `json:"merchantAccountId"`
 	CreatedAt          time.Time   `json:"createdAt"`
 }
+
+// SetupSessionInput is the body of POST /v1/customers/{id}/payment-method-setup.
+type SetupSessionInput struct {
+	BillingAccountID *string // the method is attached to it (and may become its default)
+	MethodType       string  // "card" (the default)
+	SetAsDefault     bool
+}
+
+// ReceiptQuery is the receipt list's query, every value the raw query string ("" when absent).
+type ReceiptQuery struct {
+	Customer, CustomerID string // aliases
+	CustomerExternalID   string
+	BillingAccountID     string
+	Invoice, InvoiceID   string // aliases
+	PaymentID            string
+	PaymentIntentID      string
+	Status               string
+	Limit, Offset        string
+}

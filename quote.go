@@ -173,3 +173,18 @@ func addMonths(t time.Time, n int64) time.Time {
 	}
 	return time.Date(ny, nm, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
 }
+
+// QuoteInput is a quote to create. Lines use the invoice line shape: priceId, quantity (default 1;
+// none for usage_metered prices), unitAmount (overrides the catalog price), description.
+type QuoteInput struct {
+	QuoteID          string
+	OrderType        string
+	CustomerID       string
+	BillingAccountID string
+	SubscriptionID   *string
+	Currency         string
+	Lines            []InvoiceLineInput
+	CouponIDs        []string
+	Terms            *string
+	Metadata         map[string]string
+}

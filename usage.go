@@ -45,3 +45,12 @@ type UsageThreshold struct {
 	MerchantAccountID string            `json:"merchantAccountId"`
 	CreatedAt         time.Time         `json:"createdAt"`
 }
+
+// UsageEventInput is a usage event as the caller sends it (POST /v1/usage-events).
+type UsageEventInput struct {
+	EventID    string
+	CustomerID string
+	MeterID    string
+	Quantity   int64
+	Timestamp  *time.Time // default: now on the merchant clock
+}

@@ -101,3 +101,12 @@ var EventTypes = []string{
 
 // KnownEventType reports whether typ is in the catalog.
 func KnownEventType(typ string) bool { return slices.Contains(EventTypes, typ) }
+
+// WebhookEndpointInput is a create request.
+type WebhookEndpointInput struct {
+	EndpointID    string // "" = generate we_...
+	URL           string
+	EnabledEvents []string // nil = ["*"]
+	Description   *string
+	Metadata      map[string]string
+}

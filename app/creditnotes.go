@@ -18,35 +18,13 @@ import (
 // left of its invoice line, the total no more than the invoice total less earlier credit notes,
 // refunds no more than what was paid and not yet refunded, offsets no more than what remains due.
 
-// CreditNoteLineInput is one requested line.
-type CreditNoteLineInput struct {
-	InvoiceLineID *string
-	Bucket        *string // default: offset on an open invoice, credit on a paid one
-	Description   string
-	Amount        int64
-	Metadata      map[string]string
-}
-
-// CreditNoteInput is a credit note to issue.
-type CreditNoteInput struct {
-	CreditNoteID string
-	InvoiceID    string
-	Reason       string
-	Description  *string
-	CreditAmount *int64
-	RefundAmount *int64
-	OffsetAmount *int64
-	Lines        []CreditNoteLineInput
-	Metadata     map[string]string
-}
-
 // CreateCreditNote issues a credit note and applies its buckets in one transaction: offset lowers
 // the invoice's amount remaining (settling it at 0), refund returns money through the processor,
 // credit adds a credit_note entry to the customer's prepaid balance.
 //
 // Errors: validation_failure (every problem), not_found (invoice; an invoice line of another
 // invoice, details.field), conflict (invoice not open or paid; creditNoteId taken; a limit).
-func (a *App) CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in CreditNoteInput) (remit.CreditNote, error) {
+func (a *App) CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in remit.CreditNoteInput) (remit.CreditNote, error) {
 	var p remit.Problems
 	remit.MetadataProblems(&p, "metadata", in.Metadata)
 	for i, l := range in.Lines {
@@ -64,7 +42,7 @@ func (a *App) CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in 
 	return cn, err
 }
 
-func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in CreditNoteInput, now time.Time) (remit.CreditNote, error) {
+func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.CreditNoteInput, now time.Time) (remit.CreditNote, error) {
 	inv, err := tx.GetInvoice(ctx, m.ID, in.InvoiceID, "invoiceId", true)
 	if err != nil {
 		return remit.CreditNote{}, err
@@ -213,7 +191,7 @@ func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.Merchan
 		inv.RefundedTotal += cn.RefundAmount
 	}
 	if cn.CreditAmount > 0 {
-		e, err := a.CreditBalance(ctx, tx, scope, inv.CustomerID, BalanceCredit{Kind: remit.EntryCreditNote, Currency: inv.Currency,
+		e, err := a.CreditBalance(ctx, tx, scope, inv.CustomerID, remit.BalanceCredit{Kind: remit.EntryCreditNote, Currency: inv.Currency,
 			Amount: cn.CreditAmount, CreditNoteID: cn.CreditNoteID, Description: "Credit note " + cn.Number}, now)
 		if err != nil {
 			return cn, err

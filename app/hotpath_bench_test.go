@@ -105,7 +105,7 @@ func BenchmarkLedgerAppend(b *testing.B) {
 			desc := "Prepaid credit"
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.App.GrantBalance(ctx, m, c.CustomerID, app.GrantInput{Currency: "USD", Amount: 500, Description: &desc}); err != nil {
+				if _, err := e.App.GrantBalance(ctx, m, c.CustomerID, remit.GrantInput{Currency: "USD", Amount: 500, Description: &desc}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -18,39 +18,12 @@ import (
 // maxAmount is the largest amount of one line or one invoice, in minor units.
 const maxAmount = 999_999_999_999
 
-// InvoiceLineInput is one requested line.
-type InvoiceLineInput struct {
-	PriceID     string
-	Quantity    *int64
-	UnitAmount  *int64
-	Description *string
-}
-
-// InvoiceDraftInput is a draft invoice to create, from the API or from a quote or subscription.
-type InvoiceDraftInput struct {
-	InvoiceID        string
-	CustomerID       string
-	BillingAccountID string
-	Currency         string
-	Lines            []InvoiceLineInput
-	PeriodStart      *time.Time
-	PeriodEnd        *time.Time
-	CouponIDs        []string
-	Metadata         map[string]string
-	SubscriptionID   *string
-	QuoteID          *string
-	AutoFinalizeAt   *time.Time
-	// LinePeriods optionally gives each line its own service period (subscriptions bill fixed
-	// lines in advance and usage in arrears); nil entries use the invoice's period.
-	LinePeriods []*[2]time.Time
-}
-
 // CreateInvoice creates a draft invoice whose lines and figures are computed at once, and emits
 // invoice.created (and tax_transaction.created for its quoted tax).
 //
 // Errors: validation_failure (every problem), not_found (customer, billing account, price, coupon;
 // details.field names where), conflict (invoiceId taken).
-func (a *App) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in InvoiceDraftInput) (remit.Invoice, error) {
+func (a *App) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceDraftInput) (remit.Invoice, error) {
 	var inv remit.Invoice
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
@@ -62,7 +35,7 @@ func (a *App) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in Inv
 
 // CreateDraftInvoice is CreateInvoice inside the caller's transaction, at merchant time now (quotes
 // and subscription renewals call it).
-func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in InvoiceDraftInput, now time.Time) (remit.Invoice, error) {
+func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.InvoiceDraftInput, now time.Time) (remit.Invoice, error) {
 	var p remit.Problems
 	remit.CurrencyProblem(&p, remit.InBody, "currency", in.Currency)
 	remit.MetadataProblems(&p, "metadata", in.Metadata)
@@ -99,7 +72,7 @@ func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.Merc
 	if inv.InvoiceID == "" {
 		inv.InvoiceID = remit.NewID("inv")
 	}
-	prices, err := tx.GetPrices(ctx, m.ID, linePriceIDs(in.Lines, func(l InvoiceLineInput) string { return l.PriceID }))
+	prices, err := tx.GetPrices(ctx, m.ID, linePriceIDs(in.Lines, func(l remit.InvoiceLineInput) string { return l.PriceID }))
 	if err != nil {
 		return remit.Invoice{}, err
 	}
@@ -560,7 +533,7 @@ func (a *App) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.Merchan
 		if amt <= 0 {
 			continue
 		}
-		if _, err := a.CreditBalance(ctx, tx, scopeOf(m), inv.CustomerID, BalanceCredit{Kind: remit.EntryTopUp, Currency: inv.Currency,
+		if _, err := a.CreditBalance(ctx, tx, scopeOf(m), inv.CustomerID, remit.BalanceCredit{Kind: remit.EntryTopUp, Currency: inv.Currency,
 			Amount: amt, InvoiceID: inv.InvoiceID, Description: "Top-up from " + l.Description}, now); err != nil {
 			return err
 		}

@@ -66,25 +66,13 @@ func nextSeq() string {
 // micro drops what the store cannot keep, so that an answer and a later read agree.
 func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
-// GrantInput is a prepaid balance grant (POST /v1/customers/{id}/balance/grant).
-type GrantInput struct {
-	EntryID     string // optional; ble_... when empty
-	Currency    string
-	Amount      int64
-	Targets     *remit.BalanceTargets
-	Description *string
-	EffectiveAt *time.Time // default: now on the merchant clock
-	ExpiresAt   *time.Time // default: never
-	Metadata    map[string]string
-}
-
 // GrantBalance appends a grant to the customer's ledger and emits customer_balance.granted. A
 // grant effective in the future is pending until then; one with expiresAt expires by itself then.
 //
 // Errors: validation_failure (currency, amount, expiresAt not later than effectiveAt or not in the
 // future, metadata), not_found (the customer; a price of targets.priceIds, with details.field),
 // conflict (entryId taken within the customer).
-func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in GrantInput) (remit.BalanceEntry, error) {
+func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.GrantInput) (remit.BalanceEntry, error) {
 	now := micro(a.Now(m))
 	effective := now
 	if in.EffectiveAt != nil {
@@ -154,23 +142,13 @@ func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, custome
 	return e, err
 }
 
-// ExpireInput is a prepaid balance expiry (POST /v1/customers/{id}/balance/expire).
-type ExpireInput struct {
-	EntryID       string // optional; ble_... when empty
-	SourceEntryID string
-	Amount        *int64 // default: all that remains
-	Description   *string
-	EffectiveAt   *time.Time // default: now; not in the future
-	Metadata      map[string]string
-}
-
 // ExpireBalance takes amount (default: all that remains) from a grant of the customer as an expiry
 // entry and emits customer_balance.expired.
 //
 // Errors: validation_failure (effectiveAt in the future, amount, metadata), not_found (the customer;
 // sourceEntryId not a grant of this customer, details.field "sourceEntryId"), conflict (more than
 // remains, details.remaining and details.requested; entryId taken).
-func (a *App) ExpireBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in ExpireInput) (remit.BalanceEntry, error) {
+func (a *App) ExpireBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ExpireInput) (remit.BalanceEntry, error) {
 	now := micro(a.Now(m))
 	effective := now
 	var probs remit.Problems
@@ -341,26 +319,13 @@ func (a *App) ApplyBalance(ctx context.Context, tx *store.Tx, scope remit.Scope,
 	return e, a.Emit(ctx, tx, scope, micro(at), "customer_balance.applied", e.EntryID, e)
 }
 
-// BalanceCredit is a positive entry other than a grant: a credit note's credit bucket or the top-up
-// of a paid credit_grant / credit_top_up invoice line.
-type BalanceCredit struct {
-	Kind         string // remit.EntryCreditNote (needs CreditNoteID) or remit.EntryTopUp (needs InvoiceID)
-	EntryID      string // optional; ble_... when empty
-	Currency     string
-	Amount       int64 // > 0
-	InvoiceID    string
-	CreditNoteID string
-	Description  string
-	Metadata     map[string]string
-}
-
 // CreditBalance appends a credit_note or top_up lot (remaining = amount, effective at `at`, never
 // expiring) to the customer's ledger and emits customer_balance.credited. Call it in the caller's
 // transaction.
 //
 // Errors: not_found (customer), conflict (EntryID taken); a malformed credit is an internal error
 // (a bug of the caller).
-func (a *App) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID string, c BalanceCredit, at time.Time) (remit.BalanceEntry, error) {
+func (a *App) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID string, c remit.BalanceCredit, at time.Time) (remit.BalanceEntry, error) {
 	switch {
 	case c.Amount < 1:
 		return remit.BalanceEntry{}, remit.Internal(fmt.Errorf("app.CreditBalance: amount %d is not positive", c.Amount))

@@ -21,20 +21,13 @@ const (
 	setupCompletePath = "/customer-portal/setup-sessions/%s/complete"
 )
 
-// SetupSessionInput is the body of POST /v1/customers/{id}/payment-method-setup.
-type SetupSessionInput struct {
-	BillingAccountID *string // the method is attached to it (and may become its default)
-	MethodType       string  // "card" (the default)
-	SetAsDefault     bool
-}
-
 // CreateSetupSession opens a hosted setup session for the customer, valid one hour, and emits
 // payment_method.setup_session.created (without the token). The answer carries the session's token
 // and url; neither is shown again.
 //
 // Errors: not_found (customer; billingAccountId, details.field), validation_failure (setAsDefault
 // without billingAccountId; a billing account of another customer).
-func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in SetupSessionInput) (remit.SetupSession, error) {
+func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error) {
 	if in.MethodType == "" {
 		in.MethodType = "card"
 	}

@@ -373,24 +373,12 @@ func (a *App) ListInvoicePayments(ctx context.Context, m remit.MerchantAccount, 
 	return ps, err
 }
 
-// ReceiptQuery is the receipt list's query, every value the raw query string ("" when absent).
-type ReceiptQuery struct {
-	Customer, CustomerID string // aliases
-	CustomerExternalID   string
-	BillingAccountID     string
-	Invoice, InvoiceID   string // aliases
-	PaymentID            string
-	PaymentIntentID      string
-	Status               string
-	Limit, Offset        string
-}
-
 // ListPaymentReceipts lists the merchant account's receipts newest first, filtered by every given
 // parameter and paged by limit (1–100, default 20) and offset (≥ 0).
 //
 // Errors: validation_failure listing every bad parameter (limit or offset that does not parse or is
 // out of range, an unknown status, aliases given with different values).
-func (a *App) ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error) {
+func (a *App) ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in remit.ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error) {
 	var p remit.Problems
 	f := store.ReceiptFilter{CustomerExternalID: in.CustomerExternalID, BillingAccountID: in.BillingAccountID,
 		PaymentID: in.PaymentID, PaymentIntentID: in.PaymentIntentID, Status: in.Status, Limit: 20}

@@ -13,21 +13,6 @@ import (
 // priced when it is created (version 1, draft) and accepted once. The figures of a version are
 // subtotal − discounts = total: no tax and no prepaid balance, which belong to the invoice.
 
-// QuoteInput is a quote to create. Lines use the invoice line shape: priceId, quantity (default 1;
-// none for usage_metered prices), unitAmount (overrides the catalog price), description.
-type QuoteInput struct {
-	QuoteID          string
-	OrderType        string
-	CustomerID       string
-	BillingAccountID string
-	SubscriptionID   *string
-	Currency         string
-	Lines            []InvoiceLineInput
-	CouponIDs        []string
-	Terms            *string
-	Metadata         map[string]string
-}
-
 // recurringPrice reports whether a price bills every period of a subscription.
 func recurringPrice(priceType string) bool {
 	return priceType == remit.PriceFixedRecurring || priceType == remit.PriceUsageMetered
@@ -40,7 +25,7 @@ func recurringPrice(priceType string) bool {
 // currencies, amounts and intervals, billing account and customer that do not belong together),
 // not_found (customer, billing account, subscription, price, coupon; details.field names where),
 // conflict (quoteId taken).
-func (a *App) CreateQuote(ctx context.Context, m remit.MerchantAccount, in QuoteInput) (remit.Quote, error) {
+func (a *App) CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error) {
 	var qt remit.Quote
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
@@ -51,7 +36,7 @@ func (a *App) CreateQuote(ctx context.Context, m remit.MerchantAccount, in Quote
 	return qt, err
 }
 
-func (a *App) createQuote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in QuoteInput, now time.Time) (remit.Quote, error) {
+func (a *App) createQuote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.QuoteInput, now time.Time) (remit.Quote, error) {
 	var p remit.Problems
 	currencyOK := remit.CheckCurrency(in.Currency) == ""
 	remit.CurrencyProblem(&p, remit.InBody, "currency", in.Currency)
@@ -285,7 +270,7 @@ func (a *App) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID 
 		switch qt.OrderType {
 		case remit.OrderOneOff:
 			lines, periods := quoteInvoiceLines(v.Lines, nil)
-			inv, err := a.CreateDraftInvoice(ctx, tx, m, InvoiceDraftInput{CustomerID: qt.CustomerID, BillingAccountID: qt.BillingAccountID,
+			inv, err := a.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: qt.CustomerID, BillingAccountID: qt.BillingAccountID,
 				Currency: qt.Currency, Lines: lines, LinePeriods: periods, CouponIDs: qt.CouponIDs, QuoteID: &qt.QuoteID}, now)
 			if err != nil {
 				return err
@@ -319,12 +304,12 @@ func (a *App) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID 
 
 // quoteInvoiceLines turns quote lines into invoice lines at the quoted unit amounts (overrides, so
 // the invoice bills what was agreed). With period, fixed_recurring lines bill that period.
-func quoteInvoiceLines(lines []remit.QuoteLine, period *[2]time.Time) ([]InvoiceLineInput, []*[2]time.Time) {
-	var out []InvoiceLineInput
+func quoteInvoiceLines(lines []remit.QuoteLine, period *[2]time.Time) ([]remit.InvoiceLineInput, []*[2]time.Time) {
+	var out []remit.InvoiceLineInput
 	var periods []*[2]time.Time
 	for _, l := range lines {
 		unit, desc := l.UnitAmount, l.Description
-		in := InvoiceLineInput{PriceID: l.PriceID, UnitAmount: &unit, Description: &desc}
+		in := remit.InvoiceLineInput{PriceID: l.PriceID, UnitAmount: &unit, Description: &desc}
 		if l.Quantity != nil {
 			q := *l.Quantity
 			in.Quantity = &q

@@ -66,9 +66,9 @@ func itemsInterval(ctx context.Context, q store.Q, m remit.MerchantAccount, item
 	return *price.BillingInterval, count, nil
 }
 
-func itemLine(it remit.SubscriptionItem) InvoiceLineInput {
+func itemLine(it remit.SubscriptionItem) remit.InvoiceLineInput {
 	unit, desc := it.UnitAmount, it.Description
-	in := InvoiceLineInput{PriceID: it.PriceID, UnitAmount: &unit, Description: &desc}
+	in := remit.InvoiceLineInput{PriceID: it.PriceID, UnitAmount: &unit, Description: &desc}
 	if it.Quantity != nil {
 		q := *it.Quantity
 		in.Quantity = &q
@@ -104,7 +104,7 @@ func (a *App) startSubscription(ctx context.Context, tx *store.Tx, m remit.Merch
 		period := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
 		lines, periods := quoteInvoiceLines(billable, &period)
 		fin := now.Add(autoFinalizeDelay)
-		inv, err := a.CreateDraftInvoice(ctx, tx, m, InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+		inv, err := a.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
 			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &period[0], PeriodEnd: &period[1],
 			CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, QuoteID: &quoteID, AutoFinalizeAt: &fin}, now)
 		if err != nil {
@@ -192,7 +192,7 @@ func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, j
 	sub.CurrentPeriodEnd = micro(remit.AddInterval(sub.BillingCycleAnchor, sub.BillingInterval, sub.BillingIntervalCount*sub.CyclePeriods))
 	sub.UpdatedAt = now
 
-	var lines []InvoiceLineInput
+	var lines []remit.InvoiceLineInput
 	var periods []*[2]time.Time
 	advance := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
 	arrears := [2]time.Time{endedStart, endedEnd}
@@ -208,7 +208,7 @@ func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, j
 	}
 	if len(lines) > 0 {
 		fin := sub.CurrentPeriodStart.Add(autoFinalizeDelay)
-		inv, err := a.CreateDraftInvoice(ctx, tx, m, InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+		inv, err := a.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
 			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &advance[0], PeriodEnd: &advance[1],
 			CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, AutoFinalizeAt: &fin}, now)
 		if err != nil {

@@ -20,15 +20,6 @@ import (
 // its usage_threshold.crossed event. Usage events themselves emit no event: a metering workload would
 // flood the outbox and every webhook endpoint.
 
-// UsageEventInput is a usage event as the caller sends it (POST /v1/usage-events).
-type UsageEventInput struct {
-	EventID    string
-	CustomerID string
-	MeterID    string
-	Quantity   int64
-	Timestamp  *time.Time // default: now on the merchant clock
-}
-
 // CreateUsageEvent records usage and evaluates the customer's active thresholds on the meter. A
 // repeated eventId with the same customer, meter, quantity and timestamp (or no timestamp) answers
 // the first event and counts nothing again.
@@ -37,7 +28,7 @@ type UsageEventInput struct {
 // clock; quantity negative or taking the total past the int64 range), not_found (the customer,
 // details.field "customerId"), conflict (eventId already recorded with other values,
 // details.mismatchedFields).
-func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in UsageEventInput) (remit.UsageEvent, error) {
+func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error) {
 	now := micro(a.Now(m))
 	ts := now
 	var probs remit.Problems
@@ -111,7 +102,7 @@ func (a *App) crossThresholds(ctx context.Context, tx *store.Tx, m remit.Merchan
 
 // usageRepeatConflict compares a repeated eventId with the event first recorded under it: nil when
 // it is the same usage (a retry), else a conflict naming what differs.
-func usageRepeatConflict(first remit.UsageEvent, in UsageEventInput) error {
+func usageRepeatConflict(first remit.UsageEvent, in remit.UsageEventInput) error {
 	var diff []string
 	if in.CustomerID != first.CustomerID {
 		diff = append(diff, "customerId")

@@ -14,20 +14,11 @@ import (
 // a merchant account's events; the outbox dispatcher turns each event into one delivery per
 // subscribed enabled endpoint, and the delivery worker (webhookworker.go) sends the attempts.
 
-// WebhookEndpointInput is a create request.
-type WebhookEndpointInput struct {
-	EndpointID    string // "" = generate we_...
-	URL           string
-	EnabledEvents []string // nil = ["*"]
-	Description   *string
-	Metadata      map[string]string
-}
-
 // CreateWebhookEndpoint creates an enabled endpoint and returns it with its signing secret, which is
 // never shown again.
 //
 // Errors: validation_failure (url, enabledEvents, metadata), conflict (endpointId taken).
-func (a *App) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, in WebhookEndpointInput) (remit.WebhookEndpoint, error) {
+func (a *App) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, in remit.WebhookEndpointInput) (remit.WebhookEndpoint, error) {
 	var p remit.Problems
 	url := a.checkEndpointURL(ctx, in.URL, scope.Environment, &p)
 	events := []string{"*"}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // balanceHandlers registers the prepaid balance ledger's routes.
@@ -19,7 +18,7 @@ func (s *Server) balanceHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			in := app.GrantInput{
+			in := remit.GrantInput{
 				EntryID: deref(body.EntryId), Currency: body.Currency, Amount: body.Amount, Description: body.Description,
 				EffectiveAt: body.EffectiveAt, ExpiresAt: body.ExpiresAt, Metadata: metadata(body.Metadata),
 			}
@@ -47,7 +46,7 @@ func (s *Server) balanceHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.ExpireBalance(ctx, r.Merchant, r.Path("customerId"), app.ExpireInput{
+			return s.app.ExpireBalance(ctx, r.Merchant, r.Path("customerId"), remit.ExpireInput{
 				EntryID: deref(body.EntryId), SourceEntryID: body.SourceEntryId, Amount: body.Amount, Description: body.Description,
 				EffectiveAt: body.EffectiveAt, Metadata: metadata(body.Metadata),
 			})

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
-	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/internal/testkit"
 	"github.com/remit-billing/remit/store"
 )
@@ -302,7 +301,7 @@ func TestLedgerForInvoices(t *testing.T) {
 		at := e.App.Now(m)
 
 		err = e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			top, err := e.App.CreditBalance(ctx, tx, scope, "c1", app.BalanceCredit{Kind: remit.EntryTopUp, Currency: "USD", Amount: 30, InvoiceID: "inv_1"}, at)
+			top, err := e.App.CreditBalance(ctx, tx, scope, "c1", remit.BalanceCredit{Kind: remit.EntryTopUp, Currency: "USD", Amount: 30, InvoiceID: "inv_1"}, at)
 			if err != nil {
 				return err
 			}
@@ -332,7 +331,7 @@ func TestLedgerForInvoices(t *testing.T) {
 			if _, err := e.App.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "late", 40, at); err != nil {
 				return err
 			}
-			_, err = e.App.CreditBalance(ctx, tx, scope, "c1", app.BalanceCredit{Kind: remit.EntryCreditNote, Currency: "USD", Amount: 5, CreditNoteID: "cn_1"}, at)
+			_, err = e.App.CreditBalance(ctx, tx, scope, "c1", remit.BalanceCredit{Kind: remit.EntryCreditNote, Currency: "USD", Amount: 5, CreditNoteID: "cn_1"}, at)
 			return err
 		})
 		if err != nil {

@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // billingHandlers registers invoices and tax transactions.
@@ -15,7 +15,7 @@ func (s *Server) billingHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			in := app.InvoiceDraftInput{
+			in := remit.InvoiceDraftInput{
 				InvoiceID: deref(body.InvoiceId), CustomerID: body.CustomerId, BillingAccountID: body.BillingAccountId,
 				Currency: body.Currency, PeriodStart: body.PeriodStart, PeriodEnd: body.PeriodEnd, Metadata: metadata(body.Metadata),
 			}
@@ -23,7 +23,7 @@ func (s *Server) billingHandlers() map[string]HandlerFunc {
 				in.CouponIDs = *body.CouponIds
 			}
 			for _, l := range body.Lines {
-				in.Lines = append(in.Lines, app.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
+				in.Lines = append(in.Lines, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
 			}
 			return s.app.CreateInvoice(ctx, r.Merchant, in)
 		},

@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // creditNoteHandlers registers credit notes.
@@ -15,13 +15,13 @@ func (s *Server) creditNoteHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			in := app.CreditNoteInput{
+			in := remit.CreditNoteInput{
 				CreditNoteID: deref(body.CreditNoteId), InvoiceID: body.InvoiceId, Reason: string(body.Reason),
 				Description: body.Description, CreditAmount: body.CreditAmount, RefundAmount: body.RefundAmount,
 				OffsetAmount: body.OffsetAmount, Metadata: metadata(body.Metadata),
 			}
 			for _, l := range body.Lines {
-				li := app.CreditNoteLineInput{InvoiceLineID: l.InvoiceLineId, Description: l.Description, Amount: l.Amount, Metadata: metadata(l.Metadata)}
+				li := remit.CreditNoteLineInput{InvoiceLineID: l.InvoiceLineId, Description: l.Description, Amount: l.Amount, Metadata: metadata(l.Metadata)}
 				if l.Bucket != nil {
 					b := string(*l.Bucket)
 					li.Bucket = &b

@@ -5,7 +5,6 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // customerHandlers registers customers, billing accounts and payment-method setup sessions.
@@ -46,7 +45,7 @@ func (s *Server) customerHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			in := app.SetupSessionInput{BillingAccountID: body.BillingAccountId, SetAsDefault: body.SetAsDefault != nil && *body.SetAsDefault}
+			in := remit.SetupSessionInput{BillingAccountID: body.BillingAccountId, SetAsDefault: body.SetAsDefault != nil && *body.SetAsDefault}
 			if body.MethodType != nil {
 				in.MethodType = string(*body.MethodType)
 			}

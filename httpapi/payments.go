@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // paymentHandlers registers invoice collection, payment receipts and settlements. The rules live in
@@ -19,7 +19,7 @@ func (s *Server) paymentHandlers() map[string]HandlerFunc {
 			return s.app.PayInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.OutOfBand != nil && *body.OutOfBand)
 		},
 		"listPaymentReceipts": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ListPaymentReceipts(ctx, r.Merchant, app.ReceiptQuery{
+			return s.app.ListPaymentReceipts(ctx, r.Merchant, remit.ReceiptQuery{
 				Customer: r.Query("customer"), CustomerID: r.Query("customerId"), CustomerExternalID: r.Query("customerExternalId"),
 				BillingAccountID: r.Query("billingAccountId"), Invoice: r.Query("invoice"), InvoiceID: r.Query("invoiceId"),
 				PaymentID: r.Query("paymentId"), PaymentIntentID: r.Query("paymentIntentId"), Status: r.Query("status"),

@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // quoteHandlers registers quotes and subscriptions.
@@ -15,7 +15,7 @@ func (s *Server) quoteHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			in := app.QuoteInput{
+			in := remit.QuoteInput{
 				QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,
 				BillingAccountID: body.BillingAccountId, SubscriptionID: body.SubscriptionId, Currency: body.Currency,
 				Terms: body.Terms, Metadata: metadata(body.Metadata),
@@ -24,7 +24,7 @@ func (s *Server) quoteHandlers() map[string]HandlerFunc {
 				in.CouponIDs = *body.CouponIds
 			}
 			for _, l := range body.Lines {
-				in.Lines = append(in.Lines, app.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
+				in.Lines = append(in.Lines, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
 			}
 			return s.app.CreateQuote(ctx, r.Merchant, in)
 		},

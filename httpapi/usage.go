@@ -5,7 +5,6 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // usageHandlers registers usage events and usage thresholds.
@@ -16,7 +15,7 @@ func (s *Server) usageHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.CreateUsageEvent(ctx, r.Merchant, app.UsageEventInput{
+			return s.app.CreateUsageEvent(ctx, r.Merchant, remit.UsageEventInput{
 				EventID: body.EventId, CustomerID: body.CustomerId, MeterID: body.MeterId, Quantity: body.Quantity,
 				Timestamp: body.Timestamp,
 			})

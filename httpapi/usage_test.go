@@ -341,8 +341,8 @@ func TestUsageThresholds(t *testing.T) {
 	})
 }
 
-func appUsage(id, customerID, meterID string, qty int64, at time.Time) app.UsageEventInput {
-	return app.UsageEventInput{EventID: id, CustomerID: customerID, MeterID: meterID, Quantity: qty, Timestamp: &at}
+func appUsage(id, customerID, meterID string, qty int64, at time.Time) remit.UsageEventInput {
+	return remit.UsageEventInput{EventID: id, CustomerID: customerID, MeterID: meterID, Quantity: qty, Timestamp: &at}
 }
 
 // Evaluation skips events below the smallest threshold still to cross; archiving that one, or
@@ -685,7 +685,7 @@ func BenchmarkUsageIngestion(b *testing.B) {
 				for b.Loop() {
 					err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 						for range 100 {
-							if _, err := e.App.CreateUsageEvent(ctx, m, app.UsageEventInput{EventID: randomID(), CustomerID: "c1", MeterID: "api", Quantity: 1}); err != nil {
+							if _, err := e.App.CreateUsageEvent(ctx, m, remit.UsageEventInput{EventID: randomID(), CustomerID: "c1", MeterID: "api", Quantity: 1}); err != nil {
 								return err
 							}
 						}

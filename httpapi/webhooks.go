@@ -3,8 +3,8 @@ package httpapi
 import (
 	"context"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 )
 
 // webhookPreparers resolves a new endpoint's host name before the transaction: a lookup can take
@@ -29,7 +29,7 @@ func (s *Server) webhookHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			in := app.WebhookEndpointInput{URL: body.Url, Description: body.Description}
+			in := remit.WebhookEndpointInput{URL: body.Url, Description: body.Description}
 			if body.EndpointId != nil {
 				in.EndpointID = *body.EndpointId
 			}
