@@ -42,3 +42,13 @@ func Micros(t time.Time) int64 { return t.UnixMicro() }
 
 // FromMicros converts the storage form back to a UTC time.
 func FromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// TestClock is the sandbox clock resource.
+type TestClock struct {
+	Object            string    `json:"object"`
+	MerchantAccountID string    `json:"merchantAccountId"`
+	Environment       string    `json:"environment"`
+	Now               time.Time `json:"now"`
+	CreatedAt         time.Time `json:"createdAt"`
+}
+

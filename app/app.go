@@ -96,3 +96,15 @@ func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now tim
 	tx.AfterCommit(a.wakeWebhooks) // this process's webhook worker dispatches it at once
 	return nil
 }
+
+// Ready pings the store and names its dialect.
+func (a *App) Ready(ctx context.Context) (string, error) {
+	if err := a.DB.Ping(ctx); err != nil {
+		return "", err
+	}
+	return string(a.DB.Dialect()), nil
+}
+
+// Unavailable reports whether err says the store could not be reached or dropped the connection
+// (store.IsUnavailable): transient, nothing applied.
+func (a *App) Unavailable(err error) bool { return store.IsUnavailable(err) }

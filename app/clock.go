@@ -38,17 +38,9 @@ func (a *App) Now(m remit.MerchantAccount) time.Time {
 	return remit.MerchantNow(a.Clock, m.ClockOffset)
 }
 
-// TestClock is the sandbox clock resource.
-type TestClock struct {
-	Object            string    `json:"object"`
-	MerchantAccountID string    `json:"merchantAccountId"`
-	Environment       string    `json:"environment"`
-	Now               time.Time `json:"now"`
-	CreatedAt         time.Time `json:"createdAt"`
-}
 
-func (a *App) testClock(m remit.MerchantAccount) TestClock {
-	return TestClock{Object: "test_clock", MerchantAccountID: m.ID, Environment: string(m.Environment), Now: a.Now(m), CreatedAt: m.CreatedAt}
+func (a *App) testClock(m remit.MerchantAccount) remit.TestClock {
+	return remit.TestClock{Object: "test_clock", MerchantAccountID: m.ID, Environment: string(m.Environment), Now: a.Now(m), CreatedAt: m.CreatedAt}
 }
 
 func sandboxOnly(scope remit.Scope) error {
@@ -61,13 +53,13 @@ func sandboxOnly(scope remit.Scope) error {
 // GetClock returns the sandbox clock of the scope's merchant account.
 //
 // Errors: forbidden (production).
-func (a *App) GetClock(ctx context.Context, scope remit.Scope) (TestClock, error) {
+func (a *App) GetClock(ctx context.Context, scope remit.Scope) (remit.TestClock, error) {
 	if err := sandboxOnly(scope); err != nil {
-		return TestClock{}, err
+		return remit.TestClock{}, err
 	}
 	m, err := a.DB.Read(ctx).GetMerchantAccount(ctx, scope.MerchantAccountID, false)
 	if err != nil {
-		return TestClock{}, err
+		return remit.TestClock{}, err
 	}
 	return a.testClock(m), nil
 }
@@ -80,11 +72,11 @@ const maxAdvance = 20 * 365 * 24 * time.Hour
 //
 // Errors: forbidden (production), validation_failure (neither or both given, a time not in the
 // future, more than 20 years).
-func (a *App) AdvanceClock(ctx context.Context, scope remit.Scope, to *time.Time, seconds *int64) (TestClock, error) {
+func (a *App) AdvanceClock(ctx context.Context, scope remit.Scope, to *time.Time, seconds *int64) (remit.TestClock, error) {
 	if err := sandboxOnly(scope); err != nil {
-		return TestClock{}, err
+		return remit.TestClock{}, err
 	}
-	var out TestClock
+	var out remit.TestClock
 	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, true)
 		if err != nil {

@@ -54,7 +54,7 @@ func BenchmarkIdempotency(b *testing.B) {
 			claim := func(b *testing.B, key string) *app.StoredResponse {
 				var replay *app.StoredResponse
 				err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-					c, rep, err := e.App.ClaimIdempotent(ctx, tx, scope, key, route, app.BodyFingerprint(body))
+					c, rep, err := e.App.ClaimIdempotent(ctx, tx, scope, key, route, remit.BodyFingerprint(body))
 					if err != nil || rep != nil {
 						replay = rep
 						return err

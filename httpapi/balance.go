@@ -11,7 +11,7 @@ import (
 func (s *Server) balanceHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"getCustomerBalance": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetCustomerBalance(ctx, r.Merchant, r.Path("customerId"))
+			return s.eng.Ledger.GetCustomerBalance(ctx, r.Merchant, r.Path("customerId"))
 		},
 		"grantCustomerBalance": func(ctx context.Context, r *Request) (any, error) {
 			var body api.BalanceGrantRequest
@@ -39,14 +39,14 @@ func (s *Server) balanceHandlers() map[string]HandlerFunc {
 					in.Targets = nil // {} restricts nothing
 				}
 			}
-			return s.app.GrantBalance(ctx, r.Merchant, r.Path("customerId"), in)
+			return s.eng.Ledger.GrantBalance(ctx, r.Merchant, r.Path("customerId"), in)
 		},
 		"expireCustomerBalance": func(ctx context.Context, r *Request) (any, error) {
 			var body api.BalanceExpireRequest
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.ExpireBalance(ctx, r.Merchant, r.Path("customerId"), remit.ExpireInput{
+			return s.eng.Ledger.ExpireBalance(ctx, r.Merchant, r.Path("customerId"), remit.ExpireInput{
 				EntryID: deref(body.EntryId), SourceEntryID: body.SourceEntryId, Amount: body.Amount, Description: body.Description,
 				EffectiveAt: body.EffectiveAt, Metadata: metadata(body.Metadata),
 			})

@@ -25,32 +25,32 @@ func (s *Server) billingHandlers() map[string]HandlerFunc {
 			for _, l := range body.Lines {
 				in.Lines = append(in.Lines, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
 			}
-			return s.app.CreateInvoice(ctx, r.Merchant, in)
+			return s.eng.Invoicing.CreateInvoice(ctx, r.Merchant, in)
 		},
 		"getInvoice": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+			return s.eng.Invoicing.GetInvoice(ctx, r.Merchant, r.Path("invoiceId"))
 		},
 		"refreshInvoice": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.RefreshInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+			return s.eng.Invoicing.RefreshInvoice(ctx, r.Merchant, r.Path("invoiceId"))
 		},
 		"finalizeInvoice": func(ctx context.Context, r *Request) (any, error) {
 			var body api.InvoiceFinalizeRequest
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.FinalizeInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.FinalizedByRef)
+			return s.eng.Invoicing.FinalizeInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.FinalizedByRef)
 		},
 		"voidInvoice": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.VoidInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+			return s.eng.Invoicing.VoidInvoice(ctx, r.Merchant, r.Path("invoiceId"))
 		},
 		"listTaxTransactions": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ListTaxTransactions(ctx, r.Merchant, r.Query("status"), r.Query("sourceDocumentId"), r.Query("limit"), r.Query("cursor"))
+			return s.eng.Invoicing.ListTaxTransactions(ctx, r.Merchant, r.Query("status"), r.Query("sourceDocumentId"), r.Query("limit"), r.Query("cursor"))
 		},
 		"getTaxTransaction": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetTaxTransaction(ctx, r.Merchant, r.Path("taxTransactionId"))
+			return s.eng.Invoicing.GetTaxTransaction(ctx, r.Merchant, r.Path("taxTransactionId"))
 		},
 		"finalizeTaxTransaction": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.CommitTaxTransaction(ctx, r.Merchant, r.Path("taxTransactionId"))
+			return s.eng.Invoicing.CommitTaxTransaction(ctx, r.Merchant, r.Path("taxTransactionId"))
 		},
 	}
 }

@@ -26,23 +26,23 @@ func (s *Server) catalogHandlers() map[string]HandlerFunc {
 				v := string(*body.BillingInterval)
 				p.BillingInterval = &v
 			}
-			return s.app.CreatePrice(ctx, r.Merchant, p)
+			return s.eng.Catalog.CreatePrice(ctx, r.Merchant, p)
 		},
 		"getPrice": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetPrice(ctx, r.Merchant, r.Path("priceId"), "")
+			return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"), "")
 		},
 		"createCoupon": func(ctx context.Context, r *Request) (any, error) {
 			var body api.CouponCreateRequest
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.CreateCoupon(ctx, r.Merchant, remit.Coupon{
+			return s.eng.Catalog.CreateCoupon(ctx, r.Merchant, remit.Coupon{
 				CouponID: deref(body.CouponId), Name: body.Name, PercentOff: body.PercentOff, AmountOff: body.AmountOff,
 				Currency: body.Currency, Metadata: metadata(body.Metadata),
 			})
 		},
 		"getCoupon": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetCoupon(ctx, r.Merchant, r.Path("couponId"), "")
+			return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"), "")
 		},
 	}
 	maps.Copy(h, s.customerHandlers())

@@ -9,14 +9,14 @@ import (
 func (s *Server) clockHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"getTestClock": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetClock(ctx, r.Scope)
+			return s.eng.Clock.GetClock(ctx, r.Scope)
 		},
 		"advanceTestClock": func(ctx context.Context, r *Request) (any, error) {
 			var body api.ClockAdvanceRequest
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.AdvanceClock(ctx, r.Scope, body.To, body.Seconds)
+			return s.eng.Clock.AdvanceClock(ctx, r.Scope, body.To, body.Seconds)
 		},
 	}
 }

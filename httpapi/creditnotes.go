@@ -28,10 +28,10 @@ func (s *Server) creditNoteHandlers() map[string]HandlerFunc {
 				}
 				in.Lines = append(in.Lines, li)
 			}
-			return s.app.CreateCreditNote(ctx, r.Merchant, in)
+			return s.eng.CreditNotes.CreateCreditNote(ctx, r.Merchant, in)
 		},
 		"getCreditNote": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetCreditNote(ctx, r.Merchant, r.Path("creditNoteId"))
+			return s.eng.CreditNotes.GetCreditNote(ctx, r.Merchant, r.Path("creditNoteId"))
 		},
 	}
 }

@@ -15,13 +15,13 @@ func (s *Server) customerHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.CreateCustomer(ctx, r.Merchant, remit.Customer{
+			return s.eng.Catalog.CreateCustomer(ctx, r.Merchant, remit.Customer{
 				CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
 				Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
 			})
 		},
 		"getCustomer": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetCustomer(ctx, r.Merchant, r.Path("customerId"), "")
+			return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"), "")
 		},
 		"createBillingAccount": func(ctx context.Context, r *Request) (any, error) {
 			var body api.BillingAccountCreateRequest
@@ -35,10 +35,10 @@ func (s *Server) customerHandlers() map[string]HandlerFunc {
 			if body.CollectionMethod != nil {
 				b.CollectionMethod = string(*body.CollectionMethod)
 			}
-			return s.app.CreateBillingAccount(ctx, r.Merchant, b)
+			return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, b)
 		},
 		"getBillingAccount": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"), "")
+			return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"), "")
 		},
 		"createPaymentMethodSetupSession": func(ctx context.Context, r *Request) (any, error) {
 			var body api.PaymentMethodSetupRequest
@@ -49,7 +49,7 @@ func (s *Server) customerHandlers() map[string]HandlerFunc {
 			if body.MethodType != nil {
 				in.MethodType = string(*body.MethodType)
 			}
-			return s.app.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), in)
+			return s.eng.Catalog.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), in)
 		},
 	}
 }

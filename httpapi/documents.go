@@ -13,21 +13,21 @@ import (
 func (s *Server) documentHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"getInvoicePdf": func(ctx context.Context, r *Request) (any, error) {
-			d, err := s.app.InvoiceDocument(ctx, r.Merchant, r.Path("invoiceId"))
+			d, err := s.eng.Documents.InvoiceDocument(ctx, r.Merchant, r.Path("invoiceId"))
 			if err != nil {
 				return nil, err
 			}
 			return pdfAnswer(document.InvoicePDF(d))(invoiceFileName(d))
 		},
 		"getCreditNotePdf": func(ctx context.Context, r *Request) (any, error) {
-			d, err := s.app.CreditNoteDocument(ctx, r.Merchant, r.Path("creditNoteId"))
+			d, err := s.eng.Documents.CreditNoteDocument(ctx, r.Merchant, r.Path("creditNoteId"))
 			if err != nil {
 				return nil, err
 			}
 			return pdfAnswer(document.CreditNotePDF(d))(d.CreditNote.Number + ".pdf")
 		},
 		"getPaymentReceiptPdf": func(ctx context.Context, r *Request) (any, error) {
-			d, err := s.app.ReceiptDocument(ctx, r.Merchant, r.Path("receiptId"))
+			d, err := s.eng.Documents.ReceiptDocument(ctx, r.Merchant, r.Path("receiptId"))
 			if err != nil {
 				return nil, err
 			}

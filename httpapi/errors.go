@@ -16,7 +16,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/remit-billing/remit"
-	"github.com/remit-billing/remit/store"
 )
 
 // statusOf is the one table pairing error codes with HTTP statuses (product.md "Errors").
@@ -76,7 +75,7 @@ func (s *Server) toEnvelope(err error, requestID string) (int, errorBody) {
 		}
 		// The store could not be reached: the same internal_error, answered 503 (retry later;
 		// nothing was applied). The one place this mapping lives.
-		if e.Code == remit.EInternal && store.IsUnavailable(err) {
+		if e.Code == remit.EInternal && s.eng.Health.Unavailable(err) {
 			status = http.StatusServiceUnavailable
 		}
 	}

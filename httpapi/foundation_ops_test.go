@@ -166,7 +166,7 @@ var pathParam = regexp.MustCompile(`\{[^}]+\}`)
 // document, which keeps the seed's.
 func TestContract(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
-		srv, err := httpapi.New(e.App, nil, httpapi.Config{PublicURL: "https://remit.example"})
+		srv, err := httpapi.New(wire.Engine(e.App), e.App.Log, nil, httpapi.Config{PublicURL: "https://remit.example"})
 		if err != nil {
 			t.Fatalf("httpapi.New: %v", err)
 		}

@@ -16,7 +16,7 @@ func (s *Server) merchantHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.CreateMerchantAccount(ctx, r.Scope, r.Merchant, merchantInput(body))
+			return s.eng.Merchants.CreateMerchantAccount(ctx, r.Scope, r.Merchant, merchantInput(body))
 		},
 		"submitMerchantOnboarding": func(ctx context.Context, r *Request) (any, error) {
 			var body api.OnboardingSubmitRequest
@@ -28,13 +28,13 @@ func (s *Server) merchantHandlers() map[string]HandlerFunc {
 				IPAddress: body.MerchantAgreementIpAddress, UserAgent: body.MerchantAgreementUserAgent,
 				ClientIP: clientIP(r), ClientUserAgent: r.HTTP.UserAgent(),
 			}
-			return s.app.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), in)
+			return s.eng.Merchants.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), in)
 		},
 		"getPayoutProfile": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetPayoutProfile(ctx, r.Scope, r.Path("merchantAccountId"))
+			return s.eng.Merchants.GetPayoutProfile(ctx, r.Scope, r.Path("merchantAccountId"))
 		},
 		"claimOrganization": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ClaimOrganization(ctx, r.Path("token"))
+			return s.eng.Merchants.ClaimOrganization(ctx, r.Path("token"))
 		},
 	}
 }

@@ -17,12 +17,13 @@ func (s *Server) mountOperational() {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	})
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := s.app.DB.Ping(r.Context()); err != nil {
+		dialect, err := s.eng.Health.Ready(r.Context())
+		if err != nil {
 			s.log.Warn("readiness: store unreachable", "err", err)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "store": "unreachable"})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "store": string(s.app.DB.Dialect())})
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "store": dialect})
 	})
 	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {

@@ -16,10 +16,10 @@ func (s *Server) paymentHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.PayInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.OutOfBand != nil && *body.OutOfBand)
+			return s.eng.Payments.PayInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.OutOfBand != nil && *body.OutOfBand)
 		},
 		"listPaymentReceipts": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ListPaymentReceipts(ctx, r.Merchant, remit.ReceiptQuery{
+			return s.eng.Payments.ListPaymentReceipts(ctx, r.Merchant, remit.ReceiptQuery{
 				Customer: r.Query("customer"), CustomerID: r.Query("customerId"), CustomerExternalID: r.Query("customerExternalId"),
 				BillingAccountID: r.Query("billingAccountId"), Invoice: r.Query("invoice"), InvoiceID: r.Query("invoiceId"),
 				PaymentID: r.Query("paymentId"), PaymentIntentID: r.Query("paymentIntentId"), Status: r.Query("status"),
@@ -27,10 +27,10 @@ func (s *Server) paymentHandlers() map[string]HandlerFunc {
 			})
 		},
 		"getPaymentReceipt": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetPaymentReceipt(ctx, r.Merchant, r.Path("receiptId"))
+			return s.eng.Payments.GetPaymentReceipt(ctx, r.Merchant, r.Path("receiptId"))
 		},
 		"listSettlements": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
+			return s.eng.Payments.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
 		},
 	}
 }

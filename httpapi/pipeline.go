@@ -23,8 +23,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/remit-billing/remit"
-	"github.com/remit-billing/remit/app"
-	"github.com/remit-billing/remit/store"
 )
 
 // Request is what a handler sees: the authenticated caller, its scope, the path and query
@@ -86,7 +84,7 @@ func integralNumbers(body []byte) ([]byte, bool) {
 				t[i] = walk(e)
 			}
 		case json.Number:
-			if lit, ok := app.IntegerLiteral(string(t)); ok {
+			if lit, ok := remit.IntegerLiteral(string(t)); ok {
 				return json.Number(lit)
 			}
 		}
@@ -197,9 +195,9 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 			var p remit.Principal
 			var err error
 			if scopeNamed {
-				p, prefetched, err = s.app.AuthenticateScoped(ctx, bearerToken(hr), mid)
+				p, prefetched, err = s.eng.Access.AuthenticateScoped(ctx, bearerToken(hr), mid)
 			} else {
-				p, err = s.app.Authenticate(ctx, bearerToken(hr))
+				p, err = s.eng.Access.Authenticate(ctx, bearerToken(hr))
 			}
 			if err != nil {
 				s.writeError(w, hr, err)
@@ -258,9 +256,9 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 			var m remit.MerchantAccount
 			var err error
 			if o.auth == authBearer {
-				scope, m, err = s.app.ResolveScopeWith(req.Principal, env, mid, prefetched)
+				scope, m, err = s.eng.Access.ResolveScopeWith(req.Principal, env, mid, prefetched)
 			} else {
-				scope, m, err = s.app.ResolveScope(ctx, req.Principal, env, mid)
+				scope, m, err = s.eng.Access.ResolveScope(ctx, req.Principal, env, mid)
 			}
 			if err != nil {
 				s.writeError(w, hr, err)
@@ -326,14 +324,10 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 	})
 }
 
-// serveWrite runs a mutating operation in one transaction. With an Idempotency-Key the key is
-// claimed inside that transaction (app.ClaimIdempotent) and completed with the answer before it
-// commits, so the effect and the remembered response commit together, in one commit, or not at
-// all. A handler error rolls back its work, except an error marked remit.Error.Commit (a declined
-// payment), whose effects commit; an error answer that is final for the key (404, 409) is
-// remembered after the rollback, in a small transaction of its own (app.RememberIdempotent), so
-// that the common path needs no savepoint; any other error leaves the key free, so that a
-// corrected retry runs.
+// serveWrite runs a mutating operation through the engine's one write entry point
+// (Writes.Write), which owns the transaction and the Idempotency-Key: the edge supplies the work
+// (the handler, with the problems the pipeline found beyond the contract) and how an outcome is
+// answered (the envelope), which is also what a replay of the key answers.
 func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operation, req *Request) {
 	ctx := hr.Context()
 	if o.prepare != nil {
@@ -344,99 +338,43 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 		s.writeError(w, hr, err)
 		return
 	}
-	idem := key != "" && o.auth == authBearer && req.Scope.MerchantAccountID != ""
-	route := o.method + " " + hr.URL.Path
-	var fingerprint string
-	if idem {
-		fingerprint = app.BodyFingerprint(req.Body) // before the transaction, not on the SQLite writer
+	if o.auth != authBearer {
+		key = "" // hosted tokens and claim links carry no Idempotency-Key of a merchant's
 	}
-
-	var status int
-	var payload []byte
-	var kept error     // an error whose effects commit (remit.Error.Commit), answered after the commit
-	var claimErr error // the key is another request's: answered as is
-	var replay *app.StoredResponse
-	var claim app.IdempotencyClaim
-	var final error // the handler's error whose answer is final for the key (404, 409)
-	txErr := s.app.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		kept, claimErr, replay, final = nil, nil, nil, nil
-		// work runs the handler and builds the answer to send (and remember).
-		work := func() error {
-			data, err := o.handler(ctx, req)
-			err = withProblems(err, req.problems)
-			if err != nil && !remit.Committed(err) {
-				return err
-			}
-			if err != nil {
-				kept = err
-				var env errorBody
-				status, env = s.toEnvelope(err, req.ID)
-				payload, _ = json.Marshal(env)
-				return nil
-			}
-			status = o.success
-			if payload, err = encodeSuccess(data, req.ID); err != nil {
-				return remit.Internal(err)
-			}
-			return nil
-		}
-		if !idem {
-			return work()
-		}
-		c, rep, err := s.app.ClaimIdempotent(ctx, tx, req.Scope, key, route, fingerprint)
+	wr := remit.WriteRequest{Scope: req.Scope, Key: key, Route: o.method + " " + hr.URL.Path, Body: req.Body}
+	run := func(ctx context.Context) (any, error) {
+		data, err := o.handler(ctx, req)
+		return data, withProblems(err, req.problems)
+	}
+	answer := func(data any, err error) remit.Answer {
 		if err != nil {
-			claimErr = err
-			return err
+			return s.errorAnswer(hr, req.ID, err)
 		}
-		if rep != nil {
-			replay = rep
-			return nil
+		body, err := encodeSuccess(data, req.ID)
+		if err != nil {
+			return s.errorAnswer(hr, req.ID, remit.Internal(err))
 		}
-		claim = c
-		if err := work(); err != nil {
-			if st, env := s.toEnvelope(err, req.ID); remembered(st) {
-				final, status = err, st
-				payload, _ = json.Marshal(env)
-			}
-			return err // everything rolls back
-		}
-		if kept != nil && !remembered(status) {
-			// The effects commit but the answer is not final for the key: forget it.
-			return s.app.ReleaseIdempotentTx(ctx, tx, req.Scope, key, claim)
-		}
-		return s.app.FinishIdempotent(ctx, tx, req.Scope, key, claim, status, payload)
-	})
-	if final != nil && errors.Is(txErr, final) {
-		// The work rolled back; its answer is final for the key: remember it.
-		// If that fails, the client still gets its answer; a retry runs the work again.
-		if err := s.app.RememberIdempotent(ctx, req.Scope, key, claim, status, payload); err != nil {
-			s.app.Log.Error("remember an idempotent answer", "requestId", req.ID, "status", status, "err", err.Error())
-		}
+		return remit.Answer{Status: o.success, Body: body}
 	}
-	switch {
-	case claimErr != nil:
-		s.writeError(w, hr, claimErr)
-	case txErr == nil && replay != nil:
+	ans, err := s.eng.Writes.Write(ctx, wr, run, answer)
+	if err != nil {
+		s.writeError(w, hr, err)
+		return
+	}
+	if ans.Replayed {
 		var env struct {
 			RequestID string `json:"requestId"`
 			Error     struct {
 				RequestID string `json:"requestId"`
 			} `json:"error"`
 		}
-		_ = json.Unmarshal(replay.Body, &env)
+		_ = json.Unmarshal(ans.Body, &env)
 		if id := env.RequestID + env.Error.RequestID; id != "" {
 			w.Header().Set("Request-Id", id)
 		}
 		w.Header().Set("Idempotent-Replayed", "true")
-		writeRaw(w, replay.Status, replay.Body)
-	case txErr == nil:
-		if kept != nil {
-			s.logFault(hr, status, kept)
-		}
-		writeRaw(w, status, payload)
-	default:
-		s.writeError(w, hr, txErr)
 	}
+	writeRaw(w, ans.Status, ans.Body)
 }
 
 // withProblems merges the problems the pipeline found beyond the contract into the operation's
@@ -461,13 +399,6 @@ func withProblems(err error, problems []remit.FieldError) error {
 		return remit.Invalid(fields...)
 	}
 	return remit.Invalid(problems...)
-}
-
-// remembered reports whether an error answer is final for its Idempotency-Key. Answers given
-// before or instead of running the operation (auth, validation, rate limit, faults, not
-// implemented) are not, so a corrected retry with the same key runs.
-func remembered(status int) bool {
-	return status == http.StatusNotFound || status == http.StatusConflict
 }
 
 func idempotencyKey(hr *http.Request, o *operation, body []byte) (string, error) {
@@ -656,15 +587,21 @@ func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, 
 }
 
 func (s *Server) writeError(w http.ResponseWriter, hr *http.Request, err error) {
-	status, env := s.toEnvelope(err, RequestID(hr.Context()))
+	a := s.errorAnswer(hr, RequestID(hr.Context()), err)
+	writeRaw(w, a.Status, a.Body)
+}
+
+// errorAnswer is the envelope answering err; a fault (5xx) is logged.
+func (s *Server) errorAnswer(hr *http.Request, requestID string, err error) remit.Answer {
+	status, env := s.toEnvelope(err, requestID)
 	s.logFault(hr, status, err)
 	body, _ := json.Marshal(env)
-	writeRaw(w, status, body)
+	return remit.Answer{Status: status, Body: body}
 }
 
 func (s *Server) logFault(hr *http.Request, status int, err error) {
 	if status >= 500 {
-		s.app.Log.Error("request failed", "requestId", RequestID(hr.Context()), "status", status, "err", err.Error())
+		s.log.Error("request failed", "requestId", RequestID(hr.Context()), "status", status, "err", err.Error())
 		s.metrics.storeError(err)
 	}
 }

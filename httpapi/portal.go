@@ -17,14 +17,14 @@ import (
 func (s *Server) portalHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"customerPortalPut": func(ctx context.Context, r *Request) (any, error) {
-			tok, m, err := s.app.ResolveHostedToken(ctx, r.Query("token"))
+			tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
 			if err != nil {
 				return nil, err
 			}
 			parts := strings.Split(r.Path("tail"), "/")
 			switch {
 			case len(parts) == 3 && parts[0] == "setup-sessions" && parts[1] != "" && parts[2] == "complete":
-				return s.app.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
+				return s.eng.Catalog.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
 			case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
 				return s.portalPayInvoice(ctx, r, tok, m, parts[1])
 			}
@@ -40,5 +40,5 @@ func (s *Server) portalHandlers() map[string]HandlerFunc {
 // its billing account's default payment method (app.PayInvoiceFromPortal). A declined charge is
 // recorded and answered 409 with details.reason "payment_failed", as on POST /v1/invoices/{id}/pay.
 func (s *Server) portalPayInvoice(ctx context.Context, r *Request, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (any, error) {
-	return s.app.PayInvoiceFromPortal(ctx, tok, m, invoiceID)
+	return s.eng.Payments.PayInvoiceFromPortal(ctx, tok, m, invoiceID)
 }

@@ -17,14 +17,14 @@ import (
 //	                           through PUT invoices/{invoiceId}/pay and shows the outcome
 //	invoices/{invoiceId}/pdf   the invoice's PDF
 func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
-	tok, m, err := s.app.ResolveHostedToken(ctx, r.Query("token"))
+	tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
 	if err != nil {
 		return nil, err
 	}
 	parts := strings.Split(r.Path("tail"), "/")
 	switch {
 	case len(parts) == 2 && parts[0] == "invoices" && parts[1] != "":
-		page, err := s.app.HostedInvoicePage(ctx, tok, m, parts[1])
+		page, err := s.eng.Documents.HostedInvoicePage(ctx, tok, m, parts[1])
 		if err != nil {
 			return nil, err
 		}
@@ -43,7 +43,7 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		h.Set("Cache-Control", "no-store")
 		return Binary{ContentType: "text/html; charset=utf-8", Body: body, Header: h}, nil
 	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pdf":
-		d, err := s.app.HostedInvoicePDF(ctx, tok, m, parts[1])
+		d, err := s.eng.Documents.HostedInvoicePDF(ctx, tok, m, parts[1])
 		if err != nil {
 			return nil, err
 		}

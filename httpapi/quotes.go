@@ -26,16 +26,16 @@ func (s *Server) quoteHandlers() map[string]HandlerFunc {
 			for _, l := range body.Lines {
 				in.Lines = append(in.Lines, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
 			}
-			return s.app.CreateQuote(ctx, r.Merchant, in)
+			return s.eng.Quotes.CreateQuote(ctx, r.Merchant, in)
 		},
 		"getQuote": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetQuote(ctx, r.Merchant, r.Path("quoteId"))
+			return s.eng.Quotes.GetQuote(ctx, r.Merchant, r.Path("quoteId"))
 		},
 		"acceptQuote": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.AcceptQuote(ctx, r.Merchant, r.Path("quoteId"))
+			return s.eng.Quotes.AcceptQuote(ctx, r.Merchant, r.Path("quoteId"))
 		},
 		"getSubscription": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetSubscription(ctx, r.Merchant, r.Path("subscriptionId"))
+			return s.eng.Quotes.GetSubscription(ctx, r.Merchant, r.Path("subscriptionId"))
 		},
 	}
 }

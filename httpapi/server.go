@@ -18,7 +18,6 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 
 	"github.com/remit-billing/remit/api"
-	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/ratelimit"
 )
 
@@ -34,7 +33,7 @@ type Config struct {
 
 // Server is the HTTP API. It implements http.Handler.
 type Server struct {
-	app     *app.App
+	eng     Engine
 	cfg     Config
 	log     *slog.Logger
 	limiter ratelimit.Limiter
@@ -80,7 +79,7 @@ type operation struct {
 // New builds the server: it mounts every operation of the contract. An operation without a
 // registered handler answers 501 not_implemented (after auth and validation); a handler for an
 // operation the document lacks is a startup error.
-func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
+func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
 	spec, err := api.Spec()
 	if err != nil {
 		return nil, fmt.Errorf("load api/openapi.yaml: %w", err)
@@ -89,7 +88,7 @@ func New(a *app.App, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
 		cfg.MaxBodyBytes = 1 << 20
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{app: a, cfg: cfg, log: a.Log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
+	s := &Server{eng: eng, cfg: cfg, log: log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
 	handlers, preparers := s.handlers(), s.preparers()
 	disabled := map[string]bool{}
 	for _, id := range cfg.DisabledOperations {

@@ -15,7 +15,7 @@ func (s *Server) usageHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.CreateUsageEvent(ctx, r.Merchant, remit.UsageEventInput{
+			return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, remit.UsageEventInput{
 				EventID: body.EventId, CustomerID: body.CustomerId, MeterID: body.MeterId, Quantity: body.Quantity,
 				Timestamp: body.Timestamp,
 			})
@@ -25,16 +25,16 @@ func (s *Server) usageHandlers() map[string]HandlerFunc {
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.CreateUsageThreshold(ctx, r.Merchant, remit.UsageThreshold{
+			return s.eng.Usage.CreateUsageThreshold(ctx, r.Merchant, remit.UsageThreshold{
 				ThresholdID: deref(body.ThresholdId), CustomerID: body.CustomerId, MeterID: body.MeterId,
 				Threshold: body.Threshold, Metadata: metadata(body.Metadata),
 			})
 		},
 		"getUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
+			return s.eng.Usage.GetUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
 		},
 		"archiveUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ArchiveUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
+			return s.eng.Usage.ArchiveUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
 		},
 	}
 }

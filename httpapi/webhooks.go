@@ -16,7 +16,7 @@ func (s *Server) webhookPreparers() map[string]PrepareFunc {
 			if r.Decode(&body) != nil {
 				return ctx // the handler answers the problem
 			}
-			return s.app.ResolveEndpointHost(ctx, body.Url, r.Scope.Environment)
+			return s.eng.Webhooks.ResolveEndpointHost(ctx, body.Url, r.Scope.Environment)
 		},
 	}
 }
@@ -39,32 +39,32 @@ func (s *Server) webhookHandlers() map[string]HandlerFunc {
 			if body.Metadata != nil {
 				in.Metadata = *body.Metadata
 			}
-			return s.app.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, in)
+			return s.eng.Webhooks.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, in)
 		},
 		"listWebhookEndpoints": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ListWebhookEndpoints(ctx, r.Scope, r.Query("limit"), r.Query("cursor"))
+			return s.eng.Webhooks.ListWebhookEndpoints(ctx, r.Scope, r.Query("limit"), r.Query("cursor"))
 		},
 		"getWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetWebhookEndpoint(ctx, r.Scope, r.Path("endpointId"))
+			return s.eng.Webhooks.GetWebhookEndpoint(ctx, r.Scope, r.Path("endpointId"))
 		},
 		"disableWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.DisableWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"))
+			return s.eng.Webhooks.DisableWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"))
 		},
 		"listEvents": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ListEvents(ctx, r.Scope, r.Query("type"), r.Query("limit"), r.Query("cursor"))
+			return s.eng.Webhooks.ListEvents(ctx, r.Scope, r.Query("type"), r.Query("limit"), r.Query("cursor"))
 		},
 		"getEvent": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.GetEvent(ctx, r.Scope, r.Path("eventId"))
+			return s.eng.Webhooks.GetEvent(ctx, r.Scope, r.Path("eventId"))
 		},
 		"listEventDeliveries": func(ctx context.Context, r *Request) (any, error) {
-			return s.app.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), r.Query("limit"), r.Query("cursor"))
+			return s.eng.Webhooks.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), r.Query("limit"), r.Query("cursor"))
 		},
 		"resendEvent": func(ctx context.Context, r *Request) (any, error) {
 			var body api.EventResendRequest
 			if err := r.Decode(&body); err != nil {
 				return nil, err
 			}
-			return s.app.ResendEvent(ctx, r.Scope, r.Path("eventId"), body.EndpointId)
+			return s.eng.Webhooks.ResendEvent(ctx, r.Scope, r.Path("eventId"), body.EndpointId)
 		},
 	}
 }

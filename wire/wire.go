@@ -228,7 +228,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		r.closers = append(r.closers, client.Close)
 		limiter = rl
 	}
-	r.Handler, err = httpapi.New(r.App, limiter, httpapi.Config{PublicURL: c.PublicURL, EnablePprof: c.EnablePprof, DisabledOperations: c.DisabledOps})
+	r.Handler, err = httpapi.New(Engine(r.App), log, limiter, httpapi.Config{PublicURL: c.PublicURL, EnablePprof: c.EnablePprof, DisabledOperations: c.DisabledOps})
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -328,4 +328,12 @@ func withCeiling(api http.Handler) http.Handler {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		_, _ = w.Write(body)
 	})
+}
+
+// Engine is the engine as the HTTP edge sees it, one service per area.
+func Engine(a *app.App) httpapi.Engine {
+	return httpapi.Engine{
+		Access: a, Writes: a, Health: a, Clock: a, Merchants: a, Catalog: a, Ledger: a, Quotes: a,
+		Invoicing: a, Payments: a, CreditNotes: a, Usage: a, Webhooks: a, Documents: a,
+	}
 }

@@ -1,11 +1,11 @@
-package app_test
+package remit_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
 
-	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit"
 )
 
 // FuzzBodyFingerprint: any bytes hash without panic and deterministically; a JSON body hashes
@@ -17,8 +17,8 @@ func FuzzBodyFingerprint(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fp := app.BodyFingerprint(body)
-		if fp != app.BodyFingerprint(body) || len(fp) != 64 {
+		fp := remit.BodyFingerprint(body)
+		if fp != remit.BodyFingerprint(body) || len(fp) != 64 {
 			t.Fatalf("fingerprint not deterministic: %s", fp)
 		}
 		dec := json.NewDecoder(bytes.NewReader(body))
@@ -32,12 +32,12 @@ func FuzzBodyFingerprint(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if app.BodyFingerprint(re) != fp {
+		if remit.BodyFingerprint(re) != fp {
 			t.Fatalf("%q and %q differ", body, re)
 		}
 		// An integral number respelled by IntegerLiteral hashes the same.
 		if n, ok := v.(json.Number); ok {
-			if lit, ok := app.IntegerLiteral(string(n)); ok && app.BodyFingerprint([]byte(lit)) != fp {
+			if lit, ok := remit.IntegerLiteral(string(n)); ok && remit.BodyFingerprint([]byte(lit)) != fp {
 				t.Fatalf("%s and its integer form %s differ", n, lit)
 			}
 		}

@@ -1,11 +1,11 @@
-package app_test
+package remit_test
 
 import (
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit"
 )
 
 // TestBodyFingerprint: bodies equal as JSON values share a fingerprint; any other difference
@@ -34,7 +34,7 @@ func TestBodyFingerprint(t *testing.T) {
 		{`[1,2]`, `[1.0, 2]`},
 	}
 	for _, c := range equal {
-		if app.BodyFingerprint([]byte(c[0])) != app.BodyFingerprint([]byte(c[1])) {
+		if remit.BodyFingerprint([]byte(c[0])) != remit.BodyFingerprint([]byte(c[1])) {
 			t.Errorf("%s and %s should be equal", c[0], c[1])
 		}
 	}
@@ -57,7 +57,7 @@ func TestBodyFingerprint(t *testing.T) {
 		{`not json`, `not  json`}, // not JSON: compared as bytes
 	}
 	for _, c := range differ {
-		if app.BodyFingerprint([]byte(c[0])) == app.BodyFingerprint([]byte(c[1])) {
+		if remit.BodyFingerprint([]byte(c[0])) == remit.BodyFingerprint([]byte(c[1])) {
 			t.Errorf("%s and %s should differ", c[0], c[1])
 		}
 	}
@@ -70,7 +70,7 @@ func TestBodyFingerprintLargeExponents(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	app.BodyFingerprint(body)
+	remit.BodyFingerprint(body)
 	runtime.ReadMemStats(&after)
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
 		t.Fatalf("fingerprinting a %d-byte body allocated %d bytes", len(body), alloc)
@@ -82,13 +82,13 @@ func TestIntegerLiteral(t *testing.T) {
 		"60": "60", "60.0": "60", "6e1": "60", "6E+1": "60", "600e-1": "60", "-0": "0", "0.0e10": "0",
 		"-12e2": "-1200", "999999999999999999": "999999999999999999",
 	} {
-		if got, ok := app.IntegerLiteral(in); !ok || got != want {
-			t.Errorf("IntegerLiteral(%s) = %q %v, want %q", in, got, ok, want)
+		if got, ok := remit.IntegerLiteral(in); !ok || got != want {
+			t.Errorf("remit.IntegerLiteral(%s) = %q %v, want %q", in, got, ok, want)
 		}
 	}
 	for _, in := range []string{"1.5", "1e-1", "1e19", "1e1000000", "1e-999999", "x"} {
-		if got, ok := app.IntegerLiteral(in); ok {
-			t.Errorf("IntegerLiteral(%s) = %q, want not an integer", in, got)
+		if got, ok := remit.IntegerLiteral(in); ok {
+			t.Errorf("remit.IntegerLiteral(%s) = %q, want not an integer", in, got)
 		}
 	}
 }

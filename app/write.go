@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Write is the one entry point of every write: it owns the write's store transaction and its
+// Idempotency-Key (docs/architecture.md "A request, step by step").
+//
+// run does the work inside the transaction; answer turns its result (or error) into the answer
+// the caller gets, which is also what a replay of the same key gets. With a key, the key is
+// claimed inside the transaction (ClaimIdempotent: one read) and the answer stored there too
+// (FinishIdempotent: one write), so the effect and the remembered answer commit together, in one
+// commit, or not at all. An error of run rolls its work back, except an error marked
+// remit.Error.Commit (a declined payment), whose effects commit and which is answered as an error.
+// An error answer that is final for the key (remit.FinalForKey: not found, conflict) is remembered
+// after the rollback, in a small transaction of its own (RememberIdempotent), so the common path
+// needs no savepoint; any other error leaves the key free, so that a corrected retry runs.
+//
+// The returned error is the answer when it is not nil (the work rolled back, or the key belongs to
+// another request); otherwise the Answer is (Replayed when it is a remembered one).
+func (a *App) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error) {
+	idem := w.Key != "" && w.Scope.MerchantAccountID != ""
+	var fingerprint string
+	if idem {
+		fingerprint = remit.BodyFingerprint(w.Body) // before the transaction, not on the SQLite writer
+	}
+	var out writeOutcome
+	txErr := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		out = writeOutcome{}
+		if !idem {
+			return out.work(ctx, run, answer)
+		}
+		return a.idempotentWork(ctx, tx, w, fingerprint, run, answer, &out)
+	})
+	if out.final != nil && errors.Is(txErr, out.final) {
+		// The work rolled back; its answer is final for the key: remember it. If that fails, the
+		// client still gets its answer; a retry runs the work again.
+		if err := a.RememberIdempotent(ctx, w.Scope, w.Key, out.claim, out.answer.Status, out.answer.Body); err != nil {
+			a.Log.Error("remember an idempotent answer", "status", out.answer.Status, "err", err.Error())
+		}
+	}
+	switch {
+	case out.claimErr != nil:
+		return remit.Answer{}, out.claimErr
+	case txErr != nil:
+		return remit.Answer{}, txErr
+	case out.replay != nil:
+		return remit.Answer{Status: out.replay.Status, Body: out.replay.Body, Replayed: true}, nil
+	}
+	return out.answer, nil
+}
+
+// writeOutcome is what one attempt of a write's transaction found.
+type writeOutcome struct {
+	answer   remit.Answer
+	kept     error // run's error whose effects commit (remit.Error.Commit)
+	claimErr error // the key is another request's: answered as is
+	replay   *StoredResponse
+	claim    IdempotencyClaim
+	final    error // run's error whose answer is final for the key
+}
+
+// work runs the operation and builds the answer to send (and remember).
+func (o *writeOutcome) work(ctx context.Context, run remit.WorkFunc, answer remit.AnswerFunc) error {
+	data, err := run(ctx)
+	if err != nil && !remit.Committed(err) {
+		return err
+	}
+	if err != nil {
+		o.kept = err
+	}
+	o.answer = answer(data, err)
+	return nil
+}
+
+// idempotentWork claims the key in tx, then runs the work and stores its answer, or finds the
+// remembered answer to replay.
+func (a *App) idempotentWork(ctx context.Context, tx *store.Tx, w remit.WriteRequest, fingerprint string, run remit.WorkFunc, answer remit.AnswerFunc, out *writeOutcome) error {
+	c, rep, err := a.ClaimIdempotent(ctx, tx, w.Scope, w.Key, w.Route, fingerprint)
+	if err != nil {
+		out.claimErr = err
+		return err
+	}
+	if rep != nil {
+		out.replay = rep
+		return nil
+	}
+	out.claim = c
+	if err := out.work(ctx, run, answer); err != nil {
+		if remit.FinalForKey(err) {
+			out.final, out.answer = err, answer(nil, err)
+		}
+		return err // everything rolls back
+	}
+	if out.kept != nil && !remit.FinalForKey(out.kept) {
+		// The effects commit but the answer is not final for the key: forget it.
+		return a.ReleaseIdempotentTx(ctx, tx, w.Scope, w.Key, c)
+	}
+	return a.FinishIdempotent(ctx, tx, w.Scope, w.Key, c, out.answer.Status, out.answer.Body)
+}

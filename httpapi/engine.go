@@ -1,0 +1,154 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/document"
+)
+
+// Engine is what the edge needs of the engine, one interface per area, under the same area names
+// as the engine's services (package app) and the store's files. wire fills it; the edge imports
+// neither the engine nor the store, so data flows one way: edge → engine → store.
+type Engine struct {
+	Access      Access
+	Writes      Writes
+	Health      Health
+	Clock       Clock
+	Merchants   Merchants
+	Catalog     Catalog
+	Ledger      Ledger
+	Quotes      Quotes
+	Invoicing   Invoicing
+	Payments    Payments
+	CreditNotes CreditNotes
+	Usage       Usage
+	Webhooks    Webhooks
+	Documents   Documents
+}
+
+// Access authenticates API keys and resolves the scope a request acts in.
+type Access interface {
+	Authenticate(ctx context.Context, apiKey string) (remit.Principal, error)
+	AuthenticateScoped(ctx context.Context, apiKey, merchantAccountID string) (remit.Principal, *remit.MerchantAccount, error)
+	ResolveScope(ctx context.Context, p remit.Principal, env remit.Environment, merchantAccountID string) (remit.Scope, remit.MerchantAccount, error)
+	ResolveScopeWith(p remit.Principal, env remit.Environment, merchantAccountID string, m *remit.MerchantAccount) (remit.Scope, remit.MerchantAccount, error)
+	ResolveHostedToken(ctx context.Context, token string) (remit.HostedToken, remit.MerchantAccount, error)
+}
+
+// Writes is the one owner of a write's transaction and Idempotency-Key.
+type Writes interface {
+	Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error)
+}
+
+// Health reports whether the store answers, and which store it is.
+type Health interface {
+	Ready(ctx context.Context) (store string, err error)
+	// Unavailable reports whether err says the store could not be reached (answered 503: nothing
+	// was applied, retry later).
+	Unavailable(err error) bool
+}
+
+// Clock is the sandbox merchant clock.
+type Clock interface {
+	GetClock(ctx context.Context, scope remit.Scope) (remit.TestClock, error)
+	AdvanceClock(ctx context.Context, scope remit.Scope, to *time.Time, seconds *int64) (remit.TestClock, error)
+}
+
+// Merchants is merchant accounts, their onboarding and payout profile, and organization claims.
+type Merchants interface {
+	CreateMerchantAccount(ctx context.Context, scope remit.Scope, acting remit.MerchantAccount, in remit.MerchantAccountInput) (remit.MerchantAccountObject, error)
+	SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, targetID string, in remit.OnboardingSubmission) (remit.MerchantAccountObject, error)
+	GetPayoutProfile(ctx context.Context, scope remit.Scope, targetID string) (remit.PayoutProfile, error)
+	ClaimOrganization(ctx context.Context, token string) (remit.OrganizationClaim, error)
+}
+
+// Catalog is prices and coupons, customers, billing accounts and payment-method setup sessions.
+type Catalog interface {
+	CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error)
+	GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, field string) (remit.Price, error)
+	CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error)
+	GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID, field string) (remit.Coupon, error)
+	CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error)
+	GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID, field string) (remit.Customer, error)
+	CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error)
+	GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID, field string) (remit.BillingAccount, error)
+	CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error)
+	CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error)
+}
+
+// Ledger is the prepaid balance: grants, expiries and the customer's balance.
+type Ledger interface {
+	GrantBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.GrantInput) (remit.BalanceEntry, error)
+	ExpireBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ExpireInput) (remit.BalanceEntry, error)
+	GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.CustomerBalance, error)
+}
+
+// Quotes is quotes and the subscriptions they start.
+type Quotes interface {
+	CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error)
+	GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
+	AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
+	GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
+}
+
+// Invoicing is invoices and their tax transactions.
+type Invoicing interface {
+	CreateInvoice(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceDraftInput) (remit.Invoice, error)
+	GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
+	RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
+	FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error)
+	VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
+	ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error)
+	GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error)
+	CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error)
+}
+
+// Payments is collecting invoices, receipts and settlements.
+type Payments interface {
+	PayInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool) (remit.Invoice, error)
+	PayInvoiceFromPortal(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
+	GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error)
+	ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in remit.ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error)
+	ListSettlements(ctx context.Context, scope remit.Scope, targetID, scopeFilter, limit, cursor string) (remit.List[remit.Settlement], error)
+}
+
+// CreditNotes is credit notes on finalized invoices.
+type CreditNotes interface {
+	CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in remit.CreditNoteInput) (remit.CreditNote, error)
+	GetCreditNote(ctx context.Context, m remit.MerchantAccount, id string) (remit.CreditNote, error)
+}
+
+// Usage is usage events and usage thresholds.
+type Usage interface {
+	CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error)
+	CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount, t remit.UsageThreshold) (remit.UsageThreshold, error)
+	GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error)
+	ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error)
+}
+
+// Webhooks is webhook endpoints, events and their deliveries.
+type Webhooks interface {
+	CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, in remit.WebhookEndpointInput) (remit.WebhookEndpoint, error)
+	GetWebhookEndpoint(ctx context.Context, scope remit.Scope, id string) (remit.WebhookEndpoint, error)
+	ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit, cursor string) (remit.List[remit.WebhookEndpoint], error)
+	DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error)
+	// ResolveEndpointHost runs before the create's transaction (a prepare step): the host name
+	// lookup must not hold the store's writer.
+	ResolveEndpointHost(ctx context.Context, raw string, env remit.Environment) context.Context
+	ListEvents(ctx context.Context, scope remit.Scope, typ, limit, cursor string) (remit.List[remit.Event], error)
+	GetEvent(ctx context.Context, scope remit.Scope, id string) (remit.Event, error)
+	ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error)
+	ResendEvent(ctx context.Context, scope remit.Scope, eventID string, endpointID *string) (remit.List[remit.WebhookDelivery], error)
+}
+
+// Documents gathers what the invoice, credit-note and receipt documents and the hosted invoice
+// page show; package document renders them.
+type Documents interface {
+	InvoiceDocument(ctx context.Context, m remit.MerchantAccount, invoiceID string) (document.Invoice, error)
+	CreditNoteDocument(ctx context.Context, m remit.MerchantAccount, creditNoteID string) (document.CreditNote, error)
+	ReceiptDocument(ctx context.Context, m remit.MerchantAccount, receiptID string) (document.Receipt, error)
+	HostedInvoicePage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.HostedPage, error)
+	HostedInvoicePDF(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.Invoice, error)
+}
