@@ -51,4 +51,3 @@ type TestClock struct {
 	Now               time.Time `json:"now"`
 	CreatedAt         time.Time `json:"createdAt"`
 }
-

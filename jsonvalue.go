@@ -118,4 +118,3 @@ func IntegerLiteral(lit string) (string, bool) {
 	}
 	return out, true
 }
-

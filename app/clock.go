@@ -38,7 +38,6 @@ func (a *App) Now(m remit.MerchantAccount) time.Time {
 	return remit.MerchantNow(a.Clock, m.ClockOffset)
 }
 
-
 func (a *App) testClock(m remit.MerchantAccount) remit.TestClock {
 	return remit.TestClock{Object: "test_clock", MerchantAccountID: m.ID, Environment: string(m.Environment), Now: a.Now(m), CreatedAt: m.CreatedAt}
 }
