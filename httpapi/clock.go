@@ -11,12 +11,8 @@ func (s *Server) clockHandlers() map[string]HandlerFunc {
 		"getTestClock": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Clock.GetClock(ctx, r.Scope)
 		},
-		"advanceTestClock": func(ctx context.Context, r *Request) (any, error) {
-			var body api.ClockAdvanceRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"advanceTestClock": decoded(func(ctx context.Context, r *Request, body api.ClockAdvanceRequest) (any, error) {
 			return s.eng.Clock.AdvanceClock(ctx, r.Scope, body.To, body.Seconds)
-		},
+		}),
 	}
 }

@@ -10,11 +10,7 @@ import (
 // creditNoteHandlers registers credit notes.
 func (s *Server) creditNoteHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"createCreditNote": func(ctx context.Context, r *Request) (any, error) {
-			var body api.CreditNoteCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createCreditNote": decoded(func(ctx context.Context, r *Request, body api.CreditNoteCreateRequest) (any, error) {
 			in := remit.CreditNoteInput{
 				CreditNoteID: deref(body.CreditNoteId), InvoiceID: body.InvoiceId, Reason: string(body.Reason),
 				Description: body.Description, CreditAmount: body.CreditAmount, RefundAmount: body.RefundAmount,
@@ -29,7 +25,7 @@ func (s *Server) creditNoteHandlers() map[string]HandlerFunc {
 				in.Lines = append(in.Lines, li)
 			}
 			return s.eng.CreditNotes.CreateCreditNote(ctx, r.Merchant, in)
-		},
+		}),
 		"getCreditNote": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.CreditNotes.GetCreditNote(ctx, r.Merchant, r.Path("creditNoteId"))
 		},

@@ -10,24 +10,16 @@ import (
 // customerHandlers registers customers, billing accounts and payment-method setup sessions.
 func (s *Server) customerHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"createCustomer": func(ctx context.Context, r *Request) (any, error) {
-			var body api.CustomerCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createCustomer": decoded(func(ctx context.Context, r *Request, body api.CustomerCreateRequest) (any, error) {
 			return s.eng.Catalog.CreateCustomer(ctx, r.Merchant, remit.Customer{
 				CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
 				Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
 			})
-		},
+		}),
 		"getCustomer": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"), "")
 		},
-		"createBillingAccount": func(ctx context.Context, r *Request) (any, error) {
-			var body api.BillingAccountCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createBillingAccount": decoded(func(ctx context.Context, r *Request, body api.BillingAccountCreateRequest) (any, error) {
 			b := remit.BillingAccount{
 				BillingAccountID: deref(body.BillingAccountId), CustomerID: body.CustomerId, Currency: body.Currency,
 				TaxAddress: address(body.TaxAddress), Metadata: metadata(body.Metadata),
@@ -36,21 +28,17 @@ func (s *Server) customerHandlers() map[string]HandlerFunc {
 				b.CollectionMethod = string(*body.CollectionMethod)
 			}
 			return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, b)
-		},
+		}),
 		"getBillingAccount": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"), "")
 		},
-		"createPaymentMethodSetupSession": func(ctx context.Context, r *Request) (any, error) {
-			var body api.PaymentMethodSetupRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createPaymentMethodSetupSession": decoded(func(ctx context.Context, r *Request, body api.PaymentMethodSetupRequest) (any, error) {
 			in := remit.SetupSessionInput{BillingAccountID: body.BillingAccountId, SetAsDefault: body.SetAsDefault != nil && *body.SetAsDefault}
 			if body.MethodType != nil {
 				in.MethodType = string(*body.MethodType)
 			}
 			return s.eng.Catalog.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), in)
-		},
+		}),
 	}
 }
 

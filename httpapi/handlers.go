@@ -2,28 +2,49 @@ package httpapi
 
 import (
 	"context"
-	"maps"
+	"fmt"
 )
 
-// handlers returns every operation's handler by operationId. Each area registers its own in its
-// own file; an operation of the contract without one answers 501.
-func (s *Server) handlers() map[string]HandlerFunc {
-	all := map[string]HandlerFunc{}
-	for _, area := range []map[string]HandlerFunc{
-		s.clockHandlers(),
-		s.merchantHandlers(),
-		s.catalogHandlers(),
-		s.billingHandlers(),
-		s.quoteHandlers(),
-		s.paymentHandlers(),
-		s.creditNoteHandlers(),
-		s.usageHandlers(),
-		s.webhookHandlers(),
-		s.documentHandlers(),
-	} {
-		maps.Copy(all, area)
+// area is one area of the edge: its name (the engine's service of the same name, httpapi.Engine)
+// and its operations' handlers by operationId, registered in the area's own file.
+type area struct {
+	name     string
+	handlers map[string]HandlerFunc
+}
+
+// areas is the handler registry: every area of the API, each in its own file.
+func (s *Server) areas() []area {
+	return []area{
+		{"clock", s.clockHandlers()},            // clock.go
+		{"merchants", s.merchantHandlers()},     // merchants.go
+		{"catalog", s.catalogHandlers()},        // catalog.go: prices, coupons
+		{"catalog", s.customerHandlers()},       // customers.go: customers, billing accounts, setup sessions
+		{"ledger", s.ledgerHandlers()},          // ledger.go
+		{"portal", s.portalHandlers()},          // portal.go: the customer portal (hosted tokens)
+		{"quotes", s.quoteHandlers()},           // quotes.go: quotes, subscriptions
+		{"invoicing", s.invoicingHandlers()},    // invoicing.go: invoices, tax transactions
+		{"payments", s.paymentHandlers()},       // payments.go: payments, receipts, settlements
+		{"creditNotes", s.creditNoteHandlers()}, // creditnotes.go
+		{"usage", s.usageHandlers()},            // usage.go
+		{"webhooks", s.webhookHandlers()},       // webhooks.go: endpoints, events, deliveries
+		{"documents", s.documentHandlers()},     // documents.go: PDFs
 	}
-	return all
+}
+
+// handlers returns every operation's handler by operationId. An operation of the contract without
+// one answers 501; an operationId registered by two areas is a startup error.
+func (s *Server) handlers() (map[string]HandlerFunc, error) {
+	all := map[string]HandlerFunc{}
+	owner := map[string]string{}
+	for _, a := range s.areas() {
+		for id, h := range a.handlers {
+			if prev, dup := owner[id]; dup {
+				return nil, fmt.Errorf("operation %q is registered by the %s area and the %s area", id, prev, a.name)
+			}
+			owner[id], all[id] = a.name, h
+		}
+	}
+	return all, nil
 }
 
 // preparers returns the prepare steps of the write operations that have one, by operationId: work
@@ -32,4 +53,14 @@ func (s *Server) preparers() map[string]PrepareFunc {
 	return s.webhookPreparers()
 }
 
-var _ = context.Background
+// decoded adapts a handler that takes the operation's decoded body, a request type generated from
+// the contract (package api).
+func decoded[B any](f func(ctx context.Context, r *Request, body B) (any, error)) HandlerFunc {
+	return func(ctx context.Context, r *Request) (any, error) {
+		var body B
+		if err := r.Decode(&body); err != nil {
+			return nil, err
+		}
+		return f(ctx, r, body)
+	}
+}

@@ -11,25 +11,17 @@ import (
 // merchantHandlers registers the merchant-account operations and the claim route.
 func (s *Server) merchantHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"createMerchantAccount": func(ctx context.Context, r *Request) (any, error) {
-			var body api.MerchantAccountCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createMerchantAccount": decoded(func(ctx context.Context, r *Request, body api.MerchantAccountCreateRequest) (any, error) {
 			return s.eng.Merchants.CreateMerchantAccount(ctx, r.Scope, r.Merchant, merchantInput(body))
-		},
-		"submitMerchantOnboarding": func(ctx context.Context, r *Request) (any, error) {
-			var body api.OnboardingSubmitRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		}),
+		"submitMerchantOnboarding": decoded(func(ctx context.Context, r *Request, body api.OnboardingSubmitRequest) (any, error) {
 			in := remit.OnboardingSubmission{
 				Environment: (*string)(body.Environment), SubmittedByType: (*string)(body.SubmittedByType),
 				IPAddress: body.MerchantAgreementIpAddress, UserAgent: body.MerchantAgreementUserAgent,
 				ClientIP: clientIP(r), ClientUserAgent: r.HTTP.UserAgent(),
 			}
 			return s.eng.Merchants.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), in)
-		},
+		}),
 		"getPayoutProfile": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Merchants.GetPayoutProfile(ctx, r.Scope, r.Path("merchantAccountId"))
 		},

@@ -11,13 +11,9 @@ import (
 // app/payments.go and app/settlements.go.
 func (s *Server) paymentHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"payInvoice": func(ctx context.Context, r *Request) (any, error) {
-			var body api.InvoicePayRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"payInvoice": decoded(func(ctx context.Context, r *Request, body api.InvoicePayRequest) (any, error) {
 			return s.eng.Payments.PayInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.OutOfBand != nil && *body.OutOfBand)
-		},
+		}),
 		"listPaymentReceipts": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Payments.ListPaymentReceipts(ctx, r.Merchant, remit.ReceiptQuery{
 				Customer: r.Query("customer"), CustomerID: r.Query("customerId"), CustomerExternalID: r.Query("customerExternalId"),

@@ -171,146 +171,16 @@ var validationOptions = &openapi3filter.Options{
 
 // serveOperation is the one request pipeline every operation goes through, in this order:
 // authenticate (401) → rate limit (429) → read the body (413) → scope (403) → parse and validate
-// against the contract (400, 422) → idempotency (replay, 409) → the handler, in one transaction for
-// writes → the envelope.
+// against the contract (400, 422) → the handler, through the engine's write entry point for writes
+// (idempotency, one transaction) → the envelope.
 func (s *Server) serveOperation(o *operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		ctx := hr.Context()
 		req := &Request{HTTP: hr, ID: RequestID(ctx)}
-
-		// Authenticate. A scoped operation reads the key and the merchant account it names in one
-		// statement; the account is checked at the scope step below, in its turn.
-		var env remit.Environment
-		var mid string
-		var prefetched *remit.MerchantAccount
-		scopeNamed := false
-		if o.scoped {
-			q := hr.URL.Query()
-			env, mid = remit.Environment(q.Get("environment")), q.Get("merchantAccountId")
-			// A merchantAccountId with NUL or non-UTF-8 bytes never reaches the store: it is
-			// reported by paramCharacters (422) below.
-			scopeNamed = env.Valid() && mid != "" && !strings.ContainsRune(mid, 0) && utf8.ValidString(mid)
-		}
-		if o.auth == authBearer {
-			var p remit.Principal
-			var err error
-			if scopeNamed {
-				p, prefetched, err = s.eng.Access.AuthenticateScoped(ctx, bearerToken(hr), mid)
-			} else {
-				p, err = s.eng.Access.Authenticate(ctx, bearerToken(hr))
-			}
-			if err != nil {
-				s.writeError(w, hr, err)
-				return
-			}
-			req.Principal = p
-			if s.limiter != nil {
-				res := s.limiter.Allow(ctx, p.APIKeyID)
-				h := w.Header()
-				h.Set("RateLimit-Limit", strconv.Itoa(res.Limit))
-				h.Set("RateLimit-Remaining", strconv.Itoa(res.Remaining))
-				h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.Reset)))
-				if !res.Allowed {
-					retry := ceilSeconds(res.RetryAfter)
-					if retry < 1 {
-						retry = 1
-					}
-					h.Set("Retry-After", strconv.Itoa(retry))
-					s.writeError(w, hr, remit.Errorf(remit.ERateLimited, "Too many requests with this API key; retry after %d seconds.", retry))
-					return
-				}
-			}
-		}
-
-		// The portal's credential is its hosted token: missing is 401 like a missing API key (the
-		// handler resolves it, and answers 401 for a bad one).
-		if o.auth == authPortal && hr.URL.Query().Get("token") == "" {
-			s.writeError(w, hr, remit.Errorf(remit.EUnauthorized, "The token query parameter is missing. Use the hosted page's URL, which carries its token."))
-			return
-		}
-
-		// Parameters with a NUL or bytes that are not UTF-8 cannot name anything (and PostgreSQL
-		// refuses such text): 422 before anything reads the store with them.
-		if err := paramCharacters(hr, o); err != nil {
+		if err := s.admit(w, o, req); err != nil {
 			s.writeError(w, hr, err)
 			return
 		}
-
-		// Read the body, at most MaxBodyBytes.
-		body, err := io.ReadAll(http.MaxBytesReader(w, hr.Body, s.cfg.MaxBodyBytes))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				s.writeError(w, hr, withStatus(http.StatusRequestEntityTooLarge, remit.Errorf(remit.EBadRequest, "The request body is larger than %d bytes.", s.cfg.MaxBodyBytes)))
-				return
-			}
-			s.writeError(w, hr, remit.Errorf(remit.EBadRequest, "The request body could not be read."))
-			return
-		}
-
-		// Scope: the key must reach the merchant account in the environment. Checked as soon as
-		// both parameters are present, before the body is validated; missing or malformed ones are
-		// reported by validation below.
-		if scopeNamed {
-			var scope remit.Scope
-			var m remit.MerchantAccount
-			var err error
-			if o.auth == authBearer {
-				scope, m, err = s.eng.Access.ResolveScopeWith(req.Principal, env, mid, prefetched)
-			} else {
-				scope, m, err = s.eng.Access.ResolveScope(ctx, req.Principal, env, mid)
-			}
-			if err != nil {
-				s.writeError(w, hr, err)
-				return
-			}
-			req.Scope, req.Merchant = scope, m
-		}
-
-		// Parse: a body must be a JSON object (an empty body counts as {}).
-		if o.route.Operation.RequestBody != nil {
-			if len(bytes.TrimSpace(body)) == 0 {
-				body = []byte("{}")
-			}
-			if err := checkJSONObject(hr, body); err != nil {
-				s.writeError(w, hr, err)
-				return
-			}
-			if err := bodyCharacters(body); err != nil {
-				s.writeError(w, hr, err)
-				return
-			}
-			// The body is one JSON object: validate it as the contract's application/json
-			// (kin-openapi knows no +json types, and a missing Content-Type is read as JSON).
-			hr.Header.Set("Content-Type", "application/json")
-		}
-		req.Body = body
-
-		// Validate against the contract: every problem with parameters and body at once.
-		hr.Body = io.NopCloser(bytes.NewReader(body))
-		pathParams := map[string]string{}
-		for _, p := range o.route.PathItem.Parameters {
-			if p.Value != nil && p.Value.In == "path" {
-				pathParams[p.Value.Name] = hr.PathValue(p.Value.Name)
-			}
-		}
-		for _, p := range o.route.Operation.Parameters {
-			if p.Value != nil && p.Value.In == "path" {
-				pathParams[p.Value.Name] = hr.PathValue(p.Value.Name)
-			}
-		}
-		err = openapi3filter.ValidateRequest(ctx, &openapi3filter.RequestValidationInput{
-			Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
-		})
-		metaProblems := metadataProblems(o.bodySchema, body)
-		if err != nil {
-			s.writeError(w, hr, validationError(err, metaProblems...))
-			return
-		}
-		// Metadata rules the contract cannot express: when the contract passes, the operation's
-		// own rules still run so that one 422 lists every problem (see withProblems).
-		req.problems = metaProblems
-
 		if o.handler == nil {
 			s.writeError(w, hr, remit.Errorf(remit.ENotImplemented, "%s %s is part of the contract but is not implemented in this version of Remit.", o.method, o.path))
 			return
@@ -322,6 +192,168 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 		}
 		s.serveWrite(w, hr, o, req)
 	})
+}
+
+// scopeParams are the environment and merchantAccountId a scoped operation names; named is false
+// when either is missing or malformed (validation reports it, in its turn).
+type scopeParams struct {
+	env   remit.Environment
+	mid   string
+	named bool
+}
+
+func scopeOf(o *operation, hr *http.Request) scopeParams {
+	if !o.scoped {
+		return scopeParams{}
+	}
+	q := hr.URL.Query()
+	p := scopeParams{env: remit.Environment(q.Get("environment")), mid: q.Get("merchantAccountId")}
+	// A merchantAccountId with NUL or non-UTF-8 bytes never reaches the store: it is reported by
+	// paramCharacters (422).
+	p.named = p.env.Valid() && p.mid != "" && !strings.ContainsRune(p.mid, 0) && utf8.ValidString(p.mid)
+	return p
+}
+
+// admit runs every check before the work, in the pipeline's order, and fills req: the caller, its
+// scope and the validated body. The first failing check is the answer.
+func (s *Server) admit(w http.ResponseWriter, o *operation, req *Request) error {
+	hr := req.HTTP
+	sp := scopeOf(o, hr)
+	prefetched, err := s.authenticate(w, o, req, sp)
+	if err != nil {
+		return err
+	}
+	// The portal's credential is its hosted token: missing is 401 like a missing API key (the
+	// handler resolves it, and answers 401 for a bad one).
+	if o.auth == authPortal && hr.URL.Query().Get("token") == "" {
+		return remit.Errorf(remit.EUnauthorized, "The token query parameter is missing. Use the hosted page's URL, which carries its token.")
+	}
+	// Parameters with a NUL or bytes that are not UTF-8 cannot name anything (and PostgreSQL
+	// refuses such text): 422 before anything reads the store with them.
+	if err := paramCharacters(hr, o); err != nil {
+		return err
+	}
+	body, err := s.readBody(w, hr)
+	if err != nil {
+		return err
+	}
+	// Scope: the key must reach the merchant account in the environment. Checked as soon as both
+	// parameters are present, before the body is validated.
+	if sp.named {
+		if err := s.resolveScope(hr.Context(), o, req, sp, prefetched); err != nil {
+			return err
+		}
+	}
+	if req.Body, err = parseBody(hr, o, body); err != nil {
+		return err
+	}
+	return s.validate(o, req)
+}
+
+// authenticate checks the bearer key (401) and takes a request from its bucket (429; the
+// RateLimit-* headers on every answer of an authenticated caller). A scoped operation reads the
+// key and the merchant account it names in one statement; the account is checked at the scope
+// step, in its turn.
+func (s *Server) authenticate(w http.ResponseWriter, o *operation, req *Request, sp scopeParams) (*remit.MerchantAccount, error) {
+	if o.auth != authBearer {
+		return nil, nil
+	}
+	ctx := req.HTTP.Context()
+	var prefetched *remit.MerchantAccount
+	var err error
+	if sp.named {
+		req.Principal, prefetched, err = s.eng.Access.AuthenticateScoped(ctx, bearerToken(req.HTTP), sp.mid)
+	} else {
+		req.Principal, err = s.eng.Access.Authenticate(ctx, bearerToken(req.HTTP))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return prefetched, s.rateLimit(w, req)
+}
+
+// rateLimit takes one request from the key's bucket and sets the RateLimit-* headers.
+func (s *Server) rateLimit(w http.ResponseWriter, req *Request) error {
+	if s.limiter == nil {
+		return nil
+	}
+	res := s.limiter.Allow(req.HTTP.Context(), req.Principal.APIKeyID)
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(res.Limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(res.Remaining))
+	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.Reset)))
+	if res.Allowed {
+		return nil
+	}
+	retry := max(ceilSeconds(res.RetryAfter), 1)
+	h.Set("Retry-After", strconv.Itoa(retry))
+	return remit.Errorf(remit.ERateLimited, "Too many requests with this API key; retry after %d seconds.", retry)
+}
+
+// readBody reads the body, at most MaxBodyBytes (413).
+func (s *Server) readBody(w http.ResponseWriter, hr *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, hr.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, withStatus(http.StatusRequestEntityTooLarge, remit.Errorf(remit.EBadRequest, "The request body is larger than %d bytes.", s.cfg.MaxBodyBytes))
+		}
+		return nil, remit.Errorf(remit.EBadRequest, "The request body could not be read.")
+	}
+	return body, nil
+}
+
+// resolveScope checks that the caller reaches the merchant account in the environment (403).
+func (s *Server) resolveScope(ctx context.Context, o *operation, req *Request, sp scopeParams, prefetched *remit.MerchantAccount) error {
+	var err error
+	if o.auth == authBearer {
+		req.Scope, req.Merchant, err = s.eng.Access.ResolveScopeWith(req.Principal, sp.env, sp.mid, prefetched)
+	} else {
+		req.Scope, req.Merchant, err = s.eng.Access.ResolveScope(ctx, req.Principal, sp.env, sp.mid)
+	}
+	return err
+}
+
+// parseBody checks that an operation's body is one JSON object (an empty body counts as {}) in
+// UTF-8 without NUL characters (400, 422).
+func parseBody(hr *http.Request, o *operation, body []byte) ([]byte, error) {
+	if o.route.Operation.RequestBody == nil {
+		return body, nil
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	if err := checkJSONObject(hr, body); err != nil {
+		return nil, err
+	}
+	if err := bodyCharacters(body); err != nil {
+		return nil, err
+	}
+	// The body is one JSON object: validate it as the contract's application/json (kin-openapi
+	// knows no +json types, and a missing Content-Type is read as JSON).
+	hr.Header.Set("Content-Type", "application/json")
+	return body, nil
+}
+
+// validate checks the parameters and the body against the contract, every problem at once (422).
+// The metadata rule the contract cannot express is checked beside it: when the contract passes,
+// the operation's own rules still run so that one 422 lists every problem (see withProblems).
+func (s *Server) validate(o *operation, req *Request) error {
+	hr := req.HTTP
+	hr.Body = io.NopCloser(bytes.NewReader(req.Body))
+	pathParams := map[string]string{}
+	for _, name := range pathParamNames(o) {
+		pathParams[name] = hr.PathValue(name)
+	}
+	err := openapi3filter.ValidateRequest(hr.Context(), &openapi3filter.RequestValidationInput{
+		Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
+	})
+	metaProblems := metadataProblems(o.bodySchema, req.Body)
+	if err != nil {
+		return validationError(err, metaProblems...)
+	}
+	req.problems = metaProblems
+	return nil
 }
 
 // serveWrite runs a mutating operation through the engine's one write entry point

@@ -10,11 +10,7 @@ import (
 // quoteHandlers registers quotes and subscriptions.
 func (s *Server) quoteHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"createQuote": func(ctx context.Context, r *Request) (any, error) {
-			var body api.QuoteCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createQuote": decoded(func(ctx context.Context, r *Request, body api.QuoteCreateRequest) (any, error) {
 			in := remit.QuoteInput{
 				QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,
 				BillingAccountID: body.BillingAccountId, SubscriptionID: body.SubscriptionId, Currency: body.Currency,
@@ -27,7 +23,7 @@ func (s *Server) quoteHandlers() map[string]HandlerFunc {
 				in.Lines = append(in.Lines, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
 			}
 			return s.eng.Quotes.CreateQuote(ctx, r.Merchant, in)
-		},
+		}),
 		"getQuote": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Quotes.GetQuote(ctx, r.Merchant, r.Path("quoteId"))
 		},

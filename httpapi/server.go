@@ -89,7 +89,11 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{eng: eng, cfg: cfg, log: log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
-	handlers, preparers := s.handlers(), s.preparers()
+	handlers, err := s.handlers()
+	if err != nil {
+		return nil, err
+	}
+	preparers := s.preparers()
 	disabled := map[string]bool{}
 	for _, id := range cfg.DisabledOperations {
 		disabled[id] = true

@@ -10,26 +10,18 @@ import (
 // usageHandlers registers usage events and usage thresholds.
 func (s *Server) usageHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"createUsageEvent": func(ctx context.Context, r *Request) (any, error) {
-			var body api.UsageEventCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createUsageEvent": decoded(func(ctx context.Context, r *Request, body api.UsageEventCreateRequest) (any, error) {
 			return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, remit.UsageEventInput{
 				EventID: body.EventId, CustomerID: body.CustomerId, MeterID: body.MeterId, Quantity: body.Quantity,
 				Timestamp: body.Timestamp,
 			})
-		},
-		"createUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
-			var body api.UsageThresholdCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		}),
+		"createUsageThreshold": decoded(func(ctx context.Context, r *Request, body api.UsageThresholdCreateRequest) (any, error) {
 			return s.eng.Usage.CreateUsageThreshold(ctx, r.Merchant, remit.UsageThreshold{
 				ThresholdID: deref(body.ThresholdId), CustomerID: body.CustomerId, MeterID: body.MeterId,
 				Threshold: body.Threshold, Metadata: metadata(body.Metadata),
 			})
-		},
+		}),
 		"getUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Usage.GetUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
 		},

@@ -24,11 +24,7 @@ func (s *Server) webhookPreparers() map[string]PrepareFunc {
 // webhookHandlers registers webhook endpoints, events and their deliveries.
 func (s *Server) webhookHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"createWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
-			var body api.WebhookEndpointCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createWebhookEndpoint": decoded(func(ctx context.Context, r *Request, body api.WebhookEndpointCreateRequest) (any, error) {
 			in := remit.WebhookEndpointInput{URL: body.Url, Description: body.Description}
 			if body.EndpointId != nil {
 				in.EndpointID = *body.EndpointId
@@ -40,7 +36,7 @@ func (s *Server) webhookHandlers() map[string]HandlerFunc {
 				in.Metadata = *body.Metadata
 			}
 			return s.eng.Webhooks.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, in)
-		},
+		}),
 		"listWebhookEndpoints": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Webhooks.ListWebhookEndpoints(ctx, r.Scope, r.Query("limit"), r.Query("cursor"))
 		},
@@ -59,12 +55,8 @@ func (s *Server) webhookHandlers() map[string]HandlerFunc {
 		"listEventDeliveries": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Webhooks.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), r.Query("limit"), r.Query("cursor"))
 		},
-		"resendEvent": func(ctx context.Context, r *Request) (any, error) {
-			var body api.EventResendRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"resendEvent": decoded(func(ctx context.Context, r *Request, body api.EventResendRequest) (any, error) {
 			return s.eng.Webhooks.ResendEvent(ctx, r.Scope, r.Path("eventId"), body.EndpointId)
-		},
+		}),
 	}
 }

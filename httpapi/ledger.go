@@ -7,17 +7,13 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// balanceHandlers registers the prepaid balance ledger's routes.
-func (s *Server) balanceHandlers() map[string]HandlerFunc {
+// ledgerHandlers registers the prepaid balance ledger's routes.
+func (s *Server) ledgerHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"getCustomerBalance": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Ledger.GetCustomerBalance(ctx, r.Merchant, r.Path("customerId"))
 		},
-		"grantCustomerBalance": func(ctx context.Context, r *Request) (any, error) {
-			var body api.BalanceGrantRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"grantCustomerBalance": decoded(func(ctx context.Context, r *Request, body api.BalanceGrantRequest) (any, error) {
 			in := remit.GrantInput{
 				EntryID: deref(body.EntryId), Currency: body.Currency, Amount: body.Amount, Description: body.Description,
 				EffectiveAt: body.EffectiveAt, ExpiresAt: body.ExpiresAt, Metadata: metadata(body.Metadata),
@@ -40,16 +36,12 @@ func (s *Server) balanceHandlers() map[string]HandlerFunc {
 				}
 			}
 			return s.eng.Ledger.GrantBalance(ctx, r.Merchant, r.Path("customerId"), in)
-		},
-		"expireCustomerBalance": func(ctx context.Context, r *Request) (any, error) {
-			var body api.BalanceExpireRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		}),
+		"expireCustomerBalance": decoded(func(ctx context.Context, r *Request, body api.BalanceExpireRequest) (any, error) {
 			return s.eng.Ledger.ExpireBalance(ctx, r.Merchant, r.Path("customerId"), remit.ExpireInput{
 				EntryID: deref(body.EntryId), SourceEntryID: body.SourceEntryId, Amount: body.Amount, Description: body.Description,
 				EffectiveAt: body.EffectiveAt, Metadata: metadata(body.Metadata),
 			})
-		},
+		}),
 	}
 }

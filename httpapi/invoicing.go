@@ -7,14 +7,10 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// billingHandlers registers invoices and tax transactions.
-func (s *Server) billingHandlers() map[string]HandlerFunc {
+// invoicingHandlers registers the invoicing area: invoices and their tax transactions.
+func (s *Server) invoicingHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"createInvoice": func(ctx context.Context, r *Request) (any, error) {
-			var body api.InvoiceCreateRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"createInvoice": decoded(func(ctx context.Context, r *Request, body api.InvoiceCreateRequest) (any, error) {
 			in := remit.InvoiceDraftInput{
 				InvoiceID: deref(body.InvoiceId), CustomerID: body.CustomerId, BillingAccountID: body.BillingAccountId,
 				Currency: body.Currency, PeriodStart: body.PeriodStart, PeriodEnd: body.PeriodEnd, Metadata: metadata(body.Metadata),
@@ -26,20 +22,16 @@ func (s *Server) billingHandlers() map[string]HandlerFunc {
 				in.Lines = append(in.Lines, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
 			}
 			return s.eng.Invoicing.CreateInvoice(ctx, r.Merchant, in)
-		},
+		}),
 		"getInvoice": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Invoicing.GetInvoice(ctx, r.Merchant, r.Path("invoiceId"))
 		},
 		"refreshInvoice": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Invoicing.RefreshInvoice(ctx, r.Merchant, r.Path("invoiceId"))
 		},
-		"finalizeInvoice": func(ctx context.Context, r *Request) (any, error) {
-			var body api.InvoiceFinalizeRequest
-			if err := r.Decode(&body); err != nil {
-				return nil, err
-			}
+		"finalizeInvoice": decoded(func(ctx context.Context, r *Request, body api.InvoiceFinalizeRequest) (any, error) {
 			return s.eng.Invoicing.FinalizeInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.FinalizedByRef)
-		},
+		}),
 		"voidInvoice": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Invoicing.VoidInvoice(ctx, r.Merchant, r.Path("invoiceId"))
 		},
