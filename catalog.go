@@ -43,11 +43,18 @@ type Price struct {
 // Recurring reports whether the price bills on an interval.
 func (p Price) Recurring() bool { return p.BillingInterval != nil }
 
-// CheckPrice applies the per-type rules of product.md "Catalog" to a price about to be created
-// and fills the defaults (billingIntervalCount 1 for recurring prices, unitAmount 0 for free). It
-// records every problem in probs; the schema's own bounds (unitAmount >= 0, count >= 1, enums) are
-// checked before by the contract.
+// CheckPrice applies the rules of a price about to be created (docs/catalog-and-balance.md
+// "Prices": the fields each priceType takes, the interval bounds, a supported currency, the
+// metadata rule) and fills the defaults (billingIntervalCount 1 for recurring prices, unitAmount
+// 0 for free). It records every problem in probs; the schema's own bounds (unitAmount >= 0,
+// count >= 1, enums) are checked by the contract, and both lists are answered together.
 func CheckPrice(p *Price, probs *Problems) {
+	checkPriceType(p, probs)
+	CurrencyProblem(probs, InBody, "currency", p.Currency)
+	MetadataProblems(probs, "metadata", p.Metadata)
+}
+
+func checkPriceType(p *Price, probs *Problems) {
 	t := p.PriceType
 	need := func(field string, present bool) {
 		if !present {
@@ -114,8 +121,13 @@ type Coupon struct {
 }
 
 // CheckCoupon records every problem with a coupon about to be created: exactly one of percentOff
-// and amountOff, and currency with and only with amountOff.
+// and amountOff, currency with and only with amountOff, the metadata rule.
 func CheckCoupon(c *Coupon, probs *Problems) {
+	checkCouponAmount(c, probs)
+	MetadataProblems(probs, "metadata", c.Metadata)
+}
+
+func checkCouponAmount(c *Coupon, probs *Problems) {
 	switch {
 	case c.PercentOff != nil && c.AmountOff != nil:
 		probs.Body("percentOff", "mutually_exclusive", "Give either percentOff or amountOff (with currency), not both.")

@@ -147,6 +147,9 @@ func (p *Problems) Err() error {
 	return Invalid(p.list...)
 }
 
+// Fields returns every problem recorded, in order.
+func (p *Problems) Fields() []FieldError { return p.list }
+
 // Invalid returns a validation_failure error listing fields.
 func Invalid(fields ...FieldError) *Error {
 	msg := "The request does not match the API contract; compare it with the operation in /openapi.yaml."

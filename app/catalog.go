@@ -22,8 +22,6 @@ func scopeOf(m remit.MerchantAccount) remit.Scope {
 func (a *App) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error) {
 	var probs remit.Problems
 	remit.CheckPrice(&p, &probs)
-	remit.CurrencyProblem(&probs, remit.InBody, "currency", p.Currency)
-	remit.MetadataProblems(&probs, "metadata", p.Metadata)
 	if err := probs.Err(); err != nil {
 		return remit.Price{}, err
 	}
@@ -64,7 +62,6 @@ func (a *App) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, fi
 func (a *App) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error) {
 	var probs remit.Problems
 	remit.CheckCoupon(&c, &probs)
-	remit.MetadataProblems(&probs, "metadata", c.Metadata)
 	if err := probs.Err(); err != nil {
 		return remit.Coupon{}, err
 	}

@@ -12,29 +12,37 @@ import (
 func (s *Server) catalogHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"createPrice": decoded(func(ctx context.Context, r *Request, body api.PriceCreateRequest) (any, error) {
-			p := remit.Price{
-				PriceID: body.PriceId, ProductID: body.ProductId, Name: body.Name, PriceType: string(body.PriceType),
-				Currency: body.Currency, BillingIntervalCount: body.BillingIntervalCount, UnitAmount: body.UnitAmount,
-				MeterID: body.MeterId, Metadata: metadata(body.Metadata),
-			}
-			if body.BillingInterval != nil {
-				v := string(*body.BillingInterval)
-				p.BillingInterval = &v
-			}
-			return s.eng.Catalog.CreatePrice(ctx, r.Merchant, p)
+			return s.eng.Catalog.CreatePrice(ctx, r.Merchant, priceInput(body))
 		}),
 		"getPrice": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"), "")
 		},
 		"createCoupon": decoded(func(ctx context.Context, r *Request, body api.CouponCreateRequest) (any, error) {
-			return s.eng.Catalog.CreateCoupon(ctx, r.Merchant, remit.Coupon{
-				CouponID: deref(body.CouponId), Name: body.Name, PercentOff: body.PercentOff, AmountOff: body.AmountOff,
-				Currency: body.Currency, Metadata: metadata(body.Metadata),
-			})
+			return s.eng.Catalog.CreateCoupon(ctx, r.Merchant, couponInput(body))
 		}),
 		"getCoupon": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"), "")
 		},
+	}
+}
+
+func priceInput(body api.PriceCreateRequest) remit.Price {
+	p := remit.Price{
+		PriceID: body.PriceId, ProductID: body.ProductId, Name: body.Name, PriceType: string(body.PriceType),
+		Currency: body.Currency, BillingIntervalCount: body.BillingIntervalCount, UnitAmount: body.UnitAmount,
+		MeterID: body.MeterId, Metadata: metadata(body.Metadata),
+	}
+	if body.BillingInterval != nil {
+		v := string(*body.BillingInterval)
+		p.BillingInterval = &v
+	}
+	return p
+}
+
+func couponInput(body api.CouponCreateRequest) remit.Coupon {
+	return remit.Coupon{
+		CouponID: deref(body.CouponId), Name: body.Name, PercentOff: body.PercentOff, AmountOff: body.AmountOff,
+		Currency: body.Currency, Metadata: metadata(body.Metadata),
 	}
 }
 

@@ -97,7 +97,7 @@ func (s *Server) toEnvelope(err error, requestID string) (int, errorBody) {
 
 // validationError converts kin-openapi's request validation error (nil when the contract is met)
 // and the problems found beside it into one validation_failure listing every field.
-func validationError(err error, more ...remit.FieldError) error {
+func validationError(err error, more ...remit.FieldError) *remit.Error {
 	var fields []remit.FieldError
 	var collect func(error)
 	collect = func(err error) {

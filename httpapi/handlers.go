@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"fmt"
+
+	"github.com/remit-billing/remit"
 )
 
 // area is one area of the edge: its name (the engine's service of the same name, httpapi.Engine)
@@ -51,6 +53,27 @@ func (s *Server) handlers() (map[string]HandlerFunc, error) {
 // run before the operation's transaction (see PrepareFunc).
 func (s *Server) preparers() map[string]PrepareFunc {
 	return s.webhookPreparers()
+}
+
+// bodyChecks returns the body rules of the operations that have them, by operationId (see
+// BodyCheck).
+func (s *Server) bodyChecks() map[string]BodyCheck {
+	return map[string]BodyCheck{
+		"createPrice":  bodyCheck(priceInput, func(p remit.Price, probs *remit.Problems) { remit.CheckPrice(&p, probs) }),
+		"createCoupon": bodyCheck(couponInput, func(c remit.Coupon, probs *remit.Problems) { remit.CheckCoupon(&c, probs) }),
+	}
+}
+
+// bodyCheck builds an operation's BodyCheck from the mapping of its decoded body to the engine's
+// input (the handler's own) and the domain rule the engine applies to that input.
+func bodyCheck[B, In any](input func(B) In, rule func(In, *remit.Problems)) BodyCheck {
+	return func(r *Request) []remit.FieldError {
+		var body B
+		r.DecodeLenient(&body)
+		var p remit.Problems
+		rule(input(body), &p)
+		return p.Fields()
+	}
 }
 
 // decoded adapts a handler that takes the operation's decoded body, a request type generated from

@@ -63,6 +63,16 @@ func (r *Request) Decode(v any) error {
 	return nil
 }
 
+// DecodeLenient decodes what it can of a body that may break the contract (a value of the wrong
+// type is left zero); for the operation's body rules (BodyCheck), never for its work.
+func (r *Request) DecodeLenient(v any) {
+	body := r.Body
+	if b, ok := integralNumbers(body); ok {
+		body = b
+	}
+	_ = json.Unmarshal(body, v)
+}
+
 // integralNumbers rewrites every number of a JSON document that denotes an integer in plain
 // integer form. ok is false when the document does not parse.
 func integralNumbers(body []byte) ([]byte, bool) {
@@ -350,10 +360,30 @@ func (s *Server) validate(o *operation, req *Request) error {
 	})
 	metaProblems := metadataProblems(o.bodySchema, req.Body)
 	if err != nil {
-		return validationError(err, metaProblems...)
+		return withBodyRules(validationError(err, metaProblems...), o, req)
 	}
 	req.problems = metaProblems
 	return nil
+}
+
+// withBodyRules adds to a body's contract problems what the operation's own rules find in the same
+// body (its BodyCheck, the rule the engine runs on the same input), so the caller gets one list of
+// every problem in one pass. A field the contract already refused is not reported twice.
+func withBodyRules(invalid *remit.Error, o *operation, req *Request) error {
+	if o.check == nil {
+		return invalid
+	}
+	fields := invalid.Fields
+	refused := map[string]bool{}
+	for _, f := range fields {
+		refused[f.Location+"|"+f.Field] = true
+	}
+	for _, f := range o.check(req) {
+		if !refused[f.Location+"|"+f.Field] {
+			fields = append(fields, f)
+		}
+	}
+	return remit.Invalid(dedupe(fields)...)
 }
 
 // serveWrite runs a mutating operation through the engine's one write entry point

@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
 	"github.com/remit-billing/remit/ratelimit"
 )
@@ -47,6 +48,11 @@ type Server struct {
 // the resource to send as data. The success status comes from the document.
 type HandlerFunc func(ctx context.Context, r *Request) (any, error)
 
+// BodyCheck applies an operation's own rules on its body alone (the ones the engine runs on the
+// same input) to a body that failed the contract, so one 422 lists the problems of both kinds. It
+// reads the body leniently (Request.DecodeLenient): fields that did not decode are zero.
+type BodyCheck func(r *Request) []remit.FieldError
+
 // PrepareFunc runs before a write operation's transaction, for work that must not hold the
 // store's writer, such as a network lookup. It calls the engine and returns the context the
 // handler then runs with (the engine reads what it prepared from there).
@@ -72,6 +78,7 @@ type operation struct {
 	success    int
 	handler    HandlerFunc
 	prepare    PrepareFunc         // optional; writes only
+	check      BodyCheck           // optional: the operation's own rules on its body, for one-pass 422s
 	bodyIdem   bool                // the body has an idempotencyKey field that stands in for the header
 	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
 }
@@ -93,7 +100,7 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	if err != nil {
 		return nil, err
 	}
-	preparers := s.preparers()
+	preparers, checks := s.preparers(), s.bodyChecks()
 	disabled := map[string]bool{}
 	for _, id := range cfg.DisabledOperations {
 		disabled[id] = true
@@ -112,6 +119,8 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 				}
 				delete(handlers, o.id)
 			}
+			o.check = checks[o.id]
+			delete(checks, o.id)
 			if p, ok := preparers[o.id]; ok {
 				if !o.mutating {
 					return nil, fmt.Errorf("a prepare step is registered for %q, which is not a write", o.id)
@@ -128,6 +137,9 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	}
 	for id := range handlers {
 		return nil, fmt.Errorf("handler registered for %q, which api/openapi.yaml does not define", id)
+	}
+	for id := range checks {
+		return nil, fmt.Errorf("body check registered for %q, which api/openapi.yaml does not define", id)
 	}
 	for id := range preparers {
 		return nil, fmt.Errorf("prepare step registered for %q, which api/openapi.yaml does not define", id)

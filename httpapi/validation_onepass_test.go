@@ -1,0 +1,40 @@
+package httpapi_test
+
+import (
+	"testing"
+
+	"github.com/remit-billing/remit/internal/testkit"
+)
+
+// TestOnePassValidation: a body with problems the contract finds and problems the operation's own
+// rules find is answered with one 422 listing both kinds, and a field the contract already refused
+// is not reported twice.
+func TestOnePassValidation(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		t.Run("price", func(t *testing.T) {
+			// Contract: name too long is not needed; unitAmount below its minimum. Rules of
+			// priceType usage_metered: meterId and billingInterval required. Both lists at once.
+			r := e.Do("POST", "/v1/prices", map[string]any{
+				"priceId": "price_both", "productId": "prod_both", "name": "Both", "priceType": "usage_metered",
+				"currency": "USD", "unitAmount": -5,
+			})
+			wantFields(t, r, "body:unitAmount:out_of_range", "body:meterId:required", "body:billingInterval:required")
+		})
+		t.Run("coupon", func(t *testing.T) {
+			// Contract: percentOff above 100. Rule: percentOff and amountOff are exclusive; the
+			// refused percentOff is reported once, by the contract.
+			r := e.Do("POST", "/v1/coupons", map[string]any{
+				"couponId": "cpn_both", "name": "Both", "percentOff": 150, "amountOff": 100, "currency": "USD",
+			})
+			wantFields(t, r, "body:percentOff:out_of_range", "body:amountOff:mutually_exclusive")
+		})
+		t.Run("wrong type", func(t *testing.T) {
+			// A value of the wrong type does not hide the rules' problems of the other fields.
+			r := e.Do("POST", "/v1/prices", map[string]any{
+				"priceId": "price_type", "productId": "prod_type", "name": "Type", "priceType": "fixed_one_time",
+				"currency": "USD", "unitAmount": "ten", "billingInterval": "month",
+			})
+			wantFields(t, r, "body:unitAmount:invalid_type", "body:billingInterval:not_allowed")
+		})
+	})
+}
