@@ -1,6 +1,8 @@
 // Package api holds Remit's contract: openapi.yaml (the single source of routes, types and
-// validation rules) and the Go types generated from it (types.gen.go, by oapi-codegen; regenerate
-// with `go generate ./api` — CI fails when the committed file drifts).
+// validation rules) and the Go types of its request bodies generated from it (types.gen.go, by
+// oapi-codegen through internal/requestmodels; regenerate with `go generate ./api` — CI fails when
+// the committed file drifts). Answers have no generated types: their one Go source is package
+// remit's domain types, checked against the contract by every test (internal/testkit).
 package api
 
 import (
@@ -11,7 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-//go:generate go tool oapi-codegen -config oapi-codegen.yaml openapi.yaml
+//go:generate go run ./internal/requestmodels openapi.yaml oapi-codegen.yaml
 
 // Document is the contract as served at GET /openapi.yaml.
 //
