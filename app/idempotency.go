@@ -29,49 +29,15 @@ type StoredResponse struct {
 	Body   []byte
 }
 
-// IdempotencyClaim is a request's hold on its Idempotency-Key, from ClaimIdempotent or
-// BeginIdempotent until FinishIdempotent or ReleaseIdempotentTx.
+// IdempotencyClaim is a request's hold on its Idempotency-Key, from ClaimIdempotent until
+// FinishIdempotent or ReleaseIdempotentTx.
 type IdempotencyClaim struct {
 	record   store.IdempotencyRecord
 	replaces string // owner of the forgotten or dead record taken over ("" for a free key)
-	stored   bool   // the claim itself is stored, in flight (BeginIdempotent)
 }
 
 // Owner is the claim's owner token.
 func (c IdempotencyClaim) Owner() string { return c.record.Owner }
-
-// BeginIdempotent claims key for a request in a transaction of its own, storing the claim as in
-// flight, for work that cannot run inside one transaction. It returns the claim to pass to
-// FinishIdempotent or ReleaseIdempotent, or a stored response to replay. A holder that dies leaves
-// the key in flight until its lease (Config.IdempotencyLease) runs out; then the same request may
-// take it over.
-//
-// Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
-func (a *App) BeginIdempotent(ctx context.Context, scope remit.Scope, key, route string, body []byte) (claim IdempotencyClaim, replay *StoredResponse, err error) {
-	now := a.Clock.Now()
-	rec := a.newIdempotencyRecord(route, remit.BodyFingerprint(body), now)
-	var existing store.IdempotencyRecord
-	var claimed bool
-	for attempt := 0; attempt < 3; attempt++ {
-		err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			var err error
-			existing, claimed, err = tx.ClaimIdempotency(ctx, IdempotencyScope(scope), key, rec, now.Add(-a.Config.IdempotencyRetention),
-				func(e store.IdempotencyRecord) bool { return a.takesOver(e, rec, now) })
-			return err
-		})
-		if err == nil {
-			break
-		}
-	}
-	if err != nil {
-		return claim, nil, err
-	}
-	if claimed {
-		return IdempotencyClaim{record: rec, stored: true}, nil, nil
-	}
-	err = a.existingAnswer(ctx, scope, key, existing, rec, &replay)
-	return claim, replay, err
-}
 
 func (a *App) newIdempotencyRecord(route, fingerprint string, now time.Time) store.IdempotencyRecord {
 	return store.IdempotencyRecord{Route: route, BodyHash: fingerprint, Owner: remit.NewID("req"),
@@ -170,14 +136,10 @@ func (a *App) openResponse(ctx context.Context, scope remit.Scope, key string, s
 // ReleaseIdempotentTx forgets a key claimed in tx whose answer is not remembered although the
 // request's effects commit (an error marked remit.Error.Commit that is not final).
 func (a *App) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim) error {
-	ns := IdempotencyScope(scope)
-	switch {
-	case claim.stored:
-		return tx.ReleaseIdempotency(ctx, ns, key, claim.record.Owner)
-	case claim.replaces != "":
-		return tx.ForgetIdempotency(ctx, ns, key, claim.replaces)
+	if claim.replaces == "" {
+		return nil // nothing was written for the key
 	}
-	return nil // nothing was written for the key
+	return tx.ForgetIdempotency(ctx, IdempotencyScope(scope), key, claim.replaces)
 }
 
 // FinishIdempotent remembers the response for key. Call it inside the request's transaction so it
@@ -188,13 +150,7 @@ func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sc
 	if err != nil {
 		return remit.Internal(err)
 	}
-	ns := IdempotencyScope(scope)
-	var ok bool
-	if claim.stored {
-		ok, err = tx.CompleteIdempotency(ctx, ns, key, claim.record.Owner, status, sealed)
-	} else {
-		ok, err = tx.StoreIdempotency(ctx, ns, key, claim.record, claim.replaces, status, sealed)
-	}
+	ok, err := tx.StoreIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
 	if err != nil {
 		return err
 	}
@@ -216,14 +172,6 @@ func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key str
 			return nil
 		}
 		return err
-	})
-}
-
-// ReleaseIdempotent forgets a key claimed by BeginIdempotent whose request ran no operation (401,
-// 403, 422, 429, faults), so a corrected retry with the same key works.
-func (a *App) ReleaseIdempotent(ctx context.Context, scope remit.Scope, key string, claim IdempotencyClaim) error {
-	return a.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		return a.ReleaseIdempotentTx(ctx, tx, scope, key, claim)
 	})
 }
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/internal/testkit"
-	"github.com/remit-billing/remit/store"
 )
 
 // runFixed runs fn on every configured store with a fixed clock of its own, so that the sandbox
@@ -93,14 +93,12 @@ func TestIdempotencyReplay(t *testing.T) {
 		}
 
 		// Another route with the same key: 409 idempotency_key_reused, both ways.
-		ctx := context.Background()
-		_, _, err := e.App.BeginIdempotent(ctx, sandboxScope(e.Tenant), "k-replay", "POST /v1/prices", []byte(`{"seconds":60}`))
-		if remit.ErrorCode(err) != remit.EConflict {
-			t.Fatalf("key reused on another route: %v", err)
+		r = e.Do("POST", "/v1/customers", map[string]any{"name": "Other route"}, testkit.Key("k-replay"))
+		wantError(t, e, r, 409, "conflict")
+		if reason(r) != "idempotency_key_reused" {
+			t.Fatalf("key reused on another route: reason %v", reason(r))
 		}
-		if _, _, err := e.App.BeginIdempotent(ctx, sandboxScope(e.Tenant), "k-route", "POST /v1/prices", []byte(`{"seconds":60}`)); err != nil {
-			t.Fatal(err)
-		}
+		e.Must(201, "POST", "/v1/customers", map[string]any{"name": "Route"}, testkit.Key("k-route"))
 		r = e.Do("POST", advancePath, nil, testkit.Key("k-route"), jsonBody(`{"seconds":60}`))
 		wantError(t, e, r, 409, "conflict")
 		if reason(r) != "idempotency_key_reused" {
@@ -116,7 +114,6 @@ func TestIdempotencyReplay(t *testing.T) {
 // retry with the same key runs.
 func TestIdempotencyNotRemembered(t *testing.T) {
 	runFixed(t, func(t *testing.T, e *testkit.Env, clock *remit.FixedClock) {
-		ctx := context.Background()
 		start := clockNow(t, e)
 
 		// 422 from the contract (before the key is claimed), then a corrected retry.
@@ -136,16 +133,12 @@ func TestIdempotencyNotRemembered(t *testing.T) {
 
 		// 403 from the engine (the clock is sandbox-only) is not remembered: the production key
 		// can be claimed afterwards with any body.
-		prod := remit.Scope{OrganizationID: e.Tenant.OrganizationID, Environment: remit.Production, MerchantAccountID: e.Tenant.Production}
 		wantError(t, e, e.Do("POST", advancePath, map[string]any{"seconds": 5}, testkit.Key("k-403"), testkit.Production()), 403, "forbidden")
 		wantError(t, e, e.Do("POST", advancePath, map[string]any{"seconds": 5}, testkit.Key("k-403"), testkit.Production()), 403, "forbidden")
 		if n := idempotencyRows(t, e, "k-403"); n != 0 {
 			t.Fatalf("a 403 left %d idempotency rows", n)
 		}
-		claim, replay, err := e.App.BeginIdempotent(ctx, prod, "k-403", advanceRoute, []byte(`{"seconds":6}`))
-		if err != nil || replay != nil || claim.Owner() == "" {
-			t.Fatalf("403 was remembered: owner %q replay %v err %v", claim.Owner(), replay, err)
-		}
+		wantFresh(t, e.Must(201, "POST", "/v1/customers", map[string]any{"name": "After 403"}, testkit.Key("k-403"), testkit.Production()))
 
 		// 403 from the scope and 401 never touch the key.
 		other := e.NewTenant("Other Org", false)
@@ -255,13 +248,10 @@ func TestIdempotencyConcurrent(t *testing.T) {
 // died leaves a lease that the same request takes over once it expires, never another body.
 func TestIdempotencyInFlight(t *testing.T) {
 	runFixed(t, func(t *testing.T, e *testkit.Env, clock *remit.FixedClock) {
-		ctx := context.Background()
 		scope := sandboxScope(e.Tenant)
 		start := clockNow(t, e)
-		held, replay, err := e.App.BeginIdempotent(ctx, scope, "held", advanceRoute, []byte(`{"seconds":60}`))
-		if err != nil || replay != nil {
-			t.Fatalf("claim: %v %v", replay, err)
-		}
+		// A record in flight, as an earlier version of Remit left it when its request died.
+		holdKey(t, e, scope, "held", advanceRoute, `{"seconds":60}`, clock.Now())
 		r := e.Do("POST", advancePath, map[string]any{"seconds": 60}, testkit.Key("held"))
 		wantError(t, e, r, 409, "conflict")
 		if reason(r) != "idempotency_key_in_flight" {
@@ -284,14 +274,19 @@ func TestIdempotencyInFlight(t *testing.T) {
 		if got := clockNow(t, e).Sub(start); got != 121*time.Second {
 			t.Fatalf("clock moved %v, want 61s real + 60s advanced", got)
 		}
-		// The first holder lost its key: completing it now fails, so its work would roll back.
-		err = e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			return e.App.FinishIdempotent(ctx, tx, scope, "held", held, 201, []byte(`{}`))
-		})
-		if remit.ErrorCode(err) != remit.EConflict {
-			t.Fatalf("the displaced holder completed the key: %v", err)
-		}
 	})
+}
+
+// holdKey stores an Idempotency-Key record in flight for the request (route, body), with a lease of
+// one minute from now.
+func holdKey(t *testing.T, e *testkit.Env, scope remit.Scope, key, route, body string, now time.Time) {
+	t.Helper()
+	_, err := e.App.DB.SQL().Exec(`INSERT INTO idempotency_keys (scope, idem_key, route, body_hash, state, owner, lease_until, status, response, created_at)
+		VALUES ($1, $2, $3, $4, 'in_flight', 'req_holder', $5, 0, '', $6)`,
+		app.IdempotencyScope(scope), key, route, remit.BodyFingerprint([]byte(body)), remit.Micros(now.Add(time.Minute)), remit.Micros(now))
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestIdempotencyRetention: keys are remembered 24 hours; after that the key is free again and

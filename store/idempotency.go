@@ -21,38 +21,6 @@ type IdempotencyRecord struct {
 	CreatedAt  time.Time
 }
 
-// ClaimIdempotency tries to take (scope, key) for the request owner. It succeeds when the key is
-// new, when its record is older than expiredBefore (forgotten), or when takeover is true and the
-// record is in flight with an expired lease (its request died before committing). Otherwise it
-// returns the existing record and claimed=false.
-func (q Q) ClaimIdempotency(ctx context.Context, scope, key string, rec IdempotencyRecord, expiredBefore time.Time, takeover func(existing IdempotencyRecord) bool) (existing IdempotencyRecord, claimed bool, err error) {
-	defer wrap(&err, "store.ClaimIdempotency")
-	n, err := q.exec(ctx, `INSERT INTO idempotency_keys (scope, idem_key, route, body_hash, state, owner, lease_until, created_at)
-		VALUES ($1, $2, $3, $4, 'in_flight', $5, $6, $7) ON CONFLICT (scope, idem_key) DO NOTHING`,
-		scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), remit.Micros(rec.CreatedAt))
-	if err != nil {
-		return existing, false, err
-	}
-	if n == 1 {
-		return rec, true, nil
-	}
-	existing, found, err := q.LookupIdempotency(ctx, scope, key)
-	if err != nil {
-		return existing, false, err
-	}
-	if !found {
-		// Purged between the two statements: the caller retries.
-		return existing, false, errors.New("idempotency record vanished; retry")
-	}
-	if existing.CreatedAt.Before(expiredBefore) || takeover(existing) {
-		_, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $3, body_hash = $4, state = 'in_flight', owner = $5,
-			lease_until = $6, status = 0, response = '', created_at = $7 WHERE scope = $1 AND idem_key = $2`,
-			scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), remit.Micros(rec.CreatedAt))
-		return rec, err == nil, err
-	}
-	return existing, false, nil
-}
-
 // LookupIdempotency returns the record of (scope, key), if there is one, holding its row lock
 // (PostgreSQL) to the end of the transaction.
 func (q Q) LookupIdempotency(ctx context.Context, scope, key string) (rec IdempotencyRecord, found bool, err error) {
@@ -103,21 +71,6 @@ func (q Q) LockIdempotencyKey(ctx context.Context, scope, key string) (bool, err
 	var ok bool
 	err := q.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`, scope+"|"+key).Scan(&ok)
 	return ok, wrapErr(err, "store.LockIdempotencyKey")
-}
-
-// CompleteIdempotency stores the response of the request that owns the key. It reports false when
-// the request no longer owns it (its lease ran out and a retry took over), in which case the
-// caller must roll back.
-func (q Q) CompleteIdempotency(ctx context.Context, scope, key, owner string, status int, response []byte) (bool, error) {
-	n, err := q.exec(ctx, `UPDATE idempotency_keys SET state = 'done', status = $4, response = $5
-		WHERE scope = $1 AND idem_key = $2 AND owner = $3 AND state = 'in_flight'`, scope, key, owner, status, string(response))
-	return n == 1, wrapErr(err, "store.CompleteIdempotency")
-}
-
-// ReleaseIdempotency forgets a key its owner did not complete, so a corrected retry may use it.
-func (q Q) ReleaseIdempotency(ctx context.Context, scope, key, owner string) error {
-	_, err := q.exec(ctx, `DELETE FROM idempotency_keys WHERE scope = $1 AND idem_key = $2 AND owner = $3 AND state = 'in_flight'`, scope, key, owner)
-	return wrapErr(err, "store.ReleaseIdempotency")
 }
 
 // ForgetIdempotency deletes the record of (scope, key) that owner wrote, whatever its state.

@@ -139,57 +139,51 @@ func TestConcurrentTransactionsIsolateFailures(t *testing.T) {
 	})
 }
 
+// TestIdempotencyRecords: a remembered answer is found, kept from strangers, forgotten only by its
+// owner and purged after the retention.
 func TestIdempotencyRecords(t *testing.T) {
 	forEachStore(t, func(t *testing.T, db *store.DB) {
 		ctx := context.Background()
 		now := time.Now().UTC()
 		rec := store.IdempotencyRecord{Route: "POST /v1/x", BodyHash: "h1", Owner: "o1", LeaseUntil: now.Add(time.Minute), CreatedAt: now}
-		never := func(store.IdempotencyRecord) bool { return false }
-		claim := func(r store.IdempotencyRecord, expiredBefore time.Time, takeover func(store.IdempotencyRecord) bool) (store.IdempotencyRecord, bool) {
-			var ex store.IdempotencyRecord
-			var ok bool
-			if err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				var err error
-				ex, ok, err = tx.ClaimIdempotency(ctx, "scope", "k", r, expiredBefore, takeover)
-				return err
-			}); err != nil {
+		tx := func(fn func(ctx context.Context, tx *store.Tx) error) {
+			t.Helper()
+			if err := db.Tx(ctx, fn); err != nil {
 				t.Fatal(err)
 			}
-			return ex, ok
 		}
-		if _, ok := claim(rec, now.Add(-24*time.Hour), never); !ok {
-			t.Fatal("first claim refused")
+		lookup := func() (store.IdempotencyRecord, bool) {
+			var ex store.IdempotencyRecord
+			var found bool
+			tx(func(ctx context.Context, tx *store.Tx) error {
+				var err error
+				ex, found, err = tx.LookupIdempotency(ctx, "scope", "k")
+				return err
+			})
+			return ex, found
 		}
-		other := rec
-		other.Owner = "o2"
-		if ex, ok := claim(other, now.Add(-24*time.Hour), never); ok || ex.State != "in_flight" || ex.Owner != "o1" {
-			t.Fatalf("second claim: ok=%v existing=%+v", ok, ex)
-		}
-		// The owner completes; a stranger cannot.
-		_ = db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			if ok, _ := tx.CompleteIdempotency(ctx, "scope", "k", "o2", 200, []byte("x")); ok {
-				t.Error("a non-owner completed the key")
+		tx(func(ctx context.Context, tx *store.Tx) error {
+			if ok, err := tx.StoreIdempotency(ctx, "scope", "k", rec, "", 201, []byte(`{"a":1}`)); !ok || err != nil {
+				t.Fatalf("first answer not stored: %v %v", ok, err)
 			}
-			if ok, _ := tx.CompleteIdempotency(ctx, "scope", "k", "o1", 201, []byte(`{"a":1}`)); !ok {
-				t.Error("the owner could not complete the key")
+			other := rec
+			other.Owner = "o2"
+			if ok, err := tx.StoreIdempotency(ctx, "scope", "k", other, "", 200, []byte("x")); ok || err != nil {
+				t.Fatalf("a second new record was stored: %v %v", ok, err)
 			}
-			return nil
+			return tx.ForgetIdempotency(ctx, "scope", "k", "o2") // not its owner: nothing happens
 		})
-		if ex, ok := claim(other, now.Add(-24*time.Hour), never); ok || ex.State != "done" || ex.Status != 201 || string(ex.Response) != `{"a":1}` {
-			t.Fatalf("after completion: ok=%v existing=%+v", ok, ex)
-		}
-		// Past the retention the key is forgotten and may be claimed anew.
-		if _, ok := claim(other, now.Add(time.Hour), never); !ok {
-			t.Fatal("an expired key could not be claimed again")
+		if ex, found := lookup(); !found || ex.State != "done" || ex.Owner != "o1" || ex.Status != 201 || string(ex.Response) != `{"a":1}` {
+			t.Fatalf("lookup: found=%v %+v", found, ex)
 		}
 		var n int64
-		err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		tx(func(ctx context.Context, tx *store.Tx) error {
 			var err error
 			n, err = tx.PurgeIdempotency(ctx, now.Add(time.Hour))
 			return err
 		})
-		if err != nil || n != 1 {
-			t.Fatalf("purge: n=%d err=%v", n, err)
+		if _, found := lookup(); n != 1 || found {
+			t.Fatalf("purge: n=%d, still found %v", n, found)
 		}
 	})
 }
