@@ -79,29 +79,6 @@ type WebhookAttempt struct {
 	Error            *string   `json:"error"`
 }
 
-// EventTypes is the catalog of event types Remit emits or will emit (docs/events.md documents each
-// one). An endpoint may subscribe to these or to "*". An area that emits a new type adds it here
-// and to docs/events.md.
-var EventTypes = []string{
-	"merchant_account.created", "merchant_account.submitted", "merchant_account.approved",
-	"merchant_account.rejected", "merchant_account.update_requested", "merchant_account.claimed",
-	"price.created", "coupon.created", "customer.created", "billing_account.created", "billing_account.updated",
-	"customer_balance.granted", "customer_balance.grant_effective", "customer_balance.expired", "customer_balance.applied", "customer_balance.credited",
-	"payment_method.setup_session.created", "payment_method.setup_session.completed", "payment_method.attached",
-	"quote.created", "quote.accepted",
-	"subscription.created", "subscription.updated", "subscription.renewed",
-	"invoice.created", "invoice.refreshed", "invoice.finalized", "invoice.voided", "invoice.paid", "invoice.payment_failed",
-	"tax_transaction.created", "tax_transaction.committed", "tax_transaction.reversed",
-	"payment.succeeded", "payment.failed", "payment_receipt.created", "payment_receipt.updated",
-	"settlement.closed", "settlement.paid", "payout.created",
-	"credit_note.created", "refund.created",
-	"usage_threshold.created", "usage_threshold.crossed", "usage_threshold.archived",
-	"webhook_endpoint.created", "webhook_endpoint.disabled",
-}
-
-// KnownEventType reports whether typ is in the catalog.
-func KnownEventType(typ string) bool { return slices.Contains(EventTypes, typ) }
-
 // WebhookEndpointInput is a create request.
 type WebhookEndpointInput struct {
 	EndpointID    string // "" = generate we_...

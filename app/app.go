@@ -76,10 +76,10 @@ func (a *App) TaxTable() *tax.Table {
 
 var defaultTax = tax.Default()
 
-// Emit appends an event to the outbox in the transaction tx. obj is the resource after the change;
-// it is delivered as data.object.
-func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ, objectID string, obj any) error {
-	if !remit.KnownEventType(typ) {
+// Emit appends an event of type typ (a constant of the catalog, remit.EventTypes) to the outbox
+// in the transaction tx. obj is the resource after the change; it is delivered as data.object.
+func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {
+	if !remit.KnownEventType(string(typ)) {
 		return remit.Internal(fmt.Errorf("app.Emit: event type %q is not in remit.EventTypes (add it there and to docs/events.md)", typ))
 	}
 	data, err := json.Marshal(map[string]any{"object": obj})
@@ -87,7 +87,7 @@ func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now tim
 		return remit.Internal(err)
 	}
 	ev := remit.Event{
-		ID: remit.NewID("evt"), Object: "event", Type: typ, MerchantAccountID: scope.MerchantAccountID,
+		ID: remit.NewID("evt"), Object: "event", Type: string(typ), MerchantAccountID: scope.MerchantAccountID,
 		Environment: scope.Environment, CreatedAt: now, Data: data,
 	}
 	if err := tx.InsertEvent(ctx, ev, objectID); err != nil {

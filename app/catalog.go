@@ -35,7 +35,7 @@ func (a *App) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.
 		if err := tx.CreatePrice(ctx, p); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "price.created", p.PriceID, p)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventPriceCreated, p.PriceID, p)
 	})
 	return p, err
 }
@@ -75,7 +75,7 @@ func (a *App) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit
 		if err := tx.CreateCoupon(ctx, c); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "coupon.created", c.CouponID, c)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
 	})
 	return c, err
 }

@@ -92,7 +92,7 @@ func (a *App) refundInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantA
 		if err := tx.InsertRefund(ctx, ref); err != nil {
 			return nil, err
 		}
-		if err := a.Emit(ctx, tx, scopeOf(m), now, "refund.created", ref.RefundID, ref); err != nil {
+		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventRefundCreated, ref.RefundID, ref); err != nil {
 			return nil, err
 		}
 		ids = append(ids, ref.RefundID)

@@ -37,7 +37,7 @@ func (a *App) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c rem
 		if err := tx.CreateCustomer(ctx, c); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "customer.created", c.CustomerID, c)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
 	})
 	return c, err
 }
@@ -83,7 +83,7 @@ func (a *App) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount,
 		if err := tx.CreateBillingAccount(ctx, b); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "billing_account.created", b.BillingAccountID, b)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountCreated, b.BillingAccountID, b)
 	})
 	return b, err
 }

@@ -137,7 +137,7 @@ func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, custome
 				return err
 			}
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "customer_balance.granted", e.EntryID, e)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerBalanceGranted, e.EntryID, e)
 	})
 	return e, err
 }
@@ -188,7 +188,7 @@ func (a *App) ExpireBalance(ctx context.Context, m remit.MerchantAccount, custom
 		if err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "customer_balance.expired", out.EntryID, out)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerBalanceExpired, out.EntryID, out)
 	})
 	return out, err
 }
@@ -316,7 +316,7 @@ func (a *App) ApplyBalance(ctx context.Context, tx *store.Tx, scope remit.Scope,
 	if err != nil {
 		return e, err
 	}
-	return e, a.Emit(ctx, tx, scope, micro(at), "customer_balance.applied", e.EntryID, e)
+	return e, a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceApplied, e.EntryID, e)
 }
 
 // CreditBalance appends a credit_note or top_up lot (remaining = amount, effective at `at`, never
@@ -359,7 +359,7 @@ func (a *App) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.Scope
 	if err := tx.InsertBalanceEntry(ctx, e); err != nil {
 		return remit.BalanceEntry{}, err
 	}
-	return e, a.Emit(ctx, tx, scope, micro(at), "customer_balance.credited", e.EntryID, e)
+	return e, a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceCredited, e.EntryID, e)
 }
 
 // --- scheduled jobs ---
@@ -386,7 +386,7 @@ func (a *App) runGrantEffective(ctx context.Context, tx *store.Tx, scope remit.S
 	if err != nil || !ok || *lot.Remaining == 0 {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, micro(at), "customer_balance.grant_effective", lot.EntryID, lot)
+	return a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceGrantEffective, lot.EntryID, lot)
 }
 
 // runGrantExpire expires what remains of a grant at its expiresAt: an expiry entry effective at
@@ -403,5 +403,5 @@ func (a *App) runGrantExpire(ctx context.Context, tx *store.Tx, scope remit.Scop
 	if err != nil {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, micro(at), "customer_balance.expired", e.EntryID, e)
+	return a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceExpired, e.EntryID, e)
 }

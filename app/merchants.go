@@ -351,7 +351,7 @@ func (a *App) setMerchantStatus(ctx context.Context, tx *store.Tx, m *remit.Merc
 func (a *App) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ string, now time.Time, obj remit.MerchantAccountObject, toPlatform bool) error {
 	obj.ClaimURL = nil
 	scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
-	if err := a.Emit(ctx, tx, scope, now, typ, m.ID, obj); err != nil {
+	if err := a.Emit(ctx, tx, scope, now, remit.EventType(typ), m.ID, obj); err != nil {
 		return err
 	}
 	if !toPlatform || m.PlatformMerchantAccountID == "" {
@@ -362,7 +362,7 @@ func (a *App) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 		return err
 	}
 	ps := remit.Scope{OrganizationID: p.OrganizationID, Environment: p.Environment, MerchantAccountID: p.ID}
-	return a.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), typ, m.ID, obj)
+	return a.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), remit.EventType(typ), m.ID, obj)
 }
 
 func (a *App) loadMerchantSecrets(ctx context.Context, tx *store.Tx, id string) (remit.MerchantSecrets, error) {

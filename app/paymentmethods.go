@@ -64,7 +64,7 @@ func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, c
 		if err != nil {
 			return err
 		}
-		if err := a.Emit(ctx, tx, scopeOf(m), now, "payment_method.setup_session.created", s.SessionID, s); err != nil {
+		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentMethodSetupSessionCreated, s.SessionID, s); err != nil {
 			return err
 		}
 		s.Token = token
@@ -115,7 +115,7 @@ func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m
 		if err := tx.CreatePaymentMethod(ctx, pm); err != nil {
 			return err
 		}
-		if err := a.Emit(ctx, tx, scope, now, "payment_method.attached", pm.PaymentMethodID, pm); err != nil {
+		if err := a.Emit(ctx, tx, scope, now, remit.EventPaymentMethodAttached, pm.PaymentMethodID, pm); err != nil {
 			return err
 		}
 		if s.BillingAccountID != nil {
@@ -128,7 +128,7 @@ func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m
 					return err
 				}
 				ba.DefaultPaymentMethod, ba.Environment = pm.Summary(), m.Environment
-				if err := a.Emit(ctx, tx, scope, now, "billing_account.updated", ba.BillingAccountID, ba); err != nil {
+				if err := a.Emit(ctx, tx, scope, now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
 					return err
 				}
 			}
@@ -142,7 +142,7 @@ func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m
 		}
 		s.Status, s.PaymentMethodID, s.PaymentMethod, s.CompletedAt = remit.SessionCompleted, &pm.PaymentMethodID, pm.Summary(), &now
 		out = s
-		return a.Emit(ctx, tx, scope, now, "payment_method.setup_session.completed", s.SessionID, s)
+		return a.Emit(ctx, tx, scope, now, remit.EventPaymentMethodSetupSessionCompleted, s.SessionID, s)
 	})
 	return out, err
 }

@@ -262,7 +262,7 @@ func (a *App) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.Mercha
 	if err := tx.UpsertPaymentIntent(ctx, pi); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, now, "payment.succeeded", p.PaymentID, *p); err != nil {
+	if err := a.Emit(ctx, tx, scope, now, remit.EventPaymentSucceeded, p.PaymentID, *p); err != nil {
 		return err
 	}
 	if _, err := a.createReceipt(ctx, tx, m, *inv, *p, now); err != nil {
@@ -293,10 +293,10 @@ func (a *App) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantA
 	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, now, "payment.failed", p.PaymentID, p); err != nil {
+	if err := a.Emit(ctx, tx, scope, now, remit.EventPaymentFailed, p.PaymentID, p); err != nil {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, now, "invoice.payment_failed", inv.InvoiceID, *inv)
+	return a.Emit(ctx, tx, scope, now, remit.EventInvoicePaymentFailed, inv.InvoiceID, *inv)
 }
 
 // createReceipt makes the receipt of a successful payment with the next gap-free receipt number of
@@ -324,7 +324,7 @@ func (a *App) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantA
 	if err := tx.InsertReceipt(ctx, r); err != nil {
 		return r, err
 	}
-	return r, a.Emit(ctx, tx, scopeOf(m), now, "payment_receipt.created", r.ReceiptID, r)
+	return r, a.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentReceiptCreated, r.ReceiptID, r)
 }
 
 // RecordReceiptRefund reflects a refund of amount on a payment's receipt (amountRefunded and status
@@ -355,7 +355,7 @@ func (a *App) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m remit.Mer
 	if err := tx.UpdateReceiptRefund(ctx, r); err != nil {
 		return r, err
 	}
-	return r, a.Emit(ctx, tx, scopeOf(m), at, "payment_receipt.updated", r.ReceiptID, r)
+	return r, a.Emit(ctx, tx, scopeOf(m), at, remit.EventPaymentReceiptUpdated, r.ReceiptID, r)
 }
 
 // ListInvoicePayments returns an invoice's payment attempts, first first.

@@ -100,7 +100,7 @@ func (a *App) runSettlementClose(ctx context.Context, tx *store.Tx, scope remit.
 	if err := tx.UpdateSettlement(ctx, s); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, at, "settlement.closed", s.SettlementID, s); err != nil {
+	if err := a.Emit(ctx, tx, scope, at, remit.EventSettlementClosed, s.SettlementID, s); err != nil {
 		return err
 	}
 	return a.Schedule(ctx, tx, scope.MerchantAccountID, jobSettlementPayout, at.Add(remit.PayoutDelayDays*settlementDay), p)
@@ -144,10 +144,10 @@ func (a *App) runSettlementPayout(ctx context.Context, tx *store.Tx, scope remit
 	if err := tx.UpdateSettlement(ctx, s); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, at, "payout.created", po.PayoutID, po); err != nil {
+	if err := a.Emit(ctx, tx, scope, at, remit.EventPayoutCreated, po.PayoutID, po); err != nil {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, at, "settlement.paid", s.SettlementID, s)
+	return a.Emit(ctx, tx, scope, at, remit.EventSettlementPaid, s.SettlementID, s)
 }
 
 // ListSettlements lists the settlements of the merchant account named in the path (the acting

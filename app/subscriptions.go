@@ -118,7 +118,7 @@ func (a *App) startSubscription(ctx context.Context, tx *store.Tx, m remit.Merch
 	if err := a.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
 		return remit.Subscription{}, err
 	}
-	return sub, a.Emit(ctx, tx, scopeOf(m), now, "subscription.created", sub.SubscriptionID, sub)
+	return sub, a.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionCreated, sub.SubscriptionID, sub)
 }
 
 // amendSubscription stores an accepted amendment's items and coupons as the subscription's
@@ -142,7 +142,7 @@ func (a *App) amendSubscription(ctx context.Context, tx *store.Tx, m remit.Merch
 		return err
 	}
 	sub.Environment = m.Environment
-	return a.Emit(ctx, tx, scopeOf(m), now, "subscription.updated", sub.SubscriptionID, sub)
+	return a.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionUpdated, sub.SubscriptionID, sub)
 }
 
 // GetSubscription returns a subscription of the merchant account.
@@ -223,5 +223,5 @@ func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, j
 		return err
 	}
 	sub.Environment = m.Environment
-	return a.Emit(ctx, tx, scopeOf(m), now, "subscription.renewed", sub.SubscriptionID, sub)
+	return a.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionRenewed, sub.SubscriptionID, sub)
 }

@@ -76,7 +76,7 @@ func (a *App) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount,
 			return err
 		}
 		t.Environment = m.Environment
-		return a.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.committed", t.TaxTransactionID, t)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t)
 	})
 	t.Environment = m.Environment
 	return t, err

@@ -93,7 +93,7 @@ func (a *App) crossThresholds(ctx context.Context, tx *store.Tx, m remit.Merchan
 	}
 	for _, t := range crossed {
 		t.Environment = m.Environment
-		if err := a.Emit(ctx, tx, scopeOf(m), now, "usage_threshold.crossed", t.ThresholdID, t); err != nil {
+		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCrossed, t.ThresholdID, t); err != nil {
 			return err
 		}
 	}
@@ -174,7 +174,7 @@ func (a *App) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 		if err := tx.CreateUsageThreshold(ctx, t); err != nil {
 			return err
 		}
-		if err := a.Emit(ctx, tx, scopeOf(m), now, "usage_threshold.created", t.ThresholdID, t); err != nil {
+		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCreated, t.ThresholdID, t); err != nil {
 			return err
 		}
 		if total >= t.Threshold {
@@ -219,7 +219,7 @@ func (a *App) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount
 		}
 		t.Status, t.ArchivedAt, t.Environment = remit.ThresholdArchived, &now, m.Environment
 		out = t
-		return a.Emit(ctx, tx, scopeOf(m), now, "usage_threshold.archived", t.ThresholdID, t)
+		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdArchived, t.ThresholdID, t)
 	})
 	return out, err
 }

@@ -79,7 +79,7 @@ func TestDocsRoutes(t *testing.T) {
 		t.Fatalf("GET /docs/events: %d %.300s", res.StatusCode, cat)
 	}
 	for _, typ := range remit.EventTypes {
-		if !strings.Contains(cat, "<code>"+typ+"</code>") {
+		if !strings.Contains(cat, "<code>"+string(typ)+"</code>") {
 			t.Errorf("/docs/events does not list %s", typ)
 		}
 	}

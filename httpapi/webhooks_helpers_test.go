@@ -103,7 +103,7 @@ func startWorker(t testing.TB, a *app.App) {
 
 // emitEvents writes n events of type typ for the env's sandbox account in one transaction, the way
 // an area does (app.Emit in the change's transaction), and returns their IDs.
-func emitEvents(t testing.TB, e *testkit.Env, typ string, n int) []string {
+func emitEvents(t testing.TB, e *testkit.Env, typ remit.EventType, n int) []string {
 	t.Helper()
 	ctx := context.Background()
 	m, err := e.App.DB.Read(ctx).GetMerchantAccount(ctx, e.Tenant.Sandbox, false)

@@ -1,0 +1,95 @@
+package remit
+
+import "slices"
+
+// EventType names a kind of event, "resource.verb". Emit takes one of the constants below, so a
+// type outside the catalog does not compile; docs/events.md documents each one (a test keeps the
+// two together).
+type EventType string
+
+// The event catalog. An area that emits a new type adds it here, to EventTypes and to
+// docs/events.md.
+const (
+	EventMerchantAccountCreated   EventType = "merchant_account.created"
+	EventMerchantAccountSubmitted EventType = "merchant_account.submitted"
+	EventMerchantAccountApproved  EventType = "merchant_account.approved"
+
+	EventMerchantAccountRejected        EventType = "merchant_account.rejected"
+	EventMerchantAccountUpdateRequested EventType = "merchant_account.update_requested"
+	EventMerchantAccountClaimed         EventType = "merchant_account.claimed"
+
+	EventPriceCreated          EventType = "price.created"
+	EventCouponCreated         EventType = "coupon.created"
+	EventCustomerCreated       EventType = "customer.created"
+	EventBillingAccountCreated EventType = "billing_account.created"
+	EventBillingAccountUpdated EventType = "billing_account.updated"
+
+	EventCustomerBalanceGranted        EventType = "customer_balance.granted"
+	EventCustomerBalanceGrantEffective EventType = "customer_balance.grant_effective"
+	EventCustomerBalanceExpired        EventType = "customer_balance.expired"
+	EventCustomerBalanceApplied        EventType = "customer_balance.applied"
+	EventCustomerBalanceCredited       EventType = "customer_balance.credited"
+
+	EventPaymentMethodSetupSessionCreated   EventType = "payment_method.setup_session.created"
+	EventPaymentMethodSetupSessionCompleted EventType = "payment_method.setup_session.completed"
+	EventPaymentMethodAttached              EventType = "payment_method.attached"
+
+	EventQuoteCreated  EventType = "quote.created"
+	EventQuoteAccepted EventType = "quote.accepted"
+
+	EventSubscriptionCreated EventType = "subscription.created"
+	EventSubscriptionUpdated EventType = "subscription.updated"
+	EventSubscriptionRenewed EventType = "subscription.renewed"
+
+	EventInvoiceCreated       EventType = "invoice.created"
+	EventInvoiceRefreshed     EventType = "invoice.refreshed"
+	EventInvoiceFinalized     EventType = "invoice.finalized"
+	EventInvoiceVoided        EventType = "invoice.voided"
+	EventInvoicePaid          EventType = "invoice.paid"
+	EventInvoicePaymentFailed EventType = "invoice.payment_failed"
+
+	EventTaxTransactionCreated   EventType = "tax_transaction.created"
+	EventTaxTransactionCommitted EventType = "tax_transaction.committed"
+	EventTaxTransactionReversed  EventType = "tax_transaction.reversed"
+
+	EventPaymentSucceeded      EventType = "payment.succeeded"
+	EventPaymentFailed         EventType = "payment.failed"
+	EventPaymentReceiptCreated EventType = "payment_receipt.created"
+	EventPaymentReceiptUpdated EventType = "payment_receipt.updated"
+
+	EventSettlementClosed EventType = "settlement.closed"
+	EventSettlementPaid   EventType = "settlement.paid"
+	EventPayoutCreated    EventType = "payout.created"
+
+	EventCreditNoteCreated EventType = "credit_note.created"
+	EventRefundCreated     EventType = "refund.created"
+
+	EventUsageThresholdCreated  EventType = "usage_threshold.created"
+	EventUsageThresholdCrossed  EventType = "usage_threshold.crossed"
+	EventUsageThresholdArchived EventType = "usage_threshold.archived"
+
+	EventWebhookEndpointCreated  EventType = "webhook_endpoint.created"
+	EventWebhookEndpointDisabled EventType = "webhook_endpoint.disabled"
+)
+
+// EventTypes is the catalog of event types Remit emits, in the order docs/events.md lists them. An
+// endpoint may subscribe to these or to "*".
+var EventTypes = []EventType{
+	EventMerchantAccountCreated, EventMerchantAccountSubmitted, EventMerchantAccountApproved,
+	EventMerchantAccountRejected, EventMerchantAccountUpdateRequested, EventMerchantAccountClaimed,
+	EventPriceCreated, EventCouponCreated, EventCustomerCreated, EventBillingAccountCreated, EventBillingAccountUpdated,
+	EventCustomerBalanceGranted, EventCustomerBalanceGrantEffective, EventCustomerBalanceExpired, EventCustomerBalanceApplied, EventCustomerBalanceCredited,
+	EventPaymentMethodSetupSessionCreated, EventPaymentMethodSetupSessionCompleted, EventPaymentMethodAttached,
+	EventQuoteCreated, EventQuoteAccepted,
+	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed,
+	EventInvoiceCreated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
+	EventTaxTransactionCreated, EventTaxTransactionCommitted, EventTaxTransactionReversed,
+	EventPaymentSucceeded, EventPaymentFailed, EventPaymentReceiptCreated, EventPaymentReceiptUpdated,
+	EventSettlementClosed, EventSettlementPaid, EventPayoutCreated,
+	EventCreditNoteCreated, EventRefundCreated,
+	EventUsageThresholdCreated, EventUsageThresholdCrossed, EventUsageThresholdArchived,
+	EventWebhookEndpointCreated, EventWebhookEndpointDisabled,
+}
+
+// KnownEventType reports whether typ is in the catalog.
+func KnownEventType(typ string) bool { return slices.Contains(EventTypes, EventType(typ)) }
