@@ -46,6 +46,23 @@ func couponInput(body api.CouponCreateRequest) remit.Coupon {
 	}
 }
 
+// lineInputs are the lines of an invoice or a quote, priced the same way.
+func lineInputs[L api.InvoiceLineInput | api.QuoteLineInput](lines []L) []remit.InvoiceLineInput {
+	var out []remit.InvoiceLineInput
+	for _, line := range lines {
+		l := api.InvoiceLineInput(line)
+		out = append(out, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
+	}
+	return out
+}
+
+func derefSlice[T any](s *[]T) []T {
+	if s == nil {
+		return nil
+	}
+	return *s
+}
+
 func deref(s *string) string {
 	if s == nil {
 		return ""

@@ -26,8 +26,6 @@ func (s *Server) creditNoteHandlers() map[string]HandlerFunc {
 			}
 			return s.eng.CreditNotes.CreateCreditNote(ctx, r.Merchant, in)
 		}),
-		"getCreditNote": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.CreditNotes.GetCreditNote(ctx, r.Merchant, r.Path("creditNoteId"))
-		},
+		"getCreditNote": byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote),
 	}
 }

@@ -87,3 +87,11 @@ func decoded[B any](f func(ctx context.Context, r *Request, body B) (any, error)
 		return f(ctx, r, body)
 	}
 }
+
+// byPath is the handler of an operation on one resource of the acting merchant account, named by
+// the path parameter param: a read, or an action without a body.
+func byPath[T any](param string, do func(ctx context.Context, m remit.MerchantAccount, id string) (T, error)) HandlerFunc {
+	return func(ctx context.Context, r *Request) (any, error) {
+		return do(ctx, r.Merchant, r.Path(param))
+	}
+}

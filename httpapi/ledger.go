@@ -10,9 +10,7 @@ import (
 // ledgerHandlers registers the prepaid balance ledger's routes.
 func (s *Server) ledgerHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
-		"getCustomerBalance": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Ledger.GetCustomerBalance(ctx, r.Merchant, r.Path("customerId"))
-		},
+		"getCustomerBalance": byPath("customerId", s.eng.Ledger.GetCustomerBalance),
 		"grantCustomerBalance": decoded(func(ctx context.Context, r *Request, body api.BalanceGrantRequest) (any, error) {
 			in := remit.GrantInput{
 				EntryID: deref(body.EntryId), Currency: body.Currency, Amount: body.Amount, Description: body.Description,

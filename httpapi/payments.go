@@ -22,9 +22,7 @@ func (s *Server) paymentHandlers() map[string]HandlerFunc {
 				Limit: r.Query("limit"), Offset: r.Query("offset"),
 			})
 		},
-		"getPaymentReceipt": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Payments.GetPaymentReceipt(ctx, r.Merchant, r.Path("receiptId"))
-		},
+		"getPaymentReceipt": byPath("receiptId", s.eng.Payments.GetPaymentReceipt),
 		"listSettlements": func(ctx context.Context, r *Request) (any, error) {
 			return s.eng.Payments.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
 		},

@@ -11,27 +11,14 @@ import (
 func (s *Server) quoteHandlers() map[string]HandlerFunc {
 	return map[string]HandlerFunc{
 		"createQuote": decoded(func(ctx context.Context, r *Request, body api.QuoteCreateRequest) (any, error) {
-			in := remit.QuoteInput{
+			return s.eng.Quotes.CreateQuote(ctx, r.Merchant, remit.QuoteInput{
 				QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,
 				BillingAccountID: body.BillingAccountId, SubscriptionID: body.SubscriptionId, Currency: body.Currency,
-				Terms: body.Terms, Metadata: metadata(body.Metadata),
-			}
-			if body.CouponIds != nil {
-				in.CouponIDs = *body.CouponIds
-			}
-			for _, l := range body.Lines {
-				in.Lines = append(in.Lines, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
-			}
-			return s.eng.Quotes.CreateQuote(ctx, r.Merchant, in)
+				Terms: body.Terms, Metadata: metadata(body.Metadata), CouponIDs: derefSlice(body.CouponIds), Lines: lineInputs(body.Lines),
+			})
 		}),
-		"getQuote": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Quotes.GetQuote(ctx, r.Merchant, r.Path("quoteId"))
-		},
-		"acceptQuote": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Quotes.AcceptQuote(ctx, r.Merchant, r.Path("quoteId"))
-		},
-		"getSubscription": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Quotes.GetSubscription(ctx, r.Merchant, r.Path("subscriptionId"))
-		},
+		"getQuote":        byPath("quoteId", s.eng.Quotes.GetQuote),
+		"acceptQuote":     byPath("quoteId", s.eng.Quotes.AcceptQuote),
+		"getSubscription": byPath("subscriptionId", s.eng.Quotes.GetSubscription),
 	}
 }

@@ -22,11 +22,7 @@ func (s *Server) usageHandlers() map[string]HandlerFunc {
 				Threshold: body.Threshold, Metadata: metadata(body.Metadata),
 			})
 		}),
-		"getUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Usage.GetUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
-		},
-		"archiveUsageThreshold": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Usage.ArchiveUsageThreshold(ctx, r.Merchant, r.Path("thresholdId"))
-		},
+		"getUsageThreshold":     byPath("thresholdId", s.eng.Usage.GetUsageThreshold),
+		"archiveUsageThreshold": byPath("thresholdId", s.eng.Usage.ArchiveUsageThreshold),
 	}
 }
