@@ -7,23 +7,24 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// catalogHandlers registers the catalog area's prices and coupons; its customers, billing accounts
-// and payment-method setup sessions are in customers.go.
-func (s *Server) catalogHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"createPrice": decoded(func(ctx context.Context, r *Request, body api.PriceCreateRequest) (any, error) {
-			return s.eng.Catalog.CreatePrice(ctx, r.Merchant, priceInput(body))
-		}),
-		"getPrice": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"), "")
-		},
-		"createCoupon": decoded(func(ctx context.Context, r *Request, body api.CouponCreateRequest) (any, error) {
-			return s.eng.Catalog.CreateCoupon(ctx, r.Merchant, couponInput(body))
-		}),
-		"getCoupon": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"), "")
-		},
-	}
+// createPrice handles POST /v1/prices.
+func (s *Server) createPrice(ctx context.Context, r *Request, body api.PriceCreateRequest) (any, error) {
+	return s.eng.Catalog.CreatePrice(ctx, r.Merchant, priceInput(body))
+}
+
+// getPrice handles GET /v1/prices/{priceId}.
+func (s *Server) getPrice(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"), "")
+}
+
+// createCoupon handles POST /v1/coupons.
+func (s *Server) createCoupon(ctx context.Context, r *Request, body api.CouponCreateRequest) (any, error) {
+	return s.eng.Catalog.CreateCoupon(ctx, r.Merchant, couponInput(body))
+}
+
+// getCoupon handles GET /v1/coupons/{couponId}.
+func (s *Server) getCoupon(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"), "")
 }
 
 func priceInput(body api.PriceCreateRequest) remit.Price {

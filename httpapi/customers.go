@@ -7,39 +7,43 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// customerHandlers registers customers, billing accounts and payment-method setup sessions.
-func (s *Server) customerHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"createCustomer": decoded(func(ctx context.Context, r *Request, body api.CustomerCreateRequest) (any, error) {
-			return s.eng.Catalog.CreateCustomer(ctx, r.Merchant, remit.Customer{
-				CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
-				Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
-			})
-		}),
-		"getCustomer": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"), "")
-		},
-		"createBillingAccount": decoded(func(ctx context.Context, r *Request, body api.BillingAccountCreateRequest) (any, error) {
-			b := remit.BillingAccount{
-				BillingAccountID: deref(body.BillingAccountId), CustomerID: body.CustomerId, Currency: body.Currency,
-				TaxAddress: address(body.TaxAddress), Metadata: metadata(body.Metadata),
-			}
-			if body.CollectionMethod != nil {
-				b.CollectionMethod = string(*body.CollectionMethod)
-			}
-			return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, b)
-		}),
-		"getBillingAccount": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"), "")
-		},
-		"createPaymentMethodSetupSession": decoded(func(ctx context.Context, r *Request, body api.PaymentMethodSetupRequest) (any, error) {
-			in := remit.SetupSessionInput{BillingAccountID: body.BillingAccountId, SetAsDefault: body.SetAsDefault != nil && *body.SetAsDefault}
-			if body.MethodType != nil {
-				in.MethodType = string(*body.MethodType)
-			}
-			return s.eng.Catalog.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), in)
-		}),
+// createCustomer handles POST /v1/customers.
+func (s *Server) createCustomer(ctx context.Context, r *Request, body api.CustomerCreateRequest) (any, error) {
+	return s.eng.Catalog.CreateCustomer(ctx, r.Merchant, remit.Customer{
+		CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
+		Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
+	})
+}
+
+// getCustomer handles GET /v1/customers/{customerId}.
+func (s *Server) getCustomer(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"), "")
+}
+
+// createBillingAccount handles POST /v1/billing-accounts.
+func (s *Server) createBillingAccount(ctx context.Context, r *Request, body api.BillingAccountCreateRequest) (any, error) {
+	b := remit.BillingAccount{
+		BillingAccountID: deref(body.BillingAccountId), CustomerID: body.CustomerId, Currency: body.Currency,
+		TaxAddress: address(body.TaxAddress), Metadata: metadata(body.Metadata),
 	}
+	if body.CollectionMethod != nil {
+		b.CollectionMethod = string(*body.CollectionMethod)
+	}
+	return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, b)
+}
+
+// getBillingAccount handles GET /v1/billing-accounts/{billingAccountId}.
+func (s *Server) getBillingAccount(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"), "")
+}
+
+// createPaymentMethodSetupSession handles POST /v1/customers/{customerId}/payment-method-setup.
+func (s *Server) createPaymentMethodSetupSession(ctx context.Context, r *Request, body api.PaymentMethodSetupRequest) (any, error) {
+	in := remit.SetupSessionInput{BillingAccountID: body.BillingAccountId, SetAsDefault: body.SetAsDefault != nil && *body.SetAsDefault}
+	if body.MethodType != nil {
+		in.MethodType = string(*body.MethodType)
+	}
+	return s.eng.Catalog.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), in)
 }
 
 func address(a *api.CustomerAddress) *remit.Address {

@@ -8,32 +8,31 @@ import (
 	"github.com/remit-billing/remit/document"
 )
 
-// documentHandlers registers the PDFs of invoices, credit notes and payment receipts. The engine
-// gathers each document's facts (app/documents.go); package document renders them.
-func (s *Server) documentHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"getInvoicePdf": func(ctx context.Context, r *Request) (any, error) {
-			d, err := s.eng.Documents.InvoiceDocument(ctx, r.Merchant, r.Path("invoiceId"))
-			if err != nil {
-				return nil, err
-			}
-			return pdfAnswer(document.InvoicePDF(d))(invoiceFileName(d))
-		},
-		"getCreditNotePdf": func(ctx context.Context, r *Request) (any, error) {
-			d, err := s.eng.Documents.CreditNoteDocument(ctx, r.Merchant, r.Path("creditNoteId"))
-			if err != nil {
-				return nil, err
-			}
-			return pdfAnswer(document.CreditNotePDF(d))(d.CreditNote.Number + ".pdf")
-		},
-		"getPaymentReceiptPdf": func(ctx context.Context, r *Request) (any, error) {
-			d, err := s.eng.Documents.ReceiptDocument(ctx, r.Merchant, r.Path("receiptId"))
-			if err != nil {
-				return nil, err
-			}
-			return pdfAnswer(document.ReceiptPDF(d))(d.Receipt.ReceiptNumber + ".pdf")
-		},
+// getInvoicePdf handles GET /v1/invoices/{invoiceId}/pdf.
+func (s *Server) getInvoicePdf(ctx context.Context, r *Request) (any, error) {
+	d, err := s.eng.Documents.InvoiceDocument(ctx, r.Merchant, r.Path("invoiceId"))
+	if err != nil {
+		return nil, err
 	}
+	return pdfAnswer(document.InvoicePDF(d))(invoiceFileName(d))
+}
+
+// getCreditNotePdf handles GET /v1/credit-notes/{creditNoteId}/pdf.
+func (s *Server) getCreditNotePdf(ctx context.Context, r *Request) (any, error) {
+	d, err := s.eng.Documents.CreditNoteDocument(ctx, r.Merchant, r.Path("creditNoteId"))
+	if err != nil {
+		return nil, err
+	}
+	return pdfAnswer(document.CreditNotePDF(d))(d.CreditNote.Number + ".pdf")
+}
+
+// getPaymentReceiptPdf handles GET /v1/payment-receipts/{receiptId}/pdf.
+func (s *Server) getPaymentReceiptPdf(ctx context.Context, r *Request) (any, error) {
+	d, err := s.eng.Documents.ReceiptDocument(ctx, r.Merchant, r.Path("receiptId"))
+	if err != nil {
+		return nil, err
+	}
+	return pdfAnswer(document.ReceiptPDF(d))(d.Receipt.ReceiptNumber + ".pdf")
 }
 
 // invoiceFileName names an invoice's PDF after its number, or its ID while it is a draft.

@@ -7,29 +7,95 @@ import (
 	"github.com/remit-billing/remit"
 )
 
-// area is one area of the edge: its name (the engine's service of the same name, httpapi.Engine)
-// and its operations' handlers by operationId, registered in the area's own file.
+// area is one area of the edge: its name (the engine's service of the same name, Engine) and its
+// operations' handlers by operationId.
 type area struct {
 	name     string
 	handlers map[string]HandlerFunc
 }
 
-// areas is the handler registry: every area of the API, each in its own file.
+// areas is the handler registry: every operation of the contract by area, under the names of the
+// engine's services (Engine). A handler is a method of Server named after its operationId, in its
+// area's file, or a generic handler (byPath) for an operation on one resource.
 func (s *Server) areas() []area {
 	return []area{
-		{"clock", s.clockHandlers()},            // clock.go
-		{"merchants", s.merchantHandlers()},     // merchants.go
-		{"catalog", s.catalogHandlers()},        // catalog.go: prices, coupons
-		{"catalog", s.customerHandlers()},       // customers.go: customers, billing accounts, setup sessions
-		{"ledger", s.ledgerHandlers()},          // ledger.go
-		{"portal", s.portalHandlers()},          // portal.go: the customer portal (hosted tokens)
-		{"quotes", s.quoteHandlers()},           // quotes.go: quotes, subscriptions
-		{"invoicing", s.invoicingHandlers()},    // invoicing.go: invoices, tax transactions
-		{"payments", s.paymentHandlers()},       // payments.go: payments, receipts, settlements
-		{"creditNotes", s.creditNoteHandlers()}, // creditnotes.go
-		{"usage", s.usageHandlers()},            // usage.go
-		{"webhooks", s.webhookHandlers()},       // webhooks.go: endpoints, events, deliveries
-		{"documents", s.documentHandlers()},     // documents.go: PDFs
+		{"clock", map[string]HandlerFunc{ // clock.go
+			"getTestClock":     s.getTestClock,
+			"advanceTestClock": decoded(s.advanceTestClock),
+		}},
+		{"merchants", map[string]HandlerFunc{ // merchants.go
+			"createMerchantAccount":    decoded(s.createMerchantAccount),
+			"submitMerchantOnboarding": decoded(s.submitMerchantOnboarding),
+			"getPayoutProfile":         s.getPayoutProfile,
+			"claimOrganization":        s.claimOrganization,
+		}},
+		{"catalog", map[string]HandlerFunc{ // catalog.go, customers.go
+			"createPrice":                     decoded(s.createPrice),
+			"getPrice":                        s.getPrice,
+			"createCoupon":                    decoded(s.createCoupon),
+			"getCoupon":                       s.getCoupon,
+			"createCustomer":                  decoded(s.createCustomer),
+			"getCustomer":                     s.getCustomer,
+			"createBillingAccount":            decoded(s.createBillingAccount),
+			"getBillingAccount":               s.getBillingAccount,
+			"createPaymentMethodSetupSession": decoded(s.createPaymentMethodSetupSession),
+		}},
+		{"ledger", map[string]HandlerFunc{ // ledger.go
+			"getCustomerBalance":    byPath("customerId", s.eng.Ledger.GetCustomerBalance),
+			"grantCustomerBalance":  decoded(s.grantCustomerBalance),
+			"expireCustomerBalance": decoded(s.expireCustomerBalance),
+		}},
+		{"portal", map[string]HandlerFunc{ // portal.go
+			"customerPortalPut": s.customerPortalPut,
+			"customerPortalGet": s.portalGet,
+		}},
+		{"quotes", map[string]HandlerFunc{ // quotes.go
+			"createQuote":     decoded(s.createQuote),
+			"getQuote":        byPath("quoteId", s.eng.Quotes.GetQuote),
+			"acceptQuote":     byPath("quoteId", s.eng.Quotes.AcceptQuote),
+			"getSubscription": byPath("subscriptionId", s.eng.Quotes.GetSubscription),
+		}},
+		{"invoicing", map[string]HandlerFunc{ // invoicing.go
+			"createInvoice":          decoded(s.createInvoice),
+			"getInvoice":             byPath("invoiceId", s.eng.Invoicing.GetInvoice),
+			"refreshInvoice":         byPath("invoiceId", s.eng.Invoicing.RefreshInvoice),
+			"finalizeInvoice":        decoded(s.finalizeInvoice),
+			"voidInvoice":            byPath("invoiceId", s.eng.Invoicing.VoidInvoice),
+			"listTaxTransactions":    s.listTaxTransactions,
+			"getTaxTransaction":      byPath("taxTransactionId", s.eng.Invoicing.GetTaxTransaction),
+			"finalizeTaxTransaction": byPath("taxTransactionId", s.eng.Invoicing.CommitTaxTransaction),
+		}},
+		{"payments", map[string]HandlerFunc{ // payments.go
+			"payInvoice":          decoded(s.payInvoice),
+			"listPaymentReceipts": s.listPaymentReceipts,
+			"getPaymentReceipt":   byPath("receiptId", s.eng.Payments.GetPaymentReceipt),
+			"listSettlements":     s.listSettlements,
+		}},
+		{"creditNotes", map[string]HandlerFunc{ // creditnotes.go
+			"createCreditNote": decoded(s.createCreditNote),
+			"getCreditNote":    byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote),
+		}},
+		{"usage", map[string]HandlerFunc{ // usage.go
+			"createUsageEvent":      decoded(s.createUsageEvent),
+			"createUsageThreshold":  decoded(s.createUsageThreshold),
+			"getUsageThreshold":     byPath("thresholdId", s.eng.Usage.GetUsageThreshold),
+			"archiveUsageThreshold": byPath("thresholdId", s.eng.Usage.ArchiveUsageThreshold),
+		}},
+		{"webhooks", map[string]HandlerFunc{ // webhooks.go
+			"createWebhookEndpoint":  decoded(s.createWebhookEndpoint),
+			"listWebhookEndpoints":   s.listWebhookEndpoints,
+			"getWebhookEndpoint":     s.getWebhookEndpoint,
+			"disableWebhookEndpoint": s.disableWebhookEndpoint,
+			"listEvents":             s.listEvents,
+			"getEvent":               s.getEvent,
+			"listEventDeliveries":    s.listEventDeliveries,
+			"resendEvent":            decoded(s.resendEvent),
+		}},
+		{"documents", map[string]HandlerFunc{ // documents.go
+			"getInvoicePdf":        s.getInvoicePdf,
+			"getCreditNotePdf":     s.getCreditNotePdf,
+			"getPaymentReceiptPdf": s.getPaymentReceiptPdf,
+		}},
 	}
 }
 

@@ -8,27 +8,29 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// merchantHandlers registers the merchant-account operations and the claim route.
-func (s *Server) merchantHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"createMerchantAccount": decoded(func(ctx context.Context, r *Request, body api.MerchantAccountCreateRequest) (any, error) {
-			return s.eng.Merchants.CreateMerchantAccount(ctx, r.Scope, r.Merchant, merchantInput(body))
-		}),
-		"submitMerchantOnboarding": decoded(func(ctx context.Context, r *Request, body api.OnboardingSubmitRequest) (any, error) {
-			in := remit.OnboardingSubmission{
-				Environment: (*string)(body.Environment), SubmittedByType: (*string)(body.SubmittedByType),
-				IPAddress: body.MerchantAgreementIpAddress, UserAgent: body.MerchantAgreementUserAgent,
-				ClientIP: clientIP(r), ClientUserAgent: r.HTTP.UserAgent(),
-			}
-			return s.eng.Merchants.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), in)
-		}),
-		"getPayoutProfile": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Merchants.GetPayoutProfile(ctx, r.Scope, r.Path("merchantAccountId"))
-		},
-		"claimOrganization": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Merchants.ClaimOrganization(ctx, r.Path("token"))
-		},
+// createMerchantAccount handles POST /v1/merchant-accounts.
+func (s *Server) createMerchantAccount(ctx context.Context, r *Request, body api.MerchantAccountCreateRequest) (any, error) {
+	return s.eng.Merchants.CreateMerchantAccount(ctx, r.Scope, r.Merchant, merchantInput(body))
+}
+
+// submitMerchantOnboarding handles POST /v1/merchant-accounts/{merchantAccountId}/onboarding/submit.
+func (s *Server) submitMerchantOnboarding(ctx context.Context, r *Request, body api.OnboardingSubmitRequest) (any, error) {
+	in := remit.OnboardingSubmission{
+		Environment: (*string)(body.Environment), SubmittedByType: (*string)(body.SubmittedByType),
+		IPAddress: body.MerchantAgreementIpAddress, UserAgent: body.MerchantAgreementUserAgent,
+		ClientIP: clientIP(r), ClientUserAgent: r.HTTP.UserAgent(),
 	}
+	return s.eng.Merchants.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), in)
+}
+
+// getPayoutProfile handles GET /v1/merchant-accounts/{merchantAccountId}/payout-profile.
+func (s *Server) getPayoutProfile(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Merchants.GetPayoutProfile(ctx, r.Scope, r.Path("merchantAccountId"))
+}
+
+// claimOrganization handles POST /claims/{token}.
+func (s *Server) claimOrganization(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Merchants.ClaimOrganization(ctx, r.Path("token"))
 }
 
 // clientIP is the address the request came from (the host of RemoteAddr).

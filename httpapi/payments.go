@@ -7,24 +7,22 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// paymentHandlers registers invoice collection, payment receipts and settlements. The rules live in
-// app/payments.go and app/settlements.go.
-func (s *Server) paymentHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"payInvoice": decoded(func(ctx context.Context, r *Request, body api.InvoicePayRequest) (any, error) {
-			return s.eng.Payments.PayInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.OutOfBand != nil && *body.OutOfBand)
-		}),
-		"listPaymentReceipts": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Payments.ListPaymentReceipts(ctx, r.Merchant, remit.ReceiptQuery{
-				Customer: r.Query("customer"), CustomerID: r.Query("customerId"), CustomerExternalID: r.Query("customerExternalId"),
-				BillingAccountID: r.Query("billingAccountId"), Invoice: r.Query("invoice"), InvoiceID: r.Query("invoiceId"),
-				PaymentID: r.Query("paymentId"), PaymentIntentID: r.Query("paymentIntentId"), Status: r.Query("status"),
-				Limit: r.Query("limit"), Offset: r.Query("offset"),
-			})
-		},
-		"getPaymentReceipt": byPath("receiptId", s.eng.Payments.GetPaymentReceipt),
-		"listSettlements": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Payments.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
-		},
-	}
+// payInvoice handles POST /v1/invoices/{invoiceId}/pay.
+func (s *Server) payInvoice(ctx context.Context, r *Request, body api.InvoicePayRequest) (any, error) {
+	return s.eng.Payments.PayInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.OutOfBand != nil && *body.OutOfBand)
+}
+
+// listPaymentReceipts handles GET /v1/payment-receipts.
+func (s *Server) listPaymentReceipts(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Payments.ListPaymentReceipts(ctx, r.Merchant, remit.ReceiptQuery{
+		Customer: r.Query("customer"), CustomerID: r.Query("customerId"), CustomerExternalID: r.Query("customerExternalId"),
+		BillingAccountID: r.Query("billingAccountId"), Invoice: r.Query("invoice"), InvoiceID: r.Query("invoiceId"),
+		PaymentID: r.Query("paymentId"), PaymentIntentID: r.Query("paymentIntentId"), Status: r.Query("status"),
+		Limit: r.Query("limit"), Offset: r.Query("offset"),
+	})
+}
+
+// listSettlements handles GET /v1/merchant-accounts/{merchantAccountId}/settlements.
+func (s *Server) listSettlements(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Payments.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
 }

@@ -7,33 +7,29 @@ import (
 	"github.com/remit-billing/remit"
 )
 
-// The customer portal: PUT /customer-portal/{tail...}?token=, authorized by a hosted token instead
-// of an API key. The operation has no scope; the merchant account comes from the token. Routing by
-// tail happens here, after the token is resolved (401 first, then 404 for an unknown tail, then 403
-// for a token of another resource):
+// customerPortalPut handles PUT /customer-portal/{tail...}?token=, authorized by a hosted token
+// instead of an API key. The operation has no scope; the merchant account comes from the token.
+// Routing by tail happens here, after the token is resolved (401 first, then 404 for an unknown
+// tail, then 403 for a token of another resource):
 //
 //	setup-sessions/{sessionId}/complete?paymentMethod=pm_card_...   attach a test card, complete
 //	invoices/{invoiceId}/pay                                        pay an open invoice (payments area)
-func (s *Server) portalHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"customerPortalPut": func(ctx context.Context, r *Request) (any, error) {
-			tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
-			if err != nil {
-				return nil, err
-			}
-			parts := strings.Split(r.Path("tail"), "/")
-			switch {
-			case len(parts) == 3 && parts[0] == "setup-sessions" && parts[1] != "" && parts[2] == "complete":
-				return s.eng.Catalog.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
-			case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
-				return s.portalPayInvoice(ctx, r, tok, m, parts[1])
-			}
-			return nil, remit.Errorf(remit.ENotFound, "No such customer-portal route. The portal's PUT routes are /customer-portal/setup-sessions/{sessionId}/complete and /customer-portal/invoices/{invoiceId}/pay.")
-		},
-		// GET /customer-portal/{tail...}: the hosted invoice page and its PDF, routed in portal_pages.go
-		// by the same rules.
-		"customerPortalGet": s.portalGet,
+//
+// GET /customer-portal/{tail...} (customerPortalGet), the hosted invoice page and its PDF, is
+// routed in portal_pages.go by the same rules.
+func (s *Server) customerPortalPut(ctx context.Context, r *Request) (any, error) {
+	tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
+	if err != nil {
+		return nil, err
 	}
+	parts := strings.Split(r.Path("tail"), "/")
+	switch {
+	case len(parts) == 3 && parts[0] == "setup-sessions" && parts[1] != "" && parts[2] == "complete":
+		return s.eng.Catalog.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
+	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
+		return s.portalPayInvoice(ctx, r, tok, m, parts[1])
+	}
+	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal route. The portal's PUT routes are /customer-portal/setup-sessions/{sessionId}/complete and /customer-portal/invoices/{invoiceId}/pay.")
 }
 
 // portalPayInvoice is PUT /customer-portal/invoices/{invoiceId}/pay: it pays an open invoice with

@@ -7,18 +7,11 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// quoteHandlers registers quotes and subscriptions.
-func (s *Server) quoteHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"createQuote": decoded(func(ctx context.Context, r *Request, body api.QuoteCreateRequest) (any, error) {
-			return s.eng.Quotes.CreateQuote(ctx, r.Merchant, remit.QuoteInput{
-				QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,
-				BillingAccountID: body.BillingAccountId, SubscriptionID: body.SubscriptionId, Currency: body.Currency,
-				Terms: body.Terms, Metadata: metadata(body.Metadata), CouponIDs: derefSlice(body.CouponIds), Lines: lineInputs(body.Lines),
-			})
-		}),
-		"getQuote":        byPath("quoteId", s.eng.Quotes.GetQuote),
-		"acceptQuote":     byPath("quoteId", s.eng.Quotes.AcceptQuote),
-		"getSubscription": byPath("subscriptionId", s.eng.Quotes.GetSubscription),
-	}
+// createQuote handles POST /v1/quotes.
+func (s *Server) createQuote(ctx context.Context, r *Request, body api.QuoteCreateRequest) (any, error) {
+	return s.eng.Quotes.CreateQuote(ctx, r.Merchant, remit.QuoteInput{
+		QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,
+		BillingAccountID: body.BillingAccountId, SubscriptionID: body.SubscriptionId, Currency: body.Currency,
+		Terms: body.Terms, Metadata: metadata(body.Metadata), CouponIDs: derefSlice(body.CouponIds), Lines: lineInputs(body.Lines),
+	})
 }

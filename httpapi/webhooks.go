@@ -21,42 +21,52 @@ func (s *Server) webhookPreparers() map[string]PrepareFunc {
 	}
 }
 
-// webhookHandlers registers webhook endpoints, events and their deliveries.
-func (s *Server) webhookHandlers() map[string]HandlerFunc {
-	return map[string]HandlerFunc{
-		"createWebhookEndpoint": decoded(func(ctx context.Context, r *Request, body api.WebhookEndpointCreateRequest) (any, error) {
-			in := remit.WebhookEndpointInput{URL: body.Url, Description: body.Description}
-			if body.EndpointId != nil {
-				in.EndpointID = *body.EndpointId
-			}
-			if body.EnabledEvents != nil {
-				in.EnabledEvents = *body.EnabledEvents
-			}
-			if body.Metadata != nil {
-				in.Metadata = *body.Metadata
-			}
-			return s.eng.Webhooks.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, in)
-		}),
-		"listWebhookEndpoints": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Webhooks.ListWebhookEndpoints(ctx, r.Scope, r.Query("limit"), r.Query("cursor"))
-		},
-		"getWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Webhooks.GetWebhookEndpoint(ctx, r.Scope, r.Path("endpointId"))
-		},
-		"disableWebhookEndpoint": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Webhooks.DisableWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"))
-		},
-		"listEvents": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Webhooks.ListEvents(ctx, r.Scope, r.Query("type"), r.Query("limit"), r.Query("cursor"))
-		},
-		"getEvent": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Webhooks.GetEvent(ctx, r.Scope, r.Path("eventId"))
-		},
-		"listEventDeliveries": func(ctx context.Context, r *Request) (any, error) {
-			return s.eng.Webhooks.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), r.Query("limit"), r.Query("cursor"))
-		},
-		"resendEvent": decoded(func(ctx context.Context, r *Request, body api.EventResendRequest) (any, error) {
-			return s.eng.Webhooks.ResendEvent(ctx, r.Scope, r.Path("eventId"), body.EndpointId)
-		}),
+// createWebhookEndpoint handles POST /v1/webhook-endpoints.
+func (s *Server) createWebhookEndpoint(ctx context.Context, r *Request, body api.WebhookEndpointCreateRequest) (any, error) {
+	in := remit.WebhookEndpointInput{URL: body.Url, Description: body.Description}
+	if body.EndpointId != nil {
+		in.EndpointID = *body.EndpointId
 	}
+	if body.EnabledEvents != nil {
+		in.EnabledEvents = *body.EnabledEvents
+	}
+	if body.Metadata != nil {
+		in.Metadata = *body.Metadata
+	}
+	return s.eng.Webhooks.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, in)
+}
+
+// listWebhookEndpoints handles GET /v1/webhook-endpoints.
+func (s *Server) listWebhookEndpoints(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Webhooks.ListWebhookEndpoints(ctx, r.Scope, r.Query("limit"), r.Query("cursor"))
+}
+
+// getWebhookEndpoint handles GET /v1/webhook-endpoints/{endpointId}.
+func (s *Server) getWebhookEndpoint(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Webhooks.GetWebhookEndpoint(ctx, r.Scope, r.Path("endpointId"))
+}
+
+// disableWebhookEndpoint handles POST /v1/webhook-endpoints/{endpointId}/disable.
+func (s *Server) disableWebhookEndpoint(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Webhooks.DisableWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"))
+}
+
+// listEvents handles GET /v1/events.
+func (s *Server) listEvents(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Webhooks.ListEvents(ctx, r.Scope, r.Query("type"), r.Query("limit"), r.Query("cursor"))
+}
+
+// getEvent handles GET /v1/events/{eventId}.
+func (s *Server) getEvent(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Webhooks.GetEvent(ctx, r.Scope, r.Path("eventId"))
+}
+
+// listEventDeliveries handles GET /v1/events/{eventId}/deliveries.
+func (s *Server) listEventDeliveries(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Webhooks.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), r.Query("limit"), r.Query("cursor"))
+}
+
+// resendEvent handles POST /v1/events/{eventId}/resend.
+func (s *Server) resendEvent(ctx context.Context, r *Request, body api.EventResendRequest) (any, error) {
+	return s.eng.Webhooks.ResendEvent(ctx, r.Scope, r.Path("eventId"), body.EndpointId)
 }
