@@ -111,7 +111,7 @@ func (a *App) AdvanceClock(ctx context.Context, scope remit.Scope, to *time.Time
 		if err := tx.SetMerchantClockOffset(ctx, m.ID, m.ClockOffset, a.Clock.Now()); err != nil {
 			return err
 		}
-		if _, err := a.RunDue(ctx, m.ID, target); err != nil {
+		if err := a.runDueIn(ctx, tx, m.ID, target); err != nil {
 			return err
 		}
 		out = a.testClock(m)
@@ -120,52 +120,67 @@ func (a *App) AdvanceClock(ctx context.Context, scope remit.Scope, to *time.Time
 	return out, err
 }
 
-// RunDue runs, in due order, every pending job of the merchant account due at or before upTo,
-// including jobs that running ones schedule. It returns how many ran. Each job commits with its
-// own transaction (or the caller's, when ctx carries one).
+// runDueIn runs, in due order and in the caller's transaction tx (a clock advance), every pending
+// job of the merchant account due at or before upTo, including jobs that running ones schedule. A
+// failing job fails the caller.
+func (a *App) runDueIn(ctx context.Context, tx *store.Tx, merchantAccountID string, upTo time.Time) error {
+	for {
+		found, _, err := a.runNextJob(ctx, tx, merchantAccountID, upTo)
+		if err != nil || !found {
+			return err
+		}
+	}
+}
+
+// RunDue runs in the background, in due order, every pending job of the merchant account due at
+// or before upTo, each in a transaction of its own, and returns how many ran. A failing job is
+// marked failed, so it neither blocks later jobs nor repeats.
 func (a *App) RunDue(ctx context.Context, merchantAccountID string, upTo time.Time) (int, error) {
 	ran := 0
 	for {
 		var found bool
 		var failedJob string
 		err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			job, ok, err := tx.ClaimDueJob(ctx, merchantAccountID, upTo)
-			if err != nil || !ok {
-				return err
-			}
-			found = true
-			m, err := tx.GetMerchantAccount(ctx, merchantAccountID, false)
-			if err != nil {
-				return err
-			}
-			fn := a.jobs[job.Kind]
-			if fn == nil {
-				return tx.FinishJob(ctx, job.ID, a.Clock.Now(), "no job function for kind "+job.Kind)
-			}
-			scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
-			if err := fn(ctx, tx, scope, job, job.DueAt); err != nil {
-				failedJob = job.ID
-				return fmt.Errorf("job %s (%s): %w", job.ID, job.Kind, err)
-			}
-			return tx.FinishJob(ctx, job.ID, a.Clock.Now(), "")
+			var err error
+			found, failedJob, err = a.runNextJob(ctx, tx, merchantAccountID, upTo)
+			return err
 		})
-		if err != nil {
-			// In a caller's transaction (a clock advance) the failure fails the caller. In the
-			// background the job is marked failed, so it neither blocks later jobs nor repeats.
-			if failedJob != "" && !store.InTx(ctx) {
-				a.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)
-				_ = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-					return tx.FinishJob(ctx, failedJob, a.Clock.Now(), err.Error())
-				})
-				continue
-			}
+		switch {
+		case err != nil && failedJob != "":
+			a.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)
+			_ = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				return tx.FinishJob(ctx, failedJob, a.Clock.Now(), err.Error())
+			})
+			continue
+		case err != nil:
 			return ran, err
-		}
-		if !found {
+		case !found:
 			return ran, nil
 		}
 		ran++
 	}
+}
+
+// runNextJob claims the merchant account's next job due at or before upTo and runs it in tx.
+// found is false when none is due; failedJob names the job whose function failed.
+func (a *App) runNextJob(ctx context.Context, tx *store.Tx, merchantAccountID string, upTo time.Time) (found bool, failedJob string, err error) {
+	job, ok, err := tx.ClaimDueJob(ctx, merchantAccountID, upTo)
+	if err != nil || !ok {
+		return false, "", err
+	}
+	m, err := tx.GetMerchantAccount(ctx, merchantAccountID, false)
+	if err != nil {
+		return true, "", err
+	}
+	fn := a.jobs[job.Kind]
+	if fn == nil {
+		return true, "", tx.FinishJob(ctx, job.ID, a.Clock.Now(), "no job function for kind "+job.Kind)
+	}
+	scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
+	if err := fn(ctx, tx, scope, job, job.DueAt); err != nil {
+		return true, job.ID, fmt.Errorf("job %s (%s): %w", job.ID, job.Kind, err)
+	}
+	return true, "", tx.FinishJob(ctx, job.ID, a.Clock.Now(), "")
 }
 
 // RunScheduler runs due jobs of every merchant account every interval until ctx ends, and purges

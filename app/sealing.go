@@ -149,7 +149,6 @@ func (a *App) storeSealKey(ctx context.Context) (key []byte, committed bool, err
 	if k != nil {
 		return k, true, nil
 	}
-	nested := store.InTx(ctx)
 	err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		v, err := tx.Setting(ctx, "webhook_secret_key", NewSecret)
 		if err != nil {
@@ -169,5 +168,9 @@ func (a *App) storeSealKey(ctx context.Context) (key []byte, committed bool, err
 	if err != nil {
 		return nil, false, err
 	}
-	return k, !nested, nil
+	// When the transaction was the caller's, it has not committed yet and the key is not cached.
+	s.mu.Lock()
+	committed = s.storeKey != nil
+	s.mu.Unlock()
+	return k, committed, nil
 }

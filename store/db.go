@@ -203,9 +203,6 @@ func (tx *Tx) committed() {
 	}
 }
 
-// InTx reports whether ctx carries a transaction.
-func InTx(ctx context.Context) bool { _, ok := ctx.Value(txKey{}).(*Tx); return ok }
-
 // Read returns the queries for reads: the transaction in ctx if there is one, else the read pool.
 func (db *DB) Read(ctx context.Context) Q {
 	if tx, ok := ctx.Value(txKey{}).(*Tx); ok {
