@@ -203,6 +203,11 @@ func (tx *Tx) committed() {
 	}
 }
 
+// InTx reports whether ctx carries a transaction. It is for tests that assert where work runs
+// (a host name lookup never inside one); the engine passes its transactions explicitly and never
+// asks.
+func InTx(ctx context.Context) bool { _, ok := ctx.Value(txKey{}).(*Tx); return ok }
+
 // Read returns the queries for reads: the transaction in ctx if there is one, else the read pool.
 func (db *DB) Read(ctx context.Context) Q {
 	if tx, ok := ctx.Value(txKey{}).(*Tx); ok {
