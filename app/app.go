@@ -40,8 +40,12 @@ type Config struct {
 	Processor processor.Processor
 }
 
-// App bundles the engine's services. Its zero value is not usable; call New.
-type App struct {
+// core is what every area's service shares: the store, the real-time clock, the log and the
+// configuration, and the engine's own machinery built on them: the outbox (Emit), the scheduler on
+// merchant clocks (scheduler.go), sealing at rest (sealing.go), cursors (cursor.go) and the write
+// entry point with its Idempotency-Key (write.go, idempotency.go). A service embeds it; what a
+// service needs of another area is a field of its own.
+type core struct {
 	DB     *store.DB
 	Clock  remit.Clock
 	Log    *slog.Logger
@@ -52,7 +56,64 @@ type App struct {
 	sealer   *sealer
 }
 
-// New returns an engine over db.
+// App is the engine: one service per area, composed by New. Its zero value is not usable.
+type App struct {
+	*core
+
+	Access      *Access      // API keys, scope, hosted tokens (auth.go, hosted.go)
+	TestClocks  *TestClocks  // the sandbox merchant clock (clock.go)
+	Merchants   *Merchants   // merchant accounts, onboarding, claims, bootstrap (merchants.go, ...)
+	Catalog     *Catalog     // prices, coupons, customers, billing accounts, setup sessions
+	Ledger      *Ledger      // the prepaid balance (ledger.go)
+	Quotes      *Quotes      // quotes and subscriptions (quotes.go, subscriptions.go)
+	Invoicing   *Invoicing   // invoices and tax transactions (invoices.go, taxtransactions.go)
+	Payments    *Payments    // collection, receipts, refunds, settlements (payments.go, collect.go, settlements.go)
+	CreditNotes *CreditNotes // credit notes (creditnotes.go)
+	Usage       *Usage       // usage events and thresholds (usage.go, usage_period.go)
+	Webhooks    *Webhooks    // endpoints, events, deliveries and the worker (webhook*.go)
+	Documents   *Documents   // what the PDFs and the hosted invoice page show (documents.go)
+}
+
+// The area services. Each embeds the shared core and names what it needs of other areas.
+type (
+	Access     struct{ *core }
+	TestClocks struct{ *core }
+	Merchants  struct {
+		*core
+		access *Access
+	}
+	Catalog struct {
+		*core
+		access *Access
+	}
+	Ledger struct{ *core }
+	Quotes struct {
+		*core
+		invoicing *Invoicing
+	}
+	Invoicing struct {
+		*core
+		access   *Access
+		ledger   *Ledger
+		payments *Payments
+		usage    *Usage
+	}
+	Payments struct {
+		*core
+		invoicing *Invoicing
+	}
+	CreditNotes struct {
+		*core
+		ledger   *Ledger
+		payments *Payments
+	}
+	Usage     struct{ *core }
+	Webhooks  struct{ *core }
+	Documents struct{ *core }
+)
+
+// New returns an engine over db: every area's service, wired together, with their scheduled-job
+// kinds registered.
 func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	if cfg.IdempotencyRetention == 0 {
 		cfg.IdempotencyRetention = 24 * time.Hour
@@ -60,25 +121,37 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	if cfg.IdempotencyLease == 0 {
 		cfg.IdempotencyLease = time.Minute
 	}
-	a := &App{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}}
-	a.webhooks = newWebhookState(&a.Config)
-	a.sealer = &sealer{}
+	c := &core{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}, sealer: &sealer{}}
+	c.webhooks = newWebhookState(&c.Config)
+	a := &App{core: c, Access: &Access{c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{c},
+		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
+	a.Merchants = &Merchants{core: c, access: a.Access}
+	a.Catalog = &Catalog{core: c, access: a.Access}
+	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}
+	a.Payments = &Payments{core: c, invoicing: a.Invoicing}
+	a.Invoicing.payments = a.Payments
+	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
+	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
+	a.Ledger.registerJobs()
+	a.Invoicing.registerJobs()
+	a.Quotes.registerJobs()
+	a.Payments.registerJobs()
 	return a
 }
 
 // TaxTable is the tax rate table in force.
-func (a *App) TaxTable() *tax.Table {
-	if a.Config.Tax == nil {
+func (co *core) TaxTable() *tax.Table {
+	if co.Config.Tax == nil {
 		return defaultTax
 	}
-	return a.Config.Tax
+	return co.Config.Tax
 }
 
 var defaultTax = tax.Default()
 
 // Emit appends an event of type typ (a constant of the catalog, remit.EventTypes) to the outbox
 // in the transaction tx. obj is the resource after the change; it is delivered as data.object.
-func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {
+func (co *core) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {
 	if !remit.KnownEventType(string(typ)) {
 		return remit.Internal(fmt.Errorf("app.Emit: event type %q is not in remit.EventTypes (add it there and to docs/events.md)", typ))
 	}
@@ -93,18 +166,18 @@ func (a *App) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now tim
 	if err := tx.InsertEvent(ctx, ev, objectID); err != nil {
 		return err
 	}
-	tx.AfterCommit(a.wakeWebhooks) // this process's webhook worker dispatches it at once
+	tx.AfterCommit(co.wakeWebhooks) // this process's webhook worker dispatches it at once
 	return nil
 }
 
 // Ready pings the store and names its dialect.
-func (a *App) Ready(ctx context.Context) (string, error) {
-	if err := a.DB.Ping(ctx); err != nil {
+func (co *core) Ready(ctx context.Context) (string, error) {
+	if err := co.DB.Ping(ctx); err != nil {
 		return "", err
 	}
-	return string(a.DB.Dialect()), nil
+	return string(co.DB.Dialect()), nil
 }
 
 // Unavailable reports whether err says the store could not be reached or dropped the connection
 // (store.IsUnavailable): transient, nothing applied.
-func (a *App) Unavailable(err error) bool { return store.IsUnavailable(err) }
+func (co *core) Unavailable(err error) bool { return store.IsUnavailable(err) }

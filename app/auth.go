@@ -58,12 +58,12 @@ var errUnauthorized = remit.Errorf(remit.EUnauthorized, "The API key is missing,
 // was wrong.
 //
 // Errors: unauthorized.
-func (a *App) Authenticate(ctx context.Context, apiKey string) (remit.Principal, error) {
+func (ac *Access) Authenticate(ctx context.Context, apiKey string) (remit.Principal, error) {
 	keyID, secret, ok := parseAPIKey(apiKey)
 	if !ok {
 		return remit.Principal{}, errUnauthorized
 	}
-	k, err := a.DB.Read(ctx).GetAPIKey(ctx, keyID)
+	k, err := ac.DB.Read(ctx).GetAPIKey(ctx, keyID)
 	if remit.ErrorCode(err) == remit.ENotFound {
 		return remit.Principal{}, errUnauthorized
 	}
@@ -82,12 +82,12 @@ func (a *App) Authenticate(ctx context.Context, apiKey string) (remit.Principal,
 // (ResolveScopeWith answers forbidden then). The answer is the same as Authenticate's.
 //
 // Errors: unauthorized.
-func (a *App) AuthenticateScoped(ctx context.Context, apiKey, merchantAccountID string) (p remit.Principal, m *remit.MerchantAccount, err error) {
+func (ac *Access) AuthenticateScoped(ctx context.Context, apiKey, merchantAccountID string) (p remit.Principal, m *remit.MerchantAccount, err error) {
 	keyID, secret, ok := parseAPIKey(apiKey)
 	if !ok {
 		return remit.Principal{}, nil, errUnauthorized
 	}
-	k, m, err := a.DB.Read(ctx).GetAPIKeyAndMerchant(ctx, keyID, merchantAccountID)
+	k, m, err := ac.DB.Read(ctx).GetAPIKeyAndMerchant(ctx, keyID, merchantAccountID)
 	if remit.ErrorCode(err) == remit.ENotFound {
 		return remit.Principal{}, nil, errUnauthorized
 	}
@@ -104,7 +104,7 @@ func (a *App) AuthenticateScoped(ctx context.Context, apiKey, merchantAccountID 
 // m is the account named merchantAccountID, or nil when it does not exist.
 //
 // Errors: forbidden.
-func (a *App) ResolveScopeWith(p remit.Principal, env remit.Environment, merchantAccountID string, m *remit.MerchantAccount) (remit.Scope, remit.MerchantAccount, error) {
+func (ac *Access) ResolveScopeWith(p remit.Principal, env remit.Environment, merchantAccountID string, m *remit.MerchantAccount) (remit.Scope, remit.MerchantAccount, error) {
 	if !p.Allows(env) {
 		return remit.Scope{}, remit.MerchantAccount{}, remit.Errorf(remit.EForbidden, "This API key is not allowed in the %s environment.", env)
 	}
@@ -120,11 +120,11 @@ func (a *App) ResolveScopeWith(p remit.Principal, env remit.Environment, merchan
 // learned about other organizations' accounts.
 //
 // Errors: forbidden.
-func (a *App) ResolveScope(ctx context.Context, p remit.Principal, env remit.Environment, merchantAccountID string) (remit.Scope, remit.MerchantAccount, error) {
+func (ac *Access) ResolveScope(ctx context.Context, p remit.Principal, env remit.Environment, merchantAccountID string) (remit.Scope, remit.MerchantAccount, error) {
 	if !p.Allows(env) {
 		return remit.Scope{}, remit.MerchantAccount{}, remit.Errorf(remit.EForbidden, "This API key is not allowed in the %s environment.", env)
 	}
-	m, err := a.DB.Read(ctx).GetMerchantAccount(ctx, merchantAccountID, false)
+	m, err := ac.DB.Read(ctx).GetMerchantAccount(ctx, merchantAccountID, false)
 	if remit.ErrorCode(err) == remit.ENotFound || (err == nil && (m.OrganizationID != p.OrganizationID || m.Environment != env)) {
 		return remit.Scope{}, remit.MerchantAccount{}, remit.Errorf(remit.EForbidden, "This API key cannot act for merchant account '%s' in the %s environment.", merchantAccountID, env)
 	}
@@ -138,7 +138,7 @@ func (a *App) ResolveScope(ctx context.Context, p remit.Principal, env remit.Env
 // ID and the full key, which is shown once and never stored.
 //
 // Errors: not_found (organization), validation_failure (environments).
-func (a *App) CreateAPIKey(ctx context.Context, organizationID string, envs []remit.Environment) (keyID, apiKey string, err error) {
+func (ac *Access) CreateAPIKey(ctx context.Context, organizationID string, envs []remit.Environment) (keyID, apiKey string, err error) {
 	if len(envs) == 0 {
 		return "", "", remit.Invalid(remit.FieldError{Field: "environments", Location: remit.InBody, Reason: "required", Message: "At least one environment is required."})
 	}
@@ -147,7 +147,7 @@ func (a *App) CreateAPIKey(ctx context.Context, organizationID string, envs []re
 			return "", "", remit.Invalid(remit.FieldError{Field: "environments", Location: remit.InBody, Reason: "invalid_enum", Message: "Environments are sandbox and production."})
 		}
 	}
-	err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = ac.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var exists int
 		if err := tx.QueryRow(ctx, `SELECT 1 FROM organizations WHERE id = $1`, organizationID).Scan(&exists); err != nil {
 			return remit.NotFound("organization", organizationID, "")
@@ -155,7 +155,7 @@ func (a *App) CreateAPIKey(ctx context.Context, organizationID string, envs []re
 		keyID = remit.NewID("key")
 		secret := NewSecret()
 		apiKey = formatAPIKey(keyID, secret)
-		return tx.CreateAPIKey(ctx, remit.APIKey{ID: keyID, OrganizationID: organizationID, SecretHash: HashSecret(secret), Environments: envs, CreatedAt: a.Clock.Now()})
+		return tx.CreateAPIKey(ctx, remit.APIKey{ID: keyID, OrganizationID: organizationID, SecretHash: HashSecret(secret), Environments: envs, CreatedAt: ac.Clock.Now()})
 	})
 	return keyID, apiKey, err
 }
@@ -163,8 +163,8 @@ func (a *App) CreateAPIKey(ctx context.Context, organizationID string, envs []re
 // RevokeAPIKey revokes a key; requests with it are unauthorized from then on.
 //
 // Errors: not_found.
-func (a *App) RevokeAPIKey(ctx context.Context, keyID string) error {
-	return a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		return tx.RevokeAPIKey(ctx, keyID, a.Clock.Now())
+func (ac *Access) RevokeAPIKey(ctx context.Context, keyID string) error {
+	return ac.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		return tx.RevokeAPIKey(ctx, keyID, ac.Clock.Now())
 	})
 }

@@ -17,13 +17,13 @@ type BootstrapResult struct {
 
 // Bootstrap creates an organization with one approved merchant account in each environment and
 // one API key for both. With platform, the sandbox account gets the platform capability.
-func (a *App) Bootstrap(ctx context.Context, name string, platform bool) (BootstrapResult, error) {
+func (ms *Merchants) Bootstrap(ctx context.Context, name string, platform bool) (BootstrapResult, error) {
 	if name == "" {
 		return BootstrapResult{}, remit.Invalid(remit.FieldError{Field: "organization", Location: remit.InBody, Reason: "required", Message: "An organization name is required."})
 	}
 	res := BootstrapResult{MerchantAccounts: map[string]string{}}
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		now := a.Clock.Now()
+	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		now := ms.Clock.Now()
 		org := remit.Organization{ID: remit.NewID("org"), Name: name, CreatedAt: now}
 		if err := tx.CreateOrganization(ctx, org); err != nil {
 			return err
@@ -42,7 +42,7 @@ func (a *App) Bootstrap(ctx context.Context, name string, platform bool) (Bootst
 			res.MerchantAccounts[string(env)] = m.ID
 		}
 		var err error
-		res.APIKeyID, res.APIKey, err = a.CreateAPIKey(ctx, org.ID, []remit.Environment{remit.Sandbox, remit.Production})
+		res.APIKeyID, res.APIKey, err = ms.access.CreateAPIKey(ctx, org.ID, []remit.Environment{remit.Sandbox, remit.Production})
 		return err
 	})
 	return res, err

@@ -19,23 +19,23 @@ func scopeOf(m remit.MerchantAccount) remit.Scope {
 // remit.CheckPrice, creating its product on first use, and emits price.created.
 //
 // Errors: validation_failure (every broken rule), conflict (priceId taken).
-func (a *App) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error) {
+func (ca *Catalog) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error) {
 	var probs remit.Problems
 	remit.CheckPrice(&p, &probs)
 	if err := probs.Err(); err != nil {
 		return remit.Price{}, err
 	}
-	now := micro(a.Now(m))
+	now := micro(ca.Now(m))
 	p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt = "price", m.Environment, m.ID, now
 	p.Metadata = remit.CopyMetadata(p.Metadata)
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.EnsureProduct(ctx, m.ID, p.ProductID, now); err != nil {
 			return err
 		}
 		if err := tx.CreatePrice(ctx, p); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventPriceCreated, p.PriceID, p)
+		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPriceCreated, p.PriceID, p)
 	})
 	return p, err
 }
@@ -44,8 +44,8 @@ func (a *App) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.
 // ("" for a path's own resource, "lines[0].priceId" for a reference in a body).
 //
 // Errors: not_found.
-func (a *App) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, field string) (remit.Price, error) {
-	p, err := a.DB.Read(ctx).GetPrice(ctx, m.ID, priceID)
+func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, field string) (remit.Price, error) {
+	p, err := ca.DB.Read(ctx).GetPrice(ctx, m.ID, priceID)
 	if err != nil {
 		if e, ok := err.(*remit.Error); ok && field != "" {
 			e.With("field", field)
@@ -59,7 +59,7 @@ func (a *App) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, fi
 // CreateCoupon adds a coupon (couponId generated as cpn_... when omitted) and emits coupon.created.
 //
 // Errors: validation_failure, conflict (couponId taken).
-func (a *App) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error) {
+func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error) {
 	var probs remit.Problems
 	remit.CheckCoupon(&c, &probs)
 	if err := probs.Err(); err != nil {
@@ -68,14 +68,14 @@ func (a *App) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit
 	if c.CouponID == "" {
 		c.CouponID = remit.NewID("cpn")
 	}
-	now := micro(a.Now(m))
+	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "coupon", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.CreateCoupon(ctx, c); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
+		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
 	})
 	return c, err
 }
@@ -83,8 +83,8 @@ func (a *App) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit
 // GetCoupon returns a coupon of the merchant account (field as in GetPrice).
 //
 // Errors: not_found.
-func (a *App) GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID, field string) (remit.Coupon, error) {
-	c, err := a.DB.Read(ctx).GetCoupon(ctx, m.ID, couponID)
+func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID, field string) (remit.Coupon, error) {
+	c, err := ca.DB.Read(ctx).GetCoupon(ctx, m.ID, couponID)
 	if err != nil {
 		if e, ok := err.(*remit.Error); ok && field != "" {
 			e.With("field", field)

@@ -15,19 +15,19 @@ import (
 // with a receipt; decline: stays open with lastPaymentError, and the finalization still succeeds).
 // Otherwise, and in production without a processor connector, the invoice stays open for the
 // customer to pay through its paymentUrl.
-func (a *App) collectAtFinalize(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
+func (ps *Payments) collectAtFinalize(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
 	if inv.CollectionMethod != remit.ChargeAutomatically {
 		return nil
 	}
-	proc := a.processorFor(m)
+	proc := ps.processorFor(m)
 	if proc == nil {
 		return nil
 	}
-	pm, err := a.defaultPaymentMethod(ctx, tx, m, *inv)
+	pm, err := ps.defaultPaymentMethod(ctx, tx, m, *inv)
 	if err != nil || pm == nil {
 		return err
 	}
-	_, err = a.attemptCharge(ctx, tx, m, inv, proc, *pm, remit.SourceFinalize, now)
+	_, err = ps.attemptCharge(ctx, tx, m, inv, proc, *pm, remit.SourceFinalize, now)
 	return err
 }
 
@@ -40,7 +40,7 @@ func (a *App) collectAtFinalize(ctx context.Context, tx *store.Tx, m remit.Merch
 //
 // Errors: conflict (the processor refused, details.reason refund_failed), not_implemented (a
 // production card payment without a processor connector).
-func (a *App) refundInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, amount int64, creditNoteID string, now time.Time) ([]string, error) {
+func (ps *Payments) refundInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, amount int64, creditNoteID string, now time.Time) ([]string, error) {
 	payments, err := tx.ListInvoicePayments(ctx, m.ID, inv.InvoiceID)
 	if err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func (a *App) refundInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantA
 			CreditNoteID: creditNoteID, Amount: amt, Currency: p.Currency, Status: "succeeded", Environment: m.Environment,
 			MerchantAccountID: m.ID, CreatedAt: now}
 		if p.Method == remit.MethodCard {
-			proc := a.processorFor(m)
+			proc := ps.processorFor(m)
 			if proc == nil {
 				return nil, remit.Errorf(remit.ENotImplemented, "Refunding card payments in production needs a processor connector, and none is configured.")
 			}
@@ -81,18 +81,18 @@ func (a *App) refundInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantA
 				ref.ProcessorReference = &r
 			}
 		}
-		if _, err := a.RecordReceiptRefund(ctx, tx, m, p.PaymentID, amt, now); err != nil {
+		if _, err := ps.RecordReceiptRefund(ctx, tx, m, p.PaymentID, amt, now); err != nil {
 			return nil, err
 		}
 		if p.Settled() {
-			if _, err := a.RecordSettlementRefund(ctx, tx, m, p.Currency, amt, now); err != nil {
+			if _, err := ps.RecordSettlementRefund(ctx, tx, m, p.Currency, amt, now); err != nil {
 				return nil, err
 			}
 		}
 		if err := tx.InsertRefund(ctx, ref); err != nil {
 			return nil, err
 		}
-		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventRefundCreated, ref.RefundID, ref); err != nil {
+		if err := ps.Emit(ctx, tx, scopeOf(m), now, remit.EventRefundCreated, ref.RefundID, ref); err != nil {
 			return nil, err
 		}
 		ids = append(ids, ref.RefundID)

@@ -24,7 +24,7 @@ import (
 //
 // Errors: validation_failure (every problem), not_found (invoice; an invoice line of another
 // invoice, details.field), conflict (invoice not open or paid; creditNoteId taken; a limit).
-func (a *App) CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in remit.CreditNoteInput) (remit.CreditNote, error) {
+func (cns *CreditNotes) CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in remit.CreditNoteInput) (remit.CreditNote, error) {
 	var p remit.Problems
 	remit.MetadataProblems(&p, "metadata", in.Metadata)
 	for i, l := range in.Lines {
@@ -34,15 +34,15 @@ func (a *App) CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in 
 		return remit.CreditNote{}, err
 	}
 	var cn remit.CreditNote
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := cns.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		cn, err = a.issueCreditNote(ctx, tx, m, in, micro(a.Now(m)))
+		cn, err = cns.issueCreditNote(ctx, tx, m, in, micro(cns.Now(m)))
 		return err
 	})
 	return cn, err
 }
 
-func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.CreditNoteInput, now time.Time) (remit.CreditNote, error) {
+func (cns *CreditNotes) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.CreditNoteInput, now time.Time) (remit.CreditNote, error) {
 	inv, err := tx.GetInvoice(ctx, m.ID, in.InvoiceID, "invoiceId", true)
 	if err != nil {
 		return remit.CreditNote{}, err
@@ -183,7 +183,7 @@ func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.Merchan
 		inv.OffsetTotal += cn.OffsetAmount
 	}
 	if cn.RefundAmount > 0 {
-		ids, err := a.refundInvoice(ctx, tx, m, &inv, cn.RefundAmount, cn.CreditNoteID, now)
+		ids, err := cns.payments.refundInvoice(ctx, tx, m, &inv, cn.RefundAmount, cn.CreditNoteID, now)
 		if err != nil {
 			return cn, err
 		}
@@ -191,7 +191,7 @@ func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.Merchan
 		inv.RefundedTotal += cn.RefundAmount
 	}
 	if cn.CreditAmount > 0 {
-		e, err := a.CreditBalance(ctx, tx, scope, inv.CustomerID, remit.BalanceCredit{Kind: remit.EntryCreditNote, Currency: inv.Currency,
+		e, err := cns.ledger.CreditBalance(ctx, tx, scope, inv.CustomerID, remit.BalanceCredit{Kind: remit.EntryCreditNote, Currency: inv.Currency,
 			Amount: cn.CreditAmount, CreditNoteID: cn.CreditNoteID, Description: "Credit note " + cn.Number}, now)
 		if err != nil {
 			return cn, err
@@ -215,7 +215,7 @@ func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.Merchan
 			return cn, err
 		}
 		cn.TaxTransactionID = &rev.TaxTransactionID
-		if err := a.Emit(ctx, tx, scope, now, "tax_transaction.reversed", rev.TaxTransactionID, rev); err != nil {
+		if err := cns.Emit(ctx, tx, scope, now, "tax_transaction.reversed", rev.TaxTransactionID, rev); err != nil {
 			return cn, err
 		}
 	}
@@ -229,12 +229,12 @@ func (a *App) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.Merchan
 	if err := tx.UpdateInvoice(ctx, inv, false); err != nil {
 		return cn, err
 	}
-	if err := a.Emit(ctx, tx, scope, now, "credit_note.created", cn.CreditNoteID, cn); err != nil {
+	if err := cns.Emit(ctx, tx, scope, now, "credit_note.created", cn.CreditNoteID, cn); err != nil {
 		return cn, err
 	}
 	if settled {
 		inv.Environment = m.Environment
-		if err := a.Emit(ctx, tx, scope, now, "invoice.paid", inv.InvoiceID, inv); err != nil {
+		if err := cns.Emit(ctx, tx, scope, now, "invoice.paid", inv.InvoiceID, inv); err != nil {
 			return cn, err
 		}
 	}
@@ -258,8 +258,8 @@ func limitConflict(msg, reason, field string, remaining int64) *remit.Error {
 // GetCreditNote returns a credit note.
 //
 // Errors: not_found.
-func (a *App) GetCreditNote(ctx context.Context, m remit.MerchantAccount, id string) (remit.CreditNote, error) {
-	c, err := a.DB.Read(ctx).GetCreditNote(ctx, m.ID, id)
+func (cns *CreditNotes) GetCreditNote(ctx context.Context, m remit.MerchantAccount, id string) (remit.CreditNote, error) {
+	c, err := cns.DB.Read(ctx).GetCreditNote(ctx, m.ID, id)
 	c.Environment = m.Environment
 	return c, err
 }

@@ -43,15 +43,15 @@ var (
 	cursorKeys  = map[*store.DB][]byte{}
 )
 
-func (a *App) cursorKey(ctx context.Context) ([]byte, error) {
+func (co *core) cursorKey(ctx context.Context) ([]byte, error) {
 	cursorKeyMu.Lock()
-	k, ok := cursorKeys[a.DB]
+	k, ok := cursorKeys[co.DB]
 	cursorKeyMu.Unlock()
 	if ok {
 		return k, nil
 	}
 	var v string
-	db := a.DB
+	db := co.DB
 	err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		v, err = tx.Setting(ctx, "cursor_key", NewSecret)
@@ -75,7 +75,7 @@ func (a *App) cursorKey(ctx context.Context) ([]byte, error) {
 //
 // Errors: validation_failure on limit (not an integer 1..100) or cursor (not one of ours, or
 // another list's or merchant account's).
-func (a *App) ParsePage(ctx context.Context, scope remit.Scope, list, limit, cursor string, defaultLimit int) (Page, error) {
+func (co *core) ParsePage(ctx context.Context, scope remit.Scope, list, limit, cursor string, defaultLimit int) (Page, error) {
 	var p remit.Problems
 	page := Page{Limit: defaultLimit}
 	if limit != "" {
@@ -87,7 +87,7 @@ func (a *App) ParsePage(ctx context.Context, scope remit.Scope, list, limit, cur
 		}
 	}
 	if cursor != "" {
-		c, ok := a.decodeCursor(ctx, cursor)
+		c, ok := co.decodeCursor(ctx, cursor)
 		if !ok || c.List != list || c.Merchant != scope.MerchantAccountID {
 			p.Add(remit.InQuery, "cursor", "invalid_cursor", "cursor is not a nextCursor of this list; pass back the nextCursor value of the previous page verbatim.")
 		} else {
@@ -102,11 +102,11 @@ func (a *App) ParsePage(ctx context.Context, scope remit.Scope, list, limit, cur
 
 // NextCursor returns the cursor for the page after the item (createdAt, id), or nil when there is
 // no next page.
-func (a *App) NextCursor(ctx context.Context, scope remit.Scope, list string, page Page, more bool, lastTime time.Time, lastID string) (*string, error) {
+func (co *core) NextCursor(ctx context.Context, scope remit.Scope, list string, page Page, more bool, lastTime time.Time, lastID string) (*string, error) {
 	if !more {
 		return nil, nil
 	}
-	key, err := a.cursorKey(ctx)
+	key, err := co.cursorKey(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (a *App) NextCursor(ctx context.Context, scope remit.Scope, list string, pa
 	return &s, nil
 }
 
-func (a *App) decodeCursor(ctx context.Context, s string) (cursorBody, bool) {
+func (co *core) decodeCursor(ctx context.Context, s string) (cursorBody, bool) {
 	var c cursorBody
 	if len(s) > 1024 {
 		return c, false
@@ -131,7 +131,7 @@ func (a *App) decodeCursor(ctx context.Context, s string) (cursorBody, bool) {
 	if err1 != nil || err2 != nil {
 		return c, false
 	}
-	key, err := a.cursorKey(ctx)
+	key, err := co.cursorKey(ctx)
 	if err != nil {
 		return c, false
 	}
@@ -150,7 +150,7 @@ func (a *App) decodeCursor(ctx context.Context, s string) (cursorBody, bool) {
 // answer: it drops the extra row, which only says that a next page exists, and signs the cursor
 // of that next page from the last item kept (key gives its creation time and ID). A page.Limit of
 // 0 means an unpaginated list: every item, no cursor. Every cursor list ends through here.
-func finishPage[T any](ctx context.Context, a *App, scope remit.Scope, list string, page Page, items []T, key func(T) (time.Time, string)) (remit.List[T], error) {
+func finishPage[T any](ctx context.Context, a *core, scope remit.Scope, list string, page Page, items []T, key func(T) (time.Time, string)) (remit.List[T], error) {
 	if page.Limit <= 0 || len(items) <= page.Limit {
 		return remit.NewList(items, nil), nil
 	}

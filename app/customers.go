@@ -14,7 +14,7 @@ import (
 //
 // Errors: validation_failure (email, address country, metadata), conflict (customerId or
 // externalId taken; details.field names which).
-func (a *App) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error) {
+func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error) {
 	var probs remit.Problems
 	if c.Email != nil && *c.Email != "" {
 		remit.EmailProblem(&probs, "email", *c.Email)
@@ -30,14 +30,14 @@ func (a *App) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c rem
 	if c.CustomerID == "" {
 		c.CustomerID = remit.NewID("cus")
 	}
-	now := micro(a.Now(m))
+	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "customer", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.CreateCustomer(ctx, c); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
+		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
 	})
 	return c, err
 }
@@ -46,8 +46,8 @@ func (a *App) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c rem
 // from ("" for the path's own resource).
 //
 // Errors: not_found.
-func (a *App) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID, field string) (remit.Customer, error) {
-	c, err := a.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID, field)
+func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID, field string) (remit.Customer, error) {
+	c, err := ca.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID, field)
 	c.Environment = m.Environment
 	return c, err
 }
@@ -58,7 +58,7 @@ func (a *App) GetCustomer(ctx context.Context, m remit.MerchantAccount, customer
 //
 // Errors: validation_failure (currency, taxAddress country, metadata), not_found (customerId,
 // details.field "customerId"), conflict (billingAccountId taken).
-func (a *App) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error) {
+func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error) {
 	var probs remit.Problems
 	remit.CurrencyProblem(&probs, remit.InBody, "currency", b.Currency)
 	remit.AddressProblems(&probs, "taxAddress", b.TaxAddress)
@@ -72,18 +72,18 @@ func (a *App) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount,
 	if b.CollectionMethod == "" {
 		b.CollectionMethod = remit.ChargeAutomatically
 	}
-	now := micro(a.Now(m))
+	now := micro(ca.Now(m))
 	b.Object, b.Environment, b.MerchantAccountID, b.CreatedAt = "billing_account", m.Environment, m.ID, now
 	b.Metadata = remit.CopyMetadata(b.Metadata)
 	b.DefaultPaymentMethod = nil
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.RequireCustomer(ctx, m.ID, b.CustomerID, "customerId"); err != nil {
 			return err
 		}
 		if err := tx.CreateBillingAccount(ctx, b); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountCreated, b.BillingAccountID, b)
+		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountCreated, b.BillingAccountID, b)
 	})
 	return b, err
 }
@@ -92,8 +92,8 @@ func (a *App) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount,
 // method (field as in GetCustomer).
 //
 // Errors: not_found.
-func (a *App) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID, field string) (remit.BillingAccount, error) {
-	b, err := a.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, field, false)
+func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID, field string) (remit.BillingAccount, error) {
+	b, err := ca.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, field, false)
 	b.Environment = m.Environment
 	return b, err
 }
@@ -102,8 +102,8 @@ func (a *App) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, bi
 // sandbox processor.
 //
 // Errors: not_found.
-func (a *App) GetPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error) {
-	pm, err := a.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
+func (ca *Catalog) GetPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error) {
+	pm, err := ca.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
 	pm.Environment = m.Environment
 	return pm, err
 }

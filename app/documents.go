@@ -20,11 +20,11 @@ import (
 // InvoiceDocument gathers what an invoice's PDF shows.
 //
 // Errors: not_found.
-func (a *App) InvoiceDocument(ctx context.Context, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
-	return a.invoiceDocument(ctx, a.DB.Read(ctx), m, invoiceID)
+func (ds *Documents) InvoiceDocument(ctx context.Context, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
+	return ds.invoiceDocument(ctx, ds.DB.Read(ctx), m, invoiceID)
 }
 
-func (a *App) invoiceDocument(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
+func (ds *Documents) invoiceDocument(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
 	var d document.Invoice
 	inv, notes, err := invoiceWithCreditNotes(ctx, q, m, invoiceID)
 	if err != nil {
@@ -95,8 +95,8 @@ func HostedInvoiceURL(paymentURL string) string {
 // (number and line descriptions) and its reversal tax transaction (the jurisdictions).
 //
 // Errors: not_found.
-func (a *App) CreditNoteDocument(ctx context.Context, m remit.MerchantAccount, creditNoteID string) (document.CreditNote, error) {
-	q := a.DB.Read(ctx)
+func (ds *Documents) CreditNoteDocument(ctx context.Context, m remit.MerchantAccount, creditNoteID string) (document.CreditNote, error) {
+	q := ds.DB.Read(ctx)
 	var d document.CreditNote
 	c, err := q.GetCreditNote(ctx, m.ID, creditNoteID)
 	if err != nil {
@@ -121,8 +121,8 @@ func (a *App) CreditNoteDocument(ctx context.Context, m remit.MerchantAccount, c
 // ReceiptDocument gathers what a payment receipt's PDF shows: the receipt and the invoice it paid.
 //
 // Errors: not_found; not_implemented until receipts exist (see receiptFactsForPDF).
-func (a *App) ReceiptDocument(ctx context.Context, m remit.MerchantAccount, receiptID string) (document.Receipt, error) {
-	q := a.DB.Read(ctx)
+func (ds *Documents) ReceiptDocument(ctx context.Context, m remit.MerchantAccount, receiptID string) (document.Receipt, error) {
+	q := ds.DB.Read(ctx)
 	var d document.Receipt
 	facts, invoiceID, err := receiptFactsForPDF(ctx, q, m, receiptID)
 	if err != nil {
@@ -153,12 +153,12 @@ func invoiceParties(ctx context.Context, q store.Q, m remit.MerchantAccount, inv
 // default payment method. The caller adds the page's action URLs.
 //
 // Errors: forbidden (a token of another resource), not_found.
-func (a *App) HostedInvoicePage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.HostedPage, error) {
+func (ds *Documents) HostedInvoicePage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.HostedPage, error) {
 	if err := AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
 		return document.HostedPage{}, err
 	}
-	q := a.DB.Read(ctx)
-	d, err := a.invoiceDocument(ctx, q, m, invoiceID)
+	q := ds.DB.Read(ctx)
+	d, err := ds.invoiceDocument(ctx, q, m, invoiceID)
 	if err != nil {
 		return document.HostedPage{}, err
 	}
@@ -176,11 +176,11 @@ func (a *App) HostedInvoicePage(ctx context.Context, tok remit.HostedToken, m re
 // HostedInvoicePDF authorizes the hosted token for the invoice and gathers its PDF.
 //
 // Errors: forbidden (a token of another resource), not_found.
-func (a *App) HostedInvoicePDF(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
+func (ds *Documents) HostedInvoicePDF(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.Invoice, error) {
 	if err := AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
 		return document.Invoice{}, err
 	}
-	return a.invoiceDocument(ctx, a.DB.Read(ctx), m, invoiceID)
+	return ds.invoiceDocument(ctx, ds.DB.Read(ctx), m, invoiceID)
 }
 
 // CardLabel names a card for people: "Visa •••• 4242".
@@ -261,4 +261,27 @@ func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, custom
 
 func addressLines(a remit.Address) []string {
 	return document.AddressLines(a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
+}
+
+// receiptFactsForPDF reads a payment receipt's figures and the invoice it paid, for its PDF.
+//
+// Errors: not_found.
+func receiptFactsForPDF(ctx context.Context, q store.Q, m remit.MerchantAccount, receiptID string) (document.ReceiptFacts, string, error) {
+	r, err := q.GetReceipt(ctx, m.ID, receiptID)
+	if err != nil {
+		return document.ReceiptFacts{}, "", err
+	}
+	method := "Paid outside Remit"
+	if r.PaymentMethod.Type != remit.MethodOutOfBand {
+		brand, last4 := "", ""
+		if r.PaymentMethod.Brand != nil {
+			brand = *r.PaymentMethod.Brand
+		}
+		if r.PaymentMethod.Last4 != nil {
+			last4 = *r.PaymentMethod.Last4
+		}
+		method = CardLabel(brand, last4)
+	}
+	return document.ReceiptFacts{ReceiptID: r.ReceiptID, ReceiptNumber: r.ReceiptNumber, PaymentID: r.PaymentID, Amount: r.Amount,
+		AmountRefunded: r.AmountRefunded, Currency: r.Currency, Status: r.Status, PaidAt: r.CreatedAt, PaymentMethod: method}, r.InvoiceID, nil
 }

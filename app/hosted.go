@@ -22,14 +22,14 @@ const hostedTokenPrefix = "hpt_"
 // IssueHostedToken creates a token for the resource (kind remit.HostedSetupSession or
 // remit.HostedInvoice) in tx and returns it. The token is shown once: the store keeps its hash only.
 // expiresAt is on the merchant clock; after it the token is unauthorized.
-func (a *App) IssueHostedToken(ctx context.Context, tx *store.Tx, merchantAccountID, kind, resourceID string, expiresAt time.Time) (string, error) {
+func (ac *Access) IssueHostedToken(ctx context.Context, tx *store.Tx, merchantAccountID, kind, resourceID string, expiresAt time.Time) (string, error) {
 	if kind != remit.HostedSetupSession && kind != remit.HostedInvoice {
 		return "", remit.Internal(fmt.Errorf("app.IssueHostedToken: unknown kind %q", kind))
 	}
 	token := hostedTokenPrefix + NewSecret()
 	err := tx.CreateHostedToken(ctx, remit.HostedToken{
 		TokenHash: HashSecret(token), Kind: kind, ResourceID: resourceID, MerchantAccountID: merchantAccountID,
-		ExpiresAt: micro(expiresAt), CreatedAt: micro(a.Clock.Now()),
+		ExpiresAt: micro(expiresAt), CreatedAt: micro(ac.Clock.Now()),
 	})
 	return token, err
 }
@@ -40,12 +40,12 @@ var errHostedToken = remit.Errorf(remit.EUnauthorized, "The token is missing, ma
 // no API key and no scope: the merchant account comes from the token.
 //
 // Errors: unauthorized (missing, malformed, unknown or expired, with no hint of which).
-func (a *App) ResolveHostedToken(ctx context.Context, token string) (remit.HostedToken, remit.MerchantAccount, error) {
+func (ac *Access) ResolveHostedToken(ctx context.Context, token string) (remit.HostedToken, remit.MerchantAccount, error) {
 	secret, ok := strings.CutPrefix(token, hostedTokenPrefix)
 	if !ok || len(secret) != 64 {
 		return remit.HostedToken{}, remit.MerchantAccount{}, errHostedToken
 	}
-	q := a.DB.Read(ctx)
+	q := ac.DB.Read(ctx)
 	t, err := q.GetHostedToken(ctx, HashSecret(token))
 	if remit.ErrorCode(err) == remit.ENotFound {
 		return t, remit.MerchantAccount{}, errHostedToken
@@ -57,7 +57,7 @@ func (a *App) ResolveHostedToken(ctx context.Context, token string) (remit.Hoste
 	if err != nil {
 		return t, m, err
 	}
-	if !a.Now(m).Before(t.ExpiresAt) {
+	if !ac.Now(m).Before(t.ExpiresAt) {
 		return t, m, errHostedToken
 	}
 	return t, m, nil

@@ -27,11 +27,11 @@ func BenchmarkAuthScope(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				p, m, err := e.App.AuthenticateScoped(ctx, e.Tenant.APIKey, e.Tenant.Sandbox)
+				p, m, err := e.App.Access.AuthenticateScoped(ctx, e.Tenant.APIKey, e.Tenant.Sandbox)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, _, err := e.App.ResolveScopeWith(p, remit.Sandbox, e.Tenant.Sandbox, m); err != nil {
+				if _, _, err := e.App.Access.ResolveScopeWith(p, remit.Sandbox, e.Tenant.Sandbox, m); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -98,14 +98,14 @@ func BenchmarkLedgerAppend(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c, err := e.App.CreateCustomer(ctx, m, remit.Customer{Name: "Bench"})
+			c, err := e.App.Catalog.CreateCustomer(ctx, m, remit.Customer{Name: "Bench"})
 			if err != nil {
 				b.Fatal(err)
 			}
 			desc := "Prepaid credit"
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.App.GrantBalance(ctx, m, c.CustomerID, remit.GrantInput{Currency: "USD", Amount: 500, Description: &desc}); err != nil {
+				if _, err := e.App.Ledger.GrantBalance(ctx, m, c.CustomerID, remit.GrantInput{Currency: "USD", Amount: 500, Description: &desc}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -39,15 +39,15 @@ type IdempotencyClaim struct {
 // Owner is the claim's owner token.
 func (c IdempotencyClaim) Owner() string { return c.record.Owner }
 
-func (a *App) newIdempotencyRecord(route, fingerprint string, now time.Time) store.IdempotencyRecord {
+func (co *core) newIdempotencyRecord(route, fingerprint string, now time.Time) store.IdempotencyRecord {
 	return store.IdempotencyRecord{Route: route, BodyHash: fingerprint, Owner: remit.NewID("req"),
-		LeaseUntil: now.Add(a.Config.IdempotencyLease), CreatedAt: now}
+		LeaseUntil: now.Add(co.Config.IdempotencyLease), CreatedAt: now}
 }
 
 // takesOver reports whether the request rec may take over the key of existing: the same request
 // (route and body) whose earlier attempt died in flight and whose lease ran out. Such an attempt
 // never committed its work.
-func (a *App) takesOver(existing, rec store.IdempotencyRecord, now time.Time) bool {
+func (co *core) takesOver(existing, rec store.IdempotencyRecord, now time.Time) bool {
 	return existing.State == "in_flight" && existing.LeaseUntil.Before(now) && existing.Route == rec.Route && existing.BodyHash == rec.BodyHash
 }
 
@@ -66,7 +66,7 @@ func (a *App) takesOver(existing, rec store.IdempotencyRecord, now time.Time) bo
 // runs at once.
 //
 // Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
-func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route, fingerprint string) (claim IdempotencyClaim, replay *StoredResponse, err error) {
+func (co *core) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route, fingerprint string) (claim IdempotencyClaim, replay *StoredResponse, err error) {
 	ns := IdempotencyScope(scope)
 	ok, err := tx.LockIdempotencyKey(ctx, ns, key)
 	if err != nil {
@@ -75,18 +75,18 @@ func (a *App) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sco
 	if !ok {
 		return claim, nil, errInFlight()
 	}
-	now := a.Clock.Now()
-	rec := a.newIdempotencyRecord(route, fingerprint, now)
+	now := co.Clock.Now()
+	rec := co.newIdempotencyRecord(route, fingerprint, now)
 	existing, found, err := tx.LookupIdempotency(ctx, ns, key)
 	switch {
 	case err != nil:
 		return claim, nil, err
 	case !found:
 		return IdempotencyClaim{record: rec}, nil, nil
-	case existing.CreatedAt.Before(now.Add(-a.Config.IdempotencyRetention)) || a.takesOver(existing, rec, now):
+	case existing.CreatedAt.Before(now.Add(-co.Config.IdempotencyRetention)) || co.takesOver(existing, rec, now):
 		return IdempotencyClaim{record: rec, replaces: existing.Owner}, nil, nil
 	}
-	err = a.existingAnswer(ctx, scope, key, existing, rec, &replay)
+	err = co.existingAnswer(ctx, scope, key, existing, rec, &replay)
 	return claim, replay, err
 }
 
@@ -97,7 +97,7 @@ func errInFlight() error {
 
 // existingAnswer is what a request gets for a key another request holds: a conflict, or (nil
 // error) the remembered answer in *replay.
-func (a *App) existingAnswer(ctx context.Context, scope remit.Scope, key string, existing, rec store.IdempotencyRecord, replay **StoredResponse) error {
+func (co *core) existingAnswer(ctx context.Context, scope remit.Scope, key string, existing, rec store.IdempotencyRecord, replay **StoredResponse) error {
 	if existing.Route != rec.Route || existing.BodyHash != rec.BodyHash {
 		return remit.Errorf(remit.EConflict, "This Idempotency-Key was already used with a different request body or route. Use a new key for a new request.").
 			With("reason", "idempotency_key_reused")
@@ -105,7 +105,7 @@ func (a *App) existingAnswer(ctx context.Context, scope remit.Scope, key string,
 	if existing.State != "done" {
 		return errInFlight()
 	}
-	resp, err := a.openResponse(ctx, scope, key, existing.Response)
+	resp, err := co.openResponse(ctx, scope, key, existing.Response)
 	if err != nil {
 		return remit.Internal(fmt.Errorf("idempotency: open the remembered response: %w", err))
 	}
@@ -119,23 +119,23 @@ func idempotencyAAD(scope remit.Scope, key string) []byte {
 	return []byte(IdempotencyScope(scope) + "\x00" + key)
 }
 
-func (a *App) sealResponse(ctx context.Context, scope remit.Scope, key string, body []byte) ([]byte, error) {
-	s, err := a.seal(ctx, purposeIdempotency, idempotencyAAD(scope, key), body)
+func (co *core) sealResponse(ctx context.Context, scope remit.Scope, key string, body []byte) ([]byte, error) {
+	s, err := co.seal(ctx, purposeIdempotency, idempotencyAAD(scope, key), body)
 	return []byte(s), err
 }
 
 // openResponse opens a remembered answer. Answers remembered in plain text before they were
 // sealed (at most one retention period ago) are JSON envelopes and replay as they are.
-func (a *App) openResponse(ctx context.Context, scope remit.Scope, key string, stored []byte) ([]byte, error) {
+func (co *core) openResponse(ctx context.Context, scope remit.Scope, key string, stored []byte) ([]byte, error) {
 	if !isSealed(string(stored)) {
 		return stored, nil
 	}
-	return a.open(ctx, purposeIdempotency, idempotencyAAD(scope, key), string(stored))
+	return co.open(ctx, purposeIdempotency, idempotencyAAD(scope, key), string(stored))
 }
 
 // ReleaseIdempotentTx forgets a key claimed in tx whose answer is not remembered although the
 // request's effects commit (an error marked remit.Error.Commit that is not final).
-func (a *App) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim) error {
+func (co *core) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim) error {
 	if claim.replaces == "" {
 		return nil // nothing was written for the key
 	}
@@ -145,8 +145,8 @@ func (a *App) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit
 // FinishIdempotent remembers the response for key. Call it inside the request's transaction so it
 // commits with the work; if the request lost its key (a retry took it over after its lease ran
 // out, or another request stored an answer first) it fails and the transaction must roll back.
-func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
-	sealed, err := a.sealResponse(ctx, scope, key, body)
+func (co *core) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
+	sealed, err := co.sealResponse(ctx, scope, key, body)
 	if err != nil {
 		return remit.Internal(err)
 	}
@@ -164,10 +164,10 @@ func (a *App) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sc
 // RememberIdempotent stores, in a transaction of its own, the answer of a request whose work
 // failed and rolled back but whose answer is final, such as 404 or a state conflict. If another
 // request stored an answer for the key meanwhile, that one stays.
-func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
+func (co *core) RememberIdempotent(ctx context.Context, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
 	// Not cancelled with the request: a client that went away must still find its answer.
-	return a.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		err := a.FinishIdempotent(ctx, tx, scope, key, claim, status, body)
+	return co.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
+		err := co.FinishIdempotent(ctx, tx, scope, key, claim, status, body)
 		if remit.ErrorCode(err) == remit.EConflict {
 			return nil
 		}
@@ -176,11 +176,11 @@ func (a *App) RememberIdempotent(ctx context.Context, scope remit.Scope, key str
 }
 
 // PurgeIdempotency forgets keys older than the retention period.
-func (a *App) PurgeIdempotency(ctx context.Context) (int64, error) {
+func (co *core) PurgeIdempotency(ctx context.Context) (int64, error) {
 	var n int64
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		n, err = tx.PurgeIdempotency(ctx, a.Clock.Now().Add(-a.Config.IdempotencyRetention))
+		n, err = tx.PurgeIdempotency(ctx, co.Clock.Now().Add(-co.Config.IdempotencyRetention))
 		return err
 	})
 	return n, err

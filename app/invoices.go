@@ -23,11 +23,11 @@ const maxAmount = 999_999_999_999
 //
 // Errors: validation_failure (every problem), not_found (customer, billing account, price, coupon;
 // details.field names where), conflict (invoiceId taken).
-func (a *App) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceDraftInput) (remit.Invoice, error) {
+func (iv *Invoicing) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceDraftInput) (remit.Invoice, error) {
 	var inv remit.Invoice
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		inv, err = a.CreateDraftInvoice(ctx, tx, m, in, micro(a.Now(m)))
+		inv, err = iv.CreateDraftInvoice(ctx, tx, m, in, micro(iv.Now(m)))
 		return err
 	})
 	return inv, err
@@ -35,7 +35,7 @@ func (a *App) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in rem
 
 // CreateDraftInvoice is CreateInvoice inside the caller's transaction, at merchant time now (quotes
 // and subscription renewals call it).
-func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.InvoiceDraftInput, now time.Time) (remit.Invoice, error) {
+func (iv *Invoicing) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.InvoiceDraftInput, now time.Time) (remit.Invoice, error) {
 	var p remit.Problems
 	remit.CurrencyProblem(&p, remit.InBody, "currency", in.Currency)
 	remit.MetadataProblems(&p, "metadata", in.Metadata)
@@ -124,28 +124,28 @@ func (a *App) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.Merc
 		}
 		inv.Lines = append(inv.Lines, l)
 	}
-	coupons, err := a.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+	coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
 	if err != nil {
 		return remit.Invoice{}, err
 	}
 	if err := p.Err(); err != nil {
 		return remit.Invoice{}, err
 	}
-	if err := a.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
+	if err := iv.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
 		return remit.Invoice{}, err
 	}
 	if err := tx.InsertInvoice(ctx, inv); err != nil {
 		return remit.Invoice{}, err
 	}
 	if inv.AutoFinalizeAt != nil {
-		if err := a.Schedule(ctx, tx, m.ID, jobAutoFinalize, *inv.AutoFinalizeAt, autoFinalizeJob{InvoiceID: inv.InvoiceID}); err != nil {
+		if err := iv.Schedule(ctx, tx, m.ID, jobAutoFinalize, *inv.AutoFinalizeAt, autoFinalizeJob{InvoiceID: inv.InvoiceID}); err != nil {
 			return remit.Invoice{}, err
 		}
 	}
-	if err := a.quoteTax(ctx, tx, m, &inv, now); err != nil {
+	if err := iv.quoteTax(ctx, tx, m, &inv, now); err != nil {
 		return remit.Invoice{}, err
 	}
-	return inv, a.Emit(ctx, tx, scopeOf(m), now, "invoice.created", inv.InvoiceID, inv)
+	return inv, iv.Emit(ctx, tx, scopeOf(m), now, "invoice.created", inv.InvoiceID, inv)
 }
 
 // linePriceIDs lists the price of each line, to read them all in one query (store.Q.GetPrices).
@@ -177,7 +177,7 @@ func microPtr(t *time.Time) *time.Time {
 
 // loadCoupons reads the coupons in order. An unknown coupon is not_found; an amount coupon in
 // another currency is a problem recorded in p.
-func (a *App) loadCoupons(ctx context.Context, q store.Q, m remit.MerchantAccount, ids []string, currency string, p *remit.Problems) ([]remit.CouponTerms, error) {
+func (iv *Invoicing) loadCoupons(ctx context.Context, q store.Q, m remit.MerchantAccount, ids []string, currency string, p *remit.Problems) ([]remit.CouponTerms, error) {
 	var out []remit.CouponTerms
 	all, err := q.GetCoupons(ctx, m.ID, ids)
 	if err != nil {
@@ -205,7 +205,7 @@ func (a *App) loadCoupons(ctx context.Context, q store.Q, m remit.MerchantAccoun
 
 // taxPlace is where the customer is taxed: the billing account's tax address, else the
 // customer's address; an exempt customer owes nothing.
-func (a *App) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) ([]tax.Component, bool, error) {
+func (iv *Invoicing) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) ([]tax.Component, bool, error) {
 	cust, err := q.GetCustomer(ctx, m.ID, inv.CustomerID, "customerId")
 	if err != nil {
 		return nil, false, err
@@ -225,20 +225,20 @@ func (a *App) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAccount, 
 	if addr.Region != nil {
 		region = *addr.Region
 	}
-	return a.TaxTable().Lookup(addr.Country, region), cust.TaxExempt, nil
+	return iv.TaxTable().Lookup(addr.Country, region), cust.TaxExempt, nil
 }
 
 // priceDraft recomputes a draft's quantities, unit amounts and figures: catalog prices (unless the
 // line overrides them), usage in the period, coupons and tax. No prepaid balance is applied to a
 // draft; that happens at finalization.
-func (a *App) priceDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, now time.Time) error {
-	_, err := a.computeFigures(ctx, tx, m, inv, coupons, nil)
+func (iv *Invoicing) priceDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, now time.Time) error {
+	_, err := iv.computeFigures(ctx, tx, m, inv, coupons, nil)
 	return err
 }
 
 // computeFigures refreshes line quantities and unit amounts and runs the invoice arithmetic with
 // the given spendable grants (nil for drafts). It returns the prepaid applications to record.
-func (a *App) computeFigures(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, grants []remit.SpendableGrant) ([]remit.Application, error) {
+func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, grants []remit.SpendableGrant) ([]remit.Application, error) {
 	var p remit.Problems
 	priced := make([]remit.PricedLine, len(inv.Lines))
 	prices, err := tx.GetPrices(ctx, m.ID, linePriceIDs(inv.Lines, func(l remit.InvoiceLine) string { return l.PriceID }))
@@ -261,7 +261,7 @@ func (a *App) computeFigures(ctx context.Context, tx *store.Tx, m remit.Merchant
 				from, to = l.PeriodStart, l.PeriodEnd
 			}
 			if from != nil && to != nil {
-				qty, err := a.UsageInPeriod(ctx, tx.Q, scopeOf(m), inv.CustomerID, *price.MeterID, *from, *to)
+				qty, err := iv.usage.UsageInPeriod(ctx, tx.Q, scopeOf(m), inv.CustomerID, *price.MeterID, *from, *to)
 				if err != nil {
 					return nil, err
 				}
@@ -289,7 +289,7 @@ func (a *App) computeFigures(ctx context.Context, tx *store.Tx, m remit.Merchant
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
-	comps, exempt, err := a.taxPlace(ctx, tx.Q, m, *inv)
+	comps, exempt, err := iv.taxPlace(ctx, tx.Q, m, *inv)
 	if err != nil {
 		return nil, err
 	}
@@ -312,8 +312,8 @@ func (a *App) computeFigures(ctx context.Context, tx *store.Tx, m remit.Merchant
 
 // quoteTax keeps the draft's one quoted tax transaction current, creating it the first time (or
 // anew when the previous one was committed through the tax-transaction route).
-func (a *App) quoteTax(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
-	t, created, err := a.taxTransactionFor(ctx, tx, m, inv, now)
+func (iv *Invoicing) quoteTax(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
+	t, created, err := iv.taxTransactionFor(ctx, tx, m, inv, now)
 	if err != nil {
 		return err
 	}
@@ -328,15 +328,15 @@ func (a *App) quoteTax(ctx context.Context, tx *store.Tx, m remit.MerchantAccoun
 		}
 	}
 	if created {
-		return a.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.created", t.TaxTransactionID, t)
+		return iv.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.created", t.TaxTransactionID, t)
 	}
 	return nil
 }
 
 // taxTransactionFor returns the invoice's quoted tax transaction rewritten with its current lines,
 // or a new one when it has none that is still quoted.
-func (a *App) taxTransactionFor(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) (remit.TaxTransaction, bool, error) {
-	_, exempt, err := a.taxPlace(ctx, tx.Q, m, *inv)
+func (iv *Invoicing) taxTransactionFor(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) (remit.TaxTransaction, bool, error) {
+	_, exempt, err := iv.taxPlace(ctx, tx.Q, m, *inv)
 	if err != nil {
 		return remit.TaxTransaction{}, false, err
 	}
@@ -366,8 +366,8 @@ func (a *App) taxTransactionFor(ctx context.Context, tx *store.Tx, m remit.Merch
 // GetInvoice returns an invoice of the merchant account.
 //
 // Errors: not_found.
-func (a *App) GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
-	inv, err := a.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, "", false)
+func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+	inv, err := iv.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, "", false)
 	inv.Environment = m.Environment
 	return inv, err
 }
@@ -385,9 +385,9 @@ func checkDraft(inv remit.Invoice, action string) error {
 // keeps its quoted tax transaction current and emits invoice.refreshed.
 //
 // Errors: not_found, conflict (not a draft; details.currentState).
-func (a *App) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
 	var inv remit.Invoice
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
 		if err != nil {
@@ -396,23 +396,23 @@ func (a *App) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoi
 		if err := checkDraft(inv, "refreshed"); err != nil {
 			return err
 		}
-		now := micro(a.Now(m))
+		now := micro(iv.Now(m))
 		var p remit.Problems
-		coupons, err := a.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+		coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
 		if err != nil {
 			return err
 		}
-		if err := a.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
+		if err := iv.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
 			return err
 		}
 		inv.UpdatedAt = now
 		if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
 			return err
 		}
-		if err := a.quoteTax(ctx, tx, m, &inv, now); err != nil {
+		if err := iv.quoteTax(ctx, tx, m, &inv, now); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, inv)
+		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, inv)
 	})
 	inv.Environment = m.Environment
 	return inv, err
@@ -425,18 +425,18 @@ func (a *App) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoi
 // otherwise open with a hosted paymentUrl, and collection is attempted (collectAtFinalize).
 //
 // Errors: not_found, conflict (not a draft; details.currentState).
-func (a *App) FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error) {
+func (iv *Invoicing) FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error) {
 	var inv remit.Invoice
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		inv, err = a.finalizeInTx(ctx, tx, m, invoiceID, finalizedByRef, micro(a.Now(m)))
+		inv, err = iv.finalizeInTx(ctx, tx, m, invoiceID, finalizedByRef, micro(iv.Now(m)))
 		return err
 	})
 	inv.Environment = m.Environment
 	return inv, err
 }
 
-func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, invoiceID string, finalizedByRef *string, now time.Time) (remit.Invoice, error) {
+func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, invoiceID string, finalizedByRef *string, now time.Time) (remit.Invoice, error) {
 	inv, err := tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
 	if err != nil {
 		return inv, err
@@ -447,11 +447,11 @@ func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 	}
 	scope := scopeOf(m)
 	var p remit.Problems
-	coupons, err := a.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+	coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
 	if err != nil {
 		return inv, err
 	}
-	lots, err := a.AvailableGrants(ctx, tx, scope, inv.CustomerID, inv.Currency, now)
+	lots, err := iv.ledger.AvailableGrants(ctx, tx, scope, inv.CustomerID, inv.Currency, now)
 	if err != nil {
 		return inv, err
 	}
@@ -459,19 +459,19 @@ func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 	for _, l := range lots {
 		grants = append(grants, remit.SpendableGrant{EntryID: l.EntryID, Remaining: *l.Remaining, Targets: l.Targets})
 	}
-	apps, err := a.computeFigures(ctx, tx, m, &inv, coupons, grants)
+	apps, err := iv.computeFigures(ctx, tx, m, &inv, coupons, grants)
 	if err != nil {
 		return inv, err
 	}
 	for _, ap := range apps {
-		if _, err := a.ApplyBalance(ctx, tx, scope, inv.CustomerID, inv.InvoiceID, ap.EntryID, ap.Amount, now); err != nil {
+		if _, err := iv.ledger.ApplyBalance(ctx, tx, scope, inv.CustomerID, inv.InvoiceID, ap.EntryID, ap.Amount, now); err != nil {
 			return inv, err
 		}
 	}
 	inv.FinalizedAt, inv.FinalizedByRef, inv.UpdatedAt, inv.AutoFinalizeAt = &now, finalizedByRef, now, nil
 	inv.Status = remit.InvoiceOpen
 	// Commit the tax transaction with the final lines.
-	t, created, err := a.taxTransactionFor(ctx, tx, m, &inv, now)
+	t, created, err := iv.taxTransactionFor(ctx, tx, m, &inv, now)
 	if err != nil {
 		return inv, err
 	}
@@ -481,19 +481,19 @@ func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 	}
 	inv.TaxTransactionID = &t.TaxTransactionID
 	if created {
-		if err := a.Emit(ctx, tx, scope, now, "tax_transaction.created", t.TaxTransactionID, t); err != nil {
+		if err := iv.Emit(ctx, tx, scope, now, "tax_transaction.created", t.TaxTransactionID, t); err != nil {
 			return inv, err
 		}
 	}
-	if err := a.Emit(ctx, tx, scope, now, "tax_transaction.committed", t.TaxTransactionID, t); err != nil {
+	if err := iv.Emit(ctx, tx, scope, now, "tax_transaction.committed", t.TaxTransactionID, t); err != nil {
 		return inv, err
 	}
 	if inv.AmountRemaining > 0 {
-		token, err := a.IssueHostedToken(ctx, tx, m.ID, remit.HostedInvoice, inv.InvoiceID, now.AddDate(1, 0, 0))
+		token, err := iv.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedInvoice, inv.InvoiceID, now.AddDate(1, 0, 0))
 		if err != nil {
 			return inv, err
 		}
-		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", a.Config.PublicURL, inv.InvoiceID, token)
+		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", iv.Config.PublicURL, inv.InvoiceID, token)
 		inv.PaymentURL = &url
 	}
 	// The number last, just before the first write that carries it: the merchant account's
@@ -508,19 +508,19 @@ func (a *App) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 	if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
 		return inv, err
 	}
-	if err := a.Emit(ctx, tx, scope, now, "invoice.finalized", inv.InvoiceID, inv); err != nil {
+	if err := iv.Emit(ctx, tx, scope, now, "invoice.finalized", inv.InvoiceID, inv); err != nil {
 		return inv, err
 	}
 	if inv.AmountRemaining == 0 {
-		return inv, a.MarkInvoicePaid(ctx, tx, m, &inv, now)
+		return inv, iv.MarkInvoicePaid(ctx, tx, m, &inv, now)
 	}
-	return inv, a.collectAtFinalize(ctx, tx, m, &inv, now)
+	return inv, iv.payments.collectAtFinalize(ctx, tx, m, &inv, now)
 }
 
 // MarkInvoicePaid moves an open invoice whose amount remaining reached 0 to paid, adds top_up
 // balance entries for its paid credit_grant and credit_top_up lines, and emits invoice.paid. Call it
 // in the transaction that settled the invoice (payment, zero total, credit note offset).
-func (a *App) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
+func (iv *Invoicing) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
 	inv.Status, inv.PaidAt, inv.PaymentURL, inv.UpdatedAt = remit.InvoicePaid, &now, nil, now
 	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 		return err
@@ -533,12 +533,12 @@ func (a *App) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.Merchan
 		if amt <= 0 {
 			continue
 		}
-		if _, err := a.CreditBalance(ctx, tx, scopeOf(m), inv.CustomerID, remit.BalanceCredit{Kind: remit.EntryTopUp, Currency: inv.Currency,
+		if _, err := iv.ledger.CreditBalance(ctx, tx, scopeOf(m), inv.CustomerID, remit.BalanceCredit{Kind: remit.EntryTopUp, Currency: inv.Currency,
 			Amount: amt, InvoiceID: inv.InvoiceID, Description: "Top-up from " + l.Description}, now); err != nil {
 			return err
 		}
 	}
-	return a.Emit(ctx, tx, scopeOf(m), now, "invoice.paid", inv.InvoiceID, *inv)
+	return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.paid", inv.InvoiceID, *inv)
 }
 
 // VoidInvoice voids an open invoice: nothing more is due, its hosted payment link stops working,
@@ -546,9 +546,9 @@ func (a *App) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.Merchan
 // finalization is not returned (documented).
 //
 // Errors: not_found, conflict (not open; details.currentState).
-func (a *App) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
 	var inv remit.Invoice
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
 		if err != nil {
@@ -561,7 +561,7 @@ func (a *App) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceI
 			return remit.Errorf(remit.EConflict, "Invoice '%s' has payments; refund them with a credit note instead of voiding it.", inv.InvoiceID).
 				With("reason", "invoice_has_payments").With("currentState", inv.Status)
 		}
-		now := micro(a.Now(m))
+		now := micro(iv.Now(m))
 		inv.Status, inv.VoidedAt, inv.PaymentURL, inv.AmountRemaining, inv.UpdatedAt = remit.InvoiceVoid, &now, nil, 0, now
 		if err := tx.UpdateInvoice(ctx, inv, false); err != nil {
 			return err
@@ -582,11 +582,11 @@ func (a *App) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceI
 			if err := tx.UpsertTaxTransaction(ctx, rev); err != nil {
 				return err
 			}
-			if err := a.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.reversed", rev.TaxTransactionID, rev); err != nil {
+			if err := iv.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.reversed", rev.TaxTransactionID, rev); err != nil {
 				return err
 			}
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, "invoice.voided", inv.InvoiceID, inv)
+		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.voided", inv.InvoiceID, inv)
 	})
 	inv.Environment = m.Environment
 	return inv, err
@@ -600,7 +600,7 @@ type autoFinalizeJob struct {
 
 // runAutoFinalize finalizes a subscription's draft when its hour has passed, unless it was
 // finalized or changed state meanwhile.
-func (a *App) runAutoFinalize(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+func (iv *Invoicing) runAutoFinalize(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	var p autoFinalizeJob
 	m, err := jobContext(ctx, tx, scope, job, &p)
 	if err != nil {
@@ -616,12 +616,15 @@ func (a *App) runAutoFinalize(ctx context.Context, tx *store.Tx, scope remit.Sco
 	// Finalize in a savepoint of its own: a rule that refuses (a domain error) leaves the draft for
 	// the merchant to fix instead of failing the clock advance or the scheduler.
 	err = tx.Savepoint(ctx, func() error {
-		_, err := a.finalizeInTx(ctx, tx, m, p.InvoiceID, nil, micro(at))
+		_, err := iv.finalizeInTx(ctx, tx, m, p.InvoiceID, nil, micro(at))
 		return err
 	})
 	if err != nil && remit.ErrorCode(err) != remit.EInternal {
-		a.Log.Warn("automatic finalization refused; the invoice stays a draft", "invoiceId", p.InvoiceID, "err", err.Error())
+		iv.Log.Warn("automatic finalization refused; the invoice stays a draft", "invoiceId", p.InvoiceID, "err", err.Error())
 		return nil
 	}
 	return err
 }
+
+// registerJobs installs the invoicing area's job kind: a draft's automatic finalization.
+func (iv *Invoicing) registerJobs() { iv.RegisterJob(jobAutoFinalize, iv.runAutoFinalize) }

@@ -45,9 +45,10 @@ type grantJob struct {
 	EntryID    string `json:"entryId"`
 }
 
-func registerLedgerJobs(a *App) {
-	a.RegisterJob(JobGrantEffective, a.runGrantEffective)
-	a.RegisterJob(JobGrantExpire, a.runGrantExpire)
+// registerJobs installs the ledger's job kinds: a grant becoming effective, a grant expiring.
+func (lg *Ledger) registerJobs() {
+	lg.RegisterJob(JobGrantEffective, lg.runGrantEffective)
+	lg.RegisterJob(JobGrantExpire, lg.runGrantExpire)
 }
 
 var (
@@ -72,8 +73,8 @@ func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 // Errors: validation_failure (currency, amount, expiresAt not later than effectiveAt or not in the
 // future, metadata), not_found (the customer; a price of targets.priceIds, with details.field),
 // conflict (entryId taken within the customer).
-func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.GrantInput) (remit.BalanceEntry, error) {
-	now := micro(a.Now(m))
+func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.GrantInput) (remit.BalanceEntry, error) {
+	now := micro(lg.Now(m))
 	effective := now
 	if in.EffectiveAt != nil {
 		effective = micro(*in.EffectiveAt)
@@ -108,7 +109,7 @@ func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, custome
 		ExpiresAt: expires, Metadata: remit.CopyMetadata(in.Metadata), Environment: m.Environment, MerchantAccountID: m.ID,
 		CreatedAt: now, Seq: nextSeq(),
 	}
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := lg.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 			return err
 		}
@@ -128,16 +129,16 @@ func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, custome
 		}
 		job := grantJob{CustomerID: customerID, EntryID: e.EntryID}
 		if effective.After(now) {
-			if err := a.Schedule(ctx, tx, m.ID, JobGrantEffective, effective, job); err != nil {
+			if err := lg.Schedule(ctx, tx, m.ID, JobGrantEffective, effective, job); err != nil {
 				return err
 			}
 		}
 		if expires != nil {
-			if err := a.Schedule(ctx, tx, m.ID, JobGrantExpire, *expires, job); err != nil {
+			if err := lg.Schedule(ctx, tx, m.ID, JobGrantExpire, *expires, job); err != nil {
 				return err
 			}
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerBalanceGranted, e.EntryID, e)
+		return lg.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerBalanceGranted, e.EntryID, e)
 	})
 	return e, err
 }
@@ -148,8 +149,8 @@ func (a *App) GrantBalance(ctx context.Context, m remit.MerchantAccount, custome
 // Errors: validation_failure (effectiveAt in the future, amount, metadata), not_found (the customer;
 // sourceEntryId not a grant of this customer, details.field "sourceEntryId"), conflict (more than
 // remains, details.remaining and details.requested; entryId taken).
-func (a *App) ExpireBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ExpireInput) (remit.BalanceEntry, error) {
-	now := micro(a.Now(m))
+func (lg *Ledger) ExpireBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ExpireInput) (remit.BalanceEntry, error) {
+	now := micro(lg.Now(m))
 	effective := now
 	var probs remit.Problems
 	if in.EffectiveAt != nil {
@@ -166,7 +167,7 @@ func (a *App) ExpireBalance(ctx context.Context, m remit.MerchantAccount, custom
 		return remit.BalanceEntry{}, err
 	}
 	var out remit.BalanceEntry
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := lg.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 			return err
 		}
@@ -181,14 +182,14 @@ func (a *App) ExpireBalance(ctx context.Context, m remit.MerchantAccount, custom
 		if in.Amount != nil {
 			amount = *in.Amount
 		}
-		out, err = a.takeFromLot(ctx, tx, scopeOf(m), lot, debit{
+		out, err = lg.takeFromLot(ctx, tx, scopeOf(m), lot, debit{
 			Kind: remit.EntryExpiry, EntryID: in.EntryID, Amount: amount, Defaulted: in.Amount == nil,
 			Description: in.Description, EffectiveAt: effective, Metadata: in.Metadata,
 		}, now)
 		if err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerBalanceExpired, out.EntryID, out)
+		return lg.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerBalanceExpired, out.EntryID, out)
 	})
 	return out, err
 }
@@ -209,7 +210,7 @@ type debit struct {
 // lot's remaining by d.Amount.
 //
 // Errors: conflict (more than remains, with details; entryId taken).
-func (a *App) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Scope, lot remit.BalanceEntry, d debit, at time.Time) (remit.BalanceEntry, error) {
+func (lg *Ledger) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Scope, lot remit.BalanceEntry, d debit, at time.Time) (remit.BalanceEntry, error) {
 	remaining := *lot.Remaining
 	if d.Amount > remaining || d.Amount < 1 {
 		var err *remit.Error
@@ -252,8 +253,8 @@ func (a *App) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Scope, 
 // its ledger, newest first.
 //
 // Errors: not_found.
-func (a *App) GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.CustomerBalance, error) {
-	q := a.DB.Read(ctx)
+func (lg *Ledger) GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.CustomerBalance, error) {
+	q := lg.DB.Read(ctx)
 	if err := q.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 		return remit.CustomerBalance{}, err
 	}
@@ -265,7 +266,7 @@ func (a *App) GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, c
 		entries[i].Environment = m.Environment
 	}
 	return remit.CustomerBalance{
-		Object: "customer_balance", CustomerID: customerID, Balances: remit.Balances(entries, a.Now(m)), Entries: entries,
+		Object: "customer_balance", CustomerID: customerID, Balances: remit.Balances(entries, lg.Now(m)), Entries: entries,
 		Environment: m.Environment, MerchantAccountID: m.ID,
 	}, nil
 }
@@ -279,7 +280,7 @@ func (a *App) GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, c
 // pays any line; see remit.BalanceTargets.Matches). The rows stay locked until tx ends, so the
 // amounts read here hold for ApplyBalance in the same transaction; calling it once per customer and
 // currency, before any ApplyBalance, keeps lock order the same for every caller (no deadlocks).
-func (a *App) AvailableGrants(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID, currency string, at time.Time) ([]remit.BalanceEntry, error) {
+func (lg *Ledger) AvailableGrants(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID, currency string, at time.Time) ([]remit.BalanceEntry, error) {
 	lots, err := tx.LockSpendableLots(ctx, scope.MerchantAccountID, customerID, currency, at)
 	for i := range lots {
 		lots[i].Environment = scope.Environment
@@ -294,7 +295,7 @@ func (a *App) AvailableGrants(ctx context.Context, tx *store.Tx, scope remit.Sco
 //
 // Errors: not_found (no such lot for the customer), conflict (the lot is not available at `at`,
 // details.currentState pending|expired; or less remains than amount, details.remaining).
-func (a *App) ApplyBalance(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID, invoiceID, grantID string, amount int64, at time.Time) (remit.BalanceEntry, error) {
+func (lg *Ledger) ApplyBalance(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID, invoiceID, grantID string, amount int64, at time.Time) (remit.BalanceEntry, error) {
 	if amount < 1 {
 		return remit.BalanceEntry{}, remit.Internal(fmt.Errorf("app.ApplyBalance: amount %d is not positive", amount))
 	}
@@ -312,11 +313,11 @@ func (a *App) ApplyBalance(ctx context.Context, tx *store.Tx, scope remit.Scope,
 		return remit.BalanceEntry{}, remit.StateConflict(lot.Type, grantID, "expired", "applied")
 	}
 	inv := invoiceID
-	e, err := a.takeFromLot(ctx, tx, scope, lot, debit{Kind: remit.EntryApplication, Amount: amount, InvoiceID: &inv, EffectiveAt: at}, at)
+	e, err := lg.takeFromLot(ctx, tx, scope, lot, debit{Kind: remit.EntryApplication, Amount: amount, InvoiceID: &inv, EffectiveAt: at}, at)
 	if err != nil {
 		return e, err
 	}
-	return e, a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceApplied, e.EntryID, e)
+	return e, lg.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceApplied, e.EntryID, e)
 }
 
 // CreditBalance appends a credit_note or top_up lot (remaining = amount, effective at `at`, never
@@ -325,7 +326,7 @@ func (a *App) ApplyBalance(ctx context.Context, tx *store.Tx, scope remit.Scope,
 //
 // Errors: not_found (customer), conflict (EntryID taken); a malformed credit is an internal error
 // (a bug of the caller).
-func (a *App) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID string, c remit.BalanceCredit, at time.Time) (remit.BalanceEntry, error) {
+func (lg *Ledger) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID string, c remit.BalanceCredit, at time.Time) (remit.BalanceEntry, error) {
 	switch {
 	case c.Amount < 1:
 		return remit.BalanceEntry{}, remit.Internal(fmt.Errorf("app.CreditBalance: amount %d is not positive", c.Amount))
@@ -359,7 +360,7 @@ func (a *App) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.Scope
 	if err := tx.InsertBalanceEntry(ctx, e); err != nil {
 		return remit.BalanceEntry{}, err
 	}
-	return e, a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceCredited, e.EntryID, e)
+	return e, lg.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceCredited, e.EntryID, e)
 }
 
 // --- scheduled jobs ---
@@ -381,27 +382,27 @@ func grantOfJob(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.
 }
 
 // runGrantEffective announces a pending grant that became available (if anything remains of it).
-func (a *App) runGrantEffective(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+func (lg *Ledger) runGrantEffective(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	lot, ok, err := grantOfJob(ctx, tx, scope, job)
 	if err != nil || !ok || *lot.Remaining == 0 {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceGrantEffective, lot.EntryID, lot)
+	return lg.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceGrantEffective, lot.EntryID, lot)
 }
 
 // runGrantExpire expires what remains of a grant at its expiresAt: an expiry entry effective at
 // expiresAt, and customer_balance.expired.
-func (a *App) runGrantExpire(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+func (lg *Ledger) runGrantExpire(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	lot, ok, err := grantOfJob(ctx, tx, scope, job)
 	if err != nil || !ok || *lot.Remaining == 0 || lot.ExpiresAt == nil || at.Before(*lot.ExpiresAt) {
 		return err
 	}
 	desc := "Expired at the grant's expiresAt."
-	e, err := a.takeFromLot(ctx, tx, scope, lot, debit{
+	e, err := lg.takeFromLot(ctx, tx, scope, lot, debit{
 		Kind: remit.EntryExpiry, Amount: *lot.Remaining, Defaulted: true, Description: &desc, EffectiveAt: *lot.ExpiresAt,
 	}, at)
 	if err != nil {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceExpired, e.EntryID, e)
+	return lg.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceExpired, e.EntryID, e)
 }

@@ -31,9 +31,9 @@ var (
 	secretsKeys  = map[*store.DB][]byte{}
 )
 
-func (a *App) merchantSecretsKey(ctx context.Context, tx *store.Tx) ([]byte, error) {
+func (ms *Merchants) merchantSecretsKey(ctx context.Context, tx *store.Tx) ([]byte, error) {
 	secretsKeyMu.Lock()
-	k, ok := secretsKeys[a.DB]
+	k, ok := secretsKeys[ms.DB]
 	secretsKeyMu.Unlock()
 	if ok {
 		return k, nil
@@ -48,17 +48,17 @@ func (a *App) merchantSecretsKey(ctx context.Context, tx *store.Tx) ([]byte, err
 	}
 	tx.AfterCommit(func() {
 		secretsKeyMu.Lock()
-		secretsKeys[a.DB] = key
+		secretsKeys[ms.DB] = key
 		secretsKeyMu.Unlock()
 	})
 	return key, nil
 }
 
-func (a *App) sealMerchantSecrets(ctx context.Context, tx *store.Tx, s remit.MerchantSecrets) (string, error) {
+func (ms *Merchants) sealMerchantSecrets(ctx context.Context, tx *store.Tx, s remit.MerchantSecrets) (string, error) {
 	if s.BankAccountNumber == "" && s.BusinessTaxID == "" && s.TaxID == "" && len(s.IdentityTaxIDs) == 0 {
 		return "", nil
 	}
-	key, err := a.merchantSecretsKey(ctx, tx)
+	key, err := ms.merchantSecretsKey(ctx, tx)
 	if err != nil {
 		return "", err
 	}
@@ -77,7 +77,7 @@ func (a *App) sealMerchantSecrets(ctx context.Context, tx *store.Tx, s remit.Mer
 	return sealedPrefix + base64.RawStdEncoding.EncodeToString(gcm.Seal(nonce, nonce, plain, nil)), nil
 }
 
-func (a *App) openMerchantSecrets(ctx context.Context, tx *store.Tx, sealed string) (remit.MerchantSecrets, error) {
+func (ms *Merchants) openMerchantSecrets(ctx context.Context, tx *store.Tx, sealed string) (remit.MerchantSecrets, error) {
 	var s remit.MerchantSecrets
 	if sealed == "" {
 		return s, nil
@@ -86,7 +86,7 @@ func (a *App) openMerchantSecrets(ctx context.Context, tx *store.Tx, sealed stri
 	if !ok {
 		return s, remit.Internal(errors.New("merchant secrets: unknown format"))
 	}
-	key, err := a.merchantSecretsKey(ctx, tx)
+	key, err := ms.merchantSecretsKey(ctx, tx)
 	if err != nil {
 		return s, err
 	}

@@ -45,7 +45,7 @@ const (
 //
 // Errors: forbidden (tenantId, platform account), not_implemented (sub-merchant in production),
 // validation_failure (every problem of the record), conflict (duplicate externalMerchantRef).
-func (a *App) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acting remit.MerchantAccount, in remit.MerchantAccountInput) (remit.MerchantAccountObject, error) {
+func (ms *Merchants) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acting remit.MerchantAccount, in remit.MerchantAccountInput) (remit.MerchantAccountObject, error) {
 	var out remit.MerchantAccountObject
 	if in.TenantID != nil && *in.TenantID != scope.OrganizationID {
 		return out, remit.Errorf(remit.EForbidden, "tenantId does not match the organization of this API key; omit it or send your own organization ID.").With("field", "tenantId")
@@ -54,7 +54,7 @@ func (a *App) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acti
 	if sub && scope.Environment != remit.Sandbox {
 		return out, remit.Errorf(remit.ENotImplemented, "Provisioning sub-merchants through platformMerchantAccountId is available in the sandbox only in this version.").With("field", "platformMerchantAccountId")
 	}
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var platform remit.MerchantAccount
 		if sub {
 			p, err := tx.GetMerchantAccount(ctx, *in.PlatformMerchantAccountID, true)
@@ -68,12 +68,12 @@ func (a *App) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acti
 		}
 
 		var p remit.Problems
-		validateMerchantInput(&p, scope, in, a.Now(acting))
+		validateMerchantInput(&p, scope, in, ms.Now(acting))
 		if err := p.Err(); err != nil {
 			return err
 		}
 
-		now := a.Clock.Now().Truncate(time.Microsecond) // a new account's clock has no offset; the store keeps µs
+		now := ms.Clock.Now().Truncate(time.Microsecond) // a new account's clock has no offset; the store keeps µs
 		id := remit.NewID("ma")
 		ref := id
 		if in.ExternalMerchantRef != nil {
@@ -110,7 +110,7 @@ func (a *App) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acti
 		if err := tx.CreateMerchantAccount(ctx, m); err != nil {
 			return err
 		}
-		sealed, err := a.sealMerchantSecrets(ctx, tx, secrets)
+		sealed, err := ms.sealMerchantSecrets(ctx, tx, secrets)
 		if err != nil {
 			return err
 		}
@@ -131,11 +131,11 @@ func (a *App) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acti
 		if out, err = remit.NewMerchantAccountObject(m); err != nil {
 			return remit.Internal(err)
 		}
-		if err := a.emitMerchant(ctx, tx, m, EventMerchantCreated, now, out, sub); err != nil {
+		if err := ms.emitMerchant(ctx, tx, m, EventMerchantCreated, now, out, sub); err != nil {
 			return err
 		}
 		if sub {
-			u := a.Config.PublicURL + "/claims/" + token
+			u := ms.Config.PublicURL + "/claims/" + token
 			out.ClaimURL = &u
 		}
 		return nil
@@ -149,9 +149,9 @@ func (a *App) CreateMerchantAccount(ctx context.Context, scope remit.Scope, acti
 //
 // Errors: not_found (target not visible), conflict (not draft or update_requested),
 // validation_failure (the submission's own fields, and each field submission requires).
-func (a *App) SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, targetID string, in remit.OnboardingSubmission) (remit.MerchantAccountObject, error) {
+func (ms *Merchants) SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, targetID string, in remit.OnboardingSubmission) (remit.MerchantAccountObject, error) {
 	var out remit.MerchantAccountObject
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		m, err := targetMerchant(ctx, tx.Q, scope, targetID, true)
 		if err != nil {
 			return err
@@ -186,18 +186,18 @@ func (a *App) SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, t
 			return err
 		}
 
-		now := a.Now(m).Truncate(time.Microsecond)
+		now := ms.Now(m).Truncate(time.Microsecond)
 		by := "merchant"
 		if in.SubmittedByType != nil {
 			by = *in.SubmittedByType
 		}
 		m.Onboarding = remit.Onboarding{SubmittedAt: &now, SubmittedByType: &by,
 			Agreement: &remit.Agreement{IPAddress: ip, UserAgent: ua, AcceptedAt: now}}
-		if err := a.setMerchantStatus(ctx, tx, &m, remit.MerchantInReview, now, EventMerchantSubmitted); err != nil {
+		if err := ms.setMerchantStatus(ctx, tx, &m, remit.MerchantInReview, now, EventMerchantSubmitted); err != nil {
 			return err
 		}
 		if m.Environment == remit.Sandbox {
-			secrets, err := a.loadMerchantSecrets(ctx, tx, m.ID)
+			secrets, err := ms.loadMerchantSecrets(ctx, tx, m.ID)
 			if err != nil {
 				return err
 			}
@@ -205,7 +205,7 @@ func (a *App) SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, t
 			// Decided at once, yet after the submission, so that the events keep their order.
 			decided := now.Add(time.Microsecond)
 			m.Onboarding.DecidedAt = &decided
-			if err := a.setMerchantStatus(ctx, tx, &m, status, decided, event); err != nil {
+			if err := ms.setMerchantStatus(ctx, tx, &m, status, decided, event); err != nil {
 				return err
 			}
 		}
@@ -230,13 +230,13 @@ var merchantDecisions = map[string]struct{ status, event string }{
 // status.
 //
 // Errors: not_found, conflict (not in review), validation_failure (unknown decision).
-func (a *App) DecideMerchant(ctx context.Context, merchantAccountID, decision string) (string, error) {
+func (ms *Merchants) DecideMerchant(ctx context.Context, merchantAccountID, decision string) (string, error) {
 	d, ok := merchantDecisions[decision]
 	if !ok {
 		return "", remit.Invalid(remit.FieldError{Field: "decision", Location: remit.InBody, Reason: "invalid_enum",
 			Message: "The decision must be one of approve, reject, request-update."})
 	}
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		m, err := tx.GetMerchantAccount(ctx, merchantAccountID, true)
 		if err != nil {
 			return err
@@ -244,9 +244,9 @@ func (a *App) DecideMerchant(ctx context.Context, merchantAccountID, decision st
 		if m.Status != remit.MerchantInReview {
 			return remit.StateConflict("merchant account", m.ID, m.Status, "decided (only in_review accounts can be)")
 		}
-		now := a.Now(m).Truncate(time.Microsecond)
+		now := ms.Now(m).Truncate(time.Microsecond)
 		m.Onboarding.DecidedAt = &now
-		return a.setMerchantStatus(ctx, tx, &m, d.status, now, d.event)
+		return ms.setMerchantStatus(ctx, tx, &m, d.status, now, d.event)
 	})
 	if err != nil {
 		return "", err
@@ -257,8 +257,8 @@ func (a *App) DecideMerchant(ctx context.Context, merchantAccountID, decision st
 // GetPayoutProfile returns how and when the target merchant account (named in the path) is paid.
 //
 // Errors: not_found (target not visible).
-func (a *App) GetPayoutProfile(ctx context.Context, scope remit.Scope, targetID string) (remit.PayoutProfile, error) {
-	m, err := targetMerchant(ctx, a.DB.Read(ctx), scope, targetID, false)
+func (ms *Merchants) GetPayoutProfile(ctx context.Context, scope remit.Scope, targetID string) (remit.PayoutProfile, error) {
+	m, err := targetMerchant(ctx, ms.DB.Read(ctx), scope, targetID, false)
 	if err != nil {
 		return remit.PayoutProfile{}, err
 	}
@@ -273,9 +273,9 @@ func (a *App) GetPayoutProfile(ctx context.Context, scope remit.Scope, targetID 
 // issues a new API key for the organization and ends the platform's reach over the account.
 //
 // Errors: not_found (unknown token), conflict (already claimed, or expired).
-func (a *App) ClaimOrganization(ctx context.Context, token string) (remit.OrganizationClaim, error) {
+func (ms *Merchants) ClaimOrganization(ctx context.Context, token string) (remit.OrganizationClaim, error) {
 	var out remit.OrganizationClaim
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		hash := HashSecret(token)
 		c, err := tx.GetMerchantClaim(ctx, hash)
 		if err != nil {
@@ -285,7 +285,7 @@ func (a *App) ClaimOrganization(ctx context.Context, token string) (remit.Organi
 		if err != nil {
 			return err
 		}
-		now := a.Now(m).Truncate(time.Microsecond)
+		now := ms.Now(m).Truncate(time.Microsecond)
 		if c.ClaimedAt != nil {
 			return remit.Errorf(remit.EConflict, "This claim link was already used; the organization has been handed over.").
 				With("currentState", "claimed").With("reason", "invalid_state")
@@ -294,7 +294,7 @@ func (a *App) ClaimOrganization(ctx context.Context, token string) (remit.Organi
 			return remit.Errorf(remit.EConflict, "This claim link expired at %s; ask the platform to provision the account again.", c.ExpiresAt.Format(time.RFC3339)).
 				With("currentState", "expired").With("reason", "invalid_state")
 		}
-		keyID, apiKey, err := a.CreateAPIKey(ctx, c.OrganizationID, []remit.Environment{remit.Sandbox, remit.Production})
+		keyID, apiKey, err := ms.access.CreateAPIKey(ctx, c.OrganizationID, []remit.Environment{remit.Sandbox, remit.Production})
 		if err != nil {
 			return err
 		}
@@ -307,7 +307,7 @@ func (a *App) ClaimOrganization(ctx context.Context, token string) (remit.Organi
 			return remit.Internal(err)
 		}
 		// The platform hears of the hand-over: it is the last event it gets about this account.
-		if err := a.emitMerchant(ctx, tx, m, EventMerchantClaimed, now, obj, true); err != nil {
+		if err := ms.emitMerchant(ctx, tx, m, EventMerchantClaimed, now, obj, true); err != nil {
 			return err
 		}
 		out = remit.OrganizationClaim{Object: "organization_claim", OrganizationID: c.OrganizationID, MerchantAccountID: m.ID,
@@ -332,7 +332,7 @@ func targetMerchant(ctx context.Context, q store.Q, scope remit.Scope, id string
 }
 
 // setMerchantStatus stores m's new status with its onboarding record and emits event.
-func (a *App) setMerchantStatus(ctx context.Context, tx *store.Tx, m *remit.MerchantAccount, status string, now time.Time, event string) error {
+func (ms *Merchants) setMerchantStatus(ctx context.Context, tx *store.Tx, m *remit.MerchantAccount, status string, now time.Time, event string) error {
 	if err := tx.SetMerchantStatus(ctx, m.ID, status, m.Onboarding, now); err != nil {
 		return err
 	}
@@ -341,17 +341,17 @@ func (a *App) setMerchantStatus(ctx context.Context, tx *store.Tx, m *remit.Merc
 	if err != nil {
 		return remit.Internal(err)
 	}
-	return a.emitMerchant(ctx, tx, *m, event, now, obj, m.LinkedTo(m.PlatformMerchantAccountID))
+	return ms.emitMerchant(ctx, tx, *m, event, now, obj, m.LinkedTo(m.PlatformMerchantAccountID))
 }
 
 // emitMerchant writes a merchant-account event to the account's own stream and, when toPlatform,
 // to the stream of the platform account it was provisioned under (dated by that account's clock:
 // now moved by the difference of the two clocks, so that the events keep their order there too).
 // The object never carries the claim link.
-func (a *App) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ string, now time.Time, obj remit.MerchantAccountObject, toPlatform bool) error {
+func (ms *Merchants) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ string, now time.Time, obj remit.MerchantAccountObject, toPlatform bool) error {
 	obj.ClaimURL = nil
 	scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
-	if err := a.Emit(ctx, tx, scope, now, remit.EventType(typ), m.ID, obj); err != nil {
+	if err := ms.Emit(ctx, tx, scope, now, remit.EventType(typ), m.ID, obj); err != nil {
 		return err
 	}
 	if !toPlatform || m.PlatformMerchantAccountID == "" {
@@ -362,15 +362,15 @@ func (a *App) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 		return err
 	}
 	ps := remit.Scope{OrganizationID: p.OrganizationID, Environment: p.Environment, MerchantAccountID: p.ID}
-	return a.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), remit.EventType(typ), m.ID, obj)
+	return ms.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), remit.EventType(typ), m.ID, obj)
 }
 
-func (a *App) loadMerchantSecrets(ctx context.Context, tx *store.Tx, id string) (remit.MerchantSecrets, error) {
+func (ms *Merchants) loadMerchantSecrets(ctx context.Context, tx *store.Tx, id string) (remit.MerchantSecrets, error) {
 	sealed, err := tx.GetMerchantSecrets(ctx, id)
 	if err != nil {
 		return remit.MerchantSecrets{}, err
 	}
-	return a.openMerchantSecrets(ctx, tx, sealed)
+	return ms.openMerchantSecrets(ctx, tx, sealed)
 }
 
 // sandboxDecision is the sandbox's underwriting rule.

@@ -27,18 +27,18 @@ const (
 //
 // Errors: not_found (customer; billingAccountId, details.field), validation_failure (setAsDefault
 // without billingAccountId; a billing account of another customer).
-func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error) {
+func (ca *Catalog) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error) {
 	if in.MethodType == "" {
 		in.MethodType = "card"
 	}
-	now := micro(a.Now(m))
+	now := micro(ca.Now(m))
 	s := remit.SetupSession{
 		Object: "payment_method_setup_session", SessionID: remit.NewID("pmss"), CustomerID: customerID,
 		BillingAccountID: in.BillingAccountID, MethodType: in.MethodType, SetAsDefault: in.SetAsDefault,
 		ExpiresAt: now.Add(setupSessionTTL), Status: remit.SessionOpen, Environment: m.Environment, MerchantAccountID: m.ID,
 		CreatedAt: now,
 	}
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
 			return err
 		}
@@ -60,15 +60,15 @@ func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, c
 		if err := tx.CreateSetupSession(ctx, s); err != nil {
 			return err
 		}
-		token, err := a.IssueHostedToken(ctx, tx, m.ID, remit.HostedSetupSession, s.SessionID, s.ExpiresAt.Add(setupTokenGrace))
+		token, err := ca.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedSetupSession, s.SessionID, s.ExpiresAt.Add(setupTokenGrace))
 		if err != nil {
 			return err
 		}
-		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentMethodSetupSessionCreated, s.SessionID, s); err != nil {
+		if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentMethodSetupSessionCreated, s.SessionID, s); err != nil {
 			return err
 		}
 		s.Token = token
-		s.URL = a.Config.PublicURL + strings.Replace(setupCompletePath, "%s", url.PathEscape(s.SessionID), 1) + "?token=" + url.QueryEscape(token)
+		s.URL = ca.Config.PublicURL + strings.Replace(setupCompletePath, "%s", url.PathEscape(s.SessionID), 1) + "?token=" + url.QueryEscape(token)
 		return nil
 	})
 	return s, err
@@ -84,7 +84,7 @@ func (a *App) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, c
 // do not exist), validation_failure (paymentMethod missing, unknown or a raw card number, on query
 // field paymentMethod, listing the accepted values), conflict (the session is completed or expired,
 // details.currentState).
-func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error) {
+func (ca *Catalog) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error) {
 	if err := AuthorizeHostedToken(tok, remit.HostedSetupSession, sessionID); err != nil {
 		return remit.SetupSession{}, err
 	}
@@ -97,8 +97,8 @@ func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m
 	}
 	scope := scopeOf(m)
 	var out remit.SetupSession
-	err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		now := micro(a.Now(m))
+	err = ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		now := micro(ca.Now(m))
 		s, err := tx.GetSetupSession(ctx, m.ID, sessionID, true)
 		if err != nil {
 			return err
@@ -115,7 +115,7 @@ func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m
 		if err := tx.CreatePaymentMethod(ctx, pm); err != nil {
 			return err
 		}
-		if err := a.Emit(ctx, tx, scope, now, remit.EventPaymentMethodAttached, pm.PaymentMethodID, pm); err != nil {
+		if err := ca.Emit(ctx, tx, scope, now, remit.EventPaymentMethodAttached, pm.PaymentMethodID, pm); err != nil {
 			return err
 		}
 		if s.BillingAccountID != nil {
@@ -128,7 +128,7 @@ func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m
 					return err
 				}
 				ba.DefaultPaymentMethod, ba.Environment = pm.Summary(), m.Environment
-				if err := a.Emit(ctx, tx, scope, now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
+				if err := ca.Emit(ctx, tx, scope, now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
 					return err
 				}
 			}
@@ -142,7 +142,7 @@ func (a *App) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m
 		}
 		s.Status, s.PaymentMethodID, s.PaymentMethod, s.CompletedAt = remit.SessionCompleted, &pm.PaymentMethodID, pm.Summary(), &now
 		out = s
-		return a.Emit(ctx, tx, scope, now, remit.EventPaymentMethodSetupSessionCompleted, s.SessionID, s)
+		return ca.Emit(ctx, tx, scope, now, remit.EventPaymentMethodSetupSessionCompleted, s.SessionID, s)
 	})
 	return out, err
 }

@@ -28,11 +28,11 @@ import (
 
 // processorFor is the processor that charges for m: the built-in sandbox processor in the sandbox,
 // the configured connector in production (nil when none is configured: production charges are 501).
-func (a *App) processorFor(m remit.MerchantAccount) processor.Processor {
+func (ps *Payments) processorFor(m remit.MerchantAccount) processor.Processor {
 	if m.Environment == remit.Sandbox {
 		return processor.Sandbox{}
 	}
-	return a.Config.Processor
+	return ps.Config.Processor
 }
 
 // PayInvoice collects an open invoice (POST /v1/invoices/{invoiceId}/pay): it charges the billing
@@ -43,25 +43,25 @@ func (a *App) processorFor(m remit.MerchantAccount) processor.Processor {
 // details.reason no_payment_method; the charge was declined, details.reason payment_failed with
 // failureCode and paymentId — the declined attempt is committed); not_implemented (a card charge in
 // production without a processor connector).
-func (a *App) PayInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool) (remit.Invoice, error) {
-	return a.payInvoice(ctx, m, invoiceID, outOfBand, remit.SourceAPI)
+func (ps *Payments) PayInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool) (remit.Invoice, error) {
+	return ps.payInvoice(ctx, m, invoiceID, outOfBand, remit.SourceAPI)
 }
 
 // PayInvoiceFromPortal is the customer portal's PUT /customer-portal/invoices/{invoiceId}/pay with
 // the invoice's hosted token: the same collection as PayInvoice with the default payment method.
 //
 // Errors: forbidden (a token of another resource), and those of PayInvoice.
-func (a *App) PayInvoiceFromPortal(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
+func (ps *Payments) PayInvoiceFromPortal(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
 	if err := AuthorizeHostedToken(tok, remit.HostedInvoice, invoiceID); err != nil {
 		return remit.Invoice{}, err
 	}
-	return a.payInvoice(ctx, m, invoiceID, false, remit.SourcePortal)
+	return ps.payInvoice(ctx, m, invoiceID, false, remit.SourcePortal)
 }
 
-func (a *App) payInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool, source string) (remit.Invoice, error) {
+func (ps *Payments) payInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool, source string) (remit.Invoice, error) {
 	var inv remit.Invoice
 	var declined error
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := ps.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		declined = nil
 		var err error
 		// The lock comes first and the state is read after it: of two racing attempts (API and
@@ -75,16 +75,16 @@ func (a *App) payInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID
 			return remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open invoice can be paid.", inv.InvoiceID, inv.Status).
 				With("currentState", inv.Status).With("reason", "invalid_state")
 		}
-		now := micro(a.Now(m))
+		now := micro(ps.Now(m))
 		if outOfBand {
-			_, err := a.recordOutOfBand(ctx, tx, m, &inv, source, now)
+			_, err := ps.recordOutOfBand(ctx, tx, m, &inv, source, now)
 			return err
 		}
-		proc := a.processorFor(m)
+		proc := ps.processorFor(m)
 		if proc == nil {
 			return remit.Errorf(remit.ENotImplemented, "Charging a payment method in production needs a payment processor connector, and this deployment has none. To record a payment the merchant received outside Remit, send POST /v1/invoices/%s/pay with {\"outOfBand\": true}.", inv.InvoiceID)
 		}
-		pm, err := a.defaultPaymentMethod(ctx, tx, m, inv)
+		pm, err := ps.defaultPaymentMethod(ctx, tx, m, inv)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func (a *App) payInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID
 			return remit.Errorf(remit.EConflict, "Billing account '%s' has no default payment method to charge. Attach one through a setup session (POST /v1/customers/%s/payment-method-setup with billingAccountId and setAsDefault), or record a payment received outside Remit with {\"outOfBand\": true}.", inv.BillingAccountID, inv.CustomerID).
 				With("reason", "no_payment_method").With("currentState", inv.Status).With("billingAccountId", inv.BillingAccountID)
 		}
-		p, err := a.attemptCharge(ctx, tx, m, &inv, proc, *pm, source, now)
+		p, err := ps.attemptCharge(ctx, tx, m, &inv, proc, *pm, source, now)
 		if err != nil {
 			return err
 		}
@@ -145,7 +145,7 @@ func formatMoney(amount int64, currency string) string {
 }
 
 // defaultPaymentMethod returns the invoice's billing account's default payment method, or nil.
-func (a *App) defaultPaymentMethod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) (*remit.PaymentMethod, error) {
+func (ps *Payments) defaultPaymentMethod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) (*remit.PaymentMethod, error) {
 	ba, err := tx.GetBillingAccount(ctx, m.ID, inv.BillingAccountID, "", false)
 	if err != nil || ba.DefaultPaymentMethod == nil {
 		return nil, err
@@ -159,7 +159,7 @@ func (a *App) defaultPaymentMethod(ctx context.Context, tx *store.Tx, m remit.Me
 
 // nextAttempt returns the invoice's payment intent (created on the first attempt, its amount kept
 // equal to what is due) and the number of the attempt about to be made.
-func (a *App) nextAttempt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) (remit.PaymentIntent, int64, error) {
+func (ps *Payments) nextAttempt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) (remit.PaymentIntent, int64, error) {
 	pi, ok, err := tx.GetInvoicePaymentIntent(ctx, m.ID, inv.InvoiceID)
 	if err != nil {
 		return pi, 0, err
@@ -174,7 +174,7 @@ func (a *App) nextAttempt(ctx context.Context, tx *store.Tx, m remit.MerchantAcc
 	return pi, n + 1, err
 }
 
-func (a *App) newPayment(m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, attempt int64, source string, now time.Time) remit.Payment {
+func (ps *Payments) newPayment(m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, attempt int64, source string, now time.Time) remit.Payment {
 	return remit.Payment{
 		Object: "payment", PaymentID: remit.NewID("pay"), PaymentIntentID: pi.PaymentIntentID, InvoiceID: inv.InvoiceID,
 		CustomerID: inv.CustomerID, BillingAccountID: inv.BillingAccountID, Attempt: attempt, Amount: inv.AmountRemaining,
@@ -184,9 +184,9 @@ func (a *App) newPayment(m remit.MerchantAccount, inv *remit.Invoice, pi remit.P
 
 // attemptCharge charges the invoice's amount remaining to pm through proc and records the outcome.
 // A decline is not an error: the returned payment has status failed.
-func (a *App) attemptCharge(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, proc processor.Processor,
+func (ps *Payments) attemptCharge(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, proc processor.Processor,
 	pm remit.PaymentMethod, source string, now time.Time) (remit.Payment, error) {
-	pi, attempt, err := a.nextAttempt(ctx, tx, m, inv, now)
+	pi, attempt, err := ps.nextAttempt(ctx, tx, m, inv, now)
 	if err != nil {
 		return remit.Payment{}, err
 	}
@@ -202,7 +202,7 @@ func (a *App) attemptCharge(ctx context.Context, tx *store.Tx, m remit.MerchantA
 	if err != nil {
 		return remit.Payment{}, remit.Internal(fmt.Errorf("app.attemptCharge: processor: %w", err))
 	}
-	p := a.newPayment(m, inv, pi, attempt, source, now)
+	p := ps.newPayment(m, inv, pi, attempt, source, now)
 	p.Method, p.PaymentMethod = remit.MethodCard, pm.Summary()
 	if res.Reference != "" {
 		p.ProcessorReference = &res.Reference
@@ -213,7 +213,7 @@ func (a *App) attemptCharge(ctx context.Context, tx *store.Tx, m remit.MerchantA
 			return p, remit.Internal(fmt.Errorf("app.attemptCharge: processor reported a negative fee %d", res.Fee))
 		}
 		p.Status, p.FeeAmount = remit.PaymentSucceeded, res.Fee
-		return p, a.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
+		return p, ps.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
 	case processor.Failed:
 		code, msg := res.FailureCode, res.FailureMessage
 		if code == "" {
@@ -223,29 +223,29 @@ func (a *App) attemptCharge(ctx context.Context, tx *store.Tx, m remit.MerchantA
 			msg = "The processor refused the charge. Ask the customer for another payment method."
 		}
 		p.Status, p.FailureCode, p.FailureMessage = remit.PaymentFailed, &code, &msg
-		return p, a.paymentFailed(ctx, tx, m, inv, pi, p, now)
+		return p, ps.paymentFailed(ctx, tx, m, inv, pi, p, now)
 	}
 	return p, remit.Internal(fmt.Errorf("app.attemptCharge: processor answered status %q", res.Status))
 }
 
 // recordOutOfBand records a payment of the amount remaining that the merchant received outside
 // Remit: no processor call, no fee, no settlement.
-func (a *App) recordOutOfBand(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, source string, now time.Time) (remit.Payment, error) {
-	pi, attempt, err := a.nextAttempt(ctx, tx, m, inv, now)
+func (ps *Payments) recordOutOfBand(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, source string, now time.Time) (remit.Payment, error) {
+	pi, attempt, err := ps.nextAttempt(ctx, tx, m, inv, now)
 	if err != nil {
 		return remit.Payment{}, err
 	}
-	p := a.newPayment(m, inv, pi, attempt, source, now)
+	p := ps.newPayment(m, inv, pi, attempt, source, now)
 	p.Method, p.Status = remit.MethodOutOfBand, remit.PaymentSucceeded
-	return p, a.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
+	return p, ps.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
 }
 
 // paymentSucceeded records a successful payment: the settlement (card payments), the payment, the
 // intent, the receipt and the paid invoice, with their events.
-func (a *App) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p *remit.Payment, now time.Time) error {
+func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p *remit.Payment, now time.Time) error {
 	scope := scopeOf(m)
 	if p.Settled() {
-		s, err := a.settle(ctx, tx, m, p.Currency, now, func(s *remit.Settlement) {
+		s, err := ps.settle(ctx, tx, m, p.Currency, now, func(s *remit.Settlement) {
 			s.GrossAmount += p.Amount
 			s.FeeAmount += p.FeeAmount
 			s.PaymentCount++
@@ -262,10 +262,10 @@ func (a *App) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.Mercha
 	if err := tx.UpsertPaymentIntent(ctx, pi); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, now, remit.EventPaymentSucceeded, p.PaymentID, *p); err != nil {
+	if err := ps.Emit(ctx, tx, scope, now, remit.EventPaymentSucceeded, p.PaymentID, *p); err != nil {
 		return err
 	}
-	if _, err := a.createReceipt(ctx, tx, m, *inv, *p, now); err != nil {
+	if _, err := ps.createReceipt(ctx, tx, m, *inv, *p, now); err != nil {
 		return err
 	}
 	inv.AmountPaid += p.Amount
@@ -274,12 +274,12 @@ func (a *App) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.Mercha
 	if inv.AmountRemaining != 0 {
 		return remit.Internal(fmt.Errorf("app.paymentSucceeded: invoice %s has %d remaining after a full payment", inv.InvoiceID, inv.AmountRemaining))
 	}
-	return a.MarkInvoicePaid(ctx, tx, m, inv, now)
+	return ps.invoicing.MarkInvoicePaid(ctx, tx, m, inv, now)
 }
 
 // paymentFailed records a declined attempt: the payment, the intent's and the invoice's
 // lastPaymentError, and the events payment.failed and invoice.payment_failed.
-func (a *App) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p remit.Payment, now time.Time) error {
+func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p remit.Payment, now time.Time) error {
 	scope := scopeOf(m)
 	if err := tx.InsertPayment(ctx, p); err != nil {
 		return err
@@ -293,15 +293,15 @@ func (a *App) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantA
 	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, now, remit.EventPaymentFailed, p.PaymentID, p); err != nil {
+	if err := ps.Emit(ctx, tx, scope, now, remit.EventPaymentFailed, p.PaymentID, p); err != nil {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, now, remit.EventInvoicePaymentFailed, inv.InvoiceID, *inv)
+	return ps.Emit(ctx, tx, scope, now, remit.EventInvoicePaymentFailed, inv.InvoiceID, *inv)
 }
 
 // createReceipt makes the receipt of a successful payment with the next gap-free receipt number of
 // the merchant account, and emits payment_receipt.created.
-func (a *App) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, p remit.Payment, now time.Time) (remit.PaymentReceipt, error) {
+func (ps *Payments) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, p remit.Payment, now time.Time) (remit.PaymentReceipt, error) {
 	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID, "")
 	if err != nil {
 		return remit.PaymentReceipt{}, err
@@ -324,7 +324,7 @@ func (a *App) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantA
 	if err := tx.InsertReceipt(ctx, r); err != nil {
 		return r, err
 	}
-	return r, a.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentReceiptCreated, r.ReceiptID, r)
+	return r, ps.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentReceiptCreated, r.ReceiptID, r)
 }
 
 // RecordReceiptRefund reflects a refund of amount on a payment's receipt (amountRefunded and status
@@ -333,7 +333,7 @@ func (a *App) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantA
 // RecordSettlementRefund for the settlement.
 //
 // Errors: not_found (payment or receipt), conflict (more than what was paid and not yet refunded).
-func (a *App) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, paymentID string, amount int64, at time.Time) (remit.PaymentReceipt, error) {
+func (ps *Payments) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, paymentID string, amount int64, at time.Time) (remit.PaymentReceipt, error) {
 	if amount < 1 {
 		return remit.PaymentReceipt{}, remit.Internal(fmt.Errorf("app.RecordReceiptRefund: amount %d is not positive", amount))
 	}
@@ -355,22 +355,22 @@ func (a *App) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m remit.Mer
 	if err := tx.UpdateReceiptRefund(ctx, r); err != nil {
 		return r, err
 	}
-	return r, a.Emit(ctx, tx, scopeOf(m), at, remit.EventPaymentReceiptUpdated, r.ReceiptID, r)
+	return r, ps.Emit(ctx, tx, scopeOf(m), at, remit.EventPaymentReceiptUpdated, r.ReceiptID, r)
 }
 
 // ListInvoicePayments returns an invoice's payment attempts, first first.
 //
 // Errors: not_found (invoice).
-func (a *App) ListInvoicePayments(ctx context.Context, m remit.MerchantAccount, invoiceID string) ([]remit.Payment, error) {
-	q := a.DB.Read(ctx)
+func (ps *Payments) ListInvoicePayments(ctx context.Context, m remit.MerchantAccount, invoiceID string) ([]remit.Payment, error) {
+	q := ps.DB.Read(ctx)
 	if _, err := q.GetInvoice(ctx, m.ID, invoiceID, "", false); err != nil {
 		return nil, err
 	}
-	ps, err := q.ListInvoicePayments(ctx, m.ID, invoiceID)
-	for i := range ps {
-		ps[i].Environment = m.Environment
+	payments, err := q.ListInvoicePayments(ctx, m.ID, invoiceID)
+	for i := range payments {
+		payments[i].Environment = m.Environment
 	}
-	return ps, err
+	return payments, err
 }
 
 // ListPaymentReceipts lists the merchant account's receipts newest first, filtered by every given
@@ -378,7 +378,7 @@ func (a *App) ListInvoicePayments(ctx context.Context, m remit.MerchantAccount, 
 //
 // Errors: validation_failure listing every bad parameter (limit or offset that does not parse or is
 // out of range, an unknown status, aliases given with different values).
-func (a *App) ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in remit.ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error) {
+func (ps *Payments) ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in remit.ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error) {
 	var p remit.Problems
 	f := store.ReceiptFilter{CustomerExternalID: in.CustomerExternalID, BillingAccountID: in.BillingAccountID,
 		PaymentID: in.PaymentID, PaymentIntentID: in.PaymentIntentID, Status: in.Status, Limit: 20}
@@ -412,7 +412,7 @@ func (a *App) ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, 
 	if err := p.Err(); err != nil {
 		return remit.OffsetList[remit.PaymentReceipt]{}, err
 	}
-	items, err := a.DB.Read(ctx).ListReceipts(ctx, m.ID, f)
+	items, err := ps.DB.Read(ctx).ListReceipts(ctx, m.ID, f)
 	if err != nil {
 		return remit.OffsetList[remit.PaymentReceipt]{}, err
 	}
@@ -454,8 +454,8 @@ func looksInteger(s string) bool {
 // GetPaymentReceipt returns one receipt.
 //
 // Errors: not_found.
-func (a *App) GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error) {
-	r, err := a.DB.Read(ctx).GetReceipt(ctx, m.ID, receiptID)
+func (ps *Payments) GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error) {
+	r, err := ps.DB.Read(ctx).GetReceipt(ctx, m.ID, receiptID)
 	r.Environment = m.Environment
 	return r, err
 }

@@ -25,18 +25,18 @@ func recurringPrice(priceType string) bool {
 // currencies, amounts and intervals, billing account and customer that do not belong together),
 // not_found (customer, billing account, subscription, price, coupon; details.field names where),
 // conflict (quoteId taken).
-func (a *App) CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error) {
+func (qs *Quotes) CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error) {
 	var qt remit.Quote
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := qs.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
-		qt, err = a.createQuote(ctx, tx, m, in, micro(a.Now(m)))
+		qt, err = qs.createQuote(ctx, tx, m, in, micro(qs.Now(m)))
 		return err
 	})
 	qt.Environment = m.Environment
 	return qt, err
 }
 
-func (a *App) createQuote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.QuoteInput, now time.Time) (remit.Quote, error) {
+func (qs *Quotes) createQuote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.QuoteInput, now time.Time) (remit.Quote, error) {
 	var p remit.Problems
 	currencyOK := remit.CheckCurrency(in.Currency) == ""
 	remit.CurrencyProblem(&p, remit.InBody, "currency", in.Currency)
@@ -228,14 +228,14 @@ func (a *App) createQuote(ctx context.Context, tx *store.Tx, m remit.MerchantAcc
 	if err := tx.InsertQuote(ctx, qt); err != nil {
 		return remit.Quote{}, err
 	}
-	return qt, a.Emit(ctx, tx, scopeOf(m), now, "quote.created", qt.QuoteID, qt)
+	return qt, qs.Emit(ctx, tx, scopeOf(m), now, "quote.created", qt.QuoteID, qt)
 }
 
 // GetQuote returns a quote of the merchant account with all its versions.
 //
 // Errors: not_found.
-func (a *App) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
-	qt, err := a.DB.Read(ctx).GetQuote(ctx, m.ID, quoteID, false)
+func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
+	qt, err := qs.DB.Read(ctx).GetQuote(ctx, m.ID, quoteID, false)
 	qt.Environment = m.Environment
 	return qt, err
 }
@@ -253,9 +253,9 @@ func (a *App) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID str
 // by order type, invoice.created, subscription.created or subscription.updated.
 //
 // Errors: not_found, conflict (not a draft; details.currentState).
-func (a *App) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
+func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
 	var qt remit.Quote
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := qs.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		qt, err = tx.GetQuote(ctx, m.ID, quoteID, true)
 		if err != nil {
@@ -265,25 +265,25 @@ func (a *App) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID 
 			return remit.Errorf(remit.EConflict, "Quote '%s' is %s: a quote is accepted once. Create a new quote for other terms.", qt.QuoteID, qt.Status).
 				With("currentState", qt.Status).With("reason", "invalid_state")
 		}
-		now := micro(a.Now(m))
+		now := micro(qs.Now(m))
 		v := qt.Current()
 		switch qt.OrderType {
 		case remit.OrderOneOff:
 			lines, periods := quoteInvoiceLines(v.Lines, nil)
-			inv, err := a.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: qt.CustomerID, BillingAccountID: qt.BillingAccountID,
+			inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: qt.CustomerID, BillingAccountID: qt.BillingAccountID,
 				Currency: qt.Currency, Lines: lines, LinePeriods: periods, CouponIDs: qt.CouponIDs, QuoteID: &qt.QuoteID}, now)
 			if err != nil {
 				return err
 			}
 			qt.InvoiceID = &inv.InvoiceID
 		case remit.OrderSubscriptionCreation:
-			sub, err := a.startSubscription(ctx, tx, m, qt, now)
+			sub, err := qs.startSubscription(ctx, tx, m, qt, now)
 			if err != nil {
 				return err
 			}
 			qt.SubscriptionID, qt.InvoiceID = &sub.SubscriptionID, sub.LatestInvoiceID
 		case remit.OrderSubscriptionAmendment:
-			if err := a.amendSubscription(ctx, tx, m, qt, now); err != nil {
+			if err := qs.amendSubscription(ctx, tx, m, qt, now); err != nil {
 				return err
 			}
 		default:
@@ -296,7 +296,7 @@ func (a *App) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID 
 			return err
 		}
 		qt.Environment = m.Environment
-		return a.Emit(ctx, tx, scopeOf(m), now, "quote.accepted", qt.QuoteID, qt)
+		return qs.Emit(ctx, tx, scopeOf(m), now, "quote.accepted", qt.QuoteID, qt)
 	})
 	qt.Environment = m.Environment
 	return qt, err

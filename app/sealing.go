@@ -45,12 +45,12 @@ type sealer struct {
 }
 
 // seal encrypts plain for storage under the key of purpose, bound to aad.
-func (a *App) seal(ctx context.Context, purpose string, aad, plain []byte) (string, error) {
+func (co *core) seal(ctx context.Context, purpose string, aad, plain []byte) (string, error) {
 	source := "store"
-	if a.Config.SecretKey != "" {
+	if co.Config.SecretKey != "" {
 		source = "env"
 	}
-	gcm, err := a.sealCipher(ctx, source, purpose)
+	gcm, err := co.sealCipher(ctx, source, purpose)
 	if err != nil {
 		return "", err
 	}
@@ -68,15 +68,15 @@ func isSealed(stored string) bool {
 }
 
 // open decrypts a value sealed for purpose and aad.
-func (a *App) open(ctx context.Context, purpose string, aad []byte, stored string) ([]byte, error) {
+func (co *core) open(ctx context.Context, purpose string, aad []byte, stored string) ([]byte, error) {
 	parts := strings.SplitN(stored, ".", 3)
 	if len(parts) != 3 || parts[0] != sealedFormat {
 		return nil, errors.New("the stored value has an unknown format")
 	}
-	if parts[1] == "env" && a.Config.SecretKey == "" {
+	if parts[1] == "env" && co.Config.SecretKey == "" {
 		return nil, errors.New("the value was sealed with REMIT_SECRET_KEY, which is not set")
 	}
-	gcm, err := a.sealCipher(ctx, parts[1], purpose)
+	gcm, err := co.sealCipher(ctx, parts[1], purpose)
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +91,8 @@ func (a *App) open(ctx context.Context, purpose string, aad []byte, stored strin
 	return plain, nil
 }
 
-func (a *App) sealCipher(ctx context.Context, source, purpose string) (cipher.AEAD, error) {
-	s := a.sealer
+func (co *core) sealCipher(ctx context.Context, source, purpose string) (cipher.AEAD, error) {
+	s := co.sealer
 	s.mu.Lock()
 	gcm := s.aeads[source+"|"+purpose]
 	s.mu.Unlock()
@@ -103,9 +103,9 @@ func (a *App) sealCipher(ctx context.Context, source, purpose string) (cipher.AE
 	cache := true
 	switch source {
 	case "env":
-		material = []byte(a.Config.SecretKey)
+		material = []byte(co.Config.SecretKey)
 	case "store":
-		k, committed, err := a.storeSealKey(ctx)
+		k, committed, err := co.storeSealKey(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -141,15 +141,15 @@ func (a *App) sealCipher(ctx context.Context, source, purpose string) (cipher.AE
 // values sealed with a cached copy could never be opened again. The lock is not held across the
 // store call: a caller may be inside a write transaction (SQLite has one writer), and concurrent
 // first calls agree on one value anyway.
-func (a *App) storeSealKey(ctx context.Context) (key []byte, committed bool, err error) {
-	s := a.sealer
+func (co *core) storeSealKey(ctx context.Context) (key []byte, committed bool, err error) {
+	s := co.sealer
 	s.mu.Lock()
 	k := s.storeKey
 	s.mu.Unlock()
 	if k != nil {
 		return k, true, nil
 	}
-	err = a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		v, err := tx.Setting(ctx, "webhook_secret_key", NewSecret)
 		if err != nil {
 			return err

@@ -29,15 +29,16 @@ type settlementJob struct {
 	SettlementID string `json:"settlementId"`
 }
 
-func registerSettlementJobs(a *App) {
-	a.RegisterJob(jobSettlementClose, a.runSettlementClose)
-	a.RegisterJob(jobSettlementPayout, a.runSettlementPayout)
+// registerJobs installs the payments area's job kinds: a settlement's close and its payout.
+func (ps *Payments) registerJobs() {
+	ps.RegisterJob(jobSettlementClose, ps.runSettlementClose)
+	ps.RegisterJob(jobSettlementPayout, ps.runSettlementPayout)
 }
 
 // settle applies change to the open settlement of m for currency and the day of at, creating it
 // (and scheduling its close) when the day has none yet. Call it in the transaction of the payment
 // or refund.
-func (a *App) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, currency string, at time.Time, change func(*remit.Settlement)) (remit.Settlement, error) {
+func (ps *Payments) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, currency string, at time.Time, change func(*remit.Settlement)) (remit.Settlement, error) {
 	at = micro(at)
 	day := remit.SettlementDay(at)
 	for range 400 { // at most a year of closed days ahead: a bug, never a real case
@@ -59,7 +60,7 @@ func (a *App) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAccount,
 			if !inserted {
 				continue // created by a concurrent request: read (and lock) it
 			}
-			if err := a.Schedule(ctx, tx, m.ID, jobSettlementClose, s.PeriodEnd, settlementJob{SettlementID: s.SettlementID}); err != nil {
+			if err := ps.Schedule(ctx, tx, m.ID, jobSettlementClose, s.PeriodEnd, settlementJob{SettlementID: s.SettlementID}); err != nil {
 				return s, err
 			}
 		}
@@ -75,18 +76,18 @@ func (a *App) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAccount,
 // merchant clock to the open settlement of its day, in the caller's transaction. The credit-notes
 // area calls it for every refund that went through the processor (not for out-of-band payments,
 // which were never settled: see remit.Payment.Settled). The fee of the refunded payment is kept.
-func (a *App) RecordSettlementRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, currency string, amount int64, at time.Time) (remit.Settlement, error) {
+func (ps *Payments) RecordSettlementRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, currency string, amount int64, at time.Time) (remit.Settlement, error) {
 	if amount < 1 {
 		return remit.Settlement{}, remit.Internal(fmt.Errorf("app.RecordSettlementRefund: amount %d is not positive", amount))
 	}
-	return a.settle(ctx, tx, m, currency, at, func(s *remit.Settlement) {
+	return ps.settle(ctx, tx, m, currency, at, func(s *remit.Settlement) {
 		s.RefundAmount += amount
 		s.RefundCount++
 	})
 }
 
 // runSettlementClose closes an open settlement at the end of its day and schedules its payout.
-func (a *App) runSettlementClose(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+func (ps *Payments) runSettlementClose(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	var p settlementJob
 	if err := json.Unmarshal(job.Payload, &p); err != nil {
 		return err
@@ -100,16 +101,16 @@ func (a *App) runSettlementClose(ctx context.Context, tx *store.Tx, scope remit.
 	if err := tx.UpdateSettlement(ctx, s); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, at, remit.EventSettlementClosed, s.SettlementID, s); err != nil {
+	if err := ps.Emit(ctx, tx, scope, at, remit.EventSettlementClosed, s.SettlementID, s); err != nil {
 		return err
 	}
-	return a.Schedule(ctx, tx, scope.MerchantAccountID, jobSettlementPayout, at.Add(remit.PayoutDelayDays*settlementDay), p)
+	return ps.Schedule(ctx, tx, scope.MerchantAccountID, jobSettlementPayout, at.Add(remit.PayoutDelayDays*settlementDay), p)
 }
 
 // runSettlementPayout pays a closed settlement out two days after it closed: a payout of its net
 // amount to the merchant's bank account. A merchant account whose payouts are not enabled (not
 // approved) keeps the settlement closed and is tried again a day later.
-func (a *App) runSettlementPayout(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	var p settlementJob
 	if err := json.Unmarshal(job.Payload, &p); err != nil {
 		return err
@@ -128,8 +129,8 @@ func (a *App) runSettlementPayout(ctx context.Context, tx *store.Tx, scope remit
 		return remit.Internal(err)
 	}
 	if !profile.PayoutsEnabled {
-		a.Log.Warn("payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
-		return a.Schedule(ctx, tx, m.ID, jobSettlementPayout, at.Add(settlementDay), p)
+		ps.Log.Warn("payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
+		return ps.Schedule(ctx, tx, m.ID, jobSettlementPayout, at.Add(settlementDay), p)
 	}
 	po := remit.Payout{Object: "payout", PayoutID: remit.NewID("po"), SettlementID: s.SettlementID, Amount: s.NetAmount,
 		Currency: s.Currency, Status: "paid", ArrivalDate: at, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: at}
@@ -144,10 +145,10 @@ func (a *App) runSettlementPayout(ctx context.Context, tx *store.Tx, scope remit
 	if err := tx.UpdateSettlement(ctx, s); err != nil {
 		return err
 	}
-	if err := a.Emit(ctx, tx, scope, at, remit.EventPayoutCreated, po.PayoutID, po); err != nil {
+	if err := ps.Emit(ctx, tx, scope, at, remit.EventPayoutCreated, po.PayoutID, po); err != nil {
 		return err
 	}
-	return a.Emit(ctx, tx, scope, at, remit.EventSettlementPaid, s.SettlementID, s)
+	return ps.Emit(ctx, tx, scope, at, remit.EventSettlementPaid, s.SettlementID, s)
 }
 
 // ListSettlements lists the settlements of the merchant account named in the path (the acting
@@ -157,9 +158,9 @@ func (a *App) runSettlementPayout(ctx context.Context, tx *store.Tx, scope remit
 // back in one list with nextCursor null. A cursor is bound to the target account and the scope.
 //
 // Errors: not_found (target not visible), validation_failure (scope, limit, cursor; every problem).
-func (a *App) ListSettlements(ctx context.Context, scope remit.Scope, targetID, scopeFilter, limit, cursor string) (remit.List[remit.Settlement], error) {
+func (ps *Payments) ListSettlements(ctx context.Context, scope remit.Scope, targetID, scopeFilter, limit, cursor string) (remit.List[remit.Settlement], error) {
 	var out remit.List[remit.Settlement]
-	target, err := targetMerchant(ctx, a.DB.Read(ctx), scope, targetID, false)
+	target, err := targetMerchant(ctx, ps.DB.Read(ctx), scope, targetID, false)
 	if err != nil {
 		return out, err
 	}
@@ -172,7 +173,7 @@ func (a *App) ListSettlements(ctx context.Context, scope remit.Scope, targetID, 
 	}
 	tscope := scopeOf(target)
 	list := "settlements:" + scopeFilter
-	page, err := a.ParsePage(ctx, tscope, list, limit, cursor, 20)
+	page, err := ps.ParsePage(ctx, tscope, list, limit, cursor, 20)
 	if err := ProblemsOf(&p, err); err != nil {
 		return out, err
 	}
@@ -189,7 +190,7 @@ func (a *App) ListSettlements(ctx context.Context, scope remit.Scope, targetID, 
 	if !page.First() {
 		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
 	}
-	items, err := a.DB.Read(ctx).ListSettlements(ctx, target.ID, f)
+	items, err := ps.DB.Read(ctx).ListSettlements(ctx, target.ID, f)
 	if err != nil {
 		return out, err
 	}
@@ -197,5 +198,5 @@ func (a *App) ListSettlements(ctx context.Context, scope remit.Scope, targetID, 
 		items[i].Environment = target.Environment
 	}
 	page.Limit = f.Limit // 0: the unpaginated form
-	return finishPage(ctx, a, tscope, list, page, items, func(s remit.Settlement) (time.Time, string) { return s.CreatedAt, s.SettlementID })
+	return finishPage(ctx, ps.core, tscope, list, page, items, func(s remit.Settlement) (time.Time, string) { return s.CreatedAt, s.SettlementID })
 }

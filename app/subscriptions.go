@@ -78,7 +78,7 @@ func itemLine(it remit.SubscriptionItem) remit.InvoiceLineInput {
 
 // startSubscription creates the active subscription of an accepted subscription_creation quote,
 // its first draft invoice (when anything bills in advance), and schedules its first renewal.
-func (a *App) startSubscription(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, qt remit.Quote, now time.Time) (remit.Subscription, error) {
+func (qs *Quotes) startSubscription(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, qt remit.Quote, now time.Time) (remit.Subscription, error) {
 	v := qt.Current()
 	items := subscriptionItems(v.Lines)
 	interval, count, err := itemsInterval(ctx, tx.Q, m, items)
@@ -104,7 +104,7 @@ func (a *App) startSubscription(ctx context.Context, tx *store.Tx, m remit.Merch
 		period := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
 		lines, periods := quoteInvoiceLines(billable, &period)
 		fin := now.Add(autoFinalizeDelay)
-		inv, err := a.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+		inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
 			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &period[0], PeriodEnd: &period[1],
 			CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, QuoteID: &quoteID, AutoFinalizeAt: &fin}, now)
 		if err != nil {
@@ -115,15 +115,15 @@ func (a *App) startSubscription(ctx context.Context, tx *store.Tx, m remit.Merch
 	if err := tx.InsertSubscription(ctx, sub); err != nil {
 		return remit.Subscription{}, err
 	}
-	if err := a.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+	if err := qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
 		return remit.Subscription{}, err
 	}
-	return sub, a.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionCreated, sub.SubscriptionID, sub)
+	return sub, qs.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionCreated, sub.SubscriptionID, sub)
 }
 
 // amendSubscription stores an accepted amendment's items and coupons as the subscription's
 // pending terms, applied by the next renewal. A later amendment replaces an earlier pending one.
-func (a *App) amendSubscription(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, qt remit.Quote, now time.Time) error {
+func (qs *Quotes) amendSubscription(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, qt remit.Quote, now time.Time) error {
 	if qt.SubscriptionID == nil {
 		return remit.Internal(fmt.Errorf("amendment quote %s names no subscription", qt.QuoteID))
 	}
@@ -142,14 +142,14 @@ func (a *App) amendSubscription(ctx context.Context, tx *store.Tx, m remit.Merch
 		return err
 	}
 	sub.Environment = m.Environment
-	return a.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionUpdated, sub.SubscriptionID, sub)
+	return qs.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionUpdated, sub.SubscriptionID, sub)
 }
 
 // GetSubscription returns a subscription of the merchant account.
 //
 // Errors: not_found.
-func (a *App) GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error) {
-	sub, err := a.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, "", false)
+func (qs *Quotes) GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error) {
+	sub, err := qs.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, "", false)
 	sub.Environment = m.Environment
 	return sub, err
 }
@@ -157,7 +157,7 @@ func (a *App) GetSubscription(ctx context.Context, m remit.MerchantAccount, subs
 // runRenewal closes the subscription's current period at its end (at): the next period starts,
 // pending amendment terms take effect, the period's draft invoice is made (auto-finalized an hour
 // later) and the next renewal is scheduled. Emits subscription.renewed.
-func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+func (qs *Quotes) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	var p renewJob
 	m, err := jobContext(ctx, tx, scope, job, &p)
 	if err != nil {
@@ -208,7 +208,7 @@ func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, j
 	}
 	if len(lines) > 0 {
 		fin := sub.CurrentPeriodStart.Add(autoFinalizeDelay)
-		inv, err := a.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+		inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
 			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &advance[0], PeriodEnd: &advance[1],
 			CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, AutoFinalizeAt: &fin}, now)
 		if err != nil {
@@ -219,9 +219,12 @@ func (a *App) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, j
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
 	}
-	if err := a.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+	if err := qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
 		return err
 	}
 	sub.Environment = m.Environment
-	return a.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionRenewed, sub.SubscriptionID, sub)
+	return qs.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionRenewed, sub.SubscriptionID, sub)
 }
+
+// registerJobs installs the subscriptions' job kind: a renewal.
+func (qs *Quotes) registerJobs() { qs.RegisterJob(jobRenewSubscription, qs.runRenewal) }

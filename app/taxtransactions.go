@@ -17,9 +17,9 @@ var taxStatuses = map[string]bool{remit.TaxQuoted: true, remit.TaxCommitted: tru
 // status and source document, paged by cursor (limit and cursor as raw query strings).
 //
 // Errors: validation_failure (status, limit, cursor).
-func (a *App) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error) {
+func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error) {
 	scope := scopeOf(m)
-	page, err := a.ParsePage(ctx, scope, "tax_transactions", limit, cursor, 20)
+	page, err := iv.ParsePage(ctx, scope, "tax_transactions", limit, cursor, 20)
 	var p remit.Problems
 	if status != "" && !taxStatuses[status] {
 		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of quoted, committed, reversed.")
@@ -34,14 +34,14 @@ func (a *App) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, 
 	if !page.First() {
 		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
 	}
-	items, err := a.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, f)
+	items, err := iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, f)
 	if err != nil {
 		return remit.List[remit.TaxTransaction]{}, err
 	}
 	for i := range items {
 		items[i].Environment = m.Environment
 	}
-	return finishPage(ctx, a, scope, "tax_transactions", page, items, func(t remit.TaxTransaction) (time.Time, string) {
+	return finishPage(ctx, iv.core, scope, "tax_transactions", page, items, func(t remit.TaxTransaction) (time.Time, string) {
 		return t.CreatedAt, t.TaxTransactionID
 	})
 }
@@ -49,8 +49,8 @@ func (a *App) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, 
 // GetTaxTransaction returns one tax transaction.
 //
 // Errors: not_found.
-func (a *App) GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
-	t, err := a.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, false)
+func (iv *Invoicing) GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
+	t, err := iv.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, false)
 	t.Environment = m.Environment
 	return t, err
 }
@@ -59,9 +59,9 @@ func (a *App) GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id
 // later refresh of its draft invoice quotes a new transaction.
 //
 // Errors: not_found, conflict (not quoted; details.currentState).
-func (a *App) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
+func (iv *Invoicing) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
 	var t remit.TaxTransaction
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		t, err = tx.GetTaxTransaction(ctx, m.ID, id, true)
 		if err != nil {
@@ -70,13 +70,13 @@ func (a *App) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount,
 		if t.Status != remit.TaxQuoted {
 			return remit.StateConflict("tax transaction", id, t.Status, "committed")
 		}
-		now := micro(a.Now(m))
+		now := micro(iv.Now(m))
 		t.Status, t.CommittedAt, t.UpdatedAt = remit.TaxCommitted, &now, now
 		if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
 			return err
 		}
 		t.Environment = m.Environment
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t)
+		return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t)
 	})
 	t.Environment = m.Environment
 	return t, err

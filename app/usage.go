@@ -28,8 +28,8 @@ import (
 // clock; quantity negative or taking the total past the int64 range), not_found (the customer,
 // details.field "customerId"), conflict (eventId already recorded with other values,
 // details.mismatchedFields).
-func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error) {
-	now := micro(a.Now(m))
+func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error) {
+	now := micro(us.Now(m))
 	ts := now
 	var probs remit.Problems
 	if in.Timestamp != nil {
@@ -51,7 +51,7 @@ func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in 
 		Timestamp: ts, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
 	}
 	out := e
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		inserted, err := tx.InsertUsageEvent(ctx, e) // not_found for an unknown customer
 		if err != nil {
 			return err
@@ -79,21 +79,21 @@ func (a *App) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in 
 		if next == nil || total < *next {
 			return nil // below every threshold still to cross: nothing to evaluate
 		}
-		return a.crossThresholds(ctx, tx, m, in.CustomerID, in.MeterID, total, now)
+		return us.crossThresholds(ctx, tx, m, in.CustomerID, in.MeterID, total, now)
 	})
 	return out, err
 }
 
 // crossThresholds marks crossed every active threshold of the customer and meter that total
 // reaches and emits usage_threshold.crossed for each. The caller holds the running total's lock.
-func (a *App) crossThresholds(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, customerID, meterID string, total int64, now time.Time) error {
+func (us *Usage) crossThresholds(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, customerID, meterID string, total int64, now time.Time) error {
 	crossed, err := tx.CrossUsageThresholds(ctx, m.ID, customerID, meterID, total, now)
 	if err != nil {
 		return err
 	}
 	for _, t := range crossed {
 		t.Environment = m.Environment
-		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCrossed, t.ThresholdID, t); err != nil {
+		if err := us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCrossed, t.ThresholdID, t); err != nil {
 			return err
 		}
 	}
@@ -144,7 +144,7 @@ func joinFields(f []string) string {
 //
 // Errors: validation_failure (threshold below 1, metadata), not_found (the customer, details.field
 // "customerId"), conflict (thresholdId taken).
-func (a *App) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount, t remit.UsageThreshold) (remit.UsageThreshold, error) {
+func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount, t remit.UsageThreshold) (remit.UsageThreshold, error) {
 	var probs remit.Problems
 	if t.Threshold < 1 {
 		probs.Body("threshold", "out_of_range", "threshold must be an integer of at least 1.")
@@ -156,12 +156,12 @@ func (a *App) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 	if t.ThresholdID == "" {
 		t.ThresholdID = remit.NewID("thr")
 	}
-	now := micro(a.Now(m))
+	now := micro(us.Now(m))
 	t.Object, t.Status, t.CrossedAt, t.ArchivedAt = "usage_threshold", remit.ThresholdActive, nil, nil
 	t.Environment, t.MerchantAccountID, t.CreatedAt = m.Environment, m.ID, now
 	t.Metadata = remit.CopyMetadata(t.Metadata)
 	out := t
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.RequireCustomer(ctx, m.ID, t.CustomerID, "customerId"); err != nil {
 			return err
 		}
@@ -174,11 +174,11 @@ func (a *App) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 		if err := tx.CreateUsageThreshold(ctx, t); err != nil {
 			return err
 		}
-		if err := a.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCreated, t.ThresholdID, t); err != nil {
+		if err := us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCreated, t.ThresholdID, t); err != nil {
 			return err
 		}
 		if total >= t.Threshold {
-			if err := a.crossThresholds(ctx, tx, m, t.CustomerID, t.MeterID, total, now); err != nil {
+			if err := us.crossThresholds(ctx, tx, m, t.CustomerID, t.MeterID, total, now); err != nil {
 				return err
 			}
 			out.CrossedAt = &now
@@ -191,8 +191,8 @@ func (a *App) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 // GetUsageThreshold returns a threshold of the merchant account.
 //
 // Errors: not_found.
-func (a *App) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
-	t, err := a.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, false)
+func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
+	t, err := us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, false)
 	t.Environment = m.Environment
 	return t, err
 }
@@ -201,9 +201,9 @@ func (a *App) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, th
 // usage_threshold.archived. From then on no usage event evaluates it.
 //
 // Errors: not_found, conflict (not active: details.currentState).
-func (a *App) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
+func (us *Usage) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
 	var out remit.UsageThreshold
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		t, err := tx.GetUsageThreshold(ctx, m.ID, thresholdID, true)
 		if err != nil {
 			return err
@@ -211,7 +211,7 @@ func (a *App) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount
 		if t.Status != remit.ThresholdActive {
 			return remit.StateConflict("usage threshold", thresholdID, t.Status, "archived")
 		}
-		now := micro(a.Now(m))
+		now := micro(us.Now(m))
 		if ok, err := tx.ArchiveUsageThreshold(ctx, m.ID, thresholdID, now); err != nil {
 			return err
 		} else if !ok {
@@ -219,7 +219,7 @@ func (a *App) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount
 		}
 		t.Status, t.ArchivedAt, t.Environment = remit.ThresholdArchived, &now, m.Environment
 		out = t
-		return a.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdArchived, t.ThresholdID, t)
+		return us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdArchived, t.ThresholdID, t)
 	})
 	return out, err
 }

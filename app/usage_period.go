@@ -18,7 +18,7 @@ import (
 // transaction when q is one. Its cost grows with the hours in the period (hourly sums) and the events
 // of at most two partial edge hours, never with the customer's whole history. An empty or inverted
 // period is 0.
-func (a *App) UsageInPeriod(ctx context.Context, q store.Q, scope remit.Scope, customerID, meterID string, from, to time.Time) (int64, error) {
+func (us *Usage) UsageInPeriod(ctx context.Context, q store.Q, scope remit.Scope, customerID, meterID string, from, to time.Time) (int64, error) {
 	return q.SumUsage(ctx, scope.MerchantAccountID, customerID, meterID, ceilMicros(from), ceilMicros(to))
 }
 

@@ -18,9 +18,9 @@ import (
 // never shown again.
 //
 // Errors: validation_failure (url, enabledEvents, metadata), conflict (endpointId taken).
-func (a *App) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, in remit.WebhookEndpointInput) (remit.WebhookEndpoint, error) {
+func (wh *Webhooks) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, in remit.WebhookEndpointInput) (remit.WebhookEndpoint, error) {
 	var p remit.Problems
-	url := a.checkEndpointURL(ctx, in.URL, scope.Environment, &p)
+	url := wh.checkEndpointURL(ctx, in.URL, scope.Environment, &p)
 	events := []string{"*"}
 	if in.EnabledEvents != nil {
 		events = nil
@@ -49,18 +49,18 @@ func (a *App) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m re
 	ep := remit.WebhookEndpoint{
 		Object: "webhook_endpoint", ID: id, URL: url, EnabledEvents: events, Description: in.Description,
 		Status: remit.EndpointEnabled, Metadata: in.Metadata, Environment: scope.Environment,
-		MerchantAccountID: scope.MerchantAccountID, CreatedAt: a.Now(m).Truncate(time.Microsecond),
+		MerchantAccountID: scope.MerchantAccountID, CreatedAt: wh.Now(m).Truncate(time.Microsecond),
 	}
 	secret := newWebhookSecret()
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		sealed, err := a.sealSecret(ctx, ep.MerchantAccountID, ep.ID, secret)
+	err := wh.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		sealed, err := wh.sealSecret(ctx, ep.MerchantAccountID, ep.ID, secret)
 		if err != nil {
 			return remit.Internal(err)
 		}
 		if err := tx.CreateWebhookEndpoint(ctx, ep, sealed); err != nil {
 			return err
 		}
-		return a.Emit(ctx, tx, scope, ep.CreatedAt, "webhook_endpoint.created", ep.ID, ep)
+		return wh.Emit(ctx, tx, scope, ep.CreatedAt, "webhook_endpoint.created", ep.ID, ep)
 	})
 	if err != nil {
 		return remit.WebhookEndpoint{}, err
@@ -86,34 +86,34 @@ func metadataProblems(md map[string]string, p *remit.Problems) {
 // GetWebhookEndpoint returns an endpoint (without its secret).
 //
 // Errors: not_found.
-func (a *App) GetWebhookEndpoint(ctx context.Context, scope remit.Scope, id string) (remit.WebhookEndpoint, error) {
-	ep, _, err := a.DB.Read(ctx).GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, false)
+func (wh *Webhooks) GetWebhookEndpoint(ctx context.Context, scope remit.Scope, id string) (remit.WebhookEndpoint, error) {
+	ep, _, err := wh.DB.Read(ctx).GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, false)
 	return ep, err
 }
 
 // ListWebhookEndpoints pages the merchant account's endpoints, newest first.
 //
 // Errors: validation_failure (limit, cursor).
-func (a *App) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit, cursor string) (remit.List[remit.WebhookEndpoint], error) {
+func (wh *Webhooks) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit, cursor string) (remit.List[remit.WebhookEndpoint], error) {
 	const list = "webhook_endpoints"
-	page, err := a.ParsePage(ctx, scope, list, limit, cursor, 20)
+	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
 	if err != nil {
 		return remit.List[remit.WebhookEndpoint]{}, err
 	}
-	items, err := a.DB.Read(ctx).ListWebhookEndpoints(ctx, scope.MerchantAccountID, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
+	items, err := wh.DB.Read(ctx).ListWebhookEndpoints(ctx, scope.MerchantAccountID, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
 	if err != nil {
 		return remit.List[remit.WebhookEndpoint]{}, err
 	}
-	return finishPage(ctx, a, scope, list, page, items, func(e remit.WebhookEndpoint) (time.Time, string) { return e.CreatedAt, e.ID })
+	return finishPage(ctx, wh.core, scope, list, page, items, func(e remit.WebhookEndpoint) (time.Time, string) { return e.CreatedAt, e.ID })
 }
 
 // DisableWebhookEndpoint disables an endpoint: it gets no new deliveries, and its pending
 // deliveries end as failed without another attempt.
 //
 // Errors: not_found, conflict (already disabled).
-func (a *App) DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error) {
+func (wh *Webhooks) DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error) {
 	var out remit.WebhookEndpoint
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := wh.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, true)
 		if err != nil {
 			return err
@@ -121,15 +121,15 @@ func (a *App) DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m r
 		if ep.Status != remit.EndpointEnabled {
 			return remit.StateConflict("webhook endpoint", id, ep.Status, "disabled")
 		}
-		out, err = a.disableEndpoint(ctx, tx, scope, a.Now(m).Truncate(time.Microsecond), ep.ID, remit.DisabledRequested)
+		out, err = wh.disableEndpoint(ctx, tx, scope, wh.Now(m).Truncate(time.Microsecond), ep.ID, remit.DisabledRequested)
 		return err
 	})
 	return out, err
 }
 
 // disableEndpoint disables an enabled endpoint and emits webhook_endpoint.disabled.
-func (a *App) disableEndpoint(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, id, reason string) (remit.WebhookEndpoint, error) {
-	changed, err := tx.DisableWebhookEndpoint(ctx, scope.MerchantAccountID, id, reason, now, a.Clock.Now())
+func (wh *Webhooks) disableEndpoint(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, id, reason string) (remit.WebhookEndpoint, error) {
+	changed, err := tx.DisableWebhookEndpoint(ctx, scope.MerchantAccountID, id, reason, now, wh.Clock.Now())
 	if err != nil {
 		return remit.WebhookEndpoint{}, err
 	}
@@ -137,42 +137,42 @@ func (a *App) disableEndpoint(ctx context.Context, tx *store.Tx, scope remit.Sco
 	if err != nil || !changed {
 		return ep, err
 	}
-	return ep, a.Emit(ctx, tx, scope, now, "webhook_endpoint.disabled", ep.ID, ep)
+	return ep, wh.Emit(ctx, tx, scope, now, "webhook_endpoint.disabled", ep.ID, ep)
 }
 
 // GetEvent returns one of the merchant account's events.
 //
 // Errors: not_found.
-func (a *App) GetEvent(ctx context.Context, scope remit.Scope, id string) (remit.Event, error) {
-	return a.DB.Read(ctx).GetEvent(ctx, scope.MerchantAccountID, id)
+func (wh *Webhooks) GetEvent(ctx context.Context, scope remit.Scope, id string) (remit.Event, error) {
+	return wh.DB.Read(ctx).GetEvent(ctx, scope.MerchantAccountID, id)
 }
 
 // ListEvents pages the merchant account's events, newest first, of one type when typ is given.
 //
 // Errors: validation_failure (limit, cursor).
-func (a *App) ListEvents(ctx context.Context, scope remit.Scope, typ, limit, cursor string) (remit.List[remit.Event], error) {
+func (wh *Webhooks) ListEvents(ctx context.Context, scope remit.Scope, typ, limit, cursor string) (remit.List[remit.Event], error) {
 	list := "events|" + typ // a cursor of one type's list does not page another's
-	page, err := a.ParsePage(ctx, scope, list, limit, cursor, 20)
+	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
 	if err != nil {
 		return remit.List[remit.Event]{}, err
 	}
-	items, err := a.DB.Read(ctx).ListEvents(ctx, scope.MerchantAccountID, typ, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
+	items, err := wh.DB.Read(ctx).ListEvents(ctx, scope.MerchantAccountID, typ, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
 	if err != nil {
 		return remit.List[remit.Event]{}, err
 	}
-	return finishPage(ctx, a, scope, list, page, items, func(e remit.Event) (time.Time, string) { return e.CreatedAt, e.ID })
+	return finishPage(ctx, wh.core, scope, list, page, items, func(e remit.Event) (time.Time, string) { return e.CreatedAt, e.ID })
 }
 
 // ListEventDeliveries pages an event's deliveries, newest first, each with its attempts.
 //
 // Errors: not_found (event), validation_failure (limit, cursor).
-func (a *App) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error) {
-	q := a.DB.Read(ctx)
+func (wh *Webhooks) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error) {
+	q := wh.DB.Read(ctx)
 	if _, err := q.GetEvent(ctx, scope.MerchantAccountID, eventID); err != nil {
 		return remit.List[remit.WebhookDelivery]{}, err
 	}
 	list := "webhook_deliveries|" + eventID
-	page, err := a.ParsePage(ctx, scope, list, limit, cursor, 20)
+	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
 	if err != nil {
 		return remit.List[remit.WebhookDelivery]{}, err
 	}
@@ -180,7 +180,7 @@ func (a *App) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventI
 	if err != nil {
 		return remit.List[remit.WebhookDelivery]{}, err
 	}
-	return finishPage(ctx, a, scope, list, page, items, func(d remit.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	return finishPage(ctx, wh.core, scope, list, page, items, func(d remit.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 }
 
 // ResendEvent makes a new delivery of an event: to endpointID when given, else to every enabled
@@ -189,9 +189,9 @@ func (a *App) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventI
 // list when no endpoint is subscribed).
 //
 // Errors: not_found (event; endpointId, details.field "endpointId"), conflict (endpoint disabled).
-func (a *App) ResendEvent(ctx context.Context, scope remit.Scope, eventID string, endpointID *string) (remit.List[remit.WebhookDelivery], error) {
+func (wh *Webhooks) ResendEvent(ctx context.Context, scope remit.Scope, eventID string, endpointID *string) (remit.List[remit.WebhookDelivery], error) {
 	var out []remit.WebhookDelivery
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := wh.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		ev, err := tx.GetEvent(ctx, scope.MerchantAccountID, eventID)
 		if err != nil {
 			return err
@@ -220,7 +220,7 @@ func (a *App) ResendEvent(ctx context.Context, scope remit.Scope, eventID string
 				}
 			}
 		}
-		now := a.Clock.Now().Truncate(time.Microsecond)
+		now := wh.Clock.Now().Truncate(time.Microsecond)
 		for _, ep := range targets {
 			d := newDelivery(ev, ep.ID, remit.TriggerResend, now)
 			if err := tx.InsertWebhookDelivery(ctx, d); err != nil {
@@ -228,7 +228,7 @@ func (a *App) ResendEvent(ctx context.Context, scope remit.Scope, eventID string
 			}
 			out = append(out, d)
 		}
-		tx.AfterCommit(a.wakeWebhooks)
+		tx.AfterCommit(wh.wakeWebhooks)
 		return nil
 	})
 	if err != nil {

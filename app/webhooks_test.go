@@ -79,11 +79,11 @@ func TestSecretSealing(t *testing.T) {
 	envKeyed := New(db, remit.SystemClock{}, log, Config{SecretKey: "operator key"})
 	otherEnv := New(db, remit.SystemClock{}, log, Config{SecretKey: "another key"})
 
-	s1, err := storeKeyed.sealSecret(ctx, "ma_1", "we_1", "whsec_abc")
+	s1, err := storeKeyed.Webhooks.sealSecret(ctx, "ma_1", "we_1", "whsec_abc")
 	if err != nil || !strings.HasPrefix(s1, "v1.store.") || strings.Contains(s1, "whsec_abc") {
 		t.Fatalf("store-sealed %q %v", s1, err)
 	}
-	s2, err := envKeyed.sealSecret(ctx, "ma_1", "we_1", "whsec_abc")
+	s2, err := envKeyed.Webhooks.sealSecret(ctx, "ma_1", "we_1", "whsec_abc")
 	if err != nil || !strings.HasPrefix(s2, "v1.env.") {
 		t.Fatalf("env-sealed %q %v", s2, err)
 	}
@@ -92,18 +92,18 @@ func TestSecretSealing(t *testing.T) {
 		a      *App
 		sealed string
 	}{{storeKeyed, s1}, {envKeyed, s1}, {envKeyed, s2}} {
-		if got, err := c.a.openSecret(ctx, "ma_1", "we_1", c.sealed); err != nil || got != "whsec_abc" {
+		if got, err := c.a.Webhooks.openSecret(ctx, "ma_1", "we_1", c.sealed); err != nil || got != "whsec_abc" {
 			t.Fatalf("open %q: %q %v", c.sealed, got, err)
 		}
 	}
 	// Another endpoint's row, another key, no key: refused.
-	if _, err := envKeyed.openSecret(ctx, "ma_1", "we_2", s2); err == nil {
+	if _, err := envKeyed.Webhooks.openSecret(ctx, "ma_1", "we_2", s2); err == nil {
 		t.Fatal("opened with another endpoint's additional data")
 	}
-	if _, err := otherEnv.openSecret(ctx, "ma_1", "we_1", s2); err == nil {
+	if _, err := otherEnv.Webhooks.openSecret(ctx, "ma_1", "we_1", s2); err == nil {
 		t.Fatal("opened with another REMIT_SECRET_KEY")
 	}
-	if _, err := storeKeyed.openSecret(ctx, "ma_1", "we_1", s2); err == nil || !strings.Contains(err.Error(), "REMIT_SECRET_KEY") {
+	if _, err := storeKeyed.Webhooks.openSecret(ctx, "ma_1", "we_1", s2); err == nil || !strings.Contains(err.Error(), "REMIT_SECRET_KEY") {
 		t.Fatalf("opened without REMIT_SECRET_KEY: %v", err)
 	}
 }

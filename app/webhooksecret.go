@@ -54,13 +54,13 @@ func endpointAAD(merchantAccountID, endpointID string) []byte {
 }
 
 // sealSecret encrypts an endpoint's signing secret for storage (app/sealing.go).
-func (a *App) sealSecret(ctx context.Context, merchantAccountID, endpointID, secret string) (string, error) {
-	return a.seal(ctx, purposeWebhookSecret, endpointAAD(merchantAccountID, endpointID), []byte(secret))
+func (wh *Webhooks) sealSecret(ctx context.Context, merchantAccountID, endpointID, secret string) (string, error) {
+	return wh.seal(ctx, purposeWebhookSecret, endpointAAD(merchantAccountID, endpointID), []byte(secret))
 }
 
 // openSecret decrypts a stored signing secret.
-func (a *App) openSecret(ctx context.Context, merchantAccountID, endpointID, stored string) (string, error) {
-	plain, err := a.open(ctx, purposeWebhookSecret, endpointAAD(merchantAccountID, endpointID), stored)
+func (wh *Webhooks) openSecret(ctx context.Context, merchantAccountID, endpointID, stored string) (string, error) {
+	plain, err := wh.open(ctx, purposeWebhookSecret, endpointAAD(merchantAccountID, endpointID), stored)
 	if err != nil {
 		return "", errors.New(strings.Replace(err.Error(), "value", "signing secret", 1))
 	}

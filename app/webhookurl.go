@@ -58,8 +58,8 @@ func blockedAddr(ip netip.Addr) bool {
 }
 
 // allowPrivate reports whether endpoints of env may reach private addresses.
-func (a *App) allowPrivate(env remit.Environment) bool {
-	switch a.Config.WebhookAllowPrivate {
+func (wh *Webhooks) allowPrivate(env remit.Environment) bool {
+	switch wh.Config.WebhookAllowPrivate {
 	case "true":
 		return true
 	case "false":
@@ -69,7 +69,7 @@ func (a *App) allowPrivate(env remit.Environment) bool {
 }
 
 // checkEndpointURL adds the problems of an endpoint URL to p and returns the normalized URL.
-func (a *App) checkEndpointURL(ctx context.Context, raw string, env remit.Environment, p *remit.Problems) string {
+func (wh *Webhooks) checkEndpointURL(ctx context.Context, raw string, env remit.Environment, p *remit.Problems) string {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
 		p.Body("url", "invalid_url", "url must be an absolute URL such as https://hooks.example.com/remit.")
@@ -86,7 +86,7 @@ func (a *App) checkEndpointURL(ctx context.Context, raw string, env remit.Enviro
 	if u.Fragment != "" {
 		p.Body("url", "invalid_url", "url must not carry a #fragment.")
 	}
-	if a.allowPrivate(env) {
+	if wh.allowPrivate(env) {
 		return u.String()
 	}
 	host, name := endpointHost(u)
@@ -102,7 +102,7 @@ func (a *App) checkEndpointURL(ctx context.Context, raw string, env remit.Enviro
 		// resolve yet is accepted; every connection is checked again when it is made.
 		r, ok := ctx.Value(resolvedKey{host}).(resolvedHost)
 		if !ok {
-			r = a.resolve(ctx, host)
+			r = wh.resolve(ctx, host)
 		}
 		if r.err == nil {
 			blocked = slices.ContainsFunc(r.addrs, blockedAddr)
@@ -133,12 +133,12 @@ type resolvedHost struct {
 }
 
 // resolve looks host up, giving up after 2 seconds.
-func (a *App) resolve(ctx context.Context, host string) resolvedHost {
+func (wh *Webhooks) resolve(ctx context.Context, host string) resolvedHost {
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var r resolvedHost
-	if a.Config.LookupHost != nil {
-		r.addrs, r.err = a.Config.LookupHost(rctx, host)
+	if wh.Config.LookupHost != nil {
+		r.addrs, r.err = wh.Config.LookupHost(rctx, host)
 	} else {
 		r.addrs, r.err = net.DefaultResolver.LookupNetIP(rctx, "ip", host)
 	}
@@ -150,16 +150,16 @@ func (a *App) resolve(ctx context.Context, host string) resolvedHost {
 // pipeline calls it before a write's transaction: a DNS lookup can take seconds, and on SQLite the
 // transaction holds the one writer every other write waits for. Nothing else changes: the check
 // itself, and its rule, stay in checkEndpointURL.
-func (a *App) ResolveEndpointHost(ctx context.Context, raw string, env remit.Environment) context.Context {
+func (wh *Webhooks) ResolveEndpointHost(ctx context.Context, raw string, env remit.Environment) context.Context {
 	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Hostname() == "" || a.allowPrivate(env) {
+	if err != nil || u.Hostname() == "" || wh.allowPrivate(env) {
 		return ctx
 	}
 	host, name := endpointHost(u)
 	if !name {
 		return ctx
 	}
-	return context.WithValue(ctx, resolvedKey{host}, a.resolve(ctx, host))
+	return context.WithValue(ctx, resolvedKey{host}, wh.resolve(ctx, host))
 }
 
 // errBlockedAddress is returned by the guarded dialer.

@@ -93,35 +93,35 @@ func newWebhookState(cfg *Config) *webhookState {
 }
 
 // wakeWebhooks tells this process's worker that there may be work (an event committed, a resend).
-func (a *App) wakeWebhooks() {
+func (co *core) wakeWebhooks() {
 	select {
-	case a.webhooks.wake <- struct{}{}:
+	case co.webhooks.wake <- struct{}{}:
 	default:
 	}
 }
 
 // webhookTimeout is how long an attempt waits for an answer: 10 s, or less with a short lease so
 // that an attempt always ends before its lease does.
-func (a *App) webhookTimeout() time.Duration {
-	return min(webhookMaxTimeout, a.Config.WebhookLease/2)
+func (wh *Webhooks) webhookTimeout() time.Duration {
+	return min(webhookMaxTimeout, wh.Config.WebhookLease/2)
 }
 
 // DispatchEvents turns every undispatched event into its deliveries and returns how many events it
 // dispatched.
-func (a *App) DispatchEvents(ctx context.Context) (int, error) {
-	if pending, err := a.DB.Read(ctx).HasUndispatchedEvents(ctx); err != nil || !pending {
+func (wh *Webhooks) DispatchEvents(ctx context.Context) (int, error) {
+	if pending, err := wh.DB.Read(ctx).HasUndispatchedEvents(ctx); err != nil || !pending {
 		return 0, err
 	}
 	total := 0
 	for {
 		n := 0
-		err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		err := wh.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 			evs, err := tx.ClaimUndispatchedEvents(ctx, webhookDispatchSize)
 			if err != nil {
 				return err
 			}
 			n = len(evs)
-			now := a.Clock.Now().Truncate(time.Microsecond)
+			now := wh.Clock.Now().Truncate(time.Microsecond)
 			endpoints := map[string][]remit.WebhookEndpoint{}
 			for _, ev := range evs {
 				eps, ok := endpoints[ev.MerchantAccountID]
@@ -162,15 +162,15 @@ type claim struct {
 	leaseUntil time.Time
 }
 
-func (a *App) claimDeliveries(ctx context.Context, limit int) (claim, error) {
-	now := a.Clock.Now().Truncate(time.Microsecond)
-	c := claim{at: now, leaseUntil: now.Add(a.Config.WebhookLease)}
+func (wh *Webhooks) claimDeliveries(ctx context.Context, limit int) (claim, error) {
+	now := wh.Clock.Now().Truncate(time.Microsecond)
+	c := claim{at: now, leaseUntil: now.Add(wh.Config.WebhookLease)}
 	// A cheap read first spares an idle worker a write transaction.
-	if next, ok, err := a.DB.Read(ctx).NextDeliveryDue(ctx); err != nil || !ok || next.After(now) {
+	if next, ok, err := wh.DB.Read(ctx).NextDeliveryDue(ctx); err != nil || !ok || next.After(now) {
 		return c, err
 	}
 	owner := remit.NewID("lease")
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := wh.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var err error
 		c.deliveries, err = tx.ClaimDueDeliveries(ctx, now, c.leaseUntil, owner, limit)
 		return err
@@ -182,13 +182,13 @@ func (a *App) claimDeliveries(ctx context.Context, limit int) (claim, error) {
 // WebhookConcurrency at a time), including retries that fall due meanwhile, and returns how many
 // attempts it made. The worker loop does the same continuously; tests call this to run it
 // synchronously.
-func (a *App) DeliverDue(ctx context.Context) (int, error) {
+func (wh *Webhooks) DeliverDue(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		if _, err := a.DispatchEvents(ctx); err != nil {
+		if _, err := wh.DispatchEvents(ctx); err != nil {
 			return total, err
 		}
-		c, err := a.claimDeliveries(ctx, a.Config.WebhookConcurrency)
+		c, err := wh.claimDeliveries(ctx, wh.Config.WebhookConcurrency)
 		if err != nil {
 			return total, err
 		}
@@ -198,7 +198,7 @@ func (a *App) DeliverDue(ctx context.Context) (int, error) {
 		var wg sync.WaitGroup
 		for _, d := range c.deliveries {
 			wg.Add(1)
-			go func() { defer wg.Done(); a.attempt(context.WithoutCancel(ctx), d, c) }()
+			go func() { defer wg.Done(); wh.attempt(context.WithoutCancel(ctx), d, c) }()
 		}
 		wg.Wait()
 		total += len(c.deliveries)
@@ -211,8 +211,8 @@ func (a *App) DeliverDue(ctx context.Context) (int, error) {
 // nothing is in flight or a quarter of the slots are free, waking when an attempt ends, when the
 // next retry falls due, and at least every WebhookPoll. When ctx ends it stops claiming and waits
 // for the attempts in flight.
-func (a *App) RunWebhooks(ctx context.Context) {
-	conc := a.Config.WebhookConcurrency
+func (wh *Webhooks) RunWebhooks(ctx context.Context) {
+	conc := wh.Config.WebhookConcurrency
 	batch := max(1, conc/4)
 	inFlight := 0
 	done := make(chan struct{}, conc)
@@ -220,38 +220,38 @@ func (a *App) RunWebhooks(ctx context.Context) {
 	defer wg.Wait()
 	dispatch, lastDispatch := true, time.Time{}
 	for ctx.Err() == nil {
-		if dispatch || time.Since(lastDispatch) >= a.Config.WebhookPoll {
+		if dispatch || time.Since(lastDispatch) >= wh.Config.WebhookPoll {
 			dispatch, lastDispatch = false, time.Now()
-			if _, err := a.DispatchEvents(ctx); err != nil && ctx.Err() == nil {
-				a.Log.Error("webhooks: dispatch events", "err", err)
+			if _, err := wh.DispatchEvents(ctx); err != nil && ctx.Err() == nil {
+				wh.Log.Error("webhooks: dispatch events", "err", err)
 			}
 		}
-		wait := a.Config.WebhookPoll
+		wait := wh.Config.WebhookPoll
 		if free := conc - inFlight; free >= batch || (free > 0 && inFlight == 0) {
-			c, err := a.claimDeliveries(ctx, free)
+			c, err := wh.claimDeliveries(ctx, free)
 			if err != nil && ctx.Err() == nil {
-				a.Log.Error("webhooks: claim deliveries", "err", err)
+				wh.Log.Error("webhooks: claim deliveries", "err", err)
 			}
 			for _, d := range c.deliveries {
 				inFlight++
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					a.attempt(context.WithoutCancel(ctx), d, c)
+					wh.attempt(context.WithoutCancel(ctx), d, c)
 					done <- struct{}{}
 				}()
 			}
 			if err == nil && len(c.deliveries) == free {
 				continue // there may be more due
 			}
-			if next, ok, err := a.DB.Read(ctx).NextDeliveryDue(ctx); err == nil && ok {
-				wait = min(wait, max(next.Sub(a.Clock.Now()), time.Millisecond))
+			if next, ok, err := wh.DB.Read(ctx).NextDeliveryDue(ctx); err == nil && ok {
+				wait = min(wait, max(next.Sub(wh.Clock.Now()), time.Millisecond))
 			}
 		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-		case <-a.webhooks.wake:
+		case <-wh.webhooks.wake:
 			dispatch = true
 		case <-done:
 			inFlight--
@@ -273,11 +273,11 @@ func (a *App) RunWebhooks(ctx context.Context) {
 }
 
 // attempt sends one claimed attempt and records its outcome.
-func (a *App) attempt(ctx context.Context, d store.DueDelivery, c claim) {
+func (wh *Webhooks) attempt(ctx context.Context, d store.DueDelivery, c claim) {
 	start := time.Now()
-	code, errMsg := a.send(ctx, d, c)
+	code, errMsg := wh.send(ctx, d, c)
 	elapsed := time.Since(start)
-	finished := a.Clock.Now().Truncate(time.Microsecond)
+	finished := wh.Clock.Now().Truncate(time.Microsecond)
 	r := store.AttemptResult{Duration: elapsed, Error: errMsg, FinishedAt: finished}
 	if code != 0 {
 		r.ResponseStatus = &code
@@ -292,8 +292,8 @@ func (a *App) attempt(ctx context.Context, d store.DueDelivery, c claim) {
 		if r.Error == "" {
 			r.Error = fmt.Sprintf("The endpoint answered %d; only 2xx ends a delivery.", code)
 		}
-		if d.Attempt <= len(a.Config.WebhookRetry) {
-			wait := a.Config.WebhookRetry[d.Attempt-1]
+		if d.Attempt <= len(wh.Config.WebhookRetry) {
+			wait := wh.Config.WebhookRetry[d.Attempt-1]
 			wait = time.Duration(float64(wait) * (0.9 + 0.2*rand.Float64())) // ±10 % jitter
 			next := finished.Add(wait).Truncate(time.Microsecond)
 			r.Status, r.NextAttemptAt = remit.DeliveryPending, &next
@@ -301,11 +301,11 @@ func (a *App) attempt(ctx context.Context, d store.DueDelivery, c claim) {
 			r.Status = remit.DeliveryFailed
 		}
 	}
-	err := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err := wh.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		ok, err := tx.FinishAttempt(ctx, d.ID, d.LeaseOwner, d.Attempt, r)
 		if err != nil || !ok {
 			if err == nil {
-				a.Log.Warn("webhooks: attempt finished after its lease was taken over", "deliveryId", d.ID, "attempt", d.Attempt)
+				wh.Log.Warn("webhooks: attempt finished after its lease was taken over", "deliveryId", d.ID, "attempt", d.Attempt)
 			}
 			return err
 		}
@@ -317,26 +317,26 @@ func (a *App) attempt(ctx context.Context, d store.DueDelivery, c claim) {
 			return err
 		}
 		scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
-		_, err = a.disableEndpoint(ctx, tx, scope, a.Now(m).Truncate(time.Microsecond), d.EndpointID, remit.DisabledGone)
+		_, err = wh.disableEndpoint(ctx, tx, scope, wh.Now(m).Truncate(time.Microsecond), d.EndpointID, remit.DisabledGone)
 		return err
 	})
 	if err != nil {
 		// The delivery stays leased; it is retried when the lease ends.
-		a.Log.Error("webhooks: record attempt", "deliveryId", d.ID, "attempt", d.Attempt, "err", err)
+		wh.Log.Error("webhooks: record attempt", "deliveryId", d.ID, "attempt", d.Attempt, "err", err)
 		return
 	}
-	a.Log.Debug("webhook attempt", "deliveryId", d.ID, "eventId", d.Event.ID, "endpointId", d.EndpointID,
+	wh.Log.Debug("webhook attempt", "deliveryId", d.ID, "eventId", d.Event.ID, "endpointId", d.EndpointID,
 		"attempt", d.Attempt, "status", code, "outcome", r.Status, "duration", elapsed, "error", r.Error)
 }
 
 // send makes the HTTP request of one attempt and returns the answer's status, or a message saying
 // why there was none.
-func (a *App) send(ctx context.Context, d store.DueDelivery, c claim) (int, string) {
+func (wh *Webhooks) send(ctx context.Context, d store.DueDelivery, c claim) (int, string) {
 	body, err := json.Marshal(d.Event)
 	if err != nil {
 		return 0, "The event could not be encoded."
 	}
-	secret, err := a.openSecret(ctx, d.MerchantAccountID, d.EndpointID, d.EndpointSecret)
+	secret, err := wh.openSecret(ctx, d.MerchantAccountID, d.EndpointID, d.EndpointSecret)
 	if err != nil {
 		return 0, "Not sent: " + err.Error() + "."
 	}
@@ -353,8 +353,8 @@ func (a *App) send(ctx context.Context, d store.DueDelivery, c claim) (int, stri
 		return 0, "Not sent: production endpoints must use https."
 	}
 	// The attempt must end before the lease does, so that no other worker makes it meanwhile.
-	timeout := a.webhookTimeout()
-	if left := c.leaseUntil.Sub(a.Clock.Now()) - a.Config.WebhookLease/4; left < timeout {
+	timeout := wh.webhookTimeout()
+	if left := c.leaseUntil.Sub(wh.Clock.Now()) - wh.Config.WebhookLease/4; left < timeout {
 		timeout = left
 	}
 	if timeout <= 0 {
@@ -374,9 +374,9 @@ func (a *App) send(ctx context.Context, d store.DueDelivery, c claim) (int, stri
 	h.Set("webhook-signature", sig)
 	h.Set("Remit-Delivery-Id", d.ID)
 	h.Set("Remit-Delivery-Attempt", strconv.Itoa(d.Attempt))
-	client := a.webhooks.guarded
-	if a.allowPrivate(d.Endpoint.Environment) {
-		client = a.webhooks.open
+	client := wh.webhooks.guarded
+	if wh.allowPrivate(d.Endpoint.Environment) {
+		client = wh.webhooks.open
 	}
 	res, err := client.Do(req)
 	if err != nil {

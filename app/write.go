@@ -23,25 +23,25 @@ import (
 //
 // The returned error is the answer when it is not nil (the work rolled back, or the key belongs to
 // another request); otherwise the Answer is (Replayed when it is a remembered one).
-func (a *App) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error) {
+func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error) {
 	idem := w.Key != "" && w.Scope.MerchantAccountID != ""
 	var fingerprint string
 	if idem {
 		fingerprint = remit.BodyFingerprint(w.Body) // before the transaction, not on the SQLite writer
 	}
 	var out writeOutcome
-	txErr := a.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	txErr := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		out = writeOutcome{}
 		if !idem {
 			return out.work(ctx, run, answer)
 		}
-		return a.idempotentWork(ctx, tx, w, fingerprint, run, answer, &out)
+		return co.idempotentWork(ctx, tx, w, fingerprint, run, answer, &out)
 	})
 	if out.final != nil && errors.Is(txErr, out.final) {
 		// The work rolled back; its answer is final for the key: remember it. If that fails, the
 		// client still gets its answer; a retry runs the work again.
-		if err := a.RememberIdempotent(ctx, w.Scope, w.Key, out.claim, out.answer.Status, out.answer.Body); err != nil {
-			a.Log.Error("remember an idempotent answer", "status", out.answer.Status, "err", err.Error())
+		if err := co.RememberIdempotent(ctx, w.Scope, w.Key, out.claim, out.answer.Status, out.answer.Body); err != nil {
+			co.Log.Error("remember an idempotent answer", "status", out.answer.Status, "err", err.Error())
 		}
 	}
 	switch {
@@ -80,8 +80,8 @@ func (o *writeOutcome) work(ctx context.Context, run remit.WorkFunc, answer remi
 
 // idempotentWork claims the key in tx, then runs the work and stores its answer, or finds the
 // remembered answer to replay.
-func (a *App) idempotentWork(ctx context.Context, tx *store.Tx, w remit.WriteRequest, fingerprint string, run remit.WorkFunc, answer remit.AnswerFunc, out *writeOutcome) error {
-	c, rep, err := a.ClaimIdempotent(ctx, tx, w.Scope, w.Key, w.Route, fingerprint)
+func (co *core) idempotentWork(ctx context.Context, tx *store.Tx, w remit.WriteRequest, fingerprint string, run remit.WorkFunc, answer remit.AnswerFunc, out *writeOutcome) error {
+	c, rep, err := co.ClaimIdempotent(ctx, tx, w.Scope, w.Key, w.Route, fingerprint)
 	if err != nil {
 		out.claimErr = err
 		return err
@@ -99,7 +99,7 @@ func (a *App) idempotentWork(ctx context.Context, tx *store.Tx, w remit.WriteReq
 	}
 	if out.kept != nil && !remit.FinalForKey(out.kept) {
 		// The effects commit but the answer is not final for the key: forget it.
-		return a.ReleaseIdempotentTx(ctx, tx, w.Scope, w.Key, c)
+		return co.ReleaseIdempotentTx(ctx, tx, w.Scope, w.Key, c)
 	}
-	return a.FinishIdempotent(ctx, tx, w.Scope, w.Key, c, out.answer.Status, out.answer.Body)
+	return co.FinishIdempotent(ctx, tx, w.Scope, w.Key, c, out.answer.Status, out.answer.Body)
 }

@@ -301,11 +301,11 @@ func TestLedgerForInvoices(t *testing.T) {
 		at := e.App.Now(m)
 
 		err = e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			top, err := e.App.CreditBalance(ctx, tx, scope, "c1", remit.BalanceCredit{Kind: remit.EntryTopUp, Currency: "USD", Amount: 30, InvoiceID: "inv_1"}, at)
+			top, err := e.App.Ledger.CreditBalance(ctx, tx, scope, "c1", remit.BalanceCredit{Kind: remit.EntryTopUp, Currency: "USD", Amount: 30, InvoiceID: "inv_1"}, at)
 			if err != nil {
 				return err
 			}
-			lots, err := e.App.AvailableGrants(ctx, tx, scope, "c1", "USD", at)
+			lots, err := e.App.Ledger.AvailableGrants(ctx, tx, scope, "c1", "USD", at)
 			if err != nil {
 				return err
 			}
@@ -319,19 +319,19 @@ func TestLedgerForInvoices(t *testing.T) {
 			if !lots[0].Targets.Matches(remit.LineUsage, "p", "m") || lots[0].Targets.Matches(remit.LineRecurring, "p", "") || !lots[1].Targets.Matches(remit.LineOneTime, "", "") {
 				return fmt.Errorf("targets %+v", lots[0].Targets)
 			}
-			if _, err := e.App.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "early", 50, at); err != nil {
+			if _, err := e.App.Ledger.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "early", 50, at); err != nil {
 				return err
 			}
-			if _, err := e.App.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "late", 101, at); remit.ErrorCode(err) != remit.EConflict {
+			if _, err := e.App.Ledger.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "late", 101, at); remit.ErrorCode(err) != remit.EConflict {
 				return fmt.Errorf("too much: %v", err)
 			}
-			if _, err := e.App.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "pending", 1, at); remit.ErrorCode(err) != remit.EConflict {
+			if _, err := e.App.Ledger.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "pending", 1, at); remit.ErrorCode(err) != remit.EConflict {
 				return fmt.Errorf("pending: %v", err)
 			}
-			if _, err := e.App.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "late", 40, at); err != nil {
+			if _, err := e.App.Ledger.ApplyBalance(ctx, tx, scope, "c1", "inv_2", "late", 40, at); err != nil {
 				return err
 			}
-			_, err = e.App.CreditBalance(ctx, tx, scope, "c1", remit.BalanceCredit{Kind: remit.EntryCreditNote, Currency: "USD", Amount: 5, CreditNoteID: "cn_1"}, at)
+			_, err = e.App.Ledger.CreditBalance(ctx, tx, scope, "c1", remit.BalanceCredit{Kind: remit.EntryCreditNote, Currency: "USD", Amount: 5, CreditNoteID: "cn_1"}, at)
 			return err
 		})
 		if err != nil {
@@ -368,11 +368,11 @@ func TestLedgerForInvoices(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-					lots, err := e.App.AvailableGrants(ctx, tx, scope, "c1", "GBP", e.App.Now(m))
+					lots, err := e.App.Ledger.AvailableGrants(ctx, tx, scope, "c1", "GBP", e.App.Now(m))
 					if err != nil || len(lots) == 0 {
 						return remit.Errorf(remit.EConflict, "nothing left")
 					}
-					_, err = e.App.ApplyBalance(ctx, tx, scope, "c1", fmt.Sprintf("inv_c%d", i), "shared", 10, e.App.Now(m))
+					_, err = e.App.Ledger.ApplyBalance(ctx, tx, scope, "c1", fmt.Sprintf("inv_c%d", i), "shared", 10, e.App.Now(m))
 					return err
 				})
 				mu.Lock()

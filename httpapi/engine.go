@@ -15,7 +15,7 @@ type Engine struct {
 	Access      Access
 	Writes      Writes
 	Health      Health
-	Clock       Clock
+	TestClocks  TestClocks
 	Merchants   Merchants
 	Catalog     Catalog
 	Ledger      Ledger
@@ -50,8 +50,8 @@ type Health interface {
 	Unavailable(err error) bool
 }
 
-// Clock is the sandbox merchant clock.
-type Clock interface {
+// TestClocks is the sandbox merchant clock.
+type TestClocks interface {
 	GetClock(ctx context.Context, scope remit.Scope) (remit.TestClock, error)
 	AdvanceClock(ctx context.Context, scope remit.Scope, to *time.Time, seconds *int64) (remit.TestClock, error)
 }

@@ -120,7 +120,7 @@ func rateLimitPerKey(t *testing.T, redisURL string) {
 			}
 		}
 
-		_, other, err := e.App.CreateAPIKey(context.Background(), e.Tenant.OrganizationID, []remit.Environment{remit.Sandbox})
+		_, other, err := e.App.Access.CreateAPIKey(context.Background(), e.Tenant.OrganizationID, []remit.Environment{remit.Sandbox})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -402,12 +402,12 @@ func TestAuthMatrix(t *testing.T) {
 		unauthorized(testkit.APIKey(id + "." + randomHex(32)))                    // known ID, wrong secret
 
 		// A revoked key.
-		keyID, key, err := e.App.CreateAPIKey(ctx, e.Tenant.OrganizationID, []remit.Environment{remit.Sandbox, remit.Production})
+		keyID, key, err := e.App.Access.CreateAPIKey(ctx, e.Tenant.OrganizationID, []remit.Environment{remit.Sandbox, remit.Production})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ok(testkit.APIKey(key))
-		if err := e.App.RevokeAPIKey(ctx, keyID); err != nil {
+		if err := e.App.Access.RevokeAPIKey(ctx, keyID); err != nil {
 			t.Fatal(err)
 		}
 		unauthorized(testkit.APIKey(key))
@@ -415,7 +415,7 @@ func TestAuthMatrix(t *testing.T) {
 		wantError(t, e, e.Do("POST", advancePath, map[string]any{"seconds": 1}, testkit.APIKey(key), testkit.Key("revoked")), 401, "unauthorized")
 
 		// 403: a key allowed only in the sandbox acting in production.
-		_, sandboxKey, err := e.App.CreateAPIKey(ctx, e.Tenant.OrganizationID, []remit.Environment{remit.Sandbox})
+		_, sandboxKey, err := e.App.Access.CreateAPIKey(ctx, e.Tenant.OrganizationID, []remit.Environment{remit.Sandbox})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -648,24 +648,24 @@ func TestMerchantProductionDecide(t *testing.T) {
 			t.Fatalf("production submit: %v", d)
 		}
 		// The sandbox tax IDs mean nothing in production; it waits for the operator.
-		if _, err := e.App.DecideMerchant(ctx, id, "approved"); remit.ErrorCode(err) != remit.EInvalid {
+		if _, err := e.App.Merchants.DecideMerchant(ctx, id, "approved"); remit.ErrorCode(err) != remit.EInvalid {
 			t.Errorf("unknown decision: %v", err)
 		}
-		if _, err := e.App.DecideMerchant(ctx, "ma_nope", "approve"); remit.ErrorCode(err) != remit.ENotFound {
+		if _, err := e.App.Merchants.DecideMerchant(ctx, "ma_nope", "approve"); remit.ErrorCode(err) != remit.ENotFound {
 			t.Errorf("unknown account: %v", err)
 		}
-		status, err := e.App.DecideMerchant(ctx, id, "request-update")
+		status, err := e.App.Merchants.DecideMerchant(ctx, id, "request-update")
 		if err != nil || status != "update_requested" {
 			t.Fatalf("request-update: %v %v", status, err)
 		}
-		if _, err := e.App.DecideMerchant(ctx, id, "approve"); remit.ErrorCode(err) != remit.EConflict {
+		if _, err := e.App.Merchants.DecideMerchant(ctx, id, "approve"); remit.ErrorCode(err) != remit.EConflict {
 			t.Errorf("decide outside review: %v", err)
 		}
 		d = r.must(200, "POST", submitPath(id), map[string]any{}, prod).Data()
 		if d["status"] != "in_review" {
 			t.Fatalf("resubmit: %v", d)
 		}
-		if status, err := e.App.DecideMerchant(ctx, id, "approve"); err != nil || status != "approved" {
+		if status, err := e.App.Merchants.DecideMerchant(ctx, id, "approve"); err != nil || status != "approved" {
 			t.Fatalf("approve: %v %v", status, err)
 		}
 		pp := r.must(200, "GET", payoutPath(id), nil, prod).Data()
@@ -679,7 +679,7 @@ func TestMerchantProductionDecide(t *testing.T) {
 		// Reject path.
 		id2 := mstr(r.must(200, "POST", "/v1/merchant-accounts", minimalMerchant("production", ""), prod).Data(), "merchantAccountId")
 		r.must(200, "POST", submitPath(id2), map[string]any{}, prod)
-		if status, err := e.App.DecideMerchant(ctx, id2, "reject"); err != nil || status != "rejected" {
+		if status, err := e.App.Merchants.DecideMerchant(ctx, id2, "reject"); err != nil || status != "rejected" {
 			t.Fatalf("reject: %v %v", status, err)
 		}
 		r.must(409, "POST", submitPath(id2), map[string]any{}, prod)

@@ -65,7 +65,7 @@ func (k payKit) invoice(id string, amount int64) map[string]any {
 // payments returns the invoice's payment attempts as stored.
 func (k payKit) payments(invoiceID string, merchant string) []remit.Payment {
 	k.t.Helper()
-	ps, err := k.e.App.ListInvoicePayments(context.Background(), mustMerchant(k.t, k.e, merchant), invoiceID)
+	ps, err := k.e.App.Payments.ListInvoicePayments(context.Background(), mustMerchant(k.t, k.e, merchant), invoiceID)
 	if err != nil {
 		k.t.Fatal(err)
 	}
@@ -517,10 +517,10 @@ func TestPaymentReceiptsList(t *testing.T) {
 		// A refund recorded on a receipt (the credit-notes area's call) moves its status.
 		err := e.App.DB.Tx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
 			m := mustMerchant(t, e, ma)
-			if _, err := e.App.RecordReceiptRefund(ctx, tx, m, all[1]["paymentId"].(string), 200, e.App.Now(m)); err != nil {
+			if _, err := e.App.Payments.RecordReceiptRefund(ctx, tx, m, all[1]["paymentId"].(string), 200, e.App.Now(m)); err != nil {
 				return err
 			}
-			_, err := e.App.RecordReceiptRefund(ctx, tx, m, all[4]["paymentId"].(string), 700, e.App.Now(m))
+			_, err := e.App.Payments.RecordReceiptRefund(ctx, tx, m, all[4]["paymentId"].(string), 700, e.App.Now(m))
 			return err
 		})
 		if err != nil {
@@ -534,7 +534,7 @@ func TestPaymentReceiptsList(t *testing.T) {
 		}
 		err = e.App.DB.Tx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
 			m := mustMerchant(t, e, ma)
-			_, err := e.App.RecordReceiptRefund(ctx, tx, m, all[1]["paymentId"].(string), 501, e.App.Now(m))
+			_, err := e.App.Payments.RecordReceiptRefund(ctx, tx, m, all[1]["paymentId"].(string), 501, e.App.Now(m))
 			return err
 		})
 		if remit.ErrorCode(err) != remit.EConflict {
@@ -603,7 +603,7 @@ func TestSettlementsOverThirtyDays(t *testing.T) {
 				k.invoice("v", 500)
 				err := e.App.DB.Tx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
 					m := mustMerchant(t, e, ma)
-					_, err := e.App.RecordSettlementRefund(ctx, tx, m, "USD", 100, e.App.Now(m))
+					_, err := e.App.Payments.RecordSettlementRefund(ctx, tx, m, "USD", 100, e.App.Now(m))
 					return err
 				})
 				if err != nil {

@@ -130,7 +130,7 @@ func TestPortalSetupSessions(t *testing.T) {
 					t.Fatalf("events %v", ev)
 				}
 			}
-			got, err := e.App.GetPaymentMethod(context.Background(), mustMerchant(t, e, e.Tenant.Sandbox), pm["paymentMethodId"].(string))
+			got, err := e.App.Catalog.GetPaymentMethod(context.Background(), mustMerchant(t, e, e.Tenant.Sandbox), pm["paymentMethodId"].(string))
 			if err != nil || got.TestCard != c.token || got.CustomerID != "c1" || got.BillingAccountID == nil || *got.BillingAccountID != "ba1" {
 				t.Fatalf("stored method %+v %v", got, err)
 			}
@@ -172,7 +172,7 @@ func TestPortalSetupSessions(t *testing.T) {
 		var invToken string
 		err := e.App.DB.Tx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
 			var err error
-			invToken, err = e.App.IssueHostedToken(ctx, tx, e.Tenant.Sandbox, remit.HostedInvoice, "inv_1", time.Now().Add(24*time.Hour))
+			invToken, err = e.App.Access.IssueHostedToken(ctx, tx, e.Tenant.Sandbox, remit.HostedInvoice, "inv_1", time.Now().Add(24*time.Hour))
 			return err
 		})
 		if err != nil {
@@ -231,7 +231,7 @@ func TestSetupSessionRules(t *testing.T) {
 			t.Fatalf("session: %v", s)
 		}
 		d := k.portal(path + "&paymentMethod=pm_card_visa").Data()
-		pm, err := e.App.GetPaymentMethod(context.Background(), mustMerchant(t, e, e.Tenant.Sandbox), d["paymentMethodId"].(string))
+		pm, err := e.App.Catalog.GetPaymentMethod(context.Background(), mustMerchant(t, e, e.Tenant.Sandbox), d["paymentMethodId"].(string))
 		if err != nil || pm.CustomerID != "c1" || pm.BillingAccountID != nil {
 			t.Fatalf("method %+v %v", pm, err)
 		}

@@ -43,7 +43,7 @@ func usageTotal(t *testing.T, e *testkit.Env, merchantAccountID, customerID, met
 func usageIn(t *testing.T, e *testkit.Env, merchantAccountID, customerID, meterID string, from, to time.Time) int64 {
 	t.Helper()
 	ctx := context.Background()
-	n, err := e.App.UsageInPeriod(ctx, e.App.DB.Read(ctx), remit.Scope{Environment: remit.Sandbox, MerchantAccountID: merchantAccountID},
+	n, err := e.App.Usage.UsageInPeriod(ctx, e.App.DB.Read(ctx), remit.Scope{Environment: remit.Sandbox, MerchantAccountID: merchantAccountID},
 		customerID, meterID, from, to)
 	if err != nil {
 		t.Fatalf("UsageInPeriod: %v", err)
@@ -578,10 +578,10 @@ func TestUsageInPeriod(t *testing.T) {
 		m := mustMerchant(t, e, ma)
 		errRollback := errors.New("roll back")
 		err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			if _, err := e.App.CreateUsageEvent(ctx, m, appUsage("in-tx", "c1", "api", 1000, h0.Add(2*time.Hour))); err != nil {
+			if _, err := e.App.Usage.CreateUsageEvent(ctx, m, appUsage("in-tx", "c1", "api", 1000, h0.Add(2*time.Hour))); err != nil {
 				return err
 			}
-			n, err := e.App.UsageInPeriod(ctx, tx.Q, remit.Scope{Environment: remit.Sandbox, MerchantAccountID: ma}, "c1", "api", h0.Add(2*time.Hour), h0.Add(3*time.Hour))
+			n, err := e.App.Usage.UsageInPeriod(ctx, tx.Q, remit.Scope{Environment: remit.Sandbox, MerchantAccountID: ma}, "c1", "api", h0.Add(2*time.Hour), h0.Add(3*time.Hour))
 			if err != nil {
 				return err
 			}
@@ -630,7 +630,7 @@ func BenchmarkUsageIngestion(b *testing.B) {
 		e := testkit.Start(b, s, testkit.Options{})
 		ctx := context.Background()
 		m := usageMerchant(b, e, e.Tenant.Sandbox)
-		if _, err := e.App.CreateCustomer(ctx, m, remit.Customer{CustomerID: "c1", Name: "Bench"}); err != nil {
+		if _, err := e.App.Catalog.CreateCustomer(ctx, m, remit.Customer{CustomerID: "c1", Name: "Bench"}); err != nil {
 			b.Fatal(err)
 		}
 		return e, e.Tenant
@@ -685,7 +685,7 @@ func BenchmarkUsageIngestion(b *testing.B) {
 				for b.Loop() {
 					err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 						for range 100 {
-							if _, err := e.App.CreateUsageEvent(ctx, m, remit.UsageEventInput{EventID: randomID(), CustomerID: "c1", MeterID: "api", Quantity: 1}); err != nil {
+							if _, err := e.App.Usage.CreateUsageEvent(ctx, m, remit.UsageEventInput{EventID: randomID(), CustomerID: "c1", MeterID: "api", Quantity: 1}); err != nil {
 								return err
 							}
 						}
@@ -706,7 +706,7 @@ func BenchmarkUsageIngestion(b *testing.B) {
 			e, tenant := fresh(b, testkit.Postgres)
 			m := usageMerchant(b, e, tenant.Sandbox)
 			for i := range 64 {
-				if _, err := e.App.CreateCustomer(context.Background(), m, remit.Customer{CustomerID: fmt.Sprintf("s%d", i), Name: "Bench"}); err != nil {
+				if _, err := e.App.Catalog.CreateCustomer(context.Background(), m, remit.Customer{CustomerID: fmt.Sprintf("s%d", i), Name: "Bench"}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -761,7 +761,7 @@ func BenchmarkUsageInPeriod(b *testing.B) {
 		}
 		b.Run(p.name+"/hourly", func(b *testing.B) {
 			for b.Loop() {
-				n, err := a.UsageInPeriod(ctx, db.Read(ctx), scope, "c1", "api", from, p.to)
+				n, err := a.Usage.UsageInPeriod(ctx, db.Read(ctx), scope, "c1", "api", from, p.to)
 				if err != nil || n != want {
 					b.Fatalf("got %d, %v; want %d", n, err, want)
 				}
@@ -881,7 +881,7 @@ func usageSeed(b testing.TB, n int) usageSeedFile {
 		b.Fatal(err)
 	}
 	a := app.New(db, remit.SystemClock{}, slog.New(slog.DiscardHandler), app.Config{})
-	res, err := a.Bootstrap(ctx, "Usage bench", false)
+	res, err := a.Merchants.Bootstrap(ctx, "Usage bench", false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -889,7 +889,7 @@ func usageSeed(b testing.TB, n int) usageSeedFile {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := a.CreateCustomer(ctx, m, remit.Customer{CustomerID: "c1", Name: "Bench"}); err != nil {
+	if _, err := a.Catalog.CreateCustomer(ctx, m, remit.Customer{CustomerID: "c1", Name: "Bench"}); err != nil {
 		b.Fatal(err)
 	}
 	seed.Tenant = testkit.Tenant{OrganizationID: res.OrganizationID, APIKey: res.APIKey, APIKeyID: res.APIKeyID,

@@ -80,7 +80,7 @@ func deliverUntil(t testing.TB, e *testkit.Env, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		if _, err := e.App.DeliverDue(context.Background()); err != nil {
+		if _, err := e.App.Webhooks.DeliverDue(context.Background()); err != nil {
 			t.Fatalf("DeliverDue: %v", err)
 		}
 		if cond() {
@@ -97,7 +97,7 @@ func deliverUntil(t testing.TB, e *testkit.Env, what string, cond func() bool) {
 func startWorker(t testing.TB, a *app.App) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); a.RunWebhooks(ctx) }()
+	go func() { defer close(done); a.Webhooks.RunWebhooks(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 }
 

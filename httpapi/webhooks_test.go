@@ -151,7 +151,7 @@ func TestWebhookSignedDelivery(t *testing.T) {
 		emitEvents(t, e, "customer.created", 1) // not subscribed
 
 		deliverUntil(t, e, "two deliveries", func() bool { return len(rc.Hits()) >= 2 })
-		if n, _ := e.App.DeliverDue(context.Background()); n != 0 {
+		if n, _ := e.App.Webhooks.DeliverDue(context.Background()); n != 0 {
 			t.Fatalf("%d more attempts after everything succeeded", n)
 		}
 		hits := rc.Hits()
@@ -273,7 +273,7 @@ func TestWebhookGoneDisablesEndpoint(t *testing.T) {
 		}
 		// No more deliveries to it; resending to it is a conflict.
 		emitEvents(t, e, "invoice.paid", 1)
-		if _, err := e.App.DeliverDue(context.Background()); err != nil {
+		if _, err := e.App.Webhooks.DeliverDue(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if n := len(gone.Hits()); n != 1 {

@@ -216,7 +216,6 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		appCfg.Tax = t
 	}
 	r.App = app.New(db, clock, log, appCfg)
-	app.RegisterJobs(r.App)
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(c.RateLimit, c.RateBurst)
 	if c.RedisURL != "" {
@@ -280,7 +279,7 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	schedDone := make(chan struct{})
 	go func() { defer close(schedDone); r.App.RunScheduler(schedCtx, r.Config.SchedulerInterval) }()
 	hooksDone := make(chan struct{})
-	go func() { defer close(hooksDone); r.App.RunWebhooks(schedCtx) }()
+	go func() { defer close(hooksDone); r.App.Webhooks.RunWebhooks(schedCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	r.Log.Info("serving", "addr", ln.Addr().String(), "store", string(r.DB.Dialect()))
@@ -330,10 +329,29 @@ func withCeiling(api http.Handler) http.Handler {
 	})
 }
 
-// Engine is the engine as the HTTP edge sees it, one service per area.
+// Engine is the engine as the HTTP edge sees it: each area's service under its interface.
 func Engine(a *app.App) httpapi.Engine {
 	return httpapi.Engine{
-		Access: a, Writes: a, Health: a, Clock: a, Merchants: a, Catalog: a, Ledger: a, Quotes: a,
-		Invoicing: a, Payments: a, CreditNotes: a, Usage: a, Webhooks: a, Documents: a,
+		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Merchants: a.Merchants, Catalog: a.Catalog,
+		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
+		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents,
 	}
 }
+
+// The services implement the edge's interfaces.
+var (
+	_ httpapi.Access      = (*app.Access)(nil)
+	_ httpapi.Writes      = (*app.App)(nil)
+	_ httpapi.Health      = (*app.App)(nil)
+	_ httpapi.TestClocks  = (*app.TestClocks)(nil)
+	_ httpapi.Merchants   = (*app.Merchants)(nil)
+	_ httpapi.Catalog     = (*app.Catalog)(nil)
+	_ httpapi.Ledger      = (*app.Ledger)(nil)
+	_ httpapi.Quotes      = (*app.Quotes)(nil)
+	_ httpapi.Invoicing   = (*app.Invoicing)(nil)
+	_ httpapi.Payments    = (*app.Payments)(nil)
+	_ httpapi.CreditNotes = (*app.CreditNotes)(nil)
+	_ httpapi.Usage       = (*app.Usage)(nil)
+	_ httpapi.Webhooks    = (*app.Webhooks)(nil)
+	_ httpapi.Documents   = (*app.Documents)(nil)
+)

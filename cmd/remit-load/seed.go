@@ -186,7 +186,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		return nil, err
 	}
 	defer r.Close()
-	boot, err := r.App.Bootstrap(ctx, "Remit load test", false)
+	boot, err := r.App.Merchants.Bootstrap(ctx, "Remit load test", false)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		{PriceID: priceAPI, ProductID: "prod_load", Name: "API calls", PriceType: remit.PriceUsageMetered, Currency: "USD",
 			BillingInterval: str("month"), UnitAmount: i64(1), MeterID: str(meterID)},
 	} {
-		if _, err := r.App.CreatePrice(ctx, m, p); err != nil {
+		if _, err := r.App.Catalog.CreatePrice(ctx, m, p); err != nil {
 			return nil, fmt.Errorf("price %s: %w", p.PriceID, err)
 		}
 	}

@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer r.Close()
-		res, err := r.App.Bootstrap(ctx, *org, *platform)
+		res, err := r.App.Merchants.Bootstrap(ctx, *org, *platform)
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			defer r.Close()
-			id, key, err := r.App.CreateAPIKey(ctx, *orgID, list)
+			id, key, err := r.App.Access.CreateAPIKey(ctx, *orgID, list)
 			if err != nil {
 				return cliError(err)
 			}
@@ -146,7 +146,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			defer r.Close()
-			if err := r.App.RevokeAPIKey(ctx, fs.Arg(0)); err != nil {
+			if err := r.App.Access.RevokeAPIKey(ctx, fs.Arg(0)); err != nil {
 				return cliError(err)
 			}
 			fmt.Fprintln(stdout, "revoked", fs.Arg(0))
@@ -168,7 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer r.Close()
-		status, err := r.App.DecideMerchant(ctx, fs.Arg(0), fs.Arg(1))
+		status, err := r.App.Merchants.DecideMerchant(ctx, fs.Arg(0), fs.Arg(1))
 		if err != nil {
 			return cliError(err)
 		}

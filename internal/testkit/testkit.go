@@ -186,7 +186,7 @@ func StartOn(t testing.TB, s Store, dbURL string, opts Options) *Env {
 // NewTenant bootstraps another organization.
 func (e *Env) NewTenant(name string, platform bool) Tenant {
 	e.T.Helper()
-	res, err := e.App.Bootstrap(context.Background(), name, platform)
+	res, err := e.App.Merchants.Bootstrap(context.Background(), name, platform)
 	if err != nil {
 		e.T.Fatalf("bootstrap: %v", err)
 	}

@@ -1,0 +1,153 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// Scheduled work on merchant clocks (docs/architecture.md "Events (the outbox) and scheduled
+// work"): a job is due at a time of its merchant account's clock and runs in the transaction that
+// marks it done, from the scheduler loop or when a sandbox clock is advanced.
+
+// JobFunc runs one scheduled job inside tx. at is the job's due time, the moment it happens on the
+// merchant clock.
+type JobFunc func(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error
+
+// RegisterJob installs the function that runs jobs of kind. Register every kind before serving.
+func (co *core) RegisterJob(kind string, fn JobFunc) { co.jobs[kind] = fn }
+
+// Schedule adds a job due at dueAt on the merchant account's clock, in the caller's transaction.
+func (co *core) Schedule(ctx context.Context, tx *store.Tx, merchantAccountID, kind string, dueAt time.Time, payload any) error {
+	if _, ok := co.jobs[kind]; !ok {
+		return remit.Internal(fmt.Errorf("app.Schedule: no job function for kind %q", kind))
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return remit.Internal(err)
+	}
+	return tx.InsertJob(ctx, remit.Job{ID: remit.NewID("job"), MerchantAccountID: merchantAccountID, Kind: kind, DueAt: dueAt, Payload: raw}, co.Clock.Now())
+}
+
+// Now is the merchant account's current time.
+func (co *core) Now(m remit.MerchantAccount) time.Time {
+	return remit.MerchantNow(co.Clock, m.ClockOffset)
+}
+
+// runDueIn runs, in due order and in the caller's transaction tx (a clock advance), every pending
+// job of the merchant account due at or before upTo, including jobs that running ones schedule. A
+// failing job fails the caller.
+func (co *core) runDueIn(ctx context.Context, tx *store.Tx, merchantAccountID string, upTo time.Time) error {
+	for {
+		found, _, err := co.runNextJob(ctx, tx, merchantAccountID, upTo)
+		if err != nil || !found {
+			return err
+		}
+	}
+}
+
+// RunDue runs in the background, in due order, every pending job of the merchant account due at
+// or before upTo, each in a transaction of its own, and returns how many ran. A failing job is
+// marked failed, so it neither blocks later jobs nor repeats.
+func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.Time) (int, error) {
+	ran := 0
+	for {
+		var found bool
+		var failedJob string
+		err := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			var err error
+			found, failedJob, err = co.runNextJob(ctx, tx, merchantAccountID, upTo)
+			return err
+		})
+		switch {
+		case err != nil && failedJob != "":
+			co.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)
+			_ = co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				return tx.FinishJob(ctx, failedJob, co.Clock.Now(), err.Error())
+			})
+			continue
+		case err != nil:
+			return ran, err
+		case !found:
+			return ran, nil
+		}
+		ran++
+	}
+}
+
+// runNextJob claims the merchant account's next job due at or before upTo and runs it in tx.
+// found is false when none is due; failedJob names the job whose function failed.
+func (co *core) runNextJob(ctx context.Context, tx *store.Tx, merchantAccountID string, upTo time.Time) (found bool, failedJob string, err error) {
+	job, ok, err := tx.ClaimDueJob(ctx, merchantAccountID, upTo)
+	if err != nil || !ok {
+		return false, "", err
+	}
+	m, err := tx.GetMerchantAccount(ctx, merchantAccountID, false)
+	if err != nil {
+		return true, "", err
+	}
+	fn := co.jobs[job.Kind]
+	if fn == nil {
+		return true, "", tx.FinishJob(ctx, job.ID, co.Clock.Now(), "no job function for kind "+job.Kind)
+	}
+	scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
+	if err := fn(ctx, tx, scope, job, job.DueAt); err != nil {
+		return true, job.ID, fmt.Errorf("job %s (%s): %w", job.ID, job.Kind, err)
+	}
+	return true, "", tx.FinishJob(ctx, job.ID, co.Clock.Now(), "")
+}
+
+// RunScheduler runs due jobs of every merchant account every interval until ctx ends, and purges
+// expired idempotency keys once a minute.
+func (co *core) RunScheduler(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	lastPurge := time.Time{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		co.Tick(ctx)
+		if time.Since(lastPurge) > time.Minute {
+			lastPurge = time.Now()
+			if _, err := co.PurgeIdempotency(ctx); err != nil && ctx.Err() == nil {
+				co.Log.Error("purge idempotency keys", "err", err)
+			}
+		}
+	}
+}
+
+// Tick runs the jobs that are due now on every merchant clock once.
+func (co *core) Tick(ctx context.Context) {
+	ids, err := co.DB.Read(ctx).MerchantsWithDueJobs(ctx, co.Clock.Now(), 100)
+	if err != nil {
+		if ctx.Err() == nil {
+			co.Log.Error("scheduler: list due merchants", "err", err)
+		}
+		return
+	}
+	for _, id := range ids {
+		m, err := co.DB.Read(ctx).GetMerchantAccount(ctx, id, false)
+		if err != nil {
+			continue
+		}
+		if _, err := co.RunDue(ctx, id, co.Now(m)); err != nil && ctx.Err() == nil {
+			co.Log.Error("scheduler: run due jobs", "merchantAccountId", id, "err", err)
+		}
+	}
+}
+
+// jobContext decodes a job's payload into payload and loads the merchant account it runs for:
+// the start of every JobFunc that acts on one resource.
+func jobContext(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, payload any) (remit.MerchantAccount, error) {
+	if err := json.Unmarshal(job.Payload, payload); err != nil {
+		return remit.MerchantAccount{}, fmt.Errorf("job %s (%s): payload: %w", job.ID, job.Kind, err)
+	}
+	return tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+}
