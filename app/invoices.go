@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -15,8 +16,6 @@ import (
 // and then collects. The state rules live in this file: only a draft can be refreshed or
 // finalized (checkDraft), only an open invoice can be voided.
 
-// maxAmount is the largest amount of one line or one invoice, in minor units.
-const maxAmount = 999_999_999_999
 
 // CreateInvoice creates a draft invoice whose lines and figures are computed at once, and emits
 // invoice.created (and tax_transaction.created for its quoted tax).
@@ -34,102 +33,30 @@ func (iv *Invoicing) CreateInvoice(ctx context.Context, m remit.MerchantAccount,
 }
 
 // CreateDraftInvoice is CreateInvoice inside the caller's transaction, at merchant time now (quotes
-// and subscription renewals call it).
+// and subscription renewals call it): load what the request names, decide the draft
+// (remit.PlanDraftInvoice), price it, store it, quote its tax and emit.
 func (iv *Invoicing) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.InvoiceDraftInput, now time.Time) (remit.Invoice, error) {
-	var p remit.Problems
-	remit.CurrencyProblem(&p, remit.InBody, "currency", in.Currency)
-	remit.MetadataProblems(&p, "metadata", in.Metadata)
-	if in.PeriodStart != nil && in.PeriodEnd != nil && !in.PeriodEnd.After(*in.PeriodStart) {
-		p.Body("periodEnd", "before_start", "periodEnd must be later than periodStart.")
-	}
-	if (in.PeriodStart == nil) != (in.PeriodEnd == nil) {
-		p.Body("periodEnd", "required", "Give both periodStart and periodEnd, or neither.")
-	}
-	if len(in.Lines) == 0 {
-		p.Body("lines", "required", "An invoice needs at least one line.")
-	}
-	cust, err := tx.GetCustomer(ctx, m.ID, in.CustomerID, "customerId")
+	cust, ba, err := loadParties(ctx, tx.Q, m, in.CustomerID, in.BillingAccountID)
 	if err != nil {
 		return remit.Invoice{}, err
-	}
-	ba, err := tx.GetBillingAccount(ctx, m.ID, in.BillingAccountID, "billingAccountId", false)
-	if err != nil {
-		return remit.Invoice{}, err
-	}
-	if ba.CustomerID != cust.CustomerID {
-		p.Body("billingAccountId", "customer_mismatch", fmt.Sprintf("Billing account '%s' belongs to another customer than '%s'.", ba.BillingAccountID, cust.CustomerID))
-	}
-	if ba.Currency != in.Currency {
-		p.Body("currency", "currency_mismatch", fmt.Sprintf("The invoice's currency must be its billing account's currency, %s.", ba.Currency))
-	}
-	inv := remit.Invoice{
-		Object: "invoice", InvoiceID: in.InvoiceID, CustomerID: cust.CustomerID, BillingAccountID: ba.BillingAccountID,
-		Currency: in.Currency, Status: remit.InvoiceDraft, CollectionMethod: ba.CollectionMethod,
-		SubscriptionID: in.SubscriptionID, QuoteID: in.QuoteID, PeriodStart: microPtr(in.PeriodStart), PeriodEnd: microPtr(in.PeriodEnd),
-		CouponIDs: append([]string{}, in.CouponIDs...), Metadata: remit.CopyMetadata(in.Metadata), AutoFinalizeAt: microPtr(in.AutoFinalizeAt),
-		Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now,
-	}
-	if inv.InvoiceID == "" {
-		inv.InvoiceID = remit.NewID("inv")
 	}
 	prices, err := tx.GetPrices(ctx, m.ID, linePriceIDs(in.Lines, func(l remit.InvoiceLineInput) string { return l.PriceID }))
 	if err != nil {
 		return remit.Invoice{}, err
 	}
-	for i, li := range in.Lines {
-		field := fmt.Sprintf("lines[%d]", i)
-		price, ok := prices[li.PriceID]
-		if !ok {
-			return remit.Invoice{}, remit.NotFound("price", li.PriceID, field+".priceId")
-		}
-		l := remit.InvoiceLine{Object: "invoice_line", InvoiceLineID: remit.NewID("il"), PriceID: price.PriceID, PriceType: price.PriceType,
-			LineType: lineTypeOf(price), MeterID: price.MeterID, Quantity: 1}
-		if li.Description != nil {
-			l.Description = *li.Description
-		} else {
-			l.Description = price.Name
-		}
-		if price.Currency != in.Currency {
-			p.Body(field+".priceId", "currency_mismatch", fmt.Sprintf("Price '%s' is in %s; every line's price must be in the invoice's currency %s.", price.PriceID, price.Currency, in.Currency))
-		}
-		switch {
-		case price.PriceType == remit.PriceUsageMetered:
-			if li.Quantity != nil {
-				p.Body(field+".quantity", "not_allowed", "quantity is measured for usage_metered prices: it is the usage recorded in the period.")
-			}
-			if inv.PeriodStart == nil && (i >= len(in.LinePeriods) || in.LinePeriods[i] == nil) {
-				p.Body("periodStart", "required", "periodStart and periodEnd are required when a line has a usage_metered price: usage is billed for that period.")
-			}
-			l.Quantity = 0
-		case li.Quantity != nil:
-			l.Quantity = *li.Quantity
-		}
-		switch {
-		case li.UnitAmount != nil:
-			if price.PriceType == remit.PriceFree && *li.UnitAmount != 0 {
-				p.Body(field+".unitAmount", "not_allowed", "A free price's unit amount is 0.")
-			}
-			l.UnitAmount, l.UnitOverride = *li.UnitAmount, true
-		case price.UnitAmount != nil:
-			l.UnitAmount = *price.UnitAmount
-		default:
-			p.Body(field+".unitAmount", "required", fmt.Sprintf("unitAmount is required on the line for priceType %s: the amount is chosen per invoice.", price.PriceType))
-		}
-		if l.Quantity > 0 && l.UnitAmount > maxAmount/l.Quantity {
-			p.Body(field+".quantity", "amount_too_large", fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(maxAmount)))
-		}
-		if i < len(in.LinePeriods) && in.LinePeriods[i] != nil {
-			s, e := in.LinePeriods[i][0], in.LinePeriods[i][1]
-			l.PeriodStart, l.PeriodEnd = &s, &e
-		}
-		inv.Lines = append(inv.Lines, l)
-	}
-	coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+	couponsByID, err := tx.GetCoupons(ctx, m.ID, in.CouponIDs)
 	if err != nil {
 		return remit.Invoice{}, err
 	}
-	if err := p.Err(); err != nil {
+	inv, coupons, err := remit.PlanDraftInvoice(in, cust, ba, prices, couponsByID)
+	if err != nil {
 		return remit.Invoice{}, err
+	}
+	inv.InvoiceID = cmp.Or(inv.InvoiceID, remit.NewID("inv"))
+	inv.PeriodStart, inv.PeriodEnd, inv.AutoFinalizeAt = microPtr(inv.PeriodStart), microPtr(inv.PeriodEnd), microPtr(inv.AutoFinalizeAt)
+	inv.Environment, inv.MerchantAccountID, inv.CreatedAt, inv.UpdatedAt = m.Environment, m.ID, now, now
+	for i := range inv.Lines {
+		inv.Lines[i].InvoiceLineID = remit.NewID("il")
 	}
 	if err := iv.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
 		return remit.Invoice{}, err
@@ -145,7 +72,18 @@ func (iv *Invoicing) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m rem
 	if err := iv.quoteTax(ctx, tx, m, &inv, now); err != nil {
 		return remit.Invoice{}, err
 	}
-	return inv, iv.Emit(ctx, tx, scopeOf(m), now, "invoice.created", inv.InvoiceID, inv)
+	return inv, iv.Emit(ctx, tx, scopeOf(m), now, remit.EventInvoiceCreated, inv.InvoiceID, inv)
+}
+
+// loadParties reads the customer and the billing account a document names (not_found at
+// customerId or billingAccountId).
+func loadParties(ctx context.Context, q store.Q, m remit.MerchantAccount, customerID, billingAccountID string) (remit.Customer, remit.BillingAccount, error) {
+	cust, err := q.GetCustomer(ctx, m.ID, customerID, "customerId")
+	if err != nil {
+		return remit.Customer{}, remit.BillingAccount{}, err
+	}
+	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, "billingAccountId", false)
+	return cust, ba, err
 }
 
 // linePriceIDs lists the price of each line, to read them all in one query (store.Q.GetPrices).
@@ -157,16 +95,6 @@ func linePriceIDs[L any](lines []L, price func(L) string) []string {
 	return ids
 }
 
-func lineTypeOf(p remit.Price) string {
-	switch p.PriceType {
-	case remit.PriceFixedRecurring:
-		return remit.LineRecurring
-	case remit.PriceUsageMetered:
-		return remit.LineUsage
-	}
-	return remit.LineOneTime
-}
-
 func microPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
@@ -175,42 +103,19 @@ func microPtr(t *time.Time) *time.Time {
 	return &v
 }
 
-// loadCoupons reads the coupons in order. An unknown coupon is not_found; an amount coupon in
-// another currency is a problem recorded in p.
-func (iv *Invoicing) loadCoupons(ctx context.Context, q store.Q, m remit.MerchantAccount, ids []string, currency string, p *remit.Problems) ([]remit.CouponTerms, error) {
-	var out []remit.CouponTerms
-	all, err := q.GetCoupons(ctx, m.ID, ids)
+// loadCoupons reads an invoice's coupons, in order (remit.CouponsFor).
+func (iv *Invoicing) loadCoupons(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice, p *remit.Problems) ([]remit.CouponTerms, error) {
+	byID, err := q.GetCoupons(ctx, m.ID, inv.CouponIDs)
 	if err != nil {
 		return nil, err
 	}
-	for i, id := range ids {
-		c, ok := all[id]
-		if !ok {
-			return nil, remit.NotFound("coupon", id, fmt.Sprintf("couponIds[%d]", i))
-		}
-		t := remit.CouponTerms{ID: c.CouponID}
-		if c.PercentOff != nil {
-			t.PercentOff = *c.PercentOff
-		}
-		if c.AmountOff != nil {
-			t.AmountOff = *c.AmountOff
-			if c.Currency != nil && *c.Currency != currency {
-				p.Body(fmt.Sprintf("couponIds[%d]", i), "currency_mismatch", fmt.Sprintf("Coupon '%s' takes an amount off in %s, not in the invoice's currency %s.", c.CouponID, *c.Currency, currency))
-			}
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return remit.CouponsFor(remit.ForInvoice, inv.Currency, inv.CouponIDs, byID, p)
 }
 
 // taxPlace is where the customer is taxed: the billing account's tax address, else the
 // customer's address; an exempt customer owes nothing.
 func (iv *Invoicing) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) ([]tax.Component, bool, error) {
-	cust, err := q.GetCustomer(ctx, m.ID, inv.CustomerID, "customerId")
-	if err != nil {
-		return nil, false, err
-	}
-	ba, err := q.GetBillingAccount(ctx, m.ID, inv.BillingAccountID, "billingAccountId", false)
+	cust, ba, err := loadParties(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
 	if err != nil {
 		return nil, false, err
 	}
@@ -268,8 +173,8 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 				l.Quantity = qty
 			}
 		}
-		if l.Quantity > 0 && l.UnitAmount > maxAmount/l.Quantity {
-			p.Body(fmt.Sprintf("lines[%d].quantity", i), "amount_too_large", fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(maxAmount)))
+		if l.Quantity > 0 && l.UnitAmount > remit.MaxAmount/l.Quantity {
+			p.Body(fmt.Sprintf("lines[%d].quantity", i), "amount_too_large", fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(remit.MaxAmount)))
 			continue
 		}
 		l.Amount = l.Quantity * l.UnitAmount
@@ -283,8 +188,8 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 	for _, pl := range priced {
 		subtotal += pl.Amount
 	}
-	if subtotal > maxAmount {
-		p.Body("lines", "amount_too_large", fmt.Sprintf("An invoice's subtotal may be at most %d minor units.", int64(maxAmount)))
+	if subtotal > remit.MaxAmount {
+		p.Body("lines", "amount_too_large", fmt.Sprintf("An invoice's subtotal may be at most %d minor units.", int64(remit.MaxAmount)))
 	}
 	if err := p.Err(); err != nil {
 		return nil, err
@@ -398,7 +303,7 @@ func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount
 		}
 		now := micro(iv.Now(m))
 		var p remit.Problems
-		coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+		coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv, &p)
 		if err != nil {
 			return err
 		}
@@ -447,7 +352,7 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 	}
 	scope := scopeOf(m)
 	var p remit.Problems
-	coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv.CouponIDs, inv.Currency, &p)
+	coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv, &p)
 	if err != nil {
 		return inv, err
 	}

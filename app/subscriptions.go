@@ -33,7 +33,7 @@ type renewJob struct {
 func subscriptionItems(lines []remit.QuoteLine) []remit.SubscriptionItem {
 	items := []remit.SubscriptionItem{}
 	for _, l := range lines {
-		if !recurringPrice(l.PriceType) {
+		if !remit.BillsEveryPeriod(l.PriceType) {
 			continue
 		}
 		it := remit.SubscriptionItem{PriceID: l.PriceID, PriceType: l.PriceType, UnitAmount: l.UnitAmount, Description: l.Description}
