@@ -99,7 +99,7 @@ func (ps *Payments) refundInvoice(ctx context.Context, tx *store.Tx, m remit.Mer
 		left -= amt
 	}
 	if left > 0 {
-		return nil, limitConflict(fmt.Sprintf("Only %d of the refund could be made against the invoice's payments.", amount-left),
+		return nil, remit.CreditLimit(fmt.Sprintf("Only %d of the refund could be made against the invoice's payments.", amount-left),
 			"refund_exceeds_paid", "refundAmount", amount-left)
 	}
 	return ids, nil

@@ -106,23 +106,3 @@ func Compute(taxable []int64, comps []Component, exempt bool) []LineTax {
 	}
 	return out
 }
-
-// ReversalShare is the tax to reverse when credited more of a line's taxable amount is credited,
-// after creditedBefore was credited and reversedBefore reversed by earlier credit notes. It rounds
-// the cumulative share half-up (line tax × all credited ÷ taxable) and returns the difference, so
-// shares never go negative and crediting a line in full reverses exactly its tax, cent for cent,
-// however the credits were split.
-func ReversalShare(lineTax, lineTaxable, creditedBefore, credited, reversedBefore int64) int64 {
-	if lineTaxable <= 0 || credited <= 0 {
-		return 0
-	}
-	total := creditedBefore + credited
-	if total >= lineTaxable {
-		return lineTax - reversedBefore
-	}
-	share := remit.RoundHalfUp(lineTax*total, lineTaxable) - reversedBefore
-	if share < 0 {
-		share = 0
-	}
-	return share
-}

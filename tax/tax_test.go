@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/tax"
 )
 
@@ -86,7 +87,7 @@ func TestReversalShare(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var credited, reversed int64
 			for i, cr := range c.credits {
-				got := tax.ReversalShare(c.lineTax, c.taxable, credited, cr, reversed)
+				got := remit.ReversalShare(c.lineTax, c.taxable, credited, cr, reversed)
 				if got != c.want[i] {
 					t.Fatalf("credit %d (%d): share %d, want %d", i, cr, got, c.want[i])
 				}
