@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/netip"
-	"regexp"
 	"strings"
 	"time"
 
@@ -57,90 +55,128 @@ func (ms *Merchants) CreateMerchantAccount(ctx context.Context, scope remit.Scop
 	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		var platform remit.MerchantAccount
 		if sub {
-			p, err := tx.GetMerchantAccount(ctx, *in.PlatformMerchantAccountID, true)
-			if err != nil && remit.ErrorCode(err) != remit.ENotFound {
+			var err error
+			if platform, err = ms.platformAccount(ctx, tx, scope, *in.PlatformMerchantAccountID); err != nil {
 				return err
 			}
-			if err != nil || p.OrganizationID != scope.OrganizationID || p.Environment != scope.Environment || !p.PlatformEnabled {
-				return remit.Errorf(remit.EForbidden, "platformMerchantAccountId must name a platform-enabled merchant account of your organization in the %s environment; an operator grants the capability (remit bootstrap --platform).", scope.Environment).With("field", "platformMerchantAccountId")
-			}
-			platform = p
 		}
-
-		var p remit.Problems
-		validateMerchantInput(&p, scope, in, ms.Now(acting))
-		if err := p.Err(); err != nil {
+		if err := ms.MerchantAccountProblems(scope, acting, in).Err(); err != nil {
 			return err
 		}
-
-		now := ms.Clock.Now().Truncate(time.Microsecond) // a new account's clock has no offset; the store keeps µs
-		id := remit.NewID("ma")
-		ref := id
-		if in.ExternalMerchantRef != nil {
-			ref = *in.ExternalMerchantRef
-		}
-		profile, secrets := splitMerchantSecrets(in)
-		rawProfile, err := json.Marshal(profile)
-		if err != nil {
-			return remit.Internal(err)
-		}
-		m := remit.MerchantAccount{
-			ID: id, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ExternalRef: ref,
-			DisplayName: in.DisplayName, LegalEntityType: in.LegalEntityType, Country: in.Country, MerchantMode: in.MerchantMode,
-			DefaultCurrency: in.DefaultCurrency, Status: remit.MerchantDraft, Profile: rawProfile, CreatedAt: now, UpdatedAt: now,
-		}
-		var token string
-		if sub {
-			if in.ExternalMerchantRef != nil {
-				taken, err := tx.SubMerchantRefTaken(ctx, platform.ID, ref)
-				if err != nil {
-					return err
-				}
-				if taken {
-					return remit.Duplicate("merchant account", "externalMerchantRef", ref)
-				}
-			}
-			org := remit.Organization{ID: remit.NewID("org"), Name: in.DisplayName, CreatedAt: now}
-			if err := tx.CreateOrganization(ctx, org); err != nil {
-				return err
-			}
-			expires := now.Add(remit.ClaimTTL)
-			m.OrganizationID, m.PlatformMerchantAccountID, m.ClaimExpiresAt = org.ID, platform.ID, &expires
-		}
-		if err := tx.CreateMerchantAccount(ctx, m); err != nil {
-			return err
-		}
-		sealed, err := ms.sealMerchantSecrets(ctx, tx, secrets)
+		m, secrets, err := newMerchantAccount(scope, in, ms.Clock.Now().Truncate(time.Microsecond)) // a new account's clock has no offset; the store keeps µs
 		if err != nil {
 			return err
 		}
-		if sealed != "" {
-			if err := tx.SetMerchantSecrets(ctx, m.ID, sealed); err != nil {
+		var claimToken string
+		if sub {
+			if claimToken, err = ms.provisionUnder(ctx, tx, platform, &m, in.ExternalMerchantRef != nil); err != nil {
 				return err
 			}
 		}
+		if err := ms.storeMerchantAccount(ctx, tx, m, secrets); err != nil {
+			return err
+		}
 		if sub {
-			token = NewSecret()
-			if err := tx.CreateMerchantClaim(ctx, remit.MerchantClaim{
-				TokenHash: HashSecret(token), OrganizationID: m.OrganizationID, MerchantAccountID: m.ID,
-				PlatformMerchantAccountID: platform.ID, ExpiresAt: *m.ClaimExpiresAt, CreatedAt: now,
-			}); err != nil {
+			if err := ms.storeClaim(ctx, tx, m, platform, claimToken); err != nil {
 				return err
 			}
 		}
 		if out, err = remit.NewMerchantAccountObject(m); err != nil {
 			return remit.Internal(err)
 		}
-		if err := ms.emitMerchant(ctx, tx, m, EventMerchantCreated, now, out, sub); err != nil {
+		if err := ms.emitMerchant(ctx, tx, m, EventMerchantCreated, m.CreatedAt, out, sub); err != nil {
 			return err
 		}
 		if sub {
-			u := ms.Config.PublicURL + "/claims/" + token
+			u := ms.Config.PublicURL + "/claims/" + claimToken
 			out.ClaimURL = &u
 		}
 		return nil
 	})
 	return out, err
+}
+
+// MerchantAccountProblems are the problems of a merchant-account record to create
+// (remit.CheckMerchantAccount), dated by the acting account's clock.
+func (ms *Merchants) MerchantAccountProblems(scope remit.Scope, acting remit.MerchantAccount, in remit.MerchantAccountInput) *remit.Problems {
+	var p remit.Problems
+	remit.CheckMerchantAccount(in, scope.Environment, ms.Now(acting), &p)
+	return &p
+}
+
+// platformAccount reads the platform account a sub-merchant is provisioned under, locked: a
+// platform-enabled account of the caller's organization and environment (else 403).
+func (ms *Merchants) platformAccount(ctx context.Context, tx *store.Tx, scope remit.Scope, id string) (remit.MerchantAccount, error) {
+	p, err := tx.GetMerchantAccount(ctx, id, true)
+	if err != nil && remit.ErrorCode(err) != remit.ENotFound {
+		return p, err
+	}
+	if err != nil || p.OrganizationID != scope.OrganizationID || p.Environment != scope.Environment || !p.PlatformEnabled {
+		return p, remit.Errorf(remit.EForbidden, "platformMerchantAccountId must name a platform-enabled merchant account of your organization in the %s environment; an operator grants the capability (remit bootstrap --platform).", scope.Environment).With("field", "platformMerchantAccountId")
+	}
+	return p, nil
+}
+
+// newMerchantAccount is the draft record of a new merchant account in the caller's organization,
+// and the secrets to seal apart from it.
+func newMerchantAccount(scope remit.Scope, in remit.MerchantAccountInput, now time.Time) (remit.MerchantAccount, remit.MerchantSecrets, error) {
+	id := remit.NewID("ma")
+	ref := id
+	if in.ExternalMerchantRef != nil {
+		ref = *in.ExternalMerchantRef
+	}
+	profile, secrets := splitMerchantSecrets(in)
+	rawProfile, err := json.Marshal(profile)
+	if err != nil {
+		return remit.MerchantAccount{}, secrets, remit.Internal(err)
+	}
+	return remit.MerchantAccount{
+		ID: id, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ExternalRef: ref,
+		DisplayName: in.DisplayName, LegalEntityType: in.LegalEntityType, Country: in.Country, MerchantMode: in.MerchantMode,
+		DefaultCurrency: in.DefaultCurrency, Status: remit.MerchantDraft, Profile: rawProfile, CreatedAt: now, UpdatedAt: now,
+	}, secrets, nil
+}
+
+// provisionUnder makes m a sub-merchant of platform: its own new organization, a claim that
+// expires, a reference unique among the platform's sub-merchants (when the caller chose it). It
+// returns the claim token.
+func (ms *Merchants) provisionUnder(ctx context.Context, tx *store.Tx, platform remit.MerchantAccount, m *remit.MerchantAccount, refChosen bool) (string, error) {
+	if refChosen {
+		taken, err := tx.SubMerchantRefTaken(ctx, platform.ID, m.ExternalRef)
+		if err != nil {
+			return "", err
+		}
+		if taken {
+			return "", remit.Duplicate("merchant account", "externalMerchantRef", m.ExternalRef)
+		}
+	}
+	org := remit.Organization{ID: remit.NewID("org"), Name: m.DisplayName, CreatedAt: m.CreatedAt}
+	if err := tx.CreateOrganization(ctx, org); err != nil {
+		return "", err
+	}
+	expires := m.CreatedAt.Add(remit.ClaimTTL)
+	m.OrganizationID, m.PlatformMerchantAccountID, m.ClaimExpiresAt = org.ID, platform.ID, &expires
+	return NewSecret(), nil
+}
+
+// storeMerchantAccount inserts the account and its sealed secrets.
+func (ms *Merchants) storeMerchantAccount(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, secrets remit.MerchantSecrets) error {
+	if err := tx.CreateMerchantAccount(ctx, m); err != nil {
+		return err
+	}
+	sealed, err := ms.sealMerchantSecrets(ctx, tx, secrets)
+	if err != nil || sealed == "" {
+		return err
+	}
+	return tx.SetMerchantSecrets(ctx, m.ID, sealed)
+}
+
+// storeClaim stores the claim of a sub-merchant's organization (its token hashed).
+func (ms *Merchants) storeClaim(ctx context.Context, tx *store.Tx, m, platform remit.MerchantAccount, token string) error {
+	return tx.CreateMerchantClaim(ctx, remit.MerchantClaim{
+		TokenHash: HashSecret(token), OrganizationID: m.OrganizationID, MerchantAccountID: m.ID,
+		PlatformMerchantAccountID: platform.ID, ExpiresAt: *m.ClaimExpiresAt, CreatedAt: m.CreatedAt,
+	})
 }
 
 // SubmitMerchantOnboarding submits the target merchant account (named in the path) for
@@ -438,7 +474,7 @@ func splitMerchantSecrets(in remit.MerchantAccountInput) (remit.MerchantProfile,
 	}
 	if prof.SettlementBankAccount != nil && in.BankAccountNumber != nil {
 		ba := *prof.SettlementBankAccount
-		s.BankAccountNumber = normalizeAccountNumber(*in.BankAccountNumber)
+		s.BankAccountNumber = remit.NormalizeAccountNumber(*in.BankAccountNumber)
 		ba.Last4 = s.BankAccountNumber[max(0, len(s.BankAccountNumber)-4):]
 		prof.SettlementBankAccount = &ba
 	}
@@ -458,220 +494,4 @@ func splitMerchantSecrets(in remit.MerchantAccountInput) (remit.MerchantProfile,
 		prof.AssociatedIdentities = ids
 	}
 	return prof, s
-}
-
-// normalizeAccountNumber drops the spaces and hyphens people write account numbers with.
-func normalizeAccountNumber(s string) string {
-	return strings.NewReplacer(" ", "", "-", "").Replace(strings.TrimSpace(s))
-}
-
-var (
-	merchantMCCPattern       = regexp.MustCompile(`^[0-9]{4}$`)
-	bankAccountNumberPattern = regexp.MustCompile(`^[A-Za-z0-9]{5,34}$`)
-)
-
-// merchantChecks adds the problems of one merchant-account record.
-type merchantChecks struct{ *remit.Problems }
-
-// validateMerchantInput adds every problem of a create request beyond what the contract checks
-// (and, so that the engine stands on its own, the value sets and bounds the contract also checks).
-// today is the acting account's clock, for dates that may not lie in the future.
-func validateMerchantInput(p *remit.Problems, scope remit.Scope, in remit.MerchantAccountInput, today time.Time) {
-	c := merchantChecks{p}
-	if in.Environment != string(scope.Environment) {
-		p.Body("environment", "environment_mismatch", fmt.Sprintf("environment must equal the environment query parameter (%s).", scope.Environment))
-	}
-	if in.ExternalMerchantRef != nil && strings.TrimSpace(*in.ExternalMerchantRef) == "" {
-		p.Body("externalMerchantRef", "blank", "externalMerchantRef must not be blank; omit it to have one generated.")
-	}
-	if strings.TrimSpace(in.DisplayName) == "" {
-		p.Body("displayName", "blank", "displayName must not be blank.")
-	}
-	c.enum("legalEntityType", in.LegalEntityType, remit.LegalEntityTypes)
-	c.country("country", in.Country)
-	c.enum("merchantMode", in.MerchantMode, remit.MerchantModes)
-	remit.CurrencyProblem(p, remit.InBody, "defaultCurrency", in.DefaultCurrency)
-	if in.TenantID != nil && strings.TrimSpace(*in.TenantID) == "" {
-		p.Body("tenantId", "blank", "tenantId must not be blank; omit it or send your organization ID.")
-	}
-	c.notBlank("businessTaxId", in.BusinessTaxID)
-	c.notBlank("taxId", in.TaxID)
-
-	pr := in.Profile
-	c.email("email", pr.Email)
-	if pr.URL != nil && !remit.ValidWebURL(*pr.URL) {
-		p.Body("url", "invalid_url", "url must be an absolute http or https URL, such as https://example.com.")
-	}
-	if pr.MCC != nil && !merchantMCCPattern.MatchString(*pr.MCC) {
-		p.Body("mcc", "invalid_mcc", "mcc must be a four-digit merchant category code, such as 5814.")
-	}
-	c.nonNegative("maxTransactionAmount", pr.MaxTransactionAmount)
-	c.nonNegative("achMaxTransactionAmount", pr.AchMaxTransactionAmount)
-	c.nonNegative("annualCardVolume", pr.AnnualCardVolume)
-	c.percent("principalPercentageOwnership", pr.PrincipalPercentageOwnership)
-	c.pastDate("dateOfBirth", pr.DateOfBirth, today)
-	c.pastDate("incorporationDate", pr.IncorporationDate, today)
-	c.address("businessAddress", pr.BusinessAddress)
-	c.address("personalAddress", pr.PersonalAddress)
-
-	if b := pr.SettlementBankAccount; b != nil {
-		if in.BankAccountNumber == nil || !bankAccountNumberPattern.MatchString(normalizeAccountNumber(*in.BankAccountNumber)) {
-			p.Body("settlementBankAccount.accountNumber", "invalid_account_number", "settlementBankAccount.accountNumber must be 5 to 34 letters or digits (spaces and hyphens are ignored).")
-		}
-		if strings.TrimSpace(b.Name) == "" {
-			p.Body("settlementBankAccount.name", "blank", "settlementBankAccount.name (the account holder) must not be blank.")
-		}
-		if strings.TrimSpace(b.BankCode) == "" {
-			p.Body("settlementBankAccount.bankCode", "blank", "settlementBankAccount.bankCode must not be blank.")
-		}
-		c.enum("settlementBankAccount.accountType", b.AccountType, remit.BankAccountTypes)
-	}
-
-	var owned float64
-	for i, id := range pr.AssociatedIdentities {
-		f := fmt.Sprintf("associatedIdentities[%d]", i)
-		if len(id.IdentityRoles) == 0 {
-			p.Body(f+".identityRoles", "required", f+".identityRoles needs at least one role.")
-		}
-		for j, r := range id.IdentityRoles {
-			c.enum(fmt.Sprintf("%s.identityRoles[%d]", f, j), r, remit.IdentityRoles)
-		}
-		if id.RelationType != nil {
-			c.enum(f+".relationType", *id.RelationType, remit.RelationTypes)
-		}
-		c.email(f+".email", id.Email)
-		c.percent(f+".principalPercentageOwnership", id.PrincipalPercentageOwnership)
-		if v := id.PrincipalPercentageOwnership; v != nil && *v >= 0 && *v <= 100 {
-			owned += *v
-		}
-		c.pastDate(f+".dateOfBirth", id.DateOfBirth, today)
-		c.address(f+".personalAddress", id.PersonalAddress)
-		if i < len(in.IdentityTaxIDs) {
-			c.notBlank(f+".taxId", in.IdentityTaxIDs[i])
-		}
-	}
-	if owned > 100+1e-9 {
-		p.Body("associatedIdentities", "ownership_exceeds_100", fmt.Sprintf("The associated identities' principalPercentageOwnership add up to %s; together they may own at most 100.", formatShare(owned)))
-	}
-
-	if u := pr.Underwriting; u != nil {
-		c.nonNegative("underwriting.annualAchVolume", u.AnnualAchVolume)
-		c.nonNegative("underwriting.averageAchTransferAmount", u.AverageAchTransferAmount)
-		c.nonNegative("underwriting.averageCardTransferAmount", u.AverageCardTransferAmount)
-		if u.CreditCheckIPAddress != nil {
-			if _, err := netip.ParseAddr(*u.CreditCheckIPAddress); err != nil {
-				p.Body("underwriting.creditCheckIpAddress", "invalid_ip_address", "underwriting.creditCheckIpAddress must be an IPv4 or IPv6 address.")
-			}
-		}
-		if cv := u.CardVolumeDistribution; cv != nil {
-			f := "underwriting.cardVolumeDistribution"
-			c.distribution(f, []merchantShare{{"cardPresentPercentage", cv.CardPresentPercentage},
-				{"ecommercePercentage", cv.EcommercePercentage}, {"mailOrderTelephoneOrderPercentage", cv.MailOrderTelephoneOrderPercentage}})
-		}
-		if v := u.VolumeDistributionByBusinessType; v != nil {
-			f := "underwriting.volumeDistributionByBusinessType"
-			c.distribution(f, []merchantShare{{"businessToConsumerVolumePercentage", v.BusinessToConsumerVolumePercentage},
-				{"consumerToConsumerVolumePercentage", v.ConsumerToConsumerVolumePercentage}, {"otherVolumePercentage", v.OtherVolumePercentage}})
-		}
-	}
-
-	for k := range pr.Metadata {
-		if k == "" || len([]rune(k)) > 40 {
-			p.Body("metadata", "invalid_key", "metadata keys must be 1 to 40 characters.")
-			break
-		}
-	}
-}
-
-func (c merchantChecks) enum(field, v string, set []string) {
-	if !remit.OneOf(v, set) {
-		c.Body(field, "invalid_enum", fmt.Sprintf("%s must be one of %s.", field, strings.Join(set, ", ")))
-	}
-}
-
-func (c merchantChecks) country(field, v string) {
-	if !remit.ValidCountry(v) {
-		c.Body(field, "invalid_country", fmt.Sprintf("%s must be an ISO 3166-1 alpha-2 country code in upper case, such as US.", field))
-	}
-}
-
-func (c merchantChecks) notBlank(field string, v *string) {
-	if v != nil && strings.TrimSpace(*v) == "" {
-		c.Body(field, "blank", fmt.Sprintf("%s must not be blank; omit it instead.", field))
-	}
-}
-
-func (c merchantChecks) email(field string, v *string) {
-	if v != nil && !remit.ValidEmail(*v) {
-		c.Body(field, "invalid_email", fmt.Sprintf("%s must be an e-mail address such as owner@example.com.", field))
-	}
-}
-
-func (c merchantChecks) nonNegative(field string, v *int64) {
-	if v != nil && *v < 0 {
-		c.Body(field, "out_of_range", fmt.Sprintf("%s is an amount in minor units and must be 0 or more.", field))
-	}
-}
-
-func (c merchantChecks) percent(field string, v *float64) {
-	if v != nil && (math.IsNaN(*v) || *v < 0 || *v > 100) {
-		c.Body(field, "out_of_range", fmt.Sprintf("%s is a percentage and must be between 0 and 100.", field))
-	}
-}
-
-type merchantShare struct {
-	name string
-	v    *float64
-}
-
-// distribution checks each share and that the given shares sum to 100.
-func (c merchantChecks) distribution(field string, shares []merchantShare) {
-	var sum float64
-	ok := true
-	for _, sh := range shares {
-		v := sh.v
-		c.percent(field+"."+sh.name, v)
-		if v != nil {
-			if *v < 0 || *v > 100 {
-				ok = false
-			}
-			sum += *v
-		}
-	}
-	if ok && math.Abs(sum-100) > 1e-6 {
-		c.Body(field, "sum_not_100", fmt.Sprintf("The percentages of %s must sum to 100; they sum to %s.", field, formatShare(sum)))
-	}
-}
-
-func formatShare(v float64) string {
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.6f", v), "0"), ".")
-}
-
-// pastDate checks that d is a calendar date that does not lie after today.
-func (c merchantChecks) pastDate(field string, d *remit.ProfileDate, today time.Time) {
-	if d == nil {
-		return
-	}
-	switch {
-	case d.Month < 1 || d.Month > 12:
-		c.Body(field+".month", "out_of_range", field+".month must be 1 to 12.")
-	case d.Year < 1:
-		c.Body(field+".year", "out_of_range", field+".year must be a four-digit year.")
-	case !d.Valid():
-		c.Body(field+".day", "invalid_date", fmt.Sprintf("%s is not a calendar date: %04d-%02d has no day %d.", field, d.Year, d.Month, d.Day))
-	case d.After(today):
-		c.Body(field, "in_future", fmt.Sprintf("%s must not be in the future.", field))
-	}
-}
-
-func (c merchantChecks) address(field string, a *remit.PostalAddress) {
-	if a == nil {
-		return
-	}
-	for _, f := range []struct{ name, v string }{{"line1", a.Line1}, {"city", a.City}, {"postalCode", a.PostalCode}} {
-		if strings.TrimSpace(f.v) == "" {
-			c.Body(field+"."+f.name, "blank", fmt.Sprintf("%s.%s must not be blank.", field, f.name))
-		}
-	}
-	c.country(field+".country", a.Country)
 }

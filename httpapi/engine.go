@@ -59,6 +59,8 @@ type TestClocks interface {
 // Merchants is merchant accounts, their onboarding and payout profile, and organization claims.
 type Merchants interface {
 	CreateMerchantAccount(ctx context.Context, scope remit.Scope, acting remit.MerchantAccount, in remit.MerchantAccountInput) (remit.MerchantAccountObject, error)
+	// MerchantAccountProblems are the problems of a record to create (the rule the create applies).
+	MerchantAccountProblems(scope remit.Scope, acting remit.MerchantAccount, in remit.MerchantAccountInput) *remit.Problems
 	SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, targetID string, in remit.OnboardingSubmission) (remit.MerchantAccountObject, error)
 	GetPayoutProfile(ctx context.Context, scope remit.Scope, targetID string) (remit.PayoutProfile, error)
 	ClaimOrganization(ctx context.Context, token string) (remit.OrganizationClaim, error)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/api"
 )
 
 // area is one area of the edge: its name (the engine's service of the same name, Engine) and its
@@ -127,6 +128,11 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 	return map[string]BodyCheck{
 		"createPrice":  bodyCheck(priceInput, func(p remit.Price, probs *remit.Problems) { remit.CheckPrice(&p, probs) }),
 		"createCoupon": bodyCheck(couponInput, func(c remit.Coupon, probs *remit.Problems) { remit.CheckCoupon(&c, probs) }),
+		"createMerchantAccount": func(r *Request) []remit.FieldError {
+			var body api.MerchantAccountCreateRequest
+			r.DecodeLenient(&body)
+			return s.eng.Merchants.MerchantAccountProblems(r.Scope, r.Merchant, merchantInput(body)).Fields()
+		},
 	}
 }
 

@@ -370,8 +370,8 @@ func (s *Server) validate(o *operation, req *Request) error {
 // body (its BodyCheck, the rule the engine runs on the same input), so the caller gets one list of
 // every problem in one pass. A field the contract already refused is not reported twice.
 func withBodyRules(invalid *remit.Error, o *operation, req *Request) error {
-	if o.check == nil {
-		return invalid
+	if o.check == nil || (o.scoped && req.Scope.MerchantAccountID == "") {
+		return invalid // no rules to run, or no scope to run them in (it is among the problems)
 	}
 	fields := invalid.Fields
 	refused := map[string]bool{}

@@ -28,6 +28,18 @@ func TestOnePassValidation(t *testing.T) {
 			})
 			wantFields(t, r, "body:percentOff:out_of_range", "body:amountOff:mutually_exclusive")
 		})
+		t.Run("merchant account", func(t *testing.T) {
+			// The contract refuses country "USA"; the record's rules refuse an unsupported default
+			// currency and a card volume distribution that does not sum to 100. One 422, both kinds.
+			body := validMerchant("onepass")
+			body["country"] = "USA"
+			body["defaultCurrency"] = "XYZ"
+			body["underwriting"].(map[string]any)["cardVolumeDistribution"] = map[string]any{
+				"cardPresentPercentage": 50, "ecommercePercentage": 30, "mailOrderTelephoneOrderPercentage": 10}
+			r := e.Do("POST", "/v1/merchant-accounts", body)
+			wantFields(t, r, "body:country:invalid_format", "body:defaultCurrency:invalid_currency",
+				"body:underwriting.cardVolumeDistribution:sum_not_100")
+		})
 		t.Run("wrong type", func(t *testing.T) {
 			// A value of the wrong type does not hide the rules' problems of the other fields.
 			r := e.Do("POST", "/v1/prices", map[string]any{
