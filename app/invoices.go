@@ -16,7 +16,6 @@ import (
 // and then collects. The state rules live in this file: only a draft can be refreshed or
 // finalized (checkDraft), only an open invoice can be voided.
 
-
 // CreateInvoice creates a draft invoice whose lines and figures are computed at once, and emits
 // invoice.created (and tax_transaction.created for its quoted tax).
 //

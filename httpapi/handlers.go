@@ -8,110 +8,84 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// area is one area of the edge: its name (the engine's service of the same name, Engine) and its
-// operations' handlers by operationId.
-type area struct {
-	name     string
-	handlers map[string]HandlerFunc
+// registration is one row of the handler registry: the area an operation belongs to (the engine's
+// service of the same name, Engine), its operationId and its handler.
+type registration struct {
+	area    string
+	id      string
+	handler HandlerFunc
 }
 
-// areas is the handler registry: every operation of the contract by area, under the names of the
-// engine's services (Engine). A handler is a method of Server named after its operationId, in its
-// area's file, or a generic handler (byPath) for an operation on one resource.
-func (s *Server) areas() []area {
-	return []area{
-		{"clock", map[string]HandlerFunc{ // clock.go
-			"getTestClock":     s.getTestClock,
-			"advanceTestClock": decoded(s.advanceTestClock),
-		}},
-		{"merchants", map[string]HandlerFunc{ // merchants.go
-			"createMerchantAccount":    decoded(s.createMerchantAccount),
-			"submitMerchantOnboarding": decoded(s.submitMerchantOnboarding),
-			"getPayoutProfile":         s.getPayoutProfile,
-			"claimOrganization":        s.claimOrganization,
-		}},
-		{"catalog", map[string]HandlerFunc{ // catalog.go, customers.go
-			"createPrice":                     decoded(s.createPrice),
-			"getPrice":                        s.getPrice,
-			"createCoupon":                    decoded(s.createCoupon),
-			"getCoupon":                       s.getCoupon,
-			"createCustomer":                  decoded(s.createCustomer),
-			"getCustomer":                     s.getCustomer,
-			"createBillingAccount":            decoded(s.createBillingAccount),
-			"getBillingAccount":               s.getBillingAccount,
-			"createPaymentMethodSetupSession": decoded(s.createPaymentMethodSetupSession),
-		}},
-		{"ledger", map[string]HandlerFunc{ // ledger.go
-			"getCustomerBalance":    byPath("customerId", s.eng.Ledger.GetCustomerBalance),
-			"grantCustomerBalance":  decoded(s.grantCustomerBalance),
-			"expireCustomerBalance": decoded(s.expireCustomerBalance),
-		}},
-		{"portal", map[string]HandlerFunc{ // portal.go
-			"customerPortalPut": s.customerPortalPut,
-			"customerPortalGet": s.portalGet,
-		}},
-		{"quotes", map[string]HandlerFunc{ // quotes.go
-			"createQuote":     decoded(s.createQuote),
-			"getQuote":        byPath("quoteId", s.eng.Quotes.GetQuote),
-			"acceptQuote":     byPath("quoteId", s.eng.Quotes.AcceptQuote),
-			"getSubscription": byPath("subscriptionId", s.eng.Quotes.GetSubscription),
-		}},
-		{"invoicing", map[string]HandlerFunc{ // invoicing.go
-			"createInvoice":          decoded(s.createInvoice),
-			"getInvoice":             byPath("invoiceId", s.eng.Invoicing.GetInvoice),
-			"refreshInvoice":         byPath("invoiceId", s.eng.Invoicing.RefreshInvoice),
-			"finalizeInvoice":        decoded(s.finalizeInvoice),
-			"voidInvoice":            byPath("invoiceId", s.eng.Invoicing.VoidInvoice),
-			"listTaxTransactions":    s.listTaxTransactions,
-			"getTaxTransaction":      byPath("taxTransactionId", s.eng.Invoicing.GetTaxTransaction),
-			"finalizeTaxTransaction": byPath("taxTransactionId", s.eng.Invoicing.CommitTaxTransaction),
-		}},
-		{"payments", map[string]HandlerFunc{ // payments.go
-			"payInvoice":          decoded(s.payInvoice),
-			"listPaymentReceipts": s.listPaymentReceipts,
-			"getPaymentReceipt":   byPath("receiptId", s.eng.Payments.GetPaymentReceipt),
-			"listSettlements":     s.listSettlements,
-		}},
-		{"creditNotes", map[string]HandlerFunc{ // creditnotes.go
-			"createCreditNote": decoded(s.createCreditNote),
-			"getCreditNote":    byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote),
-		}},
-		{"usage", map[string]HandlerFunc{ // usage.go
-			"createUsageEvent":      decoded(s.createUsageEvent),
-			"createUsageThreshold":  decoded(s.createUsageThreshold),
-			"getUsageThreshold":     byPath("thresholdId", s.eng.Usage.GetUsageThreshold),
-			"archiveUsageThreshold": byPath("thresholdId", s.eng.Usage.ArchiveUsageThreshold),
-		}},
-		{"webhooks", map[string]HandlerFunc{ // webhooks.go
-			"createWebhookEndpoint":  decoded(s.createWebhookEndpoint),
-			"listWebhookEndpoints":   s.listWebhookEndpoints,
-			"getWebhookEndpoint":     s.getWebhookEndpoint,
-			"disableWebhookEndpoint": s.disableWebhookEndpoint,
-			"listEvents":             s.listEvents,
-			"getEvent":               s.getEvent,
-			"listEventDeliveries":    s.listEventDeliveries,
-			"resendEvent":            decoded(s.resendEvent),
-		}},
-		{"documents", map[string]HandlerFunc{ // documents.go
-			"getInvoicePdf":        s.getInvoicePdf,
-			"getCreditNotePdf":     s.getCreditNotePdf,
-			"getPaymentReceiptPdf": s.getPaymentReceiptPdf,
-		}},
+// registry lists every operation of the contract with its area and handler. A handler is a method
+// of Server named after its operationId, in its area's file (invoicing.go, ...), or a generic
+// handler (byPath) for an operation on one resource.
+func (s *Server) registry() []registration {
+	return []registration{
+		{"testClocks", "getTestClock", s.getTestClock},
+		{"testClocks", "advanceTestClock", decoded(s.advanceTestClock)},
+		{"merchants", "createMerchantAccount", decoded(s.createMerchantAccount)},
+		{"merchants", "submitMerchantOnboarding", decoded(s.submitMerchantOnboarding)},
+		{"merchants", "getPayoutProfile", s.getPayoutProfile},
+		{"merchants", "claimOrganization", s.claimOrganization},
+		{"catalog", "createPrice", decoded(s.createPrice)},
+		{"catalog", "getPrice", s.getPrice},
+		{"catalog", "createCoupon", decoded(s.createCoupon)},
+		{"catalog", "getCoupon", s.getCoupon},
+		{"catalog", "createCustomer", decoded(s.createCustomer)},
+		{"catalog", "getCustomer", s.getCustomer},
+		{"catalog", "createBillingAccount", decoded(s.createBillingAccount)},
+		{"catalog", "getBillingAccount", s.getBillingAccount},
+		{"catalog", "createPaymentMethodSetupSession", decoded(s.createPaymentMethodSetupSession)},
+		{"ledger", "getCustomerBalance", byPath("customerId", s.eng.Ledger.GetCustomerBalance)},
+		{"ledger", "grantCustomerBalance", decoded(s.grantCustomerBalance)},
+		{"ledger", "expireCustomerBalance", decoded(s.expireCustomerBalance)},
+		{"portal", "customerPortalPut", s.customerPortalPut},
+		{"portal", "customerPortalGet", s.portalGet},
+		{"quotes", "createQuote", decoded(s.createQuote)},
+		{"quotes", "getQuote", byPath("quoteId", s.eng.Quotes.GetQuote)},
+		{"quotes", "acceptQuote", byPath("quoteId", s.eng.Quotes.AcceptQuote)},
+		{"quotes", "getSubscription", byPath("subscriptionId", s.eng.Quotes.GetSubscription)},
+		{"invoicing", "createInvoice", decoded(s.createInvoice)},
+		{"invoicing", "getInvoice", byPath("invoiceId", s.eng.Invoicing.GetInvoice)},
+		{"invoicing", "refreshInvoice", byPath("invoiceId", s.eng.Invoicing.RefreshInvoice)},
+		{"invoicing", "finalizeInvoice", decoded(s.finalizeInvoice)},
+		{"invoicing", "voidInvoice", byPath("invoiceId", s.eng.Invoicing.VoidInvoice)},
+		{"invoicing", "listTaxTransactions", s.listTaxTransactions},
+		{"invoicing", "getTaxTransaction", byPath("taxTransactionId", s.eng.Invoicing.GetTaxTransaction)},
+		{"invoicing", "finalizeTaxTransaction", byPath("taxTransactionId", s.eng.Invoicing.CommitTaxTransaction)},
+		{"payments", "payInvoice", decoded(s.payInvoice)},
+		{"payments", "listPaymentReceipts", s.listPaymentReceipts},
+		{"payments", "getPaymentReceipt", byPath("receiptId", s.eng.Payments.GetPaymentReceipt)},
+		{"payments", "listSettlements", s.listSettlements},
+		{"creditNotes", "createCreditNote", decoded(s.createCreditNote)},
+		{"creditNotes", "getCreditNote", byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote)},
+		{"usage", "createUsageEvent", decoded(s.createUsageEvent)},
+		{"usage", "createUsageThreshold", decoded(s.createUsageThreshold)},
+		{"usage", "getUsageThreshold", byPath("thresholdId", s.eng.Usage.GetUsageThreshold)},
+		{"usage", "archiveUsageThreshold", byPath("thresholdId", s.eng.Usage.ArchiveUsageThreshold)},
+		{"webhooks", "createWebhookEndpoint", decoded(s.createWebhookEndpoint)},
+		{"webhooks", "listWebhookEndpoints", s.listWebhookEndpoints},
+		{"webhooks", "getWebhookEndpoint", s.getWebhookEndpoint},
+		{"webhooks", "disableWebhookEndpoint", s.disableWebhookEndpoint},
+		{"webhooks", "listEvents", s.listEvents},
+		{"webhooks", "getEvent", s.getEvent},
+		{"webhooks", "listEventDeliveries", s.listEventDeliveries},
+		{"webhooks", "resendEvent", decoded(s.resendEvent)},
+		{"documents", "getInvoicePdf", s.getInvoicePdf},
+		{"documents", "getCreditNotePdf", s.getCreditNotePdf},
+		{"documents", "getPaymentReceiptPdf", s.getPaymentReceiptPdf},
 	}
 }
 
 // handlers returns every operation's handler by operationId. An operation of the contract without
-// one answers 501; an operationId registered by two areas is a startup error.
+// one answers 501; an operationId registered twice is a startup error.
 func (s *Server) handlers() (map[string]HandlerFunc, error) {
 	all := map[string]HandlerFunc{}
-	owner := map[string]string{}
-	for _, a := range s.areas() {
-		for id, h := range a.handlers {
-			if prev, dup := owner[id]; dup {
-				return nil, fmt.Errorf("operation %q is registered by the %s area and the %s area", id, prev, a.name)
-			}
-			owner[id], all[id] = a.name, h
+	for _, r := range s.registry() {
+		if _, dup := all[r.id]; dup {
+			return nil, fmt.Errorf("operation %q is registered twice (the second time by the %s area)", r.id, r.area)
 		}
+		all[r.id] = r.handler
 	}
 	return all, nil
 }
