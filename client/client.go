@@ -34,6 +34,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 )
 
@@ -237,3 +238,27 @@ func snippet(b []byte) string {
 // Ptr returns a pointer to v, for the optional fields of request bodies:
 // client.Ptr("cus_acme"), client.Ptr[int64](4900).
 func Ptr[T any](v T) *T { return &v }
+
+// Bootstrap is what `remit bootstrap --json` prints: the organization, its API key (shown once)
+// and its merchant account in each environment.
+type Bootstrap struct {
+	OrganizationID   string            `json:"organizationId"`
+	APIKey           string            `json:"apiKey"`
+	MerchantAccounts map[string]string `json:"merchantAccounts"` // by environment
+}
+
+// ReadBootstrap reads the output of `remit bootstrap --json` saved in the file at path.
+func ReadBootstrap(path string) (Bootstrap, error) {
+	var b Bootstrap
+	raw, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(raw, &b)
+	}
+	if err == nil && b.APIKey == "" {
+		err = errors.New("no apiKey")
+	}
+	if err != nil {
+		return b, fmt.Errorf("%s: want the JSON printed by `remit bootstrap --json` (%v)", path, err)
+	}
+	return b, nil
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -68,19 +69,15 @@ func Defaults() Config {
 // FromEnv returns the defaults overridden by REMIT_* environment variables.
 func FromEnv() (Config, error) {
 	c := Defaults()
-	str := func(name string, dst *string) {
+	for name, dst := range map[string]*string{
+		"REMIT_ADDR": &c.Addr, "REMIT_DATABASE_URL": &c.DatabaseURL, "REMIT_PUBLIC_URL": &c.PublicURL,
+		"REMIT_REDIS_URL": &c.RedisURL, "REMIT_LOG_LEVEL": &c.LogLevel, "REMIT_WEBHOOK_RETRY_SCHEDULE": &c.WebhookRetry,
+		"REMIT_WEBHOOK_ALLOW_PRIVATE": &c.WebhookAllowPriv, "REMIT_TAX_RATES_FILE": &c.TaxRatesFile, "REMIT_SECRET_KEY": &c.SecretKey,
+	} {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
 		}
 	}
-	str("REMIT_ADDR", &c.Addr)
-	str("REMIT_DATABASE_URL", &c.DatabaseURL)
-	str("REMIT_PUBLIC_URL", &c.PublicURL)
-	str("REMIT_REDIS_URL", &c.RedisURL)
-	str("REMIT_LOG_LEVEL", &c.LogLevel)
-	str("REMIT_WEBHOOK_RETRY_SCHEDULE", &c.WebhookRetry)
-	str("REMIT_WEBHOOK_ALLOW_PRIVATE", &c.WebhookAllowPriv)
-	str("REMIT_TAX_RATES_FILE", &c.TaxRatesFile)
 	if v := os.Getenv("REMIT_DISABLED_OPERATIONS"); v != "" {
 		for _, id := range strings.Split(v, ",") {
 			if id = strings.TrimSpace(id); id != "" {
@@ -88,60 +85,11 @@ func FromEnv() (Config, error) {
 			}
 		}
 	}
-	str("REMIT_SECRET_KEY", &c.SecretKey)
-	if v := os.Getenv("REMIT_WEBHOOK_LEASE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second {
-			return c, fmt.Errorf("REMIT_WEBHOOK_LEASE must be a duration of at least 1s such as 1m, not %q", v)
-		}
-		c.WebhookLease = d
+	if err := durationsFromEnv(&c); err != nil {
+		return c, err
 	}
-	for _, d := range []struct {
-		name string
-		dst  *time.Duration
-	}{{"REMIT_IDEMPOTENCY_LEASE", &c.IdempotencyLease}, {"REMIT_READ_HEADER_TIMEOUT", &c.ReadHeaderTimeout}, {"REMIT_READ_TIMEOUT", &c.ReadTimeout}} {
-		if v := os.Getenv(d.name); v != "" {
-			t, err := time.ParseDuration(v)
-			if err != nil || t < 100*time.Millisecond {
-				return c, fmt.Errorf("%s must be a duration of at least 100ms such as 1m, not %q", d.name, v)
-			}
-			*d.dst = t
-		}
-	}
-	if v := os.Getenv("REMIT_DATABASE_MAX_CONNS"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 || n > 1000 {
-			return c, fmt.Errorf("REMIT_DATABASE_MAX_CONNS must be an integer from 2 to 1000, not %q", v)
-		}
-		c.DatabaseMaxConns = n
-	}
-	if v := os.Getenv("REMIT_WEBHOOK_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1024 {
-			return c, fmt.Errorf("REMIT_WEBHOOK_CONCURRENCY must be an integer from 1 to 1024, not %q", v)
-		}
-		c.WebhookWorkers = n
-	}
-	if v := os.Getenv("REMIT_RATE_LIMIT"); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f <= 0 {
-			return c, fmt.Errorf("REMIT_RATE_LIMIT must be a positive number, not %q", v)
-		}
-		c.RateLimit = f
-	}
-	if v := os.Getenv("REMIT_RATE_BURST"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return c, fmt.Errorf("REMIT_RATE_BURST must be a positive integer, not %q", v)
-		}
-		c.RateBurst = n
-	}
-	if v := os.Getenv("REMIT_SCHEDULER_INTERVAL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return c, fmt.Errorf("REMIT_SCHEDULER_INTERVAL must be a positive duration such as 1s, not %q", v)
-		}
-		c.SchedulerInterval = d
+	if err := numbersFromEnv(&c); err != nil {
+		return c, err
 	}
 	if v := os.Getenv("REMIT_PPROF"); v != "" {
 		c.EnablePprof = v == "true" || v == "1"
@@ -150,6 +98,64 @@ func FromEnv() (Config, error) {
 		c.LoadCeiling = v == "true" || v == "1"
 	}
 	return c, nil
+}
+
+// durationsFromEnv reads the REMIT_* durations, each with its lower bound.
+func durationsFromEnv(c *Config) error {
+	for _, d := range []struct {
+		name, example string
+		min           time.Duration
+		dst           *time.Duration
+	}{
+		{"REMIT_WEBHOOK_LEASE", "1m", time.Second, &c.WebhookLease},
+		{"REMIT_IDEMPOTENCY_LEASE", "1m", 100 * time.Millisecond, &c.IdempotencyLease},
+		{"REMIT_READ_HEADER_TIMEOUT", "1m", 100 * time.Millisecond, &c.ReadHeaderTimeout},
+		{"REMIT_READ_TIMEOUT", "1m", 100 * time.Millisecond, &c.ReadTimeout},
+		{"REMIT_SCHEDULER_INTERVAL", "1s", time.Nanosecond, &c.SchedulerInterval},
+	} {
+		v := os.Getenv(d.name)
+		if v == "" {
+			continue
+		}
+		t, err := time.ParseDuration(v)
+		switch {
+		case (err != nil || t < d.min) && d.min == time.Nanosecond:
+			return fmt.Errorf("%s must be a positive duration such as %s, not %q", d.name, d.example, v)
+		case err != nil || t < d.min:
+			return fmt.Errorf("%s must be a duration of at least %s such as %s, not %q", d.name, d.min, d.example, v)
+		}
+		*d.dst = t
+	}
+	return nil
+}
+
+// numbersFromEnv reads the REMIT_* numbers, each within its bounds.
+func numbersFromEnv(c *Config) error {
+	for _, n := range []struct {
+		name, bounds string
+		min, max     int
+		dst          *int
+	}{
+		{"REMIT_DATABASE_MAX_CONNS", "an integer from 2 to 1000", 2, 1000, &c.DatabaseMaxConns},
+		{"REMIT_WEBHOOK_CONCURRENCY", "an integer from 1 to 1024", 1, 1024, &c.WebhookWorkers},
+		{"REMIT_RATE_BURST", "a positive integer", 1, math.MaxInt, &c.RateBurst},
+	} {
+		if v := os.Getenv(n.name); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < n.min || i > n.max {
+				return fmt.Errorf("%s must be %s, not %q", n.name, n.bounds, v)
+			}
+			*n.dst = i
+		}
+	}
+	if v := os.Getenv("REMIT_RATE_LIMIT"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 {
+			return fmt.Errorf("REMIT_RATE_LIMIT must be a positive number, not %q", v)
+		}
+		c.RateLimit = f
+	}
+	return nil
 }
 
 // Logger returns the JSON logger for the configured level.

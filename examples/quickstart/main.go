@@ -32,16 +32,9 @@ func main() {
 	merchant := flag.String("merchant", os.Getenv("REMIT_MERCHANT_ACCOUNT_ID"), "sandbox merchant account (REMIT_MERCHANT_ACCOUNT_ID), instead of -bootstrap")
 	flag.Parse()
 	if *bootstrap != "" {
-		var b struct {
-			APIKey           string            `json:"apiKey"`
-			MerchantAccounts map[string]string `json:"merchantAccounts"`
-		}
-		raw, err := os.ReadFile(*bootstrap)
-		if err == nil {
-			err = json.Unmarshal(raw, &b)
-		}
-		if err != nil || b.APIKey == "" {
-			fail(fmt.Errorf("-bootstrap %s: want the JSON printed by `remit bootstrap --json` (%v)", *bootstrap, err))
+		b, err := client.ReadBootstrap(*bootstrap)
+		if err != nil {
+			fail(fmt.Errorf("-bootstrap %w", err))
 		}
 		*key, *merchant = b.APIKey, b.MerchantAccounts["sandbox"]
 	}
@@ -63,16 +56,36 @@ func run(ctx context.Context, remitURL, key, merchant string) error {
 		return err
 	}
 	run := time.Now().UTC().Format("20060102150405.000")
+	priceID, cusID, baID, err := setUp(ctx, c, run)
+	if err != nil {
+		return err
+	}
+	inv, err := invoiceFromQuote(ctx, c, priceID, cusID, baID)
+	if err != nil {
+		return err
+	}
+	if err := receiptAndCreditNote(ctx, c, inv); err != nil {
+		return err
+	}
+	if err := events(ctx, c); err != nil {
+		return err
+	}
+	step("Done: invoice " + *inv.InvoiceId + " paid and partly refunded.")
+	return nil
+}
 
+// setUp creates a price, a customer, a billing account that charges automatically and its card
+// (steps 1 to 4).
+func setUp(ctx context.Context, c *client.ClientWithResponses, run string) (priceID, cusID, baID string, err error) {
 	step("1. A price: a one-time onboarding package, USD 250.00")
 	price, err := c.CreatePriceWithResponse(ctx, nil, client.PriceCreateRequest{
 		PriceId: "price_onboarding_" + run, ProductId: "prod_onboarding", Name: "Onboarding package",
 		PriceType: client.FixedOneTime, Currency: "USD", UnitAmount: client.Ptr[int64](25000),
 	})
 	if err != nil {
-		return err
+		return "", "", "", err
 	}
-	priceID := *price.JSON200.Data.PriceId
+	priceID = *price.JSON200.Data.PriceId
 	say("price %s: %d USD minor units", priceID, *price.JSON200.Data.UnitAmount)
 
 	step("2. A customer in New York")
@@ -81,25 +94,25 @@ func run(ctx context.Context, remitURL, key, merchant string) error {
 		Address: &client.CustomerAddress{Line1: "500 5th Ave", City: "New York", Region: client.Ptr("NY"), PostalCode: "10110", Country: "US"},
 	})
 	if err != nil {
-		return err
+		return "", "", "", err
 	}
-	cusID := *cus.JSON201.Data.CustomerId
+	cusID = *cus.JSON201.Data.CustomerId
 	say("customer %s", cusID)
 
 	step("3. A billing account that charges automatically")
 	method := client.ChargeAutomatically
 	ba, err := c.CreateBillingAccountWithResponse(ctx, nil, client.BillingAccountCreateRequest{CustomerId: cusID, Currency: "USD", CollectionMethod: &method})
 	if err != nil {
-		return err
+		return "", "", "", err
 	}
-	baID := *ba.JSON201.Data.BillingAccountId
+	baID = *ba.JSON201.Data.BillingAccountId
 	say("billing account %s", baID)
 
 	step("4. A payment method: a setup session completed with the test card pm_card_visa")
 	card := client.Card
 	ss, err := c.CreatePaymentMethodSetupSessionWithResponse(ctx, cusID, nil, client.PaymentMethodSetupRequest{BillingAccountId: &baID, MethodType: &card, SetAsDefault: client.Ptr(true)})
 	if err != nil {
-		return err
+		return "", "", "", err
 	}
 	// The hosted page calls PUT {url}&paymentMethod=...: its token authorizes it, not the API key.
 	var done struct {
@@ -109,21 +122,26 @@ func run(ctx context.Context, remitURL, key, merchant string) error {
 		} `json:"data"`
 	}
 	if err := put(ctx, *ss.JSON201.Data.Url+"&paymentMethod=pm_card_visa", &done); err != nil {
-		return err
+		return "", "", "", err
 	}
 	say("session %s %s: %s ending %s, the billing account's default", *ss.JSON201.Data.SessionId, done.Data.Status, done.Data.PaymentMethod.Brand, done.Data.PaymentMethod.Last4)
 
+	return priceID, cusID, baID, nil
+}
+
+// invoiceFromQuote quotes two packages, accepts the quote and finalizes its invoice (steps 5, 6).
+func invoiceFromQuote(ctx context.Context, c *client.ClientWithResponses, priceID, cusID, baID string) (*client.Invoice, error) {
 	step("5. A quote for two packages, accepted: a draft invoice")
 	q, err := c.CreateQuoteWithResponse(ctx, nil, client.QuoteCreateRequest{
 		OrderType: client.OneOff, CustomerId: cusID, BillingAccountId: baID, Currency: "USD",
 		Lines: []client.QuoteLineInput{{PriceId: priceID, Quantity: client.Ptr[int64](2)}},
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	acc, err := c.AcceptQuoteWithResponse(ctx, *q.JSON201.Data.QuoteId, nil, client.EmptyRequest{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	invID := *acc.JSON200.Data.InvoiceId
 	say("quote %s accepted: invoice %s", *q.JSON201.Data.QuoteId, invID)
@@ -131,20 +149,26 @@ func run(ctx context.Context, remitURL, key, merchant string) error {
 	step("6. Refresh, then finalize: the card is charged at once")
 	ref, err := c.RefreshInvoiceWithResponse(ctx, invID, nil, client.EmptyRequest{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r := ref.JSON200.Data
 	say("draft: subtotal %d + tax %d = %d", *r.Subtotal, *r.TaxTotal, *r.Total)
 	fin, err := c.FinalizeInvoiceWithResponse(ctx, invID, nil, client.InvoiceFinalizeRequest{FinalizedByRef: client.Ptr("quickstart-go")})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	inv := fin.JSON200.Data
 	say("invoice %s %s: total %d, paid %d", *inv.Number, *inv.Status, *inv.Total, *inv.AmountPaid)
 	if *inv.Status != "paid" {
-		return fmt.Errorf("invoice %s is %s after finalize, want paid", invID, *inv.Status)
+		return nil, fmt.Errorf("invoice %s is %s after finalize, want paid", invID, *inv.Status)
 	}
 
+	return &inv, nil
+}
+
+// receiptAndCreditNote reads the invoice's receipt and refunds one package (steps 7, 8).
+func receiptAndCreditNote(ctx context.Context, c *client.ClientWithResponses, inv *client.Invoice) error {
+	invID := *inv.InvoiceId
 	step("7. The receipt")
 	rc, err := c.ListPaymentReceiptsWithResponse(ctx, &client.ListPaymentReceiptsParams{InvoiceId: &invID})
 	if err != nil {
@@ -168,6 +192,11 @@ func run(ctx context.Context, remitURL, key, merchant string) error {
 	}
 	say("credit note %s: refunded %d", *cn.JSON200.Data.Number, *cn.JSON200.Data.RefundAmount)
 
+	return nil
+}
+
+// events lists the events that followed (step 9).
+func events(ctx context.Context, c *client.ClientWithResponses) error {
 	step("9. The events that followed")
 	evs, err := c.ListEventsWithResponse(ctx, &client.ListEventsParams{Limit: client.Ptr[client.Limit](100)})
 	if err != nil {
@@ -185,7 +214,6 @@ func run(ctx context.Context, remitURL, key, merchant string) error {
 			return fmt.Errorf("no %s event", want)
 		}
 	}
-	step("Done: invoice " + invID + " paid and partly refunded.")
 	return nil
 }
 

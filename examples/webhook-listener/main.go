@@ -48,16 +48,9 @@ func main() {
 	log.SetFlags(log.Ltime)
 
 	if *bootstrap != "" {
-		var b struct {
-			APIKey           string            `json:"apiKey"`
-			MerchantAccounts map[string]string `json:"merchantAccounts"`
-		}
-		raw, err := os.ReadFile(*bootstrap)
-		if err == nil {
-			err = json.Unmarshal(raw, &b)
-		}
-		if err != nil || b.APIKey == "" {
-			log.Fatalf("-bootstrap %s: want the JSON printed by `remit bootstrap --json` (%v)", *bootstrap, err)
+		b, err := client.ReadBootstrap(*bootstrap)
+		if err != nil {
+			log.Fatalf("-bootstrap %v", err)
 		}
 		*key, *merchant = b.APIKey, b.MerchantAccounts["sandbox"]
 	}
@@ -78,18 +71,40 @@ func main() {
 		log.Fatalf("signing secret: %v", err)
 	}
 
-	var mu sync.Mutex
-	var sink io.Writer = io.Discard
-	if *out != "" {
-		f, err := os.OpenFile(*out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer f.Close()
-		sink = f
-	}
+	sink, closeSink := openSink(*out)
+	defer closeSink()
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /webhooks", func(w http.ResponseWriter, r *http.Request) {
+	mux.Handle("POST /webhooks", receiver(wh, sink))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Shutdown(context.Background())
+	}()
+	log.Printf("listening on %s", url)
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Fatal(err)
+	}
+}
+
+// openSink opens the file every verified event is appended to (none: a discarding sink).
+func openSink(path string) (io.Writer, func()) {
+	if path == "" {
+		return io.Discard, func() {}
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return f, func() { _ = f.Close() }
+}
+
+// receiver verifies each delivery with the Standard Webhooks library, logs it and appends it to
+// sink; a delivery that does not verify is refused (400), so Remit retries it.
+func receiver(wh *standardwebhooks.Webhook, sink io.Writer) http.HandlerFunc {
+	var mu sync.Mutex
+	return func(w http.ResponseWriter, r *http.Request) {
 		payload, err := io.ReadAll(io.LimitReader(r.Body, 5<<20))
 		if err != nil {
 			http.Error(w, "cannot read the body", http.StatusBadRequest)
@@ -113,17 +128,6 @@ func main() {
 		_, _ = sink.Write(append(payload, '\n'))
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Shutdown(context.Background())
-	}()
-	log.Printf("listening on %s", url)
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Fatal(err)
 	}
 }
 
