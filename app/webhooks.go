@@ -35,7 +35,7 @@ func (wh *Webhooks) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope
 			}
 		}
 	}
-	metadataProblems(in.Metadata, &p)
+	remit.MetadataProblems(&p, "metadata", in.Metadata)
 	if err := p.Err(); err != nil {
 		return remit.WebhookEndpoint{}, err
 	}
@@ -67,20 +67,6 @@ func (wh *Webhooks) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope
 	}
 	ep.Secret = secret
 	return ep, nil
-}
-
-// metadataProblems checks what the contract cannot: key length.
-func metadataProblems(md map[string]string, p *remit.Problems) {
-	keys := make([]string, 0, len(md))
-	for k := range md {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if len(k) > 40 || k == "" {
-			p.Body("metadata."+k, "invalid_key", "Metadata keys are 1 to 40 characters.")
-		}
-	}
 }
 
 // GetWebhookEndpoint returns an endpoint (without its secret).
