@@ -30,3 +30,11 @@ var callerIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,255}$`)
 
 // ValidCallerID reports whether s may be used as a caller-supplied ID (priceId, customerId, ...).
 func ValidCallerID(s string) bool { return callerIDPattern.MatchString(s) }
+
+// IDOr returns id, the one a caller chose, or a new ID with prefix when it chose none.
+func IDOr(id, prefix string) string {
+	if id != "" {
+		return id
+	}
+	return NewID(prefix)
+}

@@ -181,3 +181,13 @@ func (co *core) Ready(ctx context.Context) (string, error) {
 // Unavailable reports whether err says the store could not be reached or dropped the connection
 // (store.IsUnavailable): transient, nothing applied.
 func (co *core) Unavailable(err error) bool { return store.IsUnavailable(err) }
+
+// insertAndEmit stores a new resource and emits the event that announces it, in one transaction.
+func (co *core) insertAndEmit(ctx context.Context, insert func(ctx context.Context, tx *store.Tx) error, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {
+	return co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := insert(ctx, tx); err != nil {
+			return err
+		}
+		return co.Emit(ctx, tx, scope, now, typ, objectID, obj)
+	})
+}

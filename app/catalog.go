@@ -65,18 +65,11 @@ func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c 
 	if err := probs.Err(); err != nil {
 		return remit.Coupon{}, err
 	}
-	if c.CouponID == "" {
-		c.CouponID = remit.NewID("cpn")
-	}
+	c.CouponID = remit.IDOr(c.CouponID, "cpn")
 	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "coupon", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.CreateCoupon(ctx, c); err != nil {
-			return err
-		}
-		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
-	})
+	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return tx.CreateCoupon(ctx, c) }, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
 	return c, err
 }
 

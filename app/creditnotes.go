@@ -24,13 +24,9 @@ func (cns *CreditNotes) CreateCreditNote(ctx context.Context, m remit.MerchantAc
 	if err := p.Err(); err != nil {
 		return remit.CreditNote{}, err
 	}
-	var cn remit.CreditNote
-	err := cns.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		cn, err = cns.issueCreditNote(ctx, tx, m, in, micro(cns.Now(m)))
-		return err
+	return inTx(ctx, cns.DB, func(ctx context.Context, tx *store.Tx) (remit.CreditNote, error) {
+		return cns.issueCreditNote(ctx, tx, m, in, micro(cns.Now(m)))
 	})
-	return cn, err
 }
 
 // issueCreditNote loads the invoice, decides the credit note (remit.PlanCreditNote), numbers it,

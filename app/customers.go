@@ -27,18 +27,11 @@ func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, 
 	if err := probs.Err(); err != nil {
 		return remit.Customer{}, err
 	}
-	if c.CustomerID == "" {
-		c.CustomerID = remit.NewID("cus")
-	}
+	c.CustomerID = remit.IDOr(c.CustomerID, "cus")
 	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "customer", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.CreateCustomer(ctx, c); err != nil {
-			return err
-		}
-		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
-	})
+	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return tx.CreateCustomer(ctx, c) }, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
 	return c, err
 }
 
@@ -66,9 +59,7 @@ func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAcc
 	if err := probs.Err(); err != nil {
 		return remit.BillingAccount{}, err
 	}
-	if b.BillingAccountID == "" {
-		b.BillingAccountID = remit.NewID("ba")
-	}
+	b.BillingAccountID = remit.IDOr(b.BillingAccountID, "ba")
 	if b.CollectionMethod == "" {
 		b.CollectionMethod = remit.ChargeAutomatically
 	}

@@ -177,11 +177,7 @@ func (co *core) RememberIdempotent(ctx context.Context, scope remit.Scope, key s
 
 // PurgeIdempotency forgets keys older than the retention period.
 func (co *core) PurgeIdempotency(ctx context.Context) (int64, error) {
-	var n int64
-	err := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		n, err = tx.PurgeIdempotency(ctx, co.Clock.Now().Add(-co.Config.IdempotencyRetention))
-		return err
+	return inTx(ctx, co.DB, func(ctx context.Context, tx *store.Tx) (int64, error) {
+		return tx.PurgeIdempotency(ctx, co.Clock.Now().Add(-co.Config.IdempotencyRetention))
 	})
-	return n, err
 }

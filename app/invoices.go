@@ -290,33 +290,29 @@ func checkDraft(inv remit.Invoice, action string) error {
 //
 // Errors: not_found, conflict (not a draft; details.currentState).
 func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
-	var inv remit.Invoice
-	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
-		if err != nil {
-			return err
-		}
-		if err := checkDraft(inv, "refreshed"); err != nil {
+	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
+		return tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
+		if err := checkDraft(*inv, "refreshed"); err != nil {
 			return err
 		}
 		now := micro(iv.Now(m))
 		var p remit.Problems
-		coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv, &p)
+		coupons, err := iv.loadCoupons(ctx, tx.Q, m, *inv, &p)
 		if err != nil {
 			return err
 		}
-		if err := iv.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
+		if err := iv.priceDraft(ctx, tx, m, inv, coupons, now); err != nil {
 			return err
 		}
 		inv.UpdatedAt = now
-		if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
+		if err := tx.UpdateInvoice(ctx, *inv, true); err != nil {
 			return err
 		}
-		if err := iv.quoteTax(ctx, tx, m, &inv, now); err != nil {
+		if err := iv.quoteTax(ctx, tx, m, inv, now); err != nil {
 			return err
 		}
-		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, inv)
+		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, *inv)
 	})
 	inv.Environment = m.Environment
 	return inv, err
@@ -451,13 +447,9 @@ func (iv *Invoicing) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.
 //
 // Errors: not_found, conflict (not open; details.currentState).
 func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
-	var inv remit.Invoice
-	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
-		if err != nil {
-			return err
-		}
+	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
+		return tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
 		if inv.Status != remit.InvoiceOpen {
 			return remit.StateConflict("invoice", inv.InvoiceID, inv.Status, "voided")
 		}
@@ -467,7 +459,7 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 		}
 		now := micro(iv.Now(m))
 		inv.Status, inv.VoidedAt, inv.PaymentURL, inv.AmountRemaining, inv.UpdatedAt = remit.InvoiceVoid, &now, nil, 0, now
-		if err := tx.UpdateInvoice(ctx, inv, false); err != nil {
+		if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 			return err
 		}
 		if inv.TaxTotal > 0 && inv.TaxTransactionID != nil {
@@ -490,7 +482,7 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 				return err
 			}
 		}
-		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.voided", inv.InvoiceID, inv)
+		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.voided", inv.InvoiceID, *inv)
 	})
 	inv.Environment = m.Environment
 	return inv, err

@@ -99,9 +99,7 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 	if err := probs.Err(); err != nil {
 		return remit.BalanceEntry{}, err
 	}
-	if in.EntryID == "" {
-		in.EntryID = remit.NewID("ble")
-	}
+	in.EntryID = remit.IDOr(in.EntryID, "ble")
 	remaining := in.Amount
 	e := remit.BalanceEntry{
 		Object: "balance_entry", EntryID: in.EntryID, CustomerID: customerID, Type: remit.EntryGrant, Currency: in.Currency,
@@ -225,9 +223,7 @@ func (lg *Ledger) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Sco
 		}
 		return remit.BalanceEntry{}, err
 	}
-	if d.EntryID == "" {
-		d.EntryID = remit.NewID("ble")
-	}
+	d.EntryID = remit.IDOr(d.EntryID, "ble")
 	source := lot.EntryID
 	e := remit.BalanceEntry{
 		Object: "balance_entry", EntryID: d.EntryID, CustomerID: lot.CustomerID, Type: d.Kind, Currency: lot.Currency,
@@ -339,9 +335,7 @@ func (lg *Ledger) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.S
 	if err := tx.RequireCustomer(ctx, scope.MerchantAccountID, customerID, "customerId"); err != nil {
 		return remit.BalanceEntry{}, err
 	}
-	if c.EntryID == "" {
-		c.EntryID = remit.NewID("ble")
-	}
+	c.EntryID = remit.IDOr(c.EntryID, "ble")
 	remaining := c.Amount
 	e := remit.BalanceEntry{
 		Object: "balance_entry", EntryID: c.EntryID, CustomerID: customerID, Type: c.Kind, Currency: c.Currency,

@@ -94,13 +94,9 @@ func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID
 //
 // Errors: not_found, conflict (not a draft; details.currentState).
 func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
-	var qt remit.Quote
-	err := qs.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		qt, err = tx.GetQuote(ctx, m.ID, quoteID, true)
-		if err != nil {
-			return err
-		}
+	qt, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
+		return tx.GetQuote(ctx, m.ID, quoteID, true)
+	}, func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
 		if qt.Status != remit.QuoteDraft {
 			return remit.Errorf(remit.EConflict, "Quote '%s' is %s: a quote is accepted once. Create a new quote for other terms.", qt.QuoteID, qt.Status).
 				With("currentState", qt.Status).With("reason", "invalid_state")
@@ -117,13 +113,13 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 			}
 			qt.InvoiceID = &inv.InvoiceID
 		case remit.OrderSubscriptionCreation:
-			sub, err := qs.startSubscription(ctx, tx, m, qt, now)
+			sub, err := qs.startSubscription(ctx, tx, m, *qt, now)
 			if err != nil {
 				return err
 			}
 			qt.SubscriptionID, qt.InvoiceID = &sub.SubscriptionID, sub.LatestInvoiceID
 		case remit.OrderSubscriptionAmendment:
-			if err := qs.amendSubscription(ctx, tx, m, qt, now); err != nil {
+			if err := qs.amendSubscription(ctx, tx, m, *qt, now); err != nil {
 				return err
 			}
 		default:
@@ -132,11 +128,11 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 		v.Status = remit.QuoteAccepted
 		qt.AcceptedAt, qt.UpdatedAt = &now, now
 		qt.SyncCurrent()
-		if err := tx.UpdateQuote(ctx, qt); err != nil {
+		if err := tx.UpdateQuote(ctx, *qt); err != nil {
 			return err
 		}
 		qt.Environment = m.Environment
-		return qs.Emit(ctx, tx, scopeOf(m), now, "quote.accepted", qt.QuoteID, qt)
+		return qs.Emit(ctx, tx, scopeOf(m), now, "quote.accepted", qt.QuoteID, *qt)
 	})
 	qt.Environment = m.Environment
 	return qt, err

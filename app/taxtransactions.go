@@ -60,23 +60,19 @@ func (iv *Invoicing) GetTaxTransaction(ctx context.Context, m remit.MerchantAcco
 //
 // Errors: not_found, conflict (not quoted; details.currentState).
 func (iv *Invoicing) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
-	var t remit.TaxTransaction
-	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		t, err = tx.GetTaxTransaction(ctx, m.ID, id, true)
-		if err != nil {
-			return err
-		}
+	t, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.TaxTransaction, error) {
+		return tx.GetTaxTransaction(ctx, m.ID, id, true)
+	}, func(ctx context.Context, tx *store.Tx, t *remit.TaxTransaction) error {
 		if t.Status != remit.TaxQuoted {
 			return remit.StateConflict("tax transaction", id, t.Status, "committed")
 		}
 		now := micro(iv.Now(m))
 		t.Status, t.CommittedAt, t.UpdatedAt = remit.TaxCommitted, &now, now
-		if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
+		if err := tx.UpsertTaxTransaction(ctx, *t); err != nil {
 			return err
 		}
 		t.Environment = m.Environment
-		return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t)
+		return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, *t)
 	})
 	t.Environment = m.Environment
 	return t, err

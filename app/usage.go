@@ -153,9 +153,7 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 	if err := probs.Err(); err != nil {
 		return remit.UsageThreshold{}, err
 	}
-	if t.ThresholdID == "" {
-		t.ThresholdID = remit.NewID("thr")
-	}
+	t.ThresholdID = remit.IDOr(t.ThresholdID, "thr")
 	now := micro(us.Now(m))
 	t.Object, t.Status, t.CrossedAt, t.ArchivedAt = "usage_threshold", remit.ThresholdActive, nil, nil
 	t.Environment, t.MerchantAccountID, t.CreatedAt = m.Environment, m.ID, now

@@ -103,3 +103,27 @@ func (co *core) idempotentWork(ctx context.Context, tx *store.Tx, w remit.WriteR
 	}
 	return co.FinishIdempotent(ctx, tx, w.Scope, w.Key, c, out.answer.Status, out.answer.Body)
 }
+
+// inTx runs fn in one store transaction and returns what it returns.
+func inTx[T any](ctx context.Context, db *store.DB, fn func(ctx context.Context, tx *store.Tx) (T, error)) (T, error) {
+	var out T
+	err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		out, err = fn(ctx, tx)
+		return err
+	})
+	return out, err
+}
+
+// change runs one state change in one transaction: load reads the resource with its row lock
+// held, apply checks its state and changes it (persisting and emitting). It returns the resource
+// as apply left it.
+func change[T any](ctx context.Context, db *store.DB, load func(ctx context.Context, tx *store.Tx) (T, error), apply func(ctx context.Context, tx *store.Tx, v *T) error) (T, error) {
+	return inTx(ctx, db, func(ctx context.Context, tx *store.Tx) (T, error) {
+		v, err := load(ctx, tx)
+		if err != nil {
+			return v, err
+		}
+		return v, apply(ctx, tx, &v)
+	})
+}
