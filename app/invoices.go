@@ -22,13 +22,9 @@ import (
 // Errors: validation_failure (every problem), not_found (customer, billing account, price, coupon;
 // details.field names where), conflict (invoiceId taken).
 func (iv *Invoicing) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceDraftInput) (remit.Invoice, error) {
-	var inv remit.Invoice
-	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		inv, err = iv.CreateDraftInvoice(ctx, tx, m, in, micro(iv.Now(m)))
-		return err
+	return inTx(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
+		return iv.CreateDraftInvoice(ctx, tx, m, in, micro(iv.Now(m)))
 	})
-	return inv, err
 }
 
 // CreateDraftInvoice is CreateInvoice inside the caller's transaction, at merchant time now (quotes
@@ -326,11 +322,8 @@ func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount
 //
 // Errors: not_found, conflict (not a draft; details.currentState).
 func (iv *Invoicing) FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error) {
-	var inv remit.Invoice
-	err := iv.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		inv, err = iv.finalizeInTx(ctx, tx, m, invoiceID, finalizedByRef, micro(iv.Now(m)))
-		return err
+	inv, err := inTx(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
+		return iv.finalizeInTx(ctx, tx, m, invoiceID, finalizedByRef, micro(iv.Now(m)))
 	})
 	inv.Environment = m.Environment
 	return inv, err

@@ -22,11 +22,8 @@ import (
 // not_found (customer, billing account, subscription, price, coupon; details.field names where),
 // conflict (quoteId taken).
 func (qs *Quotes) CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error) {
-	var qt remit.Quote
-	err := qs.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		var err error
-		qt, err = qs.createQuote(ctx, tx, m, in, micro(qs.Now(m)))
-		return err
+	qt, err := inTx(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
+		return qs.createQuote(ctx, tx, m, in, micro(qs.Now(m)))
 	})
 	qt.Environment = m.Environment
 	return qt, err
