@@ -25,6 +25,7 @@ import (
 	"syscall"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/wire"
 )
 
@@ -123,17 +124,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 					list = append(list, remit.Environment(e))
 				}
 			}
-			r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			id, key, err := r.App.Access.CreateAPIKey(ctx, *orgID, list)
-			if err != nil {
-				return cliError(err)
-			}
-			return printOut(stdout, *asJSON, map[string]any{"apiKeyId": id, "apiKey": key, "environments": list},
-				fmt.Sprintf("api key %s: %s (shown once)", id, key))
+			return withEngine(ctx, cfg, stderr, func(a *app.App) error {
+				id, key, err := a.Access.CreateAPIKey(ctx, *orgID, list)
+				if err != nil {
+					return cliError(err)
+				}
+				return printOut(stdout, *asJSON, map[string]any{"apiKeyId": id, "apiKey": key, "environments": list},
+					fmt.Sprintf("api key %s: %s (shown once)", id, key))
+			})
 		case "revoke":
 			if err := fs.Parse(rest); err != nil {
 				return err
@@ -141,16 +139,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if fs.NArg() != 1 {
 				return errors.New("usage: remit apikey revoke APIKEYID")
 			}
-			r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			if err := r.App.Access.RevokeAPIKey(ctx, fs.Arg(0)); err != nil {
-				return cliError(err)
-			}
-			fmt.Fprintln(stdout, "revoked", fs.Arg(0))
-			return nil
+			return withEngine(ctx, cfg, stderr, func(a *app.App) error {
+				if err := a.Access.RevokeAPIKey(ctx, fs.Arg(0)); err != nil {
+					return cliError(err)
+				}
+				fmt.Fprintln(stdout, "revoked", fs.Arg(0))
+				return nil
+			})
 		}
 		return fmt.Errorf("unknown apikey command %q", sub)
 	case "merchant":
@@ -163,17 +158,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() != 2 {
 			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
 		}
-		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		status, err := r.App.Merchants.DecideMerchant(ctx, fs.Arg(0), fs.Arg(1))
-		if err != nil {
-			return cliError(err)
-		}
-		fmt.Fprintf(stdout, "merchant account %s is now %s\n", fs.Arg(0), status)
-		return nil
+		return withEngine(ctx, cfg, stderr, func(a *app.App) error {
+			status, err := a.Merchants.DecideMerchant(ctx, fs.Arg(0), fs.Arg(1))
+			if err != nil {
+				return cliError(err)
+			}
+			fmt.Fprintf(stdout, "merchant account %s is now %s\n", fs.Arg(0), status)
+			return nil
+		})
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -219,4 +211,14 @@ func cliError(err error) error {
 		return errors.New(e.Message)
 	}
 	return err
+}
+
+// withEngine opens the store (migrating it) and runs fn with the engine, then closes it.
+func withEngine(ctx context.Context, cfg wire.Config, stderr io.Writer, fn func(a *app.App) error) error {
+	r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fn(r.App)
 }
