@@ -2,7 +2,6 @@ package remit
 
 import (
 	"crypto/rand"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -25,11 +24,6 @@ func NewID(prefix string) string {
 	idMu.Unlock()
 	return prefix + "_" + strings.ToLower(id.String())
 }
-
-var callerIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,255}$`)
-
-// ValidCallerID reports whether s may be used as a caller-supplied ID (priceId, customerId, ...).
-func ValidCallerID(s string) bool { return callerIDPattern.MatchString(s) }
 
 // IDOr returns id, the one a caller chose, or a new ID with prefix when it chose none.
 func IDOr(id, prefix string) string {

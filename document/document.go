@@ -189,23 +189,14 @@ func TaxLabel(jurisdiction string, ratePPM int64) string {
 // InvoiceTaxes sums an invoice's line taxes by jurisdiction and rate, in the order they first
 // appear. A jurisdiction whose tax is 0 on every line (an exempt customer) is left out.
 func InvoiceTaxes(inv remit.Invoice) []TaxSummary {
-	var out []TaxSummary
-	idx := map[string]int{}
+	var sums taxSums
 	for _, l := range inv.Lines {
 		for _, t := range l.Taxes {
-			key := fmt.Sprintf("%s|%d", t.Jurisdiction, t.RatePPM)
-			i, ok := idx[key]
-			if !ok {
-				i = len(out)
-				idx[key] = i
-				out = append(out, TaxSummary{Jurisdiction: t.Jurisdiction, RatePPM: t.RatePPM})
-			}
-			out[i].Taxable += t.TaxableAmount
-			out[i].Amount += t.TaxAmount
+			sums.add(t.Jurisdiction, t.RatePPM, t.TaxableAmount, t.TaxAmount)
 		}
 	}
-	kept := out[:0]
-	for _, t := range out {
+	kept := sums.out[:0]
+	for _, t := range sums.out {
 		if t.Amount != 0 {
 			kept = append(kept, t)
 		}
@@ -216,28 +207,36 @@ func InvoiceTaxes(inv remit.Invoice) []TaxSummary {
 // reversalTaxes sums a reversal tax transaction's lines by jurisdiction and rate, as positive
 // amounts (what the credit note gives back).
 func reversalTaxes(lines []remit.TaxTransactionLine) []TaxSummary {
-	var out []TaxSummary
-	idx := map[string]int{}
+	var sums taxSums
 	for _, t := range lines {
-		key := fmt.Sprintf("%s|%d", t.Jurisdiction, t.RatePPM)
-		i, ok := idx[key]
-		if !ok {
-			i = len(out)
-			idx[key] = i
-			out = append(out, TaxSummary{Jurisdiction: t.Jurisdiction, RatePPM: t.RatePPM})
-		}
-		out[i].Taxable -= t.TaxableAmount
-		out[i].Amount -= t.TaxAmount
+		sums.add(t.Jurisdiction, t.RatePPM, -t.TaxableAmount, -t.TaxAmount)
 	}
-	return out
+	return sums.out
 }
 
-// LineTaxes describes one line's tax by jurisdiction: "GST 5% $2.19 · PST 7% $3.06" (the
+// taxSums adds up taxes by jurisdiction and rate, in the order they first appear.
+type taxSums struct {
+	out []TaxSummary
+	idx map[string]int
+}
+
+func (s *taxSums) add(jurisdiction string, ratePPM, taxable, amount int64) {
+	key := fmt.Sprintf("%s|%d", jurisdiction, ratePPM)
+	i, ok := s.idx[key]
+	if !ok {
+		if s.idx == nil {
+			s.idx = map[string]int{}
+		}
+		i = len(s.out)
+		s.idx[key] = i
+		s.out = append(s.out, TaxSummary{Jurisdiction: jurisdiction, RatePPM: ratePPM})
+	}
+	s.out[i].Taxable += taxable
+	s.out[i].Amount += amount
+}
+
+// lineTaxes describes one line's tax by jurisdiction: "GST 5% $2.19 · PST 7% $3.06" (the
 // jurisdiction's code is added when its tax has no name of its own: "Tax 5% (XX) $1.00").
-func LineTaxes(l remit.InvoiceLine, code string) string {
-	return lineTaxes(l, func(n int64) string { return Money(n, code) })
-}
-
 func lineTaxes(l remit.InvoiceLine, money func(int64) string) string {
 	var parts []string
 	for _, t := range l.Taxes {
@@ -261,52 +260,30 @@ func ShortTaxLabel(jurisdiction string, ratePPM int64) string {
 // LineTotal is what an invoice line charges: amount − discount − prepaid balance + tax.
 func LineTotal(l remit.InvoiceLine) int64 { return remit.LineBilled(l) }
 
-// StatusLabel is an invoice state as customers read it.
-func StatusLabel(status string) string {
-	switch status {
-	case remit.InvoiceDraft:
-		return "Draft"
-	case remit.InvoiceOpen:
-		return "Open"
-	case remit.InvoicePaid:
-		return "Paid"
-	case remit.InvoiceVoid:
-		return "Void"
+// The words customers read for invoice states, credit note reasons and credit note buckets.
+var (
+	statusLabels = map[string]string{remit.InvoiceDraft: "Draft", remit.InvoiceOpen: "Open", remit.InvoicePaid: "Paid", remit.InvoiceVoid: "Void"}
+	reasonLabels = map[string]string{"duplicated_charge": "Duplicate charge", "product_unsatisfactory": "Product unsatisfactory",
+		"order_change": "Order change", "order_cancellation": "Order cancellation", "fraudulent_charge": "Fraudulent charge", "other": "Other", "": "Other"}
+	bucketLabels = map[string]string{remit.BucketCredit: "Credited to balance", remit.BucketRefund: "Refunded", remit.BucketOffset: "Offset against invoice"}
+)
+
+// label is the customer's word for value, or value itself when it has none.
+func label(labels map[string]string, value string) string {
+	if l, ok := labels[value]; ok {
+		return l
 	}
-	return status
+	return value
 }
+
+// StatusLabel is an invoice state as customers read it.
+func StatusLabel(status string) string { return label(statusLabels, status) }
 
 // ReasonLabel is a credit note's reason as customers read it.
-func ReasonLabel(reason string) string {
-	switch reason {
-	case "duplicated_charge":
-		return "Duplicate charge"
-	case "product_unsatisfactory":
-		return "Product unsatisfactory"
-	case "order_change":
-		return "Order change"
-	case "order_cancellation":
-		return "Order cancellation"
-	case "fraudulent_charge":
-		return "Fraudulent charge"
-	case "other", "":
-		return "Other"
-	}
-	return reason
-}
+func ReasonLabel(reason string) string { return label(reasonLabels, reason) }
 
 // BucketLabel says what a credit note line does with its amount.
-func BucketLabel(bucket string) string {
-	switch bucket {
-	case remit.BucketCredit:
-		return "Credited to balance"
-	case remit.BucketRefund:
-		return "Refunded"
-	case remit.BucketOffset:
-		return "Offset against invoice"
-	}
-	return bucket
-}
+func BucketLabel(bucket string) string { return label(bucketLabels, bucket) }
 
 // InvoiceNumber is an invoice's number, or "Draft" before finalization.
 func InvoiceNumber(inv remit.Invoice) string {

@@ -306,8 +306,6 @@ func wrapErr(err error, op string) error {
 	if err == nil {
 		return nil
 	}
-	var de interface{ Unwrap() error }
-	_ = de
 	if isDomain(err) {
 		return err
 	}
