@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Price types (product.md "Catalog").
+// Price types (docs/catalog-and-balance.md).
 const (
 	PriceFixedRecurring  = "fixed_recurring"
 	PriceFixedOneTime    = "fixed_one_time"

@@ -2,7 +2,7 @@ package remit
 
 import "time"
 
-// Credit note reasons and buckets (seed "Credit note"; product.md "Credit notes").
+// Credit note reasons and buckets (docs/credit-notes.md).
 const (
 	BucketCredit = "credit" // adds a credit_note entry to the customer's prepaid balance
 	BucketRefund = "refund" // returns money through the processor

@@ -2,7 +2,7 @@ package remit
 
 import "time"
 
-// Invoice states (product.md "Invoices"): draft → open → paid, open → void. A draft's lines and
+// Invoice states (docs/invoices-and-tax.md): draft → open → paid, open → void. A draft's lines and
 // figures are recomputed by refresh; from finalization on they never change again, except through
 // payments and credit notes.
 const (
@@ -91,7 +91,7 @@ type LineTax struct {
 	Reversed      int64   `json:"reversedAmount"` // reversed by credit notes so far
 }
 
-// Tax transaction states and types (product.md "Tax").
+// Tax transaction states and types (docs/invoices-and-tax.md).
 const (
 	TaxQuoted    = "quoted"
 	TaxCommitted = "committed"

@@ -4,7 +4,7 @@ import (
 	"sort"
 )
 
-// Invoice arithmetic (product.md "Invoices"): the pure rules that turn priced lines into figures.
+// Invoice arithmetic (docs/invoices-and-tax.md): the pure rules that turn priced lines into figures.
 // Order: discounts, then prepaid balance (eligible lines after discounts, before tax), then tax on
 // what is left of each line. Every figure is int64 minor units; line figures always add up to the
 // invoice's totals.

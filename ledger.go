@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The prepaid balance ledger (product.md "Prepaid balance ledger") is append-only: one entry per
+// The prepaid balance ledger (docs/catalog-and-balance.md) is append-only: one entry per
 // change, per customer and currency. Every positive entry (grant, credit_note, top_up) is a lot
 // with a Remaining amount; negative entries (expiry, application) each take from one lot, named
 // by SourceEntryID, and lower its Remaining by as much. So at every moment

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Merchant account states (product.md "Merchant accounts").
+// Merchant account states (docs/merchant-accounts.md).
 const (
 	MerchantDraft           = "draft"
 	MerchantInReview        = "in_review"

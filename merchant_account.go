@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Value sets of the merchant-account record (product.md "Merchant accounts").
+// Value sets of the merchant-account record (docs/merchant-accounts.md).
 var (
 	LegalEntityTypes = []string{"individual_sole_proprietorship", "corporation", "limited_liability_company",
 		"partnership", "association_estate_trust", "tax_exempt_organization", "government_agency"}
@@ -23,7 +23,7 @@ var (
 // control person at onboarding.
 const SoleProprietorship = "individual_sole_proprietorship"
 
-// Payout terms of every merchant account (product.md "Payout profile").
+// Payout terms of every merchant account (docs/merchant-accounts.md).
 const (
 	PayoutSchedule  = "daily"
 	PayoutDelayDays = 2

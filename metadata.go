@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// Metadata limits (product.md "Errors"): at most 50 keys, keys of 1 to 40 characters, string values of
+// Metadata limits (docs/api-conventions.md "Metadata"): at most 50 keys, keys of 1 to 40 characters, string values of
 // at most 500 characters. The contract checks the number of keys and the values; the key length
 // cannot be expressed in it and is checked here.
 const (

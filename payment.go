@@ -2,9 +2,8 @@ package remit
 
 import "time"
 
-// Payments, receipts, settlements and payouts (product.md "Payments and receipts", "Settlements
-// and payouts"). An invoice has at most one payment intent (pi_); each collection attempt is one
-// payment (pay_) under it, succeeded or failed. Each succeeded payment has one receipt (rcpt_) and,
+// Payments, receipts, settlements and payouts (docs/payments.md). An invoice has at most one
+// payment intent (pi_); each collection attempt is one payment (pay_) under it, succeeded or failed. Each succeeded payment has one receipt (rcpt_) and,
 // when its money went through the processor, lands in the day's settlement (stl_), which closes at
 // the end of its UTC day and is paid out (po_) two days later.
 

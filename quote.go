@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Quotes and subscriptions (product.md "Quotes and subscriptions"; docs/quotes-and-subscriptions.md).
+// Quotes and subscriptions (docs/quotes-and-subscriptions.md).
 //
 // A quote is created with version 1 in draft and accepted once (draft → accepted). Accepting it
 // does what its order type says: one_off makes a draft invoice, subscription_creation makes an

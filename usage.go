@@ -2,7 +2,7 @@ package remit
 
 import "time"
 
-// Usage metering (product.md "Usage and thresholds").
+// Usage metering (docs/usage.md).
 
 // UsageFutureTolerance is how far past the merchant clock a usage event's timestamp may be: enough
 // for the caller's clock to run a little ahead, not enough to book usage in a later period.

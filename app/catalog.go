@@ -7,7 +7,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// The catalog (product.md "Catalog"): prices, the products they name (created on first use) and
+// The catalog (docs/catalog-and-balance.md): prices, the products they name (created on first use) and
 // coupons. Every one belongs to one merchant account; another account's answers 404.
 
 // scopeOf is the scope a merchant account acts in.

@@ -9,7 +9,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// The merchant clock (product.md "Sandbox clock"): real time plus everything the sandbox account
+// The merchant clock (docs/api-conventions.md "Sandbox clock"): real time plus everything the sandbox account
 // has advanced it by. It only moves forward. Advancing runs every job that falls due up to the new
 // time, in due order, each job in the transaction that marks it done.
 

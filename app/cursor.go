@@ -15,7 +15,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Cursor lists (product.md "Pagination") page by keyset on (creation time, ID), newest first. A
+// Cursor lists (docs/api-conventions.md "Pagination") page by keyset on (creation time, ID), newest first. A
 // cursor is opaque to callers: the position, the page size and the list and merchant account it
 // belongs to, signed with a per-store key so that a tampered, foreign or garbage cursor is refused
 // (422 on field cursor).

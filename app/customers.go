@@ -7,7 +7,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Customers and billing accounts (product.md "Customers and billing accounts").
+// Customers and billing accounts (docs/catalog-and-balance.md).
 
 // CreateCustomer adds a customer (customerId generated as cus_... when omitted) and emits
 // customer.created.

@@ -9,7 +9,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Idempotency (product.md "Idempotency"): a key is scoped to the organization, environment and
+// Idempotency (docs/api-conventions.md "Idempotency"): a key is scoped to the organization, environment and
 // merchant account and remembered for 24 hours. The same key with a JSON-equal body on the same
 // route replays the first response; another body or route is a conflict; a retry while the first
 // is running is a conflict. The work of the first request and its remembered response commit in

@@ -11,7 +11,7 @@ import (
 	"github.com/remit-billing/remit/tax"
 )
 
-// Invoices (product.md "Invoices"): drafts are priced from the catalog and recomputed by refresh;
+// Invoices (docs/invoices-and-tax.md): drafts are priced from the catalog and recomputed by refresh;
 // finalization assigns the gap-free number, applies prepaid balance, commits the tax transaction
 // and then collects. The state rules live in this file: only a draft can be refreshed or
 // finalized (checkDraft), only an open invoice can be voided.

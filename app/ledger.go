@@ -14,7 +14,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// The prepaid balance ledger (product.md "Prepaid balance ledger"; docs/catalog-and-balance.md).
+// The prepaid balance ledger (docs/catalog-and-balance.md).
 //
 // Model: the ledger is append-only. Every positive entry (grant, credit_note, top_up) is a lot with
 // a remaining amount. Every negative entry (expiry, application) takes from exactly one lot, named

@@ -12,7 +12,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Merchant accounts (product.md "Merchant accounts"): creation (in the caller's organization, or as
+// Merchant accounts (docs/merchant-accounts.md): creation (in the caller's organization, or as
 // a platform's sub-merchant in a fresh claimable organization), onboarding submission and the
 // underwriting decision, the payout profile, and claims.
 //

@@ -10,7 +10,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Payment methods and hosted setup sessions (product.md "Payment methods and the customer portal").
+// Payment methods and hosted setup sessions (docs/catalog-and-balance.md).
 // A setup session lives one hour on the merchant clock; its hosted token stays valid a day longer,
 // so that the portal can tell a late customer the session expired (409) instead of refusing the
 // token (401).

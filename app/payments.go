@@ -13,7 +13,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Payments (product.md "Invoices" collection, "Payments and receipts"; docs/payments.md).
+// Payments (docs/payments.md).
 //
 // An open invoice is collected in three ways, all through payInvoice or collectAtFinalize and all
 // under the invoice's row lock, with the state checked after the lock: at finalization

@@ -10,7 +10,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Quotes (product.md "Quotes and subscriptions"; docs/quotes-and-subscriptions.md). A quote is
+// Quotes (docs/quotes-and-subscriptions.md). A quote is
 // priced when it is created (version 1, draft) and accepted once. The figures of a version are
 // subtotal − discounts = total: no tax and no prepaid balance, which belong to the invoice.
 

@@ -12,7 +12,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Settlements and payouts (product.md "Settlements and payouts"; docs/payments.md). Each processed
+// Settlements and payouts (docs/payments.md). Each processed
 // payment and each refund lands in the merchant account's open settlement for its currency and UTC
 // day on the merchant clock. A job due at the day's end closes it (settlement.closed); a job due
 // two days later pays it out (payout.created, settlement.paid). A payment or refund that arrives

@@ -9,7 +9,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Subscriptions (product.md "Quotes and subscriptions"; docs/quotes-and-subscriptions.md). A
+// Subscriptions (docs/quotes-and-subscriptions.md). A
 // subscription comes from an accepted subscription_creation quote and renews on its interval on
 // the merchant clock: a job at the end of each period rolls the period forward (applying the
 // items of an accepted amendment), makes the period's draft invoice (fixed_recurring items in

@@ -8,7 +8,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Tax transactions (product.md "Tax"): quoted while their invoice is a draft, committed at
+// Tax transactions (docs/invoices-and-tax.md): quoted while their invoice is a draft, committed at
 // finalization; reversal transactions are committed at once.
 
 var taxStatuses = map[string]bool{remit.TaxQuoted: true, remit.TaxCommitted: true, remit.TaxReversed: true}

@@ -10,7 +10,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Usage metering and usage thresholds (product.md "Usage and thresholds"; docs/usage.md).
+// Usage metering and usage thresholds (docs/usage.md).
 //
 // Every usage event runs, in one transaction: the insert (deduplicated by eventId; its foreign key
 // checks the customer), the running total's UPSERT (which holds the total's row lock until commit,

@@ -10,7 +10,7 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Webhooks (product.md "Events and webhooks"; docs/events.md for receivers). Endpoints subscribe
+// Webhooks (docs/events.md for receivers). Endpoints subscribe
 // a merchant account's events; the outbox dispatcher turns each event into one delivery per
 // subscribed enabled endpoint, and the delivery worker (webhookworker.go) sends the attempts.
 

@@ -71,7 +71,7 @@ type Receipt struct {
 	Invoice  remit.Invoice // the invoice the payment paid
 }
 
-// ReceiptFacts are the receipt's own figures (product.md "Payments and receipts").
+// ReceiptFacts are the receipt's own figures (docs/payments.md).
 type ReceiptFacts struct {
 	ReceiptID      string
 	ReceiptNumber  string

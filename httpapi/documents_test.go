@@ -336,7 +336,7 @@ func defaultCard(t *testing.T, e *testkit.Env, customerID, billingAccountID stri
 func TestDocumentsReceiptPDF(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		if !paymentsAvailable(t, e) {
-			// The receipt PDF is written against product.md "Payments and receipts"; its one seam
+			// The receipt PDF is written against docs/payments.md; its one seam
 			// (app.receiptFactsForPDF) answers 501 until the payments branch is merged.
 			if r := e.Must(501, "GET", "/v1/payment-receipts/rcpt_any/pdf", nil); r.ErrorCode() != "not_implemented" {
 				t.Fatalf("receipt PDF without payments: %s", r.Body)

@@ -18,7 +18,7 @@ import (
 	"github.com/remit-billing/remit"
 )
 
-// statusOf is the one table pairing error codes with HTTP statuses (product.md "Errors").
+// statusOf is the one table pairing error codes with HTTP statuses (docs/api-conventions.md "Errors").
 var statusOf = map[remit.Code]int{
 	remit.EBadRequest:     http.StatusBadRequest,
 	remit.EUnauthorized:   http.StatusUnauthorized,

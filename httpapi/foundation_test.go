@@ -167,7 +167,7 @@ func TestSmoke(t *testing.T) {
 	})
 }
 
-// TestErrorTable walks the status/code table of product.md "Errors" for every row the foundation
+// TestErrorTable walks the status/code table of docs/api-conventions.md "Errors" for every row the foundation
 // reaches (429 is proven in foundation_ratelimit_test.go, 409 in foundation_idempotency_test.go as
 // well as here).
 func TestErrorTable(t *testing.T) {

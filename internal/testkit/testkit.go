@@ -496,7 +496,7 @@ func OnlyOneWins(t testing.TB, statuses []int, win, lose int) {
 }
 
 // secretWatch sees every request and answer of an Env and its log. Values that are never shown
-// (API keys, bank account numbers, tax IDs: product.md) must appear in no answer and no log line;
+// (API keys, bank account numbers, tax IDs: docs/reliability.md) must appear in no answer and no log line;
 // shown-once secrets (webhook signing secrets, hosted tokens, claim URLs) in no log line. Every
 // test that uses testkit is checked when it ends.
 type secretWatch struct {
