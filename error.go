@@ -164,3 +164,20 @@ func Invalid(fields ...FieldError) *Error {
 	}
 	return &Error{Code: EInvalid, Message: msg, Fields: fields}
 }
+
+// AtField names where a reference came from ("customerId", "lines[2].priceId") on a not_found
+// error: the store reports what is missing, the engine adds which field of the request named it.
+// Any other error, or nil, is returned as it is.
+func AtField(err error, field string) error {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ENotFound || field == "" {
+		return err
+	}
+	out := *e
+	out.Details = map[string]any{}
+	for k, v := range e.Details {
+		out.Details[k] = v
+	}
+	out.Details["field"] = field
+	return &out
+}

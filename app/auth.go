@@ -124,7 +124,7 @@ func (ac *Access) ResolveScope(ctx context.Context, p remit.Principal, env remit
 	if !p.Allows(env) {
 		return remit.Scope{}, remit.MerchantAccount{}, remit.Errorf(remit.EForbidden, "This API key is not allowed in the %s environment.", env)
 	}
-	m, err := ac.DB.Read(ctx).GetMerchantAccount(ctx, merchantAccountID, false)
+	m, err := ac.DB.Read(ctx).GetMerchantAccount(ctx, merchantAccountID, store.Unlocked)
 	if remit.ErrorCode(err) == remit.ENotFound || (err == nil && (m.OrganizationID != p.OrganizationID || m.Environment != env)) {
 		return remit.Scope{}, remit.MerchantAccount{}, remit.Errorf(remit.EForbidden, "This API key cannot act for merchant account '%s' in the %s environment.", merchantAccountID, env)
 	}

@@ -40,16 +40,12 @@ func (ca *Catalog) CreatePrice(ctx context.Context, m remit.MerchantAccount, p r
 	return p, err
 }
 
-// GetPrice returns a price of the merchant account. field names where the reference came from
-// ("" for a path's own resource, "lines[0].priceId" for a reference in a body).
+// GetPrice returns a price of the merchant account.
 //
 // Errors: not_found.
-func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, field string) (remit.Price, error) {
+func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID string) (remit.Price, error) {
 	p, err := ca.DB.Read(ctx).GetPrice(ctx, m.ID, priceID)
 	if err != nil {
-		if e, ok := err.(*remit.Error); ok && field != "" {
-			e.With("field", field)
-		}
 		return p, err
 	}
 	p.Environment = m.Environment
@@ -73,15 +69,12 @@ func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c 
 	return c, err
 }
 
-// GetCoupon returns a coupon of the merchant account (field as in GetPrice).
+// GetCoupon returns a coupon of the merchant account.
 //
 // Errors: not_found.
-func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID, field string) (remit.Coupon, error) {
+func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID string) (remit.Coupon, error) {
 	c, err := ca.DB.Read(ctx).GetCoupon(ctx, m.ID, couponID)
 	if err != nil {
-		if e, ok := err.(*remit.Error); ok && field != "" {
-			e.With("field", field)
-		}
 		return c, err
 	}
 	c.Environment = m.Environment

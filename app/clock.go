@@ -31,7 +31,7 @@ func (tc *TestClocks) GetClock(ctx context.Context, scope remit.Scope) (remit.Te
 	if err := sandboxOnly(scope); err != nil {
 		return remit.TestClock{}, err
 	}
-	m, err := tc.DB.Read(ctx).GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	m, err := tc.DB.Read(ctx).GetMerchantAccount(ctx, scope.MerchantAccountID, store.Unlocked)
 	if err != nil {
 		return remit.TestClock{}, err
 	}
@@ -52,7 +52,7 @@ func (tc *TestClocks) AdvanceClock(ctx context.Context, scope remit.Scope, to *t
 	}
 	var out remit.TestClock
 	err := tc.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, true)
+		m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, store.Locked)
 		if err != nil {
 			return err
 		}

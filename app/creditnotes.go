@@ -32,7 +32,8 @@ func (cns *CreditNotes) CreateCreditNote(ctx context.Context, m remit.MerchantAc
 // issueCreditNote loads the invoice, decides the credit note (remit.PlanCreditNote), numbers it,
 // applies its buckets, stores it with the invoice's new figures and its tax reversal, and emits.
 func (cns *CreditNotes) issueCreditNote(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.CreditNoteInput, now time.Time) (remit.CreditNote, error) {
-	inv, err := tx.GetInvoice(ctx, m.ID, in.InvoiceID, "invoiceId", true)
+	inv, err := tx.GetInvoice(ctx, m.ID, in.InvoiceID, store.Locked)
+	err = remit.AtField(err, "invoiceId")
 	if err != nil {
 		return remit.CreditNote{}, err
 	}

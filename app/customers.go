@@ -35,12 +35,11 @@ func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, 
 	return c, err
 }
 
-// GetCustomer returns a customer of the merchant account. field names where the reference came
-// from ("" for the path's own resource).
+// GetCustomer returns a customer of the merchant account.
 //
 // Errors: not_found.
-func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID, field string) (remit.Customer, error) {
-	c, err := ca.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID, field)
+func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.Customer, error) {
+	c, err := ca.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID)
 	c.Environment = m.Environment
 	return c, err
 }
@@ -68,7 +67,7 @@ func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAcc
 	b.Metadata = remit.CopyMetadata(b.Metadata)
 	b.DefaultPaymentMethod = nil
 	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.RequireCustomer(ctx, m.ID, b.CustomerID, "customerId"); err != nil {
+		if err := remit.AtField(tx.RequireCustomer(ctx, m.ID, b.CustomerID), "customerId"); err != nil {
 			return err
 		}
 		if err := tx.CreateBillingAccount(ctx, b); err != nil {
@@ -80,11 +79,11 @@ func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAcc
 }
 
 // GetBillingAccount returns a billing account of the merchant account with its default payment
-// method (field as in GetCustomer).
+// method.
 //
 // Errors: not_found.
-func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID, field string) (remit.BillingAccount, error) {
-	b, err := ca.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, field, false)
+func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string) (remit.BillingAccount, error) {
+	b, err := ca.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
 	b.Environment = m.Environment
 	return b, err
 }

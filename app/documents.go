@@ -60,7 +60,7 @@ func (ds *Documents) invoiceDocument(ctx context.Context, q store.Q, m remit.Mer
 // creditedTotal, and the pair is read again.
 func invoiceWithCreditNotes(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (remit.Invoice, []remit.CreditNote, error) {
 	for attempt := 0; ; attempt++ {
-		inv, err := q.GetInvoice(ctx, m.ID, invoiceID, "", false)
+		inv, err := q.GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
 		if err != nil {
 			return inv, nil, err
 		}
@@ -109,7 +109,7 @@ func (ds *Documents) CreditNoteDocument(ctx context.Context, m remit.MerchantAcc
 	}
 	d = document.CreditNote{Merchant: merchant, BillTo: billTo, CreditNote: c, Invoice: inv}
 	if c.TaxTransactionID != nil {
-		t, err := q.GetTaxTransaction(ctx, m.ID, *c.TaxTransactionID, false)
+		t, err := q.GetTaxTransaction(ctx, m.ID, *c.TaxTransactionID, store.Unlocked)
 		if err != nil {
 			return d, err
 		}
@@ -138,7 +138,7 @@ func (ds *Documents) ReceiptDocument(ctx context.Context, m remit.MerchantAccoun
 // invoiceParties reads the invoice a credit note or receipt refers to, with the parties its
 // document shows: the merchant account and whom the invoice was billed to.
 func invoiceParties(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (inv remit.Invoice, merchant document.Merchant, billTo document.Party, err error) {
-	if inv, err = q.GetInvoice(ctx, m.ID, invoiceID, "", false); err != nil {
+	if inv, err = q.GetInvoice(ctx, m.ID, invoiceID, store.Unlocked); err != nil {
 		return
 	}
 	if merchant, err = merchantParty(m); err != nil {
@@ -163,7 +163,7 @@ func (ds *Documents) HostedInvoicePage(ctx context.Context, tok remit.HostedToke
 		return document.HostedPage{}, err
 	}
 	h := document.HostedPage{Invoice: d, Payable: d.Invoice.Status == remit.InvoiceOpen && d.Invoice.AmountRemaining > 0}
-	ba, err := q.GetBillingAccount(ctx, m.ID, d.Invoice.BillingAccountID, "", false)
+	ba, err := q.GetBillingAccount(ctx, m.ID, d.Invoice.BillingAccountID, store.Unlocked)
 	if err != nil {
 		return h, err
 	}
@@ -230,11 +230,11 @@ func firstSet(ss ...*string) *string {
 // account's tax address, else the customer's address). When the billing address is not the
 // customer's own address, that address is returned too.
 func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, customerID, billingAccountID string) (document.Party, []string, error) {
-	cust, err := q.GetCustomer(ctx, m.ID, customerID, "")
+	cust, err := q.GetCustomer(ctx, m.ID, customerID)
 	if err != nil {
 		return document.Party{}, nil, err
 	}
-	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, "", false)
+	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
 	if err != nil {
 		return document.Party{}, nil, err
 	}

@@ -53,7 +53,7 @@ func (ac *Access) ResolveHostedToken(ctx context.Context, token string) (remit.H
 	if err != nil {
 		return t, remit.MerchantAccount{}, err
 	}
-	m, err := q.GetMerchantAccount(ctx, t.MerchantAccountID, false)
+	m, err := q.GetMerchantAccount(ctx, t.MerchantAccountID, store.Unlocked)
 	if err != nil {
 		return t, m, err
 	}

@@ -94,7 +94,7 @@ func BenchmarkLedgerAppend(b *testing.B) {
 		b.Run(string(kind), func(b *testing.B) {
 			e := testkit.Start(b, kind, testkit.Options{})
 			ctx := context.Background()
-			m, err := e.App.DB.Read(ctx).GetMerchantAccount(ctx, e.Tenant.Sandbox, false)
+			m, err := e.App.DB.Read(ctx).GetMerchantAccount(ctx, e.Tenant.Sandbox, store.Unlocked)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -73,11 +73,13 @@ func (iv *Invoicing) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m rem
 // loadParties reads the customer and the billing account a document names (not_found at
 // customerId or billingAccountId).
 func loadParties(ctx context.Context, q store.Q, m remit.MerchantAccount, customerID, billingAccountID string) (remit.Customer, remit.BillingAccount, error) {
-	cust, err := q.GetCustomer(ctx, m.ID, customerID, "customerId")
+	cust, err := q.GetCustomer(ctx, m.ID, customerID)
+	err = remit.AtField(err, "customerId")
 	if err != nil {
 		return remit.Customer{}, remit.BillingAccount{}, err
 	}
-	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, "billingAccountId", false)
+	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
+	err = remit.AtField(err, "billingAccountId")
 	return cust, ba, err
 }
 
@@ -245,7 +247,7 @@ func (iv *Invoicing) taxTransactionFor(ctx context.Context, tx *store.Tx, m remi
 		MerchantAccountID: m.ID, CreatedAt: now}
 	created := true
 	if inv.TaxTransactionID != nil {
-		old, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, true)
+		old, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, store.Locked)
 		if err != nil {
 			return t, false, err
 		}
@@ -267,7 +269,7 @@ func (iv *Invoicing) taxTransactionFor(ctx context.Context, tx *store.Tx, m remi
 //
 // Errors: not_found.
 func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
-	inv, err := iv.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, "", false)
+	inv, err := iv.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
 	inv.Environment = m.Environment
 	return inv, err
 }
@@ -287,7 +289,7 @@ func checkDraft(inv remit.Invoice, action string) error {
 // Errors: not_found, conflict (not a draft; details.currentState).
 func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
 	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
-		return tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+		return tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
 		if err := checkDraft(*inv, "refreshed"); err != nil {
 			return err
@@ -330,7 +332,7 @@ func (iv *Invoicing) FinalizeInvoice(ctx context.Context, m remit.MerchantAccoun
 }
 
 func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, invoiceID string, finalizedByRef *string, now time.Time) (remit.Invoice, error) {
-	inv, err := tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+	inv, err := tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
 	if err != nil {
 		return inv, err
 	}
@@ -441,7 +443,7 @@ func (iv *Invoicing) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.
 // Errors: not_found, conflict (not open; details.currentState).
 func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
 	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
-		return tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+		return tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
 		if inv.Status != remit.InvoiceOpen {
 			return remit.StateConflict("invoice", inv.InvoiceID, inv.Status, "voided")
@@ -456,7 +458,7 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 			return err
 		}
 		if inv.TaxTotal > 0 && inv.TaxTransactionID != nil {
-			sale, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, true)
+			sale, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, store.Locked)
 			if err != nil {
 				return err
 			}
@@ -495,7 +497,7 @@ func (iv *Invoicing) runAutoFinalize(ctx context.Context, tx *store.Tx, scope re
 	if err != nil {
 		return err
 	}
-	inv, err := tx.GetInvoice(ctx, m.ID, p.InvoiceID, "", true)
+	inv, err := tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
 	if remit.ErrorCode(err) == remit.ENotFound {
 		return nil
 	}

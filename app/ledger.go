@@ -108,7 +108,7 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 		CreatedAt: now, Seq: nextSeq(),
 	}
 	err := lg.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, customerID); err != nil {
 			return err
 		}
 		if in.Targets != nil && len(in.Targets.PriceIDs) > 0 {
@@ -166,10 +166,11 @@ func (lg *Ledger) ExpireBalance(ctx context.Context, m remit.MerchantAccount, cu
 	}
 	var out remit.BalanceEntry
 	err := lg.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, customerID); err != nil {
 			return err
 		}
-		lot, err := tx.GetBalanceEntry(ctx, m.ID, customerID, in.SourceEntryID, "sourceEntryId", true)
+		lot, err := tx.GetBalanceEntry(ctx, m.ID, customerID, in.SourceEntryID, store.Locked)
+		err = remit.AtField(err, "sourceEntryId")
 		if err == nil && lot.Type != remit.EntryGrant {
 			err = remit.NotFound("grant", in.SourceEntryID, "sourceEntryId")
 		}
@@ -251,7 +252,7 @@ func (lg *Ledger) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Sco
 // Errors: not_found.
 func (lg *Ledger) GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.CustomerBalance, error) {
 	q := lg.DB.Read(ctx)
-	if err := q.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
+	if err := q.RequireCustomer(ctx, m.ID, customerID); err != nil {
 		return remit.CustomerBalance{}, err
 	}
 	entries, err := q.ListBalanceEntries(ctx, m.ID, customerID)
@@ -295,7 +296,7 @@ func (lg *Ledger) ApplyBalance(ctx context.Context, tx *store.Tx, scope remit.Sc
 	if amount < 1 {
 		return remit.BalanceEntry{}, remit.Internal(fmt.Errorf("app.ApplyBalance: amount %d is not positive", amount))
 	}
-	lot, err := tx.GetBalanceEntry(ctx, scope.MerchantAccountID, customerID, grantID, "", true)
+	lot, err := tx.GetBalanceEntry(ctx, scope.MerchantAccountID, customerID, grantID, store.Locked)
 	if err == nil && !remit.IsLot(lot.Type) {
 		err = remit.NotFound("grant", grantID, "")
 	}
@@ -332,7 +333,7 @@ func (lg *Ledger) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.S
 	case remit.CheckCurrency(c.Currency) != "":
 		return remit.BalanceEntry{}, remit.Internal(fmt.Errorf("app.CreditBalance: currency %q", c.Currency))
 	}
-	if err := tx.RequireCustomer(ctx, scope.MerchantAccountID, customerID, "customerId"); err != nil {
+	if err := remit.AtField(tx.RequireCustomer(ctx, scope.MerchantAccountID, customerID), "customerId"); err != nil {
 		return remit.BalanceEntry{}, err
 	}
 	c.EntryID = remit.IDOr(c.EntryID, "ble")
@@ -364,7 +365,7 @@ func grantOfJob(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.
 	if err := json.Unmarshal(job.Payload, &p); err != nil {
 		return remit.BalanceEntry{}, false, fmt.Errorf("payload: %w", err)
 	}
-	lot, err := tx.GetBalanceEntry(ctx, scope.MerchantAccountID, p.CustomerID, p.EntryID, "", true)
+	lot, err := tx.GetBalanceEntry(ctx, scope.MerchantAccountID, p.CustomerID, p.EntryID, store.Locked)
 	if remit.ErrorCode(err) == remit.ENotFound {
 		return lot, false, nil
 	}

@@ -107,7 +107,7 @@ func (ms *Merchants) MerchantAccountProblems(scope remit.Scope, acting remit.Mer
 // platformAccount reads the platform account a sub-merchant is provisioned under, locked: a
 // platform-enabled account of the caller's organization and environment (else 403).
 func (ms *Merchants) platformAccount(ctx context.Context, tx *store.Tx, scope remit.Scope, id string) (remit.MerchantAccount, error) {
-	p, err := tx.GetMerchantAccount(ctx, id, true)
+	p, err := tx.GetMerchantAccount(ctx, id, store.Locked)
 	if err != nil && remit.ErrorCode(err) != remit.ENotFound {
 		return p, err
 	}
@@ -273,7 +273,7 @@ func (ms *Merchants) DecideMerchant(ctx context.Context, merchantAccountID, deci
 			Message: "The decision must be one of approve, reject, request-update."})
 	}
 	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		m, err := tx.GetMerchantAccount(ctx, merchantAccountID, true)
+		m, err := tx.GetMerchantAccount(ctx, merchantAccountID, store.Locked)
 		if err != nil {
 			return err
 		}
@@ -317,7 +317,7 @@ func (ms *Merchants) ClaimOrganization(ctx context.Context, token string) (remit
 		if err != nil {
 			return err
 		}
-		m, err := tx.GetMerchantAccount(ctx, c.MerchantAccountID, true)
+		m, err := tx.GetMerchantAccount(ctx, c.MerchantAccountID, store.Locked)
 		if err != nil {
 			return err
 		}
@@ -356,7 +356,7 @@ func (ms *Merchants) ClaimOrganization(ctx context.Context, token string) (remit
 // targetMerchant resolves the merchant account named in a /v1/merchant-accounts/{id}/… path for the
 // acting scope; anything the scope may not reach is not_found.
 func targetMerchant(ctx context.Context, q store.Q, scope remit.Scope, id string, lock bool) (remit.MerchantAccount, error) {
-	m, err := q.GetMerchantAccount(ctx, id, lock)
+	m, err := q.GetMerchantAccount(ctx, id, store.Read{ForUpdate: lock})
 	if err != nil && remit.ErrorCode(err) != remit.ENotFound {
 		return m, err
 	}
@@ -393,7 +393,7 @@ func (ms *Merchants) emitMerchant(ctx context.Context, tx *store.Tx, m remit.Mer
 	if !toPlatform || m.PlatformMerchantAccountID == "" {
 		return nil
 	}
-	p, err := tx.GetMerchantAccount(ctx, m.PlatformMerchantAccountID, false)
+	p, err := tx.GetMerchantAccount(ctx, m.PlatformMerchantAccountID, store.Unlocked)
 	if err != nil {
 		return err
 	}

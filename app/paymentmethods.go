@@ -39,12 +39,13 @@ func (ca *Catalog) CreateSetupSession(ctx context.Context, m remit.MerchantAccou
 		CreatedAt: now,
 	}
 	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.RequireCustomer(ctx, m.ID, customerID, ""); err != nil {
+		if err := tx.RequireCustomer(ctx, m.ID, customerID); err != nil {
 			return err
 		}
 		var probs remit.Problems
 		if in.BillingAccountID != nil {
-			ba, err := tx.GetBillingAccount(ctx, m.ID, *in.BillingAccountID, "billingAccountId", false)
+			ba, err := tx.GetBillingAccount(ctx, m.ID, *in.BillingAccountID, store.Unlocked)
+			err = remit.AtField(err, "billingAccountId")
 			if err != nil {
 				return err
 			}
@@ -99,7 +100,7 @@ func (ca *Catalog) CompleteSetupSession(ctx context.Context, tok remit.HostedTok
 	var out remit.SetupSession
 	err = ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		now := micro(ca.Now(m))
-		s, err := tx.GetSetupSession(ctx, m.ID, sessionID, true)
+		s, err := tx.GetSetupSession(ctx, m.ID, sessionID, store.Locked)
 		if err != nil {
 			return err
 		}
@@ -119,7 +120,7 @@ func (ca *Catalog) CompleteSetupSession(ctx context.Context, tok remit.HostedTok
 			return err
 		}
 		if s.BillingAccountID != nil {
-			ba, err := tx.GetBillingAccount(ctx, m.ID, *s.BillingAccountID, "", true)
+			ba, err := tx.GetBillingAccount(ctx, m.ID, *s.BillingAccountID, store.Locked)
 			if err != nil {
 				return err
 			}

@@ -66,7 +66,7 @@ func (ps *Payments) payInvoice(ctx context.Context, m remit.MerchantAccount, inv
 		var err error
 		// The lock comes first and the state is read after it: of two racing attempts (API and
 		// portal, or two servers) the second sees the invoice paid.
-		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, "", true)
+		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
 		if err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func formatMoney(amount int64, currency string) string {
 
 // defaultPaymentMethod returns the invoice's billing account's default payment method, or nil.
 func (ps *Payments) defaultPaymentMethod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) (*remit.PaymentMethod, error) {
-	ba, err := tx.GetBillingAccount(ctx, m.ID, inv.BillingAccountID, "", false)
+	ba, err := tx.GetBillingAccount(ctx, m.ID, inv.BillingAccountID, store.Unlocked)
 	if err != nil || ba.DefaultPaymentMethod == nil {
 		return nil, err
 	}
@@ -302,7 +302,7 @@ func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.Mer
 // createReceipt makes the receipt of a successful payment with the next gap-free receipt number of
 // the merchant account, and emits payment_receipt.created.
 func (ps *Payments) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, p remit.Payment, now time.Time) (remit.PaymentReceipt, error) {
-	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID, "")
+	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID)
 	if err != nil {
 		return remit.PaymentReceipt{}, err
 	}
@@ -337,7 +337,7 @@ func (ps *Payments) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m rem
 	if amount < 1 {
 		return remit.PaymentReceipt{}, remit.Internal(fmt.Errorf("app.RecordReceiptRefund: amount %d is not positive", amount))
 	}
-	r, err := tx.GetPaymentReceipt(ctx, m.ID, paymentID, true)
+	r, err := tx.GetPaymentReceipt(ctx, m.ID, paymentID, store.Locked)
 	if err != nil {
 		return r, err
 	}
@@ -363,7 +363,7 @@ func (ps *Payments) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m rem
 // Errors: not_found (invoice).
 func (ps *Payments) ListInvoicePayments(ctx context.Context, m remit.MerchantAccount, invoiceID string) ([]remit.Payment, error) {
 	q := ps.DB.Read(ctx)
-	if _, err := q.GetInvoice(ctx, m.ID, invoiceID, "", false); err != nil {
+	if _, err := q.GetInvoice(ctx, m.ID, invoiceID, store.Unlocked); err != nil {
 		return nil, err
 	}
 	payments, err := q.ListInvoicePayments(ctx, m.ID, invoiceID)

@@ -38,7 +38,8 @@ func (qs *Quotes) createQuote(ctx context.Context, tx *store.Tx, m remit.Merchan
 	}
 	var sub *remit.Subscription
 	if in.OrderType == remit.OrderSubscriptionAmendment && in.SubscriptionID != nil {
-		s, err := tx.GetSubscription(ctx, m.ID, *in.SubscriptionID, "subscriptionId", false)
+		s, err := tx.GetSubscription(ctx, m.ID, *in.SubscriptionID, store.Unlocked)
+		err = remit.AtField(err, "subscriptionId")
 		if err != nil {
 			return remit.Quote{}, err
 		}
@@ -72,7 +73,7 @@ func (qs *Quotes) createQuote(ctx context.Context, tx *store.Tx, m remit.Merchan
 //
 // Errors: not_found.
 func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
-	qt, err := qs.DB.Read(ctx).GetQuote(ctx, m.ID, quoteID, false)
+	qt, err := qs.DB.Read(ctx).GetQuote(ctx, m.ID, quoteID, store.Unlocked)
 	qt.Environment = m.Environment
 	return qt, err
 }
@@ -92,7 +93,7 @@ func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID
 // Errors: not_found, conflict (not a draft; details.currentState).
 func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
 	qt, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
-		return tx.GetQuote(ctx, m.ID, quoteID, true)
+		return tx.GetQuote(ctx, m.ID, quoteID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
 		if qt.Status != remit.QuoteDraft {
 			return remit.Errorf(remit.EConflict, "Quote '%s' is %s: a quote is accepted once. Create a new quote for other terms.", qt.QuoteID, qt.Status).

@@ -86,7 +86,7 @@ func (co *core) runNextJob(ctx context.Context, tx *store.Tx, merchantAccountID 
 	if err != nil || !ok {
 		return false, "", err
 	}
-	m, err := tx.GetMerchantAccount(ctx, merchantAccountID, false)
+	m, err := tx.GetMerchantAccount(ctx, merchantAccountID, store.Unlocked)
 	if err != nil {
 		return true, "", err
 	}
@@ -133,7 +133,7 @@ func (co *core) Tick(ctx context.Context) {
 		return
 	}
 	for _, id := range ids {
-		m, err := co.DB.Read(ctx).GetMerchantAccount(ctx, id, false)
+		m, err := co.DB.Read(ctx).GetMerchantAccount(ctx, id, store.Unlocked)
 		if err != nil {
 			continue
 		}
@@ -149,5 +149,5 @@ func jobContext(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.
 	if err := json.Unmarshal(job.Payload, payload); err != nil {
 		return remit.MerchantAccount{}, fmt.Errorf("job %s (%s): payload: %w", job.ID, job.Kind, err)
 	}
-	return tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	return tx.GetMerchantAccount(ctx, scope.MerchantAccountID, store.Unlocked)
 }

@@ -92,7 +92,7 @@ func (ps *Payments) runSettlementClose(ctx context.Context, tx *store.Tx, scope 
 	if err := json.Unmarshal(job.Payload, &p); err != nil {
 		return err
 	}
-	s, err := tx.GetSettlement(ctx, scope.MerchantAccountID, p.SettlementID, true)
+	s, err := tx.GetSettlement(ctx, scope.MerchantAccountID, p.SettlementID, store.Locked)
 	if err != nil || s.Status != remit.SettlementOpen {
 		return err
 	}
@@ -115,11 +115,11 @@ func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope
 	if err := json.Unmarshal(job.Payload, &p); err != nil {
 		return err
 	}
-	m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, false)
+	m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, store.Unlocked)
 	if err != nil {
 		return err
 	}
-	s, err := tx.GetSettlement(ctx, m.ID, p.SettlementID, true)
+	s, err := tx.GetSettlement(ctx, m.ID, p.SettlementID, store.Locked)
 	if err != nil || s.Status != remit.SettlementClosed {
 		return err
 	}

@@ -127,7 +127,8 @@ func (qs *Quotes) amendSubscription(ctx context.Context, tx *store.Tx, m remit.M
 	if qt.SubscriptionID == nil {
 		return remit.Internal(fmt.Errorf("amendment quote %s names no subscription", qt.QuoteID))
 	}
-	sub, err := tx.GetSubscription(ctx, m.ID, *qt.SubscriptionID, "subscriptionId", true)
+	sub, err := tx.GetSubscription(ctx, m.ID, *qt.SubscriptionID, store.Locked)
+	err = remit.AtField(err, "subscriptionId")
 	if err != nil {
 		return err
 	}
@@ -149,7 +150,7 @@ func (qs *Quotes) amendSubscription(ctx context.Context, tx *store.Tx, m remit.M
 //
 // Errors: not_found.
 func (qs *Quotes) GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error) {
-	sub, err := qs.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, "", false)
+	sub, err := qs.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, store.Unlocked)
 	sub.Environment = m.Environment
 	return sub, err
 }
@@ -163,7 +164,7 @@ func (qs *Quotes) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scop
 	if err != nil {
 		return err
 	}
-	sub, err := tx.GetSubscription(ctx, m.ID, p.SubscriptionID, "", true)
+	sub, err := tx.GetSubscription(ctx, m.ID, p.SubscriptionID, store.Locked)
 	if remit.ErrorCode(err) == remit.ENotFound {
 		return nil
 	}

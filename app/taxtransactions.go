@@ -50,7 +50,7 @@ func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAc
 //
 // Errors: not_found.
 func (iv *Invoicing) GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
-	t, err := iv.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, false)
+	t, err := iv.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, store.Unlocked)
 	t.Environment = m.Environment
 	return t, err
 }
@@ -61,7 +61,7 @@ func (iv *Invoicing) GetTaxTransaction(ctx context.Context, m remit.MerchantAcco
 // Errors: not_found, conflict (not quoted; details.currentState).
 func (iv *Invoicing) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
 	t, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.TaxTransaction, error) {
-		return tx.GetTaxTransaction(ctx, m.ID, id, true)
+		return tx.GetTaxTransaction(ctx, m.ID, id, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, t *remit.TaxTransaction) error {
 		if t.Status != remit.TaxQuoted {
 			return remit.StateConflict("tax transaction", id, t.Status, "committed")

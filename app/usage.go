@@ -52,7 +52,8 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 	}
 	out := e
 	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		inserted, err := tx.InsertUsageEvent(ctx, e) // not_found for an unknown customer
+		inserted, err := tx.InsertUsageEvent(ctx, e)
+		err = remit.AtField(err, "customerId") // an unknown customer
 		if err != nil {
 			return err
 		}
@@ -160,7 +161,7 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 	t.Metadata = remit.CopyMetadata(t.Metadata)
 	out := t
 	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.RequireCustomer(ctx, m.ID, t.CustomerID, "customerId"); err != nil {
+		if err := remit.AtField(tx.RequireCustomer(ctx, m.ID, t.CustomerID), "customerId"); err != nil {
 			return err
 		}
 		// Lock the running total first: no usage event of this customer and meter can commit
@@ -190,7 +191,7 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 //
 // Errors: not_found.
 func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
-	t, err := us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, false)
+	t, err := us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, store.Unlocked)
 	t.Environment = m.Environment
 	return t, err
 }
@@ -202,7 +203,7 @@ func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 func (us *Usage) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
 	var out remit.UsageThreshold
 	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		t, err := tx.GetUsageThreshold(ctx, m.ID, thresholdID, true)
+		t, err := tx.GetUsageThreshold(ctx, m.ID, thresholdID, store.Locked)
 		if err != nil {
 			return err
 		}

@@ -73,7 +73,7 @@ func (wh *Webhooks) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope
 //
 // Errors: not_found.
 func (wh *Webhooks) GetWebhookEndpoint(ctx context.Context, scope remit.Scope, id string) (remit.WebhookEndpoint, error) {
-	ep, _, err := wh.DB.Read(ctx).GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, false)
+	ep, _, err := wh.DB.Read(ctx).GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, store.Unlocked)
 	return ep, err
 }
 
@@ -100,7 +100,7 @@ func (wh *Webhooks) ListWebhookEndpoints(ctx context.Context, scope remit.Scope,
 func (wh *Webhooks) DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error) {
 	var out remit.WebhookEndpoint
 	err := wh.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, true)
+		ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, store.Locked)
 		if err != nil {
 			return err
 		}
@@ -119,7 +119,7 @@ func (wh *Webhooks) disableEndpoint(ctx context.Context, tx *store.Tx, scope rem
 	if err != nil {
 		return remit.WebhookEndpoint{}, err
 	}
-	ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, false)
+	ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, store.Unlocked)
 	if err != nil || !changed {
 		return ep, err
 	}
@@ -184,7 +184,7 @@ func (wh *Webhooks) ResendEvent(ctx context.Context, scope remit.Scope, eventID 
 		}
 		var targets []remit.WebhookEndpoint
 		if endpointID != nil {
-			ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, *endpointID, false)
+			ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, *endpointID, store.Unlocked)
 			if remit.ErrorCode(err) == remit.ENotFound {
 				return remit.NotFound("webhook endpoint", *endpointID, "endpointId")
 			}

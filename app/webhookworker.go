@@ -312,7 +312,7 @@ func (wh *Webhooks) attempt(ctx context.Context, d store.DueDelivery, c claim) {
 		if !gone {
 			return nil
 		}
-		m, err := tx.GetMerchantAccount(ctx, d.MerchantAccountID, false)
+		m, err := tx.GetMerchantAccount(ctx, d.MerchantAccountID, store.Unlocked)
 		if err != nil {
 			return err
 		}

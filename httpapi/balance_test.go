@@ -293,7 +293,7 @@ func TestLedgerForInvoices(t *testing.T) {
 		k.grant("c1", map[string]any{"entryId": "early", "currency": "USD", "amount": 50, "expiresAt": now.Add(24 * time.Hour), "targets": map[string]any{"lineTypes": []string{"usage"}}})
 		k.grant("c1", map[string]any{"entryId": "pending", "currency": "USD", "amount": 70, "effectiveAt": now.Add(time.Hour)})
 		k.grant("c1", map[string]any{"entryId": "eur", "currency": "EUR", "amount": 70})
-		m, err := e.App.DB.Read(ctx).GetMerchantAccount(ctx, e.Tenant.Sandbox, false)
+		m, err := e.App.DB.Read(ctx).GetMerchantAccount(ctx, e.Tenant.Sandbox, store.Unlocked)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ func (s *Server) createPrice(ctx context.Context, r *Request, body api.PriceCrea
 
 // getPrice handles GET /v1/prices/{priceId}.
 func (s *Server) getPrice(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"), "")
+	return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"))
 }
 
 // createCoupon handles POST /v1/coupons.
@@ -24,7 +24,7 @@ func (s *Server) createCoupon(ctx context.Context, r *Request, body api.CouponCr
 
 // getCoupon handles GET /v1/coupons/{couponId}.
 func (s *Server) getCoupon(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"), "")
+	return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"))
 }
 
 func priceInput(body api.PriceCreateRequest) remit.Price {

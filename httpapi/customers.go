@@ -17,7 +17,7 @@ func (s *Server) createCustomer(ctx context.Context, r *Request, body api.Custom
 
 // getCustomer handles GET /v1/customers/{customerId}.
 func (s *Server) getCustomer(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"), "")
+	return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"))
 }
 
 // createBillingAccount handles POST /v1/billing-accounts.
@@ -34,7 +34,7 @@ func (s *Server) createBillingAccount(ctx context.Context, r *Request, body api.
 
 // getBillingAccount handles GET /v1/billing-accounts/{billingAccountId}.
 func (s *Server) getBillingAccount(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"), "")
+	return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"))
 }
 
 // createPaymentMethodSetupSession handles POST /v1/customers/{customerId}/payment-method-setup.

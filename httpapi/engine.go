@@ -69,13 +69,13 @@ type Merchants interface {
 // Catalog is prices and coupons, customers, billing accounts and payment-method setup sessions.
 type Catalog interface {
 	CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error)
-	GetPrice(ctx context.Context, m remit.MerchantAccount, priceID, field string) (remit.Price, error)
+	GetPrice(ctx context.Context, m remit.MerchantAccount, priceID string) (remit.Price, error)
 	CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error)
-	GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID, field string) (remit.Coupon, error)
+	GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID string) (remit.Coupon, error)
 	CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error)
-	GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID, field string) (remit.Customer, error)
+	GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.Customer, error)
 	CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error)
-	GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID, field string) (remit.BillingAccount, error)
+	GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string) (remit.BillingAccount, error)
 	CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error)
 	CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error)
 }

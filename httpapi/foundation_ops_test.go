@@ -379,7 +379,7 @@ func holdMerchant(t *testing.T, e *testkit.Env, merchantAccountID string) (relea
 					return err
 				}
 			}
-			if _, err := tx.GetMerchantAccount(ctx, merchantAccountID, true); err != nil {
+			if _, err := tx.GetMerchantAccount(ctx, merchantAccountID, store.Locked); err != nil {
 				return err
 			}
 			close(held)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
 )
 
 // Secrets the merchant tests send. Every test of this file checks, when it ends, that none of them
@@ -592,7 +593,7 @@ func TestMerchantPathScope(t *testing.T) {
 			t.Errorf("bootstrap submit: %s", res.Body)
 		}
 		// A bootstrap account renders as a merchant account too (as in its events).
-		m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), e.Tenant.Production, false)
+		m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), e.Tenant.Production, store.Unlocked)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -200,7 +200,7 @@ func TestPortalSetupSessions(t *testing.T) {
 
 func mustMerchant(t *testing.T, e *testkit.Env, id string) remit.MerchantAccount {
 	t.Helper()
-	m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), id, false)
+	m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), id, store.Unlocked)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -790,7 +790,7 @@ func usageBenchPrior() int {
 }
 
 func usageMerchant(b testing.TB, e *testkit.Env, id string) remit.MerchantAccount {
-	m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), id, false)
+	m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), id, store.Unlocked)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -885,7 +885,7 @@ func usageSeed(b testing.TB, n int) usageSeedFile {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := db.Read(ctx).GetMerchantAccount(ctx, res.MerchantAccounts["sandbox"], false)
+	m, err := db.Read(ctx).GetMerchantAccount(ctx, res.MerchantAccounts["sandbox"], store.Unlocked)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func startWorker(t testing.TB, a *app.App) {
 func emitEvents(t testing.TB, e *testkit.Env, typ remit.EventType, n int) []string {
 	t.Helper()
 	ctx := context.Background()
-	m, err := e.App.DB.Read(ctx).GetMerchantAccount(ctx, e.Tenant.Sandbox, false)
+	m, err := e.App.DB.Read(ctx).GetMerchantAccount(ctx, e.Tenant.Sandbox, store.Unlocked)
 	if err != nil {
 		t.Fatal(err)
 	}

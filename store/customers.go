@@ -27,9 +27,8 @@ func (q Q) CreateCustomer(ctx context.Context, c remit.Customer) error {
 	return wrapErr(err, "store.CreateCustomer")
 }
 
-// GetCustomer returns a merchant account's customer, or not_found (field names where the reference
-// came from; "" for the path's own resource).
-func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID, field string) (c remit.Customer, err error) {
+// GetCustomer returns a merchant account's customer, or not_found.
+func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID string) (c remit.Customer, err error) {
 	var ext, email, addr sql.NullString
 	var md string
 	var created int64
@@ -37,7 +36,7 @@ func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID, field
 		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).
 		Scan(&c.CustomerID, &ext, &c.Name, &email, &addr, &c.TaxExempt, &md, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, remit.NotFound("customer", customerID, field)
+		return c, remit.NotFound("customer", customerID, "")
 	}
 	if err != nil {
 		return c, wrapErr(err, "store.GetCustomer")
@@ -49,12 +48,12 @@ func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID, field
 }
 
 // RequireCustomer is GetCustomer for a caller that needs only to know the customer exists: nil,
-// or not_found (field as in GetCustomer). It reads the index alone.
-func (q Q) RequireCustomer(ctx context.Context, merchantAccountID, customerID, field string) error {
+// or not_found. It reads the index alone.
+func (q Q) RequireCustomer(ctx context.Context, merchantAccountID, customerID string) error {
 	var one int
 	err := q.QueryRow(ctx, `SELECT 1 FROM customers WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return remit.NotFound("customer", customerID, field)
+		return remit.NotFound("customer", customerID, "")
 	}
 	return wrapErr(err, "store.RequireCustomer")
 }
@@ -80,8 +79,8 @@ func (q Q) CreateBillingAccount(ctx context.Context, b remit.BillingAccount) err
 }
 
 // GetBillingAccount returns a merchant account's billing account with its default payment method,
-// or not_found (field as in GetCustomer). With lock it takes the row lock (PostgreSQL).
-func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAccountID, field string, lock bool) (b remit.BillingAccount, err error) {
+// or not_found. Locked, it takes the row lock (PostgreSQL).
+func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAccountID string, read Read) (b remit.BillingAccount, err error) {
 	var addr, pmID, brand, last4 sql.NullString
 	var md string
 	var created int64
@@ -90,7 +89,7 @@ func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAcco
 		FROM billing_accounts b LEFT JOIN payment_methods pm
 		  ON pm.merchant_account_id = b.merchant_account_id AND pm.id = b.default_payment_method_id
 		WHERE b.merchant_account_id = $1 AND b.id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 		if q.d == Postgres {
 			query += " OF b"
@@ -99,7 +98,7 @@ func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAcco
 	err = q.QueryRow(ctx, query, merchantAccountID, billingAccountID).
 		Scan(&b.BillingAccountID, &b.CustomerID, &b.Currency, &b.CollectionMethod, &addr, &pmID, &brand, &last4, &md, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return b, remit.NotFound("billing account", billingAccountID, field)
+		return b, remit.NotFound("billing account", billingAccountID, "")
 	}
 	if err != nil {
 		return b, wrapErr(err, "store.GetBillingAccount")
@@ -163,13 +162,13 @@ func (q Q) CreateSetupSession(ctx context.Context, s remit.SetupSession) error {
 
 // GetSetupSession returns a setup session as stored (Status open or completed), or not_found. With
 // lock it takes the row lock (PostgreSQL), so that a session completes once.
-func (q Q) GetSetupSession(ctx context.Context, merchantAccountID, sessionID string, lock bool) (s remit.SetupSession, err error) {
+func (q Q) GetSetupSession(ctx context.Context, merchantAccountID, sessionID string, read Read) (s remit.SetupSession, err error) {
 	var ba, pm sql.NullString
 	var expires, created int64
 	var completed sql.NullInt64
 	query := `SELECT id, customer_id, billing_account_id, method_type, set_as_default, status, expires_at, payment_method_id,
 		completed_at, created_at FROM payment_method_setup_sessions WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	err = q.QueryRow(ctx, query, merchantAccountID, sessionID).

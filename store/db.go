@@ -331,3 +331,18 @@ func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
 	_, err := tx.sql.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
 	return wrapErr(err, "store.Savepoint: release")
 }
+
+// Read says how a getter reads its row.
+type Read struct {
+	// ForUpdate holds the row's lock to the end of the transaction (SELECT ... FOR UPDATE on
+	// PostgreSQL; SQLite's one writer runs write transactions one at a time anyway).
+	ForUpdate bool
+}
+
+var (
+	// Locked reads a row and holds its lock to the end of the transaction, for a change that
+	// depends on what was read.
+	Locked = Read{ForUpdate: true}
+	// Unlocked reads a row as it is.
+	Unlocked = Read{}
+)

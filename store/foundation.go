@@ -213,11 +213,11 @@ func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) e
 	return wrapErr(err, "store.CreateMerchantAccount")
 }
 
-// GetMerchantAccount returns the merchant account with id, or not_found. With lock it takes the
+// GetMerchantAccount returns the merchant account with id, or not_found. Locked, it takes the
 // row lock (PostgreSQL), serializing changes to the account (its clock, its state).
-func (q Q) GetMerchantAccount(ctx context.Context, id string, lock bool) (remit.MerchantAccount, error) {
+func (q Q) GetMerchantAccount(ctx context.Context, id string, read Read) (remit.MerchantAccount, error) {
 	query := `SELECT ` + merchantColumns + ` FROM merchant_accounts WHERE id = $1`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	m, err := scanMerchant(q.QueryRow(ctx, query, id))

@@ -169,16 +169,16 @@ func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err er
 	return inv, nil
 }
 
-// GetInvoice returns an invoice with its lines, or not_found. With lock the invoice row is locked
+// GetInvoice returns an invoice with its lines, or not_found. Locked, the invoice row is locked
 // (PostgreSQL) until the transaction ends: every change to an invoice takes this lock first.
-func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID, field string, lock bool) (remit.Invoice, error) {
+func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, read Read) (remit.Invoice, error) {
 	query := `SELECT ` + invoiceColumns + ` FROM invoices WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	inv, err := scanInvoice(q.QueryRow(ctx, query, merchantAccountID, invoiceID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return inv, remit.NotFound("invoice", invoiceID, field)
+		return inv, remit.NotFound("invoice", invoiceID, "")
 	}
 	if err != nil {
 		return inv, wrapErr(err, "store.GetInvoice")
@@ -243,10 +243,10 @@ func scanTax(row interface{ Scan(...any) error }) (t remit.TaxTransaction, err e
 	return t, json.Unmarshal([]byte(lines), &t.Lines)
 }
 
-// GetTaxTransaction returns a tax transaction or not_found; with lock, locked until tx ends.
-func (q Q) GetTaxTransaction(ctx context.Context, merchantAccountID, id string, lock bool) (remit.TaxTransaction, error) {
+// GetTaxTransaction returns a tax transaction or not_found; locked, locked until tx ends.
+func (q Q) GetTaxTransaction(ctx context.Context, merchantAccountID, id string, read Read) (remit.TaxTransaction, error) {
 	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	t, err := scanTax(q.QueryRow(ctx, query, merchantAccountID, id))

@@ -48,17 +48,16 @@ func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 	return wrapErr(err, "store.InsertBalanceEntry")
 }
 
-// GetBalanceEntry returns one entry of a customer, or not_found (field names where the reference
-// came from). With lock it takes the row lock (PostgreSQL): a rule about a lot's remaining must
+// GetBalanceEntry returns one entry of a customer, or not_found. Locked it takes the row lock (PostgreSQL): a rule about a lot's remaining must
 // lock the lot before reading it.
-func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, entryID, field string, lock bool) (remit.BalanceEntry, error) {
+func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, entryID string, read Read) (remit.BalanceEntry, error) {
 	query := `SELECT ` + entryColumns + ` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	e, err := scanEntry(q.QueryRow(ctx, query, merchantAccountID, customerID, entryID), merchantAccountID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("balance entry", entryID, field)
+		return e, remit.NotFound("balance entry", entryID, "")
 	}
 	return e, wrapErr(err, "store.GetBalanceEntry")
 }
@@ -109,7 +108,7 @@ func (q Q) LockSpendableLots(ctx context.Context, merchantAccountID, customerID,
 }
 
 // TakeFromLot lowers a lot's remaining by amount if at least amount remains, and reports whether
-// it did. Call it with the lot's row locked (GetBalanceEntry with lock).
+// it did. Call it with the lot's row locked (GetBalanceEntry, Locked).
 func (q Q) TakeFromLot(ctx context.Context, merchantAccountID, customerID, lotID string, amount int64) (bool, error) {
 	n, err := q.exec(ctx, `UPDATE balance_entries SET remaining = remaining - $4
 		WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3 AND remaining >= $4`,

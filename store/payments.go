@@ -108,10 +108,10 @@ func (q Q) SetPaymentSettlement(ctx context.Context, merchantAccountID, paymentI
 	return wrapErr(err, "store.SetPaymentSettlement")
 }
 
-// GetPayment returns a payment or not_found. With lock the row is locked (PostgreSQL).
-func (q Q) GetPayment(ctx context.Context, merchantAccountID, paymentID string, lock bool) (remit.Payment, error) {
+// GetPayment returns a payment or not_found. Locked, the row is locked (PostgreSQL).
+func (q Q) GetPayment(ctx context.Context, merchantAccountID, paymentID string, read Read) (remit.Payment, error) {
 	query := `SELECT ` + paymentColumns + ` FROM payments WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	p, err := scanPayment(q.QueryRow(ctx, query, merchantAccountID, paymentID))
@@ -191,10 +191,10 @@ func (q Q) GetReceipt(ctx context.Context, merchantAccountID, receiptID string) 
 	return r, wrapErr(err, "store.GetReceipt")
 }
 
-// GetPaymentReceipt returns the receipt of a payment or not_found; with lock the row is locked.
-func (q Q) GetPaymentReceipt(ctx context.Context, merchantAccountID, paymentID string, lock bool) (remit.PaymentReceipt, error) {
+// GetPaymentReceipt returns the receipt of a payment or not_found; locked, the row is locked.
+func (q Q) GetPaymentReceipt(ctx context.Context, merchantAccountID, paymentID string, read Read) (remit.PaymentReceipt, error) {
 	query := `SELECT ` + receiptColumns + ` FROM payment_receipts WHERE merchant_account_id = $1 AND payment_id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	r, err := scanReceipt(q.QueryRow(ctx, query, merchantAccountID, paymentID))
@@ -317,10 +317,10 @@ func (q Q) UpdateSettlement(ctx context.Context, s remit.Settlement) error {
 	return wrapErr(err, "store.UpdateSettlement")
 }
 
-// GetSettlement returns a settlement or not_found; with lock the row is locked (PostgreSQL).
-func (q Q) GetSettlement(ctx context.Context, merchantAccountID, settlementID string, lock bool) (remit.Settlement, error) {
+// GetSettlement returns a settlement or not_found; locked, the row is locked (PostgreSQL).
+func (q Q) GetSettlement(ctx context.Context, merchantAccountID, settlementID string, read Read) (remit.Settlement, error) {
 	query := `SELECT ` + settlementColumns + ` FROM settlements WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	s, err := scanSettlement(q.QueryRow(ctx, query, merchantAccountID, settlementID))

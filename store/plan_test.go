@@ -89,8 +89,8 @@ func TestListPlans(t *testing.T) {
 	must(q.ListWebhookDeliveries(ctx, m, "evt_1", at, "wd_1", 21))
 	must(q.ListBalanceEntries(ctx, m, "cus_1"))
 	must(q.ListInvoicePayments(ctx, m, "inv_1"))
-	_, _ = q.GetInvoice(ctx, m, "inv_1", "", false) // not found: only the invoice's own query
-	_, _ = q.GetCustomer(ctx, m, "cus_1", "")
+	_, _ = q.GetInvoice(ctx, m, "inv_1", Unlocked) // not found: only the invoice's own query
+	_, _ = q.GetCustomer(ctx, m, "cus_1")
 	must(q.ClaimUndispatchedEvents(ctx, 100))
 
 	if len(rec.plans) < 20 {

@@ -44,11 +44,11 @@ func (q Q) UpdateQuote(ctx context.Context, qt remit.Quote) error {
 	return wrapErr(err, "store.UpdateQuote")
 }
 
-// GetQuote returns a quote with its versions, or not_found. With lock the row is locked
+// GetQuote returns a quote with its versions, or not_found. Locked, the row is locked
 // (PostgreSQL) until the transaction ends.
-func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, lock bool) (qt remit.Quote, err error) {
+func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, read Read) (qt remit.Quote, err error) {
 	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	var sub, terms, inv sql.NullString
@@ -129,12 +129,11 @@ func (q Q) UpdateSubscription(ctx context.Context, s remit.Subscription) error {
 	return wrapErr(err, "store.UpdateSubscription")
 }
 
-// GetSubscription returns a subscription, or not_found (field names where the reference came
-// from; "" for the path's own resource). With lock the row is locked (PostgreSQL) until the
+// GetSubscription returns a subscription, or not_found. Locked, the row is locked (PostgreSQL) until the
 // transaction ends: every change to a subscription takes this lock first.
-func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionID, field string, lock bool) (s remit.Subscription, err error) {
+func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionID string, read Read) (s remit.Subscription, err error) {
 	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	var pending, pendingCoupons, pendingQuote, latest, quote sql.NullString
@@ -144,7 +143,7 @@ func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionI
 		&s.BillingAccountID, &s.Currency, &items, &pending, &pendingCoupons, &pendingQuote, &s.BillingInterval,
 		&s.BillingIntervalCount, &anchor, &s.CyclePeriods, &start, &end, &latest, &quote, &coupons, &md, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return s, remit.NotFound("subscription", subscriptionID, field)
+		return s, remit.NotFound("subscription", subscriptionID, "")
 	}
 	if err != nil {
 		return s, wrapErr(err, "store.GetSubscription")

@@ -47,7 +47,7 @@ func (q Q) InsertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, erro
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
 		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt))
 	if isForeignKeyViolation(err) {
-		return false, remit.NotFound("customer", e.CustomerID, "customerId")
+		return false, remit.NotFound("customer", e.CustomerID, "")
 	}
 	return n == 1, wrapErr(err, "store.InsertUsageEvent")
 }
@@ -203,11 +203,11 @@ func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) err
 	return wrapErr(err, "store.CreateUsageThreshold")
 }
 
-// GetUsageThreshold returns a merchant account's threshold, or not_found. With lock it takes the
+// GetUsageThreshold returns a merchant account's threshold, or not_found. Locked, it takes the
 // row lock (PostgreSQL).
-func (q Q) GetUsageThreshold(ctx context.Context, merchantAccountID, thresholdID string, lock bool) (remit.UsageThreshold, error) {
+func (q Q) GetUsageThreshold(ctx context.Context, merchantAccountID, thresholdID string, read Read) (remit.UsageThreshold, error) {
 	query := `SELECT ` + thresholdColumns + ` FROM usage_thresholds WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	t, err := scanThreshold(q.QueryRow(ctx, query, merchantAccountID, thresholdID), merchantAccountID)

@@ -65,10 +65,10 @@ func (q Q) CreateWebhookEndpoint(ctx context.Context, e remit.WebhookEndpoint, s
 }
 
 // GetWebhookEndpoint returns the merchant account's endpoint and its encrypted secret, or
-// not_found. With lock it takes the row lock (PostgreSQL).
-func (q Q) GetWebhookEndpoint(ctx context.Context, merchantAccountID, id string, lock bool) (remit.WebhookEndpoint, string, error) {
+// not_found. Locked, it takes the row lock (PostgreSQL).
+func (q Q) GetWebhookEndpoint(ctx context.Context, merchantAccountID, id string, read Read) (remit.WebhookEndpoint, string, error) {
 	query := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE merchant_account_id = $1 AND id = $2`
-	if lock {
+	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	e, secret, err := scanEndpoint(q.QueryRow(ctx, query, merchantAccountID, id))
@@ -372,7 +372,7 @@ func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, ow
 	nowUS := remit.Micros(now)
 	var out []DueDelivery
 	for _, d := range found {
-		ep, secret, err := q.GetWebhookEndpoint(ctx, d.MerchantAccountID, d.EndpointID, false)
+		ep, secret, err := q.GetWebhookEndpoint(ctx, d.MerchantAccountID, d.EndpointID, Unlocked)
 		if err != nil && remit.ErrorCode(err) != remit.ENotFound {
 			return nil, err
 		}

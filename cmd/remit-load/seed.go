@@ -191,7 +191,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		return nil, err
 	}
 	mid := boot.MerchantAccounts["sandbox"]
-	m, err := r.DB.Read(ctx).GetMerchantAccount(ctx, mid, false)
+	m, err := r.DB.Read(ctx).GetMerchantAccount(ctx, mid, store.Unlocked)
 	if err != nil {
 		return nil, err
 	}
