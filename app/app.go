@@ -6,6 +6,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
@@ -190,4 +191,13 @@ func (co *core) insertAndEmit(ctx context.Context, insert func(ctx context.Conte
 		}
 		return co.Emit(ctx, tx, scope, now, typ, objectID, obj)
 	})
+}
+
+// duplicateAs answers a store duplicate (store.ErrDuplicate) as the domain's conflict: the ID the
+// caller chose for resource, in field, is taken. Any other error is returned as it is.
+func duplicateAs(err error, resource, field, id string) error {
+	if errors.Is(err, store.ErrDuplicate) {
+		return remit.Duplicate(resource, field, id)
+	}
+	return err
 }

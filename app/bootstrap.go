@@ -36,7 +36,7 @@ func (ms *Merchants) Bootstrap(ctx context.Context, name string, platform bool) 
 				DefaultCurrency: "USD", Status: remit.MerchantApproved, PlatformEnabled: platform && env == remit.Sandbox,
 				CreatedAt: now, UpdatedAt: now,
 			}
-			if err := tx.CreateMerchantAccount(ctx, m); err != nil {
+			if err := duplicateAs(tx.CreateMerchantAccount(ctx, m), "merchant account", "externalMerchantRef", m.ExternalRef); err != nil {
 				return err
 			}
 			res.MerchantAccounts[string(env)] = m.ID

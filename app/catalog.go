@@ -32,7 +32,7 @@ func (ca *Catalog) CreatePrice(ctx context.Context, m remit.MerchantAccount, p r
 		if err := tx.EnsureProduct(ctx, m.ID, p.ProductID, now); err != nil {
 			return err
 		}
-		if err := tx.CreatePrice(ctx, p); err != nil {
+		if err := duplicateAs(tx.CreatePrice(ctx, p), "price", "priceId", p.PriceID); err != nil {
 			return err
 		}
 		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPriceCreated, p.PriceID, p)
@@ -65,7 +65,7 @@ func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c 
 	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "coupon", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return tx.CreateCoupon(ctx, c) }, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
+	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return duplicateAs(tx.CreateCoupon(ctx, c), "coupon", "couponId", c.CouponID) }, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
 	return c, err
 }
 

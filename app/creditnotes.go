@@ -72,7 +72,7 @@ func (cns *CreditNotes) issueCreditNote(ctx context.Context, tx *store.Tx, m rem
 	if err := cns.reverseTax(ctx, tx, m, &cn, inv, plan.Reversal, now); err != nil {
 		return cn, err
 	}
-	if err := tx.InsertCreditNote(ctx, cn); err != nil {
+	if err := duplicateAs(tx.InsertCreditNote(ctx, cn), "credit note", "creditNoteId", cn.CreditNoteID); err != nil {
 		return cn, err
 	}
 	return cn, cns.settleByCredit(ctx, tx, m, cn, inv, now)

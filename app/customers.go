@@ -31,7 +31,7 @@ func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, 
 	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "customer", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return tx.CreateCustomer(ctx, c) }, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
+	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return customerDuplicate(tx.CreateCustomer(ctx, c), c) }, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
 	return c, err
 }
 
@@ -70,7 +70,7 @@ func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAcc
 		if err := remit.AtField(tx.RequireCustomer(ctx, m.ID, b.CustomerID), "customerId"); err != nil {
 			return err
 		}
-		if err := tx.CreateBillingAccount(ctx, b); err != nil {
+		if err := duplicateAs(tx.CreateBillingAccount(ctx, b), "billing account", "billingAccountId", b.BillingAccountID); err != nil {
 			return err
 		}
 		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountCreated, b.BillingAccountID, b)
@@ -96,4 +96,12 @@ func (ca *Catalog) GetPaymentMethod(ctx context.Context, m remit.MerchantAccount
 	pm, err := ca.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
 	pm.Environment = m.Environment
 	return pm, err
+}
+
+// customerDuplicate answers a taken customerId or externalId.
+func customerDuplicate(err error, c remit.Customer) error {
+	if store.DuplicateKey(err) == "external_id" {
+		return remit.Duplicate("customer", "externalId", *c.ExternalID)
+	}
+	return duplicateAs(err, "customer", "customerId", c.CustomerID)
 }

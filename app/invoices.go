@@ -56,7 +56,7 @@ func (iv *Invoicing) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m rem
 	if err := iv.priceDraft(ctx, tx, m, &inv, coupons, now); err != nil {
 		return remit.Invoice{}, err
 	}
-	if err := tx.InsertInvoice(ctx, inv); err != nil {
+	if err := duplicateAs(tx.InsertInvoice(ctx, inv), "invoice", "invoiceId", inv.InvoiceID); err != nil {
 		return remit.Invoice{}, err
 	}
 	if inv.AutoFinalizeAt != nil {

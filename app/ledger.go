@@ -122,7 +122,7 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 				}
 			}
 		}
-		if err := tx.InsertBalanceEntry(ctx, e); err != nil {
+		if err := duplicateAs(tx.InsertBalanceEntry(ctx, e), "balance entry", "entryId", e.EntryID); err != nil {
 			return err
 		}
 		job := grantJob{CustomerID: customerID, EntryID: e.EntryID}
@@ -232,7 +232,7 @@ func (lg *Ledger) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Sco
 		Metadata: remit.CopyMetadata(d.Metadata), Environment: scope.Environment, MerchantAccountID: scope.MerchantAccountID,
 		CreatedAt: micro(at), Seq: nextSeq(),
 	}
-	if err := tx.InsertBalanceEntry(ctx, e); err != nil {
+	if err := duplicateAs(tx.InsertBalanceEntry(ctx, e), "balance entry", "entryId", e.EntryID); err != nil {
 		return remit.BalanceEntry{}, err
 	}
 	ok, err := tx.TakeFromLot(ctx, scope.MerchantAccountID, lot.CustomerID, lot.EntryID, d.Amount)
@@ -352,7 +352,7 @@ func (lg *Ledger) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.S
 	if c.Description != "" {
 		e.Description = &c.Description
 	}
-	if err := tx.InsertBalanceEntry(ctx, e); err != nil {
+	if err := duplicateAs(tx.InsertBalanceEntry(ctx, e), "balance entry", "entryId", e.EntryID); err != nil {
 		return remit.BalanceEntry{}, err
 	}
 	return e, lg.Emit(ctx, tx, scope, micro(at), remit.EventCustomerBalanceCredited, e.EntryID, e)

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -161,7 +162,7 @@ func (ms *Merchants) provisionUnder(ctx context.Context, tx *store.Tx, platform 
 
 // storeMerchantAccount inserts the account and its sealed secrets.
 func (ms *Merchants) storeMerchantAccount(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, secrets remit.MerchantSecrets) error {
-	if err := tx.CreateMerchantAccount(ctx, m); err != nil {
+	if err := duplicateAs(tx.CreateMerchantAccount(ctx, m), "merchant account", "externalMerchantRef", m.ExternalRef); err != nil {
 		return err
 	}
 	sealed, err := ms.sealMerchantSecrets(ctx, tx, secrets)
@@ -314,6 +315,9 @@ func (ms *Merchants) ClaimOrganization(ctx context.Context, token string) (remit
 	err := ms.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		hash := HashSecret(token)
 		c, err := tx.GetMerchantClaim(ctx, hash)
+		if errors.Is(err, store.ErrNotFound) {
+			return remit.Errorf(remit.ENotFound, "No such claim: the claim link is unknown. Check that the whole URL was used.").With("resource", "claim")
+		}
 		if err != nil {
 			return err
 		}
@@ -334,7 +338,9 @@ func (ms *Merchants) ClaimOrganization(ctx context.Context, token string) (remit
 		if err != nil {
 			return err
 		}
-		if err := tx.MarkMerchantClaimed(ctx, hash, m.ID, keyID, now); err != nil {
+		if err := tx.MarkMerchantClaimed(ctx, hash, m.ID, keyID, now); errors.Is(err, store.ErrConflict) {
+			return remit.Errorf(remit.EConflict, "This claim link was already used.").With("currentState", "claimed").With("reason", "invalid_state")
+		} else if err != nil {
 			return err
 		}
 		m.ClaimedAt, m.UpdatedAt = &now, now

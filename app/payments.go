@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -255,7 +256,7 @@ func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.
 		}
 		p.SettlementID = &s.SettlementID
 	}
-	if err := tx.InsertPayment(ctx, *p); err != nil {
+	if err := concurrentPayment(tx.InsertPayment(ctx, *p), p.InvoiceID); err != nil {
 		return err
 	}
 	pi.Status, pi.LastPaymentError = remit.IntentSucceeded, nil
@@ -281,7 +282,7 @@ func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.
 // lastPaymentError, and the events payment.failed and invoice.payment_failed.
 func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p remit.Payment, now time.Time) error {
 	scope := scopeOf(m)
-	if err := tx.InsertPayment(ctx, p); err != nil {
+	if err := concurrentPayment(tx.InsertPayment(ctx, p), p.InvoiceID); err != nil {
 		return err
 	}
 	perr := &remit.PaymentError{Code: *p.FailureCode, Message: *p.FailureMessage, PaymentID: p.PaymentID, At: now}
@@ -458,4 +459,14 @@ func (ps *Payments) GetPaymentReceipt(ctx context.Context, m remit.MerchantAccou
 	r, err := ps.DB.Read(ctx).GetReceipt(ctx, m.ID, receiptID)
 	r.Environment = m.Environment
 	return r, err
+}
+
+// concurrentPayment answers a payment attempt another request recorded first (the store's
+// duplicate attempt number) as a conflict on the invoice.
+func concurrentPayment(err error, invoiceID string) error {
+	if errors.Is(err, store.ErrDuplicate) {
+		return remit.Errorf(remit.EConflict, "Invoice '%s' was paid or attempted by another request at the same time; read it again.", invoiceID).
+			With("reason", "concurrent_payment")
+	}
+	return err
 }

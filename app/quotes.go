@@ -63,7 +63,7 @@ func (qs *Quotes) createQuote(ctx context.Context, tx *store.Tx, m remit.Merchan
 		Versions: []remit.QuoteVersion{v}, CouponIDs: append([]string{}, in.CouponIDs...), Terms: in.Terms,
 		Metadata: remit.CopyMetadata(in.Metadata), Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now}
 	qt.SyncCurrent()
-	if err := tx.InsertQuote(ctx, qt); err != nil {
+	if err := duplicateAs(tx.InsertQuote(ctx, qt), "quote", "quoteId", qt.QuoteID); err != nil {
 		return remit.Quote{}, err
 	}
 	return qt, qs.Emit(ctx, tx, scopeOf(m), now, remit.EventQuoteCreated, qt.QuoteID, qt)

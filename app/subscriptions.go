@@ -112,7 +112,7 @@ func (qs *Quotes) startSubscription(ctx context.Context, tx *store.Tx, m remit.M
 		}
 		sub.LatestInvoiceID = &inv.InvoiceID
 	}
-	if err := tx.InsertSubscription(ctx, sub); err != nil {
+	if err := duplicateAs(tx.InsertSubscription(ctx, sub), "subscription", "subscriptionId", sub.SubscriptionID); err != nil {
 		return remit.Subscription{}, err
 	}
 	if err := qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {

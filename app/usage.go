@@ -170,7 +170,7 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 		if err != nil {
 			return err
 		}
-		if err := tx.CreateUsageThreshold(ctx, t); err != nil {
+		if err := duplicateAs(tx.CreateUsageThreshold(ctx, t), "usage threshold", "thresholdId", t.ThresholdID); err != nil {
 			return err
 		}
 		if err := us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCreated, t.ThresholdID, t); err != nil {

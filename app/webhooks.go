@@ -57,7 +57,7 @@ func (wh *Webhooks) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope
 		if err != nil {
 			return remit.Internal(err)
 		}
-		if err := tx.CreateWebhookEndpoint(ctx, ep, sealed); err != nil {
+		if err := duplicateAs(tx.CreateWebhookEndpoint(ctx, ep, sealed), "webhook endpoint", "endpointId", ep.ID); err != nil {
 			return err
 		}
 		return wh.Emit(ctx, tx, scope, ep.CreatedAt, "webhook_endpoint.created", ep.ID, ep)

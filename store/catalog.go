@@ -119,7 +119,7 @@ func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
 		optText(p.BillingInterval), optInt(p.BillingIntervalCount), optInt(p.UnitAmount), optText(p.MeterID),
 		metadataText(p.Metadata), remit.Micros(p.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("price", "priceId", p.PriceID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.CreatePrice")
 }
@@ -205,7 +205,7 @@ func (q Q) CreateCoupon(ctx context.Context, c remit.Coupon) error {
 		c.MerchantAccountID, c.CouponID, c.Name, optInt(c.PercentOff), optInt(c.AmountOff), optText(c.Currency),
 		metadataText(c.Metadata), remit.Micros(c.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("coupon", "couponId", c.CouponID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.CreateCoupon")
 }

@@ -26,7 +26,7 @@ func (q Q) InsertCreditNote(ctx context.Context, c remit.CreditNote) error {
 		mustJSON(c.Lines), c.CreditAmount, c.RefundAmount, c.OffsetAmount, c.Total, c.TaxTotal, ptrStr(c.TaxTransactionID),
 		ptrStr(c.BalanceEntryID), mustJSON(refunds), mustJSON(md), remit.Micros(c.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("credit note", "creditNoteId", c.CreditNoteID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.InsertCreditNote")
 }

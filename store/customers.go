@@ -20,9 +20,9 @@ func (q Q) CreateCustomer(ctx context.Context, c remit.Customer) error {
 		metadataText(c.Metadata), remit.Micros(c.CreatedAt))
 	switch {
 	case violates(err, "external_id"):
-		return remit.Duplicate("customer", "externalId", *c.ExternalID)
+		return duplicate("external_id")
 	case IsUniqueViolation(err):
-		return remit.Duplicate("customer", "customerId", c.CustomerID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.CreateCustomer")
 }
@@ -73,7 +73,7 @@ func (q Q) CreateBillingAccount(ctx context.Context, b remit.BillingAccount) err
 		b.MerchantAccountID, b.BillingAccountID, b.CustomerID, b.Currency, b.CollectionMethod, jsonText(b.TaxAddress), pm,
 		metadataText(b.Metadata), remit.Micros(b.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("billing account", "billingAccountId", b.BillingAccountID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.CreateBillingAccount")
 }

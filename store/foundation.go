@@ -208,7 +208,7 @@ func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) e
 		m.MerchantMode, m.DefaultCurrency, m.Status, m.PlatformEnabled, platform, int64(m.ClockOffset/time.Microsecond),
 		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt), nullMicros(m.ClaimExpiresAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("merchant account", "externalMerchantRef", m.ExternalRef)
+		return duplicate("external_ref")
 	}
 	return wrapErr(err, "store.CreateMerchantAccount")
 }

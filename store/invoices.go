@@ -69,7 +69,7 @@ func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
 	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
 		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35)`, args...)
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("invoice", "invoiceId", inv.InvoiceID)
+		return duplicate("id")
 	}
 	if err != nil {
 		return wrapErr(err, "store.InsertInvoice")

@@ -43,7 +43,7 @@ func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 		optText(e.SourceEntryID), optText(e.InvoiceID), optText(e.CreditNoteID), jsonText(e.Targets), optText(e.Description),
 		remit.Micros(e.EffectiveAt), optMicros(e.ExpiresAt), metadataText(e.Metadata), remit.Micros(e.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("balance entry", "entryId", e.EntryID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.InsertBalanceEntry")
 }

@@ -76,7 +76,7 @@ func (q Q) GetMerchantClaim(ctx context.Context, tokenHash string) (c remit.Merc
 		claimed_at, api_key_id, created_at FROM merchant_claims WHERE token_hash = $1`+q.ForUpdate(), tokenHash).
 		Scan(&c.TokenHash, &c.OrganizationID, &c.MerchantAccountID, &c.PlatformMerchantAccountID, &expires, &claimed, &keyID, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return c, remit.Errorf(remit.ENotFound, "No such claim: the claim link is unknown. Check that the whole URL was used.").With("resource", "claim")
+		return c, ErrNotFound
 	}
 	if err != nil {
 		return c, wrapErr(err, "store.GetMerchantClaim")
@@ -94,7 +94,7 @@ func (q Q) MarkMerchantClaimed(ctx context.Context, tokenHash, merchantAccountID
 		return wrapErr(err, "store.MarkMerchantClaimed")
 	}
 	if n == 0 {
-		return remit.Errorf(remit.EConflict, "This claim link was already used.").With("currentState", "claimed").With("reason", "invalid_state")
+		return ErrConflict
 	}
 	_, err = q.exec(ctx, `UPDATE merchant_accounts SET claimed_at = $2, updated_at = $2 WHERE id = $1`, merchantAccountID, remit.Micros(at))
 	return wrapErr(err, "store.MarkMerchantClaimed")

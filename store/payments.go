@@ -95,8 +95,7 @@ func (q Q) InsertPayment(ctx context.Context, p remit.Payment) error {
 		p.Currency, p.Status, p.Method, pmID, brand, last4, p.Source, optText(p.FailureCode), optText(p.FailureMessage),
 		p.FeeAmount, p.AmountRefunded, optText(p.SettlementID), optText(p.ProcessorReference), remit.Micros(p.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Errorf(remit.EConflict, "Invoice '%s' was paid or attempted by another request at the same time; read it again.", p.InvoiceID).
-			With("reason", "concurrent_payment")
+		return duplicate("attempt") // another request took this attempt number of the invoice
 	}
 	return wrapErr(err, "store.InsertPayment")
 }

@@ -30,7 +30,7 @@ func (q Q) InsertQuote(ctx context.Context, qt remit.Quote) error {
 	_, err := q.exec(ctx, `INSERT INTO quotes (merchant_account_id, `+quoteColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`, quoteArgs(qt)...)
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("quote", "quoteId", qt.QuoteID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.InsertQuote")
 }
@@ -113,7 +113,7 @@ func (q Q) InsertSubscription(ctx context.Context, s remit.Subscription) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
 		subscriptionArgs(s)...)
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("subscription", "subscriptionId", s.SubscriptionID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.InsertSubscription")
 }

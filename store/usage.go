@@ -192,7 +192,7 @@ func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) err
 		t.MerchantAccountID, t.ThresholdID, t.CustomerID, t.MeterID, t.Threshold, t.Status, optMicros(t.CrossedAt),
 		optMicros(t.ArchivedAt), metadataText(t.Metadata), remit.Micros(t.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("usage threshold", "thresholdId", t.ThresholdID)
+		return duplicate("id")
 	}
 	if err != nil || t.Status != remit.ThresholdActive || t.CrossedAt != nil {
 		return wrapErr(err, "store.CreateUsageThreshold")

@@ -59,7 +59,7 @@ func (q Q) CreateWebhookEndpoint(ctx context.Context, e remit.WebhookEndpoint, s
 		e.MerchantAccountID, e.ID, string(e.Environment), e.URL, string(events), e.Description, string(metadata),
 		e.Status, secret, remit.Micros(e.CreatedAt), remit.Micros(e.CreatedAt))
 	if IsUniqueViolation(err) {
-		return remit.Duplicate("webhook endpoint", "endpointId", e.ID)
+		return duplicate("id")
 	}
 	return wrapErr(err, "store.CreateWebhookEndpoint")
 }

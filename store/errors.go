@@ -40,3 +40,34 @@ func IsUnavailable(err error) bool {
 	s := err.Error()
 	return strings.Contains(s, "conn closed") || strings.Contains(s, "unexpected EOF") || strings.Contains(s, "failed to connect to")
 }
+
+// ErrDuplicate reports a row whose unique key another row already has. The error is a
+// *DuplicateError, which names the key; the engine answers it with the field the caller chose.
+var ErrDuplicate = errors.New("store: duplicate key")
+
+// DuplicateError is a unique key already taken: "id" for the row's own ID (within its merchant
+// account, or its customer for balance entries), or the other unique column ("external_id",
+// "external_ref").
+type DuplicateError struct{ Key string }
+
+func (e *DuplicateError) Error() string        { return "store: duplicate " + e.Key }
+func (e *DuplicateError) Is(target error) bool { return target == ErrDuplicate }
+
+func duplicate(key string) error { return &DuplicateError{Key: key} }
+
+// DuplicateKey is the key err says is taken, or "" when err is no duplicate.
+func DuplicateKey(err error) string {
+	var d *DuplicateError
+	if errors.As(err, &d) {
+		return d.Key
+	}
+	return ""
+}
+
+// ErrNotFound is a row that does not exist, from a store method whose caller gives the answer its
+// words (the others answer remit.NotFound with the resource and its ID).
+var ErrNotFound = errors.New("store: not found")
+
+// ErrConflict is a conditional change whose condition no longer held (another request changed
+// the row first).
+var ErrConflict = errors.New("store: conflict")
