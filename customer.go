@@ -178,3 +178,28 @@ type HostedToken struct {
 	ExpiresAt         time.Time
 	CreatedAt         time.Time
 }
+
+// CheckCustomer records every problem of a customer about to be created (an e-mail address, the
+// address, the metadata rule); an empty e-mail is no e-mail.
+func CheckCustomer(c *Customer, p *Problems) {
+	if c.Email != nil && *c.Email == "" {
+		c.Email = nil
+	}
+	if c.Email != nil {
+		EmailProblem(p, "email", *c.Email)
+	}
+	AddressProblems(p, "address", c.Address)
+	MetadataProblems(p, "metadata", c.Metadata)
+}
+
+// CheckBillingAccount records every problem of a billing account about to be created (a
+// supported currency, the tax address, the metadata rule) and fills its default collection
+// method, charge_automatically.
+func CheckBillingAccount(b *BillingAccount, p *Problems) {
+	CurrencyProblem(p, InBody, "currency", b.Currency)
+	AddressProblems(p, "taxAddress", b.TaxAddress)
+	MetadataProblems(p, "metadata", b.Metadata)
+	if b.CollectionMethod == "" {
+		b.CollectionMethod = ChargeAutomatically
+	}
+}

@@ -21,23 +21,19 @@ func scopeOf(m remit.MerchantAccount) remit.Scope {
 // Errors: validation_failure (every broken rule), conflict (priceId taken).
 func (ca *Catalog) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error) {
 	var probs remit.Problems
-	remit.CheckPrice(&p, &probs)
-	if err := probs.Err(); err != nil {
-		return remit.Price{}, err
+	if remit.CheckPrice(&p, &probs); probs.Len() > 0 {
+		return remit.Price{}, probs.Err()
 	}
 	now := micro(ca.Now(m))
 	p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt = "price", m.Environment, m.ID, now
 	p.Metadata = remit.CopyMetadata(p.Metadata)
-	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	insert := func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.EnsureProduct(ctx, m.ID, p.ProductID, now); err != nil {
 			return err
 		}
-		if err := duplicateAs(tx.CreatePrice(ctx, p), "price", "priceId", p.PriceID); err != nil {
-			return err
-		}
-		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPriceCreated, p.PriceID, p)
-	})
-	return p, err
+		return duplicateAs(tx.CreatePrice(ctx, p), "price", "priceId", p.PriceID)
+	}
+	return p, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventPriceCreated, p.PriceID, p)
 }
 
 // GetPrice returns a price of the merchant account.
@@ -57,9 +53,8 @@ func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceI
 // Errors: validation_failure, conflict (couponId taken).
 func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error) {
 	var probs remit.Problems
-	remit.CheckCoupon(&c, &probs)
-	if err := probs.Err(); err != nil {
-		return remit.Coupon{}, err
+	if remit.CheckCoupon(&c, &probs); probs.Len() > 0 {
+		return remit.Coupon{}, probs.Err()
 	}
 	c.CouponID = remit.IDOr(c.CouponID, "cpn")
 	now := micro(ca.Now(m))

@@ -16,16 +16,8 @@ import (
 // externalId taken; details.field names which).
 func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error) {
 	var probs remit.Problems
-	if c.Email != nil && *c.Email != "" {
-		remit.EmailProblem(&probs, "email", *c.Email)
-	}
-	if c.Email != nil && *c.Email == "" {
-		c.Email = nil
-	}
-	remit.AddressProblems(&probs, "address", c.Address)
-	remit.MetadataProblems(&probs, "metadata", c.Metadata)
-	if err := probs.Err(); err != nil {
-		return remit.Customer{}, err
+	if remit.CheckCustomer(&c, &probs); probs.Len() > 0 {
+		return remit.Customer{}, probs.Err()
 	}
 	c.CustomerID = remit.IDOr(c.CustomerID, "cus")
 	now := micro(ca.Now(m))
@@ -52,30 +44,21 @@ func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, cus
 // details.field "customerId"), conflict (billingAccountId taken).
 func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error) {
 	var probs remit.Problems
-	remit.CurrencyProblem(&probs, remit.InBody, "currency", b.Currency)
-	remit.AddressProblems(&probs, "taxAddress", b.TaxAddress)
-	remit.MetadataProblems(&probs, "metadata", b.Metadata)
-	if err := probs.Err(); err != nil {
-		return remit.BillingAccount{}, err
+	if remit.CheckBillingAccount(&b, &probs); probs.Len() > 0 {
+		return remit.BillingAccount{}, probs.Err()
 	}
 	b.BillingAccountID = remit.IDOr(b.BillingAccountID, "ba")
-	if b.CollectionMethod == "" {
-		b.CollectionMethod = remit.ChargeAutomatically
-	}
 	now := micro(ca.Now(m))
 	b.Object, b.Environment, b.MerchantAccountID, b.CreatedAt = "billing_account", m.Environment, m.ID, now
 	b.Metadata = remit.CopyMetadata(b.Metadata)
 	b.DefaultPaymentMethod = nil
-	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	insert := func(ctx context.Context, tx *store.Tx) error {
 		if err := remit.AtField(tx.RequireCustomer(ctx, m.ID, b.CustomerID), "customerId"); err != nil {
 			return err
 		}
-		if err := duplicateAs(tx.CreateBillingAccount(ctx, b), "billing account", "billingAccountId", b.BillingAccountID); err != nil {
-			return err
-		}
-		return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountCreated, b.BillingAccountID, b)
-	})
-	return b, err
+		return duplicateAs(tx.CreateBillingAccount(ctx, b), "billing account", "billingAccountId", b.BillingAccountID)
+	}
+	return b, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventBillingAccountCreated, b.BillingAccountID, b)
 }
 
 // GetBillingAccount returns a billing account of the merchant account with its default payment

@@ -332,3 +332,15 @@ func printable(s string) string {
 		return r
 	}, s)
 }
+
+// Watermark is the word across an invoice that is not a bill to pay: DRAFT before finalization,
+// VOID once voided, none otherwise.
+func Watermark(status string) string {
+	switch status {
+	case remit.InvoiceDraft:
+		return "DRAFT"
+	case remit.InvoiceVoid:
+		return "VOID"
+	}
+	return ""
+}

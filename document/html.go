@@ -7,8 +7,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
-
-	"github.com/remit-billing/remit"
 )
 
 // The hosted invoice page is one HTML document with its styles and script inline, both embedded
@@ -51,13 +49,7 @@ type HostedPage struct {
 func InvoiceHTML(p HostedPage) ([]byte, error) {
 	d := p.Invoice
 	inv := d.Invoice
-	watermark := ""
-	switch inv.Status {
-	case remit.InvoiceDraft:
-		watermark = "DRAFT"
-	case remit.InvoiceVoid:
-		watermark = "VOID"
-	}
+	watermark := Watermark(inv.Status)
 	h := invoiceHeadline(d)
 	h.Link = "" // the page has its own pay button
 	view := map[string]any{

@@ -404,13 +404,7 @@ func neg(amount int64, code string) string { return Money(-amount, code) }
 func InvoicePDF(d Invoice) ([]byte, error) {
 	inv, cur := d.Invoice, d.Invoice.Currency
 	number := InvoiceNumber(inv)
-	mark := ""
-	switch inv.Status {
-	case remit.InvoiceDraft:
-		mark = "DRAFT"
-	case remit.InvoiceVoid:
-		mark = "VOID"
-	}
+	mark := Watermark(inv.Status)
 	p := newPDF(pdfMeta{title: "Invoice " + number, author: d.Merchant.Name, subject: "Invoice " + number + " for " + d.BillTo.Name,
 		date: IssueDate(inv), country: d.Merchant.Country, watermark: mark,
 		footer: fmt.Sprintf("%s · %s · %s", number, d.Merchant.Name, Money(inv.Total, cur))})

@@ -284,30 +284,12 @@ func requirement(se *openapi3.SchemaError) string {
 			}
 			return "must be at most " + number(*sc.Max)
 		}
-	case "minLength":
-		if sc.MinLength == 1 {
-			return "must not be empty"
-		}
-		return fmt.Sprintf("must be at least %d characters long", sc.MinLength)
-	case "maxLength":
-		if sc.MaxLength != nil {
-			return fmt.Sprintf("must be at most %d characters long", *sc.MaxLength)
-		}
-	case "minItems":
-		if sc.MinItems == 1 {
-			return "needs at least one item"
-		}
-		return fmt.Sprintf("needs at least %d items", sc.MinItems)
-	case "maxItems":
-		if sc.MaxItems != nil {
-			return fmt.Sprintf("may have at most %d items", *sc.MaxItems)
+	case "minLength", "minItems", "maxLength", "maxItems", "maxProperties":
+		if s := countBound(se.SchemaField, sc); s != "" {
+			return s
 		}
 	case "uniqueItems":
 		return "must not list the same item twice"
-	case "maxProperties":
-		if sc.MaxProps != nil {
-			return fmt.Sprintf("may have at most %d keys", *sc.MaxProps)
-		}
 	case "pattern":
 		if d, ok := patternMeaning[sc.Pattern]; ok {
 			return d
@@ -325,6 +307,34 @@ func requirement(se *openapi3.SchemaError) string {
 	return "is invalid: " + safeReason(se)
 }
 
+// typeWords words the contract's types, in the order they are tried.
+var typeWords = [][2]string{{"integer", "must be an integer"}, {"number", "must be a number"}, {"string", "must be a string"},
+	{"boolean", "must be true or false"}, {"array", "must be an array"}, {"object", "must be an object"}}
+
+// countWords words the contract's count bounds: its one-item wording (minimums of 1), its
+// wording of n.
+var countWords = map[string][2]string{
+	"minLength":     {"must not be empty", "must be at least %d characters long"},
+	"minItems":      {"needs at least one item", "needs at least %d items"},
+	"maxLength":     {"", "must be at most %d characters long"},
+	"maxItems":      {"", "may have at most %d items"},
+	"maxProperties": {"", "may have at most %d keys"},
+}
+
+// countBound words a count bound of sc ("" when the schema has none).
+func countBound(field string, sc *openapi3.Schema) string {
+	n := map[string]*uint64{"minLength": &sc.MinLength, "minItems": &sc.MinItems, "maxLength": sc.MaxLength,
+		"maxItems": sc.MaxItems, "maxProperties": sc.MaxProps}[field]
+	w := countWords[field]
+	switch {
+	case n == nil:
+		return ""
+	case *n == 1 && w[0] != "":
+		return w[0]
+	}
+	return fmt.Sprintf(w[1], *n)
+}
+
 // patternMeaning describes the contract's patterns in words.
 var patternMeaning = map[string]string{
 	`^[A-Za-z0-9_.:-]+$`: "must be 1 to 255 characters of letters, digits and _ . : -",
@@ -338,20 +348,10 @@ func typeRequirement(s *openapi3.SchemaRef) string {
 	if s == nil || s.Value == nil || s.Value.Type == nil {
 		return "has the wrong type"
 	}
-	t := s.Value.Type
-	switch {
-	case t.Is("integer"):
-		return "must be an integer"
-	case t.Is("number"):
-		return "must be a number"
-	case t.Is("string"):
-		return "must be a string"
-	case t.Is("boolean"):
-		return "must be true or false"
-	case t.Is("array"):
-		return "must be an array"
-	case t.Is("object"):
-		return "must be an object"
+	for _, w := range typeWords {
+		if s.Value.Type.Is(w[0]) {
+			return w[1]
+		}
 	}
 	return "has the wrong type"
 }

@@ -346,3 +346,12 @@ var (
 	// Unlocked reads a row as it is.
 	Unlocked = Read{}
 )
+
+// lockFor is the clause that takes a read row's lock as read asks (nothing on SQLite, whose one
+// writer runs write transactions one at a time).
+func (q Q) lockFor(read Read) string {
+	if read.ForUpdate {
+		return q.ForUpdate()
+	}
+	return ""
+}

@@ -216,10 +216,7 @@ func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) e
 // GetMerchantAccount returns the merchant account with id, or not_found. Locked, it takes the
 // row lock (PostgreSQL), serializing changes to the account (its clock, its state).
 func (q Q) GetMerchantAccount(ctx context.Context, id string, read Read) (remit.MerchantAccount, error) {
-	query := `SELECT ` + merchantColumns + ` FROM merchant_accounts WHERE id = $1`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + merchantColumns + ` FROM merchant_accounts WHERE id = $1` + q.lockFor(read)
 	m, err := scanMerchant(q.QueryRow(ctx, query, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, remit.NotFound("merchant account", id, "")

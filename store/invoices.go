@@ -172,10 +172,7 @@ func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err er
 // GetInvoice returns an invoice with its lines, or not_found. Locked, the invoice row is locked
 // (PostgreSQL) until the transaction ends: every change to an invoice takes this lock first.
 func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, read Read) (remit.Invoice, error) {
-	query := `SELECT ` + invoiceColumns + ` FROM invoices WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + invoiceColumns + ` FROM invoices WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	inv, err := scanInvoice(q.QueryRow(ctx, query, merchantAccountID, invoiceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return inv, remit.NotFound("invoice", invoiceID, "")
@@ -245,10 +242,7 @@ func scanTax(row interface{ Scan(...any) error }) (t remit.TaxTransaction, err e
 
 // GetTaxTransaction returns a tax transaction or not_found; locked, locked until tx ends.
 func (q Q) GetTaxTransaction(ctx context.Context, merchantAccountID, id string, read Read) (remit.TaxTransaction, error) {
-	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	t, err := scanTax(q.QueryRow(ctx, query, merchantAccountID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, remit.NotFound("tax transaction", id, "")

@@ -51,10 +51,7 @@ func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 // GetBalanceEntry returns one entry of a customer, or not_found. Locked it takes the row lock (PostgreSQL): a rule about a lot's remaining must
 // lock the lot before reading it.
 func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, entryID string, read Read) (remit.BalanceEntry, error) {
-	query := `SELECT ` + entryColumns + ` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + entryColumns + ` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3` + q.lockFor(read)
 	e, err := scanEntry(q.QueryRow(ctx, query, merchantAccountID, customerID, entryID), merchantAccountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, remit.NotFound("balance entry", entryID, "")

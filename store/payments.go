@@ -109,10 +109,7 @@ func (q Q) SetPaymentSettlement(ctx context.Context, merchantAccountID, paymentI
 
 // GetPayment returns a payment or not_found. Locked, the row is locked (PostgreSQL).
 func (q Q) GetPayment(ctx context.Context, merchantAccountID, paymentID string, read Read) (remit.Payment, error) {
-	query := `SELECT ` + paymentColumns + ` FROM payments WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + paymentColumns + ` FROM payments WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	p, err := scanPayment(q.QueryRow(ctx, query, merchantAccountID, paymentID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, remit.NotFound("payment", paymentID, "")
@@ -192,10 +189,7 @@ func (q Q) GetReceipt(ctx context.Context, merchantAccountID, receiptID string) 
 
 // GetPaymentReceipt returns the receipt of a payment or not_found; locked, the row is locked.
 func (q Q) GetPaymentReceipt(ctx context.Context, merchantAccountID, paymentID string, read Read) (remit.PaymentReceipt, error) {
-	query := `SELECT ` + receiptColumns + ` FROM payment_receipts WHERE merchant_account_id = $1 AND payment_id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + receiptColumns + ` FROM payment_receipts WHERE merchant_account_id = $1 AND payment_id = $2` + q.lockFor(read)
 	r, err := scanReceipt(q.QueryRow(ctx, query, merchantAccountID, paymentID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, remit.NotFound("payment receipt", paymentID, "")
@@ -318,10 +312,7 @@ func (q Q) UpdateSettlement(ctx context.Context, s remit.Settlement) error {
 
 // GetSettlement returns a settlement or not_found; locked, the row is locked (PostgreSQL).
 func (q Q) GetSettlement(ctx context.Context, merchantAccountID, settlementID string, read Read) (remit.Settlement, error) {
-	query := `SELECT ` + settlementColumns + ` FROM settlements WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + settlementColumns + ` FROM settlements WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	s, err := scanSettlement(q.QueryRow(ctx, query, merchantAccountID, settlementID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, remit.NotFound("settlement", settlementID, "")

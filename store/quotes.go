@@ -47,10 +47,7 @@ func (q Q) UpdateQuote(ctx context.Context, qt remit.Quote) error {
 // GetQuote returns a quote with its versions, or not_found. Locked, the row is locked
 // (PostgreSQL) until the transaction ends.
 func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, read Read) (qt remit.Quote, err error) {
-	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	var sub, terms, inv sql.NullString
 	var accepted sql.NullInt64
 	var coupons, versions, md string
@@ -132,10 +129,7 @@ func (q Q) UpdateSubscription(ctx context.Context, s remit.Subscription) error {
 // GetSubscription returns a subscription, or not_found. Locked, the row is locked (PostgreSQL) until the
 // transaction ends: every change to a subscription takes this lock first.
 func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionID string, read Read) (s remit.Subscription, err error) {
-	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	var pending, pendingCoupons, pendingQuote, latest, quote sql.NullString
 	var items, coupons, md string
 	var anchor, start, end, created, updated int64

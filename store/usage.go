@@ -206,10 +206,7 @@ func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) err
 // GetUsageThreshold returns a merchant account's threshold, or not_found. Locked, it takes the
 // row lock (PostgreSQL).
 func (q Q) GetUsageThreshold(ctx context.Context, merchantAccountID, thresholdID string, read Read) (remit.UsageThreshold, error) {
-	query := `SELECT ` + thresholdColumns + ` FROM usage_thresholds WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + thresholdColumns + ` FROM usage_thresholds WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	t, err := scanThreshold(q.QueryRow(ctx, query, merchantAccountID, thresholdID), merchantAccountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, remit.NotFound("usage threshold", thresholdID, "")

@@ -67,10 +67,7 @@ func (q Q) CreateWebhookEndpoint(ctx context.Context, e remit.WebhookEndpoint, s
 // GetWebhookEndpoint returns the merchant account's endpoint and its encrypted secret, or
 // not_found. Locked, it takes the row lock (PostgreSQL).
 func (q Q) GetWebhookEndpoint(ctx context.Context, merchantAccountID, id string, read Read) (remit.WebhookEndpoint, string, error) {
-	query := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
+	query := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	e, secret, err := scanEndpoint(q.QueryRow(ctx, query, merchantAccountID, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, "", remit.NotFound("webhook endpoint", id, "")
