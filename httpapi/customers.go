@@ -9,10 +9,14 @@ import (
 
 // createCustomer handles POST /v1/customers.
 func (s *Server) createCustomer(ctx context.Context, r *Request, body api.CustomerCreateRequest) (any, error) {
-	return s.eng.Catalog.CreateCustomer(ctx, r.Merchant, remit.Customer{
+	return s.eng.Catalog.CreateCustomer(ctx, r.Merchant, customerInput(body))
+}
+
+func customerInput(body api.CustomerCreateRequest) remit.Customer {
+	return remit.Customer{
 		CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
 		Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
-	})
+	}
 }
 
 // getCustomer handles GET /v1/customers/{customerId}.
@@ -22,6 +26,10 @@ func (s *Server) getCustomer(ctx context.Context, r *Request) (any, error) {
 
 // createBillingAccount handles POST /v1/billing-accounts.
 func (s *Server) createBillingAccount(ctx context.Context, r *Request, body api.BillingAccountCreateRequest) (any, error) {
+	return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, billingAccountInput(body))
+}
+
+func billingAccountInput(body api.BillingAccountCreateRequest) remit.BillingAccount {
 	b := remit.BillingAccount{
 		BillingAccountID: deref(body.BillingAccountId), CustomerID: body.CustomerId, Currency: body.Currency,
 		TaxAddress: address(body.TaxAddress), Metadata: metadata(body.Metadata),
@@ -29,7 +37,7 @@ func (s *Server) createBillingAccount(ctx context.Context, r *Request, body api.
 	if body.CollectionMethod != nil {
 		b.CollectionMethod = string(*body.CollectionMethod)
 	}
-	return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, b)
+	return b
 }
 
 // getBillingAccount handles GET /v1/billing-accounts/{billingAccountId}.

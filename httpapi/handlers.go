@@ -100,8 +100,12 @@ func (s *Server) preparers() map[string]PrepareFunc {
 // BodyCheck).
 func (s *Server) bodyChecks() map[string]BodyCheck {
 	return map[string]BodyCheck{
-		"createPrice":  bodyCheck(priceInput, func(p remit.Price, probs *remit.Problems) { remit.CheckPrice(&p, probs) }),
-		"createCoupon": bodyCheck(couponInput, func(c remit.Coupon, probs *remit.Problems) { remit.CheckCoupon(&c, probs) }),
+		"createPrice":    bodyCheck(priceInput, func(p remit.Price, probs *remit.Problems) { remit.CheckPrice(&p, probs) }),
+		"createCoupon":   bodyCheck(couponInput, func(c remit.Coupon, probs *remit.Problems) { remit.CheckCoupon(&c, probs) }),
+		"createCustomer": bodyCheck(customerInput, func(c remit.Customer, probs *remit.Problems) { remit.CheckCustomer(&c, probs) }),
+		"createBillingAccount": bodyCheck(billingAccountInput, func(b remit.BillingAccount, probs *remit.Problems) {
+			remit.CheckBillingAccount(&b, probs)
+		}),
 		"createMerchantAccount": func(r *Request) []remit.FieldError {
 			var body api.MerchantAccountCreateRequest
 			r.DecodeLenient(&body)
