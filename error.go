@@ -87,12 +87,12 @@ func NotFound(resource, id, field string) *Error {
 }
 
 // StateConflict reports an action that the resource's current state does not allow.
-func StateConflict(resource, id, state, action string) *Error {
+func StateConflict[S ~string](resource, id string, state S, action string) *Error {
 	msg := fmt.Sprintf("The %s '%s' is %s and cannot be %s.", resource, id, state, action)
-	if state == action {
+	if string(state) == action {
 		msg = fmt.Sprintf("The %s '%s' is already %s.", resource, id, state)
 	}
-	return Errorf(EConflict, "%s", msg).With("currentState", state).With("reason", "invalid_state")
+	return Errorf(EConflict, "%s", msg).With("currentState", string(state)).With("reason", "invalid_state")
 }
 
 // Duplicate reports a caller-chosen ID that is already taken.

@@ -6,11 +6,14 @@ import "time"
 // figures are recomputed by refresh; from finalization on they never change again, except through
 // payments and credit notes.
 const (
-	InvoiceDraft = "draft"
-	InvoiceOpen  = "open"
-	InvoicePaid  = "paid"
-	InvoiceVoid  = "void"
+	InvoiceDraft InvoiceStatus = "draft"
+	InvoiceOpen  InvoiceStatus = "open"
+	InvoicePaid  InvoiceStatus = "paid"
+	InvoiceVoid  InvoiceStatus = "void"
 )
+
+// InvoiceStatus is an invoice's state.
+type InvoiceStatus string
 
 // Invoice is an invoice with its lines and figures. Amounts are minor units of Currency.
 //
@@ -23,7 +26,7 @@ type Invoice struct {
 	CustomerID        string            `json:"customerId"`
 	BillingAccountID  string            `json:"billingAccountId"`
 	Currency          string            `json:"currency"`
-	Status            string            `json:"status"`
+	Status            InvoiceStatus     `json:"status"`
 	CollectionMethod  string            `json:"collectionMethod"`
 	SubscriptionID    *string           `json:"subscriptionId"`
 	QuoteID           *string           `json:"quoteId"`

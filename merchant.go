@@ -6,12 +6,15 @@ import (
 )
 
 // Merchant account states (docs/merchant-accounts.md).
+// MerchantStatus is a merchant account's state.
+type MerchantStatus string
+
 const (
-	MerchantDraft           = "draft"
-	MerchantInReview        = "in_review"
-	MerchantApproved        = "approved"
-	MerchantRejected        = "rejected"
-	MerchantUpdateRequested = "update_requested"
+	MerchantDraft           MerchantStatus = "draft"
+	MerchantInReview        MerchantStatus = "in_review"
+	MerchantApproved        MerchantStatus = "approved"
+	MerchantRejected        MerchantStatus = "rejected"
+	MerchantUpdateRequested MerchantStatus = "update_requested"
 )
 
 // Organization owns API keys and merchant accounts.
@@ -43,7 +46,7 @@ type MerchantAccount struct {
 	Country                   string
 	MerchantMode              string
 	DefaultCurrency           string
-	Status                    string
+	Status                    MerchantStatus
 	PlatformEnabled           bool
 	PlatformMerchantAccountID string
 	ClockOffset               time.Duration

@@ -248,7 +248,7 @@ type Agreement struct {
 
 // OnboardingObject is the onboarding record as shown.
 type OnboardingObject struct {
-	Status string `json:"status"`
+	Status MerchantStatus `json:"status"`
 	Onboarding
 }
 
@@ -259,7 +259,7 @@ type MerchantAccountObject struct {
 	MerchantAccountID         string           `json:"merchantAccountId"`
 	OrganizationID            string           `json:"organizationId"`
 	Environment               Environment      `json:"environment"`
-	Status                    string           `json:"status"`
+	Status                    MerchantStatus   `json:"status"`
 	ExternalMerchantRef       string           `json:"externalMerchantRef"`
 	DisplayName               string           `json:"displayName"`
 	LegalEntityType           string           `json:"legalEntityType"`
@@ -328,7 +328,7 @@ type PayoutProfile struct {
 	Object            string             `json:"object"`
 	MerchantAccountID string             `json:"merchantAccountId"`
 	Environment       Environment        `json:"environment"`
-	Status            string             `json:"status"`
+	Status            MerchantStatus     `json:"status"`
 	PayoutsEnabled    bool               `json:"payoutsEnabled"`
 	Schedule          string             `json:"schedule"`
 	DelayDays         int64              `json:"delayDays"`

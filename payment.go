@@ -8,9 +8,12 @@ import "time"
 // the end of its UTC day and is paid out (po_) two days later.
 
 // Payment statuses.
+// PaymentStatus is a payment attempt's outcome.
+type PaymentStatus string
+
 const (
-	PaymentSucceeded = "succeeded"
-	PaymentFailed    = "failed"
+	PaymentSucceeded PaymentStatus = "succeeded"
+	PaymentFailed    PaymentStatus = "failed"
 )
 
 // Payment methods of a payment: a card charged through the processor, or money the merchant
@@ -56,14 +59,17 @@ func ReceiptStatus(amount, refunded int64) string {
 
 // Settlement statuses: open → closed (end of its UTC day on the merchant clock) → paid (two days
 // later, with a payout).
+// SettlementStatus is a settlement's state.
+type SettlementStatus string
+
 const (
-	SettlementOpen   = "open"
-	SettlementClosed = "closed"
-	SettlementPaid   = "paid"
+	SettlementOpen   SettlementStatus = "open"
+	SettlementClosed SettlementStatus = "closed"
+	SettlementPaid   SettlementStatus = "paid"
 )
 
 // SettlementScopes are the values of the settlements list's scope filter ("all" is the default).
-var SettlementScopes = []string{SettlementOpen, SettlementClosed, SettlementPaid, "all"}
+var SettlementScopes = []string{string(SettlementOpen), string(SettlementClosed), string(SettlementPaid), "all"}
 
 // SandboxFee is the sandbox processor's fee for a card payment of amount minor units: 2.9% of the
 // amount rounded half-up, plus 30 minor units.
@@ -111,7 +117,7 @@ type Payment struct {
 	Attempt            int64                 `json:"attempt"` // 1, 2, ... per invoice
 	Amount             int64                 `json:"amount"`
 	Currency           string                `json:"currency"`
-	Status             string                `json:"status"` // succeeded | failed
+	Status             PaymentStatus         `json:"status"` // succeeded | failed
 	Method             string                `json:"method"` // card | out_of_band
 	PaymentMethod      *PaymentMethodSummary `json:"paymentMethod"`
 	Source             string                `json:"source"` // finalize | api | portal
@@ -164,25 +170,25 @@ type PaymentReceipt struct {
 // Settlement gathers a merchant account's processed payments and refunds of one currency and one
 // UTC day. NetAmount = GrossAmount − RefundAmount − FeeAmount.
 type Settlement struct {
-	Object            string      `json:"object"` // "settlement"
-	SettlementID      string      `json:"settlementId"`
-	Currency          string      `json:"currency"`
-	Status            string      `json:"status"`
-	PeriodStart       time.Time   `json:"periodStart"`
-	PeriodEnd         time.Time   `json:"periodEnd"`
-	GrossAmount       int64       `json:"grossAmount"`
-	RefundAmount      int64       `json:"refundAmount"`
-	FeeAmount         int64       `json:"feeAmount"`
-	NetAmount         int64       `json:"netAmount"`
-	PaymentCount      int64       `json:"paymentCount"`
-	RefundCount       int64       `json:"refundCount"`
-	ClosedAt          *time.Time  `json:"closedAt"`
-	PaidAt            *time.Time  `json:"paidAt"`
-	PayoutID          *string     `json:"payoutId"`
-	Environment       Environment `json:"environment"`
-	MerchantAccountID string      `json:"merchantAccountId"`
-	CreatedAt         time.Time   `json:"createdAt"`
-	UpdatedAt         time.Time   `json:"updatedAt"`
+	Object            string           `json:"object"` // "settlement"
+	SettlementID      string           `json:"settlementId"`
+	Currency          string           `json:"currency"`
+	Status            SettlementStatus `json:"status"`
+	PeriodStart       time.Time        `json:"periodStart"`
+	PeriodEnd         time.Time        `json:"periodEnd"`
+	GrossAmount       int64            `json:"grossAmount"`
+	RefundAmount      int64            `json:"refundAmount"`
+	FeeAmount         int64            `json:"feeAmount"`
+	NetAmount         int64            `json:"netAmount"`
+	PaymentCount      int64            `json:"paymentCount"`
+	RefundCount       int64            `json:"refundCount"`
+	ClosedAt          *time.Time       `json:"closedAt"`
+	PaidAt            *time.Time       `json:"paidAt"`
+	PayoutID          *string          `json:"payoutId"`
+	Environment       Environment      `json:"environment"`
+	MerchantAccountID string           `json:"merchantAccountId"`
+	CreatedAt         time.Time        `json:"createdAt"`
+	UpdatedAt         time.Time        `json:"updatedAt"`
 }
 
 // Payout pays a closed settlement's net amount to the merchant's bank account. A negative amount

@@ -13,9 +13,12 @@ import (
 // items from its next period.
 
 // Quote states (a quote's status is its current version's).
+// QuoteStatus is a quote version's state.
+type QuoteStatus string
+
 const (
-	QuoteDraft    = "draft"
-	QuoteAccepted = "accepted"
+	QuoteDraft    QuoteStatus = "draft"
+	QuoteAccepted QuoteStatus = "accepted"
 )
 
 // Quote order types.
@@ -54,7 +57,7 @@ type QuoteLine struct {
 // prepaid balance (applied at the invoice's finalization).
 type QuoteVersion struct {
 	Version       int64       `json:"version"`
-	Status        string      `json:"status"`
+	Status        QuoteStatus `json:"status"`
 	Lines         []QuoteLine `json:"lines"`
 	Subtotal      int64       `json:"subtotal"`
 	DiscountTotal int64       `json:"discountTotal"`
@@ -66,7 +69,7 @@ type QuoteVersion struct {
 type Quote struct {
 	Object            string            `json:"object"` // "quote"
 	QuoteID           string            `json:"quoteId"`
-	Status            string            `json:"status"`
+	Status            QuoteStatus       `json:"status"`
 	OrderType         string            `json:"orderType"`
 	CustomerID        string            `json:"customerId"`
 	BillingAccountID  string            `json:"billingAccountId"`

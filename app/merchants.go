@@ -21,16 +21,6 @@ import (
 // be the acting account, another account of the same organization and environment, or a
 // sub-merchant provisioned under the acting account and not yet claimed; anything else is 404.
 
-// Merchant-account event types.
-const (
-	EventMerchantCreated         = "merchant_account.created"
-	EventMerchantSubmitted       = "merchant_account.submitted"
-	EventMerchantApproved        = "merchant_account.approved"
-	EventMerchantRejected        = "merchant_account.rejected"
-	EventMerchantUpdateRequested = "merchant_account.update_requested"
-	EventMerchantClaimed         = "merchant_account.claimed"
-)
-
 // Sandbox underwriting: approved, except these business tax IDs.
 const (
 	SandboxRejectTaxID        = "000000000"
@@ -85,7 +75,7 @@ func (ms *Merchants) CreateMerchantAccount(ctx context.Context, scope remit.Scop
 		if out, err = remit.NewMerchantAccountObject(m); err != nil {
 			return remit.Internal(err)
 		}
-		if err := ms.emitMerchant(ctx, tx, m, EventMerchantCreated, m.CreatedAt, out, sub); err != nil {
+		if err := ms.emitMerchant(ctx, tx, m, remit.EventMerchantAccountCreated, m.CreatedAt, out, sub); err != nil {
 			return err
 		}
 		if sub {
@@ -230,7 +220,7 @@ func (ms *Merchants) SubmitMerchantOnboarding(ctx context.Context, scope remit.S
 		}
 		m.Onboarding = remit.Onboarding{SubmittedAt: &now, SubmittedByType: &by,
 			Agreement: &remit.Agreement{IPAddress: ip, UserAgent: ua, AcceptedAt: now}}
-		if err := ms.setMerchantStatus(ctx, tx, &m, remit.MerchantInReview, now, EventMerchantSubmitted); err != nil {
+		if err := ms.setMerchantStatus(ctx, tx, &m, remit.MerchantInReview, now, remit.EventMerchantAccountSubmitted); err != nil {
 			return err
 		}
 		if m.Environment == remit.Sandbox {
@@ -256,10 +246,13 @@ func (ms *Merchants) SubmitMerchantOnboarding(ctx context.Context, scope remit.S
 }
 
 // merchantDecisions maps an operator's decision to the status it sets and the event it emits.
-var merchantDecisions = map[string]struct{ status, event string }{
-	"approve":        {remit.MerchantApproved, EventMerchantApproved},
-	"reject":         {remit.MerchantRejected, EventMerchantRejected},
-	"request-update": {remit.MerchantUpdateRequested, EventMerchantUpdateRequested},
+var merchantDecisions = map[string]struct {
+	status remit.MerchantStatus
+	event  remit.EventType
+}{
+	"approve":        {remit.MerchantApproved, remit.EventMerchantAccountApproved},
+	"reject":         {remit.MerchantRejected, remit.EventMerchantAccountRejected},
+	"request-update": {remit.MerchantUpdateRequested, remit.EventMerchantAccountUpdateRequested},
 }
 
 // DecideMerchant records an operator's underwriting decision (approve, reject, request-update) on
@@ -267,7 +260,7 @@ var merchantDecisions = map[string]struct{ status, event string }{
 // status.
 //
 // Errors: not_found, conflict (not in review), validation_failure (unknown decision).
-func (ms *Merchants) DecideMerchant(ctx context.Context, merchantAccountID, decision string) (string, error) {
+func (ms *Merchants) DecideMerchant(ctx context.Context, merchantAccountID, decision string) (remit.MerchantStatus, error) {
 	d, ok := merchantDecisions[decision]
 	if !ok {
 		return "", remit.Invalid(remit.FieldError{Field: "decision", Location: remit.InBody, Reason: "invalid_enum",
@@ -349,7 +342,7 @@ func (ms *Merchants) ClaimOrganization(ctx context.Context, token string) (remit
 			return remit.Internal(err)
 		}
 		// The platform hears of the hand-over: it is the last event it gets about this account.
-		if err := ms.emitMerchant(ctx, tx, m, EventMerchantClaimed, now, obj, true); err != nil {
+		if err := ms.emitMerchant(ctx, tx, m, remit.EventMerchantAccountClaimed, now, obj, true); err != nil {
 			return err
 		}
 		out = remit.OrganizationClaim{Object: "organization_claim", OrganizationID: c.OrganizationID, MerchantAccountID: m.ID,
@@ -374,7 +367,7 @@ func targetMerchant(ctx context.Context, q store.Q, scope remit.Scope, id string
 }
 
 // setMerchantStatus stores m's new status with its onboarding record and emits event.
-func (ms *Merchants) setMerchantStatus(ctx context.Context, tx *store.Tx, m *remit.MerchantAccount, status string, now time.Time, event string) error {
+func (ms *Merchants) setMerchantStatus(ctx context.Context, tx *store.Tx, m *remit.MerchantAccount, status remit.MerchantStatus, now time.Time, event remit.EventType) error {
 	if err := tx.SetMerchantStatus(ctx, m.ID, status, m.Onboarding, now); err != nil {
 		return err
 	}
@@ -390,10 +383,10 @@ func (ms *Merchants) setMerchantStatus(ctx context.Context, tx *store.Tx, m *rem
 // to the stream of the platform account it was provisioned under (dated by that account's clock:
 // now moved by the difference of the two clocks, so that the events keep their order there too).
 // The object never carries the claim link.
-func (ms *Merchants) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ string, now time.Time, obj remit.MerchantAccountObject, toPlatform bool) error {
+func (ms *Merchants) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ remit.EventType, now time.Time, obj remit.MerchantAccountObject, toPlatform bool) error {
 	obj.ClaimURL = nil
 	scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
-	if err := ms.Emit(ctx, tx, scope, now, remit.EventType(typ), m.ID, obj); err != nil {
+	if err := ms.Emit(ctx, tx, scope, now, typ, m.ID, obj); err != nil {
 		return err
 	}
 	if !toPlatform || m.PlatformMerchantAccountID == "" {
@@ -404,7 +397,7 @@ func (ms *Merchants) emitMerchant(ctx context.Context, tx *store.Tx, m remit.Mer
 		return err
 	}
 	ps := remit.Scope{OrganizationID: p.OrganizationID, Environment: p.Environment, MerchantAccountID: p.ID}
-	return ms.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), remit.EventType(typ), m.ID, obj)
+	return ms.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), typ, m.ID, obj)
 }
 
 func (ms *Merchants) loadMerchantSecrets(ctx context.Context, tx *store.Tx, id string) (remit.MerchantSecrets, error) {
@@ -416,14 +409,14 @@ func (ms *Merchants) loadMerchantSecrets(ctx context.Context, tx *store.Tx, id s
 }
 
 // sandboxDecision is the sandbox's underwriting rule.
-func sandboxDecision(businessTaxID string) (status, event string) {
+func sandboxDecision(businessTaxID string) (remit.MerchantStatus, remit.EventType) {
 	switch strings.TrimSpace(businessTaxID) {
 	case SandboxRejectTaxID:
-		return remit.MerchantRejected, EventMerchantRejected
+		return remit.MerchantRejected, remit.EventMerchantAccountRejected
 	case SandboxUpdateRequestTaxID:
-		return remit.MerchantUpdateRequested, EventMerchantUpdateRequested
+		return remit.MerchantUpdateRequested, remit.EventMerchantAccountUpdateRequested
 	}
-	return remit.MerchantApproved, EventMerchantApproved
+	return remit.MerchantApproved, remit.EventMerchantAccountApproved
 }
 
 func merchantProfile(m remit.MerchantAccount) (remit.MerchantProfile, error) {

@@ -262,22 +262,22 @@ func LineTotal(l remit.InvoiceLine) int64 { return remit.LineBilled(l) }
 
 // The words customers read for invoice states, credit note reasons and credit note buckets.
 var (
-	statusLabels = map[string]string{remit.InvoiceDraft: "Draft", remit.InvoiceOpen: "Open", remit.InvoicePaid: "Paid", remit.InvoiceVoid: "Void"}
+	statusLabels = map[remit.InvoiceStatus]string{remit.InvoiceDraft: "Draft", remit.InvoiceOpen: "Open", remit.InvoicePaid: "Paid", remit.InvoiceVoid: "Void"}
 	reasonLabels = map[string]string{"duplicated_charge": "Duplicate charge", "product_unsatisfactory": "Product unsatisfactory",
 		"order_change": "Order change", "order_cancellation": "Order cancellation", "fraudulent_charge": "Fraudulent charge", "other": "Other", "": "Other"}
 	bucketLabels = map[string]string{remit.BucketCredit: "Credited to balance", remit.BucketRefund: "Refunded", remit.BucketOffset: "Offset against invoice"}
 )
 
 // label is the customer's word for value, or value itself when it has none.
-func label(labels map[string]string, value string) string {
+func label[V ~string](labels map[V]string, value V) string {
 	if l, ok := labels[value]; ok {
 		return l
 	}
-	return value
+	return string(value)
 }
 
 // StatusLabel is an invoice state as customers read it.
-func StatusLabel(status string) string { return label(statusLabels, status) }
+func StatusLabel(status remit.InvoiceStatus) string { return label(statusLabels, status) }
 
 // ReasonLabel is a credit note's reason as customers read it.
 func ReasonLabel(reason string) string { return label(reasonLabels, reason) }
@@ -335,7 +335,7 @@ func printable(s string) string {
 
 // Watermark is the word across an invoice that is not a bill to pay: DRAFT before finalization,
 // VOID once voided, none otherwise.
-func Watermark(status string) string {
+func Watermark(status remit.InvoiceStatus) string {
 	switch status {
 	case remit.InvoiceDraft:
 		return "DRAFT"

@@ -13,7 +13,7 @@ import (
 // --- merchant accounts: onboarding, secrets, claims ---
 
 // SetMerchantStatus stores a merchant account's status and onboarding record.
-func (q Q) SetMerchantStatus(ctx context.Context, id, status string, onboarding remit.Onboarding, now time.Time) error {
+func (q Q) SetMerchantStatus(ctx context.Context, id string, status remit.MerchantStatus, onboarding remit.Onboarding, now time.Time) error {
 	raw, err := json.Marshal(onboarding)
 	if err != nil {
 		return wrapErr(err, "store.SetMerchantStatus")
