@@ -94,13 +94,16 @@ type LineTax struct {
 	Reversed      int64   `json:"reversedAmount"` // reversed by credit notes so far
 }
 
+// TaxStatus is a tax transaction's state.
+type TaxStatus string
+
 // Tax transaction states and types (docs/invoices-and-tax.md).
 const (
-	TaxQuoted    = "quoted"
-	TaxCommitted = "committed"
-	TaxReversed  = "reversed"
-	TaxSale      = "sale"
-	TaxReversal  = "reversal"
+	TaxQuoted    TaxStatus = "quoted"
+	TaxCommitted TaxStatus = "committed"
+	TaxReversed  TaxStatus = "reversed"
+	TaxSale                = "sale"
+	TaxReversal            = "reversal"
 )
 
 // TaxTransaction records the tax of an invoice (type sale: quoted while the invoice is a draft,
@@ -108,7 +111,7 @@ const (
 type TaxTransaction struct {
 	Object            string               `json:"object"` // "tax_transaction"
 	TaxTransactionID  string               `json:"taxTransactionId"`
-	Status            string               `json:"status"`
+	Status            TaxStatus            `json:"status"`
 	Type              string               `json:"type"`
 	SourceDocumentID  string               `json:"sourceDocumentId"` // invoice or credit note
 	CustomerID        string               `json:"customerId"`

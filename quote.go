@@ -33,8 +33,11 @@ func ValidOrderType(t string) bool {
 	return t == OrderOneOff || t == OrderSubscriptionCreation || t == OrderSubscriptionAmendment
 }
 
+// SubscriptionStatus is a subscription's state.
+type SubscriptionStatus string
+
 // Subscription states. Subscriptions are active from creation; no route ends one yet.
-const SubscriptionActive = "active"
+const SubscriptionActive SubscriptionStatus = "active"
 
 // QuoteLine is a priced quote line. UnitAmount is the catalog price's unless the line overrode
 // it. A usage_metered line has no quantity (nil): usage is measured and billed in arrears, so its
@@ -125,7 +128,7 @@ type SubscriptionItem struct {
 type Subscription struct {
 	Object               string             `json:"object"` // "subscription"
 	SubscriptionID       string             `json:"subscriptionId"`
-	Status               string             `json:"status"`
+	Status               SubscriptionStatus `json:"status"`
 	CustomerID           string             `json:"customerId"`
 	BillingAccountID     string             `json:"billingAccountId"`
 	Currency             string             `json:"currency"`

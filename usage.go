@@ -22,11 +22,14 @@ type UsageEvent struct {
 	CreatedAt         time.Time   `json:"createdAt"`
 }
 
+// ThresholdStatus is a usage threshold's state.
+type ThresholdStatus string
+
 // Usage threshold states. A threshold that was crossed stays active with CrossedAt set (it is never
 // evaluated again); archived stops evaluation for good.
 const (
-	ThresholdActive   = "active"
-	ThresholdArchived = "archived"
+	ThresholdActive   ThresholdStatus = "active"
+	ThresholdArchived ThresholdStatus = "archived"
 )
 
 // UsageThreshold watches a customer's total usage of a meter and is crossed once, when the total
@@ -37,7 +40,7 @@ type UsageThreshold struct {
 	CustomerID        string            `json:"customerId"`
 	MeterID           string            `json:"meterId"`
 	Threshold         int64             `json:"threshold"`
-	Status            string            `json:"status"`
+	Status            ThresholdStatus   `json:"status"`
 	CrossedAt         *time.Time        `json:"crossedAt"`
 	ArchivedAt        *time.Time        `json:"archivedAt"`
 	Metadata          map[string]string `json:"metadata"`

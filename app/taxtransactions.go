@@ -11,7 +11,7 @@ import (
 // Tax transactions (docs/invoices-and-tax.md): quoted while their invoice is a draft, committed at
 // finalization; reversal transactions are committed at once.
 
-var taxStatuses = map[string]bool{remit.TaxQuoted: true, remit.TaxCommitted: true, remit.TaxReversed: true}
+var taxStatuses = map[remit.TaxStatus]bool{remit.TaxQuoted: true, remit.TaxCommitted: true, remit.TaxReversed: true}
 
 // ListTaxTransactions lists the merchant account's tax transactions newest first, filtered by
 // status and source document, paged by cursor (limit and cursor as raw query strings).
@@ -21,7 +21,7 @@ func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAc
 	scope := scopeOf(m)
 	page, err := iv.ParsePage(ctx, scope, "tax_transactions", limit, cursor, 20)
 	var p remit.Problems
-	if status != "" && !taxStatuses[status] {
+	if status != "" && !taxStatuses[remit.TaxStatus(status)] {
 		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of quoted, committed, reversed.")
 	}
 	if err := ProblemsOf(&p, err); err != nil {
