@@ -60,8 +60,10 @@ func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c 
 	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "coupon", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return duplicateAs(tx.CreateCoupon(ctx, c), "coupon", "couponId", c.CouponID) }, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
-	return c, err
+	insert := func(ctx context.Context, tx *store.Tx) error {
+		return duplicateAs(tx.CreateCoupon(ctx, c), "coupon", "couponId", c.CouponID)
+	}
+	return c, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
 }
 
 // GetCoupon returns a coupon of the merchant account.

@@ -23,8 +23,8 @@ func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, 
 	now := micro(ca.Now(m))
 	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "customer", m.Environment, m.ID, now
 	c.Metadata = remit.CopyMetadata(c.Metadata)
-	err := ca.insertAndEmit(ctx, func(ctx context.Context, tx *store.Tx) error { return customerDuplicate(tx.CreateCustomer(ctx, c), c) }, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
-	return c, err
+	insert := func(ctx context.Context, tx *store.Tx) error { return customerDuplicate(tx.CreateCustomer(ctx, c), c) }
+	return c, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
 }
 
 // GetCustomer returns a customer of the merchant account.
