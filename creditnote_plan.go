@@ -31,7 +31,12 @@ func ReversalShare(lineTax, lineTaxable, creditedBefore, credited, reversedBefor
 	if total >= lineTaxable {
 		return lineTax - reversedBefore
 	}
-	share := RoundHalfUp(lineTax*total, lineTaxable) - reversedBefore
+	// lineTax × total can pass int64 for lines above about 3·10^9 minor units: 128-bit product.
+	q, r := mulDiv(lineTax, total, lineTaxable)
+	if 2*r >= lineTaxable {
+		q++
+	}
+	share := q - reversedBefore
 	if share < 0 {
 		share = 0
 	}

@@ -90,3 +90,16 @@ func TestPlanCreditNote(t *testing.T) {
 		})
 	}
 }
+
+// TestReversalShareLargeLines: the share is exact for lines whose tax × credited amount passes
+// int64 (a line of 10^12 minor units taxed 10^11, credited by halves).
+func TestReversalShareLargeLines(t *testing.T) {
+	const taxable, lineTax = 1_000_000_000_000, 100_000_000_001
+	first := remit.ReversalShare(lineTax, taxable, 0, taxable/2, 0)
+	if first != 50_000_000_001 { // 50,000,000,000.5 rounded half-up
+		t.Fatalf("first half reversed %d, want 50000000001", first)
+	}
+	if rest := remit.ReversalShare(lineTax, taxable, taxable/2, taxable/2, first); first+rest != lineTax {
+		t.Fatalf("halves reversed %d + %d, want %d in all", first, rest, lineTax)
+	}
+}
