@@ -125,12 +125,15 @@ func LookupTestCard(token string) (TestCard, bool) {
 	return TestCard{}, false
 }
 
+// SessionStatus is a payment-method setup session's state.
+type SessionStatus string
+
 // Setup session states. "expired" is not stored: an open session is expired once the merchant
 // clock reaches its expiresAt.
 const (
-	SessionOpen      = "open"
-	SessionCompleted = "completed"
-	SessionExpired   = "expired"
+	SessionOpen      SessionStatus = "open"
+	SessionCompleted SessionStatus = "completed"
+	SessionExpired   SessionStatus = "expired"
 )
 
 // SetupSession is a hosted payment-method setup session (pmss_). Token is set only in the answer
@@ -145,7 +148,7 @@ type SetupSession struct {
 	URL               string                `json:"url,omitempty"`
 	Token             string                `json:"token,omitempty"`
 	ExpiresAt         time.Time             `json:"expiresAt"`
-	Status            string                `json:"status"`
+	Status            SessionStatus         `json:"status"`
 	PaymentMethodID   *string               `json:"paymentMethodId"`
 	PaymentMethod     *PaymentMethodSummary `json:"paymentMethod"`
 	CompletedAt       *time.Time            `json:"completedAt"`
@@ -155,7 +158,7 @@ type SetupSession struct {
 }
 
 // StatusAt is the session's status at the merchant time now.
-func (s SetupSession) StatusAt(now time.Time) string {
+func (s SetupSession) StatusAt(now time.Time) SessionStatus {
 	if s.Status == SessionOpen && !now.Before(s.ExpiresAt) {
 		return SessionExpired
 	}

@@ -30,24 +30,30 @@ const (
 	SourcePortal   = "portal"   // PUT /customer-portal/invoices/{id}/pay
 )
 
+// IntentStatus is a payment intent's state.
+type IntentStatus string
+
 // Payment intent statuses: one intent per invoice collects it across attempts.
 const (
-	IntentRequiresPaymentMethod = "requires_payment_method" // created, or the last attempt failed
-	IntentSucceeded             = "succeeded"
+	IntentRequiresPaymentMethod IntentStatus = "requires_payment_method" // created, or the last attempt failed
+	IntentSucceeded             IntentStatus = "succeeded"
 )
+
+// ReceiptStatus is a payment receipt's state.
+type ReceiptStatus string
 
 // Receipt statuses.
 const (
-	ReceiptSucceeded         = "succeeded"
-	ReceiptPartiallyRefunded = "partially_refunded"
-	ReceiptRefunded          = "refunded"
+	ReceiptSucceeded         ReceiptStatus = "succeeded"
+	ReceiptPartiallyRefunded ReceiptStatus = "partially_refunded"
+	ReceiptRefunded          ReceiptStatus = "refunded"
 )
 
 // ReceiptStatuses lists the receipt statuses in documentation order.
-var ReceiptStatuses = []string{ReceiptSucceeded, ReceiptPartiallyRefunded, ReceiptRefunded}
+var ReceiptStatuses = []string{string(ReceiptSucceeded), string(ReceiptPartiallyRefunded), string(ReceiptRefunded)}
 
-// ReceiptStatus is the status of a receipt of amount of which refunded was refunded.
-func ReceiptStatus(amount, refunded int64) string {
+// ReceiptStatusOf is the status of a receipt of amount of which refunded was refunded.
+func ReceiptStatusOf(amount, refunded int64) ReceiptStatus {
 	switch {
 	case refunded <= 0:
 		return ReceiptSucceeded
@@ -98,7 +104,7 @@ type PaymentIntent struct {
 	CustomerID        string        `json:"customerId"`
 	Amount            int64         `json:"amount"`
 	Currency          string        `json:"currency"`
-	Status            string        `json:"status"`
+	Status            IntentStatus  `json:"status"`
 	LastPaymentError  *PaymentError `json:"lastPaymentError"`
 	Environment       Environment   `json:"environment"`
 	MerchantAccountID string        `json:"merchantAccountId"`
@@ -159,7 +165,7 @@ type PaymentReceipt struct {
 	Amount             int64                `json:"amount"`
 	AmountRefunded     int64                `json:"amountRefunded"`
 	Currency           string               `json:"currency"`
-	Status             string               `json:"status"`
+	Status             ReceiptStatus        `json:"status"`
 	PaymentMethod      ReceiptPaymentMethod `json:"paymentMethod"`
 	Environment        Environment          `json:"environment"`
 	MerchantAccountID  string               `json:"merchantAccountId"`

@@ -5,10 +5,13 @@ import (
 	"time"
 )
 
+// EndpointStatus is a webhook endpoint's state.
+type EndpointStatus string
+
 // Webhook endpoint states.
 const (
-	EndpointEnabled  = "enabled"
-	EndpointDisabled = "disabled"
+	EndpointEnabled  EndpointStatus = "enabled"
+	EndpointDisabled EndpointStatus = "disabled"
 )
 
 // Why an endpoint was disabled.
@@ -17,11 +20,14 @@ const (
 	DisabledGone      = "gone"      // the endpoint answered 410 Gone
 )
 
+// DeliveryStatus is a webhook delivery's state.
+type DeliveryStatus string
+
 // Webhook delivery states and triggers.
 const (
-	DeliveryPending   = "pending"
-	DeliverySucceeded = "succeeded"
-	DeliveryFailed    = "failed"
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliverySucceeded DeliveryStatus = "succeeded"
+	DeliveryFailed    DeliveryStatus = "failed"
 
 	TriggerDispatch = "dispatch" // the event's first delivery, made by the outbox dispatcher
 	TriggerResend   = "resend"   // POST /v1/events/{eventId}/resend
@@ -34,7 +40,7 @@ type WebhookEndpoint struct {
 	URL               string            `json:"url"`
 	EnabledEvents     []string          `json:"enabledEvents"`
 	Description       *string           `json:"description"`
-	Status            string            `json:"status"`
+	Status            EndpointStatus    `json:"status"`
 	DisabledReason    *string           `json:"disabledReason"`
 	DisabledAt        *time.Time        `json:"disabledAt"`
 	Secret            string            `json:"secret,omitempty"` // only in the answer to create
@@ -57,7 +63,7 @@ type WebhookDelivery struct {
 	EventID           string           `json:"eventId"`
 	EndpointID        string           `json:"endpointId"`
 	Trigger           string           `json:"trigger"`
-	Status            string           `json:"status"`
+	Status            DeliveryStatus   `json:"status"`
 	Attempts          int              `json:"attempts"`
 	LastAttemptAt     *time.Time       `json:"lastAttemptAt"`
 	NextAttemptAt     *time.Time       `json:"nextAttemptAt"`

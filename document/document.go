@@ -79,7 +79,7 @@ type ReceiptFacts struct {
 	Amount         int64
 	AmountRefunded int64
 	Currency       string
-	Status         string    // succeeded | partially_refunded | refunded
+	Status         remit.ReceiptStatus
 	PaidAt         time.Time // when the payment succeeded (merchant clock)
 	PaymentMethod  string    // "Visa •••• 4242", or how an out-of-band payment is described
 }

@@ -418,8 +418,8 @@ func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, ow
 
 // AttemptResult is the outcome of one attempt.
 type AttemptResult struct {
-	Status         string     // the delivery's new status
-	NextAttemptAt  *time.Time // when pending
+	Status         remit.DeliveryStatus // the delivery's new status
+	NextAttemptAt  *time.Time           // when pending
 	ResponseStatus *int
 	Duration       time.Duration
 	Error          string
