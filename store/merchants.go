@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -98,4 +99,87 @@ func (q Q) MarkMerchantClaimed(ctx context.Context, tokenHash, merchantAccountID
 	}
 	_, err = q.exec(ctx, `UPDATE merchant_accounts SET claimed_at = $2, updated_at = $2 WHERE id = $1`, merchantAccountID, remit.Micros(at))
 	return wrapErr(err, "store.MarkMerchantClaimed")
+}
+
+const merchantColumns = `id, organization_id, environment, external_ref, display_name, legal_entity_type, country,
+	merchant_mode, default_currency, status, platform_enabled, COALESCE(platform_merchant_account_id, ''), clock_offset_us,
+	profile, created_at, updated_at, onboarding, claim_expires_at, claimed_at`
+
+func scanMerchant(row interface{ Scan(...any) error }) (m remit.MerchantAccount, err error) {
+	var env, profile, onboarding string
+	var offset, created, updated int64
+	var claimExpires, claimed sql.NullInt64
+	err = row.Scan(&m.ID, &m.OrganizationID, &env, &m.ExternalRef, &m.DisplayName, &m.LegalEntityType, &m.Country,
+		&m.MerchantMode, &m.DefaultCurrency, &m.Status, &m.PlatformEnabled, &m.PlatformMerchantAccountID, &offset,
+		&profile, &created, &updated, &onboarding, &claimExpires, &claimed)
+	if err != nil {
+		return m, err
+	}
+	m.Environment = remit.Environment(env)
+	m.ClockOffset = time.Duration(offset) * time.Microsecond
+	m.Profile = json.RawMessage(profile)
+	m.CreatedAt, m.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
+	if onboarding != "" {
+		if err := json.Unmarshal([]byte(onboarding), &m.Onboarding); err != nil {
+			return m, fmt.Errorf("merchant account %s: onboarding: %w", m.ID, err)
+		}
+	}
+	m.ClaimExpiresAt, m.ClaimedAt = nullTime(claimExpires), nullTime(claimed)
+	return m, nil
+}
+
+func nullTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := remit.FromMicros(v.Int64)
+	return &t
+}
+
+func nullMicros(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return remit.Micros(*t)
+}
+
+// CreateMerchantAccount inserts a merchant account. A duplicate external reference within the
+// organization and environment is a conflict.
+func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) error {
+	if len(m.Profile) == 0 {
+		m.Profile = json.RawMessage("{}")
+	}
+	var platform any
+	if m.PlatformMerchantAccountID != "" {
+		platform = m.PlatformMerchantAccountID
+	}
+	_, err := q.exec(ctx, `INSERT INTO merchant_accounts (id, organization_id, environment, external_ref, display_name,
+		legal_entity_type, country, merchant_mode, default_currency, status, platform_enabled, platform_merchant_account_id,
+		clock_offset_us, profile, created_at, updated_at, claim_expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		m.ID, m.OrganizationID, string(m.Environment), m.ExternalRef, m.DisplayName, m.LegalEntityType, m.Country,
+		m.MerchantMode, m.DefaultCurrency, m.Status, m.PlatformEnabled, platform, int64(m.ClockOffset/time.Microsecond),
+		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt), nullMicros(m.ClaimExpiresAt))
+	if IsUniqueViolation(err) {
+		return duplicate("external_ref")
+	}
+	return wrapErr(err, "store.CreateMerchantAccount")
+}
+
+// GetMerchantAccount returns the merchant account with id, or not_found. Locked, it takes the
+// row lock (PostgreSQL), serializing changes to the account (its clock, its state).
+func (q Q) GetMerchantAccount(ctx context.Context, id string, read Read) (remit.MerchantAccount, error) {
+	query := `SELECT ` + merchantColumns + ` FROM merchant_accounts WHERE id = $1` + q.lockFor(read)
+	m, err := scanMerchant(q.QueryRow(ctx, query, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, remit.NotFound("merchant account", id, "")
+	}
+	return m, wrapErr(err, "store.GetMerchantAccount")
+}
+
+// SetMerchantClockOffset stores the sandbox clock offset of a merchant account.
+func (q Q) SetMerchantClockOffset(ctx context.Context, id string, offset time.Duration, now time.Time) error {
+	_, err := q.exec(ctx, `UPDATE merchant_accounts SET clock_offset_us = $2, updated_at = $3 WHERE id = $1`,
+		id, int64(offset/time.Microsecond), remit.Micros(now))
+	return wrapErr(err, "store.SetMerchantClockOffset")
 }
