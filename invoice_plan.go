@@ -9,17 +9,7 @@ import "fmt"
 // validation_failure listing every problem. IDs and times are the caller's to set.
 func PlanDraftInvoice(in InvoiceDraftInput, cust Customer, ba BillingAccount, prices map[string]Price, coupons map[string]Coupon) (Invoice, []CouponTerms, error) {
 	var p Problems
-	CurrencyProblem(&p, InBody, "currency", in.Currency)
-	MetadataProblems(&p, "metadata", in.Metadata)
-	if in.PeriodStart != nil && in.PeriodEnd != nil && !in.PeriodEnd.After(*in.PeriodStart) {
-		p.Body("periodEnd", "before_start", "periodEnd must be later than periodStart.")
-	}
-	if (in.PeriodStart == nil) != (in.PeriodEnd == nil) {
-		p.Body("periodEnd", "required", "Give both periodStart and periodEnd, or neither.")
-	}
-	if len(in.Lines) == 0 {
-		p.Body("lines", "required", "An invoice needs at least one line.")
-	}
+	CheckInvoiceRequest(in, &p)
 	currency := validCurrency(in.Currency)
 	BillingAccountProblems(ForInvoice, currency, cust, ba, &p)
 	inv := Invoice{
@@ -51,6 +41,23 @@ func PlanDraftInvoice(in InvoiceDraftInput, cust Customer, ba BillingAccount, pr
 		return Invoice{}, nil, err
 	}
 	return inv, terms, p.Err()
+}
+
+// CheckInvoiceRequest records the problems an invoice request shows on its own, before anything it
+// references is read: its currency, metadata, period and lines. The edge runs it on a body that
+// breaks the contract too, so one 422 lists both kinds.
+func CheckInvoiceRequest(in InvoiceDraftInput, p *Problems) {
+	CurrencyProblem(p, InBody, "currency", in.Currency)
+	MetadataProblems(p, "metadata", in.Metadata)
+	if in.PeriodStart != nil && in.PeriodEnd != nil && !in.PeriodEnd.After(*in.PeriodStart) {
+		p.Body("periodEnd", "before_start", "periodEnd must be later than periodStart.")
+	}
+	if (in.PeriodStart == nil) != (in.PeriodEnd == nil) {
+		p.Body("periodEnd", "required", "Give both periodStart and periodEnd, or neither.")
+	}
+	if len(in.Lines) == 0 {
+		p.Body("lines", "required", "An invoice needs at least one line.")
+	}
 }
 
 // BillingAccountProblems records what does not fit between a document's customer and billing

@@ -10,7 +10,7 @@ import "fmt"
 // field), or one validation_failure listing every problem. Times are the caller's to set.
 func PlanQuote(in QuoteInput, cust Customer, ba BillingAccount, sub *Subscription, prices map[string]Price, coupons map[string]Coupon) (QuoteVersion, error) {
 	var p Problems
-	quoteRequestProblems(in, &p)
+	CheckQuoteRequest(in, &p)
 	currency := validCurrency(in.Currency)
 	BillingAccountProblems(ForQuote, currency, cust, ba, &p)
 	if sub != nil {
@@ -61,7 +61,7 @@ func PlanQuote(in QuoteInput, cust Customer, ba BillingAccount, sub *Subscriptio
 
 // quoteRequestProblems records the problems of a quote request on its own: currency, metadata,
 // order type and subscriptionId, lines.
-func quoteRequestProblems(in QuoteInput, p *Problems) {
+func CheckQuoteRequest(in QuoteInput, p *Problems) {
 	CurrencyProblem(p, InBody, "currency", in.Currency)
 	MetadataProblems(p, "metadata", in.Metadata)
 	if !ValidOrderType(in.OrderType) {

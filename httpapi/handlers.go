@@ -106,6 +106,8 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		"createBillingAccount": bodyCheck(billingAccountInput, func(b remit.BillingAccount, probs *remit.Problems) {
 			remit.CheckBillingAccount(&b, probs)
 		}),
+		"createInvoice": bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
+		"createQuote":   bodyCheck(quoteInput, remit.CheckQuoteRequest),
 		"createMerchantAccount": func(r *Request) []remit.FieldError {
 			var body api.MerchantAccountCreateRequest
 			r.DecodeLenient(&body)

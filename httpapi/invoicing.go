@@ -9,11 +9,15 @@ import (
 
 // createInvoice handles POST /v1/invoices.
 func (s *Server) createInvoice(ctx context.Context, r *Request, body api.InvoiceCreateRequest) (any, error) {
-	return s.eng.Invoicing.CreateInvoice(ctx, r.Merchant, remit.InvoiceDraftInput{
+	return s.eng.Invoicing.CreateInvoice(ctx, r.Merchant, invoiceInput(body))
+}
+
+func invoiceInput(body api.InvoiceCreateRequest) remit.InvoiceDraftInput {
+	return remit.InvoiceDraftInput{
 		InvoiceID: deref(body.InvoiceId), CustomerID: body.CustomerId, BillingAccountID: body.BillingAccountId,
 		Currency: body.Currency, PeriodStart: body.PeriodStart, PeriodEnd: body.PeriodEnd, Metadata: metadata(body.Metadata),
 		CouponIDs: derefSlice(body.CouponIds), Lines: lineInputs(body.Lines),
-	})
+	}
 }
 
 // finalizeInvoice handles POST /v1/invoices/{invoiceId}/finalize.

@@ -40,6 +40,16 @@ func TestOnePassValidation(t *testing.T) {
 			wantFields(t, r, "body:country:invalid_format", "body:defaultCurrency:invalid_currency",
 				"body:underwriting.cardVolumeDistribution:sum_not_100")
 		})
+		t.Run("invoice", func(t *testing.T) {
+			// The contract refuses a quantity of 0; the request's own rules refuse an unknown
+			// currency and a period that ends before it starts. Nothing is read to find them.
+			r := e.Do("POST", "/v1/invoices", map[string]any{
+				"customerId": "cus_none", "billingAccountId": "ba_none", "currency": "XYZ",
+				"periodStart": "2030-02-01T00:00:00Z", "periodEnd": "2030-01-01T00:00:00Z",
+				"lines": []any{map[string]any{"priceId": "price_none", "quantity": 0}},
+			})
+			wantFields(t, r, "body:lines[0].quantity:out_of_range", "body:currency:invalid_currency", "body:periodEnd:before_start")
+		})
 		t.Run("wrong type", func(t *testing.T) {
 			// A value of the wrong type does not hide the rules' problems of the other fields.
 			r := e.Do("POST", "/v1/prices", map[string]any{
