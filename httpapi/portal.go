@@ -18,11 +18,10 @@ import (
 // GET /customer-portal/{tail...} (customerPortalGet), the hosted invoice page and its PDF, is
 // routed in portal_pages.go by the same rules.
 func (s *Server) customerPortalPut(ctx context.Context, r *Request) (any, error) {
-	tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
+	tok, m, parts, err := s.portalRequest(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	parts := strings.Split(r.Path("tail"), "/")
 	switch {
 	case len(parts) == 3 && parts[0] == "setup-sessions" && parts[1] != "" && parts[2] == "complete":
 		return s.eng.Catalog.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
@@ -37,4 +36,11 @@ func (s *Server) customerPortalPut(ctx context.Context, r *Request) (any, error)
 // recorded and answered 409 with details.reason "payment_failed", as on POST /v1/invoices/{id}/pay.
 func (s *Server) portalPayInvoice(ctx context.Context, r *Request, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (any, error) {
 	return s.eng.Payments.PayInvoiceFromPortal(ctx, tok, m, invoiceID)
+}
+
+// portalRequest resolves a portal request's hosted token (401 for a bad one) and splits the path
+// after /customer-portal/ into its parts, for the routing of both portal operations.
+func (s *Server) portalRequest(ctx context.Context, r *Request) (remit.HostedToken, remit.MerchantAccount, []string, error) {
+	tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
+	return tok, m, strings.Split(r.Path("tail"), "/"), err
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/document"
@@ -17,11 +16,10 @@ import (
 //	                           through PUT invoices/{invoiceId}/pay and shows the outcome
 //	invoices/{invoiceId}/pdf   the invoice's PDF
 func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
-	tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
+	tok, m, parts, err := s.portalRequest(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	parts := strings.Split(r.Path("tail"), "/")
 	switch {
 	case len(parts) == 2 && parts[0] == "invoices" && parts[1] != "":
 		page, err := s.eng.Documents.HostedInvoicePage(ctx, tok, m, parts[1])
