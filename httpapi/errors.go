@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -373,34 +374,34 @@ func dedupe(fields []remit.FieldError) []remit.FieldError {
 	return out
 }
 
-// metadataProblems checks what the contract cannot say about metadata objects (OpenAPI 3.0 has
-// no propertyNames): their keys are at most 40 characters. It follows the body along its schema
-// and checks every object whose schema is the Metadata component.
-func metadataProblems(schema *openapi3.SchemaRef, body []byte) []remit.FieldError {
-	if schema == nil || !bytes.Contains(body, []byte(`"metadata"`)) {
-		return nil
+// beyondContract checks what OpenAPI 3.0 cannot say about a body, following it along its schema:
+// metadata keys (no propertyNames in 3.0: remit.MetadataProblems on every object whose schema is
+// the Metadata component), and integers beyond int64 in integer fields (kin-openapi reads numbers
+// as float64, in which 2^63 and 2^63 − 1 are one value, so such a number passes its bounds and
+// would fail only when decoded). It returns the two kinds apart: a bound is a contract problem,
+// answered at once; metadata problems are merged with the operation's own (withProblems).
+func beyondContract(schema *openapi3.SchemaRef, body []byte) (metadata, bounds []remit.FieldError) {
+	if schema == nil || (!bytes.Contains(body, []byte(`"metadata"`)) && !longNumber(body)) {
+		return nil, nil
 	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
 	var doc any
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil
+	if err := dec.Decode(&doc); err != nil {
+		return nil, nil
 	}
-	var out []remit.FieldError
 	var walk func(s *openapi3.SchemaRef, v any, path []string)
 	walk = func(s *openapi3.SchemaRef, v any, path []string) {
 		if s == nil || s.Value == nil {
 			return
 		}
 		if strings.HasSuffix(s.Ref, "/schemas/Metadata") {
-			m, _ := v.(map[string]any)
-			md := make(map[string]string, len(m))
-			for k, e := range m {
-				str, _ := e.(string)
-				md[k] = str
-			}
-			var p remit.Problems
-			remit.MetadataProblems(&p, pointerToField(path), md)
-			if err := p.Err(); err != nil {
-				out = append(out, err.(*remit.Error).Fields...)
+			metadata = append(metadata, metadataFields(v, pointerToField(path))...)
+			return
+		}
+		if n, ok := v.(json.Number); ok && s.Value.Type.Is("integer") {
+			if f, ok := int64Bound(n, s.Value, pointerToField(path)); !ok {
+				bounds = append(bounds, f)
 			}
 			return
 		}
@@ -421,5 +422,53 @@ func metadataProblems(schema *openapi3.SchemaRef, body []byte) []remit.FieldErro
 		}
 	}
 	walk(schema, doc, nil)
-	return out
+	return metadata, bounds
+}
+
+// metadataFields are the problems of one metadata object at field.
+func metadataFields(v any, field string) []remit.FieldError {
+	m, _ := v.(map[string]any)
+	md := make(map[string]string, len(m))
+	for k, e := range m {
+		str, _ := e.(string)
+		md[k] = str
+	}
+	var p remit.Problems
+	remit.MetadataProblems(&p, field, md)
+	return p.Fields()
+}
+
+// int64Bound checks that an integer literal fits int64; ok is false with the problem when it
+// does not. Fractions and exponents are left to the contract and the decoder.
+func int64Bound(n json.Number, sc *openapi3.Schema, field string) (remit.FieldError, bool) {
+	lit := string(n)
+	if _, err := strconv.ParseInt(lit, 10, 64); !errors.Is(err, strconv.ErrRange) {
+		return remit.FieldError{}, true
+	}
+	bound := "must be at most " + strconv.FormatInt(math.MaxInt64, 10)
+	switch {
+	case strings.HasPrefix(lit, "-") && sc.Min != nil:
+		bound = "must be at least " + number(*sc.Min)
+	case strings.HasPrefix(lit, "-"):
+		bound = "must be at least " + strconv.FormatInt(math.MinInt64, 10)
+	case sc.Max != nil:
+		bound = "must be at most " + number(*sc.Max)
+	}
+	return remit.FieldError{Field: field, Location: remit.InBody, Reason: "out_of_range", Message: field + " " + bound + "."}, false
+}
+
+// longNumber reports whether body has a run of 19 digits or more, the only numbers that can pass
+// int64 (a cheap test before a body is walked).
+func longNumber(body []byte) bool {
+	run := 0
+	for _, c := range body {
+		if c >= '0' && c <= '9' {
+			if run++; run >= 19 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }

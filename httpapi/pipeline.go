@@ -346,7 +346,7 @@ func parseBody(hr *http.Request, o *operation, body []byte) ([]byte, error) {
 }
 
 // validate checks the parameters and the body against the contract, every problem at once (422).
-// The metadata rule the contract cannot express is checked beside it: when the contract passes,
+// What the contract cannot express (beyondContract) is checked beside it: when the contract passes,
 // the operation's own rules still run so that one 422 lists every problem (see withProblems).
 func (s *Server) validate(o *operation, req *Request) error {
 	hr := req.HTTP
@@ -358,9 +358,9 @@ func (s *Server) validate(o *operation, req *Request) error {
 	err := openapi3filter.ValidateRequest(hr.Context(), &openapi3filter.RequestValidationInput{
 		Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
 	})
-	metaProblems := metadataProblems(o.bodySchema, req.Body)
-	if err != nil {
-		return withBodyRules(validationError(err, metaProblems...), o, req)
+	metaProblems, bounds := beyondContract(o.bodySchema, req.Body)
+	if err != nil || len(bounds) > 0 {
+		return withBodyRules(validationError(err, append(bounds, metaProblems...)...), o, req)
 	}
 	req.problems = metaProblems
 	return nil
