@@ -15,7 +15,7 @@ func TestIntegersBeyondInt64(t *testing.T) {
 		e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "c_big", "name": "Big"})
 		for _, c := range []struct {
 			name, path, body string
-			want           []string
+			want             []string
 		}{
 			{"threshold", "/v1/usage-thresholds", `{"customerId":"c_big","meterId":"api","threshold":9223372036854775808}`,
 				[]string{"body:threshold:out_of_range"}},
