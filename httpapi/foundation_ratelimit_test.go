@@ -186,3 +186,30 @@ func TestRateLimitRedisFallback(t *testing.T) {
 		}
 	})
 }
+
+// TestRateLimitHeadersOnEveryAuthenticatedAnswer: every /v1 answer to a request whose key was
+// authenticated carries the RateLimit-* headers, errors included (403, 404, 422); the answers the
+// contract says carry none are those given before a key is read: 401, and 404 or 405 for a path
+// or method the API does not have.
+func TestRateLimitHeadersOnEveryAuthenticatedAnswer(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		has := func(r *testkit.Response) bool { return r.Header.Get("RateLimit-Limit") != "" && r.Header.Get("RateLimit-Reset") != "" }
+		for _, c := range []struct {
+			name string
+			r    *testkit.Response
+			want bool
+		}{
+			{"200", e.Do("GET", "/v1/test-helpers/clock", nil), true},
+			{"404 for a resource", e.Do("GET", "/v1/invoices/inv_none", nil), true},
+			{"422", e.Do("POST", "/v1/customers", map[string]any{}), true},
+			{"403 in production", e.Do("GET", "/v1/test-helpers/clock", nil, testkit.Production()), true},
+			{"401", e.Do("GET", "/v1/test-helpers/clock", nil, testkit.APIKey("")), false},
+			{"404 for an unknown path", e.Do("GET", "/v1/nothing-here", nil), false},
+			{"405", e.Do("DELETE", "/v1/test-helpers/clock", nil), false},
+		} {
+			if has(c.r) != c.want {
+				t.Errorf("%s (%d): RateLimit headers %v, want %v", c.name, c.r.Status, has(c.r), c.want)
+			}
+		}
+	})
+}
