@@ -193,7 +193,9 @@ func TestRateLimitRedisFallback(t *testing.T) {
 // or method the API does not have.
 func TestRateLimitHeadersOnEveryAuthenticatedAnswer(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
-		has := func(r *testkit.Response) bool { return r.Header.Get("RateLimit-Limit") != "" && r.Header.Get("RateLimit-Reset") != "" }
+		has := func(r *testkit.Response) bool {
+			return r.Header.Get("RateLimit-Limit") != "" && r.Header.Get("RateLimit-Reset") != ""
+		}
 		for _, c := range []struct {
 			name string
 			r    *testkit.Response
