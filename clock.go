@@ -1,6 +1,7 @@
 package remit
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -50,4 +51,42 @@ type TestClock struct {
 	Environment       string    `json:"environment"`
 	Now               time.Time `json:"now"`
 	CreatedAt         time.Time `json:"createdAt"`
+}
+
+// MaxClockAdvance bounds one advance of a sandbox clock so that time arithmetic cannot overflow.
+const MaxClockAdvance = 20 * 365 * 24 * time.Hour
+
+// CheckClockAdvance records the problems of an advance request's shape: exactly one of to and
+// seconds, seconds within 1 and 20 years. It needs no clock; ClockTarget applies the rest.
+func CheckClockAdvance(to *time.Time, seconds *int64, p *Problems) {
+	switch {
+	case to != nil && seconds != nil:
+		p.Body("to", "mutually_exclusive", "Give either 'to' or 'seconds', not both.")
+		p.Body("seconds", "mutually_exclusive", "Give either 'to' or 'seconds', not both.")
+	case to == nil && seconds == nil:
+		p.Body("to", "required", "Give 'to' (a date-time) or 'seconds' (a positive integer) to advance the clock.")
+	case seconds != nil && (*seconds < 1 || time.Duration(*seconds) > MaxClockAdvance/time.Second):
+		p.Body("seconds", "out_of_range", fmt.Sprintf("seconds must be between 1 and %d (20 years).", int64(MaxClockAdvance/time.Second)))
+	}
+}
+
+// ClockTarget is where an advance from now moves a sandbox clock, or the problems that keep it
+// from moving (CheckClockAdvance, and: the clock only moves forward, by at most 20 years).
+func ClockTarget(now time.Time, to *time.Time, seconds *int64, p *Problems) time.Time {
+	before := p.Len()
+	CheckClockAdvance(to, seconds, p)
+	switch {
+	case p.Len() > before:
+		return now
+	case to != nil:
+		target := to.UTC()
+		if !target.After(now) {
+			p.Body("to", "not_in_future", fmt.Sprintf("The clock only moves forward: 'to' must be after the clock's current time %s.", now.Format(time.RFC3339Nano)))
+		} else if target.Sub(now) > MaxClockAdvance {
+			p.Body("to", "too_far", "One advance may move the clock at most 20 years.")
+		}
+		return target
+	default:
+		return now.Add(time.Duration(*seconds) * time.Second)
+	}
 }

@@ -2,7 +2,6 @@ package remit
 
 import (
 	"fmt"
-	"net/mail"
 	"time"
 )
 
@@ -19,8 +18,8 @@ type Address struct {
 
 // AddressProblems records the problems of an address the contract's shape cannot catch.
 func AddressProblems(p *Problems, field string, a *Address) {
-	if a != nil && !ValidCountry(a.Country) {
-		p.Body(field+".country", "invalid_country", "country must be an ISO 3166-1 alpha-2 code such as US.")
+	if a != nil {
+		CountryProblem(p, field+".country", a.Country)
 	}
 }
 
@@ -40,10 +39,9 @@ type Customer struct {
 }
 
 // EmailProblem records a problem with an email address that is not a plain addr-spec
-// (name@domain).
+// (name@domain.tld, ValidEmail).
 func EmailProblem(p *Problems, field, email string) {
-	a, err := mail.ParseAddress(email)
-	if err != nil || a.Address != email || a.Name != "" {
+	if !ValidEmail(email) {
 		p.Body(field, "invalid_format", fmt.Sprintf("%s must be an email address such as billing@example.com.", field))
 	}
 }

@@ -152,9 +152,7 @@ func (c merchantChecks) enum(field, v string, set []string) {
 }
 
 func (c merchantChecks) country(field, v string) {
-	if !ValidCountry(v) {
-		c.Body(field, "invalid_country", fmt.Sprintf("%s must be an ISO 3166-1 alpha-2 country code in upper case, such as US.", field))
-	}
+	CountryProblem(c.Problems, field, v)
 }
 
 func (c merchantChecks) notBlank(field string, v *string) {

@@ -4,7 +4,6 @@ import (
 	"regexp"
 
 	"golang.org/x/text/currency"
-	"golang.org/x/text/language"
 )
 
 // Amounts are int64 counts of a currency's minor unit (cents; JPY has none), never floating point.
@@ -61,13 +60,3 @@ func isISOCurrency(code string) bool {
 	return err == nil
 }
 
-var countryShape = regexp.MustCompile(`^[A-Z]{2}$`)
-
-// ValidCountry reports whether code is an upper-case ISO 3166-1 alpha-2 country code.
-func ValidCountry(code string) bool {
-	if !countryShape.MatchString(code) {
-		return false
-	}
-	r, err := language.ParseRegion(code)
-	return err == nil && r.IsCountry() && r.String() == code
-}

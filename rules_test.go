@@ -2,6 +2,7 @@ package remit_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +56,7 @@ func TestCheckMerchantAccount(t *testing.T) {
 		{"valid", valid(), nil},
 		{"the record's own fields", with(func(in *remit.MerchantAccountInput) {
 			in.Environment, in.DisplayName, in.Country, in.DefaultCurrency = "production", " ", "USA", "XYZ"
-		}), []string{"environment:environment_mismatch", "displayName:blank", "country:invalid_country", "defaultCurrency:invalid_currency"}},
+		}), []string{"environment:environment_mismatch", "displayName:blank", "country:invalid_format", "defaultCurrency:invalid_currency"}},
 		{"a date in the future and one that is not a date", with(func(in *remit.MerchantAccountInput) {
 			in.Profile.DateOfBirth = &remit.ProfileDate{Day: 2, Month: 6, Year: 2030}
 			in.Profile.IncorporationDate = &remit.ProfileDate{Day: 30, Month: 2, Year: 2016}
@@ -76,7 +77,7 @@ func TestCheckMerchantAccount(t *testing.T) {
 			in.Profile.Metadata = map[string]string{strings.Repeat("é", 41): "v"}
 		}), []string{"metadata:invalid_key"}},
 		{"an empty input (a body that did not decode)", remit.MerchantAccountInput{},
-			[]string{"environment:environment_mismatch", "displayName:blank", "legalEntityType:invalid_enum", "country:invalid_country",
+			[]string{"environment:environment_mismatch", "displayName:blank", "legalEntityType:invalid_enum", "country:invalid_format",
 				"merchantMode:invalid_enum", "defaultCurrency:invalid_currency"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -84,5 +85,20 @@ func TestCheckMerchantAccount(t *testing.T) {
 			remit.CheckMerchantAccount(c.in, remit.Sandbox, today, &p)
 			wantProblems(t, &p, c.want...)
 		})
+	}
+}
+
+func TestCountryTable(t *testing.T) {
+	if len(remit.Countries) != 249 || !slices.IsSorted(remit.Countries) {
+		t.Fatalf("Countries: %d codes, sorted %v; want the 249 assigned codes in order", len(remit.Countries), slices.IsSorted(remit.Countries))
+	}
+	for _, c := range []struct {
+		code string
+		ok   bool
+	}{{"US", true}, {"GB", true}, {"ZW", true}, {"AX", true}, {"UK", false}, {"XK", false}, {"XB", false}, {"QK", false},
+		{"EU", false}, {"AN", false}, {"us", false}, {"USA", false}, {"", false}} {
+		if got := remit.ValidCountry(c.code); got != c.ok {
+			t.Errorf("ValidCountry(%q) = %v, want %v", c.code, got, c.ok)
+		}
 	}
 }

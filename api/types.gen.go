@@ -380,7 +380,7 @@ type BalanceExpireRequest struct {
 	// EntryId Caller-chosen ledger entry ID for the expiry entry, unique within the customer.
 	EntryId *string `json:"entryId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -396,8 +396,10 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// Description Description of the grant.
 	Description *string `json:"description,omitempty"`
@@ -411,7 +413,7 @@ type BalanceGrantRequest struct {
 	// ExpiresAt When what remains of the grant expires. RFC 3339 date-time.
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -449,13 +451,15 @@ type BillingAccountCreateRequest struct {
 	// CollectionMethod How invoices are collected; defaults to charge_automatically.
 	CollectionMethod *BillingAccountCreateRequestCollectionMethod `json:"collectionMethod,omitempty"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// CustomerId Customer the account bills; must exist (404).
 	CustomerId string `json:"customerId"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -488,18 +492,23 @@ type CardVolumeDistribution struct {
 // Example: {}
 type ClaimRequest = map[string]interface{}
 
-// ClockAdvanceRequest Advances the sandbox clock. Give exactly one of to or seconds (422 otherwise); the clock only moves forward.
+// ClockAdvanceRequest Advances the sandbox clock. Give exactly one of to or seconds (422 otherwise: both are mutually_exclusive, neither is to required). Rules the schema cannot say: the clock only moves forward (to after the current clock time, 422 not_in_future) and by at most 20 years at once (422 too_far).
 //
 // Example: {"seconds":86400}
 type ClockAdvanceRequest struct {
-	// Seconds Seconds to advance by.
+	// Seconds Seconds to advance by, at most 20 years (630720000).
 	Seconds *int64 `json:"seconds,omitempty"`
 
-	// To New clock time; must not be earlier than the clock's current time. RFC 3339 date-time.
+	// To New clock time; must be after the clock's current time and at most 20 years ahead. RFC 3339 date-time.
 	To *time.Time `json:"to,omitempty"`
 }
 
-// CouponCreateRequest Creates a coupon: either percentOff, or amountOff with currency (422 otherwise).
+// CountryCode An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+//
+// Example: US
+type CountryCode = string
+
+// CouponCreateRequest Creates a coupon: either percentOff, or amountOff with currency (422 otherwise: both given are mutually_exclusive, neither is percentOff required, currency without amountOff is not_allowed, amountOff without currency is currency required).
 //
 // Example: {"couponId":"LAUNCH20","name":"Launch 20% off","percentOff":20}
 type CouponCreateRequest struct {
@@ -509,10 +518,12 @@ type CouponCreateRequest struct {
 	// CouponId Caller-chosen coupon ID, unique within the merchant account.
 	CouponId *string `json:"couponId,omitempty"`
 
-	// Currency Currency of amountOff; required with amountOff. ISO 4217 alpha-3, upper case.
-	Currency *string `json:"currency,omitempty"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency *CurrencyCode `json:"currency,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -540,7 +551,7 @@ type CreditNoteCreateLine struct {
 	// InvoiceLineId Invoice line credited; must belong to the invoice (404).
 	InvoiceLineId *string `json:"invoiceLineId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -568,7 +579,7 @@ type CreditNoteCreateRequest struct {
 	// Lines Credit note lines.
 	Lines []CreditNoteCreateLine `json:"lines"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -586,6 +597,11 @@ type CreditNoteCreateRequest struct {
 // CreditNoteReason Why the credit note is issued.
 type CreditNoteReason string
 
+// CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+//
+// Example: USD
+type CurrencyCode = string
+
 // CustomerAddress A customer postal address; country and region drive tax.
 //
 // Example: {"city":"New York","country":"US","line1":"500 5th Ave","postalCode":"10110","region":"NY"}
@@ -593,8 +609,10 @@ type CustomerAddress struct {
 	// City City or locality.
 	City string `json:"city"`
 
-	// Country Country, ISO 3166-1 alpha-2, upper case (for example US).
-	Country string `json:"country"`
+	// Country An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+	//
+	// Example: US
+	Country CountryCode `json:"country"`
 
 	// Line1 First address line.
 	Line1 string `json:"line1"`
@@ -627,7 +645,7 @@ type CustomerCreateRequest struct {
 	// ExternalId The caller's own reference for the customer.
 	ExternalId *string `json:"externalId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -662,8 +680,10 @@ type InvoiceCreateRequest struct {
 	// CouponIds Coupons applied to the invoice; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// CustomerId Customer billed; must exist (404).
 	CustomerId string `json:"customerId"`
@@ -674,7 +694,7 @@ type InvoiceCreateRequest struct {
 	// Lines Invoice lines.
 	Lines []InvoiceLineInput `json:"lines"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -743,16 +763,20 @@ type MerchantAccountCreateRequest struct {
 	// BusinessTaxId Business tax ID. In sandbox, 000000000 is rejected at onboarding and 111111111 gets update_requested. Never returned or logged.
 	BusinessTaxId *string `json:"businessTaxId,omitempty"`
 
-	// Country Country, ISO 3166-1 alpha-2, upper case (for example US).
-	Country string `json:"country"`
+	// Country An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+	//
+	// Example: US
+	Country CountryCode `json:"country"`
 
 	// DateOfBirth A calendar date given as day, month and year.
 	//
 	// Example: {"day":14,"month":3,"year":1986}
 	DateOfBirth *MerchantProfileDate `json:"dateOfBirth,omitempty"`
 
-	// DefaultCurrency Default currency, ISO 4217 alpha-3, upper case; only currencies processable on the rails are accepted (422 with reason currency_not_supported or invalid_currency otherwise).
-	DefaultCurrency string `json:"defaultCurrency"`
+	// DefaultCurrency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	DefaultCurrency CurrencyCode `json:"defaultCurrency"`
 
 	// DisplayName Name shown to customers.
 	DisplayName string `json:"displayName"`
@@ -795,7 +819,7 @@ type MerchantAccountCreateRequest struct {
 	// MerchantMode How the merchant trades.
 	MerchantMode MerchantAccountCreateRequestMerchantMode `json:"merchantMode"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -850,8 +874,10 @@ type MerchantAddress struct {
 	// City City or locality.
 	City string `json:"city"`
 
-	// Country Country, ISO 3166-1 alpha-2, upper case (for example US).
-	Country string `json:"country"`
+	// Country An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+	//
+	// Example: US
+	Country CountryCode `json:"country"`
 
 	// Line1 First address line.
 	Line1 string `json:"line1"`
@@ -993,7 +1019,7 @@ type MerchantUnderwritingData struct {
 	VolumeDistributionByBusinessType *VolumeDistributionByBusinessType `json:"volumeDistributionByBusinessType,omitempty"`
 }
 
-// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 //
 // Example: {"crmId":"hs-1042"}
 type Metadata map[string]string
@@ -1041,7 +1067,7 @@ type PaymentMethodSetupRequest struct {
 // PaymentMethodSetupRequestMethodType Payment method type.
 type PaymentMethodSetupRequestMethodType string
 
-// PriceCreateRequest Creates a catalog price. Rules by priceType: fixed_recurring needs billingInterval and unitAmount; fixed_one_time and credit_grant need unitAmount and forbid billingInterval; usage_metered needs meterId, unitAmount (per unit) and billingInterval; free has unitAmount 0 or none; pay_what_you_want and credit_top_up take the amount on the quote or invoice line. Breaking a rule is 422.
+// PriceCreateRequest Creates a catalog price. The fields each priceType takes (the oneOf below, chosen by priceType): fixed_recurring needs billingInterval and unitAmount; fixed_one_time and credit_grant need unitAmount and take no billingInterval; usage_metered needs meterId, unitAmount (per unit) and billingInterval; free has unitAmount 0 or none; pay_what_you_want and credit_top_up take no unitAmount (the amount is given on the quote or invoice line) and no billingInterval; only usage_metered takes meterId; billingIntervalCount only comes with billingInterval. A missing field is 422 required, a field the type does not take 422 not_allowed. A rule the schema cannot say: one bill covers at most three years, so billingIntervalCount is at most 1095 for day, 156 for week, 36 for month and 3 for year (422 out_of_range).
 //
 // Example: {"billingInterval":"month","billingIntervalCount":1,"currency":"USD","name":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
 type PriceCreateRequest struct {
@@ -1051,10 +1077,12 @@ type PriceCreateRequest struct {
 	// BillingIntervalCount Number of intervals between bills.
 	BillingIntervalCount *int64 `json:"billingIntervalCount,omitempty"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1094,8 +1122,10 @@ type QuoteCreateRequest struct {
 	// CouponIds Coupons applied to the quote; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency ISO 4217 alpha-3; only currencies processable on current rails are accepted (422 with reason currency_not_supported or invalid_currency).
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// CustomerId Customer the quote is for.
 	CustomerId string `json:"customerId"`
@@ -1103,7 +1133,7 @@ type QuoteCreateRequest struct {
 	// Lines Quote lines.
 	Lines []QuoteLineInput `json:"lines"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1168,7 +1198,7 @@ type UsageThresholdCreateRequest struct {
 	// CustomerId Customer watched; must exist (404).
 	CustomerId string `json:"customerId"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1210,7 +1240,7 @@ type WebhookEndpointCreateRequest struct {
 	// EndpointId Caller-chosen endpoint ID, unique within the merchant account; generated (we_...) when omitted.
 	EndpointId *string `json:"endpointId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -38,9 +37,6 @@ func (tc *TestClocks) GetClock(ctx context.Context, scope remit.Scope) (remit.Te
 	return tc.testClock(m), nil
 }
 
-// maxAdvance bounds one advance so that time arithmetic cannot overflow.
-const maxAdvance = 20 * 365 * 24 * time.Hour
-
 // AdvanceClock moves the sandbox clock forward to `to`, or by `seconds`, and runs what fell due.
 // Exactly one of to and seconds is given.
 //
@@ -58,27 +54,7 @@ func (tc *TestClocks) AdvanceClock(ctx context.Context, scope remit.Scope, to *t
 		}
 		now := tc.Now(m)
 		var p remit.Problems
-		var target time.Time
-		switch {
-		case to != nil && seconds != nil:
-			p.Body("to", "mutually_exclusive", "Give either 'to' or 'seconds', not both.")
-			p.Body("seconds", "mutually_exclusive", "Give either 'to' or 'seconds', not both.")
-		case to == nil && seconds == nil:
-			p.Body("to", "required", "Give 'to' (a date-time) or 'seconds' (a positive integer) to advance the clock.")
-		case to != nil:
-			target = to.UTC()
-			if !target.After(now) {
-				p.Body("to", "not_in_future", fmt.Sprintf("The clock only moves forward: 'to' must be after the clock's current time %s.", now.Format(time.RFC3339Nano)))
-			} else if target.Sub(now) > maxAdvance {
-				p.Body("to", "too_far", "One advance may move the clock at most 20 years.")
-			}
-		default:
-			if *seconds < 1 || time.Duration(*seconds) > maxAdvance/time.Second {
-				p.Body("seconds", "out_of_range", fmt.Sprintf("seconds must be between 1 and %d (20 years).", int64(maxAdvance/time.Second)))
-			} else {
-				target = now.Add(time.Duration(*seconds) * time.Second)
-			}
-		}
+		target := remit.ClockTarget(now, to, seconds, &p)
 		if err := p.Err(); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -386,6 +387,21 @@ func (e PriceCreateRequestPriceType) Valid() bool {
 	case PayWhatYouWant:
 		return true
 	case UsageMetered:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PriceRulesFreeUnitAmount.
+const (
+	N0 PriceRulesFreeUnitAmount = 0
+)
+
+// Valid indicates whether the value is a known member of the PriceRulesFreeUnitAmount enum.
+func (e PriceRulesFreeUnitAmount) Valid() bool {
+	switch e {
+	case N0:
 		return true
 	default:
 		return false
@@ -977,6 +993,27 @@ func (e ListPaymentReceiptsParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListPaymentReceiptsParamsStatus.
+const (
+	PartiallyRefunded ListPaymentReceiptsParamsStatus = "partially_refunded"
+	Refunded          ListPaymentReceiptsParamsStatus = "refunded"
+	Succeeded         ListPaymentReceiptsParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListPaymentReceiptsParamsStatus enum.
+func (e ListPaymentReceiptsParamsStatus) Valid() bool {
+	switch e {
+	case PartiallyRefunded:
+		return true
+	case Refunded:
+		return true
+	case Succeeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetPaymentReceiptParamsEnvironment.
 const (
 	GetPaymentReceiptParamsEnvironmentProduction GetPaymentReceiptParamsEnvironment = "production"
@@ -1133,6 +1170,27 @@ func (e ListTaxTransactionsParamsEnvironment) Valid() bool {
 	case ListTaxTransactionsParamsEnvironmentProduction:
 		return true
 	case ListTaxTransactionsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListTaxTransactionsParamsStatus.
+const (
+	Committed ListTaxTransactionsParamsStatus = "committed"
+	Quoted    ListTaxTransactionsParamsStatus = "quoted"
+	Reversed  ListTaxTransactionsParamsStatus = "reversed"
+)
+
+// Valid indicates whether the value is a known member of the ListTaxTransactionsParamsStatus enum.
+func (e ListTaxTransactionsParamsStatus) Valid() bool {
+	switch e {
+	case Committed:
+		return true
+	case Quoted:
+		return true
+	case Reversed:
 		return true
 	default:
 		return false
@@ -1460,7 +1518,7 @@ type BalanceExpireRequest struct {
 	// EntryId Caller-chosen ledger entry ID for the expiry entry, unique within the customer.
 	EntryId *string `json:"entryId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1476,8 +1534,10 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// Description Description of the grant.
 	Description *string `json:"description,omitempty"`
@@ -1491,7 +1551,7 @@ type BalanceGrantRequest struct {
 	// ExpiresAt When what remains of the grant expires. RFC 3339 date-time.
 	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1567,13 +1627,15 @@ type BillingAccountCreateRequest struct {
 	// CollectionMethod How invoices are collected; defaults to charge_automatically.
 	CollectionMethod *BillingAccountCreateRequestCollectionMethod `json:"collectionMethod,omitempty"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// CustomerId Customer the account bills; must exist (404).
 	CustomerId string `json:"customerId"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1632,16 +1694,28 @@ type Claim struct {
 // Example: {}
 type ClaimRequest = map[string]interface{}
 
-// ClockAdvanceRequest Advances the sandbox clock. Give exactly one of to or seconds (422 otherwise); the clock only moves forward.
+// ClockAdvanceRequest Advances the sandbox clock. Give exactly one of to or seconds (422 otherwise: both are mutually_exclusive, neither is to required). Rules the schema cannot say: the clock only moves forward (to after the current clock time, 422 not_in_future) and by at most 20 years at once (422 too_far).
 //
 // Example: {"seconds":86400}
 type ClockAdvanceRequest struct {
-	// Seconds Seconds to advance by.
+	// Seconds Seconds to advance by, at most 20 years (630720000).
 	Seconds *int64 `json:"seconds,omitempty"`
 
-	// To New clock time; must not be earlier than the clock's current time. RFC 3339 date-time.
-	To *time.Time `json:"to,omitempty"`
+	// To New clock time; must be after the clock's current time and at most 20 years ahead. RFC 3339 date-time.
+	To    *time.Time `json:"to,omitempty"`
+	union json.RawMessage
 }
+
+// ClockAdvanceRequest0 defines model for ClockAdvanceRequest.0.
+type ClockAdvanceRequest0 = interface{}
+
+// ClockAdvanceRequest1 defines model for ClockAdvanceRequest.1.
+type ClockAdvanceRequest1 = interface{}
+
+// CountryCode An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+//
+// Example: US
+type CountryCode = string
 
 // Coupon A coupon.
 //
@@ -1678,7 +1752,7 @@ type Coupon struct {
 	PercentOff *int64 `json:"percentOff,omitempty"`
 }
 
-// CouponCreateRequest Creates a coupon: either percentOff, or amountOff with currency (422 otherwise).
+// CouponCreateRequest Creates a coupon: either percentOff, or amountOff with currency (422 otherwise: both given are mutually_exclusive, neither is percentOff required, currency without amountOff is not_allowed, amountOff without currency is currency required).
 //
 // Example: {"couponId":"LAUNCH20","name":"Launch 20% off","percentOff":20}
 type CouponCreateRequest struct {
@@ -1688,10 +1762,12 @@ type CouponCreateRequest struct {
 	// CouponId Caller-chosen coupon ID, unique within the merchant account.
 	CouponId *string `json:"couponId,omitempty"`
 
-	// Currency Currency of amountOff; required with amountOff. ISO 4217 alpha-3, upper case.
-	Currency *string `json:"currency,omitempty"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency *CurrencyCode `json:"currency,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1701,7 +1777,14 @@ type CouponCreateRequest struct {
 
 	// PercentOff Percentage discount applied to each line, rounded half-up per line.
 	PercentOff *int64 `json:"percentOff,omitempty"`
+	union      json.RawMessage
 }
+
+// CouponCreateRequest0 defines model for CouponCreateRequest.0.
+type CouponCreateRequest0 = interface{}
+
+// CouponCreateRequest1 defines model for CouponCreateRequest.1.
+type CouponCreateRequest1 = interface{}
 
 // CreditNote A credit note.
 //
@@ -1778,7 +1861,7 @@ type CreditNoteCreateLine struct {
 	// InvoiceLineId Invoice line credited; must belong to the invoice (404).
 	InvoiceLineId *string `json:"invoiceLineId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1806,7 +1889,7 @@ type CreditNoteCreateRequest struct {
 	// Lines Credit note lines.
 	Lines []CreditNoteCreateLine `json:"lines"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -1844,6 +1927,11 @@ type CreditNoteLine struct {
 
 // CreditNoteReason Why the credit note is issued.
 type CreditNoteReason string
+
+// CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+//
+// Example: USD
+type CurrencyCode = string
 
 // Customer A customer.
 //
@@ -1890,8 +1978,10 @@ type CustomerAddress struct {
 	// City City or locality.
 	City string `json:"city"`
 
-	// Country Country, ISO 3166-1 alpha-2, upper case (for example US).
-	Country string `json:"country"`
+	// Country An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+	//
+	// Example: US
+	Country CountryCode `json:"country"`
 
 	// Line1 First address line.
 	Line1 string `json:"line1"`
@@ -1956,7 +2046,7 @@ type CustomerCreateRequest struct {
 	// ExternalId The caller's own reference for the customer.
 	ExternalId *string `json:"externalId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -2164,8 +2254,10 @@ type InvoiceCreateRequest struct {
 	// CouponIds Coupons applied to the invoice; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// CustomerId Customer billed; must exist (404).
 	CustomerId string `json:"customerId"`
@@ -2176,7 +2268,7 @@ type InvoiceCreateRequest struct {
 	// Lines Invoice lines.
 	Lines []InvoiceLineInput `json:"lines"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -2442,16 +2534,20 @@ type MerchantAccountCreateRequest struct {
 	// BusinessTaxId Business tax ID. In sandbox, 000000000 is rejected at onboarding and 111111111 gets update_requested. Never returned or logged.
 	BusinessTaxId *string `json:"businessTaxId,omitempty"`
 
-	// Country Country, ISO 3166-1 alpha-2, upper case (for example US).
-	Country string `json:"country"`
+	// Country An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+	//
+	// Example: US
+	Country CountryCode `json:"country"`
 
 	// DateOfBirth A calendar date given as day, month and year.
 	//
 	// Example: {"day":14,"month":3,"year":1986}
 	DateOfBirth *MerchantProfileDate `json:"dateOfBirth,omitempty"`
 
-	// DefaultCurrency Default currency, ISO 4217 alpha-3, upper case; only currencies processable on the rails are accepted (422 with reason currency_not_supported or invalid_currency otherwise).
-	DefaultCurrency string `json:"defaultCurrency"`
+	// DefaultCurrency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	DefaultCurrency CurrencyCode `json:"defaultCurrency"`
 
 	// DisplayName Name shown to customers.
 	DisplayName string `json:"displayName"`
@@ -2494,7 +2590,7 @@ type MerchantAccountCreateRequest struct {
 	// MerchantMode How the merchant trades.
 	MerchantMode MerchantAccountCreateRequestMerchantMode `json:"merchantMode"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -2549,8 +2645,10 @@ type MerchantAddress struct {
 	// City City or locality.
 	City string `json:"city"`
 
-	// Country Country, ISO 3166-1 alpha-2, upper case (for example US).
-	Country string `json:"country"`
+	// Country An officially assigned ISO 3166-1 alpha-2 country code in upper case (249 codes; reserved, deprecated and user-assigned codes such as UK, XK or EU are refused). Two upper-case letters that are not assigned are 422 with reason invalid_country; any other shape is 422 with reason invalid_format. Used by every request field that names a country.
+	//
+	// Example: US
+	Country CountryCode `json:"country"`
 
 	// Line1 First address line.
 	Line1 string `json:"line1"`
@@ -2860,7 +2958,7 @@ type MerchantUnderwritingView struct {
 	} `json:"volumeDistributionByBusinessType,omitempty"`
 }
 
-// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 //
 // Example: {"crmId":"hs-1042"}
 type Metadata map[string]string
@@ -3138,7 +3236,7 @@ type Price struct {
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
 
-// PriceCreateRequest Creates a catalog price. Rules by priceType: fixed_recurring needs billingInterval and unitAmount; fixed_one_time and credit_grant need unitAmount and forbid billingInterval; usage_metered needs meterId, unitAmount (per unit) and billingInterval; free has unitAmount 0 or none; pay_what_you_want and credit_top_up take the amount on the quote or invoice line. Breaking a rule is 422.
+// PriceCreateRequest Creates a catalog price. The fields each priceType takes (the oneOf below, chosen by priceType): fixed_recurring needs billingInterval and unitAmount; fixed_one_time and credit_grant need unitAmount and take no billingInterval; usage_metered needs meterId, unitAmount (per unit) and billingInterval; free has unitAmount 0 or none; pay_what_you_want and credit_top_up take no unitAmount (the amount is given on the quote or invoice line) and no billingInterval; only usage_metered takes meterId; billingIntervalCount only comes with billingInterval. A missing field is 422 required, a field the type does not take 422 not_allowed. A rule the schema cannot say: one bill covers at most three years, so billingIntervalCount is at most 1095 for day, 156 for week, 36 for month and 3 for year (422 out_of_range).
 //
 // Example: {"billingInterval":"month","billingIntervalCount":1,"currency":"USD","name":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
 type PriceCreateRequest struct {
@@ -3148,10 +3246,12 @@ type PriceCreateRequest struct {
 	// BillingIntervalCount Number of intervals between bills.
 	BillingIntervalCount *int64 `json:"billingIntervalCount,omitempty"`
 
-	// Currency Currency, ISO 4217 alpha-3, upper case (for example USD). The rails accept USD, EUR, GBP, CAD, AUD, JPY, CHF, SEK, NOK, DKK, NZD and SGD; another valid code is 422 with reason currency_not_supported, an invalid one 422 with reason invalid_currency.
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -3173,6 +3273,7 @@ type PriceCreateRequest struct {
 
 	// UnitAmount Amount per unit. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
+	union      json.RawMessage
 }
 
 // PriceCreateRequestBillingInterval Billing interval for recurring and metered prices.
@@ -3180,6 +3281,33 @@ type PriceCreateRequestBillingInterval string
 
 // PriceCreateRequestPriceType How the price bills.
 type PriceCreateRequestPriceType string
+
+// PriceRulesFree The fields of a free price: unitAmount 0 or none, no meterId, billingIntervalCount only with billingInterval.
+type PriceRulesFree struct {
+	UnitAmount *PriceRulesFreeUnitAmount `json:"unitAmount,omitempty"`
+	union      json.RawMessage
+}
+
+// PriceRulesFreeUnitAmount defines model for PriceRulesFree.UnitAmount.
+type PriceRulesFreeUnitAmount int64
+
+// PriceRulesFree0 defines model for PriceRulesFree.0.
+type PriceRulesFree0 = interface{}
+
+// PriceRulesFree1 defines model for PriceRulesFree.1.
+type PriceRulesFree1 = interface{}
+
+// PriceRulesLineAmount The fields of a pay_what_you_want or credit_top_up price: no unitAmount (the amount is given on the quote or invoice line), billingInterval, billingIntervalCount or meterId.
+type PriceRulesLineAmount = map[string]interface{}
+
+// PriceRulesMetered The fields of a usage_metered price: meterId, unitAmount (per unit) and billingInterval required.
+type PriceRulesMetered = map[string]interface{}
+
+// PriceRulesOneTime The fields of a fixed_one_time or credit_grant price: unitAmount required; no billingInterval, billingIntervalCount or meterId.
+type PriceRulesOneTime = map[string]interface{}
+
+// PriceRulesRecurring The fields of a fixed_recurring price: billingInterval and unitAmount required, no meterId.
+type PriceRulesRecurring = map[string]interface{}
 
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
@@ -3265,8 +3393,10 @@ type QuoteCreateRequest struct {
 	// CouponIds Coupons applied to the quote; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency ISO 4217 alpha-3; only currencies processable on current rails are accepted (422 with reason currency_not_supported or invalid_currency).
-	Currency string `json:"currency"`
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	//
+	// Example: USD
+	Currency CurrencyCode `json:"currency"`
 
 	// CustomerId Customer the quote is for.
 	CustomerId string `json:"customerId"`
@@ -3274,7 +3404,7 @@ type QuoteCreateRequest struct {
 	// Lines Quote lines.
 	Lines []QuoteLineInput `json:"lines"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -3705,7 +3835,7 @@ type UsageThresholdCreateRequest struct {
 	// CustomerId Customer watched; must exist (404).
 	CustomerId string `json:"customerId"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -3862,7 +3992,7 @@ type WebhookEndpointCreateRequest struct {
 	// EndpointId Caller-chosen endpoint ID, unique within the merchant account; generated (we_...) when omitted.
 	EndpointId *string `json:"endpointId,omitempty"`
 
-	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are at most 40 characters; values are strings of at most 500 characters. Used as the type of every field named metadata.
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
@@ -4447,17 +4577,20 @@ type ListPaymentReceiptsParams struct {
 	PaymentIntentId *string `form:"paymentIntentId,omitempty" json:"paymentIntentId,omitempty"`
 
 	// Status Filter by status: succeeded, partially_refunded or refunded.
-	Status *string `form:"status,omitempty" json:"status,omitempty"`
+	Status *ListPaymentReceiptsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
-	// Limit Page size, an integer from 1 to 100 (default 20); a value that does not parse or is out of range is 422.
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit Page size, 1 to 100 (default 20).
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Offset Number of items to skip, an integer >= 0 (default 0); a value that does not parse is 422.
-	Offset *string `form:"offset,omitempty" json:"offset,omitempty"`
+	// Offset Number of items to skip (default 0).
+	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
 }
 
 // ListPaymentReceiptsParamsEnvironment defines parameters for ListPaymentReceipts.
 type ListPaymentReceiptsParamsEnvironment string
+
+// ListPaymentReceiptsParamsStatus defines parameters for ListPaymentReceipts.
+type ListPaymentReceiptsParamsStatus string
 
 // GetPaymentReceiptParams defines parameters for GetPaymentReceipt.
 type GetPaymentReceiptParams struct {
@@ -4573,13 +4706,13 @@ type ListTaxTransactionsParams struct {
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
 	// Status Filter by status: quoted, committed or reversed.
-	Status *string `form:"status,omitempty" json:"status,omitempty"`
+	Status *ListTaxTransactionsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
 	// SourceDocumentId Filter by source document (invoice or credit note ID).
 	SourceDocumentId *string `form:"sourceDocumentId,omitempty" json:"sourceDocumentId,omitempty"`
 
-	// Limit Page size, an integer from 1 to 100 (default 20); a value that does not parse or is out of range is 422.
-	Limit *string `form:"limit,omitempty" json:"limit,omitempty"`
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
@@ -4587,6 +4720,9 @@ type ListTaxTransactionsParams struct {
 
 // ListTaxTransactionsParamsEnvironment defines parameters for ListTaxTransactions.
 type ListTaxTransactionsParamsEnvironment string
+
+// ListTaxTransactionsParamsStatus defines parameters for ListTaxTransactions.
+type ListTaxTransactionsParamsStatus string
 
 // GetTaxTransactionParams defines parameters for GetTaxTransaction.
 type GetTaxTransactionParams struct {
@@ -4836,6 +4972,699 @@ type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreateRequest
 
 // DisableWebhookEndpointJSONRequestBody defines body for DisableWebhookEndpoint for application/json ContentType.
 type DisableWebhookEndpointJSONRequestBody = EmptyRequest
+
+// AsClockAdvanceRequest0 returns the union data inside the ClockAdvanceRequest as a ClockAdvanceRequest0
+func (t ClockAdvanceRequest) AsClockAdvanceRequest0() (ClockAdvanceRequest0, error) {
+	var body ClockAdvanceRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromClockAdvanceRequest0 overwrites any union data inside the ClockAdvanceRequest as the provided ClockAdvanceRequest0
+func (t *ClockAdvanceRequest) FromClockAdvanceRequest0(v ClockAdvanceRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeClockAdvanceRequest0 performs a merge with any union data inside the ClockAdvanceRequest, using the provided ClockAdvanceRequest0
+func (t *ClockAdvanceRequest) MergeClockAdvanceRequest0(v ClockAdvanceRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsClockAdvanceRequest1 returns the union data inside the ClockAdvanceRequest as a ClockAdvanceRequest1
+func (t ClockAdvanceRequest) AsClockAdvanceRequest1() (ClockAdvanceRequest1, error) {
+	var body ClockAdvanceRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromClockAdvanceRequest1 overwrites any union data inside the ClockAdvanceRequest as the provided ClockAdvanceRequest1
+func (t *ClockAdvanceRequest) FromClockAdvanceRequest1(v ClockAdvanceRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeClockAdvanceRequest1 performs a merge with any union data inside the ClockAdvanceRequest, using the provided ClockAdvanceRequest1
+func (t *ClockAdvanceRequest) MergeClockAdvanceRequest1(v ClockAdvanceRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ClockAdvanceRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Seconds != nil {
+		object["seconds"], err = json.Marshal(t.Seconds)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'seconds': %w", err)
+		}
+	}
+
+	if t.To != nil {
+		object["to"], err = json.Marshal(t.To)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'to': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *ClockAdvanceRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["seconds"]; found {
+		err = json.Unmarshal(raw, &t.Seconds)
+		if err != nil {
+			return fmt.Errorf("error reading 'seconds': %w", err)
+		}
+	}
+
+	if raw, found := object["to"]; found {
+		err = json.Unmarshal(raw, &t.To)
+		if err != nil {
+			return fmt.Errorf("error reading 'to': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsCouponCreateRequest0 returns the union data inside the CouponCreateRequest as a CouponCreateRequest0
+func (t CouponCreateRequest) AsCouponCreateRequest0() (CouponCreateRequest0, error) {
+	var body CouponCreateRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCouponCreateRequest0 overwrites any union data inside the CouponCreateRequest as the provided CouponCreateRequest0
+func (t *CouponCreateRequest) FromCouponCreateRequest0(v CouponCreateRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCouponCreateRequest0 performs a merge with any union data inside the CouponCreateRequest, using the provided CouponCreateRequest0
+func (t *CouponCreateRequest) MergeCouponCreateRequest0(v CouponCreateRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCouponCreateRequest1 returns the union data inside the CouponCreateRequest as a CouponCreateRequest1
+func (t CouponCreateRequest) AsCouponCreateRequest1() (CouponCreateRequest1, error) {
+	var body CouponCreateRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCouponCreateRequest1 overwrites any union data inside the CouponCreateRequest as the provided CouponCreateRequest1
+func (t *CouponCreateRequest) FromCouponCreateRequest1(v CouponCreateRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCouponCreateRequest1 performs a merge with any union data inside the CouponCreateRequest, using the provided CouponCreateRequest1
+func (t *CouponCreateRequest) MergeCouponCreateRequest1(v CouponCreateRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CouponCreateRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.AmountOff != nil {
+		object["amountOff"], err = json.Marshal(t.AmountOff)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'amountOff': %w", err)
+		}
+	}
+
+	if t.CouponId != nil {
+		object["couponId"], err = json.Marshal(t.CouponId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'couponId': %w", err)
+		}
+	}
+
+	if t.Currency != nil {
+		object["currency"], err = json.Marshal(t.Currency)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+		}
+	}
+
+	if t.Metadata != nil {
+		object["metadata"], err = json.Marshal(t.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
+		}
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	if t.PercentOff != nil {
+		object["percentOff"], err = json.Marshal(t.PercentOff)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'percentOff': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *CouponCreateRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["amountOff"]; found {
+		err = json.Unmarshal(raw, &t.AmountOff)
+		if err != nil {
+			return fmt.Errorf("error reading 'amountOff': %w", err)
+		}
+	}
+
+	if raw, found := object["couponId"]; found {
+		err = json.Unmarshal(raw, &t.CouponId)
+		if err != nil {
+			return fmt.Errorf("error reading 'couponId': %w", err)
+		}
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &t.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+	}
+
+	if raw, found := object["metadata"]; found {
+		err = json.Unmarshal(raw, &t.Metadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'metadata': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["percentOff"]; found {
+		err = json.Unmarshal(raw, &t.PercentOff)
+		if err != nil {
+			return fmt.Errorf("error reading 'percentOff': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsPriceRulesRecurring returns the union data inside the PriceCreateRequest as a PriceRulesRecurring
+func (t PriceCreateRequest) AsPriceRulesRecurring() (PriceRulesRecurring, error) {
+	var body PriceRulesRecurring
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesRecurring overwrites any union data inside the PriceCreateRequest as the provided PriceRulesRecurring
+func (t *PriceCreateRequest) FromPriceRulesRecurring(v PriceRulesRecurring) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesRecurring performs a merge with any union data inside the PriceCreateRequest, using the provided PriceRulesRecurring
+func (t *PriceCreateRequest) MergePriceRulesRecurring(v PriceRulesRecurring) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesMetered returns the union data inside the PriceCreateRequest as a PriceRulesMetered
+func (t PriceCreateRequest) AsPriceRulesMetered() (PriceRulesMetered, error) {
+	var body PriceRulesMetered
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesMetered overwrites any union data inside the PriceCreateRequest as the provided PriceRulesMetered
+func (t *PriceCreateRequest) FromPriceRulesMetered(v PriceRulesMetered) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesMetered performs a merge with any union data inside the PriceCreateRequest, using the provided PriceRulesMetered
+func (t *PriceCreateRequest) MergePriceRulesMetered(v PriceRulesMetered) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesOneTime returns the union data inside the PriceCreateRequest as a PriceRulesOneTime
+func (t PriceCreateRequest) AsPriceRulesOneTime() (PriceRulesOneTime, error) {
+	var body PriceRulesOneTime
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesOneTime overwrites any union data inside the PriceCreateRequest as the provided PriceRulesOneTime
+func (t *PriceCreateRequest) FromPriceRulesOneTime(v PriceRulesOneTime) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesOneTime performs a merge with any union data inside the PriceCreateRequest, using the provided PriceRulesOneTime
+func (t *PriceCreateRequest) MergePriceRulesOneTime(v PriceRulesOneTime) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesFree returns the union data inside the PriceCreateRequest as a PriceRulesFree
+func (t PriceCreateRequest) AsPriceRulesFree() (PriceRulesFree, error) {
+	var body PriceRulesFree
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesFree overwrites any union data inside the PriceCreateRequest as the provided PriceRulesFree
+func (t *PriceCreateRequest) FromPriceRulesFree(v PriceRulesFree) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesFree performs a merge with any union data inside the PriceCreateRequest, using the provided PriceRulesFree
+func (t *PriceCreateRequest) MergePriceRulesFree(v PriceRulesFree) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesLineAmount returns the union data inside the PriceCreateRequest as a PriceRulesLineAmount
+func (t PriceCreateRequest) AsPriceRulesLineAmount() (PriceRulesLineAmount, error) {
+	var body PriceRulesLineAmount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesLineAmount overwrites any union data inside the PriceCreateRequest as the provided PriceRulesLineAmount
+func (t *PriceCreateRequest) FromPriceRulesLineAmount(v PriceRulesLineAmount) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesLineAmount performs a merge with any union data inside the PriceCreateRequest, using the provided PriceRulesLineAmount
+func (t *PriceCreateRequest) MergePriceRulesLineAmount(v PriceRulesLineAmount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PriceCreateRequest) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"priceType"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t PriceCreateRequest) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "credit_grant":
+		return t.AsPriceRulesOneTime()
+	case "credit_top_up":
+		return t.AsPriceRulesLineAmount()
+	case "fixed_one_time":
+		return t.AsPriceRulesOneTime()
+	case "fixed_recurring":
+		return t.AsPriceRulesRecurring()
+	case "free":
+		return t.AsPriceRulesFree()
+	case "pay_what_you_want":
+		return t.AsPriceRulesLineAmount()
+	case "usage_metered":
+		return t.AsPriceRulesMetered()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t PriceCreateRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.BillingInterval != nil {
+		object["billingInterval"], err = json.Marshal(t.BillingInterval)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'billingInterval': %w", err)
+		}
+	}
+
+	if t.BillingIntervalCount != nil {
+		object["billingIntervalCount"], err = json.Marshal(t.BillingIntervalCount)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'billingIntervalCount': %w", err)
+		}
+	}
+
+	object["currency"], err = json.Marshal(t.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+	}
+
+	if t.Metadata != nil {
+		object["metadata"], err = json.Marshal(t.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
+		}
+	}
+
+	if t.MeterId != nil {
+		object["meterId"], err = json.Marshal(t.MeterId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'meterId': %w", err)
+		}
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["priceId"], err = json.Marshal(t.PriceId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'priceId': %w", err)
+	}
+
+	object["priceType"], err = json.Marshal(t.PriceType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'priceType': %w", err)
+	}
+
+	object["productId"], err = json.Marshal(t.ProductId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'productId': %w", err)
+	}
+
+	if t.UnitAmount != nil {
+		object["unitAmount"], err = json.Marshal(t.UnitAmount)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unitAmount': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *PriceCreateRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["billingInterval"]; found {
+		err = json.Unmarshal(raw, &t.BillingInterval)
+		if err != nil {
+			return fmt.Errorf("error reading 'billingInterval': %w", err)
+		}
+	}
+
+	if raw, found := object["billingIntervalCount"]; found {
+		err = json.Unmarshal(raw, &t.BillingIntervalCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'billingIntervalCount': %w", err)
+		}
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &t.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+	}
+
+	if raw, found := object["metadata"]; found {
+		err = json.Unmarshal(raw, &t.Metadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'metadata': %w", err)
+		}
+	}
+
+	if raw, found := object["meterId"]; found {
+		err = json.Unmarshal(raw, &t.MeterId)
+		if err != nil {
+			return fmt.Errorf("error reading 'meterId': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["priceId"]; found {
+		err = json.Unmarshal(raw, &t.PriceId)
+		if err != nil {
+			return fmt.Errorf("error reading 'priceId': %w", err)
+		}
+	}
+
+	if raw, found := object["priceType"]; found {
+		err = json.Unmarshal(raw, &t.PriceType)
+		if err != nil {
+			return fmt.Errorf("error reading 'priceType': %w", err)
+		}
+	}
+
+	if raw, found := object["productId"]; found {
+		err = json.Unmarshal(raw, &t.ProductId)
+		if err != nil {
+			return fmt.Errorf("error reading 'productId': %w", err)
+		}
+	}
+
+	if raw, found := object["unitAmount"]; found {
+		err = json.Unmarshal(raw, &t.UnitAmount)
+		if err != nil {
+			return fmt.Errorf("error reading 'unitAmount': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsPriceRulesFree0 returns the union data inside the PriceRulesFree as a PriceRulesFree0
+func (t PriceRulesFree) AsPriceRulesFree0() (PriceRulesFree0, error) {
+	var body PriceRulesFree0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesFree0 overwrites any union data inside the PriceRulesFree as the provided PriceRulesFree0
+func (t *PriceRulesFree) FromPriceRulesFree0(v PriceRulesFree0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesFree0 performs a merge with any union data inside the PriceRulesFree, using the provided PriceRulesFree0
+func (t *PriceRulesFree) MergePriceRulesFree0(v PriceRulesFree0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesFree1 returns the union data inside the PriceRulesFree as a PriceRulesFree1
+func (t PriceRulesFree) AsPriceRulesFree1() (PriceRulesFree1, error) {
+	var body PriceRulesFree1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesFree1 overwrites any union data inside the PriceRulesFree as the provided PriceRulesFree1
+func (t *PriceRulesFree) FromPriceRulesFree1(v PriceRulesFree1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesFree1 performs a merge with any union data inside the PriceRulesFree, using the provided PriceRulesFree1
+func (t *PriceRulesFree) MergePriceRulesFree1(v PriceRulesFree1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PriceRulesFree) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.UnitAmount != nil {
+		object["unitAmount"], err = json.Marshal(t.UnitAmount)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'unitAmount': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *PriceRulesFree) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["unitAmount"]; found {
+		err = json.Unmarshal(raw, &t.UnitAmount)
+		if err != nil {
+			return fmt.Errorf("error reading 'unitAmount': %w", err)
+		}
+	}
+
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -9618,7 +10447,7 @@ func NewListPaymentReceiptsRequest(server string, params *ListPaymentReceiptsPar
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -9630,7 +10459,7 @@ func NewListPaymentReceiptsRequest(server string, params *ListPaymentReceiptsPar
 
 		if params.Offset != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -10314,7 +11143,7 @@ func NewListTaxTransactionsRequest(server string, params *ListTaxTransactionsPar
 
 		if params.Limit != nil {
 
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -144,6 +144,9 @@ func paramField(loc, name string, re *openapi3filter.RequestError) remit.FieldEr
 	switch {
 	case errors.Is(re.Err, openapi3filter.ErrInvalidRequired) || strings.Contains(re.Reason, "required"):
 		f.Reason, f.Message = "required", fmt.Sprintf("The %s parameter '%s' is required.", loc, name)
+	case errors.As(re.Err, &pe) && isIntegerLiteral(pe.Value):
+		// An integer past int64, as in a body (beyondContract): a bound, not a type.
+		f.Reason, f.Message = "out_of_range", fmt.Sprintf("The %s parameter '%s' is beyond the integers this API takes (64-bit).", loc, name)
 	case errors.As(re.Err, &pe):
 		f.Reason, f.Message = "invalid_type", fmt.Sprintf("The %s parameter '%s' %s.", loc, name, typeRequirement(re.Parameter.Schema))
 	case errors.As(re.Err, &se):
@@ -154,6 +157,14 @@ func paramField(loc, name string, re *openapi3filter.RequestError) remit.FieldEr
 	}
 	return f
 }
+
+// isIntegerLiteral reports whether a parameter's raw value is written as an integer.
+func isIntegerLiteral(v any) bool {
+	str, ok := v.(string)
+	return ok && integerLiteral.MatchString(str)
+}
+
+var integerLiteral = regexp.MustCompile(`^[+-]?[0-9]+$`)
 
 func schemaFields(err error, out *[]remit.FieldError) {
 	if me, ok := err.(openapi3.MultiError); ok {

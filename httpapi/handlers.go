@@ -108,6 +108,10 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		}),
 		"createInvoice": bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
 		"createQuote":   bodyCheck(quoteInput, remit.CheckQuoteRequest),
+		"advanceTestClock": bodyCheck(func(b api.ClockAdvanceRequest) api.ClockAdvanceRequest { return b },
+			func(b api.ClockAdvanceRequest, probs *remit.Problems) {
+				remit.CheckClockAdvance(b.To, b.Seconds, probs)
+			}),
 		"createMerchantAccount": func(r *Request) []remit.FieldError {
 			var body api.MerchantAccountCreateRequest
 			r.DecodeLenient(&body)

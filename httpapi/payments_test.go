@@ -544,7 +544,7 @@ func TestPaymentReceiptsList(t *testing.T) {
 		// Every bad parameter at once.
 		wantFields(t, e.Do("GET", "/v1/payment-receipts?limit=0&offset=-1&status=bogus", nil),
 			"query:limit:out_of_range", "query:offset:out_of_range", "query:status:invalid_enum")
-		wantFields(t, e.Do("GET", "/v1/payment-receipts?limit=x&offset=1.5", nil), "query:limit:invalid_integer", "query:offset:invalid_integer")
+		wantFields(t, e.Do("GET", "/v1/payment-receipts?limit=x&offset=1.5", nil), "query:limit:invalid_type", "query:offset:invalid_type")
 		wantFields(t, e.Do("GET", "/v1/payment-receipts?limit=101&offset=99999999999999999999", nil), "query:limit:out_of_range", "query:offset:out_of_range")
 		wantFields(t, e.Do("GET", "/v1/payment-receipts?customer=a&customerId=b&invoice=x&invoiceId=y", nil),
 			"query:customerId:conflicting_alias", "query:invoiceId:conflicting_alias")

@@ -87,7 +87,7 @@ type operation struct {
 // registered handler answers 501 not_implemented (after auth and validation); a handler for an
 // operation the document lacks is a startup error.
 func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*Server, error) {
-	spec, err := api.Spec()
+	spec, err := api.Enforced()
 	if err != nil {
 		return nil, fmt.Errorf("load api/openapi.yaml: %w", err)
 	}

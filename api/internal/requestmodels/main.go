@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/remit-billing/remit/api"
 )
 
 func main() {
@@ -30,6 +32,9 @@ func run(specPath, configPath string) error {
 	if err != nil {
 		return err
 	}
+	// A model carries the fields only, as one plain struct: how they combine is the operation's
+	// own rule (api.StripOperationRules).
+	api.StripOperationRules(doc)
 	used := map[string]bool{}
 	for _, item := range doc.Paths.Map() {
 		for _, op := range item.Operations() {
@@ -87,10 +92,8 @@ func visit(ref *openapi3.SchemaRef, used map[string]bool) {
 	if s.AdditionalProperties.Schema != nil {
 		visit(s.AdditionalProperties.Schema, used)
 	}
-	for _, group := range []openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
-		for _, r := range group {
-			visit(r, used)
-		}
+	for _, r := range s.AllOf {
+		visit(r, used)
 	}
-	visit(s.Not, used)
 }
+

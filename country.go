@@ -1,0 +1,44 @@
+package remit
+
+import "slices"
+
+// Countries are the officially assigned ISO 3166-1 alpha-2 codes, the one table of the country
+// rule (ValidCountry). Reserved, deprecated and user-assigned codes (UK, XK, EU, AN, …) are not
+// countries here: tax and settlement are keyed on the assigned code (GB, not UK). The contract's
+// CountryCode enum lists the same codes; a test fails when the two differ (docs/api-conventions.md).
+var Countries = []string{
+	"AD", "AE", "AF", "AG", "AI", "AL", "AM", "AO", "AQ", "AR", "AS", "AT", "AU", "AW", "AX", "AZ",
+	"BA", "BB", "BD", "BE", "BF", "BG", "BH", "BI", "BJ", "BL", "BM", "BN", "BO", "BQ", "BR", "BS", "BT", "BV", "BW", "BY", "BZ",
+	"CA", "CC", "CD", "CF", "CG", "CH", "CI", "CK", "CL", "CM", "CN", "CO", "CR", "CU", "CV", "CW", "CX", "CY", "CZ",
+	"DE", "DJ", "DK", "DM", "DO", "DZ", "EC", "EE", "EG", "EH", "ER", "ES", "ET",
+	"FI", "FJ", "FK", "FM", "FO", "FR",
+	"GA", "GB", "GD", "GE", "GF", "GG", "GH", "GI", "GL", "GM", "GN", "GP", "GQ", "GR", "GS", "GT", "GU", "GW", "GY",
+	"HK", "HM", "HN", "HR", "HT", "HU", "ID", "IE", "IL", "IM", "IN", "IO", "IQ", "IR", "IS", "IT",
+	"JE", "JM", "JO", "JP", "KE", "KG", "KH", "KI", "KM", "KN", "KP", "KR", "KW", "KY", "KZ",
+	"LA", "LB", "LC", "LI", "LK", "LR", "LS", "LT", "LU", "LV", "LY",
+	"MA", "MC", "MD", "ME", "MF", "MG", "MH", "MK", "ML", "MM", "MN", "MO", "MP", "MQ", "MR", "MS", "MT", "MU", "MV", "MW", "MX", "MY", "MZ",
+	"NA", "NC", "NE", "NF", "NG", "NI", "NL", "NO", "NP", "NR", "NU", "NZ", "OM",
+	"PA", "PE", "PF", "PG", "PH", "PK", "PL", "PM", "PN", "PR", "PS", "PT", "PW", "PY", "QA",
+	"RE", "RO", "RS", "RU", "RW",
+	"SA", "SB", "SC", "SD", "SE", "SG", "SH", "SI", "SJ", "SK", "SL", "SM", "SN", "SO", "SR", "SS", "ST", "SV", "SX", "SY", "SZ",
+	"TC", "TD", "TF", "TG", "TH", "TJ", "TK", "TL", "TM", "TN", "TO", "TR", "TT", "TV", "TW", "TZ",
+	"UA", "UG", "UM", "US", "UY", "UZ", "VA", "VC", "VE", "VG", "VI", "VN", "VU", "WF", "WS", "YE", "YT", "ZA", "ZM", "ZW",
+}
+
+// ValidCountry reports whether code is an officially assigned ISO 3166-1 alpha-2 country code, in
+// upper case.
+func ValidCountry(code string) bool {
+	_, ok := slices.BinarySearch(Countries, code)
+	return ok
+}
+
+// CountryProblem records the problem with a country field, if any: invalid_format when the value
+// is not two upper-case letters, invalid_country when those letters are not an assigned code.
+func CountryProblem(p *Problems, field, code string) {
+	switch {
+	case len(code) != 2 || code[0] < 'A' || code[0] > 'Z' || code[1] < 'A' || code[1] > 'Z':
+		p.Body(field, "invalid_format", field+" must be an ISO 3166-1 alpha-2 country code in upper case, such as US.")
+	case !ValidCountry(code):
+		p.Body(field, "invalid_country", field+" must be an officially assigned ISO 3166-1 alpha-2 country code, such as US (not UK: GB).")
+	}
+}
