@@ -59,4 +59,3 @@ func isISOCurrency(code string) bool {
 	_, err := currency.ParseISO(code)
 	return err == nil
 }
-

@@ -96,4 +96,3 @@ func visit(ref *openapi3.SchemaRef, used map[string]bool) {
 		visit(r, used)
 	}
 }
-
