@@ -2,7 +2,9 @@ package remit
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -229,6 +231,28 @@ type OnboardingSubmission struct {
 	UserAgent       *string
 	ClientIP        string
 	ClientUserAgent string
+}
+
+// CheckOnboardingSubmission records the problems of a submission's own fields: an environment
+// other than the request's, an unknown submittedByType, an IP address that is not one. What the
+// account's record still lacks (its state and requirements) is the engine's part.
+func CheckOnboardingSubmission(in OnboardingSubmission, env Environment, p *Problems) {
+	if in.Environment != nil && *in.Environment != string(env) {
+		p.Body("environment", "environment_mismatch", fmt.Sprintf("environment must equal the environment query parameter (%s) or be omitted.", env))
+	}
+	if in.SubmittedByType != nil && !OneOf(*in.SubmittedByType, SubmittedByTypes) {
+		p.Body("submittedByType", "invalid_enum", "submittedByType must be one of merchant, operator, system.")
+	}
+	if in.IPAddress != nil && *in.IPAddress != "" {
+		IPAddressProblem(p, "merchantAgreementIpAddress", *in.IPAddress)
+	}
+}
+
+// IPAddressProblem records a value that is not an IPv4 or IPv6 address.
+func IPAddressProblem(p *Problems, field, v string) {
+	if _, err := netip.ParseAddr(v); err != nil {
+		p.Body(field, "invalid_ip_address", field+" must be an IPv4 or IPv6 address.")
+	}
 }
 
 // Onboarding is the underwriting record of a merchant account (merchant_accounts.onboarding).

@@ -3,7 +3,6 @@ package remit
 import (
 	"fmt"
 	"math"
-	"net/netip"
 	"regexp"
 	"strings"
 	"time"
@@ -82,9 +81,11 @@ func (c merchantChecks) profile(in MerchantAccountInput, today time.Time) {
 	c.address("businessAddress", pr.BusinessAddress)
 	c.address("personalAddress", pr.PersonalAddress)
 	if b := pr.SettlementBankAccount; b != nil {
-		if in.BankAccountNumber == nil || !bankAccountNumberPattern.MatchString(NormalizeAccountNumber(*in.BankAccountNumber)) {
-			c.Body("settlementBankAccount.accountNumber", "invalid_account_number", "settlementBankAccount.accountNumber must be 5 to 34 letters or digits (spaces and hyphens are ignored).")
+		number := ""
+		if in.BankAccountNumber != nil {
+			number = *in.BankAccountNumber
 		}
+		AccountNumberProblem(c.Problems, "settlementBankAccount.accountNumber", number)
 		if strings.TrimSpace(b.Name) == "" {
 			c.Body("settlementBankAccount.name", "blank", "settlementBankAccount.name (the account holder) must not be blank.")
 		}
@@ -131,9 +132,7 @@ func (c merchantChecks) underwriting(u Underwriting) {
 	c.nonNegative("underwriting.averageAchTransferAmount", u.AverageAchTransferAmount)
 	c.nonNegative("underwriting.averageCardTransferAmount", u.AverageCardTransferAmount)
 	if u.CreditCheckIPAddress != nil {
-		if _, err := netip.ParseAddr(*u.CreditCheckIPAddress); err != nil {
-			c.Body("underwriting.creditCheckIpAddress", "invalid_ip_address", "underwriting.creditCheckIpAddress must be an IPv4 or IPv6 address.")
-		}
+		IPAddressProblem(c.Problems, "underwriting.creditCheckIpAddress", *u.CreditCheckIPAddress)
 	}
 	if cv := u.CardVolumeDistribution; cv != nil {
 		c.distribution("underwriting.cardVolumeDistribution", []merchantShare{{"cardPresentPercentage", cv.CardPresentPercentage},

@@ -255,6 +255,14 @@ type SetupSessionInput struct {
 	SetAsDefault     bool
 }
 
+// CheckSetupSession records the problems of a setup session request on its own: setAsDefault
+// needs billingAccountId (the default payment method is a billing account's).
+func CheckSetupSession(in SetupSessionInput, p *Problems) {
+	if in.SetAsDefault && in.BillingAccountID == nil {
+		p.Body("setAsDefault", "requires_billing_account", "setAsDefault needs billingAccountId: the default payment method is a billing account's.")
+	}
+}
+
 // ReceiptQuery is the receipt list's query, every value the raw query string ("" when absent).
 type ReceiptQuery struct {
 	Customer, CustomerID string // aliases

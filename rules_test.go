@@ -102,3 +102,61 @@ func TestCountryTable(t *testing.T) {
 		}
 	}
 }
+
+// TestValueRules: the rules the contract names (x-remit-rule) and the small request rules the
+// edge runs before the engine, each on its own.
+func TestValueRules(t *testing.T) {
+	ptr := func(s string) *string { return &s }
+	secs := func(n int64) *int64 { return &n }
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	later, earlier := now.Add(time.Hour), now.Add(-time.Hour)
+	tooFar := now.Add(remit.MaxClockAdvance + time.Second)
+	for _, c := range []struct {
+		name string
+		run  func(p *remit.Problems)
+		want []string
+	}{
+		{"currency supported", func(p *remit.Problems) { remit.ValueRules["currency"](p, "currency", "JPY") }, nil},
+		{"currency not on the rails", func(p *remit.Problems) { remit.ValueRules["currency"](p, "currency", "MXN") }, []string{"currency:currency_not_supported"}},
+		{"currency not a code", func(p *remit.Problems) { remit.ValueRules["currency"](p, "currency", "usd") }, []string{"currency:invalid_currency"}},
+		{"country assigned", func(p *remit.Problems) { remit.ValueRules["country"](p, "country", "AX") }, nil},
+		{"country unassigned", func(p *remit.Problems) { remit.ValueRules["country"](p, "country", "XB") }, []string{"country:invalid_country"}},
+		{"country malformed", func(p *remit.Problems) { remit.ValueRules["country"](p, "country", "U") }, []string{"country:invalid_format"}},
+		{"event type", func(p *remit.Problems) { remit.ValueRules["event_type"](p, "e", "invoice.paid") }, nil},
+		{"every event", func(p *remit.Problems) { remit.ValueRules["event_type"](p, "e", "*") }, nil},
+		{"unknown event", func(p *remit.Problems) { remit.ValueRules["event_type"](p, "e", "invoice.*") }, []string{"e:unknown_event_type"}},
+		{"account number with spaces", func(p *remit.Problems) { remit.ValueRules["account_number"](p, "n", "12 34-56") }, nil},
+		{"account number short", func(p *remit.Problems) { remit.ValueRules["account_number"](p, "n", "12-34") }, []string{"n:invalid_account_number"}},
+		{"clock by seconds", func(p *remit.Problems) { remit.ClockTarget(now, nil, secs(60), p) }, nil},
+		{"clock to a later time", func(p *remit.Problems) { remit.ClockTarget(now, &later, nil, p) }, nil},
+		{"clock both", func(p *remit.Problems) { remit.ClockTarget(now, &later, secs(1), p) }, []string{"to:mutually_exclusive", "seconds:mutually_exclusive"}},
+		{"clock neither", func(p *remit.Problems) { remit.ClockTarget(now, nil, nil, p) }, []string{"to:required"}},
+		{"clock backwards", func(p *remit.Problems) { remit.ClockTarget(now, &earlier, nil, p) }, []string{"to:not_in_future"}},
+		{"clock too far", func(p *remit.Problems) { remit.ClockTarget(now, &tooFar, nil, p) }, []string{"to:too_far"}},
+		{"clock seconds too many", func(p *remit.Problems) {
+			remit.CheckClockAdvance(nil, secs(int64(remit.MaxClockAdvance/time.Second)+1), p)
+		}, []string{"seconds:out_of_range"}},
+		{"default without account", func(p *remit.Problems) { remit.CheckSetupSession(remit.SetupSessionInput{SetAsDefault: true}, p) }, []string{"setAsDefault:requires_billing_account"}},
+		{"default with account", func(p *remit.Problems) {
+			remit.CheckSetupSession(remit.SetupSessionInput{SetAsDefault: true, BillingAccountID: ptr("ba")}, p)
+		}, nil},
+		{"submission", func(p *remit.Problems) {
+			remit.CheckOnboardingSubmission(remit.OnboardingSubmission{Environment: ptr("production"), SubmittedByType: ptr("robot"), IPAddress: ptr("300.1.1.1")}, remit.Sandbox, p)
+		}, []string{"environment:environment_mismatch", "submittedByType:invalid_enum", "merchantAgreementIpAddress:invalid_ip_address"}},
+		{"webhook endpoint", func(p *remit.Problems) {
+			remit.CheckWebhookEndpoint(remit.WebhookEndpointInput{URL: "http://h.example.com/#x", EnabledEvents: []string{"*", "nope"}}, remit.Production, p)
+		}, []string{"url:https_required", "url:invalid_url", "enabledEvents[1]:unknown_event_type"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var p remit.Problems
+			c.run(&p)
+			var got []string
+			for _, f := range p.Fields() {
+				got = append(got, f.Field+":"+f.Reason)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("problems %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -1,7 +1,10 @@
 package remit
 
 import (
+	"fmt"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -92,4 +95,37 @@ type WebhookEndpointInput struct {
 	EnabledEvents []string // nil = ["*"]
 	Description   *string
 	Metadata      map[string]string
+}
+
+// EndpointURL parses a webhook endpoint URL and records the problems of its shape: absolute http or
+// https (https in production), no fragment. It reports false when the URL is unusable. Where it
+// may point (no private address) is the engine's part, which needs a lookup.
+func EndpointURL(raw string, env Environment, p *Problems) (*url.URL, bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
+		p.Body("url", "invalid_url", "url must be an absolute URL such as https://hooks.example.com/remit.")
+		return nil, false
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		p.Body("url", "invalid_scheme", "url must use https (or http in the sandbox).")
+		return nil, false
+	case u.Scheme != "https" && env == Production:
+		p.Body("url", "https_required", "Production endpoints must use https.")
+	}
+	if u.Fragment != "" {
+		p.Body("url", "invalid_url", "url must not carry a #fragment.")
+	}
+	return u, true
+}
+
+// CheckWebhookEndpoint records the problems of an endpoint to create that need no lookup: the
+// URL's shape, the event types subscribed to, the metadata rule.
+func CheckWebhookEndpoint(in WebhookEndpointInput, env Environment, p *Problems) {
+	EndpointURL(in.URL, env, p)
+	for i, t := range in.EnabledEvents {
+		EventTypeProblem(p, fmt.Sprintf("enabledEvents[%d]", i), t)
+	}
+	MetadataProblems(p, "metadata", in.Metadata)
 }

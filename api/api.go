@@ -29,19 +29,19 @@ var (
 // Spec parses and validates the embedded document once. Its servers list is cleared so that
 // validation does not check the Host header.
 func Spec() (*openapi3.T, error) {
-	loadOnce.Do(func() {
-		loader := openapi3.NewLoader()
-		doc, err := loader.LoadFromData(Document)
-		if err != nil {
-			loadErr = err
-			return
-		}
-		if err := doc.Validate(context.Background()); err != nil {
-			loadErr = err
-			return
-		}
-		doc.Servers = nil
-		loaded = doc
-	})
+	loadOnce.Do(func() { loaded, loadErr = load() })
 	return loaded, loadErr
+}
+
+// load parses and validates a fresh copy of the embedded document, its servers list cleared.
+func load() (*openapi3.T, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(Document)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	doc.Servers = nil
+	return doc, nil
 }

@@ -1,25 +1,19 @@
 package api
 
 import (
-	"context"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// Two kinds of rule in the contract are not checked by the schema validator but by the
-// operation's own rule, which names every field involved (docs/api-conventions.md, "What the
-// schema says"):
-//
-//   - how fields combine (oneOf, anyOf, not, discriminator): coupon percentOff or amountOff with
-//     currency, clock advance to or seconds, the fields each priceType takes. A failed combinator
-//     names no field, and kin-openapi stops at it, hiding the body's other problems;
-//   - the value tables of a schema marked x-remit-rule (CurrencyCode, CountryCode): the rule tells
-//     an ISO code the rails do not take (currency_not_supported) from no code at all
-//     (invalid_currency), and an unassigned country from a malformed one.
-//
-// The generated-input test (httpapi/generated_input_test.go) holds the rules and the document to
-// the same answers.
+// One kind of rule in the contract is not checked by the schema validator but by the operation's
+// own rule, which names every field involved (docs/api-conventions.md, "What the schema says"):
+// how fields combine (oneOf, anyOf, not, discriminator), such as coupon percentOff or amountOff
+// with currency, clock advance to or seconds, the fields each priceType takes. A failed combinator
+// names no field, and kin-openapi stops at it, hiding the body's other problems. (A value table or
+// pattern marked x-remit-rule, such as CurrencyCode, is checked by the validator as usual; the edge
+// words its failure with the rule of that name, remit.ValueRules.) The generated-input test
+// (httpapi/generated_input_test.go) holds the rules and the document to the same answers.
 
 var (
 	enforcedOnce sync.Once
@@ -31,18 +25,10 @@ var (
 // above, which the operations check themselves. It is a separate copy; Spec is unchanged.
 func Enforced() (*openapi3.T, error) {
 	enforcedOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(Document)
-		if err != nil {
-			enforcedErr = err
-			return
+		enforced, enforcedErr = load()
+		if enforcedErr == nil {
+			StripOperationRules(enforced)
 		}
-		if err := doc.Validate(context.Background()); err != nil {
-			enforcedErr = err
-			return
-		}
-		doc.Servers = nil
-		StripOperationRules(doc)
-		enforced = doc
 	})
 	return enforced, enforcedErr
 }
@@ -59,9 +45,6 @@ func StripOperationRules(doc *openapi3.T) {
 		s := r.Value
 		seen[s] = true
 		s.OneOf, s.AnyOf, s.Not, s.Discriminator = nil, nil, nil, nil
-		if _, ok := s.Extensions["x-remit-rule"]; ok {
-			s.Enum, s.Pattern = nil, ""
-		}
 		for _, p := range s.Properties {
 			strip(p)
 		}

@@ -82,3 +82,48 @@ func schemaHasExample(s *openapi3.SchemaRef, depth int) bool {
 	}
 	return true
 }
+
+// A stateful client (or tester) chains create → read → act through the contract's links: every
+// operation that creates a resource links to every operation that takes the resource's ID in the
+// path.
+func TestCreateOperationsLinkToTheirResource(t *testing.T) {
+	doc, err := api.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	creates := map[string]string{ // operation -> the ID of what it creates
+		"createPrice": "priceId", "createCoupon": "couponId", "createCustomer": "customerId",
+		"createBillingAccount": "billingAccountId", "createQuote": "quoteId", "acceptQuote": "subscriptionId",
+		"createInvoice": "invoiceId", "createCreditNote": "creditNoteId", "createUsageThreshold": "thresholdId",
+		"createWebhookEndpoint": "endpointId", "createMerchantAccount": "merchantAccountId",
+	}
+	byParam := map[string][]string{} // path parameter -> operations taking it
+	ops := map[string]*openapi3.Operation{}
+	for path, item := range doc.Paths.Map() {
+		for _, o := range item.Operations() {
+			ops[o.OperationID] = o
+			for _, part := range strings.Split(path, "/") {
+				if strings.HasPrefix(part, "{") {
+					byParam[strings.Trim(part, "{}")] = append(byParam[strings.Trim(part, "{}")], o.OperationID)
+				}
+			}
+		}
+	}
+	for id, field := range creates {
+		var links openapi3.Links
+		for code, res := range ops[id].Responses.Map() {
+			if strings.HasPrefix(code, "2") {
+				links = res.Value.Links
+			}
+		}
+		if len(byParam[field]) == 0 {
+			t.Errorf("%s: no operation takes %s", id, field)
+		}
+		for _, target := range byParam[field] {
+			l, ok := links[strings.ToUpper(target[:1])+target[1:]]
+			if !ok || l.Value.OperationID != target || l.Value.Parameters[field] != "$response.body#/data/"+field {
+				t.Errorf("%s has no link to %s passing data.%s", id, target, field)
+			}
+		}
+	}
+}

@@ -670,7 +670,12 @@ type EventResendRequest struct {
 	EndpointId *string `json:"endpointId,omitempty"`
 }
 
-// InvoiceCreateRequest Creates a draft invoice whose lines and totals are computed at once.
+// EventTypeFilter An event type of the catalog (docs/events.md), or "*" for all of them. Anything else is 422 with reason unknown_event_type.
+//
+// Example: invoice.finalized
+type EventTypeFilter = string
+
+// InvoiceCreateRequest Creates a draft invoice whose lines and totals are computed at once. periodStart and periodEnd come together or not at all (the anyOf below; 422 periodEnd required otherwise). Rules the schema cannot say: periodEnd is after periodStart (422 before_start); the billing account belongs to the customer (422 customer_mismatch) and bills in the invoice's currency (422 currency_mismatch); each line's price is in that currency; a line of a price whose amount is given on the line (pay_what_you_want, credit_top_up) carries unitAmount; a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large).
 //
 // Example: {"billingAccountId":"ba_acme_usd","couponIds":["LAUNCH20"],"currency":"USD","customerId":"cus_acme","lines":[{"priceId":"price_setup_fee","quantity":1}]}
 type InvoiceCreateRequest struct {
@@ -739,7 +744,7 @@ type InvoicePayRequest struct {
 	OutOfBand *bool `json:"outOfBand,omitempty"`
 }
 
-// MerchantAccountCreateRequest Creates a sub-merchant account in draft state. body.environment must equal the environment query parameter (422 otherwise).
+// MerchantAccountCreateRequest Creates a sub-merchant account in draft state. Rules the schema cannot say: body.environment equals the environment query parameter (422 environment_mismatch); tenantId, when given, is the caller's organization (403); platformMerchantAccountId names a platform-granted account of the caller (403) and is 501 in production; a volume distribution that is given sums to 100 (422 sum_not_100); the associated identities own at most 100% together (422 ownership_exceeds_100); dates of birth and incorporation are real calendar dates in the past (422 invalid_date); names and the settlement account's name and bank code are not blank (422 blank).
 //
 // Example: {"associatedIdentities":[{"firstName":"Ada","identityRoles":["control_person"],"lastName":"Lovelace","principalPercentageOwnership":100,"relationType":"individual"}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","postalCode":"94105","region":"CA"},"businessTaxId":"123456789","country":"US","defaultCurrency":"USD","displayName":"Acme Coffee","email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","legalEntityType":"limited_liability_company","mcc":"5814","merchantMode":"direct","metadata":{"crmId":"hs-1042"},"settlementBankAccount":{"accountNumber":"000123456789","accountType":"checking","bankCode":"110000000","name":"Acme Coffee LLC"},"underwriting":{"averageCardTransferAmount":1500,"cardVolumeDistribution":{"cardPresentPercentage":60,"ecommercePercentage":40,"mailOrderTelephoneOrderPercentage":0}}}
 type MerchantAccountCreateRequest struct {
@@ -958,7 +963,7 @@ type MerchantProfileDate struct {
 //
 // Example: {"accountNumber":"000123456789","accountType":"checking","bankCode":"110000000","name":"Acme Coffee LLC"}
 type MerchantSettlementBankAccount struct {
-	// AccountNumber Bank account number. Stored encrypted at rest and never returned; responses show only last4.
+	// AccountNumber Bank account number, 5 to 34 letters or digits (spaces and hyphens are ignored; 422 with reason invalid_account_number otherwise). Stored encrypted at rest and never returned; responses show only last4.
 	AccountNumber string `json:"accountNumber"`
 
 	// AccountType Kind of bank account.
@@ -1001,7 +1006,7 @@ type MerchantUnderwritingData struct {
 	// CreditCheckAllowed Whether the merchant consented to a credit check.
 	CreditCheckAllowed *bool `json:"creditCheckAllowed,omitempty"`
 
-	// CreditCheckIpAddress IP address from which credit-check consent was given.
+	// CreditCheckIpAddress IP address from which credit-check consent was given. An IPv4 or IPv6 address (422 invalid_ip_address otherwise).
 	CreditCheckIpAddress *string `json:"creditCheckIpAddress,omitempty"`
 
 	// CreditCheckTimestamp When credit-check consent was given. RFC 3339 date-time.
@@ -1034,7 +1039,7 @@ type OnboardingSubmitRequest struct {
 	// IdempotencyKey Acts as the Idempotency-Key header when the header is absent; both present and different is 422.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 
-	// MerchantAgreementIpAddress IP address that accepted the merchant agreement; defaults to the request's client address.
+	// MerchantAgreementIpAddress IP address that accepted the merchant agreement; defaults to the request's client address. An IPv4 or IPv6 address (422 invalid_ip_address otherwise).
 	MerchantAgreementIpAddress *string `json:"merchantAgreementIpAddress,omitempty"`
 
 	// MerchantAgreementUserAgent User agent that accepted the merchant agreement; defaults to the request's User-Agent.
@@ -1050,7 +1055,7 @@ type OnboardingSubmitRequestEnvironment string
 // OnboardingSubmitRequestSubmittedByType Who is submitting.
 type OnboardingSubmitRequestSubmittedByType string
 
-// PaymentMethodSetupRequest Creates a hosted setup session for a customer's payment method.
+// PaymentMethodSetupRequest Creates a hosted setup session for a customer's payment method. setAsDefault true needs billingAccountId (the anyOf below; 422 requires_billing_account otherwise). A rule the schema cannot say, the billing account belongs to the customer (422 customer_mismatch).
 //
 // Example: {"billingAccountId":"ba_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4","methodType":"card","setAsDefault":true}
 type PaymentMethodSetupRequest struct {
@@ -1112,7 +1117,7 @@ type PriceCreateRequestBillingInterval string
 // PriceCreateRequestPriceType How the price bills.
 type PriceCreateRequestPriceType string
 
-// QuoteCreateRequest Creates a billing quote with its first draft version.
+// QuoteCreateRequest Creates a billing quote with its first draft version. subscriptionId comes with, and only with, a subscription_amendment quote (the oneOf below, chosen by orderType; 422 required or not_allowed). Rules the schema cannot say: the billing account belongs to the customer and bills in the quote's currency (422 customer_mismatch, currency_mismatch); each line's price is in that currency; a one_off quote bills no usage_metered price, an amendment only recurring prices (fixed_recurring, usage_metered), and the recurring lines of a subscription quote share one billing interval (422 on the line's priceId), of which it has at least one (422 recurring_line_required); a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large); an amendment keeps its subscription's customer, billing account and currency (422 subscription_mismatch).
 //
 // Example: {"billingAccountId":"ba_acme_usd","currency":"USD","customerId":"cus_acme","lines":[{"priceId":"price_pro_monthly","quantity":2,"unitAmount":4500}],"orderType":"subscription_creation","quoteId":"Q-2025-0042","terms":"Net 30."}
 type QuoteCreateRequest struct {
@@ -1235,7 +1240,7 @@ type WebhookEndpointCreateRequest struct {
 	Description *string `json:"description,omitempty"`
 
 	// EnabledEvents Event types delivered; defaults to ["*"] (all).
-	EnabledEvents *[]string `json:"enabledEvents,omitempty"`
+	EnabledEvents *[]EventTypeFilter `json:"enabledEvents,omitempty"`
 
 	// EndpointId Caller-chosen endpoint ID, unique within the merchant account; generated (we_...) when omitted.
 	EndpointId *string `json:"endpointId,omitempty"`

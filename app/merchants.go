@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -187,18 +186,10 @@ func (ms *Merchants) SubmitMerchantOnboarding(ctx context.Context, scope remit.S
 			return remit.StateConflict("merchant account", m.ID, m.Status, "submitted (only draft and update_requested accounts can be)")
 		}
 		var p remit.Problems
-		if in.Environment != nil && *in.Environment != string(scope.Environment) {
-			p.Body("environment", "environment_mismatch", fmt.Sprintf("environment must equal the environment query parameter (%s) or be omitted.", scope.Environment))
-		}
-		if in.SubmittedByType != nil && !remit.OneOf(*in.SubmittedByType, remit.SubmittedByTypes) {
-			p.Body("submittedByType", "invalid_enum", "submittedByType must be one of merchant, operator, system.")
-		}
+		remit.CheckOnboardingSubmission(in, scope.Environment, &p)
 		ip := in.ClientIP
 		if in.IPAddress != nil && *in.IPAddress != "" {
 			ip = *in.IPAddress
-			if _, err := netip.ParseAddr(ip); err != nil {
-				p.Body("merchantAgreementIpAddress", "invalid_ip_address", "merchantAgreementIpAddress must be an IPv4 or IPv6 address, or be omitted to use the request's client address.")
-			}
 		}
 		ua := in.ClientUserAgent
 		if in.UserAgent != nil && *in.UserAgent != "" {

@@ -52,9 +52,8 @@ func (ca *Catalog) CreateSetupSession(ctx context.Context, m remit.MerchantAccou
 			if ba.CustomerID != customerID {
 				probs.Body("billingAccountId", "customer_mismatch", "The billing account belongs to another customer; give one of this customer's billing accounts.")
 			}
-		} else if in.SetAsDefault {
-			probs.Body("setAsDefault", "requires_billing_account", "setAsDefault needs billingAccountId: the default payment method is a billing account's.")
 		}
+		remit.CheckSetupSession(in, &probs)
 		if err := probs.Err(); err != nil {
 			return err
 		}

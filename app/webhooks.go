@@ -26,8 +26,7 @@ func (wh *Webhooks) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope
 		events = nil
 		for i, t := range in.EnabledEvents {
 			if t != "*" && !remit.KnownEventType(t) {
-				p.Body(fmt.Sprintf("enabledEvents[%d]", i), "unknown_event_type",
-					fmt.Sprintf("'%s' is not an event type; use \"*\" or a type listed in docs/events.md, such as invoice.finalized.", t))
+				remit.EventTypeProblem(&p, fmt.Sprintf("enabledEvents[%d]", i), t)
 				continue
 			}
 			if !slices.Contains(events, t) {

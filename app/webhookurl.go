@@ -68,23 +68,12 @@ func (wh *Webhooks) allowPrivate(env remit.Environment) bool {
 	return env == remit.Sandbox
 }
 
-// checkEndpointURL adds the problems of an endpoint URL to p and returns the normalized URL.
+// checkEndpointURL adds the problems of an endpoint URL to p and returns the normalized URL: its
+// shape (remit.EndpointURL), then whether it points at an address endpoints may not reach.
 func (wh *Webhooks) checkEndpointURL(ctx context.Context, raw string, env remit.Environment, p *remit.Problems) string {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
-		p.Body("url", "invalid_url", "url must be an absolute URL such as https://hooks.example.com/remit.")
+	u, ok := remit.EndpointURL(raw, env, p)
+	if !ok {
 		return raw
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		p.Body("url", "invalid_scheme", "url must use https (or http in the sandbox).")
-		return raw
-	case u.Scheme != "https" && env == remit.Production:
-		p.Body("url", "https_required", "Production endpoints must use https.")
-	}
-	if u.Fragment != "" {
-		p.Body("url", "invalid_url", "url must not carry a #fragment.")
 	}
 	if wh.allowPrivate(env) {
 		return u.String()

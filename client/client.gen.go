@@ -336,6 +336,21 @@ func (e PaymentMethodSetupRequestMethodType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentMethodSetupRequest2SetAsDefault.
+const (
+	False PaymentMethodSetupRequest2SetAsDefault = false
+)
+
+// Valid indicates whether the value is a known member of the PaymentMethodSetupRequest2SetAsDefault enum.
+func (e PaymentMethodSetupRequest2SetAsDefault) Valid() bool {
+	switch e {
+	case False:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PriceCreateRequestBillingInterval.
 const (
 	Day   PriceCreateRequestBillingInterval = "day"
@@ -2125,6 +2140,11 @@ type EventResendRequest struct {
 	EndpointId *string `json:"endpointId,omitempty"`
 }
 
+// EventTypeFilter An event type of the catalog (docs/events.md), or "*" for all of them. Anything else is 422 with reason unknown_event_type.
+//
+// Example: invoice.finalized
+type EventTypeFilter = string
+
 // Invoice An invoice.
 //
 // Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
@@ -2244,7 +2264,7 @@ type Invoice struct {
 	VoidedAt *time.Time `json:"voidedAt,omitempty"`
 }
 
-// InvoiceCreateRequest Creates a draft invoice whose lines and totals are computed at once.
+// InvoiceCreateRequest Creates a draft invoice whose lines and totals are computed at once. periodStart and periodEnd come together or not at all (the anyOf below; 422 periodEnd required otherwise). Rules the schema cannot say: periodEnd is after periodStart (422 before_start); the billing account belongs to the customer (422 customer_mismatch) and bills in the invoice's currency (422 currency_mismatch); each line's price is in that currency; a line of a price whose amount is given on the line (pay_what_you_want, credit_top_up) carries unitAmount; a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large).
 //
 // Example: {"billingAccountId":"ba_acme_usd","couponIds":["LAUNCH20"],"currency":"USD","customerId":"cus_acme","lines":[{"priceId":"price_setup_fee","quantity":1}]}
 type InvoiceCreateRequest struct {
@@ -2278,7 +2298,14 @@ type InvoiceCreateRequest struct {
 
 	// PeriodStart Start of the service period; usage is read in [periodStart, periodEnd). RFC 3339 date-time.
 	PeriodStart *time.Time `json:"periodStart,omitempty"`
+	union       json.RawMessage
 }
+
+// InvoiceCreateRequest0 defines model for InvoiceCreateRequest.0.
+type InvoiceCreateRequest0 = interface{}
+
+// InvoiceCreateRequest1 defines model for InvoiceCreateRequest.1.
+type InvoiceCreateRequest1 = interface{}
 
 // InvoiceFinalizeRequest Finalizes a draft invoice.
 //
@@ -2510,7 +2537,7 @@ type MerchantAccount struct {
 	Url *string `json:"url,omitempty"`
 }
 
-// MerchantAccountCreateRequest Creates a sub-merchant account in draft state. body.environment must equal the environment query parameter (422 otherwise).
+// MerchantAccountCreateRequest Creates a sub-merchant account in draft state. Rules the schema cannot say: body.environment equals the environment query parameter (422 environment_mismatch); tenantId, when given, is the caller's organization (403); platformMerchantAccountId names a platform-granted account of the caller (403) and is 501 in production; a volume distribution that is given sums to 100 (422 sum_not_100); the associated identities own at most 100% together (422 ownership_exceeds_100); dates of birth and incorporation are real calendar dates in the past (422 invalid_date); names and the settlement account's name and bank code are not blank (422 blank).
 //
 // Example: {"associatedIdentities":[{"firstName":"Ada","identityRoles":["control_person"],"lastName":"Lovelace","principalPercentageOwnership":100,"relationType":"individual"}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","postalCode":"94105","region":"CA"},"businessTaxId":"123456789","country":"US","defaultCurrency":"USD","displayName":"Acme Coffee","email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","legalEntityType":"limited_liability_company","mcc":"5814","merchantMode":"direct","metadata":{"crmId":"hs-1042"},"settlementBankAccount":{"accountNumber":"000123456789","accountType":"checking","bankCode":"110000000","name":"Acme Coffee LLC"},"underwriting":{"averageCardTransferAmount":1500,"cardVolumeDistribution":{"cardPresentPercentage":60,"ecommercePercentage":40,"mailOrderTelephoneOrderPercentage":0}}}
 type MerchantAccountCreateRequest struct {
@@ -2843,7 +2870,7 @@ type MerchantProfileDateView struct {
 //
 // Example: {"accountNumber":"000123456789","accountType":"checking","bankCode":"110000000","name":"Acme Coffee LLC"}
 type MerchantSettlementBankAccount struct {
-	// AccountNumber Bank account number. Stored encrypted at rest and never returned; responses show only last4.
+	// AccountNumber Bank account number, 5 to 34 letters or digits (spaces and hyphens are ignored; 422 with reason invalid_account_number otherwise). Stored encrypted at rest and never returned; responses show only last4.
 	AccountNumber string `json:"accountNumber"`
 
 	// AccountType Kind of bank account.
@@ -2886,7 +2913,7 @@ type MerchantUnderwritingData struct {
 	// CreditCheckAllowed Whether the merchant consented to a credit check.
 	CreditCheckAllowed *bool `json:"creditCheckAllowed,omitempty"`
 
-	// CreditCheckIpAddress IP address from which credit-check consent was given.
+	// CreditCheckIpAddress IP address from which credit-check consent was given. An IPv4 or IPv6 address (422 invalid_ip_address otherwise).
 	CreditCheckIpAddress *string `json:"creditCheckIpAddress,omitempty"`
 
 	// CreditCheckTimestamp When credit-check consent was given. RFC 3339 date-time.
@@ -2973,7 +3000,7 @@ type OnboardingSubmitRequest struct {
 	// IdempotencyKey Acts as the Idempotency-Key header when the header is absent; both present and different is 422.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 
-	// MerchantAgreementIpAddress IP address that accepted the merchant agreement; defaults to the request's client address.
+	// MerchantAgreementIpAddress IP address that accepted the merchant agreement; defaults to the request's client address. An IPv4 or IPv6 address (422 invalid_ip_address otherwise).
 	MerchantAgreementIpAddress *string `json:"merchantAgreementIpAddress,omitempty"`
 
 	// MerchantAgreementUserAgent User agent that accepted the merchant agreement; defaults to the request's User-Agent.
@@ -2989,7 +3016,7 @@ type OnboardingSubmitRequestEnvironment string
 // OnboardingSubmitRequestSubmittedByType Who is submitting.
 type OnboardingSubmitRequestSubmittedByType string
 
-// PaymentMethodSetupRequest Creates a hosted setup session for a customer's payment method.
+// PaymentMethodSetupRequest Creates a hosted setup session for a customer's payment method. setAsDefault true needs billingAccountId (the anyOf below; 422 requires_billing_account otherwise). A rule the schema cannot say, the billing account belongs to the customer (422 customer_mismatch).
 //
 // Example: {"billingAccountId":"ba_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4","methodType":"card","setAsDefault":true}
 type PaymentMethodSetupRequest struct {
@@ -3001,10 +3028,25 @@ type PaymentMethodSetupRequest struct {
 
 	// SetAsDefault Make the attached method the billing account's default (it becomes the default anyway when the account has none). Needs billingAccountId.
 	SetAsDefault *bool `json:"setAsDefault,omitempty"`
+	union        json.RawMessage
 }
 
 // PaymentMethodSetupRequestMethodType Payment method type.
 type PaymentMethodSetupRequestMethodType string
+
+// PaymentMethodSetupRequest0 defines model for PaymentMethodSetupRequest.0.
+type PaymentMethodSetupRequest0 = interface{}
+
+// PaymentMethodSetupRequest1 defines model for PaymentMethodSetupRequest.1.
+type PaymentMethodSetupRequest1 = interface{}
+
+// PaymentMethodSetupRequest2 defines model for PaymentMethodSetupRequest.2.
+type PaymentMethodSetupRequest2 struct {
+	SetAsDefault *PaymentMethodSetupRequest2SetAsDefault `json:"setAsDefault,omitempty"`
+}
+
+// PaymentMethodSetupRequest2SetAsDefault defines model for PaymentMethodSetupRequest.2.SetAsDefault.
+type PaymentMethodSetupRequest2SetAsDefault bool
 
 // PaymentMethodSetupSession A hosted payment method setup session.
 //
@@ -3383,7 +3425,7 @@ type Quote struct {
 	Versions *[]QuoteVersion `json:"versions,omitempty"`
 }
 
-// QuoteCreateRequest Creates a billing quote with its first draft version.
+// QuoteCreateRequest Creates a billing quote with its first draft version. subscriptionId comes with, and only with, a subscription_amendment quote (the oneOf below, chosen by orderType; 422 required or not_allowed). Rules the schema cannot say: the billing account belongs to the customer and bills in the quote's currency (422 customer_mismatch, currency_mismatch); each line's price is in that currency; a one_off quote bills no usage_metered price, an amendment only recurring prices (fixed_recurring, usage_metered), and the recurring lines of a subscription quote share one billing interval (422 on the line's priceId), of which it has at least one (422 recurring_line_required); a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large); an amendment keeps its subscription's customer, billing account and currency (422 subscription_mismatch).
 //
 // Example: {"billingAccountId":"ba_acme_usd","currency":"USD","customerId":"cus_acme","lines":[{"priceId":"price_pro_monthly","quantity":2,"unitAmount":4500}],"orderType":"subscription_creation","quoteId":"Q-2025-0042","terms":"Net 30."}
 type QuoteCreateRequest struct {
@@ -3420,6 +3462,7 @@ type QuoteCreateRequest struct {
 
 	// Terms Terms shown on the quote.
 	Terms *string `json:"terms,omitempty"`
+	union json.RawMessage
 }
 
 // QuoteCreateRequestOrderType What accepting the quote does.
@@ -3474,6 +3517,12 @@ type QuoteLineInput struct {
 	// UnitAmount Negotiated amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
+
+// QuoteRulesAmendment The fields of a subscription_amendment quote: subscriptionId, the subscription it amends.
+type QuoteRulesAmendment = map[string]interface{}
+
+// QuoteRulesNew The fields of a one_off or subscription_creation quote: no subscriptionId.
+type QuoteRulesNew = map[string]interface{}
 
 // QuoteVersion One version of a quote. total = subtotal - discountTotal; a quote carries no tax and no prepaid balance (both are computed on the invoice).
 type QuoteVersion struct {
@@ -3987,7 +4036,7 @@ type WebhookEndpointCreateRequest struct {
 	Description *string `json:"description,omitempty"`
 
 	// EnabledEvents Event types delivered; defaults to ["*"] (all).
-	EnabledEvents *[]string `json:"enabledEvents,omitempty"`
+	EnabledEvents *[]EventTypeFilter `json:"enabledEvents,omitempty"`
 
 	// EndpointId Caller-chosen endpoint ID, unique within the merchant account; generated (we_...) when omitted.
 	EndpointId *string `json:"endpointId,omitempty"`
@@ -4144,7 +4193,7 @@ type CreateBillingAccountParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4171,7 +4220,7 @@ type CreateCouponParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4198,7 +4247,7 @@ type CreateCreditNoteParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4237,7 +4286,7 @@ type CreateCustomerParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4276,7 +4325,7 @@ type ExpireCustomerBalanceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4291,7 +4340,7 @@ type GrantCustomerBalanceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4306,7 +4355,7 @@ type CreatePaymentMethodSetupSessionParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4372,7 +4421,7 @@ type ResendEventParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4387,7 +4436,7 @@ type CreateInvoiceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4414,7 +4463,7 @@ type FinalizeInvoiceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4429,7 +4478,7 @@ type PayInvoiceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4456,7 +4505,7 @@ type RefreshInvoiceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4471,7 +4520,7 @@ type VoidInvoiceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4486,7 +4535,7 @@ type CreateMerchantAccountParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4501,7 +4550,7 @@ type SubmitMerchantOnboardingParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4624,7 +4673,7 @@ type CreatePriceParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4651,7 +4700,7 @@ type CreateQuoteParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4678,7 +4727,7 @@ type AcceptQuoteParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4744,7 +4793,7 @@ type FinalizeTaxTransactionParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4771,7 +4820,7 @@ type AdvanceTestClockParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4786,7 +4835,7 @@ type CreateUsageEventParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4801,7 +4850,7 @@ type CreateUsageThresholdParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4828,7 +4877,7 @@ type ArchiveUsageThresholdParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4861,7 +4910,7 @@ type CreateWebhookEndpointParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -4888,7 +4937,7 @@ type DisableWebhookEndpointParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered.
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
@@ -5241,6 +5290,358 @@ func (t *CouponCreateRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.PercentOff)
 		if err != nil {
 			return fmt.Errorf("error reading 'percentOff': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsInvoiceCreateRequest0 returns the union data inside the InvoiceCreateRequest as a InvoiceCreateRequest0
+func (t InvoiceCreateRequest) AsInvoiceCreateRequest0() (InvoiceCreateRequest0, error) {
+	var body InvoiceCreateRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInvoiceCreateRequest0 overwrites any union data inside the InvoiceCreateRequest as the provided InvoiceCreateRequest0
+func (t *InvoiceCreateRequest) FromInvoiceCreateRequest0(v InvoiceCreateRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeInvoiceCreateRequest0 performs a merge with any union data inside the InvoiceCreateRequest, using the provided InvoiceCreateRequest0
+func (t *InvoiceCreateRequest) MergeInvoiceCreateRequest0(v InvoiceCreateRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsInvoiceCreateRequest1 returns the union data inside the InvoiceCreateRequest as a InvoiceCreateRequest1
+func (t InvoiceCreateRequest) AsInvoiceCreateRequest1() (InvoiceCreateRequest1, error) {
+	var body InvoiceCreateRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInvoiceCreateRequest1 overwrites any union data inside the InvoiceCreateRequest as the provided InvoiceCreateRequest1
+func (t *InvoiceCreateRequest) FromInvoiceCreateRequest1(v InvoiceCreateRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeInvoiceCreateRequest1 performs a merge with any union data inside the InvoiceCreateRequest, using the provided InvoiceCreateRequest1
+func (t *InvoiceCreateRequest) MergeInvoiceCreateRequest1(v InvoiceCreateRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t InvoiceCreateRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	object["billingAccountId"], err = json.Marshal(t.BillingAccountId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'billingAccountId': %w", err)
+	}
+
+	if t.CouponIds != nil {
+		object["couponIds"], err = json.Marshal(t.CouponIds)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'couponIds': %w", err)
+		}
+	}
+
+	object["currency"], err = json.Marshal(t.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+	}
+
+	object["customerId"], err = json.Marshal(t.CustomerId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'customerId': %w", err)
+	}
+
+	if t.InvoiceId != nil {
+		object["invoiceId"], err = json.Marshal(t.InvoiceId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'invoiceId': %w", err)
+		}
+	}
+
+	if t.Lines != nil {
+		object["lines"], err = json.Marshal(t.Lines)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lines': %w", err)
+		}
+	}
+
+	if t.Metadata != nil {
+		object["metadata"], err = json.Marshal(t.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
+		}
+	}
+
+	if t.PeriodEnd != nil {
+		object["periodEnd"], err = json.Marshal(t.PeriodEnd)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'periodEnd': %w", err)
+		}
+	}
+
+	if t.PeriodStart != nil {
+		object["periodStart"], err = json.Marshal(t.PeriodStart)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'periodStart': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *InvoiceCreateRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["billingAccountId"]; found {
+		err = json.Unmarshal(raw, &t.BillingAccountId)
+		if err != nil {
+			return fmt.Errorf("error reading 'billingAccountId': %w", err)
+		}
+	}
+
+	if raw, found := object["couponIds"]; found {
+		err = json.Unmarshal(raw, &t.CouponIds)
+		if err != nil {
+			return fmt.Errorf("error reading 'couponIds': %w", err)
+		}
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &t.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+	}
+
+	if raw, found := object["customerId"]; found {
+		err = json.Unmarshal(raw, &t.CustomerId)
+		if err != nil {
+			return fmt.Errorf("error reading 'customerId': %w", err)
+		}
+	}
+
+	if raw, found := object["invoiceId"]; found {
+		err = json.Unmarshal(raw, &t.InvoiceId)
+		if err != nil {
+			return fmt.Errorf("error reading 'invoiceId': %w", err)
+		}
+	}
+
+	if raw, found := object["lines"]; found {
+		err = json.Unmarshal(raw, &t.Lines)
+		if err != nil {
+			return fmt.Errorf("error reading 'lines': %w", err)
+		}
+	}
+
+	if raw, found := object["metadata"]; found {
+		err = json.Unmarshal(raw, &t.Metadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'metadata': %w", err)
+		}
+	}
+
+	if raw, found := object["periodEnd"]; found {
+		err = json.Unmarshal(raw, &t.PeriodEnd)
+		if err != nil {
+			return fmt.Errorf("error reading 'periodEnd': %w", err)
+		}
+	}
+
+	if raw, found := object["periodStart"]; found {
+		err = json.Unmarshal(raw, &t.PeriodStart)
+		if err != nil {
+			return fmt.Errorf("error reading 'periodStart': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsPaymentMethodSetupRequest0 returns the union data inside the PaymentMethodSetupRequest as a PaymentMethodSetupRequest0
+func (t PaymentMethodSetupRequest) AsPaymentMethodSetupRequest0() (PaymentMethodSetupRequest0, error) {
+	var body PaymentMethodSetupRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentMethodSetupRequest0 overwrites any union data inside the PaymentMethodSetupRequest as the provided PaymentMethodSetupRequest0
+func (t *PaymentMethodSetupRequest) FromPaymentMethodSetupRequest0(v PaymentMethodSetupRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePaymentMethodSetupRequest0 performs a merge with any union data inside the PaymentMethodSetupRequest, using the provided PaymentMethodSetupRequest0
+func (t *PaymentMethodSetupRequest) MergePaymentMethodSetupRequest0(v PaymentMethodSetupRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPaymentMethodSetupRequest1 returns the union data inside the PaymentMethodSetupRequest as a PaymentMethodSetupRequest1
+func (t PaymentMethodSetupRequest) AsPaymentMethodSetupRequest1() (PaymentMethodSetupRequest1, error) {
+	var body PaymentMethodSetupRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentMethodSetupRequest1 overwrites any union data inside the PaymentMethodSetupRequest as the provided PaymentMethodSetupRequest1
+func (t *PaymentMethodSetupRequest) FromPaymentMethodSetupRequest1(v PaymentMethodSetupRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePaymentMethodSetupRequest1 performs a merge with any union data inside the PaymentMethodSetupRequest, using the provided PaymentMethodSetupRequest1
+func (t *PaymentMethodSetupRequest) MergePaymentMethodSetupRequest1(v PaymentMethodSetupRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPaymentMethodSetupRequest2 returns the union data inside the PaymentMethodSetupRequest as a PaymentMethodSetupRequest2
+func (t PaymentMethodSetupRequest) AsPaymentMethodSetupRequest2() (PaymentMethodSetupRequest2, error) {
+	var body PaymentMethodSetupRequest2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentMethodSetupRequest2 overwrites any union data inside the PaymentMethodSetupRequest as the provided PaymentMethodSetupRequest2
+func (t *PaymentMethodSetupRequest) FromPaymentMethodSetupRequest2(v PaymentMethodSetupRequest2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePaymentMethodSetupRequest2 performs a merge with any union data inside the PaymentMethodSetupRequest, using the provided PaymentMethodSetupRequest2
+func (t *PaymentMethodSetupRequest) MergePaymentMethodSetupRequest2(v PaymentMethodSetupRequest2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PaymentMethodSetupRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.BillingAccountId != nil {
+		object["billingAccountId"], err = json.Marshal(t.BillingAccountId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'billingAccountId': %w", err)
+		}
+	}
+
+	if t.MethodType != nil {
+		object["methodType"], err = json.Marshal(t.MethodType)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'methodType': %w", err)
+		}
+	}
+
+	if t.SetAsDefault != nil {
+		object["setAsDefault"], err = json.Marshal(t.SetAsDefault)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'setAsDefault': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *PaymentMethodSetupRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["billingAccountId"]; found {
+		err = json.Unmarshal(raw, &t.BillingAccountId)
+		if err != nil {
+			return fmt.Errorf("error reading 'billingAccountId': %w", err)
+		}
+	}
+
+	if raw, found := object["methodType"]; found {
+		err = json.Unmarshal(raw, &t.MethodType)
+		if err != nil {
+			return fmt.Errorf("error reading 'methodType': %w", err)
+		}
+	}
+
+	if raw, found := object["setAsDefault"]; found {
+		err = json.Unmarshal(raw, &t.SetAsDefault)
+		if err != nil {
+			return fmt.Errorf("error reading 'setAsDefault': %w", err)
 		}
 	}
 
@@ -5660,6 +6061,245 @@ func (t *PriceRulesFree) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.UnitAmount)
 		if err != nil {
 			return fmt.Errorf("error reading 'unitAmount': %w", err)
+		}
+	}
+
+	return err
+}
+
+// AsQuoteRulesNew returns the union data inside the QuoteCreateRequest as a QuoteRulesNew
+func (t QuoteCreateRequest) AsQuoteRulesNew() (QuoteRulesNew, error) {
+	var body QuoteRulesNew
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromQuoteRulesNew overwrites any union data inside the QuoteCreateRequest as the provided QuoteRulesNew
+func (t *QuoteCreateRequest) FromQuoteRulesNew(v QuoteRulesNew) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeQuoteRulesNew performs a merge with any union data inside the QuoteCreateRequest, using the provided QuoteRulesNew
+func (t *QuoteCreateRequest) MergeQuoteRulesNew(v QuoteRulesNew) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsQuoteRulesAmendment returns the union data inside the QuoteCreateRequest as a QuoteRulesAmendment
+func (t QuoteCreateRequest) AsQuoteRulesAmendment() (QuoteRulesAmendment, error) {
+	var body QuoteRulesAmendment
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromQuoteRulesAmendment overwrites any union data inside the QuoteCreateRequest as the provided QuoteRulesAmendment
+func (t *QuoteCreateRequest) FromQuoteRulesAmendment(v QuoteRulesAmendment) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeQuoteRulesAmendment performs a merge with any union data inside the QuoteCreateRequest, using the provided QuoteRulesAmendment
+func (t *QuoteCreateRequest) MergeQuoteRulesAmendment(v QuoteRulesAmendment) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t QuoteCreateRequest) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"orderType"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t QuoteCreateRequest) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "one_off":
+		return t.AsQuoteRulesNew()
+	case "subscription_amendment":
+		return t.AsQuoteRulesAmendment()
+	case "subscription_creation":
+		return t.AsQuoteRulesNew()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t QuoteCreateRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	object["billingAccountId"], err = json.Marshal(t.BillingAccountId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'billingAccountId': %w", err)
+	}
+
+	if t.CouponIds != nil {
+		object["couponIds"], err = json.Marshal(t.CouponIds)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'couponIds': %w", err)
+		}
+	}
+
+	object["currency"], err = json.Marshal(t.Currency)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'currency': %w", err)
+	}
+
+	object["customerId"], err = json.Marshal(t.CustomerId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'customerId': %w", err)
+	}
+
+	if t.Lines != nil {
+		object["lines"], err = json.Marshal(t.Lines)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'lines': %w", err)
+		}
+	}
+
+	if t.Metadata != nil {
+		object["metadata"], err = json.Marshal(t.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
+		}
+	}
+
+	object["orderType"], err = json.Marshal(t.OrderType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'orderType': %w", err)
+	}
+
+	if t.QuoteId != nil {
+		object["quoteId"], err = json.Marshal(t.QuoteId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'quoteId': %w", err)
+		}
+	}
+
+	if t.SubscriptionId != nil {
+		object["subscriptionId"], err = json.Marshal(t.SubscriptionId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'subscriptionId': %w", err)
+		}
+	}
+
+	if t.Terms != nil {
+		object["terms"], err = json.Marshal(t.Terms)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'terms': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *QuoteCreateRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["billingAccountId"]; found {
+		err = json.Unmarshal(raw, &t.BillingAccountId)
+		if err != nil {
+			return fmt.Errorf("error reading 'billingAccountId': %w", err)
+		}
+	}
+
+	if raw, found := object["couponIds"]; found {
+		err = json.Unmarshal(raw, &t.CouponIds)
+		if err != nil {
+			return fmt.Errorf("error reading 'couponIds': %w", err)
+		}
+	}
+
+	if raw, found := object["currency"]; found {
+		err = json.Unmarshal(raw, &t.Currency)
+		if err != nil {
+			return fmt.Errorf("error reading 'currency': %w", err)
+		}
+	}
+
+	if raw, found := object["customerId"]; found {
+		err = json.Unmarshal(raw, &t.CustomerId)
+		if err != nil {
+			return fmt.Errorf("error reading 'customerId': %w", err)
+		}
+	}
+
+	if raw, found := object["lines"]; found {
+		err = json.Unmarshal(raw, &t.Lines)
+		if err != nil {
+			return fmt.Errorf("error reading 'lines': %w", err)
+		}
+	}
+
+	if raw, found := object["metadata"]; found {
+		err = json.Unmarshal(raw, &t.Metadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'metadata': %w", err)
+		}
+	}
+
+	if raw, found := object["orderType"]; found {
+		err = json.Unmarshal(raw, &t.OrderType)
+		if err != nil {
+			return fmt.Errorf("error reading 'orderType': %w", err)
+		}
+	}
+
+	if raw, found := object["quoteId"]; found {
+		err = json.Unmarshal(raw, &t.QuoteId)
+		if err != nil {
+			return fmt.Errorf("error reading 'quoteId': %w", err)
+		}
+	}
+
+	if raw, found := object["subscriptionId"]; found {
+		err = json.Unmarshal(raw, &t.SubscriptionId)
+		if err != nil {
+			return fmt.Errorf("error reading 'subscriptionId': %w", err)
+		}
+	}
+
+	if raw, found := object["terms"]; found {
+		err = json.Unmarshal(raw, &t.Terms)
+		if err != nil {
+			return fmt.Errorf("error reading 'terms': %w", err)
 		}
 	}
 

@@ -47,11 +47,16 @@ func (s *Server) getBillingAccount(ctx context.Context, r *Request) (any, error)
 
 // createPaymentMethodSetupSession handles POST /v1/customers/{customerId}/payment-method-setup.
 func (s *Server) createPaymentMethodSetupSession(ctx context.Context, r *Request, body api.PaymentMethodSetupRequest) (any, error) {
+	return s.eng.Catalog.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), setupSessionInput(body))
+}
+
+// setupSessionInput maps the body of createPaymentMethodSetupSession to the engine's input.
+func setupSessionInput(body api.PaymentMethodSetupRequest) remit.SetupSessionInput {
 	in := remit.SetupSessionInput{BillingAccountID: body.BillingAccountId, SetAsDefault: body.SetAsDefault != nil && *body.SetAsDefault}
 	if body.MethodType != nil {
 		in.MethodType = string(*body.MethodType)
 	}
-	return s.eng.Catalog.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), in)
+	return in
 }
 
 func address(a *api.CustomerAddress) *remit.Address {

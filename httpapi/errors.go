@@ -186,6 +186,10 @@ func schemaFields(err error, out *[]remit.FieldError) {
 		}
 	}
 	ptr := se.JSONPointer()
+	if f, ok := ruleProblem(pointerToField(ptr), se); ok {
+		*out = append(*out, f)
+		return
+	}
 	if reasonOf(se) == "unknown_field" {
 		if m := unsupportedProperty.FindStringSubmatch(se.Reason); m != nil {
 			ptr = append(ptr, m[1])
@@ -193,6 +197,27 @@ func schemaFields(err error, out *[]remit.FieldError) {
 	}
 	field := pointerToField(ptr)
 	*out = append(*out, remit.FieldError{Field: field, Location: remit.InBody, Reason: reasonOf(se), Message: fieldMessage(field, se)})
+}
+
+// ruleProblem words the failure of a schema that names its rule (x-remit-rule: CurrencyCode,
+// CountryCode, EventTypeFilter, a bank account number) as that rule does (remit.ValueRules), so a
+// value is refused with one reason whichever layer sees it first.
+func ruleProblem(field string, se *openapi3.SchemaError) (remit.FieldError, bool) {
+	v, isString := se.Value.(string)
+	if se.Schema == nil || !isString || (se.SchemaField != "enum" && se.SchemaField != "pattern") {
+		return remit.FieldError{}, false
+	}
+	name, _ := se.Schema.Extensions["x-remit-rule"].(string)
+	rule, ok := remit.ValueRules[name]
+	if !ok {
+		return remit.FieldError{}, false
+	}
+	var p remit.Problems
+	rule(&p, field, v)
+	if fs := p.Fields(); len(fs) > 0 {
+		return fs[0], true
+	}
+	return remit.FieldError{}, false
 }
 
 var unsupportedProperty = regexp.MustCompile(`property "([^"]*)" is unsupported`)

@@ -108,6 +108,21 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		}),
 		"createInvoice": bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
 		"createQuote":   bodyCheck(quoteInput, remit.CheckQuoteRequest),
+		"createWebhookEndpoint": func(r *Request) []remit.FieldError {
+			var body api.WebhookEndpointCreateRequest
+			r.DecodeLenient(&body)
+			var p remit.Problems
+			remit.CheckWebhookEndpoint(webhookEndpointInput(body), r.Scope.Environment, &p)
+			return p.Fields()
+		},
+		"submitMerchantOnboarding": func(r *Request) []remit.FieldError {
+			var body api.OnboardingSubmitRequest
+			r.DecodeLenient(&body)
+			var p remit.Problems
+			remit.CheckOnboardingSubmission(submissionInput(r, body), r.Scope.Environment, &p)
+			return p.Fields()
+		},
+		"createPaymentMethodSetupSession": bodyCheck(setupSessionInput, remit.CheckSetupSession),
 		"advanceTestClock": bodyCheck(func(b api.ClockAdvanceRequest) api.ClockAdvanceRequest { return b },
 			func(b api.ClockAdvanceRequest, probs *remit.Problems) {
 				remit.CheckClockAdvance(b.To, b.Seconds, probs)

@@ -15,12 +15,17 @@ func (s *Server) createMerchantAccount(ctx context.Context, r *Request, body api
 
 // submitMerchantOnboarding handles POST /v1/merchant-accounts/{merchantAccountId}/onboarding/submit.
 func (s *Server) submitMerchantOnboarding(ctx context.Context, r *Request, body api.OnboardingSubmitRequest) (any, error) {
-	in := remit.OnboardingSubmission{
+	return s.eng.Merchants.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), submissionInput(r, body))
+}
+
+// submissionInput maps the body of submitMerchantOnboarding, and the request it came in, to the
+// engine's input.
+func submissionInput(r *Request, body api.OnboardingSubmitRequest) remit.OnboardingSubmission {
+	return remit.OnboardingSubmission{
 		Environment: (*string)(body.Environment), SubmittedByType: (*string)(body.SubmittedByType),
 		IPAddress: body.MerchantAgreementIpAddress, UserAgent: body.MerchantAgreementUserAgent,
 		ClientIP: clientIP(r), ClientUserAgent: r.HTTP.UserAgent(),
 	}
-	return s.eng.Merchants.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), in)
 }
 
 // getPayoutProfile handles GET /v1/merchant-accounts/{merchantAccountId}/payout-profile.

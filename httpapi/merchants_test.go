@@ -408,9 +408,13 @@ func TestMerchantTenantAndEnvironment(t *testing.T) {
 		if res.ErrorCode() != "forbidden" {
 			t.Errorf("tenant: %s", res.Body)
 		}
-		// tenantId mismatch is 403 even when the body has other problems.
-		b["country"] = "XX"
+		// tenantId mismatch is 403 even when the body breaks the record's own rules (a blank
+		// name); the contract's own checks come first (a country outside its table is 422).
+		name := b["displayName"]
+		b["displayName"] = " "
 		r.must(403, "POST", "/v1/merchant-accounts", b)
+		b["displayName"], b["country"] = name, "XX"
+		r.must(422, "POST", "/v1/merchant-accounts", b)
 		b["country"] = "GB"
 		b["tenantId"] = e.Tenant.OrganizationID
 		r.must(200, "POST", "/v1/merchant-accounts", b)

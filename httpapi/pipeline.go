@@ -346,8 +346,10 @@ func parseBody(hr *http.Request, o *operation, body []byte) ([]byte, error) {
 }
 
 // validate checks the parameters and the body against the contract, every problem at once (422).
-// What the contract cannot express (beyondContract) is checked beside it: when the contract passes,
-// the operation's own rules still run so that one 422 lists every problem (see withProblems).
+// What the contract cannot express (beyondContract) and the operation's own body rules (its
+// BodyCheck) are checked beside it. When the contract fails, one 422 lists all three kinds; when it
+// holds, the other problems are kept for the answer (withProblems), which they replace: a body
+// that breaks a rule never takes effect, and its 422 also lists what the engine found.
 func (s *Server) validate(o *operation, req *Request) error {
 	hr := req.HTTP
 	hr.Body = io.NopCloser(bytes.NewReader(req.Body))
@@ -362,7 +364,12 @@ func (s *Server) validate(o *operation, req *Request) error {
 	if err != nil || len(bounds) > 0 {
 		return withBodyRules(validationError(err, append(bounds, metaProblems...)...), o, req)
 	}
+	// The contract holds; the operation's own rules on the body still run here, so that a body
+	// that breaks them is refused whatever the engine would look up first (withProblems).
 	req.problems = metaProblems
+	if o.check != nil {
+		req.problems = dedupe(append(req.problems, o.check(req)...))
+	}
 	return nil
 }
 
@@ -397,7 +404,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 	}
 	key, err := idempotencyKey(hr, o, req.Body)
 	if err != nil {
-		s.writeError(w, hr, err)
+		s.writeError(w, hr, withProblems(err, req.problems))
 		return
 	}
 	if o.auth != authBearer {

@@ -23,6 +23,11 @@ func (s *Server) webhookPreparers() map[string]PrepareFunc {
 
 // createWebhookEndpoint handles POST /v1/webhook-endpoints.
 func (s *Server) createWebhookEndpoint(ctx context.Context, r *Request, body api.WebhookEndpointCreateRequest) (any, error) {
+	return s.eng.Webhooks.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, webhookEndpointInput(body))
+}
+
+// webhookEndpointInput maps the body of createWebhookEndpoint to the engine's input.
+func webhookEndpointInput(body api.WebhookEndpointCreateRequest) remit.WebhookEndpointInput {
 	in := remit.WebhookEndpointInput{URL: body.Url, Description: body.Description}
 	if body.EndpointId != nil {
 		in.EndpointID = *body.EndpointId
@@ -33,7 +38,7 @@ func (s *Server) createWebhookEndpoint(ctx context.Context, r *Request, body api
 	if body.Metadata != nil {
 		in.Metadata = *body.Metadata
 	}
-	return s.eng.Webhooks.CreateWebhookEndpoint(ctx, r.Scope, r.Merchant, in)
+	return in
 }
 
 // listWebhookEndpoints handles GET /v1/webhook-endpoints.
