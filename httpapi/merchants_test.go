@@ -408,11 +408,11 @@ func TestMerchantTenantAndEnvironment(t *testing.T) {
 		if res.ErrorCode() != "forbidden" {
 			t.Errorf("tenant: %s", res.Body)
 		}
-		// tenantId mismatch is 403 even when the body breaks the record's own rules (a blank
-		// name); the contract's own checks come first (a country outside its table is 422).
+		// A body that breaks its own rules (a blank name, a country outside the contract's table)
+		// is 422 before its tenantId is compared: a body is checked before anything it names.
 		name := b["displayName"]
 		b["displayName"] = " "
-		r.must(403, "POST", "/v1/merchant-accounts", b)
+		wantFields(t, r.must(422, "POST", "/v1/merchant-accounts", b), "body:displayName:blank")
 		b["displayName"], b["country"] = name, "XX"
 		r.must(422, "POST", "/v1/merchant-accounts", b)
 		b["country"] = "GB"

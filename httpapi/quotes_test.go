@@ -162,7 +162,7 @@ func TestQuoteValidation(t *testing.T) {
 		wantFields(t, e.Do("POST", "/v1/quotes", quoteBody("subscription_creation", "c1", line("setup"), line("tip", "unitAmount", 100))), "body:lines:recurring_line_required")
 		wantFields(t, e.Do("POST", "/v1/quotes", quoteBody("subscription_creation", "c1", plan, line("api-calls"), line("plan-annual"))), "body:lines[2].priceId:interval_mismatch")
 		wantFields(t, e.Do("POST", "/v1/quotes", quoteBody("subscription_creation", "c1", line("api-calls", "quantity", 3))), "body:lines[0].quantity:not_allowed")
-		wantFields(t, e.Do("POST", "/v1/quotes", quoteBody("one_off", "c1")), "body:lines:required")
+		wantFields(t, e.Do("POST", "/v1/quotes", quoteBody("one_off", "c1")), "body:lines:invalid_count")
 
 		// Every problem at once.
 		all := with(quoteBody("one_off", "c1", line("eur-plan"), line("api-calls"), line("tip"), line("plan", "quantity", 999_999_999, "unitAmount", 999_999), line("free-not-free")),
