@@ -111,6 +111,8 @@ var TestCards = []TestCard{
 	{"pm_card_mastercard", "mastercard", "4444"},
 	{"pm_card_chargeDeclined", "visa", "0002"},
 	{"pm_card_insufficientFunds", "visa", "9995"},
+	{"pm_card_expired", "visa", "0069"},
+	{"pm_card_threeDSecureRequired", "visa", "3184"},
 }
 
 // LookupTestCard returns the test card of token.
@@ -167,13 +169,14 @@ func (s SetupSession) StatusAt(now time.Time) SessionStatus {
 const (
 	HostedSetupSession = "setup_session"
 	HostedInvoice      = "invoice"
+	HostedPayment      = "payment" // a requires_action payment the customer authenticates
 )
 
 // HostedToken is a stored hosted token (its hash only): the credential of the customer-portal
 // routes, scoped to one resource of one merchant account.
 type HostedToken struct {
 	TokenHash         string
-	Kind              string // HostedSetupSession or HostedInvoice
+	Kind              string // HostedSetupSession, HostedInvoice or HostedPayment
 	ResourceID        string
 	MerchantAccountID string
 	ExpiresAt         time.Time

@@ -45,11 +45,6 @@ type Error struct {
 	Fields  []FieldError
 	Details map[string]any
 	Err     error
-	// Commit marks an error that reports an outcome which is part of the record, not a refused
-	// request: a declined payment attempt is stored (the payment, the invoice's lastPaymentError,
-	// the events) and still answered as an error. The request pipeline commits the transaction,
-	// then answers the error. Engine functions that return it commit their own transaction too.
-	Commit bool
 }
 
 func (e *Error) Error() string {
@@ -104,12 +99,6 @@ func Duplicate(resource, field, id string) *Error {
 // Internal wraps an unexpected fault. Its message never reveals the cause.
 func Internal(err error) *Error {
 	return &Error{Code: EInternal, Message: "An internal error occurred. Retry the request; if it persists, contact the operator with the request ID.", Err: err}
-}
-
-// Committed reports whether err asks its transaction to commit (see Error.Commit).
-func Committed(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Commit
 }
 
 // ErrorCode returns the code of err, EInternal for anything that is not an *Error.

@@ -47,13 +47,17 @@ const (
 	EventInvoiceVoided        EventType = "invoice.voided"
 	EventInvoicePaid          EventType = "invoice.paid"
 	EventInvoicePaymentFailed EventType = "invoice.payment_failed"
+	// EventInvoicePaymentActionRequired: the invoice's payment attempt waits for the customer.
+	EventInvoicePaymentActionRequired EventType = "invoice.payment_action_required"
 
 	EventTaxTransactionCreated   EventType = "tax_transaction.created"
 	EventTaxTransactionCommitted EventType = "tax_transaction.committed"
 	EventTaxTransactionReversed  EventType = "tax_transaction.reversed"
 
+	EventPaymentProcessing     EventType = "payment.processing"
 	EventPaymentSucceeded      EventType = "payment.succeeded"
 	EventPaymentFailed         EventType = "payment.failed"
+	EventPaymentRequiresAction EventType = "payment.requires_action"
 	EventPaymentReceiptCreated EventType = "payment_receipt.created"
 	EventPaymentReceiptUpdated EventType = "payment_receipt.updated"
 
@@ -83,8 +87,9 @@ var EventTypes = []EventType{
 	EventQuoteCreated, EventQuoteAccepted,
 	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed,
 	EventInvoiceCreated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
+	EventInvoicePaymentActionRequired,
 	EventTaxTransactionCreated, EventTaxTransactionCommitted, EventTaxTransactionReversed,
-	EventPaymentSucceeded, EventPaymentFailed, EventPaymentReceiptCreated, EventPaymentReceiptUpdated,
+	EventPaymentProcessing, EventPaymentSucceeded, EventPaymentFailed, EventPaymentRequiresAction, EventPaymentReceiptCreated, EventPaymentReceiptUpdated,
 	EventSettlementClosed, EventSettlementPaid, EventPayoutCreated,
 	EventCreditNoteCreated, EventRefundCreated,
 	EventUsageThresholdCreated, EventUsageThresholdCrossed, EventUsageThresholdArchived,

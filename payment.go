@@ -11,10 +11,50 @@ import "time"
 // PaymentStatus is a payment attempt's outcome.
 type PaymentStatus string
 
+// A payment attempt's states (docs/payments.md "Payments as intents"): processing → succeeded |
+// failed | requires_action; requires_action → processing | failed | canceled.
 const (
-	PaymentSucceeded PaymentStatus = "succeeded"
-	PaymentFailed    PaymentStatus = "failed"
+	PaymentProcessing     PaymentStatus = "processing"
+	PaymentSucceeded      PaymentStatus = "succeeded"
+	PaymentFailed         PaymentStatus = "failed"
+	PaymentRequiresAction PaymentStatus = "requires_action"
+	PaymentCanceled       PaymentStatus = "canceled"
 )
+
+// PaymentStatuses lists the states, for filters.
+var PaymentStatuses = []PaymentStatus{PaymentProcessing, PaymentSucceeded, PaymentFailed, PaymentRequiresAction, PaymentCanceled}
+
+var paymentMoves = map[PaymentStatus][]PaymentStatus{
+	PaymentProcessing:     {PaymentSucceeded, PaymentFailed, PaymentRequiresAction},
+	PaymentRequiresAction: {PaymentProcessing, PaymentSucceeded, PaymentFailed, PaymentCanceled},
+}
+
+// CanMove reports whether an attempt in state from may move to state to. A requires_action
+// attempt the customer completed moves through processing to its outcome; the engine records both
+// steps at once, so succeeded and failed are allowed from it directly.
+func (from PaymentStatus) CanMove(to PaymentStatus) bool {
+	for _, s := range paymentMoves[from] {
+		if s == to {
+			return true
+		}
+	}
+	return false
+}
+
+// Open reports whether the attempt has no outcome yet.
+func (s PaymentStatus) Open() bool { return s == PaymentProcessing || s == PaymentRequiresAction }
+
+// Processors of a payment: the built-in sandbox, a connector (stripe), or none (out_of_band).
+const (
+	ProcessorSandbox   = "sandbox"
+	ProcessorOutOfBand = "out_of_band"
+)
+
+// NextAction is what the customer must do for a requires_action payment.
+type NextAction struct {
+	Type string `json:"type"` // redirect_to_url
+	URL  string `json:"url"`
+}
 
 // Payment methods of a payment: a card charged through the processor, or money the merchant
 // received outside Remit (POST /v1/invoices/{id}/pay {"outOfBand": true}).
@@ -133,9 +173,15 @@ type Payment struct {
 	AmountRefunded     int64                 `json:"amountRefunded"`
 	SettlementID       *string               `json:"settlementId"`
 	ProcessorReference *string               `json:"processorReference"`
+	Processor          string                `json:"processor"` // sandbox | stripe | out_of_band
+	NextAction         *NextAction           `json:"nextAction"`
 	Environment        Environment           `json:"environment"`
 	MerchantAccountID  string                `json:"merchantAccountId"`
 	CreatedAt          time.Time             `json:"createdAt"`
+	UpdatedAt          time.Time             `json:"updatedAt"`
+	IdempotencyRef     string                `json:"-"` // what the processor knows the attempt by
+	ReconcileAfter     *time.Time            `json:"-"` // real time: when the reconciler may ask the processor (processing only)
+	MethodToken        string                `json:"-"` // the processor's token of the method charged
 }
 
 // Settled reports whether the payment's money went through the processor and so belongs in a
@@ -261,6 +307,12 @@ func CheckSetupSession(in SetupSessionInput, p *Problems) {
 	if in.SetAsDefault && in.BillingAccountID == nil {
 		p.Body("setAsDefault", "requires_billing_account", "setAsDefault needs billingAccountId: the default payment method is a billing account's.")
 	}
+}
+
+// PaymentQuery is the payments list's query, every value the raw query string ("" when absent).
+type PaymentQuery struct {
+	InvoiceID, CustomerID, Status string
+	Limit, Cursor                 string
 }
 
 // ReceiptQuery is the receipt list's query, every value the raw query string ("" when absent).

@@ -23,7 +23,7 @@ type Answer struct {
 type WorkFunc func(ctx context.Context) (any, error)
 
 // AnswerFunc turns a write's outcome into its answer: the resource, or an error whose answer is
-// final (FinalForKey) or whose effects commit (Committed).
+// final (FinalForKey).
 type AnswerFunc func(data any, err error) Answer
 
 // FinalForKey reports whether an error answer is final for its Idempotency-Key, and so is

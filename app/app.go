@@ -39,6 +39,11 @@ type Config struct {
 	// Processor is the production payment processor connector. None is bundled: nil means
 	// production charges answer 501 (the sandbox always uses processor.Sandbox). See docs/payments.md.
 	Processor processor.Processor
+	// ProcessorTimeout bounds one processor call (REMIT_PROCESSOR_TIMEOUT, 10s): an attempt whose
+	// call runs longer stays processing and the reconciler finishes it.
+	ProcessorTimeout time.Duration
+	// SandboxLatency delays every sandbox charge and refund (REMIT_SANDBOX_PROCESSOR_LATENCY).
+	SandboxLatency time.Duration
 }
 
 // core is what every area's service shares: the store, the real-time clock, the log and the
@@ -102,6 +107,8 @@ type (
 	Payments struct {
 		*core
 		invoicing *Invoicing
+		access    *Access
+		sandbox   *processor.Sandbox
 	}
 	CreditNotes struct {
 		*core
@@ -122,6 +129,9 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	if cfg.IdempotencyLease == 0 {
 		cfg.IdempotencyLease = time.Minute
 	}
+	if cfg.ProcessorTimeout == 0 {
+		cfg.ProcessorTimeout = 10 * time.Second
+	}
 	c := &core{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}, sealer: &sealer{}}
 	c.webhooks = newWebhookState(&c.Config)
 	a := &App{core: c, Access: &Access{c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{c},
@@ -129,7 +139,8 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}
-	a.Payments = &Payments{core: c, invoicing: a.Invoicing}
+	a.Payments = &Payments{core: c, invoicing: a.Invoicing, access: a.Access,
+		sandbox: &processor.Sandbox{Ledger: db.SandboxCharges(), Latency: cfg.SandboxLatency, Clock: clock}}
 	a.Invoicing.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}

@@ -11,8 +11,9 @@ import (
 )
 
 // collectAtFinalize is the collection step of finalization for an open invoice with an amount
-// remaining: charge_automatically with a default payment method → a payment attempt (success: paid
-// with a receipt; decline: stays open with lastPaymentError, and the finalization still succeeds).
+// remaining: charge_automatically with a default payment method → a payment attempt, charged once
+// the finalization committed (success: paid with a receipt; decline: stays open with
+// lastPaymentError, and the finalization still succeeds).
 // Otherwise, and in production without a processor connector, the invoice stays open for the
 // customer to pay through its paymentUrl.
 func (ps *Payments) collectAtFinalize(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
@@ -27,8 +28,7 @@ func (ps *Payments) collectAtFinalize(ctx context.Context, tx *store.Tx, m remit
 	if err != nil || pm == nil {
 		return err
 	}
-	_, err = ps.attemptCharge(ctx, tx, m, inv, proc, *pm, remit.SourceFinalize, now)
-	return err
+	return ps.openAttempt(ctx, tx, m, inv, proc, *pm, remit.SourceFinalize, now)
 }
 
 // refundInvoice returns amount of the invoice's payments to the customer, first payment first:

@@ -40,6 +40,10 @@ func (cns *CreditNotes) issueCreditNote(ctx context.Context, tx *store.Tx, m rem
 	if err := remit.CheckCreditable(inv); err != nil {
 		return remit.CreditNote{}, err
 	}
+	// A charge of the amount remaining is in flight: crediting now would change what it pays.
+	if err := cns.payments.noOpenAttempt(ctx, tx, m, inv); err != nil {
+		return remit.CreditNote{}, err
+	}
 	if in.CreditNoteID == "" {
 		in.CreditNoteID = remit.NewID("cn")
 	} else if taken, err := tx.CreditNoteExists(ctx, m.ID, in.CreditNoteID); err != nil {

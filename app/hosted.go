@@ -23,7 +23,7 @@ const hostedTokenPrefix = "hpt_"
 // remit.HostedInvoice) in tx and returns it. The token is shown once: the store keeps its hash only.
 // expiresAt is on the merchant clock; after it the token is unauthorized.
 func (ac *Access) IssueHostedToken(ctx context.Context, tx *store.Tx, merchantAccountID, kind, resourceID string, expiresAt time.Time) (string, error) {
-	if kind != remit.HostedSetupSession && kind != remit.HostedInvoice {
+	if kind != remit.HostedSetupSession && kind != remit.HostedInvoice && kind != remit.HostedPayment {
 		return "", remit.Internal(fmt.Errorf("app.IssueHostedToken: unknown kind %q", kind))
 	}
 	token := hostedTokenPrefix + NewSecret()

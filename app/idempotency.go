@@ -30,7 +30,7 @@ type StoredResponse struct {
 }
 
 // IdempotencyClaim is a request's hold on its Idempotency-Key, from ClaimIdempotent until
-// FinishIdempotent or ReleaseIdempotentTx.
+// FinishIdempotent (or HoldIdempotent, then RememberIdempotent or ForgetIdempotent).
 type IdempotencyClaim struct {
 	record   store.IdempotencyRecord
 	replaces string // owner of the forgotten or dead record taken over ("" for a free key)
@@ -48,7 +48,8 @@ func (co *core) newIdempotencyRecord(route, fingerprint string, now time.Time) s
 // (route and body) whose earlier attempt died in flight and whose lease ran out. Such an attempt
 // never committed its work.
 func (co *core) takesOver(existing, rec store.IdempotencyRecord, now time.Time) bool {
-	return existing.State == "in_flight" && existing.LeaseUntil.Before(now) && existing.Route == rec.Route && existing.BodyHash == rec.BodyHash
+	return existing.State == "in_flight" && existing.Status == 0 && existing.LeaseUntil.Before(now) &&
+		existing.Route == rec.Route && existing.BodyHash == rec.BodyHash
 }
 
 // ClaimIdempotent claims key for a request inside the request's own transaction tx, so that the
@@ -102,7 +103,10 @@ func (co *core) existingAnswer(ctx context.Context, scope remit.Scope, key strin
 		return remit.Errorf(remit.EConflict, "This Idempotency-Key was already used with a different request body or route. Use a new key for a new request.").
 			With("reason", "idempotency_key_reused")
 	}
-	if existing.State != "done" {
+	// A hold with a provisional answer (HoldIdempotent) is replayed once its lease ran out: its
+	// work committed, and the request that held it died before its follow-ups answered.
+	held := existing.State == "in_flight" && existing.Status != 0 && existing.LeaseUntil.Before(rec.CreatedAt)
+	if existing.State != "done" && !held {
 		return errInFlight()
 	}
 	resp, err := co.openResponse(ctx, scope, key, existing.Response)
@@ -133,13 +137,37 @@ func (co *core) openResponse(ctx context.Context, scope remit.Scope, key string,
 	return co.open(ctx, purposeIdempotency, idempotencyAAD(scope, key), string(stored))
 }
 
-// ReleaseIdempotentTx forgets a key claimed in tx whose answer is not remembered although the
-// request's effects commit (an error marked remit.Error.Commit that is not final).
-func (co *core) ReleaseIdempotentTx(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim) error {
-	if claim.replaces == "" {
-		return nil // nothing was written for the key
+// HoldIdempotent writes the claim's key as in flight inside tx, with the provisional answer of the
+// committed work, for a request whose work continues after tx commits (Write's follow-ups), and
+// makes the claim the hold's owner, so that RememberIdempotent or ForgetIdempotent later replaces
+// or drops that very record. A retry after the hold's lease ran out (the request died before its
+// follow-ups answered) replays the provisional answer: the work committed and must not run again.
+func (co *core) HoldIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim *IdempotencyClaim, status int, body []byte) error {
+	sealed, err := co.sealResponse(ctx, scope, key, body)
+	if err != nil {
+		return remit.Internal(err)
 	}
-	return tx.ForgetIdempotency(ctx, IdempotencyScope(scope), key, claim.replaces)
+	ok, err := tx.HoldIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return remit.Errorf(remit.EConflict, "A retry of this request took over its Idempotency-Key; this attempt was not applied.").
+			With("reason", "idempotency_key_in_flight")
+	}
+	claim.replaces = claim.record.Owner
+	return nil
+}
+
+// ForgetIdempotent drops, in a transaction of its own, the key the claim holds: its answer is not
+// final, so a retry runs.
+func (co *core) ForgetIdempotent(ctx context.Context, scope remit.Scope, key string, claim IdempotencyClaim) error {
+	if claim.replaces == "" {
+		return nil
+	}
+	return co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		return tx.ForgetIdempotency(ctx, IdempotencyScope(scope), key, claim.replaces)
+	})
 }
 
 // FinishIdempotent remembers the response for key. Call it inside the request's transaction so it

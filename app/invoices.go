@@ -325,7 +325,12 @@ func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount
 // Errors: not_found, conflict (not a draft; details.currentState).
 func (iv *Invoicing) FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error) {
 	inv, err := inTx(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
-		return iv.finalizeInTx(ctx, tx, m, invoiceID, finalizedByRef, micro(iv.Now(m)))
+		inv, err := iv.finalizeInTx(ctx, tx, m, invoiceID, finalizedByRef, micro(iv.Now(m)))
+		if err != nil {
+			return inv, err
+		}
+		// A collection attempt was opened: the answer is the invoice as its charge left it.
+		return inv, iv.payments.answerAttempt(ctx, m, inv, remit.SourceFinalize)
 	})
 	inv.Environment = m.Environment
 	return inv, err
@@ -451,6 +456,9 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 		if inv.AmountPaid > 0 {
 			return remit.Errorf(remit.EConflict, "Invoice '%s' has payments; refund them with a credit note instead of voiding it.", inv.InvoiceID).
 				With("reason", "invoice_has_payments").With("currentState", inv.Status)
+		}
+		if err := iv.payments.noOpenAttempt(ctx, tx, m, *inv); err != nil {
+			return err
 		}
 		now := micro(iv.Now(m))
 		inv.Status, inv.VoidedAt, inv.PaymentURL, inv.AmountRemaining, inv.UpdatedAt = remit.InvoiceVoid, &now, nil, 0, now

@@ -16,22 +16,32 @@ import (
 
 // Payments (docs/payments.md).
 //
-// An open invoice is collected in three ways, all through payInvoice or collectAtFinalize and all
-// under the invoice's row lock, with the state checked after the lock: at finalization
-// (charge_automatically with a default payment method), by POST /v1/invoices/{id}/pay, and by the
-// customer portal's PUT /customer-portal/invoices/{id}/pay. Each attempt is one payment (pay_) under
-// the invoice's payment intent (pi_). A success pays the invoice in full, makes a receipt and lands
-// in the day's settlement; a decline leaves the invoice open with lastPaymentError.
+// An open invoice is collected in three ways: at finalization (charge_automatically with a default
+// payment method), by POST /v1/invoices/{id}/pay, and by the customer portal's
+// PUT /customer-portal/invoices/{id}/pay. Each attempt is one payment (pay_) under the invoice's
+// payment intent (pi_), and is an intent of its own (docs/payments.md "Payments as intents"):
+//
+//  1. openAttempt, in the request's transaction, under the invoice's row lock with its state
+//     checked after the lock: the attempt is recorded processing (payment.processing) and the
+//     invoice names it (latestPaymentId). At most one attempt per invoice is open.
+//  2. chargeAttempt, a follow-up (followup.go) that runs once that transaction committed, with no
+//     transaction open: the processor is called with the attempt's idempotency reference, for at
+//     most REMIT_PROCESSOR_TIMEOUT.
+//  3. recordOutcome, a second transaction: it locks the invoice and the payment again and records
+//     what the processor answered, if the attempt is still open. A success pays the invoice in
+//     full, makes a receipt and lands in the day's settlement; a decline leaves the invoice open
+//     with lastPaymentError; requires_action waits for the customer; no answer (a fault, a
+//     timeout) leaves the attempt processing for the reconciler (reconcile.go).
 //
 // A declined attempt is part of the record: at finalization the finalize still succeeds (its answer
-// shows the open invoice and its lastPaymentError); on the pay routes the attempt commits and the
-// route answers 409 with details.reason "payment_failed" (remit.Error.Commit).
+// shows the open invoice and its lastPaymentError); on the pay routes the route answers 409 with
+// details.reason "payment_failed".
 
 // processorFor is the processor that charges for m: the built-in sandbox processor in the sandbox,
 // the configured connector in production (nil when none is configured: production charges are 501).
 func (ps *Payments) processorFor(m remit.MerchantAccount) processor.Processor {
 	if m.Environment == remit.Sandbox {
-		return processor.Sandbox{}
+		return ps.sandbox
 	}
 	return ps.Config.Processor
 }
@@ -48,6 +58,32 @@ func (ps *Payments) PayInvoice(ctx context.Context, m remit.MerchantAccount, inv
 	return ps.payInvoice(ctx, m, invoiceID, outOfBand, remit.SourceAPI)
 }
 
+// answerAttempt registers, after the charge of the invoice's new attempt, the follow-up that
+// answers the request with the invoice as the attempt left it: on the pay routes a declined
+// attempt is 409 payment_failed.
+func (ps *Payments) answerAttempt(ctx context.Context, m remit.MerchantAccount, inv remit.Invoice, source string) error {
+	if inv.LatestPaymentID == nil {
+		return nil
+	}
+	paymentID := *inv.LatestPaymentID
+	return ps.after(ctx, func(ctx context.Context) (any, error) {
+		q := ps.DB.Read(ctx)
+		inv, err := q.GetInvoice(ctx, m.ID, inv.InvoiceID, store.Unlocked)
+		if err != nil {
+			return nil, err
+		}
+		inv.Environment = m.Environment
+		p, err := q.GetPayment(ctx, m.ID, paymentID, store.Unlocked)
+		if err != nil {
+			return nil, err
+		}
+		if source != remit.SourceFinalize && p.Status == remit.PaymentFailed {
+			return inv, paymentFailedError(inv, p)
+		}
+		return inv, nil
+	})
+}
+
 // PayInvoiceFromPortal is the customer portal's PUT /customer-portal/invoices/{invoiceId}/pay with
 // the invoice's hosted token: the same collection as PayInvoice with the default payment method.
 //
@@ -60,64 +96,70 @@ func (ps *Payments) PayInvoiceFromPortal(ctx context.Context, tok remit.HostedTo
 }
 
 func (ps *Payments) payInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, outOfBand bool, source string) (remit.Invoice, error) {
-	var inv remit.Invoice
-	var declined error
-	err := ps.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		declined = nil
-		var err error
+	inv, err := inTx(ctx, ps.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
 		// The lock comes first and the state is read after it: of two racing attempts (API and
-		// portal, or two servers) the second sees the invoice paid.
-		inv, err = tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
+		// portal, or two servers) the second sees the invoice paid, or its attempt open.
+		inv, err := tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
 		if err != nil {
-			return err
+			return inv, err
 		}
 		inv.Environment = m.Environment
 		if inv.Status != remit.InvoiceOpen {
-			return remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open invoice can be paid.", inv.InvoiceID, inv.Status).
+			return inv, remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open invoice can be paid.", inv.InvoiceID, inv.Status).
 				With("currentState", inv.Status).With("reason", "invalid_state")
 		}
 		now := micro(ps.Now(m))
+		if err := ps.noOpenAttempt(ctx, tx, m, inv); err != nil {
+			return inv, err
+		}
 		if outOfBand {
 			_, err := ps.recordOutOfBand(ctx, tx, m, &inv, source, now)
-			return err
+			return inv, err
 		}
 		proc := ps.processorFor(m)
 		if proc == nil {
-			return remit.Errorf(remit.ENotImplemented, "Charging a payment method in production needs a payment processor connector, and this deployment has none. To record a payment the merchant received outside Remit, send POST /v1/invoices/%s/pay with {\"outOfBand\": true}.", inv.InvoiceID)
+			return inv, remit.Errorf(remit.ENotImplemented, "Charging a payment method in production needs a payment processor connector, and this deployment has none. To record a payment the merchant received outside Remit, send POST /v1/invoices/%s/pay with {\"outOfBand\": true}.", inv.InvoiceID)
 		}
 		pm, err := ps.defaultPaymentMethod(ctx, tx, m, inv)
 		if err != nil {
-			return err
+			return inv, err
 		}
 		if pm == nil {
-			return remit.Errorf(remit.EConflict, "Billing account '%s' has no default payment method to charge. Attach one through a setup session (POST /v1/customers/%s/payment-method-setup with billingAccountId and setAsDefault), or record a payment received outside Remit with {\"outOfBand\": true}.", inv.BillingAccountID, inv.CustomerID).
+			return inv, remit.Errorf(remit.EConflict, "Billing account '%s' has no default payment method to charge. Attach one through a setup session (POST /v1/customers/%s/payment-method-setup with billingAccountId and setAsDefault), or record a payment received outside Remit with {\"outOfBand\": true}.", inv.BillingAccountID, inv.CustomerID).
 				With("reason", "no_payment_method").With("currentState", inv.Status).With("billingAccountId", inv.BillingAccountID)
 		}
-		p, err := ps.attemptCharge(ctx, tx, m, &inv, proc, *pm, source, now)
-		if err != nil {
-			return err
+		if err := ps.openAttempt(ctx, tx, m, &inv, proc, *pm, source, now); err != nil {
+			return inv, err
 		}
-		if p.Status == remit.PaymentFailed {
-			declined = paymentFailedError(inv, p)
-		}
-		return nil
+		return inv, ps.answerAttempt(ctx, m, inv, source)
 	})
 	inv.Environment = m.Environment
-	if err != nil {
-		return inv, err
-	}
-	return inv, declined
+	return inv, err
 }
 
-// paymentFailedError is the pay routes' answer to a declined charge: 409 with the failure, marked
-// to commit (the attempt is recorded).
+// noOpenAttempt refuses a second attempt while one of the invoice's is processing or waits for
+// the customer (409 payment_in_progress): one attempt at a time, never two charges.
+func (ps *Payments) noOpenAttempt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) error {
+	if inv.LatestPaymentID == nil {
+		return nil
+	}
+	p, err := tx.GetPayment(ctx, m.ID, *inv.LatestPaymentID, store.Unlocked)
+	if err != nil || !p.Status.Open() {
+		return err
+	}
+	return remit.Errorf(remit.EConflict, "Invoice '%s' has a payment in progress (%s, %s); wait for its outcome (GET /v1/payments/%s) before paying again.",
+		inv.InvoiceID, p.PaymentID, p.Status, p.PaymentID).
+		With("reason", "payment_in_progress").With("paymentId", p.PaymentID).With("currentState", inv.Status)
+}
+
+// paymentFailedError is the pay routes' answer to a declined charge, recorded by then: 409 with
+// the failure.
 func paymentFailedError(inv remit.Invoice, p remit.Payment) error {
 	code, msg := strOf(p.FailureCode), strOf(p.FailureMessage)
 	e := remit.Errorf(remit.EConflict, "The charge of %s on %s •••• %s was declined (%s). %s", formatMoney(p.Amount, p.Currency),
 		p.PaymentMethod.Brand, p.PaymentMethod.Last4, code, msg).
 		With("reason", "payment_failed").With("failureCode", code).With("failureMessage", msg).
 		With("paymentId", p.PaymentID).With("invoiceId", inv.InvoiceID).With("currentState", inv.Status)
-	e.Commit = true
 	return e
 }
 
@@ -183,38 +225,99 @@ func (ps *Payments) newPayment(m remit.MerchantAccount, inv *remit.Invoice, pi r
 	}
 }
 
-// attemptCharge charges the invoice's amount remaining to pm through proc and records the outcome.
-// A decline is not an error: the returned payment has status failed.
-func (ps *Payments) attemptCharge(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, proc processor.Processor,
-	pm remit.PaymentMethod, source string, now time.Time) (remit.Payment, error) {
+// openAttempt records a charge of the invoice's amount remaining to pm as a processing attempt
+// (payment.processing), names it on the invoice, and registers the charge to run once the
+// transaction committed (chargeAttempt).
+func (ps *Payments) openAttempt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, proc processor.Processor,
+	pm remit.PaymentMethod, source string, now time.Time) error {
 	pi, attempt, err := ps.nextAttempt(ctx, tx, m, inv, now)
 	if err != nil {
-		return remit.Payment{}, err
+		return err
 	}
-	desc := "Invoice " + inv.InvoiceID
-	if inv.Number != nil {
-		desc = "Invoice " + *inv.Number
-	}
-	res, err := proc.Charge(ctx, processor.ChargeRequest{
-		Amount: inv.AmountRemaining, Currency: inv.Currency, PaymentMethod: pm.TestCard, Description: desc,
-		// Stable across a retry of this attempt: the attempt number only advances once recorded.
-		IdempotencyRef: m.ID + "." + inv.InvoiceID + "." + strconv.FormatInt(attempt, 10),
-	})
-	if err != nil {
-		return remit.Payment{}, remit.Internal(fmt.Errorf("app.attemptCharge: processor: %w", err))
+	if err := tx.UpsertPaymentIntent(ctx, pi); err != nil {
+		return err
 	}
 	p := ps.newPayment(m, inv, pi, attempt, source, now)
-	p.Method, p.PaymentMethod = remit.MethodCard, pm.Summary()
+	p.Method, p.PaymentMethod, p.Status, p.Processor = remit.MethodCard, pm.Summary(), remit.PaymentProcessing, proc.Name()
+	// What the processor knows the attempt by: stable across every retry of this charge.
+	p.IdempotencyRef, p.MethodToken = p.PaymentID, pm.TestCard
+	lease := ps.Clock.Now().Add(ps.Config.ProcessorTimeout)
+	p.ReconcileAfter = &lease
+	if err := concurrentPayment(tx.InsertPayment(ctx, p), p.InvoiceID); err != nil {
+		return err
+	}
+	inv.LatestPaymentID, inv.UpdatedAt = &p.PaymentID, now
+	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
+		return err
+	}
+	if err := ps.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentProcessing, p.PaymentID, p); err != nil {
+		return err
+	}
+	return ps.after(ctx, func(ctx context.Context) (any, error) { return ps.chargeAttempt(ctx, m, p) })
+}
+
+// chargeAttempt calls the processor for an open attempt, with no transaction open, and records
+// what it answered (recordOutcome). A fault or a timeout leaves the attempt processing, for the
+// reconciler to finish. It answers nothing of its own: the request's answer comes from the
+// follow-up answerAttempt registered after it.
+func (ps *Payments) chargeAttempt(ctx context.Context, m remit.MerchantAccount, p remit.Payment) (any, error) {
+	proc := ps.processorFor(m)
+	if proc == nil {
+		return nil, nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, ps.Config.ProcessorTimeout)
+	res, err := proc.Charge(cctx, processor.ChargeRequest{Amount: p.Amount, Currency: p.Currency, PaymentMethod: p.MethodToken,
+		IdempotencyRef: p.IdempotencyRef, Description: "Invoice " + p.InvoiceID})
+	cancel()
+	if err != nil {
+		ps.Log.Warn("payment processor did not answer; the attempt stays processing for the reconciler",
+			"paymentId", p.PaymentID, "processor", proc.Name(), "err", err.Error())
+		return nil, nil
+	}
+	_, err = ps.recordOutcome(ctx, m, p, res)
+	return nil, err
+}
+
+// recordOutcome records in a transaction of its own what the processor answered for attempt p,
+// if the attempt is still open (the reconciler, a webhook or the customer's authentication may
+// have recorded it first), and returns the invoice as it stands after.
+func (ps *Payments) recordOutcome(ctx context.Context, m remit.MerchantAccount, p remit.Payment, res processor.ChargeResult) (remit.Invoice, error) {
+	inv, err := inTx(ctx, ps.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
+		inv, err := tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
+		if err != nil {
+			return inv, err
+		}
+		inv.Environment = m.Environment
+		cur, err := tx.GetPayment(ctx, m.ID, p.PaymentID, store.Locked)
+		if err != nil || !cur.Status.Open() {
+			return inv, err
+		}
+		cur.Environment = m.Environment
+		return inv, ps.applyOutcome(ctx, tx, m, &inv, cur, res, micro(ps.Now(m)))
+	})
+	inv.Environment = m.Environment
+	return inv, err
+}
+
+// applyOutcome moves an open attempt to what the processor answered, with its effects and events.
+func (ps *Payments) applyOutcome(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, p remit.Payment, res processor.ChargeResult, now time.Time) error {
+	from := p.Status
 	if res.Reference != "" {
 		p.ProcessorReference = &res.Reference
 	}
+	p.UpdatedAt = now
+	pi, _, err := tx.GetInvoicePaymentIntent(ctx, m.ID, inv.InvoiceID)
+	if err != nil {
+		return err
+	}
+	pi.Environment = m.Environment
 	switch res.Status {
 	case processor.Succeeded:
 		if res.Fee < 0 {
-			return p, remit.Internal(fmt.Errorf("app.attemptCharge: processor reported a negative fee %d", res.Fee))
+			return remit.Internal(fmt.Errorf("app.applyOutcome: processor reported a negative fee %d", res.Fee))
 		}
-		p.Status, p.FeeAmount = remit.PaymentSucceeded, res.Fee
-		return p, ps.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
+		p.Status, p.FeeAmount, p.NextAction, p.ReconcileAfter = remit.PaymentSucceeded, res.Fee, nil, nil
+		return ps.paymentSucceeded(ctx, tx, m, inv, pi, &p, from, now)
 	case processor.Failed:
 		code, msg := res.FailureCode, res.FailureMessage
 		if code == "" {
@@ -223,10 +326,63 @@ func (ps *Payments) attemptCharge(ctx context.Context, tx *store.Tx, m remit.Mer
 		if msg == "" {
 			msg = "The processor refused the charge. Ask the customer for another payment method."
 		}
-		p.Status, p.FailureCode, p.FailureMessage = remit.PaymentFailed, &code, &msg
-		return p, ps.paymentFailed(ctx, tx, m, inv, pi, p, now)
+		p.Status, p.FailureCode, p.FailureMessage, p.NextAction, p.ReconcileAfter = remit.PaymentFailed, &code, &msg, nil, nil
+		return ps.paymentFailed(ctx, tx, m, inv, pi, p, from, now)
+	case processor.RequiresAction:
+		if from == remit.PaymentRequiresAction {
+			return nil
+		}
+		return ps.paymentRequiresAction(ctx, tx, m, inv, p, res.NextActionURL, now)
+	case processor.Processing:
+		if from == remit.PaymentRequiresAction { // the customer acted; the processor is on it
+			p.Status = remit.PaymentProcessing
+			lease := ps.Clock.Now().Add(ps.Config.ProcessorTimeout)
+			p.ReconcileAfter = &lease
+			return ps.savePayment(ctx, tx, p, from)
+		}
+		return nil
 	}
-	return p, remit.Internal(fmt.Errorf("app.attemptCharge: processor answered status %q", res.Status))
+	return remit.Internal(fmt.Errorf("app.applyOutcome: processor answered status %q", res.Status))
+}
+
+// paymentRequiresAction records an attempt the customer must complete (3-D Secure): its next
+// action (the processor's URL, or in the sandbox the portal's authenticate route with a hosted
+// token of the payment), payment.requires_action and invoice.payment_action_required.
+func (ps *Payments) paymentRequiresAction(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, p remit.Payment, url string, now time.Time) error {
+	from := p.Status
+	if url == "" {
+		token, err := ps.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedPayment, p.PaymentID, now.AddDate(0, 0, 7))
+		if err != nil {
+			return err
+		}
+		url = fmt.Sprintf("%s/customer-portal/payments/%s/authenticate?token=%s", ps.Config.PublicURL, p.PaymentID, token)
+	}
+	p.Status, p.NextAction, p.ReconcileAfter = remit.PaymentRequiresAction, &remit.NextAction{Type: "redirect_to_url", URL: url}, nil
+	if err := ps.savePayment(ctx, tx, p, from); err != nil {
+		return err
+	}
+	scope := scopeOf(m)
+	if err := ps.Emit(ctx, tx, scope, now, remit.EventPaymentRequiresAction, p.PaymentID, p); err != nil {
+		return err
+	}
+	return ps.Emit(ctx, tx, scope, now, remit.EventInvoicePaymentActionRequired, inv.InvoiceID, *inv)
+}
+
+// savePayment writes an attempt's new state over the one it was read in (from); "" inserts it.
+// Another process that recorded it first is a conflict: the transaction rolls back.
+func (ps *Payments) savePayment(ctx context.Context, tx *store.Tx, p remit.Payment, from remit.PaymentStatus) error {
+	if from == "" {
+		return concurrentPayment(tx.InsertPayment(ctx, p), p.InvoiceID)
+	}
+	ok, err := tx.UpdatePaymentOutcome(ctx, p, from)
+	if err != nil {
+		return concurrentPayment(err, p.InvoiceID)
+	}
+	if !ok {
+		return remit.Errorf(remit.EConflict, "Payment '%s' was recorded by another process meanwhile.", p.PaymentID).
+			With("reason", "payment_in_progress").With("paymentId", p.PaymentID)
+	}
+	return nil
 }
 
 // recordOutOfBand records a payment of the amount remaining that the merchant received outside
@@ -237,13 +393,14 @@ func (ps *Payments) recordOutOfBand(ctx context.Context, tx *store.Tx, m remit.M
 		return remit.Payment{}, err
 	}
 	p := ps.newPayment(m, inv, pi, attempt, source, now)
-	p.Method, p.Status = remit.MethodOutOfBand, remit.PaymentSucceeded
-	return p, ps.paymentSucceeded(ctx, tx, m, inv, pi, &p, now)
+	p.Method, p.Status, p.Processor = remit.MethodOutOfBand, remit.PaymentSucceeded, remit.ProcessorOutOfBand
+	inv.LatestPaymentID = &p.PaymentID
+	return p, ps.paymentSucceeded(ctx, tx, m, inv, pi, &p, "", now)
 }
 
 // paymentSucceeded records a successful payment: the settlement (card payments), the payment, the
 // intent, the receipt and the paid invoice, with their events.
-func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p *remit.Payment, now time.Time) error {
+func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p *remit.Payment, from remit.PaymentStatus, now time.Time) error {
 	scope := scopeOf(m)
 	if p.Settled() {
 		s, err := ps.settle(ctx, tx, m, p.Currency, now, func(s *remit.Settlement) {
@@ -256,7 +413,7 @@ func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.
 		}
 		p.SettlementID = &s.SettlementID
 	}
-	if err := concurrentPayment(tx.InsertPayment(ctx, *p), p.InvoiceID); err != nil {
+	if err := ps.savePayment(ctx, tx, *p, from); err != nil {
 		return err
 	}
 	pi.Status, pi.LastPaymentError = remit.IntentSucceeded, nil
@@ -280,9 +437,9 @@ func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.
 
 // paymentFailed records a declined attempt: the payment, the intent's and the invoice's
 // lastPaymentError, and the events payment.failed and invoice.payment_failed.
-func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p remit.Payment, now time.Time) error {
+func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p remit.Payment, from remit.PaymentStatus, now time.Time) error {
 	scope := scopeOf(m)
-	if err := concurrentPayment(tx.InsertPayment(ctx, p), p.InvoiceID); err != nil {
+	if err := ps.savePayment(ctx, tx, p, from); err != nil {
 		return err
 	}
 	perr := &remit.PaymentError{Code: *p.FailureCode, Message: *p.FailureMessage, PaymentID: p.PaymentID, At: now}

@@ -58,11 +58,19 @@ func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.
 	for {
 		var found bool
 		var failedJob string
-		err := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		jobCtx, fu := withFollowUps(ctx)
+		err := co.DB.Tx(jobCtx, func(ctx context.Context, tx *store.Tx) error {
+			fu.reset()
 			var err error
 			found, failedJob, err = co.runNextJob(ctx, tx, merchantAccountID, upTo)
 			return err
 		})
+		if err == nil {
+			// What the job left to do after its commit (a payment attempt's charge).
+			if _, ferr := fu.run(context.WithoutCancel(ctx)); ferr != nil {
+				co.Log.Error("scheduled job's follow-up failed", "err", ferr.Error())
+			}
+		}
 		switch {
 		case err != nil && failedJob != "":
 			co.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)

@@ -15,8 +15,8 @@ import (
 // the caller gets, which is also what a replay of the same key gets. With a key, the key is
 // claimed inside the transaction (ClaimIdempotent: one read) and the answer stored there too
 // (FinishIdempotent: one write), so the effect and the remembered answer commit together, in one
-// commit, or not at all. An error of run rolls its work back, except an error marked
-// remit.Error.Commit (a declined payment), whose effects commit and which is answered as an error.
+// commit, or not at all. An error of run rolls its work back. Work that registered follow-ups
+// (followup.go: a payment attempt's charge) holds the key in flight until they answered.
 // An error answer that is final for the key (remit.FinalForKey: not found, conflict) is remembered
 // after the rollback, in a small transaction of its own (RememberIdempotent), so the common path
 // needs no savepoint; any other error leaves the key free, so that a corrected retry runs.
@@ -30,8 +30,10 @@ func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkF
 		fingerprint = remit.BodyFingerprint(w.Body) // before the transaction, not on the SQLite writer
 	}
 	var out writeOutcome
+	ctx, fu := withFollowUps(ctx)
 	txErr := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		out = writeOutcome{}
+		out = writeOutcome{follow: fu}
+		fu.reset()
 		if !idem {
 			return out.work(ctx, run, answer)
 		}
@@ -51,14 +53,48 @@ func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkF
 		return remit.Answer{}, txErr
 	case out.replay != nil:
 		return remit.Answer{Status: out.replay.Status, Body: out.replay.Body, Replayed: true}, nil
+	case fu.pending():
+		return co.followThrough(ctx, w, idem, fu, &out, answer)
 	}
 	return out.answer, nil
 }
 
+// followThrough runs a write's follow-ups once its transaction committed (a payment attempt's
+// charge, then the invoice as it left it) and answers with what they answer; with a key, the key
+// held in flight by the transaction gets that answer (or is released for an answer that is not
+// final, so a retry runs). The follow-ups run to the end even when the client went away: the
+// outcome of a charge is recorded whoever waits for it.
+func (co *core) followThrough(ctx context.Context, w remit.WriteRequest, idem bool, fu *followUps, out *writeOutcome, answer remit.AnswerFunc) (remit.Answer, error) {
+	ctx = context.WithoutCancel(ctx)
+	data, err := fu.run(ctx)
+	if data == nil && err == nil {
+		data = out.data
+	}
+	final := err == nil || remit.FinalForKey(err)
+	if !idem {
+		if !final {
+			return remit.Answer{}, err
+		}
+		return answer(data, err), nil
+	}
+	if !final {
+		if ferr := co.ForgetIdempotent(ctx, w.Scope, w.Key, out.claim); ferr != nil {
+			co.Log.Error("release an idempotency key", "err", ferr.Error())
+		}
+		return remit.Answer{}, err
+	}
+	a := answer(data, err)
+	if rerr := co.RememberIdempotent(ctx, w.Scope, w.Key, out.claim, a.Status, a.Body); rerr != nil {
+		co.Log.Error("remember an idempotent answer", "status", a.Status, "err", rerr.Error())
+	}
+	return a, nil
+}
+
 // writeOutcome is what one attempt of a write's transaction found.
 type writeOutcome struct {
+	follow   *followUps // work to run once the transaction committed
+	data     any        // run's result, answered after the follow-ups when there are some
 	answer   remit.Answer
-	kept     error // run's error whose effects commit (remit.Error.Commit)
 	claimErr error // the key is another request's: answered as is
 	replay   *StoredResponse
 	claim    IdempotencyClaim
@@ -68,13 +104,13 @@ type writeOutcome struct {
 // work runs the operation and builds the answer to send (and remember).
 func (o *writeOutcome) work(ctx context.Context, run remit.WorkFunc, answer remit.AnswerFunc) error {
 	data, err := run(ctx)
-	if err != nil && !remit.Committed(err) {
+	if err != nil {
 		return err
 	}
-	if err != nil {
-		o.kept = err
+	o.data = data
+	if !o.follow.pending() {
+		o.answer = answer(data, nil)
 	}
-	o.answer = answer(data, err)
 	return nil
 }
 
@@ -97,9 +133,11 @@ func (co *core) idempotentWork(ctx context.Context, tx *store.Tx, w remit.WriteR
 		}
 		return err // everything rolls back
 	}
-	if out.kept != nil && !remit.FinalForKey(out.kept) {
-		// The effects commit but the answer is not final for the key: forget it.
-		return co.ReleaseIdempotentTx(ctx, tx, w.Scope, w.Key, c)
+	if out.follow.pending() {
+		// The work continues after the commit: hold the key in flight until it answers, with the
+		// answer of what this transaction commits in case the request dies before then.
+		provisional := answer(out.data, nil)
+		return co.HoldIdempotent(ctx, tx, w.Scope, w.Key, &out.claim, provisional.Status, provisional.Body)
 	}
 	return co.FinishIdempotent(ctx, tx, w.Scope, w.Key, c, out.answer.Status, out.answer.Body)
 }

@@ -321,6 +321,33 @@ func (e OnboardingSubmitRequestSubmittedByType) Valid() bool {
 	}
 }
 
+// Defines values for PaymentStatus.
+const (
+	PaymentStatusCanceled       PaymentStatus = "canceled"
+	PaymentStatusFailed         PaymentStatus = "failed"
+	PaymentStatusProcessing     PaymentStatus = "processing"
+	PaymentStatusRequiresAction PaymentStatus = "requires_action"
+	PaymentStatusSucceeded      PaymentStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the PaymentStatus enum.
+func (e PaymentStatus) Valid() bool {
+	switch e {
+	case PaymentStatusCanceled:
+		return true
+	case PaymentStatusFailed:
+		return true
+	case PaymentStatusProcessing:
+		return true
+	case PaymentStatusRequiresAction:
+		return true
+	case PaymentStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentMethodSetupRequestMethodType.
 const (
 	Card PaymentMethodSetupRequestMethodType = "card"
@@ -1010,19 +1037,19 @@ func (e ListPaymentReceiptsParamsEnvironment) Valid() bool {
 
 // Defines values for ListPaymentReceiptsParamsStatus.
 const (
-	PartiallyRefunded ListPaymentReceiptsParamsStatus = "partially_refunded"
-	Refunded          ListPaymentReceiptsParamsStatus = "refunded"
-	Succeeded         ListPaymentReceiptsParamsStatus = "succeeded"
+	ListPaymentReceiptsParamsStatusPartiallyRefunded ListPaymentReceiptsParamsStatus = "partially_refunded"
+	ListPaymentReceiptsParamsStatusRefunded          ListPaymentReceiptsParamsStatus = "refunded"
+	ListPaymentReceiptsParamsStatusSucceeded         ListPaymentReceiptsParamsStatus = "succeeded"
 )
 
 // Valid indicates whether the value is a known member of the ListPaymentReceiptsParamsStatus enum.
 func (e ListPaymentReceiptsParamsStatus) Valid() bool {
 	switch e {
-	case PartiallyRefunded:
+	case ListPaymentReceiptsParamsStatusPartiallyRefunded:
 		return true
-	case Refunded:
+	case ListPaymentReceiptsParamsStatusRefunded:
 		return true
-	case Succeeded:
+	case ListPaymentReceiptsParamsStatusSucceeded:
 		return true
 	default:
 		return false
@@ -1059,6 +1086,69 @@ func (e GetPaymentReceiptPdfParamsEnvironment) Valid() bool {
 	case GetPaymentReceiptPdfParamsEnvironmentProduction:
 		return true
 	case GetPaymentReceiptPdfParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPaymentsParamsEnvironment.
+const (
+	ListPaymentsParamsEnvironmentProduction ListPaymentsParamsEnvironment = "production"
+	ListPaymentsParamsEnvironmentSandbox    ListPaymentsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListPaymentsParamsEnvironment enum.
+func (e ListPaymentsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListPaymentsParamsEnvironmentProduction:
+		return true
+	case ListPaymentsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPaymentsParamsStatus.
+const (
+	ListPaymentsParamsStatusCanceled       ListPaymentsParamsStatus = "canceled"
+	ListPaymentsParamsStatusFailed         ListPaymentsParamsStatus = "failed"
+	ListPaymentsParamsStatusProcessing     ListPaymentsParamsStatus = "processing"
+	ListPaymentsParamsStatusRequiresAction ListPaymentsParamsStatus = "requires_action"
+	ListPaymentsParamsStatusSucceeded      ListPaymentsParamsStatus = "succeeded"
+)
+
+// Valid indicates whether the value is a known member of the ListPaymentsParamsStatus enum.
+func (e ListPaymentsParamsStatus) Valid() bool {
+	switch e {
+	case ListPaymentsParamsStatusCanceled:
+		return true
+	case ListPaymentsParamsStatusFailed:
+		return true
+	case ListPaymentsParamsStatusProcessing:
+		return true
+	case ListPaymentsParamsStatusRequiresAction:
+		return true
+	case ListPaymentsParamsStatusSucceeded:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPaymentParamsEnvironment.
+const (
+	GetPaymentParamsEnvironmentProduction GetPaymentParamsEnvironment = "production"
+	GetPaymentParamsEnvironmentSandbox    GetPaymentParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetPaymentParamsEnvironment enum.
+func (e GetPaymentParamsEnvironment) Valid() bool {
+	switch e {
+	case GetPaymentParamsEnvironmentProduction:
+		return true
+	case GetPaymentParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2209,6 +2299,9 @@ type Invoice struct {
 		PaymentId *string `json:"paymentId,omitempty"`
 	} `json:"lastPaymentError,omitempty"`
 
+	// LatestPaymentId The invoice's latest payment attempt (GET /v1/payments/{paymentId}); while it is processing the invoice stays open, and the reconciler finishes an attempt the processor did not answer in time.
+	LatestPaymentId *string `json:"latestPaymentId,omitempty"`
+
 	// Lines Lines.
 	Lines *[]InvoiceLine `json:"lines,omitempty"`
 
@@ -3015,6 +3108,95 @@ type OnboardingSubmitRequestEnvironment string
 
 // OnboardingSubmitRequestSubmittedByType Who is submitting.
 type OnboardingSubmitRequestSubmittedByType string
+
+// Payment A payment attempt of an invoice (docs/payments.md "Payments as intents"). It is recorded processing before the processor is called; processing moves to succeeded, failed or requires_action, and requires_action to processing, succeeded, failed or canceled.
+//
+// Example: {"amount":16079,"amountRefunded":0,"attempt":1,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.188333Z","currency":"USD","customerId":"cus_acme","environment":"sandbox","failureCode":null,"failureMessage":null,"feeAmount":496,"invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","method":"card","nextAction":null,"object":"payment","paymentId":"pay_01jys7w2kzspnyb6kt0weq4hqr","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jys7w2kzspnyb6kt0weq4hqs"},"processor":"sandbox","processorReference":"sbch_pay_01jys7w2kzspnyb6kt0weq4hqr","settlementId":"stl_01jys7w2kzspnyb6kt0weq4hqt","source":"finalize","status":"succeeded","updatedAt":"2025-06-01T12:00:00.488333Z"}
+type Payment struct {
+	// Amount Amount charged, in the currency's minor unit.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// AmountRefunded Refunded so far.
+	AmountRefunded *int64 `json:"amountRefunded,omitempty"`
+
+	// Attempt The attempt's number for its invoice, from 1.
+	Attempt *int64 `json:"attempt,omitempty"`
+
+	// BillingAccountId Billing account ID.
+	BillingAccountId *string `json:"billingAccountId,omitempty"`
+
+	// CreatedAt When the attempt was made (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Currency Currency.
+	Currency *string `json:"currency,omitempty"`
+
+	// CustomerId Customer ID.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// Environment sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// FailureCode Why a failed attempt failed (card_declined, insufficient_funds, expired_card, authentication_failed, ...).
+	FailureCode *string `json:"failureCode,omitempty"`
+
+	// FailureMessage What happened and what to do next.
+	FailureMessage *string `json:"failureMessage,omitempty"`
+
+	// FeeAmount The processor's fee of a succeeded card payment.
+	FeeAmount *int64 `json:"feeAmount,omitempty"`
+
+	// InvoiceId Invoice ID.
+	InvoiceId *string `json:"invoiceId,omitempty"`
+
+	// MerchantAccountId Merchant account ID.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Method card or out_of_band.
+	Method *string `json:"method,omitempty"`
+
+	// NextAction For requires_action, where the customer completes the payment.
+	NextAction *struct {
+		// Type Always redirect_to_url.
+		Type *string `json:"type,omitempty"`
+
+		// Url The page that completes the payment.
+		Url *string `json:"url,omitempty"`
+	} `json:"nextAction,omitempty"`
+
+	// Object Always "payment".
+	Object *string `json:"object,omitempty"`
+
+	// PaymentId Payment ID (pay_...).
+	PaymentId *string `json:"paymentId,omitempty"`
+
+	// PaymentIntentId The invoice's payment intent (pi_...).
+	PaymentIntentId *string `json:"paymentIntentId,omitempty"`
+
+	// PaymentMethod The method charged; null out of band.
+	PaymentMethod *PaymentMethodSummary `json:"paymentMethod,omitempty"`
+
+	// Processor sandbox, stripe or out_of_band.
+	Processor *string `json:"processor,omitempty"`
+
+	// ProcessorReference The processor's ID of the charge.
+	ProcessorReference *string `json:"processorReference,omitempty"`
+
+	// SettlementId The settlement a succeeded card payment landed in.
+	SettlementId *string `json:"settlementId,omitempty"`
+
+	// Source What made the attempt (finalize, api, portal).
+	Source *string `json:"source,omitempty"`
+
+	// Status The attempt's state.
+	Status *PaymentStatus `json:"status,omitempty"`
+
+	// UpdatedAt When the attempt last changed (merchant clock). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// PaymentStatus The attempt's state.
+type PaymentStatus string
 
 // PaymentMethodSetupRequest Creates a hosted setup session for a customer's payment method. setAsDefault true needs billingAccountId (the anyOf below; 422 requires_billing_account otherwise). A rule the schema cannot say, the billing account belongs to the customer (422 customer_mismatch).
 //
@@ -4092,6 +4274,9 @@ type MerchantAccountIdPath = string
 // MerchantAccountIdQuery defines model for MerchantAccountIdQuery.
 type MerchantAccountIdQuery = string
 
+// PaymentIdPath defines model for PaymentIdPath.
+type PaymentIdPath = string
+
 // PortalTailPath defines model for PortalTailPath.
 type PortalTailPath = string
 
@@ -4664,6 +4849,48 @@ type GetPaymentReceiptPdfParams struct {
 
 // GetPaymentReceiptPdfParamsEnvironment defines parameters for GetPaymentReceiptPdf.
 type GetPaymentReceiptPdfParamsEnvironment string
+
+// ListPaymentsParams defines parameters for ListPayments.
+type ListPaymentsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListPaymentsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// InvoiceId Filter by invoice ID.
+	InvoiceId *string `form:"invoiceId,omitempty" json:"invoiceId,omitempty"`
+
+	// CustomerId Filter by customer ID.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// Status Filter by status.
+	Status *ListPaymentsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListPaymentsParamsEnvironment defines parameters for ListPayments.
+type ListPaymentsParamsEnvironment string
+
+// ListPaymentsParamsStatus defines parameters for ListPayments.
+type ListPaymentsParamsStatus string
+
+// GetPaymentParams defines parameters for GetPayment.
+type GetPaymentParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetPaymentParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetPaymentParamsEnvironment defines parameters for GetPayment.
+type GetPaymentParamsEnvironment string
 
 // CreatePriceParams defines parameters for CreatePrice.
 type CreatePriceParams struct {
@@ -6407,7 +6634,7 @@ type ClientInterface interface {
 
 	// CustomerPortalPut Customer portal action
 	//
-	// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
+	// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds|pm_card_expired|pm_card_threeDSecureRequired attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method; payments/{paymentId}/authenticate with query outcome=succeed|fail completes a sandbox payment that requires the customer's authentication (the payment's nextAction.url, with the payment's token) and answers the invoice. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
 	//
 	// Corresponds with PUT /customer-portal/{tail} (the `CustomerPortalPut` operationId).
 	CustomerPortalPut(ctx context.Context, tail PortalTailPath, params *CustomerPortalPutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -6794,6 +7021,20 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/payment-receipts/{receiptId}/pdf (the `GetPaymentReceiptPdf` operationId).
 	GetPaymentReceiptPdf(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPayments List payments
+	//
+	// Lists payment attempts, newest first, cursor-paged. Items are Payment objects.
+	//
+	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+	ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPayment Get a payment
+	//
+	// Returns a payment attempt: its state (processing, succeeded, failed, requires_action, canceled), the processor and its reference, the failure, and for requires_action the next action.
+	//
+	// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
+	GetPayment(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreatePriceWithBody Create a price
 	//
 	// Adds a catalog price. The product named by productId is created on first use. A duplicate priceId is 409.
@@ -7095,7 +7336,7 @@ func (c *Client) CustomerPortalGet(ctx context.Context, tail PortalTailPath, par
 
 // CustomerPortalPut Customer portal action
 //
-// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
+// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds|pm_card_expired|pm_card_threeDSecureRequired attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method; payments/{paymentId}/authenticate with query outcome=succeed|fail completes a sandbox payment that requires the customer's authentication (the payment's nextAction.url, with the payment's token) and answers the invoice. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
 //
 // Corresponds with PUT /customer-portal/{tail} (the `CustomerPortalPut` operationId).
 func (c *Client) CustomerPortalPut(ctx context.Context, tail PortalTailPath, params *CustomerPortalPutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7942,6 +8183,40 @@ func (c *Client) GetPaymentReceipt(ctx context.Context, receiptId ReceiptIdPath,
 // Corresponds with GET /v1/payment-receipts/{receiptId}/pdf (the `GetPaymentReceiptPdf` operationId).
 func (c *Client) GetPaymentReceiptPdf(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPaymentReceiptPdfRequest(c.Server, receiptId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPayments List payments
+//
+// Lists payment attempts, newest first, cursor-paged. Items are Payment objects.
+//
+// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPaymentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPayment Get a payment
+//
+// Returns a payment attempt: its state (processing, succeeded, failed, requires_action, canceled), the processor and its reference, the failure, and for requires_action the next action.
+//
+// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
+func (c *Client) GetPayment(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPaymentRequest(c.Server, paymentId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11253,6 +11528,189 @@ func NewGetPaymentReceiptPdfRequest(server string, receiptId ReceiptIdPath, para
 	return req, nil
 }
 
+// NewListPaymentsRequest constructs an http.Request for the ListPayments method
+func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payments")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.InvoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "invoiceId", *params.InvoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPaymentRequest constructs an http.Request for the GetPayment method
+func NewGetPaymentRequest(server string, paymentId PaymentIdPath, params *GetPaymentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentId", paymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payments/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreatePriceRequest calls the generic CreatePrice builder with application/json body
 func NewCreatePriceRequest(server string, params *CreatePriceParams, body CreatePriceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -12850,7 +13308,7 @@ type ClientWithResponsesInterface interface {
 
 	// CustomerPortalPutWithResponse Customer portal action
 	//
-	// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
+	// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds|pm_card_expired|pm_card_threeDSecureRequired attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method; payments/{paymentId}/authenticate with query outcome=succeed|fail completes a sandbox payment that requires the customer's authentication (the payment's nextAction.url, with the payment's token) and answers the invoice. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13270,6 +13728,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/payment-receipts/{receiptId}/pdf (the `GetPaymentReceiptPdf` operationId).
 	GetPaymentReceiptPdfWithResponse(ctx context.Context, receiptId ReceiptIdPath, params *GetPaymentReceiptPdfParams, reqEditors ...RequestEditorFn) (*GetPaymentReceiptPdfResponse, error)
+
+	// ListPaymentsWithResponse List payments
+	//
+	// Lists payment attempts, newest first, cursor-paged. Items are Payment objects.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+	ListPaymentsWithResponse(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error)
+
+	// GetPaymentWithResponse Get a payment
+	//
+	// Returns a payment attempt: its state (processing, succeeded, failed, requires_action, canceled), the processor and its reference, the failure, and for requires_action the next action.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
+	GetPaymentWithResponse(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
 
 	// CreatePriceWithBodyWithResponse Create a price
 	//
@@ -18611,6 +19087,312 @@ func (r GetPaymentReceiptPdfResponse) ContentType() string {
 	return ""
 }
 
+// ListPaymentsResponse200Headers the declared response headers of an HTTP 200 response for ListPayments
+type ListPaymentsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListPaymentsResponse429Headers the declared response headers of an HTTP 429 response for ListPayments
+type ListPaymentsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListPaymentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+		Data List `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPaymentsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPaymentsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPaymentsResponse) GetJSON200() *struct {
+	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+	Data List `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPaymentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPaymentsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPaymentsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListPaymentsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListPaymentsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListPaymentsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListPaymentsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPaymentsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPaymentsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListPaymentsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListPaymentsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPaymentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPaymentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPaymentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPaymentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPaymentResponse200Headers the declared response headers of an HTTP 200 response for GetPayment
+type GetPaymentResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetPaymentResponse429Headers the declared response headers of an HTTP 429 response for GetPayment
+type GetPaymentResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetPaymentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A payment attempt of an invoice (docs/payments.md "Payments as intents"). It is recorded processing before the processor is called; processing moves to succeeded, failed or requires_action, and requires_action to processing, succeeded, failed or canceled.
+		//
+		// Example: {"amount":16079,"amountRefunded":0,"attempt":1,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.188333Z","currency":"USD","customerId":"cus_acme","environment":"sandbox","failureCode":null,"failureMessage":null,"feeAmount":496,"invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","method":"card","nextAction":null,"object":"payment","paymentId":"pay_01jys7w2kzspnyb6kt0weq4hqr","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jys7w2kzspnyb6kt0weq4hqs"},"processor":"sandbox","processorReference":"sbch_pay_01jys7w2kzspnyb6kt0weq4hqr","settlementId":"stl_01jys7w2kzspnyb6kt0weq4hqt","source":"finalize","status":"succeeded","updatedAt":"2025-06-01T12:00:00.488333Z"}
+		Data Payment `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPaymentResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPaymentResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPaymentResponse) GetJSON200() *struct {
+	// Data A payment attempt of an invoice (docs/payments.md "Payments as intents"). It is recorded processing before the processor is called; processing moves to succeeded, failed or requires_action, and requires_action to processing, succeeded, failed or canceled.
+	//
+	// Example: {"amount":16079,"amountRefunded":0,"attempt":1,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.188333Z","currency":"USD","customerId":"cus_acme","environment":"sandbox","failureCode":null,"failureMessage":null,"feeAmount":496,"invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","method":"card","nextAction":null,"object":"payment","paymentId":"pay_01jys7w2kzspnyb6kt0weq4hqr","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jys7w2kzspnyb6kt0weq4hqs"},"processor":"sandbox","processorReference":"sbch_pay_01jys7w2kzspnyb6kt0weq4hqr","settlementId":"stl_01jys7w2kzspnyb6kt0weq4hqt","source":"finalize","status":"succeeded","updatedAt":"2025-06-01T12:00:00.488333Z"}
+	Data Payment `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPaymentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPaymentResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPaymentResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPaymentResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetPaymentResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetPaymentResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetPaymentResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPaymentResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPaymentResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetPaymentResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPaymentResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPaymentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPaymentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPaymentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPaymentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreatePriceResponse200Headers the declared response headers of an HTTP 200 response for CreatePrice
 type CreatePriceResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -21595,7 +22377,7 @@ func (c *ClientWithResponses) CustomerPortalGetWithResponse(ctx context.Context,
 
 // CustomerPortalPutWithResponse Customer portal action
 //
-// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
+// Prefix-routed customer-portal entry, authorized by a hosted token in the token query parameter (not by an API key). Sub-operations by tail: setup-sessions/{sessionId}/complete with query paymentMethod=pm_card_visa|pm_card_mastercard|pm_card_chargeDeclined|pm_card_insufficientFunds|pm_card_expired|pm_card_threeDSecureRequired attaches a sandbox payment method (and makes it the billing account's default when the session has setAsDefault or the account has no default yet); invoices/{invoiceId}/pay pays an open invoice with the default payment method; payments/{paymentId}/authenticate with query outcome=succeed|fail completes a sandbox payment that requires the customer's authentication (the payment's nextAction.url, with the payment's token) and answers the invoice. Missing or bad token 401, token for another resource 403, unknown tail 404, wrong state 409. No raw card numbers are ever accepted. Answers the same success envelope as /v1.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -22296,6 +23078,36 @@ func (c *ClientWithResponses) GetPaymentReceiptPdfWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseGetPaymentReceiptPdfResponse(rsp)
+}
+
+// ListPaymentsWithResponse List payments
+//
+// Lists payment attempts, newest first, cursor-paged. Items are Payment objects.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payments (the `ListPayments` operationId).
+func (c *ClientWithResponses) ListPaymentsWithResponse(ctx context.Context, params *ListPaymentsParams, reqEditors ...RequestEditorFn) (*ListPaymentsResponse, error) {
+	rsp, err := c.ListPayments(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPaymentsResponse(rsp)
+}
+
+// GetPaymentWithResponse Get a payment
+//
+// Returns a payment attempt: its state (processing, succeeded, failed, requires_action, canceled), the processor and its reference, the failure, and for requires_action the next action.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
+func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error) {
+	rsp, err := c.GetPayment(ctx, paymentId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPaymentResponse(rsp)
 }
 
 // CreatePriceWithBodyWithResponse Create a price
@@ -27872,6 +28684,318 @@ func ParseGetPaymentReceiptPdfResponse(rsp *http.Response) (*GetPaymentReceiptPd
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPaymentReceiptPdfResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPaymentsResponse parses an HTTP response from a ListPaymentsWithResponse call
+func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPaymentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+			Data List `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPaymentsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPaymentsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPaymentResponse parses an HTTP response from a GetPaymentWithResponse call
+func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPaymentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A payment attempt of an invoice (docs/payments.md "Payments as intents"). It is recorded processing before the processor is called; processing moves to succeeded, failed or requires_action, and requires_action to processing, succeeded, failed or canceled.
+			//
+			// Example: {"amount":16079,"amountRefunded":0,"attempt":1,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.188333Z","currency":"USD","customerId":"cus_acme","environment":"sandbox","failureCode":null,"failureMessage":null,"feeAmount":496,"invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","method":"card","nextAction":null,"object":"payment","paymentId":"pay_01jys7w2kzspnyb6kt0weq4hqr","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jys7w2kzspnyb6kt0weq4hqs"},"processor":"sandbox","processorReference":"sbch_pay_01jys7w2kzspnyb6kt0weq4hqr","settlementId":"stl_01jys7w2kzspnyb6kt0weq4hqt","source":"finalize","status":"succeeded","updatedAt":"2025-06-01T12:00:00.488333Z"}
+			Data Payment `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPaymentResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPaymentResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -114,6 +114,9 @@ type Payments interface {
 	GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error)
 	ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in remit.ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error)
 	ListSettlements(ctx context.Context, scope remit.Scope, targetID, scopeFilter, limit, cursor string) (remit.List[remit.Settlement], error)
+	GetPayment(ctx context.Context, m remit.MerchantAccount, paymentID string) (remit.Payment, error)
+	ListPayments(ctx context.Context, m remit.MerchantAccount, in remit.PaymentQuery) (remit.List[remit.Payment], error)
+	AuthenticatePayment(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, paymentID, outcome string) (remit.Invoice, error)
 }
 
 // CreditNotes is credit notes on finalized invoices.

@@ -55,6 +55,8 @@ func (s *Server) registry() []registration {
 		{"invoicing", "finalizeTaxTransaction", byPath("taxTransactionId", s.eng.Invoicing.CommitTaxTransaction)},
 		{"payments", "payInvoice", decoded(s.payInvoice)},
 		{"payments", "listPaymentReceipts", s.listPaymentReceipts},
+		{"payments", "getPayment", byPath("paymentId", s.eng.Payments.GetPayment)},
+		{"payments", "listPayments", s.listPayments},
 		{"payments", "getPaymentReceipt", byPath("receiptId", s.eng.Payments.GetPaymentReceipt)},
 		{"payments", "listSettlements", s.listSettlements},
 		{"creditNotes", "createCreditNote", decoded(s.createCreditNote)},

@@ -26,3 +26,9 @@ func (s *Server) listPaymentReceipts(ctx context.Context, r *Request) (any, erro
 func (s *Server) listSettlements(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Payments.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
 }
+
+// listPayments handles GET /v1/payments.
+func (s *Server) listPayments(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Payments.ListPayments(ctx, r.Merchant, remit.PaymentQuery{InvoiceID: r.Query("invoiceId"), CustomerID: r.Query("customerId"),
+		Status: r.Query("status"), Limit: r.Query("limit"), Cursor: r.Query("cursor")})
+}

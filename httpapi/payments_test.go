@@ -131,7 +131,7 @@ func TestCollectAtFinalizeByTestCard(t *testing.T) {
 					rs[0]["customerExternalId"] != "ext-"+id || rs[0]["invoiceNumber"] != inv["number"] || rs[0]["environment"] != "sandbox" {
 					t.Fatalf("%s: receipts %v", c.token, rs)
 				}
-				if ev := k.eventTypes(ma, p.PaymentID); !slices.Equal(ev, []string{"payment.succeeded"}) {
+				if ev := k.eventTypes(ma, p.PaymentID); !slices.Equal(ev, []string{"payment.processing", "payment.succeeded"}) {
 					t.Fatalf("%s: payment events %v", c.token, ev)
 				}
 				if ev := k.eventTypes(ma, rs[0]["receiptId"].(string)); !slices.Equal(ev, []string{"payment_receipt.created"}) {
@@ -153,7 +153,7 @@ func TestCollectAtFinalizeByTestCard(t *testing.T) {
 			if rs := k.receipts("invoiceId=" + invID); len(rs) != 0 {
 				t.Fatalf("%s: a declined payment has a receipt: %v", c.token, rs)
 			}
-			if ev := k.eventTypes(ma, p.PaymentID); !slices.Equal(ev, []string{"payment.failed"}) {
+			if ev := k.eventTypes(ma, p.PaymentID); !slices.Equal(ev, []string{"payment.processing", "payment.failed"}) {
 				t.Fatalf("%s: payment events %v", c.token, ev)
 			}
 			if ev := k.eventTypes(ma, invID); !slices.Equal(ev, []string{"invoice.created", "invoice.finalized", "invoice.payment_failed"}) {
@@ -361,6 +361,7 @@ func TestPayInvoiceRace(t *testing.T) {
 			id, path := inv["invoiceId"].(string), portalPath(t, inv["paymentUrl"])
 			statuses := make([]int, 10)
 			states := make([]any, 10)
+			reasons := make([]any, 10)
 			var wg sync.WaitGroup
 			for i := range statuses {
 				wg.Add(1)
@@ -372,7 +373,7 @@ func TestPayInvoiceRace(t *testing.T) {
 					} else {
 						r = e.Do("POST", "/v1/invoices/"+id+"/pay", map[string]any{})
 					}
-					statuses[i], states[i] = r.Status, r.ErrorDetails()["currentState"]
+					statuses[i], states[i], reasons[i] = r.Status, r.ErrorDetails()["currentState"], r.ErrorDetails()["reason"]
 				}()
 			}
 			wg.Wait()
@@ -382,6 +383,7 @@ func TestPayInvoiceRace(t *testing.T) {
 				case s == 200:
 					ok++
 				case s == 409 && states[i] == "paid": // refused by the state check after the row lock
+				case s == 409 && states[i] == "open" && reasons[i] == "payment_in_progress": // the winner's attempt is open
 				default:
 					t.Fatalf("statuses %v, states %v", statuses, states)
 				}

@@ -14,6 +14,7 @@ import (
 //
 //	setup-sessions/{sessionId}/complete?paymentMethod=pm_card_...   attach a test card, complete
 //	invoices/{invoiceId}/pay                                        pay an open invoice (payments area)
+//	payments/{paymentId}/authenticate?outcome=succeed|fail          complete a sandbox 3-D Secure step
 //
 // GET /customer-portal/{tail...} (customerPortalGet), the hosted invoice page and its PDF, is
 // routed in portal_pages.go by the same rules.
@@ -27,8 +28,10 @@ func (s *Server) customerPortalPut(ctx context.Context, r *Request) (any, error)
 		return s.eng.Catalog.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
 	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
 		return s.portalPayInvoice(ctx, r, tok, m, parts[1])
+	case len(parts) == 3 && parts[0] == "payments" && parts[1] != "" && parts[2] == "authenticate":
+		return s.eng.Payments.AuthenticatePayment(ctx, tok, m, parts[1], r.Query("outcome"))
 	}
-	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal route. The portal's PUT routes are /customer-portal/setup-sessions/{sessionId}/complete and /customer-portal/invoices/{invoiceId}/pay.")
+	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal route. The portal's PUT routes are /customer-portal/setup-sessions/{sessionId}/complete, /customer-portal/invoices/{invoiceId}/pay and /customer-portal/payments/{paymentId}/authenticate.")
 }
 
 // portalPayInvoice is PUT /customer-portal/invoices/{invoiceId}/pay: it pays an open invoice with

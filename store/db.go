@@ -155,7 +155,7 @@ type txKey struct{}
 // transaction, each in its own savepoint, and share one commit (one fsync). Tx returns only after
 // that commit, so a nil error still means the effect is durable.
 func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error) (err error) {
-	if tx, ok := ctx.Value(txKey{}).(*Tx); ok {
+	if tx, ok := ctx.Value(txKey{}).(*Tx); ok && tx != nil {
 		return fn(ctx, tx)
 	}
 	if db.gc != nil {
@@ -203,14 +203,19 @@ func (tx *Tx) committed() {
 	}
 }
 
+// withoutTx returns ctx without its transaction: what runs with it opens its own.
+func withoutTx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, txKey{}, (*Tx)(nil))
+}
+
 // InTx reports whether ctx carries a transaction. It is for tests that assert where work runs
 // (a host name lookup never inside one); the engine passes its transactions explicitly and never
 // asks.
-func InTx(ctx context.Context) bool { _, ok := ctx.Value(txKey{}).(*Tx); return ok }
+func InTx(ctx context.Context) bool { tx, ok := ctx.Value(txKey{}).(*Tx); return ok && tx != nil }
 
 // Read returns the queries for reads: the transaction in ctx if there is one, else the read pool.
 func (db *DB) Read(ctx context.Context) Q {
-	if tx, ok := ctx.Value(txKey{}).(*Tx); ok {
+	if tx, ok := ctx.Value(txKey{}).(*Tx); ok && tx != nil {
 		return tx.Q
 	}
 	return Q{q: db.read, d: db.dialect}

@@ -84,3 +84,24 @@ func (q Q) PurgeIdempotency(ctx context.Context, cutoff time.Time) (int64, error
 	n, err := q.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, remit.Micros(cutoff))
 	return n, wrapErr(err, "store.PurgeIdempotency")
 }
+
+// HoldIdempotency writes the in-flight record of the request rec.Owner under (scope, key), with
+// the provisional answer of its committed work (status, response): new when replaces is empty,
+// else in place of the record of owner replaces. A request whose work continues after its
+// transaction (a payment attempt's charge) holds its key this way until StoreIdempotency replaces
+// the hold with the final answer; if it dies meanwhile, a retry gets the provisional answer once
+// rec.LeaseUntil passed (its work committed: it must not run again).
+func (q Q) HoldIdempotency(ctx context.Context, scope, key string, rec IdempotencyRecord, replaces string, status int, response []byte) (bool, error) {
+	var n int64
+	var err error
+	if replaces == "" {
+		n, err = q.exec(ctx, `INSERT INTO idempotency_keys (scope, idem_key, route, body_hash, state, owner, lease_until, status, response, created_at)
+			VALUES ($1, $2, $3, $4, 'in_flight', $5, $6, $7, $8, $9) ON CONFLICT (scope, idem_key) DO NOTHING`,
+			scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
+	} else {
+		n, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $4, body_hash = $5, state = 'in_flight', owner = $6, lease_until = $7,
+			status = $8, response = $9, created_at = $10 WHERE scope = $1 AND idem_key = $2 AND owner = $3`,
+			scope, key, replaces, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
+	}
+	return n == 1, wrapErr(err, "store.HoldIdempotency")
+}

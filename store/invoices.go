@@ -43,7 +43,8 @@ func mustJSON(v any) string {
 const invoiceColumns = `id, number, customer_id, billing_account_id, currency, status, collection_method, subscription_id,
 	quote_id, period_start, period_end, coupon_ids, subtotal, discount_total, prepaid_applied, tax_total, total, amount_due,
 	amount_paid, amount_remaining, credited_total, offset_total, refunded_total, tax_transaction_id, payment_url,
-	auto_finalize_at, last_payment_error, finalized_by_ref, finalized_at, paid_at, voided_at, metadata, created_at, updated_at`
+	auto_finalize_at, last_payment_error, finalized_by_ref, finalized_at, paid_at, voided_at, metadata, created_at, updated_at,
+	latest_payment_id`
 
 func invoiceArgs(inv remit.Invoice) []any {
 	coupons := inv.CouponIDs
@@ -60,14 +61,14 @@ func invoiceArgs(inv remit.Invoice) []any {
 		inv.AmountPaid, inv.AmountRemaining, inv.CreditedTotal, inv.OffsetTotal, inv.RefundedTotal, ptrStr(inv.TaxTransactionID),
 		ptrStr(inv.PaymentURL), ptrMicros(inv.AutoFinalizeAt), jsonText(inv.LastPaymentError), ptrStr(inv.FinalizedByRef),
 		ptrMicros(inv.FinalizedAt), ptrMicros(inv.PaidAt), ptrMicros(inv.VoidedAt), mustJSON(md),
-		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt)}
+		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt), ptrStr(inv.LatestPaymentID)}
 }
 
 // InsertInvoice inserts an invoice and its lines. A duplicate caller-chosen ID is a conflict.
 func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
 	args := append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...)
 	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35)`, args...)
+		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`, args...)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -106,8 +107,8 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 		subtotal = $14, discount_total = $15, prepaid_applied = $16, tax_total = $17, total = $18, amount_due = $19,
 		amount_paid = $20, amount_remaining = $21, credited_total = $22, offset_total = $23, refunded_total = $24,
 		tax_transaction_id = $25, payment_url = $26, auto_finalize_at = $27, last_payment_error = $28, finalized_by_ref = $29,
-		finalized_at = $30, paid_at = $31, voided_at = $32, metadata = $33, created_at = $34, updated_at = $35
-		WHERE merchant_account_id = $1 AND id = $2`, args...)
+		finalized_at = $30, paid_at = $31, voided_at = $32, metadata = $33, created_at = $34, updated_at = $35,
+		latest_payment_id = $36 WHERE merchant_account_id = $1 AND id = $2`, args...)
 	if err != nil {
 		return wrapErr(err, "store.UpdateInvoice")
 	}
@@ -133,18 +134,19 @@ func (q Q) UpdateInvoiceLineFigures(ctx context.Context, merchantAccountID strin
 }
 
 func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err error) {
-	var number, sub, quote, taxTxn, payURL, lastErr, byRef sql.NullString
+	var number, sub, quote, taxTxn, payURL, lastErr, byRef, latest sql.NullString
 	var pStart, pEnd, autoFin, fin, paid, voided sql.NullInt64
 	var coupons, md string
 	var created, updated int64
 	err = row.Scan(&inv.InvoiceID, &number, &inv.CustomerID, &inv.BillingAccountID, &inv.Currency, &inv.Status,
 		&inv.CollectionMethod, &sub, &quote, &pStart, &pEnd, &coupons, &inv.Subtotal, &inv.DiscountTotal, &inv.PrepaidApplied,
 		&inv.TaxTotal, &inv.Total, &inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal,
-		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated)
+		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated, &latest)
 	if err != nil {
 		return inv, err
 	}
 	inv.Object = "invoice"
+	inv.LatestPaymentID = nullStr(latest)
 	inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
 	inv.TaxTransactionID, inv.PaymentURL, inv.FinalizedByRef = nullStr(taxTxn), nullStr(payURL), nullStr(byRef)
 	if lastErr.Valid {

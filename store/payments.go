@@ -54,18 +54,27 @@ func (q Q) UpsertPaymentIntent(ctx context.Context, pi remit.PaymentIntent) erro
 
 const paymentColumns = `id, payment_intent_id, invoice_id, customer_id, billing_account_id, attempt, amount, currency, status,
 	method, payment_method_id, brand, last4, source, failure_code, failure_message, fee_amount, amount_refunded, settlement_id,
-	processor_reference, created_at`
+	processor_reference, created_at, processor, idempotency_ref, payment_method_token, next_action_url, updated_at, reconcile_after`
 
 func scanPayment(row interface{ Scan(...any) error }) (p remit.Payment, err error) {
-	var pmID, brand, last4, fcode, fmsg, stl, ref sql.NullString
-	var created int64
+	var pmID, brand, last4, fcode, fmsg, stl, ref, idem, token, next sql.NullString
+	var created, updated int64
+	var reconcile sql.NullInt64
 	err = row.Scan(&p.PaymentID, &p.PaymentIntentID, &p.InvoiceID, &p.CustomerID, &p.BillingAccountID, &p.Attempt, &p.Amount,
 		&p.Currency, &p.Status, &p.Method, &pmID, &brand, &last4, &p.Source, &fcode, &fmsg, &p.FeeAmount, &p.AmountRefunded,
-		&stl, &ref, &created)
+		&stl, &ref, &created, &p.Processor, &idem, &token, &next, &updated, &reconcile)
 	if err != nil {
 		return p, err
 	}
 	p.Object = "payment"
+	p.IdempotencyRef, p.MethodToken, p.UpdatedAt = idem.String, token.String, remit.FromMicros(updated)
+	if reconcile.Valid {
+		t := remit.FromMicros(reconcile.Int64)
+		p.ReconcileAfter = &t
+	}
+	if next.Valid {
+		p.NextAction = &remit.NextAction{Type: "redirect_to_url", URL: next.String}
+	}
 	if pmID.Valid {
 		p.PaymentMethod = &remit.PaymentMethodSummary{PaymentMethodID: pmID.String, Brand: brand.String, Last4: last4.String}
 	}
@@ -90,14 +99,94 @@ func (q Q) InsertPayment(ctx context.Context, p remit.Payment) error {
 		pmID, brand, last4 = p.PaymentMethod.PaymentMethodID, p.PaymentMethod.Brand, p.PaymentMethod.Last4
 	}
 	_, err := q.exec(ctx, `INSERT INTO payments (merchant_account_id, `+paymentColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+		$23, $24, $25, $26, $27, $28)`,
 		p.MerchantAccountID, p.PaymentID, p.PaymentIntentID, p.InvoiceID, p.CustomerID, p.BillingAccountID, p.Attempt, p.Amount,
 		p.Currency, p.Status, p.Method, pmID, brand, last4, p.Source, optText(p.FailureCode), optText(p.FailureMessage),
-		p.FeeAmount, p.AmountRefunded, optText(p.SettlementID), optText(p.ProcessorReference), remit.Micros(p.CreatedAt))
+		p.FeeAmount, p.AmountRefunded, optText(p.SettlementID), optText(p.ProcessorReference), remit.Micros(p.CreatedAt),
+		p.Processor, nullIfEmpty(p.IdempotencyRef), nullIfEmpty(p.MethodToken), nextActionURL(p), remit.Micros(p.UpdatedAt),
+		ptrMicros(p.ReconcileAfter))
 	if IsUniqueViolation(err) {
-		return duplicate("attempt") // another request took this attempt number of the invoice
+		return duplicate("attempt") // another request took this attempt number of the invoice, or has one open
 	}
 	return wrapErr(err, "store.InsertPayment")
+}
+
+// UpdatePaymentOutcome records what became of an attempt: its status, failure, fee, processor
+// reference, next action and settlement. It reports false when the attempt was no longer in
+// state from (another process recorded it first).
+func (q Q) UpdatePaymentOutcome(ctx context.Context, p remit.Payment, from remit.PaymentStatus) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE payments SET status = $3, failure_code = $4, failure_message = $5, fee_amount = $6,
+		processor_reference = $7, next_action_url = $8, settlement_id = $9, updated_at = $10, reconcile_after = $12
+		WHERE merchant_account_id = $1 AND id = $2 AND status = $11`,
+		p.MerchantAccountID, p.PaymentID, p.Status, optText(p.FailureCode), optText(p.FailureMessage), p.FeeAmount,
+		optText(p.ProcessorReference), nextActionURL(p), optText(p.SettlementID), remit.Micros(p.UpdatedAt), from,
+		ptrMicros(p.ReconcileAfter))
+	if IsUniqueViolation(err) {
+		return false, duplicate("status") // a second success of one invoice
+	}
+	return n == 1, wrapErr(err, "store.UpdatePaymentOutcome")
+}
+
+// ClaimOpenPayments takes up to limit attempts, of every merchant account, left processing whose
+// reconcile_after (real time) is before now, the longest waiting first, and moves their
+// reconcile_after to lease: the reconciler's work, leased so that another reconciler (another
+// server on the same PostgreSQL) does not ask the processor about them at the same time. On
+// PostgreSQL rows another transaction holds are skipped.
+func (q Q) ClaimOpenPayments(ctx context.Context, now, lease time.Time, limit int) ([]remit.Payment, error) {
+	query := `SELECT merchant_account_id, ` + paymentColumns + ` FROM payments WHERE status = 'processing' AND reconcile_after < $1
+		ORDER BY reconcile_after LIMIT $2`
+	if q.d == Postgres {
+		query += ` FOR UPDATE SKIP LOCKED`
+	}
+	rows, err := q.Query(ctx, query, remit.Micros(now), limit)
+	if err != nil {
+		return nil, wrapErr(err, "store.ClaimOpenPayments")
+	}
+	var out []remit.Payment
+	for rows.Next() {
+		var mid string
+		p, err := scanPayment(prefixed{rows, &mid})
+		if err != nil {
+			rows.Close()
+			return nil, wrapErr(err, "store.ClaimOpenPayments")
+		}
+		p.MerchantAccountID = mid
+		out = append(out, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(err, "store.ClaimOpenPayments")
+	}
+	for _, p := range out {
+		if _, err := q.exec(ctx, `UPDATE payments SET reconcile_after = $3 WHERE merchant_account_id = $1 AND id = $2`,
+			p.MerchantAccountID, p.PaymentID, remit.Micros(lease)); err != nil {
+			return nil, wrapErr(err, "store.ClaimOpenPayments")
+		}
+	}
+	return out, nil
+}
+
+// prefixed scans one leading column into first, then the rest as the wrapped row would.
+type prefixed struct {
+	rows  interface{ Scan(...any) error }
+	first *string
+}
+
+func (p prefixed) Scan(dest ...any) error { return p.rows.Scan(append([]any{p.first}, dest...)...) }
+
+func nextActionURL(p remit.Payment) any {
+	if p.NextAction == nil {
+		return nil
+	}
+	return p.NextAction.URL
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // SetPaymentSettlement records the settlement a payment landed in.
@@ -391,4 +480,44 @@ func (q Q) GetPayout(ctx context.Context, merchantAccountID, payoutID string) (p
 	p.Object, p.MerchantAccountID, p.BankAccountLast4 = "payout", merchantAccountID, textPtr(last4)
 	p.ArrivalDate, p.CreatedAt = remit.FromMicros(arrival), remit.FromMicros(created)
 	return p, nil
+}
+
+// PaymentFilter selects payments for the payments list.
+type PaymentFilter struct {
+	InvoiceID, CustomerID, Status string
+	AfterCreated                  int64 // keyset position: the last item of the previous page
+	AfterID                       string
+	Limit                         int
+}
+
+// ListPayments returns the merchant account's payments newest first, filtered, one more than
+// Limit (to tell whether there is a next page).
+func (q Q) ListPayments(ctx context.Context, merchantAccountID string, f PaymentFilter) ([]remit.Payment, error) {
+	query := `SELECT ` + paymentColumns + ` FROM payments WHERE merchant_account_id = $1`
+	args := []any{merchantAccountID}
+	for _, c := range []struct{ col, v string }{{"invoice_id", f.InvoiceID}, {"customer_id", f.CustomerID}, {"status", f.Status}} {
+		if c.v != "" {
+			args = append(args, c.v)
+			query += " AND " + c.col + " = $" + itoa(len(args))
+		}
+	}
+	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
+	args = append(args, kargs...)
+	args = append(args, f.Limit+1)
+	query += cond + order + " LIMIT $" + itoa(len(args))
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, wrapErr(err, "store.ListPayments")
+	}
+	defer rows.Close()
+	var out []remit.Payment
+	for rows.Next() {
+		p, err := scanPayment(rows)
+		if err != nil {
+			return nil, wrapErr(err, "store.ListPayments")
+		}
+		p.MerchantAccountID = merchantAccountID
+		out = append(out, p)
+	}
+	return out, wrapErr(rows.Err(), "store.ListPayments")
 }

@@ -49,6 +49,9 @@ type Config struct {
 	ReadTimeout       time.Duration // REMIT_READ_TIMEOUT (30s): a client must send its whole request, body included, within this
 	DatabaseMaxConns  int           // REMIT_DATABASE_MAX_CONNS (32): PostgreSQL connections per process
 	LoadCeiling       bool          // REMIT_LOAD_CEILING=true also serves GET /_load/ceiling (the load harness's bare baseline)
+	ProcessorTimeout  time.Duration // REMIT_PROCESSOR_TIMEOUT (10s): one processor call; a longer one leaves its attempt processing
+	ReconcileInterval time.Duration // REMIT_RECONCILE_INTERVAL (30s): how often serve resolves attempts left processing
+	SandboxLatency    time.Duration // REMIT_SANDBOX_PROCESSOR_LATENCY (0): every sandbox charge and refund takes this long
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -63,6 +66,7 @@ func Defaults() Config {
 		SchedulerInterval: time.Second, LogLevel: "info", WebhookRetry: "5s,5m,30m,2h,5h,10h,10h",
 		WebhookLease: time.Minute, WebhookWorkers: 16, IdempotencyLease: time.Minute,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		ProcessorTimeout: 10 * time.Second, ReconcileInterval: 30 * time.Second,
 	}
 }
 
@@ -112,6 +116,9 @@ func durationsFromEnv(c *Config) error {
 		{"REMIT_READ_HEADER_TIMEOUT", "1m", 100 * time.Millisecond, &c.ReadHeaderTimeout},
 		{"REMIT_READ_TIMEOUT", "1m", 100 * time.Millisecond, &c.ReadTimeout},
 		{"REMIT_SCHEDULER_INTERVAL", "1s", time.Nanosecond, &c.SchedulerInterval},
+		{"REMIT_PROCESSOR_TIMEOUT", "10s", time.Millisecond, &c.ProcessorTimeout},
+		{"REMIT_RECONCILE_INTERVAL", "30s", time.Millisecond, &c.ReconcileInterval},
+		{"REMIT_SANDBOX_PROCESSOR_LATENCY", "300ms", 0, &c.SandboxLatency},
 	} {
 		v := os.Getenv(d.name)
 		if v == "" {
@@ -212,6 +219,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		PublicURL: strings.TrimRight(c.PublicURL, "/"), SecretKey: c.SecretKey, WebhookRetry: retry,
 		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
 		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor, IdempotencyLease: c.IdempotencyLease,
+		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency,
 	}
 	if c.TaxRatesFile != "" {
 		t, err := tax.LoadFile(c.TaxRatesFile)
@@ -276,7 +284,8 @@ func (r *Remit) HTTPServer() *http.Server {
 	}
 }
 
-// Serve runs the HTTP server, the scheduler and the webhook delivery worker until ctx ends, then
+// Serve runs the HTTP server, the scheduler, the webhook delivery worker and the payment reconciler
+// until ctx ends, then
 // shuts down gracefully: new connections are refused, in-flight requests finish (up to 30 s) and
 // webhook attempts in flight finish (up to their 10 s timeout).
 func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
@@ -286,6 +295,8 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { defer close(schedDone); r.App.RunScheduler(schedCtx, r.Config.SchedulerInterval) }()
 	hooksDone := make(chan struct{})
 	go func() { defer close(hooksDone); r.App.Webhooks.RunWebhooks(schedCtx) }()
+	reconDone := make(chan struct{})
+	go func() { defer close(reconDone); r.App.Payments.RunReconciler(schedCtx, r.Config.ReconcileInterval) }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	r.Log.Info("serving", "addr", ln.Addr().String(), "store", string(r.DB.Dialect()))
@@ -301,6 +312,7 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	stopSched()
 	<-schedDone
 	<-hooksDone
+	<-reconDone
 	if err == http.ErrServerClosed {
 		err = nil
 	}

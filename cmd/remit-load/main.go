@@ -116,6 +116,7 @@ type Result struct {
 	Request      string         `json:"request"`
 	Available    bool           `json:"available"`
 	Note         string         `json:"note,omitempty"`
+	Beside       *Result        `json:"beside,omitempty"` // the load run at the same time, measured on its own
 	Requests     int            `json:"requests"`
 	Seconds      float64        `json:"seconds"`
 	RPS          float64        `json:"requestsPerSecond"` // successful (2xx) answers per second
@@ -330,7 +331,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 				go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
 			}
 			cpu0 := srv.cpuTime()
+			besideDone := runBeside(sc, o.duration)
 			res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
+			res.Beside = <-besideDone
 			if cpu := srv.cpuTime() - cpu0; res.Requests > 0 && cpu > 0 {
 				res.CPUPerRequest = float64(cpu) / float64(time.Microsecond) / float64(res.Requests)
 				res.ServerCores = cpu.Seconds() / res.Seconds
@@ -361,6 +364,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			for _, e := range res.ErrorSamples {
 				fmt.Fprintf(out, "      error: %s\n", e)
 			}
+			if b := res.Beside; b != nil {
+				fmt.Fprintf(out, "    beside it, %s from %d connections: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors %v %s\n",
+					b.Request, sc.besideConnections, b.RPS, b.P50, b.P99, b.Errors, b.StatusCodes, b.Note)
+				for _, e := range b.ErrorSamples {
+					fmt.Fprintf(out, "      error: %s\n", e)
+				}
+			}
 		}
 	}
 	for _, sc := range all {
@@ -383,6 +393,28 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// runBeside starts the scenario's beside load, if any, for d, and delivers its measurement (nil
+// without one) when it ends.
+func runBeside(sc scenario, d time.Duration) <-chan *Result {
+	out := make(chan *Result, 1)
+	if sc.beside == nil {
+		out <- nil
+		return out
+	}
+	go func() {
+		n := uint64(sc.besideConnections)
+		att := vegeta.NewAttacker(vegeta.Workers(n), vegeta.MaxWorkers(n), vegeta.Connections(int(n)), vegeta.MaxConnections(int(n)),
+			vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
+		r := &Result{Scenario: sc.beside.name, Request: sc.beside.request, Available: true}
+		r.measure(att.Attack(sc.beside.target, vegeta.Rate{}, d, sc.beside.name))
+		if sc.beside.exhausted != nil && sc.beside.exhausted() {
+			r.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
+		}
+		out <- r
+	}()
+	return out
 }
 
 // measure reads an attack's results: exact latency quantiles over every request.
@@ -464,9 +496,14 @@ type scenario struct {
 	target                vegeta.Targeter
 	probe                 func() string // "" when the scenario can run, else why not
 	exhausted             func() bool
+	// beside is load run at the same time as the measured one, from besideConnections
+	// connections, measured on its own (Result.Beside).
+	beside            *scenario
+	besideConnections int
 }
 
-var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize"}
+var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize",
+	"grant-beside-charges"}
 
 func selectScenarios(spec string) (map[string]bool, error) {
 	sel := map[string]bool{"ceiling": true}
@@ -485,7 +522,7 @@ func selectScenarios(spec string) (map[string]bool, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-g)", s, strings.Join(scenarioNames, ", "))
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-h)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return sel, nil
@@ -501,7 +538,7 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 			"Idempotency-Key": {"load-" + run + "-" + strconv.FormatInt(seq.Add(1), 10)}}
 	}
 	customer := func() string { return fx.Customers[mrand.IntN(len(fx.Customers))] }
-	var drafts atomic.Int64
+	var drafts, charges atomic.Int64
 	return []scenario{
 		{letter: "a", name: "ceiling", request: "GET " + wire.CeilingPath, target: func(t *vegeta.Target) error {
 			t.Method, t.URL = http.MethodGet, base+wire.CeilingPath
@@ -555,6 +592,21 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 			t.Body = []byte(`{"finalizedByRef":"load"}`)
 			return nil
 		}, exhausted: func() bool { return drafts.Load() > int64(len(fx.Drafts)) }},
+		{letter: "h", name: "grant-beside-charges", write: true,
+			request: "POST .../balance/grant while 64 connections finalize charge_automatically drafts (run the server with REMIT_SANDBOX_PROCESSOR_LATENCY)",
+			target: func(t *vegeta.Target) error {
+				t.Method, t.Header = http.MethodPost, write()
+				t.URL = base + "/v1/customers/" + customer() + "/balance/grant?" + scope
+				t.Body = []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
+				return nil
+			}, besideConnections: 64, beside: &scenario{letter: "h", name: "charges", request: "POST /v1/invoices/{charge draft}/finalize",
+				target: func(t *vegeta.Target) error {
+					n := charges.Add(1) - 1
+					t.Method, t.Header = http.MethodPost, write()
+					t.URL = base + "/v1/invoices/" + fx.ChargeDrafts[int(n%int64(len(fx.ChargeDrafts)))] + "/finalize?" + scope
+					t.Body = []byte(`{"finalizedByRef":"load"}`)
+					return nil
+				}, exhausted: func() bool { return charges.Load() > int64(len(fx.ChargeDrafts)) }}},
 	}
 }
 

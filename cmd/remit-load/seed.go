@@ -46,7 +46,10 @@ type Fixture struct {
 	Customers  []string
 	Invoices   []string // every invoice
 	Drafts     []string // the draft invoices, for finalization
-	Counts     map[string]int
+	// ChargeDrafts are the drafts of charge_automatically customers with a default card: their
+	// finalization charges it.
+	ChargeDrafts []string
+	Counts       map[string]int
 }
 
 const (
@@ -346,6 +349,9 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 			case kind < 3:
 				status = remit.InvoiceDraft
 				fx.Drafts = append(fx.Drafts, id)
+				if charge {
+					fx.ChargeDrafts = append(fx.ChargeDrafts, id)
+				}
 			case kind == 3:
 				status = remit.InvoiceOpen
 			}

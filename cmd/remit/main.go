@@ -45,6 +45,7 @@ commands:
   apikey create --organization-id ID [--environments sandbox,production] [--json]
   apikey revoke APIKEYID
   merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
+  reconcile                               finish payment attempts left processing (serve does it every REMIT_RECONCILE_INTERVAL)
 
 common flags: --database-url URL (REMIT_DATABASE_URL), --addr HOST:PORT (REMIT_ADDR)`
 
@@ -69,6 +70,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return serve(ctx, cfg, stderr)
+	case "reconcile":
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		n, err := r.App.Payments.Reconcile(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d payment attempt(s) looked at\n", n)
+		return nil
 	case "migrate":
 		if err := fs.Parse(rest); err != nil {
 			return err

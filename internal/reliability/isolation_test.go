@@ -63,6 +63,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"invoiceId": invID, "taxTransactionId": str(fin, "taxTransactionId"), "receiptId": str(receipts[0].(map[string]any), "receiptId"),
 		"creditNoteId": str(cn, "creditNoteId"), "quoteId": str(q, "quoteId"), "subscriptionId": str(acc, "subscriptionId"),
 		"endpointId": str(ep, "endpointId"), "eventId": str(ev, "eventId"), "merchantAccountId": e.Tenant.Sandbox,
+		"paymentId":   str(fin, "latestPaymentId"),
 		"thresholdId": "thr_alpha", // usage thresholds answer 501 on this branch
 	}
 	lines := []any{map[string]any{"priceId": "a-price"}}

@@ -1,0 +1,179 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/processor"
+	"github.com/remit-billing/remit/store"
+)
+
+// The reconciler (docs/payments.md "The reconciler"): an attempt left processing — the server
+// crashed between recording it and recording its outcome, the processor did not answer within
+// REMIT_PROCESSOR_TIMEOUT, or it answered "processing" — is finished by asking the processor what
+// became of the charge made for the attempt's idempotency reference. serve runs it every
+// REMIT_RECONCILE_INTERVAL, and `remit reconcile` once. An attempt is looked at once its
+// reconcile_after (real time: the processor timeout after it was sent) has passed; claiming it
+// moves that time on by the timeout again, a lease, so that several servers on one PostgreSQL ask
+// about one attempt once. Recording the outcome is conditional on the attempt still being open, so
+// whatever records first (the request's own follow-up, a webhook, the reconciler) wins and the
+// others change nothing.
+
+// reconcileBatch bounds the attempts one pass claims at a time.
+const reconcileBatch = 100
+
+// Reconcile finishes the attempts left processing whose time has come and returns how many it
+// looked at.
+func (ps *Payments) Reconcile(ctx context.Context) (int, error) {
+	seen := 0
+	for {
+		now := ps.Clock.Now()
+		claimed, err := inTx(ctx, ps.DB, func(ctx context.Context, tx *store.Tx) ([]remit.Payment, error) {
+			return tx.ClaimOpenPayments(ctx, now, now.Add(ps.Config.ProcessorTimeout), reconcileBatch)
+		})
+		if err != nil {
+			return seen, err
+		}
+		for _, p := range claimed {
+			if err := ps.reconcileOne(ctx, p); err != nil {
+				ps.Log.Error("reconcile a payment", "paymentId", p.PaymentID, "err", err.Error())
+			}
+		}
+		seen += len(claimed)
+		if len(claimed) < reconcileBatch {
+			return seen, nil
+		}
+	}
+}
+
+// reconcileOne asks the processor about one claimed attempt and records what it knows.
+func (ps *Payments) reconcileOne(ctx context.Context, p remit.Payment) error {
+	m, err := ps.DB.Read(ctx).GetMerchantAccount(ctx, p.MerchantAccountID, store.Unlocked)
+	if err != nil {
+		return err
+	}
+	proc := ps.processorFor(m)
+	if proc == nil {
+		return nil // the connector is gone; the attempt waits for one
+	}
+	cctx, cancel := context.WithTimeout(ctx, ps.Config.ProcessorTimeout)
+	res, found, err := proc.Lookup(cctx, p.IdempotencyRef)
+	cancel()
+	if err != nil {
+		return err // asked again after the lease
+	}
+	if !found {
+		// The charge never reached the processor (the server stopped before calling it): nothing
+		// was taken. The attempt fails; paying the invoice again makes a new one.
+		res = processor.ChargeResult{Status: processor.Failed, FailureCode: "processing_error",
+			FailureMessage: "The payment processor never received this charge, so nothing was taken. Pay the invoice again to make a new attempt."}
+	}
+	if !res.Final() && res.Status != processor.RequiresAction {
+		return nil // still processing on the processor's side: asked again after the lease
+	}
+	_, err = ps.recordOutcome(ctx, m, p, res)
+	return err
+}
+
+// RunReconciler reconciles every interval until ctx ends (serve).
+func (ps *Payments) RunReconciler(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := ps.Reconcile(ctx); err != nil && ctx.Err() == nil {
+			ps.Log.Error("reconcile payments", "err", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// AuthenticatePayment is the customer portal's PUT /customer-portal/payments/{paymentId}/authenticate
+// with the payment's hosted token (its nextAction.url): the customer completes (outcome succeed) or
+// fails (fail) the sandbox's 3-D Secure step of a requires_action payment, and the outcome is
+// recorded as the processor then answers. It answers the invoice.
+//
+// Errors: forbidden (a token of another resource), not_found, conflict (the payment does not wait
+// for the customer; details.currentState), validation_failure (outcome).
+func (ps *Payments) AuthenticatePayment(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, paymentID, outcome string) (remit.Invoice, error) {
+	if err := AuthorizeHostedToken(tok, remit.HostedPayment, paymentID); err != nil {
+		return remit.Invoice{}, err
+	}
+	if outcome != "succeed" && outcome != "fail" {
+		return remit.Invoice{}, remit.Invalid(remit.FieldError{Field: "outcome", Location: remit.InQuery, Reason: "invalid_enum",
+			Message: "outcome must be succeed or fail."})
+	}
+	p, err := ps.DB.Read(ctx).GetPayment(ctx, m.ID, paymentID, store.Unlocked)
+	if err != nil {
+		return remit.Invoice{}, err
+	}
+	if p.Status != remit.PaymentRequiresAction || m.Environment != remit.Sandbox {
+		return remit.Invoice{}, remit.StateConflict("payment", p.PaymentID, p.Status, "authenticated (only a requires_action sandbox payment can be)")
+	}
+	if err := ps.after(ctx, func(ctx context.Context) (any, error) {
+		res, err := ps.sandbox.Authenticate(ctx, p.IdempotencyRef, outcome == "succeed")
+		if err != nil {
+			return nil, err
+		}
+		return ps.recordOutcome(ctx, m, p, res)
+	}); err != nil {
+		return remit.Invoice{}, err
+	}
+	inv, err := ps.DB.Read(ctx).GetInvoice(ctx, m.ID, p.InvoiceID, store.Unlocked)
+	inv.Environment = m.Environment
+	return inv, err
+}
+
+// GetPayment returns one payment attempt.
+//
+// Errors: not_found.
+func (ps *Payments) GetPayment(ctx context.Context, m remit.MerchantAccount, paymentID string) (remit.Payment, error) {
+	p, err := ps.DB.Read(ctx).GetPayment(ctx, m.ID, paymentID, store.Unlocked)
+	p.Environment = m.Environment
+	return p, err
+}
+
+// ListPayments lists the merchant account's payment attempts newest first, filtered by invoice,
+// customer and status, paged by cursor.
+//
+// Errors: validation_failure (status, limit, cursor).
+func (ps *Payments) ListPayments(ctx context.Context, m remit.MerchantAccount, in remit.PaymentQuery) (remit.List[remit.Payment], error) {
+	scope := scopeOf(m)
+	page, err := ps.ParsePage(ctx, scope, "payments", in.Limit, in.Cursor, 20)
+	var p remit.Problems
+	if in.Status != "" && !remit.OneOf(in.Status, statusNames(remit.PaymentStatuses)) {
+		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of processing, succeeded, failed, requires_action, canceled.")
+	}
+	if err := ProblemsOf(&p, err); err != nil {
+		return remit.List[remit.Payment]{}, err
+	}
+	if err := p.Err(); err != nil {
+		return remit.List[remit.Payment]{}, err
+	}
+	f := store.PaymentFilter{InvoiceID: in.InvoiceID, CustomerID: in.CustomerID, Status: in.Status, Limit: page.Limit}
+	if !page.First() {
+		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
+	}
+	items, err := ps.DB.Read(ctx).ListPayments(ctx, m.ID, f)
+	if err != nil {
+		return remit.List[remit.Payment]{}, err
+	}
+	for i := range items {
+		items[i].Environment = m.Environment
+	}
+	return finishPage(ctx, ps.core, scope, "payments", page, items, func(p remit.Payment) (time.Time, string) {
+		return p.CreatedAt, p.PaymentID
+	})
+}
+
+func statusNames(ss []remit.PaymentStatus) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// SandboxCharge is the sandbox processor's own record of a charge: what an external processor
+// keeps on its side (processor.Sandbox). It is written in a transaction of its own, never in
+// Remit's, as a real processor's records would be.
+type SandboxCharge struct {
+	IdempotencyRef string
+	Reference      string
+	Amount         int64
+	Currency       string
+	PaymentMethod  string
+	Status         string
+	FailureCode    string
+	Fee            int64
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// SandboxCharges is the sandbox processor's ledger, in the store but outside Remit's transactions.
+type SandboxCharges struct{ db *DB }
+
+// SandboxCharges returns the sandbox processor's ledger.
+func (db *DB) SandboxCharges() SandboxCharges { return SandboxCharges{db} }
+
+// Record stores c unless a charge with its idempotency reference exists, and returns the stored
+// one (the first, on a repeated or racing charge), in a transaction of its own.
+func (s SandboxCharges) Record(ctx context.Context, c SandboxCharge) (SandboxCharge, error) {
+	ctx = withoutTx(ctx)
+	var out SandboxCharge
+	err := s.db.Tx(ctx, func(ctx context.Context, tx *Tx) error {
+		if _, err := tx.exec(ctx, `INSERT INTO sandbox_charges (idempotency_ref, reference, amount, currency, payment_method,
+			status, failure_code, fee, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			ON CONFLICT (idempotency_ref) DO NOTHING`, c.IdempotencyRef, c.Reference, c.Amount, c.Currency, c.PaymentMethod,
+			c.Status, nullIfEmpty(c.FailureCode), c.Fee, remit.Micros(c.CreatedAt), remit.Micros(c.UpdatedAt)); err != nil {
+			return wrapErr(err, "store.SandboxCharges.Record")
+		}
+		var found bool
+		var err error
+		out, found, err = getSandboxCharge(ctx, tx.Q, c.IdempotencyRef)
+		if err == nil && !found {
+			err = errors.New("store.SandboxCharges.Record: the charge vanished")
+		}
+		return err
+	})
+	return out, err
+}
+
+// Get returns the charge made for an idempotency reference, if any.
+func (s SandboxCharges) Get(ctx context.Context, idempotencyRef string) (SandboxCharge, bool, error) {
+	return getSandboxCharge(ctx, s.db.Read(withoutTx(ctx)), idempotencyRef)
+}
+
+// Settle moves a requires_action charge to its outcome (the customer's authentication), in a
+// transaction of its own. It reports false when the charge is not awaiting action.
+func (s SandboxCharges) Settle(ctx context.Context, idempotencyRef, status, failureCode string, fee int64, at time.Time) (bool, error) {
+	var n int64
+	err := s.db.Tx(withoutTx(ctx), func(ctx context.Context, tx *Tx) error {
+		var err error
+		n, err = tx.exec(ctx, `UPDATE sandbox_charges SET status = $2, failure_code = $3, fee = $4, updated_at = $5
+			WHERE idempotency_ref = $1 AND status = 'requires_action'`, idempotencyRef, status, nullIfEmpty(failureCode), fee, remit.Micros(at))
+		return wrapErr(err, "store.SandboxCharges.Settle")
+	})
+	return n == 1, err
+}
+
+// List returns every sandbox charge, oldest first (for checks of Remit's payments against them).
+func (s SandboxCharges) List(ctx context.Context) ([]SandboxCharge, error) {
+	rows, err := s.db.Read(withoutTx(ctx)).Query(ctx, `SELECT `+sandboxColumns+` FROM sandbox_charges ORDER BY created_at, idempotency_ref`)
+	if err != nil {
+		return nil, wrapErr(err, "store.SandboxCharges.List")
+	}
+	defer rows.Close()
+	var out []SandboxCharge
+	for rows.Next() {
+		c, err := scanSandboxCharge(rows)
+		if err != nil {
+			return nil, wrapErr(err, "store.SandboxCharges.List")
+		}
+		out = append(out, c)
+	}
+	return out, wrapErr(rows.Err(), "store.SandboxCharges.List")
+}
+
+const sandboxColumns = `idempotency_ref, reference, amount, currency, payment_method, status, failure_code, fee, created_at, updated_at`
+
+func getSandboxCharge(ctx context.Context, q Q, ref string) (SandboxCharge, bool, error) {
+	c, err := scanSandboxCharge(q.QueryRow(ctx, `SELECT `+sandboxColumns+` FROM sandbox_charges WHERE idempotency_ref = $1`, ref))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, false, nil
+	}
+	return c, err == nil, wrapErr(err, "store.SandboxCharges.Get")
+}
+
+func scanSandboxCharge(row interface{ Scan(...any) error }) (SandboxCharge, error) {
+	var c SandboxCharge
+	var code sql.NullString
+	var created, updated int64
+	err := row.Scan(&c.IdempotencyRef, &c.Reference, &c.Amount, &c.Currency, &c.PaymentMethod, &c.Status, &code, &c.Fee, &created, &updated)
+	c.FailureCode, c.CreatedAt, c.UpdatedAt = code.String, remit.FromMicros(created), remit.FromMicros(updated)
+	return c, err
+}
