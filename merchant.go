@@ -49,6 +49,7 @@ type MerchantAccount struct {
 	Status                    MerchantStatus
 	PlatformEnabled           bool
 	PlatformMerchantAccountID string
+	ProcessorAccountID        string // the processor's connected account charged on behalf of (Stripe acct_...), if any
 	ClockOffset               time.Duration
 	Profile                   json.RawMessage
 	Onboarding                Onboarding

@@ -215,6 +215,7 @@ type MerchantAccountInput struct {
 	DefaultCurrency           string
 	TenantID                  *string
 	PlatformMerchantAccountID *string
+	ProcessorAccountID        *string // processorAccountId: a Stripe connected account (acct_...)
 	Profile                   MerchantProfile
 	BankAccountNumber         *string   // settlementBankAccount.accountNumber
 	BusinessTaxID             *string   // businessTaxId
@@ -292,6 +293,7 @@ type MerchantAccountObject struct {
 	DefaultCurrency           string           `json:"defaultCurrency"`
 	PlatformEnabled           bool             `json:"platformEnabled"`
 	PlatformMerchantAccountID *string          `json:"platformMerchantAccountId"`
+	ProcessorAccountID        *string          `json:"processorAccountId"`
 	ClaimURL                  *string          `json:"claimUrl"`
 	ClaimExpiresAt            *time.Time       `json:"claimExpiresAt"`
 	ClaimedAt                 *time.Time       `json:"claimedAt"`
@@ -335,6 +337,10 @@ func NewMerchantAccountObject(m MerchantAccount) (MerchantAccountObject, error) 
 	if m.PlatformMerchantAccountID != "" {
 		id := m.PlatformMerchantAccountID
 		o.PlatformMerchantAccountID = &id
+	}
+	if m.ProcessorAccountID != "" {
+		id := m.ProcessorAccountID
+		o.ProcessorAccountID = &id
 	}
 	return o, nil
 }

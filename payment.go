@@ -326,3 +326,10 @@ type ReceiptQuery struct {
 	Status               string
 	Limit, Offset        string
 }
+
+// ProcessorWebhookAck is the answer to a processor's webhook.
+type ProcessorWebhookAck struct {
+	Object   string `json:"object"` // "processor_webhook"
+	Received bool   `json:"received"`
+	Handled  bool   `json:"handled"` // it settled one of Remit's payment attempts
+}

@@ -843,6 +843,9 @@ type MerchantAccountCreateRequest struct {
 	// PrincipalPercentageOwnership Ownership share of the principal. Percentage from 0 to 100.
 	PrincipalPercentageOwnership *float64 `json:"principalPercentageOwnership,omitempty"`
 
+	// ProcessorAccountId The payment processor's connected account this merchant account is charged on behalf of (a Stripe acct_...); its charges carry it as Stripe-Account, and Stripe webhooks of other accounts are ignored for it.
+	ProcessorAccountId *string `json:"processorAccountId,omitempty"`
+
 	// SettlementBankAccount Bank account that receives the merchant's payouts. The full account number is never returned.
 	//
 	// Example: {"accountNumber":"000123456789","accountType":"checking","bankCode":"110000000","name":"Acme Coffee LLC"}
@@ -1175,6 +1178,11 @@ type QuoteLineInput struct {
 	// UnitAmount Negotiated amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
+
+// StripeEvent A Stripe event (https://docs.stripe.com/api/events/object); Remit reads payment_intent events only.
+//
+// Example: {"data":{"object":{"id":"pi_1QExample","metadata":{"remit_payment_id":"pay_01jys7w2kzspnyb6kt0weq4hqr"},"object":"payment_intent","status":"succeeded"}},"id":"evt_1QExample","object":"event","type":"payment_intent.succeeded"}
+type StripeEvent map[string]interface{}
 
 // UsageEventCreateRequest Records metered usage. A repeated eventId is accepted once.
 //

@@ -44,6 +44,11 @@ type Config struct {
 	ProcessorTimeout time.Duration
 	// SandboxLatency delays every sandbox charge and refund (REMIT_SANDBOX_PROCESSOR_LATENCY).
 	SandboxLatency time.Duration
+	// ProcessorInSandbox makes sandbox merchant accounts charge through Processor too
+	// (REMIT_STRIPE_SANDBOX=true) instead of the built-in sandbox processor.
+	ProcessorInSandbox bool
+	// StripeWebhookSecret verifies POST /processor-webhooks/stripe (REMIT_STRIPE_WEBHOOK_SECRET).
+	StripeWebhookSecret string
 }
 
 // core is what every area's service shares: the store, the real-time clock, the log and the

@@ -124,6 +124,7 @@ func newMerchantAccount(scope remit.Scope, in remit.MerchantAccountInput, now ti
 		ID: id, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ExternalRef: ref,
 		DisplayName: in.DisplayName, LegalEntityType: in.LegalEntityType, Country: in.Country, MerchantMode: in.MerchantMode,
 		DefaultCurrency: in.DefaultCurrency, Status: remit.MerchantDraft, Profile: rawProfile, CreatedAt: now, UpdatedAt: now,
+		ProcessorAccountID: strOf(in.ProcessorAccountID),
 	}, secrets, nil
 }
 

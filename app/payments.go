@@ -40,7 +40,7 @@ import (
 // processorFor is the processor that charges for m: the built-in sandbox processor in the sandbox,
 // the configured connector in production (nil when none is configured: production charges are 501).
 func (ps *Payments) processorFor(m remit.MerchantAccount) processor.Processor {
-	if m.Environment == remit.Sandbox {
+	if m.Environment == remit.Sandbox && !(ps.Config.ProcessorInSandbox && ps.Config.Processor != nil) {
 		return ps.sandbox
 	}
 	return ps.Config.Processor
@@ -267,7 +267,7 @@ func (ps *Payments) chargeAttempt(ctx context.Context, m remit.MerchantAccount, 
 	}
 	cctx, cancel := context.WithTimeout(ctx, ps.Config.ProcessorTimeout)
 	res, err := proc.Charge(cctx, processor.ChargeRequest{Amount: p.Amount, Currency: p.Currency, PaymentMethod: p.MethodToken,
-		IdempotencyRef: p.IdempotencyRef, Description: "Invoice " + p.InvoiceID})
+		IdempotencyRef: p.IdempotencyRef, Description: "Invoice " + p.InvoiceID, Account: m.ProcessorAccountID})
 	cancel()
 	if err != nil {
 		ps.Log.Warn("payment processor did not answer; the attempt stays processing for the reconciler",

@@ -177,3 +177,45 @@ func statusNames(ss []remit.PaymentStatus) []string {
 	}
 	return out
 }
+
+// StripeWebhook is POST /processor-webhooks/stripe (docs/payments.md "Stripe"): a verified
+// PaymentIntent event of an attempt Remit made through Stripe records its outcome, if the attempt
+// is still open, as the reconciler would. An event that is not Remit's, of another object, of an
+// unknown or settled attempt, or for another connected account is acknowledged and ignored, as
+// Stripe's guidance asks (2xx, so that Stripe stops sending it).
+//
+// Errors: bad_request (a missing or wrong signature, or no REMIT_STRIPE_WEBHOOK_SECRET to verify it
+// with: nothing is recorded).
+func (ps *Payments) StripeWebhook(ctx context.Context, payload []byte, signature string) (remit.ProcessorWebhookAck, error) {
+	ack := remit.ProcessorWebhookAck{Object: "processor_webhook", Received: true}
+	secret := ps.Config.StripeWebhookSecret
+	if secret == "" {
+		return remit.ProcessorWebhookAck{}, remit.Errorf(remit.EBadRequest, "This deployment has no REMIT_STRIPE_WEBHOOK_SECRET (the endpoint's signing secret from Stripe's dashboard), so no Stripe signature can be verified; nothing was recorded.")
+	}
+	ev, err := processor.ParseStripeWebhook(payload, signature, secret)
+	if err != nil {
+		return remit.ProcessorWebhookAck{}, remit.Errorf(remit.EBadRequest, "The Stripe-Signature header does not verify this body with the endpoint's signing secret (or is missing, or too old); nothing was recorded.")
+	}
+	if !ev.Relevant {
+		return ack, nil
+	}
+	p, found, err := ps.DB.Read(ctx).FindPayment(ctx, ev.Ref)
+	if err != nil || !found || p.Processor != "stripe" || !p.Status.Open() {
+		return ack, err
+	}
+	m, err := ps.DB.Read(ctx).GetMerchantAccount(ctx, p.MerchantAccountID, store.Unlocked)
+	if err != nil {
+		return ack, err
+	}
+	if ev.Account != m.ProcessorAccountID {
+		return ack, nil // an event of another connected account than the one this merchant charges on
+	}
+	if !ev.Result.Final() && ev.Result.Status != processor.RequiresAction {
+		return ack, nil
+	}
+	if _, err := ps.recordOutcome(ctx, m, p, ev.Result); err != nil {
+		return ack, err
+	}
+	ack.Handled = true
+	return ack, nil
+}

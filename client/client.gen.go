@@ -2608,6 +2608,9 @@ type MerchantAccount struct {
 	// PrincipalPercentageOwnership Ownership share of the principal, 0 to 100.
 	PrincipalPercentageOwnership *float64 `json:"principalPercentageOwnership,omitempty"`
 
+	// ProcessorAccountId The processor's connected account charged on behalf of (Stripe acct_...), if any.
+	ProcessorAccountId *string `json:"processorAccountId,omitempty"`
+
 	// SettlementBankAccount The settlement bank account, masked. The full account number is never returned.
 	SettlementBankAccount *MerchantBankAccountView `json:"settlementBankAccount,omitempty"`
 
@@ -2728,6 +2731,9 @@ type MerchantAccountCreateRequest struct {
 
 	// PrincipalPercentageOwnership Ownership share of the principal. Percentage from 0 to 100.
 	PrincipalPercentageOwnership *float64 `json:"principalPercentageOwnership,omitempty"`
+
+	// ProcessorAccountId The payment processor's connected account this merchant account is charged on behalf of (a Stripe acct_...); its charges carry it as Stripe-Account, and Stripe webhooks of other accounts are ignored for it.
+	ProcessorAccountId *string `json:"processorAccountId,omitempty"`
 
 	// SettlementBankAccount Bank account that receives the merchant's payouts. The full account number is never returned.
 	//
@@ -3533,6 +3539,20 @@ type PriceRulesOneTime = map[string]interface{}
 // PriceRulesRecurring The fields of a fixed_recurring price: billingInterval and unitAmount required, no meterId.
 type PriceRulesRecurring = map[string]interface{}
 
+// ProcessorWebhookAck The acknowledgement of a processor's webhook.
+//
+// Example: {"handled":true,"object":"processor_webhook","received":true}
+type ProcessorWebhookAck struct {
+	// Handled Whether the event settled one of Remit's payment attempts.
+	Handled *bool `json:"handled,omitempty"`
+
+	// Object Always "processor_webhook".
+	Object *string `json:"object,omitempty"`
+
+	// Received Always true.
+	Received *bool `json:"received,omitempty"`
+}
+
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
 // Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
@@ -3791,6 +3811,11 @@ type Settlement struct {
 	// UpdatedAt When the settlement last changed. RFC 3339, UTC.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
+
+// StripeEvent A Stripe event (https://docs.stripe.com/api/events/object); Remit reads payment_intent events only.
+//
+// Example: {"data":{"object":{"id":"pi_1QExample","metadata":{"remit_payment_id":"pay_01jys7w2kzspnyb6kt0weq4hqr"},"object":"payment_intent","status":"succeeded"}},"id":"evt_1QExample","object":"event","type":"payment_intent.succeeded"}
+type StripeEvent map[string]interface{}
 
 // Subscription A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
 //
@@ -4368,6 +4393,12 @@ type CustomerPortalGetParams struct {
 type CustomerPortalPutParams struct {
 	// Token Hosted checkout or payment request token, scoped to one setup session or one invoice.
 	Token string `form:"token" json:"token"`
+}
+
+// ReceiveStripeWebhookParams defines parameters for ReceiveStripeWebhook.
+type ReceiveStripeWebhookParams struct {
+	// StripeSignature Stripe's signature of the body (t=...,v1=...).
+	StripeSignature *string `json:"Stripe-Signature,omitempty"`
 }
 
 // CreateBillingAccountParams defines parameters for CreateBillingAccount.
@@ -5173,6 +5204,9 @@ type DisableWebhookEndpointParamsEnvironment string
 
 // ClaimOrganizationJSONRequestBody defines body for ClaimOrganization for application/json ContentType.
 type ClaimOrganizationJSONRequestBody = ClaimRequest
+
+// ReceiveStripeWebhookJSONRequestBody defines body for ReceiveStripeWebhook for application/json ContentType.
+type ReceiveStripeWebhookJSONRequestBody = StripeEvent
 
 // CreateBillingAccountJSONRequestBody defines body for CreateBillingAccount for application/json ContentType.
 type CreateBillingAccountJSONRequestBody = BillingAccountCreateRequest
@@ -6639,6 +6673,24 @@ type ClientInterface interface {
 	// Corresponds with PUT /customer-portal/{tail} (the `CustomerPortalPut` operationId).
 	CustomerPortalPut(ctx context.Context, tail PortalTailPath, params *CustomerPortalPutParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReceiveStripeWebhookWithBody Receive a Stripe webhook
+	//
+	// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+	ReceiveStripeWebhookWithBody(ctx context.Context, params *ReceiveStripeWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReceiveStripeWebhook Receive a Stripe webhook
+	//
+	// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+	ReceiveStripeWebhook(ctx context.Context, params *ReceiveStripeWebhookParams, body ReceiveStripeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateBillingAccountWithBody Create a billing account
 	//
 	// Creates a billing account for a customer in one currency.
@@ -7341,6 +7393,44 @@ func (c *Client) CustomerPortalGet(ctx context.Context, tail PortalTailPath, par
 // Corresponds with PUT /customer-portal/{tail} (the `CustomerPortalPut` operationId).
 func (c *Client) CustomerPortalPut(ctx context.Context, tail PortalTailPath, params *CustomerPortalPutParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCustomerPortalPutRequest(c.Server, tail, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveStripeWebhookWithBody Receive a Stripe webhook
+//
+// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+func (c *Client) ReceiveStripeWebhookWithBody(ctx context.Context, params *ReceiveStripeWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveStripeWebhookRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveStripeWebhook Receive a Stripe webhook
+//
+// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+func (c *Client) ReceiveStripeWebhook(ctx context.Context, params *ReceiveStripeWebhookParams, body ReceiveStripeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveStripeWebhookRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -8916,6 +9006,61 @@ func NewCustomerPortalPutRequest(server string, tail PortalTailPath, params *Cus
 	req, err := http.NewRequest(http.MethodPut, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReceiveStripeWebhookRequest calls the generic ReceiveStripeWebhook builder with application/json body
+func NewReceiveStripeWebhookRequest(server string, params *ReceiveStripeWebhookParams, body ReceiveStripeWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReceiveStripeWebhookRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewReceiveStripeWebhookRequestWithBody constructs an http.Request for the ReceiveStripeWebhook method, with any body, and a specified content type
+func NewReceiveStripeWebhookRequestWithBody(server string, params *ReceiveStripeWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/processor-webhooks/stripe")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.StripeSignature != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Stripe-Signature", *params.StripeSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Stripe-Signature", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -13315,6 +13460,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PUT /customer-portal/{tail} (the `CustomerPortalPut` operationId).
 	CustomerPortalPutWithResponse(ctx context.Context, tail PortalTailPath, params *CustomerPortalPutParams, reqEditors ...RequestEditorFn) (*CustomerPortalPutResponse, error)
 
+	// ReceiveStripeWebhookWithBodyWithResponse Receive a Stripe webhook
+	//
+	// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+	ReceiveStripeWebhookWithBodyWithResponse(ctx context.Context, params *ReceiveStripeWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveStripeWebhookResponse, error)
+
+	// ReceiveStripeWebhookWithResponse Receive a Stripe webhook
+	//
+	// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+	ReceiveStripeWebhookWithResponse(ctx context.Context, params *ReceiveStripeWebhookParams, body ReceiveStripeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveStripeWebhookResponse, error)
+
 	// CreateBillingAccountWithBodyWithResponse Create a billing account
 	//
 	// Creates a billing account for a customer in one currency.
@@ -14377,6 +14540,116 @@ func (r CustomerPortalPutResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CustomerPortalPutResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReceiveStripeWebhookResponse200Headers the declared response headers of an HTTP 200 response for ReceiveStripeWebhook
+type ReceiveStripeWebhookResponse200Headers struct {
+	RequestId *string
+}
+
+type ReceiveStripeWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data The acknowledgement of a processor's webhook.
+		//
+		// Example: {"handled":true,"object":"processor_webhook","received":true}
+		Data ProcessorWebhookAck `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReceiveStripeWebhookResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReceiveStripeWebhookResponse) GetJSON200() *struct {
+	// Data The acknowledgement of a processor's webhook.
+	//
+	// Example: {"handled":true,"object":"processor_webhook","received":true}
+	Data ProcessorWebhookAck `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ReceiveStripeWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ReceiveStripeWebhookResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ReceiveStripeWebhookResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ReceiveStripeWebhookResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ReceiveStripeWebhookResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReceiveStripeWebhookResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReceiveStripeWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReceiveStripeWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReceiveStripeWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReceiveStripeWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -22390,6 +22663,36 @@ func (c *ClientWithResponses) CustomerPortalPutWithResponse(ctx context.Context,
 	return ParseCustomerPortalPutResponse(rsp)
 }
 
+// ReceiveStripeWebhookWithBodyWithResponse Receive a Stripe webhook
+//
+// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+func (c *ClientWithResponses) ReceiveStripeWebhookWithBodyWithResponse(ctx context.Context, params *ReceiveStripeWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveStripeWebhookResponse, error) {
+	rsp, err := c.ReceiveStripeWebhookWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveStripeWebhookResponse(rsp)
+}
+
+// ReceiveStripeWebhookWithResponse Receive a Stripe webhook
+//
+// Stripe's webhook endpoint (docs/payments.md "Stripe"). No API key: the Stripe-Signature header, checked by stripe-go against REMIT_STRIPE_WEBHOOK_SECRET, is the credential; a missing or wrong signature is 400 and records nothing. A payment_intent event of a payment attempt Remit made through Stripe records its outcome if the attempt is still open (succeeded, failed, requires_action); any other event, an unknown or settled attempt, or an event of another connected account than the merchant account's processorAccountId is acknowledged (200, handled false) and ignored. Without REMIT_STRIPE_WEBHOOK_SECRET nothing can be verified: 400.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
+func (c *ClientWithResponses) ReceiveStripeWebhookWithResponse(ctx context.Context, params *ReceiveStripeWebhookParams, body ReceiveStripeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveStripeWebhookResponse, error) {
+	rsp, err := c.ReceiveStripeWebhook(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveStripeWebhookResponse(rsp)
+}
+
 // CreateBillingAccountWithBodyWithResponse Create a billing account
 //
 // Creates a billing account for a customer in one currency.
@@ -23886,6 +24189,97 @@ func ParseCustomerPortalPutResponse(rsp *http.Response) (*CustomerPortalPutRespo
 			headers.RetryAfter = &value
 		}
 		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReceiveStripeWebhookResponse parses an HTTP response from a ReceiveStripeWebhookWithResponse call
+func ParseReceiveStripeWebhookResponse(rsp *http.Response) (*ReceiveStripeWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReceiveStripeWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data The acknowledgement of a processor's webhook.
+			//
+			// Example: {"handled":true,"object":"processor_webhook","received":true}
+			Data ProcessorWebhookAck `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReceiveStripeWebhookResponse200Headers
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

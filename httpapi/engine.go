@@ -117,6 +117,7 @@ type Payments interface {
 	GetPayment(ctx context.Context, m remit.MerchantAccount, paymentID string) (remit.Payment, error)
 	ListPayments(ctx context.Context, m remit.MerchantAccount, in remit.PaymentQuery) (remit.List[remit.Payment], error)
 	AuthenticatePayment(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, paymentID, outcome string) (remit.Invoice, error)
+	StripeWebhook(ctx context.Context, payload []byte, signature string) (remit.ProcessorWebhookAck, error)
 }
 
 // CreditNotes is credit notes on finalized invoices.

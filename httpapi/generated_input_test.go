@@ -185,6 +185,9 @@ func checkOperation(rt *rapid.T, e *testkit.Env, op contractOp, pool map[string]
 	if op.hosted {
 		allowed = append(allowed, 401) // a drawn token is no token
 	}
+	if op.op.OperationID == "receiveStripeWebhook" {
+		allowed = append(allowed, 400) // a drawn signature is none (and the test's server has no secret to check one)
+	}
 	if (res.Status < 200 || res.Status > 299) && !slices.Contains(allowed, res.Status) {
 		rt.Fatalf("%s with a valid request: %d, want 2xx or one of %v\nrequest: %s\nanswer: %s", op.op.OperationID, res.Status, allowed, show(req), res.Body)
 	}
@@ -332,6 +335,7 @@ var proseRules = map[string]func(g *gen, req *drawn){
 		delete(req.body, "platformMerchantAccountId")
 		req.body["environment"] = "sandbox"
 		calendarDates(req.body)
+		secretValues(req.body)
 		if ids, ok := req.body["associatedIdentities"].([]any); ok { // together they own at most 100%
 			for _, id := range ids {
 				if m := id.(map[string]any); m["principalPercentageOwnership"] != nil {
@@ -455,6 +459,33 @@ func sameCurrency(g *gen, req *drawn) { req.body["currency"] = "USD" }
 // One bill covers at most three years: billingIntervalCount is at most 1095 days, 156 weeks, 36
 // months or 3 years.
 var maxIntervalCount = map[string]int{"day": 1095, "week": 156, "month": 36, "year": 3}
+
+// secretValues gives the fields Remit never shows (tax IDs, bank account numbers) values no other
+// drawn field can take, so that testkit's watch for a secret in an answer does not mistake a
+// drawn name that happens to equal one for a leak.
+func secretValues(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			switch k {
+			case "businessTaxId", "taxId":
+				secretCount++
+				t[k] = "tax-secret-" + strconv.Itoa(secretCount)
+			case "accountNumber":
+				secretCount++
+				t[k] = "99" + strconv.Itoa(100000+secretCount)
+			default:
+				secretValues(e)
+			}
+		}
+	case []any:
+		for _, e := range t {
+			secretValues(e)
+		}
+	}
+}
+
+var secretCount int
 
 // calendarDates keeps the drawn dates (day, month, year objects) in the calendar and the past.
 func calendarDates(v any) {

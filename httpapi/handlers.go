@@ -57,6 +57,7 @@ func (s *Server) registry() []registration {
 		{"payments", "listPaymentReceipts", s.listPaymentReceipts},
 		{"payments", "getPayment", byPath("paymentId", s.eng.Payments.GetPayment)},
 		{"payments", "listPayments", s.listPayments},
+		{"payments", "receiveStripeWebhook", s.receiveStripeWebhook},
 		{"payments", "getPaymentReceipt", byPath("receiptId", s.eng.Payments.GetPaymentReceipt)},
 		{"payments", "listSettlements", s.listSettlements},
 		{"creditNotes", "createCreditNote", decoded(s.createCreditNote)},

@@ -54,7 +54,8 @@ func merchantInput(b api.MerchantAccountCreateRequest) remit.MerchantAccountInpu
 		Environment: string(b.Environment), ExternalMerchantRef: b.ExternalMerchantRef, DisplayName: b.DisplayName,
 		LegalEntityType: string(b.LegalEntityType), Country: b.Country, MerchantMode: string(b.MerchantMode),
 		DefaultCurrency: b.DefaultCurrency, TenantID: b.TenantId, PlatformMerchantAccountID: b.PlatformMerchantAccountId,
-		BusinessTaxID: b.BusinessTaxId, TaxID: b.TaxId,
+		ProcessorAccountID: b.ProcessorAccountId,
+		BusinessTaxID:      b.BusinessTaxId, TaxID: b.TaxId,
 		Profile: remit.MerchantProfile{
 			DoingBusinessAs: b.DoingBusinessAs, BusinessPhone: b.BusinessPhone, Phone: b.Phone, Email: b.Email,
 			FirstName: b.FirstName, LastName: b.LastName, MCC: b.Mcc, URL: b.Url,

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,19 +32,11 @@ func TestPaymentSurvivesSIGKILLBetweenChargeAndRecord(t *testing.T) {
 	env := append(os.Environ(), "REMIT_DATABASE_URL="+dbURL, "REMIT_SANDBOX_PROCESSOR_LATENCY=3s",
 		"REMIT_PROCESSOR_TIMEOUT=4s", "REMIT_RECONCILE_INTERVAL=100ms", "REMIT_LOG_LEVEL=warn",
 		"REMIT_RATE_LIMIT=100000", "REMIT_RATE_BURST=100000") // the test polls
-	boot := exec.Command(bin, "bootstrap", "--organization", "Crash Test", "--json")
-	boot.Env = env
-	out, err := boot.Output()
-	if err != nil {
-		t.Fatalf("bootstrap: %v", err)
-	}
 	var tenant struct {
-		APIKey           string            `json:"apiKey"`
-		MerchantAccounts map[string]string `json:"merchantAccounts"`
+		APIKey           string
+		MerchantAccounts map[string]string
 	}
-	if err := json.Unmarshal(out, &tenant); err != nil {
-		t.Fatalf("bootstrap output: %v\n%s", err, out)
-	}
+	tenant.APIKey, tenant.MerchantAccounts = testkit.BootstrapTenant(t, bin, env, "Crash Test")
 	p := testkit.StartServe(t, bin, env, addr)
 	c := crashClient{t: t, base: p.Base, key: tenant.APIKey, merchant: tenant.MerchantAccounts["sandbox"]}
 	c.must(200, "POST", "/v1/prices", map[string]any{"priceId": "item", "productId": "item", "name": "Item",

@@ -32,3 +32,9 @@ func (s *Server) listPayments(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Payments.ListPayments(ctx, r.Merchant, remit.PaymentQuery{InvoiceID: r.Query("invoiceId"), CustomerID: r.Query("customerId"),
 		Status: r.Query("status"), Limit: r.Query("limit"), Cursor: r.Query("cursor")})
 }
+
+// receiveStripeWebhook handles POST /processor-webhooks/stripe: the raw body and its signature go
+// to the engine, which verifies them.
+func (s *Server) receiveStripeWebhook(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Payments.StripeWebhook(ctx, r.Body, r.HTTP.Header.Get("Stripe-Signature"))
+}

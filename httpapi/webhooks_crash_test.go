@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,19 +33,11 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 		"REMIT_SCHEDULER_INTERVAL=100ms",
 		"REMIT_LOG_LEVEL=warn",
 	)
-	boot := exec.Command(bin, "bootstrap", "--organization", "Crash Test", "--json")
-	boot.Env = env
-	out, err := boot.Output()
-	if err != nil {
-		t.Fatalf("bootstrap: %v", err)
-	}
 	var tenant struct {
-		APIKey           string            `json:"apiKey"`
-		MerchantAccounts map[string]string `json:"merchantAccounts"`
+		APIKey           string
+		MerchantAccounts map[string]string
 	}
-	if err := json.Unmarshal(out, &tenant); err != nil {
-		t.Fatalf("bootstrap output: %v\n%s", err, out)
-	}
+	tenant.APIKey, tenant.MerchantAccounts = testkit.BootstrapTenant(t, bin, env, "Crash Test")
 
 	// The receiver holds every request open until the gate opens: attempts are in flight when the
 	// process is killed.

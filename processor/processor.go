@@ -57,6 +57,8 @@ type ChargeRequest struct {
 	IdempotencyRef string // stable per attempt; see the package comment
 	Description    string // shown on the processor's dashboard
 	ReturnURL      string // where a customer who completed a required action comes back to
+	Customer       string // the processor's customer the payment method belongs to, when it has one
+	Account        string // the connected account to charge on behalf of (processorAccountId), if any
 }
 
 // ChargeResult is a charge's outcome.

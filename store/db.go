@@ -360,3 +360,25 @@ func (q Q) lockFor(read Read) string {
 	}
 	return ""
 }
+
+// queryAll runs a query and scans every row with scan, then sets each item's merchant account
+// with own (nil: nothing to set). op names the caller in errors.
+func queryAll[T any](ctx context.Context, q Q, op string, scan func(interface{ Scan(...any) error }) (T, error), own func(*T), query string, args ...any) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, wrapErr(err, op)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, wrapErr(err, op)
+		}
+		if own != nil {
+			own(&v)
+		}
+		out = append(out, v)
+	}
+	return out, wrapErr(rows.Err(), op)
+}

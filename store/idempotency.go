@@ -45,18 +45,25 @@ func (q Q) LookupIdempotency(ctx context.Context, scope, key string) (rec Idempo
 // record changed since). The request's transaction found the key free (LookupIdempotency) and
 // writes nothing else for it, so a new key costs one write.
 func (q Q) StoreIdempotency(ctx context.Context, scope, key string, rec IdempotencyRecord, replaces string, status int, response []byte) (bool, error) {
+	ok, err := q.writeIdempotency(ctx, "done", scope, key, rec, replaces, status, response)
+	return ok, wrapErr(err, "store.StoreIdempotency")
+}
+
+// writeIdempotency writes the record of request rec.Owner in state under (scope, key), new or in
+// place of the record of owner replaces (see StoreIdempotency), and reports whether it did.
+func (q Q) writeIdempotency(ctx context.Context, state, scope, key string, rec IdempotencyRecord, replaces string, status int, response []byte) (bool, error) {
 	var n int64
 	var err error
 	if replaces == "" {
 		n, err = q.exec(ctx, `INSERT INTO idempotency_keys (scope, idem_key, route, body_hash, state, owner, lease_until, status, response, created_at)
-			VALUES ($1, $2, $3, $4, 'done', $5, $6, $7, $8, $9) ON CONFLICT (scope, idem_key) DO NOTHING`,
-			scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
+			VALUES ($1, $2, $3, $4, $10, $5, $6, $7, $8, $9) ON CONFLICT (scope, idem_key) DO NOTHING`,
+			scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt), state)
 	} else {
-		n, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $4, body_hash = $5, state = 'done', owner = $6, lease_until = $7,
+		n, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $4, body_hash = $5, state = $11, owner = $6, lease_until = $7,
 			status = $8, response = $9, created_at = $10 WHERE scope = $1 AND idem_key = $2 AND owner = $3`,
-			scope, key, replaces, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
+			scope, key, replaces, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt), state)
 	}
-	return n == 1, wrapErr(err, "store.StoreIdempotency")
+	return n == 1, err
 }
 
 // LockIdempotencyKey takes the transaction's exclusive hold on (scope, key) without waiting and
@@ -92,16 +99,6 @@ func (q Q) PurgeIdempotency(ctx context.Context, cutoff time.Time) (int64, error
 // the hold with the final answer; if it dies meanwhile, a retry gets the provisional answer once
 // rec.LeaseUntil passed (its work committed: it must not run again).
 func (q Q) HoldIdempotency(ctx context.Context, scope, key string, rec IdempotencyRecord, replaces string, status int, response []byte) (bool, error) {
-	var n int64
-	var err error
-	if replaces == "" {
-		n, err = q.exec(ctx, `INSERT INTO idempotency_keys (scope, idem_key, route, body_hash, state, owner, lease_until, status, response, created_at)
-			VALUES ($1, $2, $3, $4, 'in_flight', $5, $6, $7, $8, $9) ON CONFLICT (scope, idem_key) DO NOTHING`,
-			scope, key, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
-	} else {
-		n, err = q.exec(ctx, `UPDATE idempotency_keys SET route = $4, body_hash = $5, state = 'in_flight', owner = $6, lease_until = $7,
-			status = $8, response = $9, created_at = $10 WHERE scope = $1 AND idem_key = $2 AND owner = $3`,
-			scope, key, replaces, rec.Route, rec.BodyHash, rec.Owner, remit.Micros(rec.LeaseUntil), status, string(response), remit.Micros(rec.CreatedAt))
-	}
-	return n == 1, wrapErr(err, "store.HoldIdempotency")
+	ok, err := q.writeIdempotency(ctx, "in_flight", scope, key, rec, replaces, status, response)
+	return ok, wrapErr(err, "store.HoldIdempotency")
 }

@@ -279,19 +279,5 @@ func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f 
 	args = append(args, kargs...)
 	args = append(args, f.Limit+1)
 	query += cond + order + " LIMIT $" + itoa(len(args))
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListTaxTransactions")
-	}
-	defer rows.Close()
-	var out []remit.TaxTransaction
-	for rows.Next() {
-		t, err := scanTax(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListTaxTransactions")
-		}
-		t.MerchantAccountID = merchantAccountID
-		out = append(out, t)
-	}
-	return out, wrapErr(rows.Err(), "store.ListTaxTransactions")
+	return queryAll(ctx, q, "store.ListTaxTransactions", scanTax, func(t *remit.TaxTransaction) { t.MerchantAccountID = merchantAccountID }, query, args...)
 }

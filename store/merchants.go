@@ -103,7 +103,7 @@ func (q Q) MarkMerchantClaimed(ctx context.Context, tokenHash, merchantAccountID
 
 const merchantColumns = `id, organization_id, environment, external_ref, display_name, legal_entity_type, country,
 	merchant_mode, default_currency, status, platform_enabled, COALESCE(platform_merchant_account_id, ''), clock_offset_us,
-	profile, created_at, updated_at, onboarding, claim_expires_at, claimed_at`
+	profile, created_at, updated_at, onboarding, claim_expires_at, claimed_at, COALESCE(processor_account_id, '')`
 
 func scanMerchant(row interface{ Scan(...any) error }) (m remit.MerchantAccount, err error) {
 	var env, profile, onboarding string
@@ -111,7 +111,7 @@ func scanMerchant(row interface{ Scan(...any) error }) (m remit.MerchantAccount,
 	var claimExpires, claimed sql.NullInt64
 	err = row.Scan(&m.ID, &m.OrganizationID, &env, &m.ExternalRef, &m.DisplayName, &m.LegalEntityType, &m.Country,
 		&m.MerchantMode, &m.DefaultCurrency, &m.Status, &m.PlatformEnabled, &m.PlatformMerchantAccountID, &offset,
-		&profile, &created, &updated, &onboarding, &claimExpires, &claimed)
+		&profile, &created, &updated, &onboarding, &claimExpires, &claimed, &m.ProcessorAccountID)
 	if err != nil {
 		return m, err
 	}
@@ -155,11 +155,11 @@ func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) e
 	}
 	_, err := q.exec(ctx, `INSERT INTO merchant_accounts (id, organization_id, environment, external_ref, display_name,
 		legal_entity_type, country, merchant_mode, default_currency, status, platform_enabled, platform_merchant_account_id,
-		clock_offset_us, profile, created_at, updated_at, claim_expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		clock_offset_us, profile, created_at, updated_at, claim_expires_at, processor_account_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		m.ID, m.OrganizationID, string(m.Environment), m.ExternalRef, m.DisplayName, m.LegalEntityType, m.Country,
 		m.MerchantMode, m.DefaultCurrency, m.Status, m.PlatformEnabled, platform, int64(m.ClockOffset/time.Microsecond),
-		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt), nullMicros(m.ClaimExpiresAt))
+		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt), nullMicros(m.ClaimExpiresAt), nullIfEmpty(m.ProcessorAccountID))
 	if IsUniqueViolation(err) {
 		return duplicate("external_ref")
 	}

@@ -505,19 +505,17 @@ func (q Q) ListPayments(ctx context.Context, merchantAccountID string, f Payment
 	args = append(args, kargs...)
 	args = append(args, f.Limit+1)
 	query += cond + order + " LIMIT $" + itoa(len(args))
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListPayments")
+	return queryAll(ctx, q, "store.ListPayments", scanPayment, func(p *remit.Payment) { p.MerchantAccountID = merchantAccountID }, query, args...)
+}
+
+// FindPayment returns the payment with this ID in whichever merchant account has it (a processor's
+// webhook names the attempt by its ID alone), and whether there is one.
+func (q Q) FindPayment(ctx context.Context, paymentID string) (remit.Payment, bool, error) {
+	var mid string
+	p, err := scanPayment(prefixed{q.QueryRow(ctx, `SELECT merchant_account_id, `+paymentColumns+` FROM payments WHERE id = $1`, paymentID), &mid})
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, false, nil
 	}
-	defer rows.Close()
-	var out []remit.Payment
-	for rows.Next() {
-		p, err := scanPayment(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListPayments")
-		}
-		p.MerchantAccountID = merchantAccountID
-		out = append(out, p)
-	}
-	return out, wrapErr(rows.Err(), "store.ListPayments")
+	p.MerchantAccountID = mid
+	return p, err == nil, wrapErr(err, "store.FindPayment")
 }

@@ -74,20 +74,8 @@ func (s SandboxCharges) Settle(ctx context.Context, idempotencyRef, status, fail
 
 // List returns every sandbox charge, oldest first (for checks of Remit's payments against them).
 func (s SandboxCharges) List(ctx context.Context) ([]SandboxCharge, error) {
-	rows, err := s.db.Read(withoutTx(ctx)).Query(ctx, `SELECT `+sandboxColumns+` FROM sandbox_charges ORDER BY created_at, idempotency_ref`)
-	if err != nil {
-		return nil, wrapErr(err, "store.SandboxCharges.List")
-	}
-	defer rows.Close()
-	var out []SandboxCharge
-	for rows.Next() {
-		c, err := scanSandboxCharge(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.SandboxCharges.List")
-		}
-		out = append(out, c)
-	}
-	return out, wrapErr(rows.Err(), "store.SandboxCharges.List")
+	return queryAll(ctx, s.db.Read(withoutTx(ctx)), "store.SandboxCharges.List", scanSandboxCharge, nil,
+		`SELECT `+sandboxColumns+` FROM sandbox_charges ORDER BY created_at, idempotency_ref`)
 }
 
 const sandboxColumns = `idempotency_ref, reference, amount, currency, payment_method, status, failure_code, fee, created_at, updated_at`

@@ -52,6 +52,10 @@ type Config struct {
 	ProcessorTimeout  time.Duration // REMIT_PROCESSOR_TIMEOUT (10s): one processor call; a longer one leaves its attempt processing
 	ReconcileInterval time.Duration // REMIT_RECONCILE_INTERVAL (30s): how often serve resolves attempts left processing
 	SandboxLatency    time.Duration // REMIT_SANDBOX_PROCESSOR_LATENCY (0): every sandbox charge and refund takes this long
+	StripeSecretKey   string        // REMIT_STRIPE_SECRET_KEY: turns the Stripe connector on for production merchant accounts
+	StripeAPIURL      string        // REMIT_STRIPE_API_URL: replaces Stripe's API base (tests point it at stripe-mock)
+	StripeSandbox     bool          // REMIT_STRIPE_SANDBOX=true: sandbox merchant accounts charge through Stripe too
+	StripeWebhookKey  string        // REMIT_STRIPE_WEBHOOK_SECRET: verifies POST /processor-webhooks/stripe
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -77,6 +81,8 @@ func FromEnv() (Config, error) {
 		"REMIT_ADDR": &c.Addr, "REMIT_DATABASE_URL": &c.DatabaseURL, "REMIT_PUBLIC_URL": &c.PublicURL,
 		"REMIT_REDIS_URL": &c.RedisURL, "REMIT_LOG_LEVEL": &c.LogLevel, "REMIT_WEBHOOK_RETRY_SCHEDULE": &c.WebhookRetry,
 		"REMIT_WEBHOOK_ALLOW_PRIVATE": &c.WebhookAllowPriv, "REMIT_TAX_RATES_FILE": &c.TaxRatesFile, "REMIT_SECRET_KEY": &c.SecretKey,
+		"REMIT_STRIPE_SECRET_KEY": &c.StripeSecretKey, "REMIT_STRIPE_API_URL": &c.StripeAPIURL,
+		"REMIT_STRIPE_WEBHOOK_SECRET": &c.StripeWebhookKey,
 	} {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
@@ -100,6 +106,9 @@ func FromEnv() (Config, error) {
 	}
 	if v := os.Getenv("REMIT_LOAD_CEILING"); v != "" {
 		c.LoadCeiling = v == "true" || v == "1"
+	}
+	if v := os.Getenv("REMIT_STRIPE_SANDBOX"); v != "" {
+		c.StripeSandbox = v == "true" || v == "1"
 	}
 	return c, nil
 }
@@ -219,7 +228,11 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		PublicURL: strings.TrimRight(c.PublicURL, "/"), SecretKey: c.SecretKey, WebhookRetry: retry,
 		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
 		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor, IdempotencyLease: c.IdempotencyLease,
-		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency,
+		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency, StripeWebhookSecret: c.StripeWebhookKey,
+	}
+	if appCfg.Processor == nil && c.StripeSecretKey != "" {
+		appCfg.Processor = processor.NewStripe(c.StripeSecretKey, c.StripeAPIURL)
+		appCfg.ProcessorInSandbox = c.StripeSandbox
 	}
 	if c.TaxRatesFile != "" {
 		t, err := tax.LoadFile(c.TaxRatesFile)

@@ -70,31 +70,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return serve(ctx, cfg, stderr)
-	case "reconcile":
+	case "reconcile", "migrate":
 		if err := fs.Parse(rest); err != nil {
 			return err
 		}
-		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
+		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil) // opening migrates the store
 		if err != nil {
 			return err
 		}
 		defer r.Close()
+		if cmd == "migrate" {
+			fmt.Fprintln(stdout, "schema up to date")
+			return nil
+		}
 		n, err := r.App.Payments.Reconcile(ctx)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%d payment attempt(s) looked at\n", n)
-		return nil
-	case "migrate":
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		fmt.Fprintln(stdout, "schema up to date")
 		return nil
 	case "bootstrap":
 		org := fs.String("organization", "", "organization name")

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"encoding/json"
 	"net"
 	"net/http"
 	"os/exec"
@@ -116,4 +117,24 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// BootstrapTenant runs `bin bootstrap` with env and returns the new organization's API key and its
+// merchant accounts by environment (sandbox, production).
+func BootstrapTenant(t testing.TB, bin string, env []string, name string) (apiKey string, merchantAccounts map[string]string) {
+	t.Helper()
+	boot := exec.Command(bin, "bootstrap", "--organization", name, "--json")
+	boot.Env = env
+	out, err := boot.Output()
+	if err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	var tenant struct {
+		APIKey           string            `json:"apiKey"`
+		MerchantAccounts map[string]string `json:"merchantAccounts"`
+	}
+	if err := json.Unmarshal(out, &tenant); err != nil {
+		t.Fatalf("bootstrap output: %v\n%s", err, out)
+	}
+	return tenant.APIKey, tenant.MerchantAccounts
 }

@@ -9,6 +9,7 @@ ALTER TABLE payments ADD COLUMN next_action_url TEXT;                       -- r
 ALTER TABLE payments ADD COLUMN updated_at BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE payments ADD COLUMN reconcile_after BIGINT;                     -- real time: when the reconciler may ask the processor
 ALTER TABLE invoices ADD COLUMN latest_payment_id TEXT;
+ALTER TABLE merchant_accounts ADD COLUMN processor_account_id TEXT;             -- the connected account charged on behalf of (acct_...)
 UPDATE payments SET processor = 'out_of_band' WHERE method = 'out_of_band';
 UPDATE payments SET updated_at = created_at;
 UPDATE invoices SET latest_payment_id = (SELECT p.id FROM payments p WHERE p.merchant_account_id = invoices.merchant_account_id
@@ -17,6 +18,8 @@ UPDATE invoices SET latest_payment_id = (SELECT p.id FROM payments p WHERE p.mer
 CREATE UNIQUE INDEX payments_one_open ON payments(merchant_account_id, invoice_id) WHERE status IN ('processing', 'requires_action');
 -- The reconciler's work: attempts left processing, the longest waiting first.
 CREATE INDEX payments_processing ON payments(reconcile_after) WHERE status = 'processing';
+-- A processor's webhook names the attempt by its ID alone.
+CREATE INDEX payments_id ON payments(id);
 -- The payments list, newest first.
 CREATE INDEX payments_list ON payments(merchant_account_id, created_at, id);
 
@@ -36,5 +39,6 @@ CREATE TABLE sandbox_charges (
 -- +goose Down
 DROP TABLE sandbox_charges;
 DROP INDEX payments_list;
+DROP INDEX payments_id;
 DROP INDEX payments_processing;
 DROP INDEX payments_one_open;
