@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -304,11 +305,8 @@ func (g *gen) valueBreaches(s *openapi3.Schema, parent map[string]any, name stri
 		if s.MaxLength != nil {
 			add("maxLength", strings.Repeat("a", int(*s.MaxLength)+1))
 		}
-		switch {
-		case s.Pattern == `^[0-9]{4}$`:
-			add("pattern", "12a4")
-		case s.Pattern != "":
-			add("pattern", "has space")
+		if s.Pattern != "" {
+			add("pattern", patternBreach(s.Pattern))
 		}
 		switch {
 		case s.Format == "date-time", s.Format == "date", s.Format == "email", s.Format == "uri":
@@ -449,6 +447,18 @@ func (g *gen) combinatorBreaches(s *openapi3.Schema, v map[string]any, path []st
 			delete(v, name)
 		}
 	})
+}
+
+// patternBreach returns a value the pattern refuses: the first of a few candidates it does not
+// match.
+func patternBreach(pattern string) string {
+	re := regexp.MustCompile(pattern)
+	for _, c := range []string{"has space", "bad!value", "12a4", "x"} {
+		if !re.MatchString(c) {
+			return c
+		}
+	}
+	panic("no candidate breaks the pattern " + pattern)
 }
 
 // bound returns *p, or def when the schema sets no bound.

@@ -253,7 +253,7 @@ func breakRequest(g *gen, op contractOp, req *drawn) (breach, bool) {
 		}
 		switch {
 		case p.In == "header" && name == "Idempotency-Key":
-			set(req.header, "pattern", "has space")
+			set(req.header, "pattern", patternBreach(s.Pattern))
 			set(req.header, "maxLength", strings.Repeat("k", int(*s.MaxLength)+1))
 		case p.In != "query" || name == "environment" || name == "merchantAccountId":
 		case s.Type.Is("integer"):
