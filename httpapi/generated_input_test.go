@@ -473,7 +473,7 @@ func secretValues(v any) {
 				t[k] = "tax-secret-" + strconv.Itoa(secretCount)
 			case "accountNumber":
 				secretCount++
-				t[k] = "99" + strconv.Itoa(100000+secretCount)
+				t[k] = "SECRETACCT" + strconv.Itoa(100000+secretCount)
 			default:
 				secretValues(e)
 			}
