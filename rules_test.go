@@ -160,3 +160,23 @@ func TestValueRules(t *testing.T) {
 		})
 	}
 }
+
+// TestPaymentStateMachine: the moves a payment attempt may make (docs/payments.md).
+func TestPaymentStateMachine(t *testing.T) {
+	all := remit.PaymentStatuses
+	allowed := map[remit.PaymentStatus][]remit.PaymentStatus{
+		remit.PaymentProcessing:     {remit.PaymentSucceeded, remit.PaymentFailed, remit.PaymentRequiresAction},
+		remit.PaymentRequiresAction: {remit.PaymentProcessing, remit.PaymentSucceeded, remit.PaymentFailed, remit.PaymentCanceled},
+	}
+	for _, from := range all {
+		for _, to := range all {
+			want := slices.Contains(allowed[from], to)
+			if got := from.CanMove(to); got != want {
+				t.Errorf("%s → %s: %v, want %v", from, to, got, want)
+			}
+		}
+		if open := from == remit.PaymentProcessing || from == remit.PaymentRequiresAction; from.Open() != open {
+			t.Errorf("%s.Open() = %v", from, from.Open())
+		}
+	}
+}
