@@ -1607,7 +1607,7 @@ type BalanceEntry struct {
 	Type *string `json:"type,omitempty"`
 }
 
-// BalanceExpireRequest Expires (part of) what remains of a grant.
+// BalanceExpireRequest Expires (part of) what remains of a grant. Rules the schema cannot say: sourceEntryId names a grant of the customer (404); the amount is at most what remains of it (409); an expiry takes effect when it is recorded, so effectiveAt is not after the merchant clock (422 in_future).
 //
 // Example: {"amount":1000,"description":"Partial clawback","sourceEntryId":"promo-2025-01"}
 type BalanceExpireRequest struct {
@@ -1632,7 +1632,7 @@ type BalanceExpireRequest struct {
 	SourceEntryId string `json:"sourceEntryId"`
 }
 
-// BalanceGrantRequest Grants prepaid balance to a customer. The grant is available from effectiveAt until expiresAt (which must be later than effectiveAt, 422 otherwise).
+// BalanceGrantRequest Grants prepaid balance to a customer. The grant is available from effectiveAt until expiresAt. Rules the schema cannot say: expiresAt is later than effectiveAt (422 not_after_effective_at) and in the future on the merchant clock (422 not_in_future).
 //
 // Example: {"amount":5000,"currency":"USD","description":"Launch promotion","entryId":"promo-2025-01","expiresAt":"2026-12-31T23:59:59Z","targets":{"lineTypes":["usage"]}}
 type BalanceGrantRequest struct {
@@ -1975,7 +1975,7 @@ type CreditNoteCreateLine struct {
 // CreditNoteCreateLineBucket offset lowers what is still due, refund returns money through the processor, credit adds a credit_note entry to the prepaid balance.
 type CreditNoteCreateLineBucket string
 
-// CreditNoteCreateRequest Creates a credit note with explicit line attribution on an open or paid invoice.
+// CreditNoteCreateRequest Creates a credit note with explicit line attribution on an open or paid invoice. Rules the schema cannot say: creditAmount, refundAmount and offsetAmount, when given, equal the sums of the lines of their bucket (422 bucket_total_mismatch); each line credits at most what remains of its invoice line and the total at most what remains of the invoice (422 line_amount_exceeds_remaining, total_exceeds_invoice); the refund at most what was paid and not yet refunded (422 refund_exceeds_paid); the invoice is open or paid and has no payment in progress (409).
 //
 // Example: {"creditNoteId":"CN-acme-1","invoiceId":"inv_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4","lines":[{"amount":4500,"bucket":"refund","description":"Refund for one seat","invoiceLineId":"il_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}],"reason":"order_change","refundAmount":4500}
 type CreditNoteCreateRequest struct {
@@ -3089,7 +3089,7 @@ type MerchantUnderwritingView struct {
 // Example: {"crmId":"hs-1042"}
 type Metadata map[string]string
 
-// OnboardingSubmitRequest Submits a draft (or update_requested) merchant account for underwriting.
+// OnboardingSubmitRequest Submits a draft (or update_requested) merchant account for underwriting. Rules the schema cannot say: environment, when given, equals the environment query parameter (422 environment_mismatch); idempotencyKey and the Idempotency-Key header, when both are given, are equal (422 mismatch); the account holds what submission requires (422, each missing field named) and is draft or update_requested (409).
 //
 // Example: {"environment":"sandbox","merchantAgreementIpAddress":"203.0.113.7","merchantAgreementUserAgent":"Mozilla/5.0","submittedByType":"merchant"}
 type OnboardingSubmitRequest struct {
@@ -4023,7 +4023,7 @@ type UsageEvent struct {
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
-// UsageEventCreateRequest Records metered usage. A repeated eventId is accepted once.
+// UsageEventCreateRequest Records metered usage. A repeated eventId is accepted once. A rule the schema cannot say: timestamp is at most 5 minutes after the merchant clock (422 in_future); usage is recorded once it has happened.
 //
 // Example: {"customerId":"cus_acme","eventId":"evt-usage-0001","meterId":"api_calls","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
 type UsageEventCreateRequest struct {
