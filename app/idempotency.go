@@ -143,11 +143,24 @@ func (co *core) openResponse(ctx context.Context, scope remit.Scope, key string,
 // or drops that very record. A retry after the hold's lease ran out (the request died before its
 // follow-ups answered) replays the provisional answer: the work committed and must not run again.
 func (co *core) HoldIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim *IdempotencyClaim, status int, body []byte) error {
+	if err := co.writeKey(ctx, scope, key, body, func(sealed []byte) (bool, error) {
+		return tx.HoldIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
+	}); err != nil {
+		return err
+	}
+	claim.replaces = claim.record.Owner
+	return nil
+}
+
+// writeKey seals an answer for key and writes it with write, which reports whether the request
+// still held the key; a request that lost it (a retry took it over, or another request stored an
+// answer first) gets a conflict and its transaction must roll back.
+func (co *core) writeKey(ctx context.Context, scope remit.Scope, key string, body []byte, write func(sealed []byte) (bool, error)) error {
 	sealed, err := co.sealResponse(ctx, scope, key, body)
 	if err != nil {
 		return remit.Internal(err)
 	}
-	ok, err := tx.HoldIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
+	ok, err := write(sealed)
 	if err != nil {
 		return err
 	}
@@ -155,7 +168,6 @@ func (co *core) HoldIdempotent(ctx context.Context, tx *store.Tx, scope remit.Sc
 		return remit.Errorf(remit.EConflict, "A retry of this request took over its Idempotency-Key; this attempt was not applied.").
 			With("reason", "idempotency_key_in_flight")
 	}
-	claim.replaces = claim.record.Owner
 	return nil
 }
 
@@ -174,19 +186,9 @@ func (co *core) ForgetIdempotent(ctx context.Context, scope remit.Scope, key str
 // commits with the work; if the request lost its key (a retry took it over after its lease ran
 // out, or another request stored an answer first) it fails and the transaction must roll back.
 func (co *core) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
-	sealed, err := co.sealResponse(ctx, scope, key, body)
-	if err != nil {
-		return remit.Internal(err)
-	}
-	ok, err := tx.StoreIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return remit.Errorf(remit.EConflict, "A retry of this request took over its Idempotency-Key; this attempt was not applied.").
-			With("reason", "idempotency_key_in_flight")
-	}
-	return nil
+	return co.writeKey(ctx, scope, key, body, func(sealed []byte) (bool, error) {
+		return tx.StoreIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
+	})
 }
 
 // RememberIdempotent stores, in a transaction of its own, the answer of a request whose work

@@ -302,6 +302,9 @@ func (ps *Payments) recordOutcome(ctx context.Context, m remit.MerchantAccount, 
 // applyOutcome moves an open attempt to what the processor answered, with its effects and events.
 func (ps *Payments) applyOutcome(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, p remit.Payment, res processor.ChargeResult, now time.Time) error {
 	from := p.Status
+	if to := remit.PaymentStatus(res.Status); to != from && !from.CanMove(to) {
+		return nil // an answer the attempt's state machine does not take (remit.PaymentStatus.CanMove)
+	}
 	if res.Reference != "" {
 		p.ProcessorReference = &res.Reference
 	}
