@@ -74,11 +74,12 @@ type PaymentMethodSummary struct {
 	Last4           string `json:"last4"`
 }
 
-// PaymentMethod is a card attached to a customer (and to one of its billing accounts). Only
-// sandbox test tokens create payment methods; no raw card number is ever accepted or stored.
-// TestCard is the test token the method was made from: the sandbox processor reads it to decide the
-// outcome of a charge (pm_card_chargeDeclined declines, pm_card_insufficientFunds declines for
-// insufficient funds, the others succeed).
+// PaymentMethod is a card attached to a customer (and to one of its billing accounts). No raw card
+// number is ever accepted or stored. Token is what the processor charges: in the sandbox the test
+// token the method was made from (the sandbox processor reads it to decide a charge's outcome:
+// pm_card_chargeDeclined declines, pm_card_insufficientFunds declines for insufficient funds, ...);
+// in production the processor's own method (Stripe's pm_…), saved through a hosted setup session,
+// with ProcessorCustomer the processor's customer it belongs to.
 type PaymentMethod struct {
 	Object            string      `json:"object"` // "payment_method"
 	PaymentMethodID   string      `json:"paymentMethodId"`
@@ -87,7 +88,8 @@ type PaymentMethod struct {
 	Type              string      `json:"type"` // "card"
 	Brand             string      `json:"brand"`
 	Last4             string      `json:"last4"`
-	TestCard          string      `json:"-"`
+	Token             string      `json:"-"`
+	ProcessorCustomer string      `json:"-"`
 	Environment       Environment `json:"environment"`
 	MerchantAccountID string      `json:"merchantAccountId"`
 	CreatedAt         time.Time   `json:"createdAt"`
@@ -100,19 +102,20 @@ func (m PaymentMethod) Summary() *PaymentMethodSummary {
 
 // TestCard is a sandbox test payment method token and the card it stands for.
 type TestCard struct {
-	Token string
-	Brand string
-	Last4 string
+	Token   string
+	Brand   string
+	Last4   string
+	Outcome string // what a charge to it does, for the sandbox setup page
 }
 
 // TestCards are the sandbox test tokens a setup session accepts, in documentation order.
 var TestCards = []TestCard{
-	{"pm_card_visa", "visa", "4242"},
-	{"pm_card_mastercard", "mastercard", "4444"},
-	{"pm_card_chargeDeclined", "visa", "0002"},
-	{"pm_card_insufficientFunds", "visa", "9995"},
-	{"pm_card_expired", "visa", "0069"},
-	{"pm_card_threeDSecureRequired", "visa", "3184"},
+	{"pm_card_visa", "visa", "4242", "charges succeed"},
+	{"pm_card_mastercard", "mastercard", "4444", "charges succeed"},
+	{"pm_card_chargeDeclined", "visa", "0002", "charges are declined (card_declined)"},
+	{"pm_card_insufficientFunds", "visa", "9995", "charges are declined (insufficient_funds)"},
+	{"pm_card_expired", "visa", "0069", "charges fail (expired_card)"},
+	{"pm_card_threeDSecureRequired", "visa", "3184", "charges need 3-D Secure authentication"},
 }
 
 // LookupTestCard returns the test card of token.
@@ -155,6 +158,16 @@ type SetupSession struct {
 	Environment       Environment           `json:"environment"`
 	MerchantAccountID string                `json:"merchantAccountId"`
 	CreatedAt         time.Time             `json:"createdAt"`
+	Processor         ProcessorSetup        `json:"-"` // production: the setup started at the processor
+}
+
+// ProcessorSetup is the setup a production setup session started at the processor (a Stripe
+// SetupIntent) when its hosted page was first opened. The client secret, which lets a browser
+// confirm the setup, is sealed at rest.
+type ProcessorSetup struct {
+	Reference          string // seti_…; empty until the page is first opened
+	SealedClientSecret string
+	Customer           string // the processor's customer the setup saves the method for
 }
 
 // StatusAt is the session's status at the merchant time now.

@@ -182,6 +182,7 @@ type Payment struct {
 	IdempotencyRef     string                `json:"-"` // what the processor knows the attempt by
 	ReconcileAfter     *time.Time            `json:"-"` // real time: when the reconciler may ask the processor (processing only)
 	MethodToken        string                `json:"-"` // the processor's token of the method charged
+	ProcessorCustomer  string                `json:"-"` // the processor's customer the method belongs to, if any
 }
 
 // Settled reports whether the payment's money went through the processor and so belongs in a

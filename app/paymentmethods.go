@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 )
 
@@ -74,77 +75,97 @@ func (ca *Catalog) CreateSetupSession(ctx context.Context, m remit.MerchantAccou
 	return s, err
 }
 
-// CompleteSetupSession attaches the sandbox test card named by paymentMethod to the session's
-// customer (and billing account), makes it the billing account's default when the session has
-// setAsDefault or the account has no default yet, and completes the session. Events:
+// CompleteSetupSession attaches a payment method to the session's customer (and billing account),
+// makes it the billing account's default when the session has setAsDefault or the account has no
+// default yet, and completes the session. In the sandbox paymentMethod names a test method; in
+// production it is the processor's method the hosted page's card element saved (pm_…), which is
+// checked with the processor (verifySavedMethod) before anything is written. Events:
 // payment_method.attached, payment_method.setup_session.completed and, when the default changed,
 // billing_account.updated.
 //
-// Errors: forbidden (a token of another resource; a production merchant account, where test cards
-// do not exist), validation_failure (paymentMethod missing, unknown or a raw card number, on query
-// field paymentMethod, listing the accepted values), conflict (the session is completed or expired,
-// details.currentState).
+// Errors: forbidden (a token of another resource; a production merchant account without a
+// processor that keeps payment methods), validation_failure (paymentMethod missing, unknown or a
+// raw card number, on query field paymentMethod, listing the accepted values in the sandbox; in
+// production a method the session's setup did not save), conflict (the session is completed or
+// expired, details.currentState; in production, a setup the customer has not finished).
 func (ca *Catalog) CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error) {
 	if err := AuthorizeHostedToken(tok, remit.HostedSetupSession, sessionID); err != nil {
 		return remit.SetupSession{}, err
 	}
-	if m.Environment != remit.Sandbox {
-		return remit.SetupSession{}, remit.Errorf(remit.EForbidden, "Test payment methods exist only in the sandbox environment; production needs a payment processor connector.")
+	var saved processor.SavedMethod
+	if m.Environment == remit.Sandbox {
+		card, err := testCardParam(paymentMethod)
+		if err != nil {
+			return remit.SetupSession{}, err
+		}
+		saved = processor.SavedMethod{Token: card.Token, Brand: card.Brand, Last4: card.Last4}
+	} else {
+		var err error
+		if saved, err = ca.verifySavedMethod(ctx, m, sessionID, paymentMethod); err != nil {
+			return remit.SetupSession{}, err
+		}
 	}
-	card, err := testCardParam(paymentMethod)
-	if err != nil {
-		return remit.SetupSession{}, err
-	}
+	return ca.attachSavedMethod(ctx, m, sessionID, saved)
+}
+
+// attachSavedMethod is CompleteSetupSession's transaction: the session is locked and checked open,
+// the method attached, the default set, the session completed.
+func (ca *Catalog) attachSavedMethod(ctx context.Context, m remit.MerchantAccount, sessionID string, saved processor.SavedMethod) (remit.SetupSession, error) {
 	scope := scopeOf(m)
-	var out remit.SetupSession
-	err = ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	return inTx(ctx, ca.DB, func(ctx context.Context, tx *store.Tx) (remit.SetupSession, error) {
 		now := micro(ca.Now(m))
 		s, err := tx.GetSetupSession(ctx, m.ID, sessionID, store.Locked)
 		if err != nil {
-			return err
+			return s, err
 		}
 		s.Environment = m.Environment
 		if st := s.StatusAt(now); st != remit.SessionOpen {
-			return remit.StateConflict("payment method setup session", sessionID, st, "completed")
+			return s, remit.StateConflict("payment method setup session", sessionID, st, "completed")
 		}
 		pm := remit.PaymentMethod{
 			Object: "payment_method", PaymentMethodID: remit.NewID("pm"), CustomerID: s.CustomerID, BillingAccountID: s.BillingAccountID,
-			Type: s.MethodType, Brand: card.Brand, Last4: card.Last4, TestCard: card.Token, Environment: m.Environment,
-			MerchantAccountID: m.ID, CreatedAt: now,
+			Type: s.MethodType, Brand: saved.Brand, Last4: saved.Last4, Token: saved.Token, ProcessorCustomer: s.Processor.Customer,
+			Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
 		}
 		if err := tx.CreatePaymentMethod(ctx, pm); err != nil {
-			return err
+			return s, err
 		}
 		if err := ca.Emit(ctx, tx, scope, now, remit.EventPaymentMethodAttached, pm.PaymentMethodID, pm); err != nil {
-			return err
+			return s, err
 		}
-		if s.BillingAccountID != nil {
-			ba, err := tx.GetBillingAccount(ctx, m.ID, *s.BillingAccountID, store.Locked)
-			if err != nil {
-				return err
-			}
-			if s.SetAsDefault || ba.DefaultPaymentMethod == nil {
-				if err := tx.SetDefaultPaymentMethod(ctx, m.ID, ba.BillingAccountID, pm.PaymentMethodID, now); err != nil {
-					return err
-				}
-				ba.DefaultPaymentMethod, ba.Environment = pm.Summary(), m.Environment
-				if err := ca.Emit(ctx, tx, scope, now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
-					return err
-				}
-			}
+		if err := ca.defaultToNewMethod(ctx, tx, m, s, pm, now); err != nil {
+			return s, err
 		}
 		ok, err := tx.CompleteSetupSession(ctx, m.ID, sessionID, pm.PaymentMethodID, now)
 		if err != nil {
-			return err
+			return s, err
 		}
 		if !ok {
-			return remit.StateConflict("payment method setup session", sessionID, remit.SessionCompleted, "completed")
+			return s, remit.StateConflict("payment method setup session", sessionID, remit.SessionCompleted, "completed")
 		}
 		s.Status, s.PaymentMethodID, s.PaymentMethod, s.CompletedAt = remit.SessionCompleted, &pm.PaymentMethodID, pm.Summary(), &now
-		out = s
-		return ca.Emit(ctx, tx, scope, now, remit.EventPaymentMethodSetupSessionCompleted, s.SessionID, s)
+		return s, ca.Emit(ctx, tx, scope, now, remit.EventPaymentMethodSetupSessionCompleted, s.SessionID, s)
 	})
-	return out, err
+}
+
+// defaultToNewMethod makes pm the default of the session's billing account when the session asks
+// for it or the account has none yet (billing_account.updated).
+func (ca *Catalog) defaultToNewMethod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, s remit.SetupSession, pm remit.PaymentMethod, now time.Time) error {
+	if s.BillingAccountID == nil {
+		return nil
+	}
+	ba, err := tx.GetBillingAccount(ctx, m.ID, *s.BillingAccountID, store.Locked)
+	if err != nil {
+		return err
+	}
+	if !s.SetAsDefault && ba.DefaultPaymentMethod != nil {
+		return nil
+	}
+	if err := tx.SetDefaultPaymentMethod(ctx, m.ID, ba.BillingAccountID, pm.PaymentMethodID, now); err != nil {
+		return err
+	}
+	ba.DefaultPaymentMethod, ba.Environment = pm.Summary(), m.Environment
+	return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba)
 }
 
 // testCardParam validates the paymentMethod query parameter of the portal's setup route.

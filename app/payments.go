@@ -240,7 +240,7 @@ func (ps *Payments) openAttempt(ctx context.Context, tx *store.Tx, m remit.Merch
 	p := ps.newPayment(m, inv, pi, attempt, source, now)
 	p.Method, p.PaymentMethod, p.Status, p.Processor = remit.MethodCard, pm.Summary(), remit.PaymentProcessing, proc.Name()
 	// What the processor knows the attempt by: stable across every retry of this charge.
-	p.IdempotencyRef, p.MethodToken = p.PaymentID, pm.TestCard
+	p.IdempotencyRef, p.MethodToken, p.ProcessorCustomer = p.PaymentID, pm.Token, pm.ProcessorCustomer
 	lease := ps.Clock.Now().Add(ps.Config.ProcessorTimeout)
 	p.ReconcileAfter = &lease
 	if err := concurrentPayment(tx.InsertPayment(ctx, p), p.InvoiceID); err != nil {
@@ -267,7 +267,7 @@ func (ps *Payments) chargeAttempt(ctx context.Context, m remit.MerchantAccount, 
 	}
 	cctx, cancel := context.WithTimeout(ctx, ps.Config.ProcessorTimeout)
 	res, err := proc.Charge(cctx, processor.ChargeRequest{Amount: p.Amount, Currency: p.Currency, PaymentMethod: p.MethodToken,
-		IdempotencyRef: p.IdempotencyRef, Description: "Invoice " + p.InvoiceID, Account: m.ProcessorAccountID})
+		IdempotencyRef: p.IdempotencyRef, Description: "Invoice " + p.InvoiceID, Account: m.ProcessorAccountID, Customer: p.ProcessorCustomer})
 	cancel()
 	if err != nil {
 		ps.Log.Warn("payment processor did not answer; the attempt stays processing for the reconciler",

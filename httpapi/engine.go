@@ -78,6 +78,7 @@ type Catalog interface {
 	GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string) (remit.BillingAccount, error)
 	CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error)
 	CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error)
+	HostedSetupPage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID string) (document.SetupPage, error)
 }
 
 // Ledger is the prepaid balance: grants, expiries and the customer's balance.

@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
 	"github.com/remit-billing/remit/processor"
-	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/wire"
 )
 
@@ -164,8 +162,7 @@ func TestPaymentNeverReachedTheProcessor(t *testing.T) {
 		down.charges.Store(0)
 		k := newPayKit(t, e, testkit.Production())
 		k.account("c1", "send_invoice")
-		// Production has no test cards: record the default payment method as the store would.
-		setDefaultMethod(t, e, e.Tenant.Production, "ba-c1")
+		saveCard(t, e, &down.fakeVault, "c1", "pm_1Card")
 		inv := k.invoice("c1", 900)
 		id := inv["invoiceId"].(string)
 		paid := e.Must(200, "POST", "/v1/invoices/"+id+"/pay", map[string]any{}, testkit.Production()).Data()
@@ -191,8 +188,12 @@ func TestPaymentNeverReachedTheProcessor(t *testing.T) {
 	})
 }
 
-// unreachable is a connector whose processor never answers and never received anything.
-type unreachable struct{ charges atomic.Int64 }
+// unreachable is a connector whose processor never answers and never received anything (it keeps
+// payment methods, so that production cards can be saved).
+type unreachable struct {
+	fakeVault
+	charges atomic.Int64
+}
 
 func (u *unreachable) Name() string { return "unreachable" }
 func (u *unreachable) Charge(ctx context.Context, _ processor.ChargeRequest) (processor.ChargeResult, error) {
@@ -204,22 +205,4 @@ func (u *unreachable) Lookup(context.Context, string) (processor.ChargeResult, b
 }
 func (u *unreachable) Refund(context.Context, processor.RefundRequest) (processor.RefundResult, error) {
 	return processor.RefundResult{}, errors.New("connection refused")
-}
-
-// setDefaultMethod stores a card as the billing account's default payment method, as a production
-// connector's setup flow would (production has no test cards to attach through the portal).
-func setDefaultMethod(t *testing.T, e *testkit.Env, merchantAccountID, billingAccountID string) {
-	t.Helper()
-	ba := billingAccountID
-	pm := remit.PaymentMethod{Object: "payment_method", PaymentMethodID: remit.NewID("pm"), CustomerID: "c1", BillingAccountID: &ba,
-		Type: "card", Brand: "visa", Last4: "4242", TestCard: "tok_processor_card", MerchantAccountID: merchantAccountID, CreatedAt: time.Now()}
-	err := e.Remit.DB.Tx(context.Background(), func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.CreatePaymentMethod(ctx, pm); err != nil {
-			return err
-		}
-		return tx.SetDefaultPaymentMethod(ctx, merchantAccountID, billingAccountID, pm.PaymentMethodID, time.Now())
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

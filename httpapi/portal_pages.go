@@ -15,6 +15,11 @@ import (
 //	invoices/{invoiceId}       the hosted invoice page (HTML), with a button that pays the invoice
 //	                           through PUT invoices/{invoiceId}/pay and shows the outcome
 //	invoices/{invoiceId}/pdf   the invoice's PDF
+//	setup-sessions/{sessionId} the hosted setup page (HTML): sandbox test cards, or in production
+//	                           the processor's card element; it completes the session through
+//	                           PUT setup-sessions/{sessionId}/complete
+//	setup-sessions/{sessionId}/complete   the same page, so that the session's url (the complete
+//	                           route, which a script PUTs to) also opens the page in a browser
 func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 	tok, m, parts, err := s.portalRequest(ctx, r)
 	if err != nil {
@@ -34,18 +39,38 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		if err != nil {
 			return nil, remit.Internal(err)
 		}
-		h := http.Header{}
-		h.Set("Content-Security-Policy", document.HostedPageCSP)
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Cache-Control", "no-store")
-		return Binary{ContentType: "text/html; charset=utf-8", Body: body, Header: h}, nil
+		return hostedHTML(body, document.HostedPageCSP), nil
 	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pdf":
 		d, err := s.eng.Documents.HostedInvoicePDF(ctx, tok, m, parts[1])
 		if err != nil {
 			return nil, err
 		}
 		return pdfAnswer(document.InvoicePDF(d))(invoiceFileName(d))
+	case parts[0] == "setup-sessions" && (len(parts) == 2 && parts[1] != "" || len(parts) == 3 && parts[1] != "" && parts[2] == "complete"):
+		page, err := s.eng.Catalog.HostedSetupPage(ctx, tok, m, parts[1])
+		if err != nil {
+			return nil, err
+		}
+		// Relative to the page, so that it works under any public URL prefix.
+		page.CompleteURL = "./" + url.PathEscape(parts[1]) + "/complete?token=" + url.QueryEscape(r.Query("token"))
+		if len(parts) == 3 {
+			page.CompleteURL = "./complete?token=" + url.QueryEscape(r.Query("token"))
+		}
+		body, err := document.SetupHTML(page)
+		if err != nil {
+			return nil, remit.Internal(err)
+		}
+		return hostedHTML(body, document.SetupPageCSP(page)), nil
 	}
-	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal page. The portal's pages are /customer-portal/invoices/{invoiceId} and /customer-portal/invoices/{invoiceId}/pdf.")
+	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal page. The portal's pages are /customer-portal/invoices/{invoiceId}, /customer-portal/invoices/{invoiceId}/pdf and /customer-portal/setup-sessions/{sessionId}.")
+}
+
+// hostedHTML answers a hosted page: its Content-Security-Policy, no referrer, no framing, no cache.
+func hostedHTML(body []byte, csp string) Binary {
+	h := http.Header{}
+	h.Set("Content-Security-Policy", csp)
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cache-Control", "no-store")
+	return Binary{ContentType: "text/html; charset=utf-8", Body: body, Header: h}
 }

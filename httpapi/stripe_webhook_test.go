@@ -29,11 +29,12 @@ func TestStripeWebhookSettlesAttempts(t *testing.T) {
 	const secret = "whsec_test_remit"
 	cfg := wire.Defaults()
 	cfg.RateLimit, cfg.RateBurst = 100000, 100000
-	cfg.Processor, cfg.StripeWebhookKey = &stripeLater{}, secret
+	later := &stripeLater{}
+	cfg.Processor, cfg.StripeWebhookKey = later, secret
 	testkit.RunWith(t, testkit.Options{Config: &cfg}, func(t *testing.T, e *testkit.Env) {
 		k := newPayKit(t, e, testkit.Production())
 		k.account("c1", "send_invoice")
-		setDefaultMethod(t, e, e.Tenant.Production, "ba-c1")
+		saveCard(t, e, &later.fakeVault, "c1", "pm_1Card")
 		id := k.invoice("c1", 3100)["invoiceId"].(string)
 		pid := e.Must(200, "POST", "/v1/invoices/"+id+"/pay", map[string]any{}, testkit.Production()).Data()["latestPaymentId"].(string)
 		event := func(typ, status, ref, account string) []byte {

@@ -20,7 +20,8 @@ import (
 // next_action redirect URL, requires_payment_method or canceled → Failed with the last payment
 // error's code; a card error on create is a decline (Failed), any other error a fault.
 type Stripe struct {
-	client *stripe.Client
+	client         *stripe.Client
+	publishableKey string
 }
 
 var _ Processor = (*Stripe)(nil)
@@ -28,14 +29,21 @@ var _ Processor = (*Stripe)(nil)
 // remitPaymentKey is the PaymentIntent metadata key holding the attempt's idempotency reference.
 const remitPaymentKey = "remit_payment_id"
 
-// NewStripe returns the connector for secretKey. apiURL, when set, replaces Stripe's API base (the
-// tests point it at stripe-mock).
-func NewStripe(secretKey, apiURL string) *Stripe {
-	cfg := &stripe.BackendConfig{}
-	if apiURL != "" {
-		cfg.URL = stripe.String(strings.TrimRight(apiURL, "/"))
+// StripeConfig is the connector's configuration.
+type StripeConfig struct {
+	SecretKey      string // sk_… (REMIT_STRIPE_SECRET_KEY)
+	APIURL         string // replaces Stripe's API base when set (the tests point it at stripe-mock)
+	PublishableKey string // pk_… (REMIT_STRIPE_PUBLISHABLE_KEY): the hosted setup page's card element
+}
+
+// NewStripe returns the connector for cfg.
+func NewStripe(cfg StripeConfig) *Stripe {
+	bc := &stripe.BackendConfig{}
+	if cfg.APIURL != "" {
+		bc.URL = stripe.String(strings.TrimRight(cfg.APIURL, "/"))
 	}
-	return &Stripe{client: stripe.NewClient(secretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(cfg)))}
+	return &Stripe{client: stripe.NewClient(cfg.SecretKey, stripe.WithBackends(stripe.NewBackendsWithConfig(bc))),
+		publishableKey: cfg.PublishableKey}
 }
 
 // Name implements Processor.

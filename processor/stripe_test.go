@@ -2,6 +2,7 @@ package processor_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func TestStripeRequestsAreAccepted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs stripe-mock")
 	}
-	s := processor.NewStripe("sk_test_123", testkit.StartStripeMock(t))
+	s := processor.NewStripe(processor.StripeConfig{SecretKey: "sk_test_123", APIURL: testkit.StartStripeMock(t), PublishableKey: "pk_test_123"})
 	ctx := context.Background()
 	res, err := s.Charge(ctx, processor.ChargeRequest{Amount: 4200, Currency: "USD", PaymentMethod: "pm_card_visa",
 		IdempotencyRef: "pay_01test", Description: "Invoice INV-000001", Customer: "cus_123", Account: "acct_123"})
@@ -32,6 +33,56 @@ func TestStripeRequestsAreAccepted(t *testing.T) {
 	ref, err := s.Refund(ctx, processor.RefundRequest{Amount: 100, Currency: "USD", ChargeReference: res.Reference, IdempotencyRef: "re_01test"})
 	if err != nil || ref.Status != processor.Succeeded || !strings.HasPrefix(ref.Reference, "re_") {
 		t.Fatalf("refund: %+v, %v", ref, err)
+	}
+	// The vault: a customer, a SetupIntent for it, and the SetupIntent read back. stripe-mock's
+	// fixture SetupIntent did not save our method, so the answer is a setup error, not a fault.
+	cus, err := s.CreateCustomer(ctx, processor.CustomerRequest{CustomerID: "cus_remit", Email: "a@example.com", Name: "Acme",
+		Account: "acct_123", IdempotencyRef: "remit-customer-x"})
+	if err != nil || !strings.HasPrefix(cus, "cus_") {
+		t.Fatalf("customer: %q, %v", cus, err)
+	}
+	setup, err := s.StartSetup(ctx, processor.SetupRequest{Customer: cus, SessionID: "pmss_1", Account: "acct_123", IdempotencyRef: "remit-setup-pmss_1"})
+	if err != nil || !strings.HasPrefix(setup.Reference, "seti_") || setup.ClientSecret == "" {
+		t.Fatalf("setup: %+v, %v", setup, err)
+	}
+	_, err = s.FinishSetup(ctx, processor.FinishSetupRequest{Reference: setup.Reference, Customer: cus, PaymentMethod: "pm_from_browser", Account: "acct_123"})
+	if !errors.Is(err, processor.ErrSetupMismatch) && !errors.Is(err, processor.ErrSetupIncomplete) {
+		t.Fatalf("finish setup against a fixture: %v", err)
+	}
+	if el := s.Element(); el.PublishableKey != "pk_test_123" || el.Script != "https://js.stripe.com/v3/" {
+		t.Fatalf("element %+v", el)
+	}
+}
+
+// A SetupIntent saves a method only when it succeeded with exactly the method the browser named,
+// for the customer the setup was started for.
+func TestSavedFromSetupIntent(t *testing.T) {
+	card := &stripe.PaymentMethod{ID: "pm_1", Card: &stripe.PaymentMethodCard{Brand: "visa", Last4: "4242"}}
+	req := processor.FinishSetupRequest{Reference: "seti_1", Customer: "cus_1", PaymentMethod: "pm_1"}
+	for _, c := range []struct {
+		name string
+		si   stripe.SetupIntent
+		req  processor.FinishSetupRequest
+		want error
+	}{
+		{"succeeded with the method", stripe.SetupIntent{ID: "seti_1", Status: "succeeded", PaymentMethod: card, Customer: &stripe.Customer{ID: "cus_1"}}, req, nil},
+		{"another method", stripe.SetupIntent{ID: "seti_1", Status: "succeeded", PaymentMethod: &stripe.PaymentMethod{ID: "pm_2"}, Customer: &stripe.Customer{ID: "cus_1"}}, req, processor.ErrSetupMismatch},
+		{"another customer", stripe.SetupIntent{ID: "seti_1", Status: "succeeded", PaymentMethod: card, Customer: &stripe.Customer{ID: "cus_2"}}, req, processor.ErrSetupMismatch},
+		{"no customer", stripe.SetupIntent{ID: "seti_1", Status: "succeeded", PaymentMethod: card}, req, processor.ErrSetupMismatch},
+		{"another setup", stripe.SetupIntent{ID: "seti_2", Status: "succeeded", PaymentMethod: card, Customer: &stripe.Customer{ID: "cus_1"}}, req, processor.ErrSetupMismatch},
+		{"not confirmed", stripe.SetupIntent{ID: "seti_1", Status: "requires_payment_method"}, req, processor.ErrSetupIncomplete},
+		{"awaiting 3-D Secure", stripe.SetupIntent{ID: "seti_1", Status: "requires_action", PaymentMethod: card}, req, processor.ErrSetupIncomplete},
+		{"awaiting another method", stripe.SetupIntent{ID: "seti_1", Status: "requires_action", PaymentMethod: &stripe.PaymentMethod{ID: "pm_9"}}, req, processor.ErrSetupMismatch},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := processor.SavedFromSetupIntent(&c.si, c.req)
+			if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+				t.Fatalf("err %v, want %v", err, c.want)
+			}
+			if c.want == nil && (got.Token != "pm_1" || got.Brand != "visa" || got.Last4 != "4242") {
+				t.Fatalf("saved %+v", got)
+			}
+		})
 	}
 }
 

@@ -123,20 +123,20 @@ func (q Q) SetDefaultPaymentMethod(ctx context.Context, merchantAccountID, billi
 
 // CreatePaymentMethod inserts a payment method.
 func (q Q) CreatePaymentMethod(ctx context.Context, m remit.PaymentMethod) error {
-	_, err := q.exec(ctx, `INSERT INTO payment_methods (merchant_account_id, id, customer_id, billing_account_id, type, brand, last4, test_card, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		m.MerchantAccountID, m.PaymentMethodID, m.CustomerID, optText(m.BillingAccountID), m.Type, m.Brand, m.Last4, m.TestCard,
-		remit.Micros(m.CreatedAt))
+	_, err := q.exec(ctx, `INSERT INTO payment_methods (merchant_account_id, id, customer_id, billing_account_id, type, brand, last4, test_card,
+		processor_customer, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		m.MerchantAccountID, m.PaymentMethodID, m.CustomerID, optText(m.BillingAccountID), m.Type, m.Brand, m.Last4, m.Token,
+		optString(m.ProcessorCustomer), remit.Micros(m.CreatedAt))
 	return wrapErr(err, "store.CreatePaymentMethod")
 }
 
 // GetPaymentMethod returns a merchant account's payment method, or not_found.
 func (q Q) GetPaymentMethod(ctx context.Context, merchantAccountID, paymentMethodID string) (m remit.PaymentMethod, err error) {
-	var ba sql.NullString
+	var ba, pc sql.NullString
 	var created int64
-	err = q.QueryRow(ctx, `SELECT id, customer_id, billing_account_id, type, brand, last4, test_card, created_at FROM payment_methods
-		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, paymentMethodID).
-		Scan(&m.PaymentMethodID, &m.CustomerID, &ba, &m.Type, &m.Brand, &m.Last4, &m.TestCard, &created)
+	err = q.QueryRow(ctx, `SELECT id, customer_id, billing_account_id, type, brand, last4, test_card, processor_customer, created_at
+		FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, paymentMethodID).
+		Scan(&m.PaymentMethodID, &m.CustomerID, &ba, &m.Type, &m.Brand, &m.Last4, &m.Token, &pc, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, remit.NotFound("payment method", paymentMethodID, "")
 	}
@@ -144,7 +144,7 @@ func (q Q) GetPaymentMethod(ctx context.Context, merchantAccountID, paymentMetho
 		return m, wrapErr(err, "store.GetPaymentMethod")
 	}
 	m.Object, m.MerchantAccountID = "payment_method", merchantAccountID
-	m.BillingAccountID, m.CreatedAt = textPtr(ba), remit.FromMicros(created)
+	m.BillingAccountID, m.ProcessorCustomer, m.CreatedAt = textPtr(ba), pc.String, remit.FromMicros(created)
 	return m, nil
 }
 
@@ -163,16 +163,18 @@ func (q Q) CreateSetupSession(ctx context.Context, s remit.SetupSession) error {
 // GetSetupSession returns a setup session as stored (Status open or completed), or not_found. With
 // lock it takes the row lock (PostgreSQL), so that a session completes once.
 func (q Q) GetSetupSession(ctx context.Context, merchantAccountID, sessionID string, read Read) (s remit.SetupSession, err error) {
-	var ba, pm sql.NullString
+	var ba, pm, setupRef, secret, pcus sql.NullString
 	var expires, created int64
 	var completed sql.NullInt64
 	query := `SELECT id, customer_id, billing_account_id, method_type, set_as_default, status, expires_at, payment_method_id,
-		completed_at, created_at FROM payment_method_setup_sessions WHERE merchant_account_id = $1 AND id = $2`
+		completed_at, created_at, processor_setup_ref, processor_client_secret, processor_customer
+		FROM payment_method_setup_sessions WHERE merchant_account_id = $1 AND id = $2`
 	if read.ForUpdate {
 		query += q.ForUpdate()
 	}
 	err = q.QueryRow(ctx, query, merchantAccountID, sessionID).
-		Scan(&s.SessionID, &s.CustomerID, &ba, &s.MethodType, &s.SetAsDefault, &s.Status, &expires, &pm, &completed, &created)
+		Scan(&s.SessionID, &s.CustomerID, &ba, &s.MethodType, &s.SetAsDefault, &s.Status, &expires, &pm, &completed, &created,
+			&setupRef, &secret, &pcus)
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, remit.NotFound("payment method setup session", sessionID, "")
 	}
@@ -181,6 +183,7 @@ func (q Q) GetSetupSession(ctx context.Context, merchantAccountID, sessionID str
 	}
 	s.Object, s.MerchantAccountID = "payment_method_setup_session", merchantAccountID
 	s.BillingAccountID, s.PaymentMethodID = textPtr(ba), textPtr(pm)
+	s.Processor = remit.ProcessorSetup{Reference: setupRef.String, SealedClientSecret: secret.String, Customer: pcus.String}
 	s.ExpiresAt, s.CompletedAt, s.CreatedAt = remit.FromMicros(expires), timePtr(completed), remit.FromMicros(created)
 	return s, nil
 }
@@ -191,6 +194,47 @@ func (q Q) CompleteSetupSession(ctx context.Context, merchantAccountID, sessionI
 	n, err := q.exec(ctx, `UPDATE payment_method_setup_sessions SET status = 'completed', payment_method_id = $3, completed_at = $4
 		WHERE merchant_account_id = $1 AND id = $2 AND status = 'open'`, merchantAccountID, sessionID, paymentMethodID, remit.Micros(at))
 	return n == 1, wrapErr(err, "store.CompleteSetupSession")
+}
+
+// SetSetupSessionProcessor records the processor's setup started for a session, unless one was
+// recorded first (it then reports false: read the session again for the one that was).
+func (q Q) SetSetupSessionProcessor(ctx context.Context, merchantAccountID, sessionID string, p remit.ProcessorSetup) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE payment_method_setup_sessions SET processor_setup_ref = $3, processor_client_secret = $4,
+		processor_customer = $5 WHERE merchant_account_id = $1 AND id = $2 AND processor_setup_ref IS NULL`,
+		merchantAccountID, sessionID, p.Reference, p.SealedClientSecret, p.Customer)
+	return n == 1, wrapErr(err, "store.SetSetupSessionProcessor")
+}
+
+// --- processor customers ---
+
+// ProcessorCustomer is the processor's customer for a Remit customer, per merchant account,
+// processor and connected account (Account "" for the platform's own).
+type ProcessorCustomer struct {
+	MerchantAccountID, CustomerID, Processor, Account, Reference string
+	CreatedAt                                                    time.Time
+}
+
+// GetProcessorCustomer returns the processor's customer reference, if one was recorded.
+func (q Q) GetProcessorCustomer(ctx context.Context, c ProcessorCustomer) (string, bool, error) {
+	var ref string
+	err := q.QueryRow(ctx, `SELECT reference FROM processor_customers WHERE merchant_account_id = $1 AND customer_id = $2
+		AND processor = $3 AND account = $4`, c.MerchantAccountID, c.CustomerID, c.Processor, c.Account).Scan(&ref)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return ref, err == nil, wrapErr(err, "store.GetProcessorCustomer")
+}
+
+// PutProcessorCustomer records the processor's customer unless one is recorded already; it
+// answers the one that is recorded after.
+func (q Q) PutProcessorCustomer(ctx context.Context, c ProcessorCustomer) (string, error) {
+	if _, err := q.exec(ctx, `INSERT INTO processor_customers (merchant_account_id, customer_id, processor, account, reference, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING`, c.MerchantAccountID, c.CustomerID, c.Processor, c.Account,
+		c.Reference, remit.Micros(c.CreatedAt)); err != nil {
+		return "", wrapErr(err, "store.PutProcessorCustomer")
+	}
+	ref, _, err := q.GetProcessorCustomer(ctx, c)
+	return ref, err
 }
 
 // --- hosted tokens ---

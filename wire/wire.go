@@ -28,34 +28,35 @@ import (
 
 // Config is Remit's configuration. FromEnv reads it from REMIT_* variables.
 type Config struct {
-	Addr              string        // REMIT_ADDR, 127.0.0.1:8080
-	DatabaseURL       string        // REMIT_DATABASE_URL, sqlite:remit.db
-	PublicURL         string        // REMIT_PUBLIC_URL, http://<addr>
-	RateLimit         float64       // REMIT_RATE_LIMIT, requests per second per API key (100)
-	RateBurst         int           // REMIT_RATE_BURST (200)
-	RedisURL          string        // REMIT_REDIS_URL: share the rate limit through Redis
-	SchedulerInterval time.Duration // REMIT_SCHEDULER_INTERVAL (1s): how often due work is looked for
-	LogLevel          string        // REMIT_LOG_LEVEL: debug, info, warn, error (info)
-	EnablePprof       bool          // REMIT_PPROF=true mounts /debug/pprof
-	WebhookRetry      string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
-	WebhookAllowPriv  string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
-	TaxRatesFile      string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
-	DisabledOps       []string      // REMIT_DISABLED_OPERATIONS: comma-separated operationIds answered with 501
-	WebhookLease      time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
-	WebhookWorkers    int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
-	SecretKey         string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets, remembered idempotent answers)
-	IdempotencyLease  time.Duration // REMIT_IDEMPOTENCY_LEASE (1m): how long a request that died in flight holds its Idempotency-Key
-	ReadHeaderTimeout time.Duration // REMIT_READ_HEADER_TIMEOUT (10s): a client must send its request headers within this
-	ReadTimeout       time.Duration // REMIT_READ_TIMEOUT (30s): a client must send its whole request, body included, within this
-	DatabaseMaxConns  int           // REMIT_DATABASE_MAX_CONNS (32): PostgreSQL connections per process
-	LoadCeiling       bool          // REMIT_LOAD_CEILING=true also serves GET /_load/ceiling (the load harness's bare baseline)
-	ProcessorTimeout  time.Duration // REMIT_PROCESSOR_TIMEOUT (10s): one processor call; a longer one leaves its attempt processing
-	ReconcileInterval time.Duration // REMIT_RECONCILE_INTERVAL (30s): how often serve resolves attempts left processing
-	SandboxLatency    time.Duration // REMIT_SANDBOX_PROCESSOR_LATENCY (0): every sandbox charge and refund takes this long
-	StripeSecretKey   string        // REMIT_STRIPE_SECRET_KEY: turns the Stripe connector on for production merchant accounts
-	StripeAPIURL      string        // REMIT_STRIPE_API_URL: replaces Stripe's API base (tests point it at stripe-mock)
-	StripeSandbox     bool          // REMIT_STRIPE_SANDBOX=true: sandbox merchant accounts charge through Stripe too
-	StripeWebhookKey  string        // REMIT_STRIPE_WEBHOOK_SECRET: verifies POST /processor-webhooks/stripe
+	Addr                 string        // REMIT_ADDR, 127.0.0.1:8080
+	DatabaseURL          string        // REMIT_DATABASE_URL, sqlite:remit.db
+	PublicURL            string        // REMIT_PUBLIC_URL, http://<addr>
+	RateLimit            float64       // REMIT_RATE_LIMIT, requests per second per API key (100)
+	RateBurst            int           // REMIT_RATE_BURST (200)
+	RedisURL             string        // REMIT_REDIS_URL: share the rate limit through Redis
+	SchedulerInterval    time.Duration // REMIT_SCHEDULER_INTERVAL (1s): how often due work is looked for
+	LogLevel             string        // REMIT_LOG_LEVEL: debug, info, warn, error (info)
+	EnablePprof          bool          // REMIT_PPROF=true mounts /debug/pprof
+	WebhookRetry         string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
+	WebhookAllowPriv     string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
+	TaxRatesFile         string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
+	DisabledOps          []string      // REMIT_DISABLED_OPERATIONS: comma-separated operationIds answered with 501
+	WebhookLease         time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
+	WebhookWorkers       int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
+	SecretKey            string        // REMIT_SECRET_KEY: key material for secrets stored encrypted (webhook signing secrets, remembered idempotent answers)
+	IdempotencyLease     time.Duration // REMIT_IDEMPOTENCY_LEASE (1m): how long a request that died in flight holds its Idempotency-Key
+	ReadHeaderTimeout    time.Duration // REMIT_READ_HEADER_TIMEOUT (10s): a client must send its request headers within this
+	ReadTimeout          time.Duration // REMIT_READ_TIMEOUT (30s): a client must send its whole request, body included, within this
+	DatabaseMaxConns     int           // REMIT_DATABASE_MAX_CONNS (32): PostgreSQL connections per process
+	LoadCeiling          bool          // REMIT_LOAD_CEILING=true also serves GET /_load/ceiling (the load harness's bare baseline)
+	ProcessorTimeout     time.Duration // REMIT_PROCESSOR_TIMEOUT (10s): one processor call; a longer one leaves its attempt processing
+	ReconcileInterval    time.Duration // REMIT_RECONCILE_INTERVAL (30s): how often serve resolves attempts left processing
+	SandboxLatency       time.Duration // REMIT_SANDBOX_PROCESSOR_LATENCY (0): every sandbox charge and refund takes this long
+	StripeSecretKey      string        // REMIT_STRIPE_SECRET_KEY: turns the Stripe connector on for production merchant accounts
+	StripeAPIURL         string        // REMIT_STRIPE_API_URL: replaces Stripe's API base (tests point it at stripe-mock)
+	StripeSandbox        bool          // REMIT_STRIPE_SANDBOX=true: sandbox merchant accounts charge through Stripe too
+	StripeWebhookKey     string        // REMIT_STRIPE_WEBHOOK_SECRET: verifies POST /processor-webhooks/stripe
+	StripePublishableKey string        // REMIT_STRIPE_PUBLISHABLE_KEY: the hosted setup page's Stripe card element
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -82,7 +83,7 @@ func FromEnv() (Config, error) {
 		"REMIT_REDIS_URL": &c.RedisURL, "REMIT_LOG_LEVEL": &c.LogLevel, "REMIT_WEBHOOK_RETRY_SCHEDULE": &c.WebhookRetry,
 		"REMIT_WEBHOOK_ALLOW_PRIVATE": &c.WebhookAllowPriv, "REMIT_TAX_RATES_FILE": &c.TaxRatesFile, "REMIT_SECRET_KEY": &c.SecretKey,
 		"REMIT_STRIPE_SECRET_KEY": &c.StripeSecretKey, "REMIT_STRIPE_API_URL": &c.StripeAPIURL,
-		"REMIT_STRIPE_WEBHOOK_SECRET": &c.StripeWebhookKey,
+		"REMIT_STRIPE_WEBHOOK_SECRET": &c.StripeWebhookKey, "REMIT_STRIPE_PUBLISHABLE_KEY": &c.StripePublishableKey,
 	} {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
@@ -231,7 +232,8 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency, StripeWebhookSecret: c.StripeWebhookKey,
 	}
 	if appCfg.Processor == nil && c.StripeSecretKey != "" {
-		appCfg.Processor = processor.NewStripe(c.StripeSecretKey, c.StripeAPIURL)
+		appCfg.Processor = processor.NewStripe(processor.StripeConfig{SecretKey: c.StripeSecretKey, APIURL: c.StripeAPIURL,
+			PublishableKey: c.StripePublishableKey})
 		appCfg.ProcessorInSandbox = c.StripeSandbox
 	}
 	if c.TaxRatesFile != "" {

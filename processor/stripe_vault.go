@@ -1,0 +1,104 @@
+package processor
+
+import (
+	"context"
+
+	"github.com/stripe/stripe-go/v83"
+)
+
+// The Stripe connector as a Vault: a Remit customer is a Stripe customer, a setup session a
+// SetupIntent for off-session use confirmed in the browser by Stripe.js's card element.
+
+var _ Vault = (*Stripe)(nil)
+
+// remitCustomerKey and remitSessionKey are the metadata keys naming Remit's customer and setup
+// session on Stripe's objects.
+const (
+	remitCustomerKey = "remit_customer_id"
+	remitSessionKey  = "remit_setup_session_id"
+)
+
+// CreateCustomer implements Vault.
+func (s *Stripe) CreateCustomer(ctx context.Context, req CustomerRequest) (string, error) {
+	params := &stripe.CustomerCreateParams{}
+	if req.Email != "" {
+		params.Email = stripe.String(req.Email)
+	}
+	if req.Name != "" {
+		params.Name = stripe.String(req.Name)
+	}
+	params.AddMetadata(remitCustomerKey, req.CustomerID)
+	params.SetIdempotencyKey(req.IdempotencyRef)
+	if req.Account != "" {
+		params.SetStripeAccount(req.Account)
+	}
+	c, err := s.client.V1Customers.Create(ctx, params)
+	if err != nil {
+		return "", err
+	}
+	return c.ID, nil
+}
+
+// StartSetup implements Vault: a SetupIntent for cards, to be used off-session.
+func (s *Stripe) StartSetup(ctx context.Context, req SetupRequest) (Setup, error) {
+	params := &stripe.SetupIntentCreateParams{
+		Customer: stripe.String(req.Customer), Usage: stripe.String(string(stripe.SetupIntentUsageOffSession)),
+		PaymentMethodTypes: []*string{stripe.String("card")},
+	}
+	params.AddMetadata(remitSessionKey, req.SessionID)
+	params.SetIdempotencyKey(req.IdempotencyRef)
+	if req.Account != "" {
+		params.SetStripeAccount(req.Account)
+	}
+	si, err := s.client.V1SetupIntents.Create(ctx, params)
+	if err != nil {
+		return Setup{}, err
+	}
+	return Setup{Reference: si.ID, ClientSecret: si.ClientSecret}, nil
+}
+
+// FinishSetup implements Vault: it retrieves the SetupIntent from Stripe, with its payment method.
+func (s *Stripe) FinishSetup(ctx context.Context, req FinishSetupRequest) (SavedMethod, error) {
+	params := &stripe.SetupIntentRetrieveParams{}
+	params.AddExpand("payment_method")
+	if req.Account != "" {
+		params.SetStripeAccount(req.Account)
+	}
+	si, err := s.client.V1SetupIntents.Retrieve(ctx, req.Reference, params)
+	if err != nil {
+		return SavedMethod{}, err
+	}
+	return SavedFromSetupIntent(si, req)
+}
+
+// SavedFromSetupIntent is the payment method a retrieved SetupIntent saved, if it is the one req
+// names, for req's customer (the Vault rules).
+func SavedFromSetupIntent(si *stripe.SetupIntent, req FinishSetupRequest) (SavedMethod, error) {
+	if si.Status != stripe.SetupIntentStatusSucceeded {
+		if si.PaymentMethod != nil && si.PaymentMethod.ID != req.PaymentMethod {
+			return SavedMethod{}, ErrSetupMismatch
+		}
+		return SavedMethod{}, ErrSetupIncomplete
+	}
+	pm := si.PaymentMethod
+	if pm == nil || pm.ID != req.PaymentMethod || si.Customer == nil || si.Customer.ID != req.Customer || si.ID != req.Reference {
+		return SavedMethod{}, ErrSetupMismatch
+	}
+	out := SavedMethod{Token: pm.ID, Brand: "card"}
+	if pm.Card != nil {
+		out.Brand, out.Last4 = string(pm.Card.Brand), pm.Card.Last4
+	}
+	return out, nil
+}
+
+// Element implements Vault: Stripe.js from js.stripe.com, with the sources Stripe's
+// Content-Security-Policy guidance lists for the card element (and its 3-D Secure frames).
+func (s *Stripe) Element() Element {
+	return Element{
+		Script: "https://js.stripe.com/v3/", PublishableKey: s.publishableKey,
+		ScriptSources:  []string{"https://js.stripe.com", "https://*.js.stripe.com"},
+		FrameSources:   []string{"https://js.stripe.com", "https://*.js.stripe.com", "https://hooks.stripe.com"},
+		ConnectSources: []string{"https://api.stripe.com"},
+	}
+}
+
