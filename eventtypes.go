@@ -67,6 +67,8 @@ const (
 
 	EventCreditNoteCreated EventType = "credit_note.created"
 	EventRefundCreated     EventType = "refund.created"
+	EventRefundSucceeded   EventType = "refund.succeeded"
+	EventRefundFailed      EventType = "refund.failed"
 
 	EventUsageThresholdCreated  EventType = "usage_threshold.created"
 	EventUsageThresholdCrossed  EventType = "usage_threshold.crossed"
@@ -91,7 +93,7 @@ var EventTypes = []EventType{
 	EventTaxTransactionCreated, EventTaxTransactionCommitted, EventTaxTransactionReversed,
 	EventPaymentProcessing, EventPaymentSucceeded, EventPaymentFailed, EventPaymentRequiresAction, EventPaymentReceiptCreated, EventPaymentReceiptUpdated,
 	EventSettlementClosed, EventSettlementPaid, EventPayoutCreated,
-	EventCreditNoteCreated, EventRefundCreated,
+	EventCreditNoteCreated, EventRefundCreated, EventRefundSucceeded, EventRefundFailed,
 	EventUsageThresholdCreated, EventUsageThresholdCrossed, EventUsageThresholdArchived,
 	EventWebhookEndpointCreated, EventWebhookEndpointDisabled,
 }

@@ -288,12 +288,28 @@ type Refund struct {
 	CreditNoteID       string      `json:"creditNoteId"`
 	Amount             int64       `json:"amount"`
 	Currency           string      `json:"currency"`
-	Status             string      `json:"status"` // succeeded
+	Status             string      `json:"status"`    // RefundPending, RefundSucceeded, RefundFailed
+	Processor          *string     `json:"processor"` // the processor of the payment refunded; null out of band
 	ProcessorReference *string     `json:"processorReference"`
+	FailureCode        *string     `json:"failureCode"`
+	FailureMessage     *string     `json:"failureMessage"`
 	Environment        Environment `json:"environment"`
 	MerchantAccountID  string      `json:"merchantAccountId"`
 	CreatedAt          time.Time   `json:"createdAt"`
+	UpdatedAt          time.Time   `json:"updatedAt"`
+
+	ChargeReference string     `json:"-"` // the payment's processor reference, which the refund names
+	ReconcileAfter  *time.Time `json:"-"` // real time: when the reconciler may send a pending refund again
 }
+
+// Refund states (docs/payments.md "Refunds"): a refund of a card payment is pending from the
+// credit note's transaction until the processor answers; one of a payment received out of band
+// succeeds at once.
+const (
+	RefundPending   = "pending"
+	RefundSucceeded = "succeeded"
+	RefundFailed    = "failed"
+)
 
 // SetupSessionInput is the body of POST /v1/customers/{id}/payment-method-setup.
 type SetupSessionInput struct {

@@ -113,6 +113,7 @@ type (
 		*core
 		invoicing *Invoicing
 		access    *Access
+		ledger    *Ledger // a failed refund is credited to the prepaid balance
 		sandbox   *processor.Sandbox
 	}
 	CreditNotes struct {
@@ -144,7 +145,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}
-	a.Payments = &Payments{core: c, invoicing: a.Invoicing, access: a.Access,
+	a.Payments = &Payments{core: c, invoicing: a.Invoicing, access: a.Access, ledger: a.Ledger,
 		sandbox: &processor.Sandbox{Ledger: db.SandboxCharges(), Latency: cfg.SandboxLatency, Clock: clock}}
 	a.Invoicing.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}

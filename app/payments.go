@@ -495,8 +495,8 @@ func (ps *Payments) createReceipt(ctx context.Context, tx *store.Tx, m remit.Mer
 //
 // Errors: not_found (payment or receipt), conflict (more than what was paid and not yet refunded).
 func (ps *Payments) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, paymentID string, amount int64, at time.Time) (remit.PaymentReceipt, error) {
-	if amount < 1 {
-		return remit.PaymentReceipt{}, remit.Internal(fmt.Errorf("app.RecordReceiptRefund: amount %d is not positive", amount))
+	if amount == 0 {
+		return remit.PaymentReceipt{}, remit.Internal(fmt.Errorf("app.RecordReceiptRefund: amount is 0"))
 	}
 	r, err := tx.GetPaymentReceipt(ctx, m.ID, paymentID, store.Locked)
 	if err != nil {
@@ -506,7 +506,7 @@ func (ps *Payments) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m rem
 	if err != nil {
 		return r, err
 	}
-	if !ok || r.AmountRefunded+amount > r.Amount {
+	if !ok || r.AmountRefunded+amount > r.Amount || r.AmountRefunded+amount < 0 {
 		return r, remit.Errorf(remit.EConflict, "Payment '%s' has %s left to refund; refund at most that.", paymentID,
 			formatMoney(r.Amount-r.AmountRefunded, r.Currency)).With("reason", "amount_exceeds_refundable")
 	}

@@ -23,9 +23,19 @@ import (
 // reconcileBatch bounds the attempts one pass claims at a time.
 const reconcileBatch = 100
 
-// Reconcile finishes the attempts left processing whose time has come and returns how many it
-// looked at.
+// Reconcile finishes the attempts left processing and sends the refunds left pending whose time
+// has come (refunds.go), and returns how many it looked at.
 func (ps *Payments) Reconcile(ctx context.Context) (int, error) {
+	n, err := ps.reconcilePayments(ctx)
+	if err != nil {
+		return n, err
+	}
+	r, err := ps.reconcileRefunds(ctx)
+	return n + r, err
+}
+
+// reconcilePayments finishes the attempts left processing whose time has come.
+func (ps *Payments) reconcilePayments(ctx context.Context) (int, error) {
 	seen := 0
 	for {
 		now := ps.Clock.Now()

@@ -77,12 +77,16 @@ func (ps *Payments) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 // area calls it for every refund that went through the processor (not for out-of-band payments,
 // which were never settled: see remit.Payment.Settled). The fee of the refunded payment is kept.
 func (ps *Payments) RecordSettlementRefund(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, currency string, amount int64, at time.Time) (remit.Settlement, error) {
-	if amount < 1 {
-		return remit.Settlement{}, remit.Internal(fmt.Errorf("app.RecordSettlementRefund: amount %d is not positive", amount))
+	if amount == 0 {
+		return remit.Settlement{}, remit.Internal(fmt.Errorf("app.RecordSettlementRefund: amount is 0"))
 	}
 	return ps.settle(ctx, tx, m, currency, at, func(s *remit.Settlement) {
 		s.RefundAmount += amount
-		s.RefundCount++
+		if amount > 0 {
+			s.RefundCount++
+		} else {
+			s.RefundCount-- // a failed refund taken back (refunds.go)
+		}
 	})
 }
 

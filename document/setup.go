@@ -42,7 +42,7 @@ type SetupOption struct {
 // CardElement is the processor's card element: its script, how it is started, and the origins
 // the page's Content-Security-Policy allows for it.
 type CardElement struct {
-	Script, PublishableKey, ClientSecret         string
+	Script, PublishableKey, ClientSecret        string
 	ScriptSources, FrameSources, ConnectSources []string
 }
 

@@ -1,7 +1,9 @@
 package httpapi_test
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -243,9 +245,16 @@ func TestCreditNoteRefunds(t *testing.T) {
 		if got["status"] != "paid" || num(got["refundedTotal"]) != 8000 || num(got["creditedTotal"]) != 10000 {
 			t.Fatalf("invoice: %v", figures(got, "refundedTotal", "creditedTotal"))
 		}
-		types := newCatalogKit(t, e).eventTypes(e.Tenant.Sandbox, cn["refundIds"].([]any)[0].(string))
-		if len(types) != 1 || types[0] != "refund.created" {
+		// Each refund was committed pending, sent to the processor after, and recorded succeeded;
+		// the sandbox processor holds one refund per Remit refund.
+		first := cn["refundIds"].([]any)[0].(string)
+		types := newCatalogKit(t, e).eventTypes(e.Tenant.Sandbox, first)
+		if !slices.Equal(types, []string{"refund.created", "refund.succeeded"}) {
 			t.Fatalf("refund events %v", types)
+		}
+		refunds, err := e.Remit.DB.SandboxCharges().ListRefunds(context.Background())
+		if err != nil || len(refunds) != 2 || refunds[0].IdempotencyRef != first || refunds[0].Amount != 3000 || refunds[1].Amount != 5000 {
+			t.Fatalf("sandbox refunds %+v, %v", refunds, err)
 		}
 	})
 }

@@ -133,8 +133,10 @@ func saveCard(t *testing.T, e *testkit.Env, v *fakeVault, customerID, pm string)
 // and charges succeed, recording what they were asked.
 type vaultCharges struct {
 	fakeVault
-	mu      sync.Mutex
-	charged []processor.ChargeRequest
+	mu       sync.Mutex
+	charged  []processor.ChargeRequest
+	refunded []processor.RefundRequest                                     // every Refund call
+	refund   func(processor.RefundRequest) (processor.RefundResult, error) // nil: refunds succeed
 }
 
 func (*vaultCharges) Name() string { return "stripe" }
@@ -147,7 +149,13 @@ func (c *vaultCharges) Charge(_ context.Context, req processor.ChargeRequest) (p
 func (*vaultCharges) Lookup(context.Context, string) (processor.ChargeResult, bool, error) {
 	return processor.ChargeResult{}, false, nil
 }
-func (*vaultCharges) Refund(_ context.Context, req processor.RefundRequest) (processor.RefundResult, error) {
+func (c *vaultCharges) Refund(_ context.Context, req processor.RefundRequest) (processor.RefundResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refunded = append(c.refunded, req)
+	if c.refund != nil {
+		return c.refund(req)
+	}
 	return processor.RefundResult{Status: processor.Succeeded, Reference: "re_" + req.IdempotencyRef}, nil
 }
 

@@ -21,6 +21,12 @@
 //   - Lookup answers what the processor knows of the charge made for an IdempotencyRef: found false
 //     when it never received one (the engine then marks the attempt failed, nothing was taken).
 //     The reconciler calls it for every attempt left processing; it must not create a charge.
+//   - A refund is an intent too: the engine commits it pending, then calls Refund with no
+//     transaction open. Refund is idempotent on its IdempotencyRef for good (not only within a
+//     processor's idempotency window): asked again after a crash, it answers the refund it made
+//     (Stripe: it first looks for a refund carrying the reference in its metadata). A refusal is a
+//     RefundResult with Status Failed; the error return is for faults (the reconciler sends it
+//     again later).
 //   - Charge, Refund and Lookup never call back into Remit and honour ctx's deadline
 //     (REMIT_PROCESSOR_TIMEOUT).
 package processor
@@ -79,7 +85,8 @@ type RefundRequest struct {
 	Amount          int64
 	Currency        string
 	ChargeReference string // ChargeResult.Reference of the charge
-	IdempotencyRef  string // stable per refund
+	IdempotencyRef  string // stable per refund (the engine uses the refund's ID)
+	Account         string // the connected account the charge was made on, if any
 }
 
 // RefundResult is a refund's outcome.

@@ -19,7 +19,8 @@ import (
 // pm_card_insufficientFunds with insufficient_funds, pm_card_expired with expired_card;
 // pm_card_threeDSecureRequired answers requires_action until the customer authenticates (Settle).
 // The fee of a succeeded charge is remit.SandboxFee (2.9% + 30 minor units, rounded half-up).
-// Refunds always succeed and keep no record; the fee of the refunded charge is not returned.
+// Refunds always succeed; each is recorded once per idempotency reference (a refund sent again is
+// the same refund) before the latency. The fee of the refunded charge is not returned.
 type Sandbox struct {
 	Ledger  store.SandboxCharges
 	Latency time.Duration
@@ -85,10 +86,15 @@ func (s *Sandbox) Authenticate(ctx context.Context, idempotencyRef string, succe
 
 // Refund implements Processor.
 func (s *Sandbox) Refund(ctx context.Context, req RefundRequest) (RefundResult, error) {
+	r, err := s.Ledger.RecordRefund(ctx, store.SandboxRefund{IdempotencyRef: req.IdempotencyRef, Reference: "sbre_" + req.IdempotencyRef,
+		ChargeReference: req.ChargeReference, Amount: req.Amount, Currency: req.Currency, CreatedAt: s.Clock.Now()})
+	if err != nil {
+		return RefundResult{}, err
+	}
 	if err := s.wait(ctx); err != nil {
 		return RefundResult{}, err
 	}
-	return RefundResult{Status: Succeeded, Reference: "sbre_" + req.IdempotencyRef}, nil
+	return RefundResult{Status: Succeeded, Reference: r.Reference}, nil
 }
 
 // wait takes the configured latency, or less when ctx ends first.

@@ -26,8 +26,12 @@ type Stripe struct {
 
 var _ Processor = (*Stripe)(nil)
 
-// remitPaymentKey is the PaymentIntent metadata key holding the attempt's idempotency reference.
-const remitPaymentKey = "remit_payment_id"
+// remitPaymentKey is the PaymentIntent metadata key holding the attempt's idempotency reference;
+// remitRefundKey the refund metadata key holding the refund's.
+const (
+	remitPaymentKey = "remit_payment_id"
+	remitRefundKey  = "remit_refund_id"
+)
 
 // StripeConfig is the connector's configuration.
 type StripeConfig struct {
@@ -91,10 +95,29 @@ func (s *Stripe) Lookup(ctx context.Context, idempotencyRef string) (ChargeResul
 	return ChargeResult{}, false, nil
 }
 
-// Refund implements Processor.
+// Refund implements Processor: a refund of the PaymentIntent carrying the refund's reference as
+// Stripe's Idempotency-Key and as the metadata remit_refund_id, which is looked for first, so that a
+// refund sent again after Stripe's idempotency window is still the same refund.
 func (s *Stripe) Refund(ctx context.Context, req RefundRequest) (RefundResult, error) {
+	lp := &stripe.RefundListParams{PaymentIntent: stripe.String(req.ChargeReference)}
+	lp.Limit = stripe.Int64(100)
+	if req.Account != "" {
+		lp.SetStripeAccount(req.Account)
+	}
+	for r, err := range s.client.V1Refunds.List(ctx, lp) {
+		if err != nil {
+			return RefundResult{}, err
+		}
+		if r.Metadata[remitRefundKey] == req.IdempotencyRef {
+			return fromRefund(r), nil
+		}
+	}
 	params := &stripe.RefundCreateParams{PaymentIntent: stripe.String(req.ChargeReference), Amount: stripe.Int64(req.Amount)}
 	params.SetIdempotencyKey(req.IdempotencyRef)
+	params.AddMetadata(remitRefundKey, req.IdempotencyRef)
+	if req.Account != "" {
+		params.SetStripeAccount(req.Account)
+	}
 	r, err := s.client.V1Refunds.Create(ctx, params)
 	var se *stripe.Error
 	switch {
@@ -103,11 +126,17 @@ func (s *Stripe) Refund(ctx context.Context, req RefundRequest) (RefundResult, e
 	case err != nil:
 		return RefundResult{}, err
 	}
-	status := Succeeded
+	return fromRefund(r), nil
+}
+
+// fromRefund maps a Stripe refund to its outcome: failed or canceled is Failed, anything else
+// (succeeded, pending) is Succeeded: Stripe has taken the refund.
+func fromRefund(r *stripe.Refund) RefundResult {
 	if r.Status == stripe.RefundStatusFailed || r.Status == stripe.RefundStatusCanceled {
-		status = Failed
+		return RefundResult{Status: Failed, Reference: r.ID, FailureCode: string(r.FailureReason),
+			FailureMessage: "Stripe could not return the money to the card (" + string(r.FailureReason) + ")."}
 	}
-	return RefundResult{Status: status, Reference: r.ID, FailureCode: string(r.FailureReason)}, nil
+	return RefundResult{Status: Succeeded, Reference: r.ID}
 }
 
 // FromPaymentIntent maps a PaymentIntent to an attempt's outcome (see Stripe).

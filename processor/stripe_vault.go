@@ -101,4 +101,3 @@ func (s *Stripe) Element() Element {
 		ConnectSources: []string{"https://api.stripe.com"},
 	}
 }
-

@@ -20,14 +20,6 @@ func optText(s *string) any {
 	return *s
 }
 
-// optString stores "" as NULL.
-func optString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 func optInt(n *int64) any {
 	if n == nil {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/remit-billing/remit"
 )
@@ -92,8 +93,68 @@ func (q Q) ListInvoiceCreditNotes(ctx context.Context, merchantAccountID, invoic
 // InsertRefund records a refund.
 func (q Q) InsertRefund(ctx context.Context, r remit.Refund) error {
 	_, err := q.exec(ctx, `INSERT INTO refunds (merchant_account_id, id, payment_id, invoice_id, credit_note_id, amount, currency,
-		status, processor_reference, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		status, processor_reference, created_at, processor, charge_reference, updated_at, reconcile_after)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		r.MerchantAccountID, r.RefundID, r.PaymentID, r.InvoiceID, r.CreditNoteID, r.Amount, r.Currency, r.Status,
-		ptrStr(r.ProcessorReference), remit.Micros(r.CreatedAt))
+		ptrStr(r.ProcessorReference), remit.Micros(r.CreatedAt), ptrStr(r.Processor), nullIfEmpty(r.ChargeReference),
+		remit.Micros(r.UpdatedAt), optMicros(r.ReconcileAfter))
 	return wrapErr(err, "store.InsertRefund")
+}
+
+const refundColumns = `merchant_account_id, id, payment_id, invoice_id, credit_note_id, amount, currency, status, processor,
+	processor_reference, failure_code, failure_message, charge_reference, created_at, updated_at`
+
+func scanRefund(row interface{ Scan(...any) error }) (remit.Refund, error) {
+	r := remit.Refund{Object: "refund"}
+	var proc, ref, code, msg, charge sql.NullString
+	var created, updated int64
+	err := row.Scan(&r.MerchantAccountID, &r.RefundID, &r.PaymentID, &r.InvoiceID, &r.CreditNoteID, &r.Amount, &r.Currency, &r.Status,
+		&proc, &ref, &code, &msg, &charge, &created, &updated)
+	r.Processor, r.ProcessorReference, r.FailureCode, r.FailureMessage = textPtr(proc), textPtr(ref), textPtr(code), textPtr(msg)
+	r.ChargeReference, r.CreatedAt, r.UpdatedAt = charge.String, remit.FromMicros(created), remit.FromMicros(updated)
+	return r, err
+}
+
+// GetRefund returns a refund of the merchant account, or not_found; Locked takes its row lock.
+func (q Q) GetRefund(ctx context.Context, merchantAccountID, refundID string, read Read) (remit.Refund, error) {
+	query := `SELECT ` + refundColumns + ` FROM refunds WHERE merchant_account_id = $1 AND id = $2`
+	if read.ForUpdate {
+		query += q.ForUpdate()
+	}
+	r, err := scanRefund(q.QueryRow(ctx, query, merchantAccountID, refundID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, remit.NotFound("refund", refundID, "")
+	}
+	return r, wrapErr(err, "store.GetRefund")
+}
+
+// SettleRefund records a pending refund's outcome: its status, the processor's reference and the
+// failure. It reports false when the refund was no longer pending.
+func (q Q) SettleRefund(ctx context.Context, r remit.Refund) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE refunds SET status = $3, processor_reference = $4, failure_code = $5, failure_message = $6,
+		updated_at = $7, reconcile_after = NULL WHERE merchant_account_id = $1 AND id = $2 AND status = 'pending'`,
+		r.MerchantAccountID, r.RefundID, r.Status, ptrStr(r.ProcessorReference), ptrStr(r.FailureCode), ptrStr(r.FailureMessage),
+		remit.Micros(r.UpdatedAt))
+	return n == 1, wrapErr(err, "store.SettleRefund")
+}
+
+// ClaimPendingRefunds returns up to limit refunds left pending whose reconcile_after (real time)
+// is before now, and moves their reconcile_after to lease, so that one process sends each (SKIP
+// LOCKED on PostgreSQL; SQLite has one writer).
+func (q Q) ClaimPendingRefunds(ctx context.Context, now, lease time.Time, limit int) ([]remit.Refund, error) {
+	query := `SELECT ` + refundColumns + ` FROM refunds WHERE status = 'pending' AND reconcile_after < $1 ORDER BY reconcile_after LIMIT $2`
+	if q.d == Postgres {
+		query += ` FOR UPDATE SKIP LOCKED`
+	}
+	out, err := queryAll(ctx, q, "store.ClaimPendingRefunds", scanRefund, nil, query, remit.Micros(now), limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if _, err := q.exec(ctx, `UPDATE refunds SET reconcile_after = $3 WHERE merchant_account_id = $1 AND id = $2`,
+			r.MerchantAccountID, r.RefundID, remit.Micros(lease)); err != nil {
+			return nil, wrapErr(err, "store.ClaimPendingRefunds")
+		}
+	}
+	return out, nil
 }

@@ -126,7 +126,7 @@ func (q Q) CreatePaymentMethod(ctx context.Context, m remit.PaymentMethod) error
 	_, err := q.exec(ctx, `INSERT INTO payment_methods (merchant_account_id, id, customer_id, billing_account_id, type, brand, last4, test_card,
 		processor_customer, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		m.MerchantAccountID, m.PaymentMethodID, m.CustomerID, optText(m.BillingAccountID), m.Type, m.Brand, m.Last4, m.Token,
-		optString(m.ProcessorCustomer), remit.Micros(m.CreatedAt))
+		nullIfEmpty(m.ProcessorCustomer), remit.Micros(m.CreatedAt))
 	return wrapErr(err, "store.CreatePaymentMethod")
 }
 

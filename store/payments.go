@@ -227,11 +227,12 @@ func (q Q) ListInvoicePayments(ctx context.Context, merchantAccountID, invoiceID
 	return out, wrapErr(rows.Err(), "store.ListInvoicePayments")
 }
 
-// AddPaymentRefund adds amount to a payment's refunded total. It reports false (and changes
-// nothing) when that would refund more than was paid.
+// AddPaymentRefund adds amount (negative: a failed refund taken back) to a payment's refunded
+// total. It reports false (and changes nothing) when that would refund more than was paid, or less
+// than nothing.
 func (q Q) AddPaymentRefund(ctx context.Context, merchantAccountID, paymentID string, amount int64) (bool, error) {
 	n, err := q.exec(ctx, `UPDATE payments SET amount_refunded = amount_refunded + $3
-		WHERE merchant_account_id = $1 AND id = $2 AND amount_refunded + $3 <= amount`, merchantAccountID, paymentID, amount)
+		WHERE merchant_account_id = $1 AND id = $2 AND amount_refunded + $3 <= amount AND amount_refunded + $3 >= 0`, merchantAccountID, paymentID, amount)
 	return n == 1, wrapErr(err, "store.AddPaymentRefund")
 }
 

@@ -96,3 +96,45 @@ func scanSandboxCharge(row interface{ Scan(...any) error }) (SandboxCharge, erro
 	c.FailureCode, c.CreatedAt, c.UpdatedAt = code.String, remit.FromMicros(created), remit.FromMicros(updated)
 	return c, err
 }
+
+// SandboxRefund is the sandbox processor's own record of a refund.
+type SandboxRefund struct {
+	IdempotencyRef  string
+	Reference       string
+	ChargeReference string
+	Amount          int64
+	Currency        string
+	CreatedAt       time.Time
+}
+
+// RecordRefund stores r unless a refund with its idempotency reference exists, and returns the
+// stored one, in a transaction of its own (so a refund sent again is the same refund).
+func (s SandboxCharges) RecordRefund(ctx context.Context, r SandboxRefund) (SandboxRefund, error) {
+	var out SandboxRefund
+	err := s.db.Tx(withoutTx(ctx), func(ctx context.Context, tx *Tx) error {
+		if _, err := tx.exec(ctx, `INSERT INTO sandbox_refunds (idempotency_ref, reference, charge_reference, amount, currency, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (idempotency_ref) DO NOTHING`, r.IdempotencyRef, r.Reference, r.ChargeReference,
+			r.Amount, r.Currency, remit.Micros(r.CreatedAt)); err != nil {
+			return wrapErr(err, "store.SandboxCharges.RecordRefund")
+		}
+		var created int64
+		err := tx.QueryRow(ctx, `SELECT `+sandboxRefundColumns+` FROM sandbox_refunds WHERE idempotency_ref = $1`, r.IdempotencyRef).
+			Scan(&out.IdempotencyRef, &out.Reference, &out.ChargeReference, &out.Amount, &out.Currency, &created)
+		out.CreatedAt = remit.FromMicros(created)
+		return wrapErr(err, "store.SandboxCharges.RecordRefund")
+	})
+	return out, err
+}
+
+// ListRefunds returns every sandbox refund, oldest first.
+func (s SandboxCharges) ListRefunds(ctx context.Context) ([]SandboxRefund, error) {
+	return queryAll(ctx, s.db.Read(withoutTx(ctx)), "store.SandboxCharges.ListRefunds", func(row interface{ Scan(...any) error }) (SandboxRefund, error) {
+		var r SandboxRefund
+		var created int64
+		err := row.Scan(&r.IdempotencyRef, &r.Reference, &r.ChargeReference, &r.Amount, &r.Currency, &created)
+		r.CreatedAt = remit.FromMicros(created)
+		return r, err
+	}, nil, `SELECT `+sandboxRefundColumns+` FROM sandbox_refunds ORDER BY created_at, idempotency_ref`)
+}
+
+const sandboxRefundColumns = `idempotency_ref, reference, charge_reference, amount, currency, created_at`
