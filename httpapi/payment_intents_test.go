@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -205,4 +207,87 @@ func (u *unreachable) Lookup(context.Context, string) (processor.ChargeResult, b
 }
 func (u *unreachable) Refund(context.Context, processor.RefundRequest) (processor.RefundResult, error) {
 	return processor.RefundResult{}, errors.New("connection refused")
+}
+
+// lostAnswers is a connector whose charges go through but whose answers never arrive (the call
+// runs into the timeout); Lookup finds every charge and counts how often each was asked about.
+type lostAnswers struct {
+	fakeVault
+	mu     sync.Mutex
+	lookup map[string]int
+}
+
+func (*lostAnswers) Name() string { return "stripe" }
+func (*lostAnswers) Charge(ctx context.Context, _ processor.ChargeRequest) (processor.ChargeResult, error) {
+	<-ctx.Done()
+	return processor.ChargeResult{}, ctx.Err()
+}
+func (l *lostAnswers) Lookup(_ context.Context, ref string) (processor.ChargeResult, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lookup[ref]++
+	return processor.ChargeResult{Status: processor.Succeeded, Reference: "pi_" + ref}, true, nil
+}
+func (*lostAnswers) Refund(context.Context, processor.RefundRequest) (processor.RefundResult, error) {
+	return processor.RefundResult{}, errors.New("not in this test")
+}
+
+// Four reconcilers (as four serve processes on one store would) race over twelve attempts whose
+// answers were lost: each attempt is claimed and asked about once, and recorded once.
+func TestReconcilersResolveEachAttemptOnce(t *testing.T) {
+	proc := &lostAnswers{}
+	cfg := wire.Defaults()
+	cfg.RateLimit, cfg.RateBurst = 100000, 100000
+	cfg.ProcessorTimeout = time.Second
+	cfg.Processor = proc
+	testkit.RunWith(t, testkit.Options{Config: &cfg}, func(t *testing.T, e *testkit.Env) {
+		proc.mu.Lock()
+		proc.lookup = map[string]int{}
+		proc.mu.Unlock()
+		k := newPayKit(t, e, testkit.Production())
+		var ids []string
+		for i := range 12 {
+			c := fmt.Sprintf("c%d", i)
+			k.account(c, "charge_automatically")
+			saveCard(t, e, &proc.fakeVault, c, "pm_1Card"+c)
+			ids = append(ids, k.draft(c, 1000+int64(i)))
+		}
+		var wg sync.WaitGroup
+		for _, id := range ids { // each finalization waits out the timeout: its attempt is then due
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if inv := e.Must(200, "POST", "/v1/invoices/"+id+"/finalize", map[string]any{}, testkit.Production()).Data(); inv["status"] != "open" {
+					t.Errorf("finalize with a lost answer: %v", inv["status"])
+				}
+			}()
+		}
+		wg.Wait()
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := e.App.Payments.Reconcile(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		proc.mu.Lock()
+		defer proc.mu.Unlock()
+		if len(proc.lookup) != 12 {
+			t.Fatalf("attempts asked about: %d of 12 (%v)", len(proc.lookup), proc.lookup)
+		}
+		for ref, n := range proc.lookup {
+			if n != 1 {
+				t.Fatalf("attempt %s was asked about %d times", ref, n)
+			}
+		}
+		for _, id := range ids {
+			inv := e.Must(200, "GET", "/v1/invoices/"+id, nil, testkit.Production()).Data()
+			if inv["status"] != "paid" || len(k.receipts("invoiceId="+id)) != 1 {
+				t.Fatalf("invoice %s after reconciling: %v", id, inv["status"])
+			}
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,4 +113,51 @@ func TestRefundLeftPendingIsSentByTheReconciler(t *testing.T) {
 			t.Fatalf("a settled refund was sent again: %v %d", err, len(proc.refunded))
 		}
 	})
+}
+
+// Eight credit notes refunding 30.00 each race against a paid 100.00 invoice: three are issued,
+// the others are 409, and the processor refunded exactly 90.00, once per issued refund.
+func TestConcurrentRefundsNeverExceedThePayment(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newPayKit(t, e)
+		k.account("c1", "charge_automatically")
+		k.attach("c1", "pm_card_visa")
+		inv := k.invoice("c1", 10000)
+		id := inv["invoiceId"].(string)
+		var wg sync.WaitGroup
+		statuses := make([]int, 8)
+		for i := range statuses {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = e.Do("POST", "/v1/credit-notes", creditNote(id, cnLine("", "refund", 3000))).Status
+			}()
+		}
+		wg.Wait()
+		if n := slices.IndexFunc(statuses, func(s int) bool { return s != 200 && s != 409 }); n >= 0 || count(statuses, 200) != 3 {
+			t.Fatalf("statuses %v", statuses)
+		}
+		refunds, err := e.Remit.DB.SandboxCharges().ListRefunds(context.Background())
+		var total int64
+		for _, r := range refunds {
+			total += r.Amount
+		}
+		if err != nil || len(refunds) != 3 || total != 9000 {
+			t.Fatalf("sandbox refunds %+v, %v", refunds, err)
+		}
+		rc := k.receipts("invoiceId=" + id)
+		if num(rc[0]["amountRefunded"]) != 9000 {
+			t.Fatalf("receipt %v", rc[0])
+		}
+	})
+}
+
+func count[T comparable](xs []T, x T) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
 }

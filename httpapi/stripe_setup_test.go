@@ -38,6 +38,14 @@ type fakeSetup struct {
 	method                         *stripe.PaymentMethod
 }
 
+// reset forgets everything (each store's run of a test starts afresh).
+func (v *fakeVault) reset() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.customers, v.setups, v.byRef, v.requests = nil, nil, nil, nil
+	v.init()
+}
+
 func (v *fakeVault) init() {
 	if v.customers == nil {
 		v.customers, v.setups, v.byRef = map[string]string{}, map[string]*fakeSetup{}, map[string]*fakeSetup{}
@@ -169,6 +177,10 @@ func TestProductionSetupSessionSavesAStripeCard(t *testing.T) {
 	cfg.RateLimit, cfg.RateBurst = 100000, 100000
 	cfg.Processor = proc
 	testkit.RunWith(t, testkit.Options{Config: &cfg}, func(t *testing.T, e *testkit.Env) {
+		proc.reset()
+		proc.mu.Lock()
+		proc.charged = nil
+		proc.mu.Unlock()
 		k := newPayKit(t, e, testkit.Production())
 		k.account("c1", "charge_automatically")
 		s, path := k.setupSession("c1", map[string]any{"billingAccountId": "ba-c1", "setAsDefault": true}, testkit.Production())
@@ -269,6 +281,7 @@ func TestSetupPageSavesACardInBrowser(t *testing.T) {
 		if h := b.Find("h2").Text(); h != "Save a card" {
 			t.Fatalf("heading %q", h)
 		}
+		b.Screenshot(filepath.Join("..", "artifacts", "setup-page-open-"+string(e.Store)+".png"))
 		b.Find(`button[data-token="pm_card_mastercard"]`).Click()
 		if msg := b.WaitText("#setup-status", 15*time.Second, "Card saved", "could not", "error"); !strings.Contains(msg, "Card saved (•••• 4444)") {
 			t.Fatalf("after choosing a card the page says %q", msg)
