@@ -36,18 +36,30 @@ func (ps *Payments) Reconcile(ctx context.Context) (int, error) {
 
 // reconcilePayments finishes the attempts left processing whose time has come.
 func (ps *Payments) reconcilePayments(ctx context.Context) (int, error) {
+	return reconcileClaimed(ctx, ps, (*store.Tx).ClaimOpenPayments, func(p remit.Payment) error {
+		if err := ps.reconcileOne(ctx, p); err != nil {
+			ps.Log.Error("reconcile a payment", "paymentId", p.PaymentID, "err", err.Error())
+		}
+		return nil
+	})
+}
+
+// reconcileClaimed claims due rows in batches (claim leases them for one processor timeout, in a
+// transaction of its own) and hands each to do, until a batch comes back short; it returns how
+// many it claimed. An error of do stops it.
+func reconcileClaimed[T any](ctx context.Context, ps *Payments, claim func(*store.Tx, context.Context, time.Time, time.Time, int) ([]T, error), do func(T) error) (int, error) {
 	seen := 0
 	for {
 		now := ps.Clock.Now()
-		claimed, err := inTx(ctx, ps.DB, func(ctx context.Context, tx *store.Tx) ([]remit.Payment, error) {
-			return tx.ClaimOpenPayments(ctx, now, now.Add(ps.Config.ProcessorTimeout), reconcileBatch)
+		claimed, err := inTx(ctx, ps.DB, func(ctx context.Context, tx *store.Tx) ([]T, error) {
+			return claim(tx, ctx, now, now.Add(ps.Config.ProcessorTimeout), reconcileBatch)
 		})
 		if err != nil {
 			return seen, err
 		}
-		for _, p := range claimed {
-			if err := ps.reconcileOne(ctx, p); err != nil {
-				ps.Log.Error("reconcile a payment", "paymentId", p.PaymentID, "err", err.Error())
+		for _, c := range claimed {
+			if err := do(c); err != nil {
+				return seen, err
 			}
 		}
 		seen += len(claimed)

@@ -192,29 +192,13 @@ func (ps *Payments) undoRefund(ctx context.Context, tx *store.Tx, m remit.Mercha
 // reconcileRefunds sends again the refunds left pending whose time has come and returns how many
 // it looked at (the reconciler's second half; see reconcile.go).
 func (ps *Payments) reconcileRefunds(ctx context.Context) (int, error) {
-	seen := 0
-	for {
-		now := ps.Clock.Now()
-		claimed, err := inTx(ctx, ps.DB, func(ctx context.Context, tx *store.Tx) ([]remit.Refund, error) {
-			return tx.ClaimPendingRefunds(ctx, now, now.Add(ps.Config.ProcessorTimeout), reconcileBatch)
-		})
+	return reconcileClaimed(ctx, ps, (*store.Tx).ClaimPendingRefunds, func(ref remit.Refund) error {
+		m, err := ps.DB.Read(ctx).GetMerchantAccount(ctx, ref.MerchantAccountID, store.Unlocked)
 		if err != nil {
-			return seen, err
+			return err
 		}
-		for _, ref := range claimed {
-			m, err := ps.DB.Read(ctx).GetMerchantAccount(ctx, ref.MerchantAccountID, store.Unlocked)
-			if err != nil {
-				return seen, err
-			}
-			if err := ps.sendRefund(ctx, m, ref); err != nil {
-				return seen, err
-			}
-		}
-		seen += len(claimed)
-		if len(claimed) < reconcileBatch {
-			return seen, nil
-		}
-	}
+		return ps.sendRefund(ctx, m, ref)
+	})
 }
 
 func orDefault(s, def string) string {
