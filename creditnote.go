@@ -73,6 +73,12 @@ type CreditNoteLineInput struct {
 	Metadata      map[string]string
 }
 
+// Credit note reasons Remit itself gives (the contract's CreditNoteReason lists every reason).
+const (
+	ReasonOrderChange          = "order_change"
+	ReasonSubscriptionCanceled = "subscription_canceled"
+)
+
 // CreditNoteInput is a credit note to issue.
 type CreditNoteInput struct {
 	CreditNoteID string

@@ -41,6 +41,12 @@ const (
 	EventSubscriptionUpdated EventType = "subscription.updated"
 	EventSubscriptionRenewed EventType = "subscription.renewed"
 
+	EventSubscriptionTrialEnding EventType = "subscription.trial_ending"
+	EventSubscriptionPastDue     EventType = "subscription.past_due"
+	EventSubscriptionPaused      EventType = "subscription.paused"
+	EventSubscriptionResumed     EventType = "subscription.resumed"
+	EventSubscriptionCanceled    EventType = "subscription.canceled"
+
 	EventInvoiceCreated       EventType = "invoice.created"
 	EventInvoiceRefreshed     EventType = "invoice.refreshed"
 	EventInvoiceFinalized     EventType = "invoice.finalized"
@@ -87,7 +93,8 @@ var EventTypes = []EventType{
 	EventCustomerBalanceGranted, EventCustomerBalanceGrantEffective, EventCustomerBalanceExpired, EventCustomerBalanceApplied, EventCustomerBalanceCredited,
 	EventPaymentMethodSetupSessionCreated, EventPaymentMethodSetupSessionCompleted, EventPaymentMethodAttached,
 	EventQuoteCreated, EventQuoteAccepted,
-	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed,
+	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed, EventSubscriptionTrialEnding,
+	EventSubscriptionPastDue, EventSubscriptionPaused, EventSubscriptionResumed, EventSubscriptionCanceled,
 	EventInvoiceCreated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
 	EventInvoicePaymentActionRequired,
 	EventTaxTransactionCreated, EventTaxTransactionCommitted, EventTaxTransactionReversed,

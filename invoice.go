@@ -143,6 +143,7 @@ type InvoiceLineInput struct {
 	Quantity    *int64
 	UnitAmount  *int64
 	Description *string
+	TrialDays   *int64 // quote lines of a subscription_creation quote only
 }
 
 // InvoiceDraftInput is a draft invoice to create, from the API or from a quote or subscription.

@@ -36,8 +36,14 @@ func ValidOrderType(t string) bool {
 // SubscriptionStatus is a subscription's state.
 type SubscriptionStatus string
 
-// Subscription states. Subscriptions are active from creation; no route ends one yet.
-const SubscriptionActive SubscriptionStatus = "active"
+// Subscription states (docs/quotes-and-subscriptions.md "States"); subscription.go has the moves.
+const (
+	SubscriptionTrialing SubscriptionStatus = "trialing"
+	SubscriptionActive   SubscriptionStatus = "active"
+	SubscriptionPastDue  SubscriptionStatus = "past_due"
+	SubscriptionPaused   SubscriptionStatus = "paused"
+	SubscriptionCanceled SubscriptionStatus = "canceled"
+)
 
 // QuoteLine is a priced quote line. UnitAmount is the catalog price's unless the line overrode
 // it. A usage_metered line has no quantity (nil): usage is measured and billed in arrears, so its
@@ -53,6 +59,18 @@ type QuoteLine struct {
 	DiscountAmount       int64   `json:"discountAmount"`
 	BillingInterval      *string `json:"billingInterval"`
 	BillingIntervalCount *int64  `json:"billingIntervalCount"`
+	TrialDays            *int64  `json:"trialDays"` // subscription_creation: days of free trial (the longest line's is the subscription's)
+}
+
+// TrialDays is the trial a subscription_creation quote's lines give: the longest, or 0.
+func (v QuoteVersion) TrialDays() int64 {
+	var days int64
+	for _, l := range v.Lines {
+		if l.TrialDays != nil && *l.TrialDays > days {
+			days = *l.TrialDays
+		}
+	}
+	return days
 }
 
 // QuoteVersion is one version of a quote's lines and figures. Total = Subtotal − DiscountTotal:
@@ -150,6 +168,22 @@ type Subscription struct {
 	MerchantAccountID    string             `json:"merchantAccountId"`
 	CreatedAt            time.Time          `json:"createdAt"`
 	UpdatedAt            time.Time          `json:"updatedAt"`
+	TrialEnd             *time.Time         `json:"trialEnd"`   // trialing: when the first paid period starts
+	CancelAt             *time.Time         `json:"cancelAt"`   // canceled at period end: when it ends
+	CanceledAt           *time.Time         `json:"canceledAt"` // when it ended
+	PausedAt             *time.Time         `json:"pausedAt"`   // paused: since when
+	// PendingProrations are charges for the remaining time of items added by a change
+	// (create_prorations), billed on the next renewal invoice.
+	PendingProrations []PendingProration `json:"pendingProrations"`
+}
+
+// PendingProration is one proration charge waiting for the next renewal invoice.
+type PendingProration struct {
+	PriceID     string    `json:"priceId"`
+	Description string    `json:"description"`
+	Amount      int64     `json:"amount"`
+	PeriodStart time.Time `json:"periodStart"`
+	PeriodEnd   time.Time `json:"periodEnd"`
 }
 
 // AddInterval returns t plus n billing intervals ("day", "week", "month", "year") in UTC. Months

@@ -31,6 +31,11 @@ func PlanQuote(in QuoteInput, cust Customer, ba BillingAccount, sub *Subscriptio
 			l.Quantity = &pl.Quantity
 		}
 		orderTypeLineProblems(in.OrderType, field, i, price, &interval, &p)
+		if li.TrialDays != nil {
+			trialDaysProblems(in.OrderType, field, price, *li.TrialDays, &p)
+			d := *li.TrialDays
+			l.TrialDays = &d
+		}
 		v.Lines = append(v.Lines, l)
 	}
 	if in.OrderType != OrderOneOff && ValidOrderType(in.OrderType) && interval.first < 0 && len(in.Lines) > 0 {
@@ -126,5 +131,21 @@ func orderTypeLineProblems(orderType, field string, i int, price Price, iv *subs
 		} else if unit != iv.unit || count != iv.count {
 			p.Body(field+".priceId", "interval_mismatch", fmt.Sprintf("Price '%s' bills every %d %s; every recurring line of a subscription must bill on the same interval as lines[%d] (every %d %s).", price.PriceID, count, unit, iv.first, iv.count, iv.unit))
 		}
+	}
+}
+
+// MaxTrialDays bounds a quote line's trialDays.
+const MaxTrialDays = 730
+
+// trialDaysProblems records what is wrong with a line's trialDays: only a subscription_creation
+// quote's recurring lines start a trial, of 1 to MaxTrialDays days.
+func trialDaysProblems(orderType, field string, price Price, days int64, p *Problems) {
+	switch {
+	case orderType != OrderSubscriptionCreation:
+		p.Body(field+".trialDays", "not_allowed", "trialDays starts a subscription's trial: only a subscription_creation quote's lines take it.")
+	case !BillsEveryPeriod(price.PriceType):
+		p.Body(field+".trialDays", "not_allowed", fmt.Sprintf("Price '%s' is %s: only a recurring line (fixed_recurring or usage_metered) starts a trial.", price.PriceID, price.PriceType))
+	case days < 1 || days > MaxTrialDays:
+		p.Body(field+".trialDays", "out_of_range", fmt.Sprintf("trialDays must be between 1 and %d.", MaxTrialDays))
 	}
 }

@@ -75,6 +75,7 @@ const (
 	OrderChange           CreditNoteReason = "order_change"
 	Other                 CreditNoteReason = "other"
 	ProductUnsatisfactory CreditNoteReason = "product_unsatisfactory"
+	SubscriptionCanceled  CreditNoteReason = "subscription_canceled"
 )
 
 // Valid indicates whether the value is a known member of the CreditNoteReason enum.
@@ -91,6 +92,8 @@ func (e CreditNoteReason) Valid() bool {
 	case Other:
 		return true
 	case ProductUnsatisfactory:
+		return true
+	case SubscriptionCanceled:
 		return true
 	default:
 		return false
@@ -364,6 +367,45 @@ func (e QuoteCreateRequestOrderType) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionCancelRequestAt.
+const (
+	Now       SubscriptionCancelRequestAt = "now"
+	PeriodEnd SubscriptionCancelRequestAt = "period_end"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionCancelRequestAt enum.
+func (e SubscriptionCancelRequestAt) Valid() bool {
+	switch e {
+	case Now:
+		return true
+	case PeriodEnd:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionChangeRequestProrationBehavior.
+const (
+	AlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
+	CreateProrations SubscriptionChangeRequestProrationBehavior = "create_prorations"
+	None             SubscriptionChangeRequestProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangeRequestProrationBehavior enum.
+func (e SubscriptionChangeRequestProrationBehavior) Valid() bool {
+	switch e {
+	case AlwaysInvoice:
+		return true
+	case CreateProrations:
+		return true
+	case None:
+		return true
+	default:
+		return false
+	}
+}
+
 // BalanceExpireRequest Expires (part of) what remains of a grant. Rules the schema cannot say: sourceEntryId names a grant of the customer (404); the amount is at most what remains of it (409); an expiry takes effect when it is recorded, so effectiveAt is not after the merchant clock (422 in_future).
 //
 // Example: {"amount":1000,"description":"Partial clawback","sourceEntryId":"promo-2025-01"}
@@ -587,14 +629,14 @@ type CreditNoteCreateRequest struct {
 	// OffsetAmount Total of offset-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	OffsetAmount *int64 `json:"offsetAmount,omitempty"`
 
-	// Reason Why the credit note is issued.
+	// Reason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
 	Reason CreditNoteReason `json:"reason"`
 
 	// RefundAmount Total of refund-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	RefundAmount *int64 `json:"refundAmount,omitempty"`
 }
 
-// CreditNoteReason Why the credit note is issued.
+// CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
 type CreditNoteReason string
 
 // CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
@@ -1175,6 +1217,9 @@ type QuoteLineInput struct {
 	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices (usage is measured and billed in arrears).
 	Quantity *int64 `json:"quantity,omitempty"`
 
+	// TrialDays Days of free trial (subscription_creation quotes, recurring lines only; 422 not_allowed otherwise): the subscription starts trialing, its first period runs to the trial's end with its fixed lines billed at 0, and the first paid period starts then. With several lines, the longest trial is the subscription's.
+	TrialDays *int64 `json:"trialDays,omitempty"`
+
 	// UnitAmount Negotiated amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
@@ -1183,6 +1228,43 @@ type QuoteLineInput struct {
 //
 // Example: {"data":{"object":{"id":"pi_1QExample","metadata":{"remit_payment_id":"pay_01jys7w2kzspnyb6kt0weq4hqr"},"object":"payment_intent","status":"succeeded"}},"id":"evt_1QExample","object":"event","type":"payment_intent.succeeded"}
 type StripeEvent map[string]interface{}
+
+// SubscriptionCancelRequest How to cancel a subscription.
+//
+// Example: {"at":"now","prorate":true}
+type SubscriptionCancelRequest struct {
+	// At period_end ends the subscription when its current period ends; now ends it at once.
+	At SubscriptionCancelRequestAt `json:"at"`
+
+	// Prorate With at now, credit the unused share of the current period's fixed items (default true). Ignored with period_end.
+	Prorate *bool `json:"prorate,omitempty"`
+}
+
+// SubscriptionCancelRequestAt period_end ends the subscription when its current period ends; now ends it at once.
+type SubscriptionCancelRequestAt string
+
+// SubscriptionChangeItem defines model for SubscriptionChangeItem.
+type SubscriptionChangeItem struct {
+	// PriceId A recurring catalog price in the subscription's currency and interval.
+	PriceId string `json:"priceId"`
+
+	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices.
+	Quantity *int64 `json:"quantity,omitempty"`
+}
+
+// SubscriptionChangeRequest The subscription's items after a change, and how to prorate it.
+//
+// Example: {"items":[{"priceId":"price_team_monthly","quantity":1}],"prorationBehavior":"create_prorations"}
+type SubscriptionChangeRequest struct {
+	// Items Every item the subscription has after the change, each price once (422 duplicate).
+	Items []SubscriptionChangeItem `json:"items"`
+
+	// ProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+	ProrationBehavior *SubscriptionChangeRequestProrationBehavior `json:"prorationBehavior,omitempty"`
+}
+
+// SubscriptionChangeRequestProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+type SubscriptionChangeRequestProrationBehavior string
 
 // UsageEventCreateRequest Records metered usage. A repeated eventId is accepted once. A rule the schema cannot say: timestamp is at most 5 minutes after the merchant clock (422 in_future); usage is recorded once it has happened.
 //

@@ -100,7 +100,8 @@ type (
 	Ledger struct{ *core }
 	Quotes struct {
 		*core
-		invoicing *Invoicing
+		invoicing   *Invoicing
+		creditNotes *CreditNotes // a prorated cancel or change credits the unused time
 	}
 	Invoicing struct {
 		*core
@@ -150,6 +151,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Invoicing.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
+	a.Quotes.creditNotes = a.CreditNotes
 	a.Ledger.registerJobs()
 	a.Invoicing.registerJobs()
 	a.Quotes.registerJobs()

@@ -144,6 +144,9 @@ func (cns *CreditNotes) settleByCredit(ctx context.Context, tx *store.Tx, m remi
 		return nil
 	}
 	inv.Environment = m.Environment
+	if err := cns.subscriptionPaymentOutcome(ctx, tx, m, inv, true, now); err != nil {
+		return err
+	}
 	return cns.Emit(ctx, tx, scope, now, remit.EventInvoicePaid, inv.InvoiceID, inv)
 }
 

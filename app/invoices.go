@@ -294,26 +294,31 @@ func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount
 		if err := checkDraft(*inv, "refreshed"); err != nil {
 			return err
 		}
-		now := micro(iv.Now(m))
-		var p remit.Problems
-		coupons, err := iv.loadCoupons(ctx, tx.Q, m, *inv, &p)
-		if err != nil {
-			return err
-		}
-		if err := iv.priceDraft(ctx, tx, m, inv, coupons, now); err != nil {
-			return err
-		}
-		inv.UpdatedAt = now
-		if err := tx.UpdateInvoice(ctx, *inv, true); err != nil {
-			return err
-		}
-		if err := iv.quoteTax(ctx, tx, m, inv, now); err != nil {
-			return err
-		}
-		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, *inv)
+		return iv.reviseDraft(ctx, tx, m, inv, micro(iv.Now(m)))
 	})
 	inv.Environment = m.Environment
 	return inv, err
+}
+
+// reviseDraft prices a draft's lines again (catalog prices, coupons, tax quote), stores them and
+// emits invoice.refreshed: a refresh, or a subscription's proration revising its draft.
+func (iv *Invoicing) reviseDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
+	var p remit.Problems
+	coupons, err := iv.loadCoupons(ctx, tx.Q, m, *inv, &p)
+	if err != nil {
+		return err
+	}
+	if err := iv.priceDraft(ctx, tx, m, inv, coupons, now); err != nil {
+		return err
+	}
+	inv.UpdatedAt = now
+	if err := tx.UpdateInvoice(ctx, *inv, true); err != nil {
+		return err
+	}
+	if err := iv.quoteTax(ctx, tx, m, inv, now); err != nil {
+		return err
+	}
+	return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, *inv)
 }
 
 // FinalizeInvoice finalizes a draft: it recomputes it, assigns the next number of the merchant
@@ -437,6 +442,9 @@ func (iv *Invoicing) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.
 			Amount: amt, InvoiceID: inv.InvoiceID, Description: "Top-up from " + l.Description}, now); err != nil {
 			return err
 		}
+	}
+	if err := iv.subscriptionPaymentOutcome(ctx, tx, m, *inv, true, now); err != nil {
+		return err
 	}
 	return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.paid", inv.InvoiceID, *inv)
 }

@@ -457,6 +457,9 @@ func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.Mer
 	if err := ps.Emit(ctx, tx, scope, now, remit.EventPaymentFailed, p.PaymentID, p); err != nil {
 		return err
 	}
+	if err := ps.subscriptionPaymentOutcome(ctx, tx, m, *inv, false, now); err != nil {
+		return err
+	}
 	return ps.Emit(ctx, tx, scope, now, remit.EventInvoicePaymentFailed, inv.InvoiceID, *inv)
 }
 

@@ -9,18 +9,22 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-// Subscriptions (docs/quotes-and-subscriptions.md). A
-// subscription comes from an accepted subscription_creation quote and renews on its interval on
-// the merchant clock: a job at the end of each period rolls the period forward (applying the
-// items of an accepted amendment), makes the period's draft invoice (fixed_recurring items in
-// advance for the period that starts, usage_metered items in arrears for the period that ended),
-// which finalizes itself an hour later, and schedules the next renewal. No proration.
+// Subscriptions (docs/quotes-and-subscriptions.md). A subscription comes from an accepted
+// subscription_creation quote and renews on its interval on the merchant clock: a job at the end
+// of each period rolls the period forward (applying the items of an accepted amendment), makes the
+// period's draft invoice (fixed_recurring items in advance for the period that starts,
+// usage_metered items in arrears for the period that ended), which finalizes itself an hour later,
+// and schedules the next renewal. The lifecycle's actions (cancel, pause, resume, change) are in
+// subscription_lifecycle.go, proration in proration.go.
 
 // autoFinalizeDelay is how long after its creation a subscription's draft finalizes itself: the
 // merchant's window to refresh or adjust it.
 const autoFinalizeDelay = time.Hour
 
-const jobRenewSubscription = "subscription.renew"
+const (
+	jobRenewSubscription = "subscription.renew"
+	jobTrialEnding       = "subscription.trial_ending"
+)
 
 // renewJob names the period a renewal closes; a renewal whose period is no longer current (it
 // already ran) does nothing.
@@ -92,10 +96,19 @@ func (qs *Quotes) startSubscription(ctx context.Context, tx *store.Tx, m remit.M
 		CurrentPeriodStart: now, CurrentPeriodEnd: micro(remit.AddInterval(now, interval, count)), QuoteID: &quoteID,
 		CouponIDs: append([]string{}, qt.CouponIDs...), Metadata: remit.CopyMetadata(qt.Metadata),
 		Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now}
+	if days := v.TrialDays(); days > 0 {
+		// A trial: the first period runs to the trial's end, its fixed lines billed at 0; the
+		// first paid period starts a new cycle there.
+		end := micro(now.Add(time.Duration(days) * 24 * time.Hour))
+		sub.Status, sub.TrialEnd, sub.CurrentPeriodEnd = remit.SubscriptionTrialing, &end, end
+	}
 	// The first invoice: every line of the quote but usage, which has nothing to bill before the
 	// first period ends.
 	var billable []remit.QuoteLine
 	for _, l := range v.Lines {
+		if l.PriceType == remit.PriceFixedRecurring && sub.TrialEnd != nil {
+			l.UnitAmount, l.Description = 0, l.Description+" (trial)"
+		}
 		if l.PriceType != remit.PriceUsageMetered {
 			billable = append(billable, l)
 		}
@@ -115,8 +128,17 @@ func (qs *Quotes) startSubscription(ctx context.Context, tx *store.Tx, m remit.M
 	if err := duplicateAs(tx.InsertSubscription(ctx, sub), "subscription", "subscriptionId", sub.SubscriptionID); err != nil {
 		return remit.Subscription{}, err
 	}
-	if err := qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+	if err := qs.scheduleRenewal(ctx, tx, m, sub); err != nil {
 		return remit.Subscription{}, err
+	}
+	if sub.TrialEnd != nil {
+		notice := sub.TrialEnd.Add(-remit.TrialEndingNotice)
+		if notice.Before(now) {
+			notice = now
+		}
+		if err := qs.Schedule(ctx, tx, m.ID, jobTrialEnding, notice, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: *sub.TrialEnd}); err != nil {
+			return remit.Subscription{}, err
+		}
 	}
 	return sub, qs.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionCreated, sub.SubscriptionID, sub)
 }
@@ -132,8 +154,8 @@ func (qs *Quotes) amendSubscription(ctx context.Context, tx *store.Tx, m remit.M
 	if err != nil {
 		return err
 	}
-	if sub.Status != remit.SubscriptionActive {
-		return remit.StateConflict("subscription", sub.SubscriptionID, sub.Status, "amended")
+	if err := remit.CheckSubscriptionAction(sub, remit.ActionAmend); err != nil {
+		return err
 	}
 	quoteID := qt.QuoteID
 	sub.PendingItems = subscriptionItems(qt.Current().Lines)
@@ -156,8 +178,12 @@ func (qs *Quotes) GetSubscription(ctx context.Context, m remit.MerchantAccount, 
 }
 
 // runRenewal closes the subscription's current period at its end (at): the next period starts,
-// pending amendment terms take effect, the period's draft invoice is made (auto-finalized an hour
-// later) and the next renewal is scheduled. Emits subscription.renewed.
+// pending amendment terms take effect, the period's draft invoice is made (fixed items in advance,
+// usage of the ended period in arrears, pending proration charges; auto-finalized an hour later)
+// and the next renewal is scheduled (subscription.renewed). A trial's end starts the first paid
+// period and a new cycle. A subscription set to cancel at this period's end ends instead: its last
+// invoice bills the ended period's usage (subscription.canceled). Paused and canceled
+// subscriptions do not renew.
 func (qs *Quotes) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	var p renewJob
 	m, err := jobContext(ctx, tx, scope, job, &p)
@@ -171,61 +197,125 @@ func (qs *Quotes) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scop
 	if err != nil {
 		return err
 	}
-	if sub.Status != remit.SubscriptionActive || !sub.CurrentPeriodEnd.Equal(micro(p.PeriodEnd)) {
+	if !sub.Status.Renews() || !sub.CurrentPeriodEnd.Equal(micro(p.PeriodEnd)) {
 		return nil // renewed already, or no longer renewing
 	}
 	now := micro(at)
-	endedStart, endedEnd, endedItems := sub.CurrentPeriodStart, sub.CurrentPeriodEnd, sub.Items
+	ended := endedPeriod{start: sub.CurrentPeriodStart, end: sub.CurrentPeriodEnd, items: sub.Items}
+	canceling := sub.CancelAt != nil && !sub.CancelAt.After(ended.end)
+	event := remit.EventSubscriptionRenewed
+	if canceling {
+		sub.Status, sub.CanceledAt, sub.CancelAt, event = remit.SubscriptionCanceled, &ended.end, nil, remit.EventSubscriptionCanceled
+	} else if err := qs.nextPeriod(ctx, tx, m, &sub); err != nil {
+		return err
+	}
+	sub.UpdatedAt = now
+	if err := qs.invoiceRenewal(ctx, tx, m, &sub, ended, canceling, now); err != nil {
+		return err
+	}
+	if err := tx.UpdateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	if !canceling {
+		if err := qs.scheduleRenewal(ctx, tx, m, sub); err != nil {
+			return err
+		}
+	}
+	sub.Environment = m.Environment
+	return qs.Emit(ctx, tx, scopeOf(m), now, event, sub.SubscriptionID, sub)
+}
+
+// endedPeriod is the period a renewal closes, with the items it had.
+type endedPeriod struct {
+	start, end time.Time
+	items      []remit.SubscriptionItem
+}
+
+// nextPeriod rolls the subscription into its next period: pending amendment terms take effect (a
+// new interval starts a new cycle), a trial's end starts the first paid period on a new cycle.
+func (qs *Quotes) nextPeriod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub *remit.Subscription) error {
+	endedEnd := sub.CurrentPeriodEnd
 	if sub.PendingItems != nil {
 		interval, count, err := itemsInterval(ctx, tx.Q, m, sub.PendingItems)
 		if err != nil {
 			return err
 		}
 		if interval != sub.BillingInterval || count != sub.BillingIntervalCount {
-			// A new interval starts a new cycle at this renewal.
 			sub.BillingInterval, sub.BillingIntervalCount, sub.BillingCycleAnchor, sub.CyclePeriods = interval, count, endedEnd, 0
 		}
 		sub.Items, sub.CouponIDs = sub.PendingItems, sub.PendingCouponIDs
 		sub.PendingItems, sub.PendingCouponIDs, sub.PendingQuoteID = nil, nil, nil
 	}
+	if sub.Status == remit.SubscriptionTrialing {
+		sub.Status, sub.BillingCycleAnchor, sub.CyclePeriods = remit.SubscriptionActive, endedEnd, 0
+	}
 	sub.CyclePeriods++
 	sub.CurrentPeriodStart = endedEnd
 	sub.CurrentPeriodEnd = micro(remit.AddInterval(sub.BillingCycleAnchor, sub.BillingInterval, sub.BillingIntervalCount*sub.CyclePeriods))
-	sub.UpdatedAt = now
+	return nil
+}
 
+// invoiceRenewal makes a renewal's draft invoice: the new period's fixed items in advance (none
+// when the subscription ends), the ended period's usage in arrears and the pending proration
+// charges, which it clears.
+func (qs *Quotes) invoiceRenewal(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub *remit.Subscription, ended endedPeriod, ending bool, now time.Time) error {
 	var lines []remit.InvoiceLineInput
 	var periods []*[2]time.Time
 	advance := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
-	arrears := [2]time.Time{endedStart, endedEnd}
-	for _, it := range sub.Items {
-		if it.PriceType == remit.PriceFixedRecurring {
-			lines, periods = append(lines, itemLine(it)), append(periods, &advance)
+	arrears := [2]time.Time{ended.start, ended.end}
+	if !ending {
+		for _, it := range sub.Items {
+			if it.PriceType == remit.PriceFixedRecurring {
+				lines, periods = append(lines, itemLine(it)), append(periods, &advance)
+			}
 		}
 	}
-	for _, it := range endedItems {
+	for _, it := range ended.items {
 		if it.PriceType == remit.PriceUsageMetered {
 			lines, periods = append(lines, itemLine(it)), append(periods, &arrears)
 		}
 	}
-	if len(lines) > 0 {
-		fin := sub.CurrentPeriodStart.Add(autoFinalizeDelay)
-		inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
-			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &advance[0], PeriodEnd: &advance[1],
-			CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, AutoFinalizeAt: &fin}, now)
-		if err != nil {
-			return err
-		}
-		sub.LatestInvoiceID = &inv.InvoiceID
+	pl, pp := pendingProrationLines(*sub)
+	lines, periods, sub.PendingProrations = append(lines, pl...), append(periods, pp...), []remit.PendingProration{}
+	if len(lines) == 0 {
+		return nil
 	}
-	if err := tx.UpdateSubscription(ctx, sub); err != nil {
+	invPeriod := advance
+	if ending {
+		invPeriod = arrears
+	}
+	fin := now.Add(autoFinalizeDelay)
+	inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+		Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &invPeriod[0], PeriodEnd: &invPeriod[1],
+		CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, AutoFinalizeAt: &fin}, now)
+	if err != nil {
 		return err
 	}
-	if err := qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+	sub.LatestInvoiceID = &inv.InvoiceID
+	return nil
+}
+
+// runTrialEnding emits subscription.trial_ending three days before a trial ends (at once for a
+// shorter trial), if the subscription is still in that trial.
+func (qs *Quotes) runTrialEnding(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
+	var p renewJob
+	m, err := jobContext(ctx, tx, scope, job, &p)
+	if err != nil {
+		return err
+	}
+	sub, err := tx.GetSubscription(ctx, m.ID, p.SubscriptionID, store.Unlocked)
+	if remit.ErrorCode(err) == remit.ENotFound {
+		return nil
+	}
+	if err != nil || sub.Status != remit.SubscriptionTrialing || sub.TrialEnd == nil || !sub.TrialEnd.Equal(micro(p.PeriodEnd)) {
 		return err
 	}
 	sub.Environment = m.Environment
-	return qs.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionRenewed, sub.SubscriptionID, sub)
+	return qs.Emit(ctx, tx, scopeOf(m), micro(at), remit.EventSubscriptionTrialEnding, sub.SubscriptionID, sub)
 }
 
-// registerJobs installs the subscriptions' job kind: a renewal.
-func (qs *Quotes) registerJobs() { qs.RegisterJob(jobRenewSubscription, qs.runRenewal) }
+// registerJobs installs the subscriptions' job kinds: a renewal, a trial's end notice.
+func (qs *Quotes) registerJobs() {
+	qs.RegisterJob(jobRenewSubscription, qs.runRenewal)
+	qs.RegisterJob(jobTrialEnding, qs.runTrialEnding)
+}

@@ -86,6 +86,7 @@ const (
 	OrderChange           CreditNoteReason = "order_change"
 	Other                 CreditNoteReason = "other"
 	ProductUnsatisfactory CreditNoteReason = "product_unsatisfactory"
+	SubscriptionCanceled  CreditNoteReason = "subscription_canceled"
 )
 
 // Valid indicates whether the value is a known member of the CreditNoteReason enum.
@@ -102,6 +103,8 @@ func (e CreditNoteReason) Valid() bool {
 	case Other:
 		return true
 	case ProductUnsatisfactory:
+		return true
+	case SubscriptionCanceled:
 		return true
 	default:
 		return false
@@ -465,6 +468,72 @@ func (e QuoteCreateRequestOrderType) Valid() bool {
 	case SubscriptionAmendment:
 		return true
 	case SubscriptionCreation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionCancelRequestAt.
+const (
+	Now       SubscriptionCancelRequestAt = "now"
+	PeriodEnd SubscriptionCancelRequestAt = "period_end"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionCancelRequestAt enum.
+func (e SubscriptionCancelRequestAt) Valid() bool {
+	switch e {
+	case Now:
+		return true
+	case PeriodEnd:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionChangeRequestProrationBehavior.
+const (
+	AlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
+	CreateProrations SubscriptionChangeRequestProrationBehavior = "create_prorations"
+	None             SubscriptionChangeRequestProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangeRequestProrationBehavior enum.
+func (e SubscriptionChangeRequestProrationBehavior) Valid() bool {
+	switch e {
+	case AlwaysInvoice:
+		return true
+	case CreateProrations:
+		return true
+	case None:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionStatus.
+const (
+	SubscriptionStatusActive   SubscriptionStatus = "active"
+	SubscriptionStatusCanceled SubscriptionStatus = "canceled"
+	SubscriptionStatusPastDue  SubscriptionStatus = "past_due"
+	SubscriptionStatusPaused   SubscriptionStatus = "paused"
+	SubscriptionStatusTrialing SubscriptionStatus = "trialing"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionStatus enum.
+func (e SubscriptionStatus) Valid() bool {
+	switch e {
+	case SubscriptionStatusActive:
+		return true
+	case SubscriptionStatusCanceled:
+		return true
+	case SubscriptionStatusPastDue:
+		return true
+	case SubscriptionStatusPaused:
+		return true
+	case SubscriptionStatusTrialing:
 		return true
 	default:
 		return false
@@ -1245,6 +1314,24 @@ func (e AcceptQuoteParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListSubscriptionsParamsEnvironment.
+const (
+	ListSubscriptionsParamsEnvironmentProduction ListSubscriptionsParamsEnvironment = "production"
+	ListSubscriptionsParamsEnvironmentSandbox    ListSubscriptionsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListSubscriptionsParamsEnvironment enum.
+func (e ListSubscriptionsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListSubscriptionsParamsEnvironmentProduction:
+		return true
+	case ListSubscriptionsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GetSubscriptionParamsEnvironment.
 const (
 	GetSubscriptionParamsEnvironmentProduction GetSubscriptionParamsEnvironment = "production"
@@ -1257,6 +1344,78 @@ func (e GetSubscriptionParamsEnvironment) Valid() bool {
 	case GetSubscriptionParamsEnvironmentProduction:
 		return true
 	case GetSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CancelSubscriptionParamsEnvironment.
+const (
+	CancelSubscriptionParamsEnvironmentProduction CancelSubscriptionParamsEnvironment = "production"
+	CancelSubscriptionParamsEnvironmentSandbox    CancelSubscriptionParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CancelSubscriptionParamsEnvironment enum.
+func (e CancelSubscriptionParamsEnvironment) Valid() bool {
+	switch e {
+	case CancelSubscriptionParamsEnvironmentProduction:
+		return true
+	case CancelSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChangeSubscriptionParamsEnvironment.
+const (
+	ChangeSubscriptionParamsEnvironmentProduction ChangeSubscriptionParamsEnvironment = "production"
+	ChangeSubscriptionParamsEnvironmentSandbox    ChangeSubscriptionParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ChangeSubscriptionParamsEnvironment enum.
+func (e ChangeSubscriptionParamsEnvironment) Valid() bool {
+	switch e {
+	case ChangeSubscriptionParamsEnvironmentProduction:
+		return true
+	case ChangeSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PauseSubscriptionParamsEnvironment.
+const (
+	PauseSubscriptionParamsEnvironmentProduction PauseSubscriptionParamsEnvironment = "production"
+	PauseSubscriptionParamsEnvironmentSandbox    PauseSubscriptionParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PauseSubscriptionParamsEnvironment enum.
+func (e PauseSubscriptionParamsEnvironment) Valid() bool {
+	switch e {
+	case PauseSubscriptionParamsEnvironmentProduction:
+		return true
+	case PauseSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResumeSubscriptionParamsEnvironment.
+const (
+	ResumeSubscriptionParamsEnvironmentProduction ResumeSubscriptionParamsEnvironment = "production"
+	ResumeSubscriptionParamsEnvironmentSandbox    ResumeSubscriptionParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ResumeSubscriptionParamsEnvironment enum.
+func (e ResumeSubscriptionParamsEnvironment) Valid() bool {
+	switch e {
+	case ResumeSubscriptionParamsEnvironmentProduction:
+		return true
+	case ResumeSubscriptionParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2002,7 +2161,7 @@ type CreditNoteCreateRequest struct {
 	// OffsetAmount Total of offset-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	OffsetAmount *int64 `json:"offsetAmount,omitempty"`
 
-	// Reason Why the credit note is issued.
+	// Reason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
 	Reason CreditNoteReason `json:"reason"`
 
 	// RefundAmount Total of refund-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
@@ -2030,7 +2189,7 @@ type CreditNoteLine struct {
 	TaxAmount *int64 `json:"taxAmount,omitempty"`
 }
 
-// CreditNoteReason Why the credit note is issued.
+// CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
 type CreditNoteReason string
 
 // CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
@@ -3419,6 +3578,24 @@ type PayoutProfile struct {
 	Status *string `json:"status,omitempty"`
 }
 
+// PendingProration A charge for the remaining time of an item a change added, billed on the next renewal invoice.
+type PendingProration struct {
+	// Amount Minor units.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// Description What the customer reads on the invoice ("Remaining time on Team from 11 Mar 2026 to 31 Mar 2026").
+	Description *string `json:"description,omitempty"`
+
+	// PeriodEnd RFC 3339, UTC.
+	PeriodEnd *time.Time `json:"periodEnd,omitempty"`
+
+	// PeriodStart RFC 3339, UTC.
+	PeriodStart *time.Time `json:"periodStart,omitempty"`
+
+	// PriceId The item's price.
+	PriceId *string `json:"priceId,omitempty"`
+}
+
 // Price A catalog price.
 //
 // Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
@@ -3699,6 +3876,9 @@ type QuoteLine struct {
 	// Quantity Quantity; null for usage_metered lines, whose usage is measured and billed in arrears.
 	Quantity *int64 `json:"quantity,omitempty"`
 
+	// TrialDays Days of free trial the line gives (subscription_creation quotes), else null.
+	TrialDays *int64 `json:"trialDays,omitempty"`
+
 	// UnitAmount Amount per unit. Minor units.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
@@ -3715,6 +3895,9 @@ type QuoteLineInput struct {
 
 	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices (usage is measured and billed in arrears).
 	Quantity *int64 `json:"quantity,omitempty"`
+
+	// TrialDays Days of free trial (subscription_creation quotes, recurring lines only; 422 not_allowed otherwise): the subscription starts trialing, its first period runs to the trial's end with its fixed lines billed at 0, and the first paid period starts then. With several lines, the longest trial is the subscription's.
+	TrialDays *int64 `json:"trialDays,omitempty"`
 
 	// UnitAmount Negotiated amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
@@ -3819,7 +4002,7 @@ type StripeEvent map[string]interface{}
 
 // Subscription A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
 //
-// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pendingCouponIds":null,"pendingItems":null,"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","updatedAt":"2025-06-01T12:00:00.183967Z"}
+// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
 type Subscription struct {
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
@@ -3832,6 +4015,12 @@ type Subscription struct {
 
 	// BillingIntervalCount Intervals per period.
 	BillingIntervalCount *int64 `json:"billingIntervalCount,omitempty"`
+
+	// CancelAt Set by a cancel at period_end, when the subscription will end. RFC 3339, UTC.
+	CancelAt *time.Time `json:"cancelAt,omitempty"`
+
+	// CanceledAt When the subscription ended. RFC 3339, UTC.
+	CanceledAt *time.Time `json:"canceledAt,omitempty"`
 
 	// CouponIds Coupons applied to every invoice of the subscription.
 	CouponIds *[]string `json:"couponIds,omitempty"`
@@ -3869,11 +4058,17 @@ type Subscription struct {
 	// Object Always "subscription".
 	Object *string `json:"object,omitempty"`
 
+	// PausedAt While paused, since when. RFC 3339, UTC.
+	PausedAt *time.Time `json:"pausedAt,omitempty"`
+
 	// PendingCouponIds Coupons of the accepted amendment, in force from the next period; null when none is pending.
 	PendingCouponIds *[]string `json:"pendingCouponIds,omitempty"`
 
 	// PendingItems Items of an accepted amendment, in force from the next period; null when none is pending.
 	PendingItems *[]SubscriptionItem `json:"pendingItems,omitempty"`
+
+	// PendingProrations Proration charges waiting for the next renewal invoice (create_prorations).
+	PendingProrations *[]PendingProration `json:"pendingProrations,omitempty"`
 
 	// PendingQuoteId The amendment quote whose terms are pending; null when none is pending.
 	PendingQuoteId *string `json:"pendingQuoteId,omitempty"`
@@ -3881,15 +4076,55 @@ type Subscription struct {
 	// QuoteId Quote the subscription came from.
 	QuoteId *string `json:"quoteId,omitempty"`
 
-	// Status active (or a later state).
-	Status *string `json:"status,omitempty"`
+	// Status A subscription's state: trialing → active → past_due → canceled, active ⇄ paused (docs/quotes-and-subscriptions.md).
+	Status *SubscriptionStatus `json:"status,omitempty"`
 
 	// SubscriptionId Subscription ID (sub_...).
 	SubscriptionId *string `json:"subscriptionId,omitempty"`
 
+	// TrialEnd When the trial ends and the first paid period starts; null without a trial. RFC 3339, UTC.
+	TrialEnd *time.Time `json:"trialEnd,omitempty"`
+
 	// UpdatedAt When the subscription last changed (merchant clock). RFC 3339, UTC.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
+
+// SubscriptionCancelRequest How to cancel a subscription.
+//
+// Example: {"at":"now","prorate":true}
+type SubscriptionCancelRequest struct {
+	// At period_end ends the subscription when its current period ends; now ends it at once.
+	At SubscriptionCancelRequestAt `json:"at"`
+
+	// Prorate With at now, credit the unused share of the current period's fixed items (default true). Ignored with period_end.
+	Prorate *bool `json:"prorate,omitempty"`
+}
+
+// SubscriptionCancelRequestAt period_end ends the subscription when its current period ends; now ends it at once.
+type SubscriptionCancelRequestAt string
+
+// SubscriptionChangeItem defines model for SubscriptionChangeItem.
+type SubscriptionChangeItem struct {
+	// PriceId A recurring catalog price in the subscription's currency and interval.
+	PriceId string `json:"priceId"`
+
+	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices.
+	Quantity *int64 `json:"quantity,omitempty"`
+}
+
+// SubscriptionChangeRequest The subscription's items after a change, and how to prorate it.
+//
+// Example: {"items":[{"priceId":"price_team_monthly","quantity":1}],"prorationBehavior":"create_prorations"}
+type SubscriptionChangeRequest struct {
+	// Items Every item the subscription has after the change, each price once (422 duplicate).
+	Items []SubscriptionChangeItem `json:"items"`
+
+	// ProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+	ProrationBehavior *SubscriptionChangeRequestProrationBehavior `json:"prorationBehavior,omitempty"`
+}
+
+// SubscriptionChangeRequestProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+type SubscriptionChangeRequestProrationBehavior string
 
 // SubscriptionItem A recurring subscription item, at the unit amount agreed on the quote.
 type SubscriptionItem struct {
@@ -3908,6 +4143,9 @@ type SubscriptionItem struct {
 	// UnitAmount Amount per unit. Minor units.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
+
+// SubscriptionStatus A subscription's state: trialing → active → past_due → canceled, active ⇄ paused (docs/quotes-and-subscriptions.md).
+type SubscriptionStatus string
 
 // SuccessEnvelope Success envelope shared by every operation. data is the resource (or list) the operation returns; requestId equals the Request-Id header.
 type SuccessEnvelope struct {
@@ -4992,6 +5230,30 @@ type AcceptQuoteParams struct {
 // AcceptQuoteParamsEnvironment defines parameters for AcceptQuote.
 type AcceptQuoteParamsEnvironment string
 
+// ListSubscriptionsParams defines parameters for ListSubscriptions.
+type ListSubscriptionsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListSubscriptionsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CustomerId Filter by customer ID.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// Status Filter by status.
+	Status *SubscriptionStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListSubscriptionsParamsEnvironment defines parameters for ListSubscriptions.
+type ListSubscriptionsParamsEnvironment string
+
 // GetSubscriptionParams defines parameters for GetSubscription.
 type GetSubscriptionParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -5003,6 +5265,66 @@ type GetSubscriptionParams struct {
 
 // GetSubscriptionParamsEnvironment defines parameters for GetSubscription.
 type GetSubscriptionParamsEnvironment string
+
+// CancelSubscriptionParams defines parameters for CancelSubscription.
+type CancelSubscriptionParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CancelSubscriptionParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelSubscriptionParamsEnvironment defines parameters for CancelSubscription.
+type CancelSubscriptionParamsEnvironment string
+
+// ChangeSubscriptionParams defines parameters for ChangeSubscription.
+type ChangeSubscriptionParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ChangeSubscriptionParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ChangeSubscriptionParamsEnvironment defines parameters for ChangeSubscription.
+type ChangeSubscriptionParamsEnvironment string
+
+// PauseSubscriptionParams defines parameters for PauseSubscription.
+type PauseSubscriptionParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment PauseSubscriptionParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PauseSubscriptionParamsEnvironment defines parameters for PauseSubscription.
+type PauseSubscriptionParamsEnvironment string
+
+// ResumeSubscriptionParams defines parameters for ResumeSubscription.
+type ResumeSubscriptionParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ResumeSubscriptionParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ResumeSubscriptionParamsEnvironment defines parameters for ResumeSubscription.
+type ResumeSubscriptionParamsEnvironment string
 
 // ListTaxTransactionsParams defines parameters for ListTaxTransactions.
 type ListTaxTransactionsParams struct {
@@ -5261,6 +5583,18 @@ type CreateQuoteJSONRequestBody = QuoteCreateRequest
 
 // AcceptQuoteJSONRequestBody defines body for AcceptQuote for application/json ContentType.
 type AcceptQuoteJSONRequestBody = EmptyRequest
+
+// CancelSubscriptionJSONRequestBody defines body for CancelSubscription for application/json ContentType.
+type CancelSubscriptionJSONRequestBody = SubscriptionCancelRequest
+
+// ChangeSubscriptionJSONRequestBody defines body for ChangeSubscription for application/json ContentType.
+type ChangeSubscriptionJSONRequestBody = SubscriptionChangeRequest
+
+// PauseSubscriptionJSONRequestBody defines body for PauseSubscription for application/json ContentType.
+type PauseSubscriptionJSONRequestBody = EmptyRequest
+
+// ResumeSubscriptionJSONRequestBody defines body for ResumeSubscription for application/json ContentType.
+type ResumeSubscriptionJSONRequestBody = EmptyRequest
 
 // FinalizeTaxTransactionJSONRequestBody defines body for FinalizeTaxTransaction for application/json ContentType.
 type FinalizeTaxTransactionJSONRequestBody = EmptyRequest
@@ -7155,12 +7489,91 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/quotes/{quoteId}/accept (the `AcceptQuote` operationId).
 	AcceptQuote(ctx context.Context, quoteId QuoteIdPath, params *AcceptQuoteParams, body AcceptQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListSubscriptions List subscriptions
+	//
+	// Lists subscriptions, newest first, cursor-paged. Items are Subscription objects.
+	//
+	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+	ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetSubscription Get a subscription
 	//
 	// Returns a subscription.
 	//
 	// Corresponds with GET /v1/subscriptions/{subscriptionId} (the `GetSubscription` operationId).
 	GetSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *GetSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelSubscriptionWithBody Cancel a subscription
+	//
+	// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+	CancelSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelSubscription Cancel a subscription
+	//
+	// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+	CancelSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeSubscriptionWithBody Change a subscriptions items
+	//
+	// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+	ChangeSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ChangeSubscription Change a subscriptions items
+	//
+	// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+	ChangeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSubscriptionWithBody Pause a subscription
+	//
+	// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+	PauseSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSubscription Pause a subscription
+	//
+	// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+	PauseSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeSubscriptionWithBody Resume a subscription
+	//
+	// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+	ResumeSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeSubscription Resume a subscription
+	//
+	// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+	ResumeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, body ResumeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTaxTransactions List tax transactions
 	//
@@ -8465,6 +8878,23 @@ func (c *Client) AcceptQuote(ctx context.Context, quoteId QuoteIdPath, params *A
 	return c.Client.Do(req)
 }
 
+// ListSubscriptions List subscriptions
+//
+// Lists subscriptions, newest first, cursor-paged. Items are Subscription objects.
+//
+// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+func (c *Client) ListSubscriptions(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSubscriptionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetSubscription Get a subscription
 //
 // Returns a subscription.
@@ -8472,6 +8902,158 @@ func (c *Client) AcceptQuote(ctx context.Context, quoteId QuoteIdPath, params *A
 // Corresponds with GET /v1/subscriptions/{subscriptionId} (the `GetSubscription` operationId).
 func (c *Client) GetSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *GetSubscriptionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSubscriptionRequest(c.Server, subscriptionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelSubscriptionWithBody Cancel a subscription
+//
+// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+func (c *Client) CancelSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelSubscriptionRequestWithBody(c.Server, subscriptionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelSubscription Cancel a subscription
+//
+// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+func (c *Client) CancelSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelSubscriptionRequest(c.Server, subscriptionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeSubscriptionWithBody Change a subscriptions items
+//
+// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+func (c *Client) ChangeSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeSubscriptionRequestWithBody(c.Server, subscriptionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ChangeSubscription Change a subscriptions items
+//
+// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+func (c *Client) ChangeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewChangeSubscriptionRequest(c.Server, subscriptionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSubscriptionWithBody Pause a subscription
+//
+// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+func (c *Client) PauseSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseSubscriptionRequestWithBody(c.Server, subscriptionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSubscription Pause a subscription
+//
+// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+func (c *Client) PauseSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseSubscriptionRequest(c.Server, subscriptionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeSubscriptionWithBody Resume a subscription
+//
+// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+func (c *Client) ResumeSubscriptionWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeSubscriptionRequestWithBody(c.Server, subscriptionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeSubscription Resume a subscription
+//
+// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+func (c *Client) ResumeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, body ResumeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeSubscriptionRequest(c.Server, subscriptionId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12251,6 +12833,112 @@ func NewAcceptQuoteRequestWithBody(server string, quoteId QuoteIdPath, params *A
 	return req, nil
 }
 
+// NewListSubscriptionsRequest constructs an http.Request for the ListSubscriptions method
+func NewListSubscriptionsRequest(server string, params *ListSubscriptionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetSubscriptionRequest constructs an http.Request for the GetSubscription method
 func NewGetSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *GetSubscriptionParams) (*http.Request, error) {
 	var err error
@@ -12311,6 +12999,378 @@ func NewGetSubscriptionRequest(server string, subscriptionId SubscriptionIdPath,
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelSubscriptionRequest calls the generic CancelSubscription builder with application/json body
+func NewCancelSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelSubscriptionRequestWithBody(server, subscriptionId, params, "application/json", bodyReader)
+}
+
+// NewCancelSubscriptionRequestWithBody constructs an http.Request for the CancelSubscription method, with any body, and a specified content type
+func NewCancelSubscriptionRequestWithBody(server string, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewChangeSubscriptionRequest calls the generic ChangeSubscription builder with application/json body
+func NewChangeSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewChangeSubscriptionRequestWithBody(server, subscriptionId, params, "application/json", bodyReader)
+}
+
+// NewChangeSubscriptionRequestWithBody constructs an http.Request for the ChangeSubscription method, with any body, and a specified content type
+func NewChangeSubscriptionRequestWithBody(server string, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/change", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewPauseSubscriptionRequest calls the generic PauseSubscription builder with application/json body
+func NewPauseSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPauseSubscriptionRequestWithBody(server, subscriptionId, params, "application/json", bodyReader)
+}
+
+// NewPauseSubscriptionRequestWithBody constructs an http.Request for the PauseSubscription method, with any body, and a specified content type
+func NewPauseSubscriptionRequestWithBody(server string, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewResumeSubscriptionRequest calls the generic ResumeSubscription builder with application/json body
+func NewResumeSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, body ResumeSubscriptionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeSubscriptionRequestWithBody(server, subscriptionId, params, "application/json", bodyReader)
+}
+
+// NewResumeSubscriptionRequestWithBody constructs an http.Request for the ResumeSubscription method, with any body, and a specified content type
+func NewResumeSubscriptionRequestWithBody(server string, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -13982,6 +15042,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/quotes/{quoteId}/accept (the `AcceptQuote` operationId).
 	AcceptQuoteWithResponse(ctx context.Context, quoteId QuoteIdPath, params *AcceptQuoteParams, body AcceptQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptQuoteResponse, error)
 
+	// ListSubscriptionsWithResponse List subscriptions
+	//
+	// Lists subscriptions, newest first, cursor-paged. Items are Subscription objects.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+	ListSubscriptionsWithResponse(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListSubscriptionsResponse, error)
+
 	// GetSubscriptionWithResponse Get a subscription
 	//
 	// Returns a subscription.
@@ -13990,6 +15059,78 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/subscriptions/{subscriptionId} (the `GetSubscription` operationId).
 	GetSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *GetSubscriptionParams, reqEditors ...RequestEditorFn) (*GetSubscriptionResponse, error)
+
+	// CancelSubscriptionWithBodyWithResponse Cancel a subscription
+	//
+	// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+	CancelSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error)
+
+	// CancelSubscriptionWithResponse Cancel a subscription
+	//
+	// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+	CancelSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error)
+
+	// ChangeSubscriptionWithBodyWithResponse Change a subscriptions items
+	//
+	// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+	ChangeSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeSubscriptionResponse, error)
+
+	// ChangeSubscriptionWithResponse Change a subscriptions items
+	//
+	// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+	ChangeSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeSubscriptionResponse, error)
+
+	// PauseSubscriptionWithBodyWithResponse Pause a subscription
+	//
+	// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+	PauseSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error)
+
+	// PauseSubscriptionWithResponse Pause a subscription
+	//
+	// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+	PauseSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error)
+
+	// ResumeSubscriptionWithBodyWithResponse Resume a subscription
+	//
+	// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+	ResumeSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeSubscriptionResponse, error)
+
+	// ResumeSubscriptionWithResponse Resume a subscription
+	//
+	// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+	ResumeSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, body ResumeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeSubscriptionResponse, error)
 
 	// ListTaxTransactionsWithResponse List tax transactions
 	//
@@ -20441,6 +21582,157 @@ func (r AcceptQuoteResponse) ContentType() string {
 	return ""
 }
 
+// ListSubscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListSubscriptions
+type ListSubscriptionsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListSubscriptionsResponse429Headers the declared response headers of an HTTP 429 response for ListSubscriptions
+type ListSubscriptionsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListSubscriptionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+		Data List `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSubscriptionsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListSubscriptionsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON200() *struct {
+	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+	Data List `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListSubscriptionsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListSubscriptionsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSubscriptionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSubscriptionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSubscriptionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSubscriptionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for GetSubscription
 type GetSubscriptionResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -20461,7 +21753,7 @@ type GetSubscriptionResponse struct {
 	JSON200 *struct {
 		// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
 		//
-		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pendingCouponIds":null,"pendingItems":null,"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","updatedAt":"2025-06-01T12:00:00.183967Z"}
+		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
 		Data Subscription `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -20501,7 +21793,7 @@ type GetSubscriptionResponse struct {
 func (r GetSubscriptionResponse) GetJSON200() *struct {
 	// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
 	//
-	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pendingCouponIds":null,"pendingItems":null,"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","updatedAt":"2025-06-01T12:00:00.183967Z"}
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
 	Data Subscription `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -20590,6 +21882,626 @@ func (r GetSubscriptionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for CancelSubscription
+type CancelSubscriptionResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CancelSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for CancelSubscription
+type CancelSubscriptionResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CancelSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+		//
+		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+		Data Subscription `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelSubscriptionResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelSubscriptionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON200() *struct {
+	// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Data Subscription `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CancelSubscriptionResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CancelSubscriptionResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ChangeSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for ChangeSubscription
+type ChangeSubscriptionResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ChangeSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for ChangeSubscription
+type ChangeSubscriptionResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ChangeSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+		//
+		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+		Data Subscription `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ChangeSubscriptionResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ChangeSubscriptionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON200() *struct {
+	// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Data Subscription `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ChangeSubscriptionResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ChangeSubscriptionResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ChangeSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ChangeSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ChangeSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ChangeSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PauseSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for PauseSubscription
+type PauseSubscriptionResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// PauseSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for PauseSubscription
+type PauseSubscriptionResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type PauseSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+		//
+		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+		Data Subscription `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PauseSubscriptionResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PauseSubscriptionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON200() *struct {
+	// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Data Subscription `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PauseSubscriptionResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PauseSubscriptionResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for ResumeSubscription
+type ResumeSubscriptionResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ResumeSubscriptionResponse429Headers the declared response headers of an HTTP 429 response for ResumeSubscription
+type ResumeSubscriptionResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ResumeSubscriptionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+		//
+		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+		Data Subscription `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResumeSubscriptionResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ResumeSubscriptionResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON200() *struct {
+	// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Data Subscription `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ResumeSubscriptionResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ResumeSubscriptionResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeSubscriptionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeSubscriptionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeSubscriptionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeSubscriptionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23533,6 +25445,21 @@ func (c *ClientWithResponses) AcceptQuoteWithResponse(ctx context.Context, quote
 	return ParseAcceptQuoteResponse(rsp)
 }
 
+// ListSubscriptionsWithResponse List subscriptions
+//
+// Lists subscriptions, newest first, cursor-paged. Items are Subscription objects.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/subscriptions (the `ListSubscriptions` operationId).
+func (c *ClientWithResponses) ListSubscriptionsWithResponse(ctx context.Context, params *ListSubscriptionsParams, reqEditors ...RequestEditorFn) (*ListSubscriptionsResponse, error) {
+	rsp, err := c.ListSubscriptions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSubscriptionsResponse(rsp)
+}
+
 // GetSubscriptionWithResponse Get a subscription
 //
 // Returns a subscription.
@@ -23546,6 +25473,126 @@ func (c *ClientWithResponses) GetSubscriptionWithResponse(ctx context.Context, s
 		return nil, err
 	}
 	return ParseGetSubscriptionResponse(rsp)
+}
+
+// CancelSubscriptionWithBodyWithResponse Cancel a subscription
+//
+// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+func (c *ClientWithResponses) CancelSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error) {
+	rsp, err := c.CancelSubscriptionWithBody(ctx, subscriptionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelSubscriptionResponse(rsp)
+}
+
+// CancelSubscriptionWithResponse Cancel a subscription
+//
+// Ends a subscription. at period_end sets cancelAt to the current period's end: the renewal then ends the subscription instead of renewing (its last invoice bills the ended period's usage; subscription.updated now, subscription.canceled then). at now ends it at once (subscription.canceled) and, unless prorate is false, gives back the unused share of the current period's fixed items: a credit note (reason subscription_canceled) on the invoice that billed the period, bucket credit when it is paid (the credit becomes prepaid balance) and offset while it is open; a draft for the period is revised to bill the time used. 409 with details.currentState when the subscription is canceled already, or for period_end of a paused subscription.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/cancel (the `CancelSubscription` operationId).
+func (c *ClientWithResponses) CancelSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *CancelSubscriptionParams, body CancelSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelSubscriptionResponse, error) {
+	rsp, err := c.CancelSubscription(ctx, subscriptionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelSubscriptionResponse(rsp)
+}
+
+// ChangeSubscriptionWithBodyWithResponse Change a subscriptions items
+//
+// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+func (c *ClientWithResponses) ChangeSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ChangeSubscriptionResponse, error) {
+	rsp, err := c.ChangeSubscriptionWithBody(ctx, subscriptionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeSubscriptionResponse(rsp)
+}
+
+// ChangeSubscriptionWithResponse Change a subscriptions items
+//
+// Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
+func (c *ClientWithResponses) ChangeSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeSubscriptionResponse, error) {
+	rsp, err := c.ChangeSubscription(ctx, subscriptionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseChangeSubscriptionResponse(rsp)
+}
+
+// PauseSubscriptionWithBodyWithResponse Pause a subscription
+//
+// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+func (c *ClientWithResponses) PauseSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error) {
+	rsp, err := c.PauseSubscriptionWithBody(ctx, subscriptionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseSubscriptionResponse(rsp)
+}
+
+// PauseSubscriptionWithResponse Pause a subscription
+//
+// Pauses an active subscription: no renewals and no invoices until it is resumed (subscription.paused). 409 with details.currentState otherwise.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
+func (c *ClientWithResponses) PauseSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error) {
+	rsp, err := c.PauseSubscription(ctx, subscriptionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseSubscriptionResponse(rsp)
+}
+
+// ResumeSubscriptionWithBodyWithResponse Resume a subscription
+//
+// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+func (c *ClientWithResponses) ResumeSubscriptionWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeSubscriptionResponse, error) {
+	rsp, err := c.ResumeSubscriptionWithBody(ctx, subscriptionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeSubscriptionResponse(rsp)
+}
+
+// ResumeSubscriptionWithResponse Resume a subscription
+//
+// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/resume (the `ResumeSubscription` operationId).
+func (c *ClientWithResponses) ResumeSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, body ResumeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeSubscriptionResponse, error) {
+	rsp, err := c.ResumeSubscription(ctx, subscriptionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeSubscriptionResponse(rsp)
 }
 
 // ListTaxTransactionsWithResponse List tax transactions
@@ -30188,6 +32235,161 @@ func ParseAcceptQuoteResponse(rsp *http.Response) (*AcceptQuoteResponse, error) 
 	return response, nil
 }
 
+// ParseListSubscriptionsResponse parses an HTTP response from a ListSubscriptionsWithResponse call
+func ParseListSubscriptionsResponse(rsp *http.Response) (*ListSubscriptionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSubscriptionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+			Data List `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSubscriptionsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListSubscriptionsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetSubscriptionResponse parses an HTTP response from a GetSubscriptionWithResponse call
 func ParseGetSubscriptionResponse(rsp *http.Response) (*GetSubscriptionResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -30206,7 +32408,7 @@ func ParseGetSubscriptionResponse(rsp *http.Response) (*GetSubscriptionResponse,
 		var dest struct {
 			// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
 			//
-			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pendingCouponIds":null,"pendingItems":null,"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","updatedAt":"2025-06-01T12:00:00.183967Z"}
+			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
 			Data Subscription `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -30332,6 +32534,634 @@ func ParseGetSubscriptionResponse(rsp *http.Response) (*GetSubscriptionResponse,
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelSubscriptionResponse parses an HTTP response from a CancelSubscriptionWithResponse call
+func ParseCancelSubscriptionResponse(rsp *http.Response) (*CancelSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+			//
+			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+			Data Subscription `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelSubscriptionResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseChangeSubscriptionResponse parses an HTTP response from a ChangeSubscriptionWithResponse call
+func ParseChangeSubscriptionResponse(rsp *http.Response) (*ChangeSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ChangeSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+			//
+			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+			Data Subscription `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ChangeSubscriptionResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ChangeSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePauseSubscriptionResponse parses an HTTP response from a PauseSubscriptionWithResponse call
+func ParsePauseSubscriptionResponse(rsp *http.Response) (*PauseSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+			//
+			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+			Data Subscription `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PauseSubscriptionResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PauseSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeSubscriptionResponse parses an HTTP response from a ResumeSubscriptionWithResponse call
+func ParseResumeSubscriptionResponse(rsp *http.Response) (*ResumeSubscriptionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeSubscriptionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+			//
+			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+			Data Subscription `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResumeSubscriptionResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ResumeSubscriptionResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -47,12 +47,21 @@ func couponInput(body api.CouponCreateRequest) remit.Coupon {
 	}
 }
 
-// lineInputs are the lines of an invoice or a quote, priced the same way.
-func lineInputs[L api.InvoiceLineInput | api.QuoteLineInput](lines []L) []remit.InvoiceLineInput {
+// lineInputs are the lines of an invoice, priced as a quote's are.
+func lineInputs(lines []api.InvoiceLineInput) []remit.InvoiceLineInput {
 	var out []remit.InvoiceLineInput
-	for _, line := range lines {
-		l := api.InvoiceLineInput(line)
+	for _, l := range lines {
 		out = append(out, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description})
+	}
+	return out
+}
+
+// quoteLineInputs are a quote's lines: an invoice's, with a trial's days.
+func quoteLineInputs(lines []api.QuoteLineInput) []remit.InvoiceLineInput {
+	var out []remit.InvoiceLineInput
+	for _, l := range lines {
+		out = append(out, remit.InvoiceLineInput{PriceID: l.PriceId, Quantity: l.Quantity, UnitAmount: l.UnitAmount, Description: l.Description,
+			TrialDays: l.TrialDays})
 	}
 	return out
 }

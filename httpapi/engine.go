@@ -94,6 +94,11 @@ type Quotes interface {
 	GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
 	AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
 	GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
+	ListSubscriptions(ctx context.Context, m remit.MerchantAccount, in remit.SubscriptionQuery) (remit.List[remit.Subscription], error)
+	CancelSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.CancelInput) (remit.Subscription, error)
+	PauseSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
+	ResumeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
+	ChangeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.Subscription, error)
 }
 
 // Invoicing is invoices and their tax transactions.

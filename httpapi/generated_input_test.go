@@ -424,6 +424,20 @@ var proseRules = map[string]func(g *gen, req *drawn){
 				}
 			}
 		}
+		// trialDays: on a subscription_creation quote's recurring lines only.
+		for _, l := range req.body["lines"].([]any) {
+			if line := l.(map[string]any); req.body["orderType"] != "subscription_creation" || line["priceId"] != "price_month" {
+				delete(line, "trialDays")
+			}
+		}
+	},
+	// A change's items are recurring prices in the subscription's currency and interval (the
+	// test's is price_month), each once.
+	"changeSubscription": func(g *gen, req *drawn) {
+		items := req.body["items"].([]any)
+		first := items[0].(map[string]any)
+		first["priceId"] = "price_month"
+		req.body["items"] = []any{first}
 	},
 	// A credit note's bucket totals, when given, are the sums of its lines' amounts per bucket.
 	"createCreditNote": func(g *gen, req *drawn) {

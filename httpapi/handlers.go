@@ -45,6 +45,11 @@ func (s *Server) registry() []registration {
 		{"quotes", "getQuote", byPath("quoteId", s.eng.Quotes.GetQuote)},
 		{"quotes", "acceptQuote", byPath("quoteId", s.eng.Quotes.AcceptQuote)},
 		{"quotes", "getSubscription", byPath("subscriptionId", s.eng.Quotes.GetSubscription)},
+		{"quotes", "listSubscriptions", s.listSubscriptions},
+		{"quotes", "cancelSubscription", decoded(s.cancelSubscription)},
+		{"quotes", "pauseSubscription", byPath("subscriptionId", s.eng.Quotes.PauseSubscription)},
+		{"quotes", "resumeSubscription", byPath("subscriptionId", s.eng.Quotes.ResumeSubscription)},
+		{"quotes", "changeSubscription", decoded(s.changeSubscription)},
 		{"invoicing", "createInvoice", decoded(s.createInvoice)},
 		{"invoicing", "getInvoice", byPath("invoiceId", s.eng.Invoicing.GetInvoice)},
 		{"invoicing", "refreshInvoice", byPath("invoiceId", s.eng.Invoicing.RefreshInvoice)},
@@ -109,8 +114,10 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		"createBillingAccount": bodyCheck(billingAccountInput, func(b remit.BillingAccount, probs *remit.Problems) {
 			remit.CheckBillingAccount(&b, probs)
 		}),
-		"createInvoice": bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
-		"createQuote":   bodyCheck(quoteInput, remit.CheckQuoteRequest),
+		"createInvoice":      bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
+		"createQuote":        bodyCheck(quoteInput, remit.CheckQuoteRequest),
+		"cancelSubscription": bodyCheck(cancelInput, remit.CheckCancel),
+		"changeSubscription": bodyCheck(changeInput, remit.CheckChange),
 		"createWebhookEndpoint": func(r *Request) []remit.FieldError {
 			var body api.WebhookEndpointCreateRequest
 			r.DecodeLenient(&body)

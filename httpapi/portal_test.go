@@ -197,7 +197,7 @@ func TestPortalSetupSessions(t *testing.T) {
 	})
 }
 
-func mustMerchant(t *testing.T, e *testkit.Env, id string) remit.MerchantAccount {
+func mustMerchant(t testing.TB, e *testkit.Env, id string) remit.MerchantAccount {
 	t.Helper()
 	m, err := e.App.DB.Read(context.Background()).GetMerchantAccount(context.Background(), id, store.Unlocked)
 	if err != nil {

@@ -16,6 +16,37 @@ func quoteInput(body api.QuoteCreateRequest) remit.QuoteInput {
 	return remit.QuoteInput{
 		QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,
 		BillingAccountID: body.BillingAccountId, SubscriptionID: body.SubscriptionId, Currency: body.Currency,
-		Terms: body.Terms, Metadata: metadata(body.Metadata), CouponIDs: derefSlice(body.CouponIds), Lines: lineInputs(body.Lines),
+		Terms: body.Terms, Metadata: metadata(body.Metadata), CouponIDs: derefSlice(body.CouponIds), Lines: quoteLineInputs(body.Lines),
 	}
+}
+
+// listSubscriptions handles GET /v1/subscriptions.
+func (s *Server) listSubscriptions(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Quotes.ListSubscriptions(ctx, r.Merchant, remit.SubscriptionQuery{CustomerID: r.Query("customerId"), Status: r.Query("status"),
+		Limit: r.Query("limit"), Cursor: r.Query("cursor")})
+}
+
+// cancelSubscription handles POST /v1/subscriptions/{subscriptionId}/cancel.
+func (s *Server) cancelSubscription(ctx context.Context, r *Request, body api.SubscriptionCancelRequest) (any, error) {
+	return s.eng.Quotes.CancelSubscription(ctx, r.Merchant, r.Path("subscriptionId"), cancelInput(body))
+}
+
+func cancelInput(body api.SubscriptionCancelRequest) remit.CancelInput {
+	return remit.CancelInput{At: string(body.At), Prorate: body.Prorate}
+}
+
+// changeSubscription handles POST /v1/subscriptions/{subscriptionId}/change.
+func (s *Server) changeSubscription(ctx context.Context, r *Request, body api.SubscriptionChangeRequest) (any, error) {
+	return s.eng.Quotes.ChangeSubscription(ctx, r.Merchant, r.Path("subscriptionId"), changeInput(body))
+}
+
+func changeInput(body api.SubscriptionChangeRequest) remit.ChangeInput {
+	in := remit.ChangeInput{}
+	if body.ProrationBehavior != nil {
+		in.ProrationBehavior = string(*body.ProrationBehavior)
+	}
+	for _, it := range body.Items {
+		in.Items = append(in.Items, remit.ChangeItem{PriceID: it.PriceId, Quantity: it.Quantity})
+	}
+	return in
 }

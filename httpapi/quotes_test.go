@@ -76,7 +76,7 @@ func wantEvents(t *testing.T, e *testkit.Env, objectID string, types ...string) 
 }
 
 // renewedInvoices returns the latestInvoiceId of each subscription.renewed event, oldest first.
-func renewedInvoices(t *testing.T, e *testkit.Env, subID string) []string {
+func renewedInvoices(t testing.TB, e *testkit.Env, subID string) []string {
 	t.Helper()
 	evs, err := e.App.DB.Read(context.Background()).ListEventsByObject(context.Background(), e.Tenant.Sandbox, subID)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/remit-billing/remit"
 )
@@ -77,7 +78,8 @@ func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, read
 
 const subscriptionColumns = `id, status, customer_id, billing_account_id, currency, items, pending_items, pending_coupon_ids,
 	pending_quote_id, billing_interval, billing_interval_count, cycle_anchor, cycle_periods, current_period_start,
-	current_period_end, latest_invoice_id, quote_id, coupon_ids, metadata, created_at, updated_at`
+	current_period_end, latest_invoice_id, quote_id, coupon_ids, metadata, created_at, updated_at, trial_end, cancel_at,
+	canceled_at, paused_at, pending_prorations`
 
 func subscriptionArgs(s remit.Subscription) []any {
 	items := s.Items
@@ -87,6 +89,10 @@ func subscriptionArgs(s remit.Subscription) []any {
 	coupons := s.CouponIDs
 	if coupons == nil {
 		coupons = []string{}
+	}
+	prorations := s.PendingProrations
+	if prorations == nil {
+		prorations = []remit.PendingProration{}
 	}
 	var pending, pendingCoupons any
 	if s.PendingItems != nil {
@@ -101,13 +107,15 @@ func subscriptionArgs(s remit.Subscription) []any {
 		mustJSON(items), pending, pendingCoupons, optText(s.PendingQuoteID), s.BillingInterval, s.BillingIntervalCount,
 		remit.Micros(s.BillingCycleAnchor), s.CyclePeriods, remit.Micros(s.CurrentPeriodStart), remit.Micros(s.CurrentPeriodEnd),
 		optText(s.LatestInvoiceID), optText(s.QuoteID), mustJSON(coupons), metadataText(s.Metadata),
-		remit.Micros(s.CreatedAt), remit.Micros(s.UpdatedAt)}
+		remit.Micros(s.CreatedAt), remit.Micros(s.UpdatedAt), optMicros(s.TrialEnd), optMicros(s.CancelAt),
+		optMicros(s.CanceledAt), optMicros(s.PausedAt), mustJSON(prorations)}
 }
 
 // InsertSubscription inserts a subscription.
 func (q Q) InsertSubscription(ctx context.Context, s remit.Subscription) error {
 	_, err := q.exec(ctx, `INSERT INTO subscriptions (merchant_account_id, `+subscriptionColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+		$23, $24, $25, $26, $27)`,
 		subscriptionArgs(s)...)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
@@ -121,46 +129,83 @@ func (q Q) UpdateSubscription(ctx context.Context, s remit.Subscription) error {
 		items = $7, pending_items = $8, pending_coupon_ids = $9, pending_quote_id = $10, billing_interval = $11,
 		billing_interval_count = $12, cycle_anchor = $13, cycle_periods = $14, current_period_start = $15,
 		current_period_end = $16, latest_invoice_id = $17, quote_id = $18, coupon_ids = $19, metadata = $20,
-		created_at = $21, updated_at = $22
+		created_at = $21, updated_at = $22, trial_end = $23, cancel_at = $24, canceled_at = $25, paused_at = $26, pending_prorations = $27
 		WHERE merchant_account_id = $1 AND id = $2`, subscriptionArgs(s)...)
 	return wrapErr(err, "store.UpdateSubscription")
 }
 
 // GetSubscription returns a subscription, or not_found. Locked, the row is locked (PostgreSQL) until the
 // transaction ends: every change to a subscription takes this lock first.
-func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionID string, read Read) (s remit.Subscription, err error) {
+func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionID string, read Read) (remit.Subscription, error) {
 	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	var pending, pendingCoupons, pendingQuote, latest, quote sql.NullString
-	var items, coupons, md string
-	var anchor, start, end, created, updated int64
-	err = q.QueryRow(ctx, query, merchantAccountID, subscriptionID).Scan(&s.SubscriptionID, &s.Status, &s.CustomerID,
-		&s.BillingAccountID, &s.Currency, &items, &pending, &pendingCoupons, &pendingQuote, &s.BillingInterval,
-		&s.BillingIntervalCount, &anchor, &s.CyclePeriods, &start, &end, &latest, &quote, &coupons, &md, &created, &updated)
+	s, err := scanSubscription(q.QueryRow(ctx, query, merchantAccountID, subscriptionID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, remit.NotFound("subscription", subscriptionID, "")
 	}
-	if err != nil {
-		return s, wrapErr(err, "store.GetSubscription")
+	s.MerchantAccountID = merchantAccountID
+	return s, wrapErr(err, "store.GetSubscription")
+}
+
+// SubscriptionFilter narrows the subscriptions list; After* is the keyset cursor.
+type SubscriptionFilter struct {
+	CustomerID, Status string
+	AfterCreated       int64
+	AfterID            string
+	Limit              int
+}
+
+// ListSubscriptions returns a page of subscriptions, newest first (Limit+1 rows, to tell whether
+// there are more).
+func (q Q) ListSubscriptions(ctx context.Context, merchantAccountID string, f SubscriptionFilter) ([]remit.Subscription, error) {
+	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1`
+	args := []any{merchantAccountID}
+	for _, c := range []struct{ col, v string }{{"customer_id", f.CustomerID}, {"status", f.Status}} {
+		if c.v != "" {
+			args = append(args, c.v)
+			query += " AND " + c.col + " = $" + itoa(len(args))
+		}
 	}
-	s.Object, s.MerchantAccountID = "subscription", merchantAccountID
+	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
+	args = append(args, kargs...)
+	args = append(args, f.Limit+1)
+	query += cond + order + " LIMIT $" + itoa(len(args))
+	return queryAll(ctx, q, "store.ListSubscriptions", scanSubscription, func(s *remit.Subscription) { s.MerchantAccountID = merchantAccountID }, query, args...)
+}
+
+func scanSubscription(row interface{ Scan(...any) error }) (s remit.Subscription, err error) {
+	var pending, pendingCoupons, pendingQuote, latest, quote sql.NullString
+	var items, coupons, md, prorations string
+	var anchor, start, end, created, updated int64
+	var trialEnd, cancelAt, canceledAt, pausedAt sql.NullInt64
+	if err = row.Scan(&s.SubscriptionID, &s.Status, &s.CustomerID,
+		&s.BillingAccountID, &s.Currency, &items, &pending, &pendingCoupons, &pendingQuote, &s.BillingInterval,
+		&s.BillingIntervalCount, &anchor, &s.CyclePeriods, &start, &end, &latest, &quote, &coupons, &md, &created, &updated,
+		&trialEnd, &cancelAt, &canceledAt, &pausedAt, &prorations); err != nil {
+		return s, err
+	}
+	s.Object = "subscription"
 	s.PendingQuoteID, s.LatestInvoiceID, s.QuoteID = textPtr(pendingQuote), textPtr(latest), textPtr(quote)
 	s.BillingCycleAnchor, s.CurrentPeriodStart, s.CurrentPeriodEnd = remit.FromMicros(anchor), remit.FromMicros(start), remit.FromMicros(end)
 	s.Metadata, s.CreatedAt, s.UpdatedAt = metadataOf(md), remit.FromMicros(created), remit.FromMicros(updated)
+	s.TrialEnd, s.CancelAt, s.CanceledAt, s.PausedAt = timePtr(trialEnd), timePtr(cancelAt), timePtr(canceledAt), timePtr(pausedAt)
 	if err := json.Unmarshal([]byte(items), &s.Items); err != nil {
-		return s, wrapErr(err, "store.GetSubscription: items")
+		return s, fmt.Errorf("items: %w", err)
 	}
 	if err := json.Unmarshal([]byte(coupons), &s.CouponIDs); err != nil {
-		return s, wrapErr(err, "store.GetSubscription: coupons")
+		return s, fmt.Errorf("coupons: %w", err)
+	}
+	if err := json.Unmarshal([]byte(prorations), &s.PendingProrations); err != nil {
+		return s, fmt.Errorf("pending prorations: %w", err)
 	}
 	if pending.Valid {
 		s.PendingItems = []remit.SubscriptionItem{}
 		if err := json.Unmarshal([]byte(pending.String), &s.PendingItems); err != nil {
-			return s, wrapErr(err, "store.GetSubscription: pending items")
+			return s, fmt.Errorf("pending items: %w", err)
 		}
 		s.PendingCouponIDs = []string{}
 		if pendingCoupons.Valid {
 			if err := json.Unmarshal([]byte(pendingCoupons.String), &s.PendingCouponIDs); err != nil {
-				return s, wrapErr(err, "store.GetSubscription: pending coupons")
+				return s, fmt.Errorf("pending coupons: %w", err)
 			}
 		}
 	}

@@ -78,6 +78,8 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"expireCustomerBalance":           map[string]any{"sourceEntryId": str(grant, "entryId")},
 		"createPaymentMethodSetupSession": map[string]any{"billingAccountId": "a-ba"},
 		"resendEvent":                     map[string]any{"endpointId": str(ep, "endpointId")},
+		"cancelSubscription":              map[string]any{"at": "now"},
+		"changeSubscription":              map[string]any{"items": []any{map[string]any{"priceId": "a-price"}}},
 	}
 	A.markers = []string{alphaName, "alpha-private@example.com", e.Tenant.OrganizationID, e.Tenant.APIKeyID, e.Tenant.Production, str(grant, "entryId")}
 	for _, id := range A.ids {

@@ -1,0 +1,282 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/store"
+)
+
+// The subscription lifecycle (docs/quotes-and-subscriptions.md "States"): list, cancel, pause,
+// resume and change. Each action locks the subscription row, asks remit.CheckSubscriptionAction
+// whether its state allows it, writes and emits in one transaction. The renewal job
+// (subscriptions.go) reads the same row under the same lock, so an action and a renewal falling
+// due at the same moment run one after the other, and the second sees the first's result.
+
+// ListSubscriptions lists the merchant account's subscriptions, newest first, by customer and
+// status.
+//
+// Errors: validation_failure (status, limit, cursor).
+func (qs *Quotes) ListSubscriptions(ctx context.Context, m remit.MerchantAccount, in remit.SubscriptionQuery) (remit.List[remit.Subscription], error) {
+	scope := scopeOf(m)
+	page, err := qs.ParsePage(ctx, scope, "subscriptions", in.Limit, in.Cursor, 20)
+	var p remit.Problems
+	if in.Status != "" && !remit.OneOf(in.Status, subscriptionStatusNames()) {
+		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of trialing, active, past_due, paused, canceled.")
+	}
+	if err := ProblemsOf(&p, err); err != nil {
+		return remit.List[remit.Subscription]{}, err
+	}
+	if err := p.Err(); err != nil {
+		return remit.List[remit.Subscription]{}, err
+	}
+	f := store.SubscriptionFilter{CustomerID: in.CustomerID, Status: in.Status, Limit: page.Limit}
+	if !page.First() {
+		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
+	}
+	items, err := qs.DB.Read(ctx).ListSubscriptions(ctx, m.ID, f)
+	if err != nil {
+		return remit.List[remit.Subscription]{}, err
+	}
+	for i := range items {
+		items[i].Environment = m.Environment
+	}
+	return finishPage(ctx, qs.core, scope, "subscriptions", page, items, func(s remit.Subscription) (time.Time, string) {
+		return s.CreatedAt, s.SubscriptionID
+	})
+}
+
+func subscriptionStatusNames() []string {
+	out := make([]string, len(remit.SubscriptionStatuses))
+	for i, s := range remit.SubscriptionStatuses {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// changeSubscription runs apply on the locked subscription after checking that its state allows
+// action, stores it and emits typ.
+func (qs *Quotes) changeSubscription(ctx context.Context, m remit.MerchantAccount, id, action string, typ remit.EventType,
+	apply func(ctx context.Context, tx *store.Tx, sub *remit.Subscription, now time.Time) error) (remit.Subscription, error) {
+	sub, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Subscription, error) {
+		return tx.GetSubscription(ctx, m.ID, id, store.Locked)
+	}, func(ctx context.Context, tx *store.Tx, sub *remit.Subscription) error {
+		sub.Environment = m.Environment
+		if err := remit.CheckSubscriptionAction(*sub, action); err != nil {
+			return err
+		}
+		now := micro(qs.Now(m))
+		if err := apply(ctx, tx, sub, now); err != nil {
+			return err
+		}
+		sub.UpdatedAt = now
+		if err := tx.UpdateSubscription(ctx, *sub); err != nil {
+			return err
+		}
+		return qs.Emit(ctx, tx, scopeOf(m), now, typ, sub.SubscriptionID, *sub)
+	})
+	sub.Environment = m.Environment
+	return sub, err
+}
+
+// CancelSubscription ends a subscription: at period_end it sets cancelAt (the renewal then ends it
+// instead of renewing; subscription.updated); now it ends it at once (subscription.canceled) and,
+// unless prorate is false, gives back the unused share of the current period's fixed items
+// (cancelProrated).
+//
+// Errors: not_found, validation_failure (at), conflict (canceled already; period_end of a paused
+// subscription, which has no period to end at; details.currentState).
+func (qs *Quotes) CancelSubscription(ctx context.Context, m remit.MerchantAccount, id string, in remit.CancelInput) (remit.Subscription, error) {
+	var p remit.Problems
+	remit.CheckCancel(in, &p)
+	if err := p.Err(); err != nil {
+		return remit.Subscription{}, err
+	}
+	if in.At == remit.CancelAtPeriodEnd {
+		return qs.changeSubscription(ctx, m, id, remit.ActionCancel, remit.EventSubscriptionUpdated, func(_ context.Context, _ *store.Tx, sub *remit.Subscription, _ time.Time) error {
+			if sub.Status == remit.SubscriptionPaused {
+				return remit.Errorf(remit.EConflict, "Subscription '%s' is paused: it has no period to end at. Cancel it now instead.", sub.SubscriptionID).
+					With("currentState", sub.Status).With("reason", "invalid_state")
+			}
+			end := sub.CurrentPeriodEnd
+			sub.CancelAt = &end
+			return nil
+		})
+	}
+	prorate := in.Prorate == nil || *in.Prorate
+	return qs.changeSubscription(ctx, m, id, remit.ActionCancel, remit.EventSubscriptionCanceled, func(ctx context.Context, tx *store.Tx, sub *remit.Subscription, now time.Time) error {
+		if err := qs.cancelProrated(ctx, tx, m, sub, prorate && sub.Status != remit.SubscriptionPaused, now); err != nil {
+			return err
+		}
+		sub.Status, sub.CanceledAt, sub.CancelAt = remit.SubscriptionCanceled, &now, nil
+		sub.PendingItems, sub.PendingCouponIDs, sub.PendingQuoteID = nil, nil, nil
+		return nil
+	})
+}
+
+// PauseSubscription pauses an active subscription: no renewals and no invoices until it is
+// resumed (subscription.paused).
+//
+// Errors: not_found, conflict (not active; details.currentState).
+func (qs *Quotes) PauseSubscription(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error) {
+	return qs.changeSubscription(ctx, m, id, remit.ActionPause, remit.EventSubscriptionPaused, func(_ context.Context, _ *store.Tx, sub *remit.Subscription, now time.Time) error {
+		sub.Status, sub.PausedAt, sub.CancelAt = remit.SubscriptionPaused, &now, nil
+		return nil
+	})
+}
+
+// ResumeSubscription resumes a paused subscription with a new period starting now (a new billing
+// cycle anchored now): its fixed items are invoiced in advance for it, and its renewal is
+// scheduled at its end (subscription.resumed).
+//
+// Errors: not_found, conflict (not paused; details.currentState).
+func (qs *Quotes) ResumeSubscription(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error) {
+	return qs.changeSubscription(ctx, m, id, remit.ActionResume, remit.EventSubscriptionResumed, func(ctx context.Context, tx *store.Tx, sub *remit.Subscription, now time.Time) error {
+		sub.Status, sub.PausedAt = remit.SubscriptionActive, nil
+		sub.BillingCycleAnchor, sub.CyclePeriods = now, 1
+		sub.CurrentPeriodStart, sub.CurrentPeriodEnd = now, micro(remit.AddInterval(now, sub.BillingInterval, sub.BillingIntervalCount))
+		if err := qs.invoicePeriod(ctx, tx, m, sub, fixedLines(sub.Items), now); err != nil {
+			return err
+		}
+		return qs.scheduleRenewal(ctx, tx, m, *sub)
+	})
+}
+
+// fixedLines are the invoice lines of a subscription's fixed items for a period.
+func fixedLines(items []remit.SubscriptionItem) []remit.InvoiceLineInput {
+	var lines []remit.InvoiceLineInput
+	for _, it := range items {
+		if it.PriceType == remit.PriceFixedRecurring {
+			lines = append(lines, itemLine(it))
+		}
+	}
+	return lines
+}
+
+// invoicePeriod makes the draft invoice of lines for the subscription's current period, which
+// finalizes itself an hour later, and names it the subscription's latest invoice.
+func (qs *Quotes) invoicePeriod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub *remit.Subscription, lines []remit.InvoiceLineInput, now time.Time) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	period := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
+	periods := make([]*[2]time.Time, len(lines))
+	for i := range periods {
+		periods[i] = &period
+	}
+	fin := now.Add(autoFinalizeDelay)
+	inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
+		Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &period[0], PeriodEnd: &period[1],
+		CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, AutoFinalizeAt: &fin}, now)
+	if err != nil {
+		return err
+	}
+	sub.LatestInvoiceID = &inv.InvoiceID
+	return nil
+}
+
+// scheduleRenewal schedules the renewal at the end of the subscription's current period.
+func (qs *Quotes) scheduleRenewal(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub remit.Subscription) error {
+	return qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd})
+}
+
+// cancelProrated settles a subscription canceled now: with prorate, the unused share of the
+// current period's fixed items is given back (applyProration, credit note reason
+// subscription_canceled) and pending proration charges are cut at now; the pending charges left
+// (time used) are billed at once, since no renewal will bill them.
+func (qs *Quotes) cancelProrated(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub *remit.Subscription, prorate bool, now time.Time) error {
+	if prorate {
+		lines := remit.ProrateChange(sub.Items, nil, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now)
+		if err := qs.applyProration(ctx, tx, m, sub, lines, remit.ProrationCreate, remit.ReasonSubscriptionCanceled, now); err != nil {
+			return err
+		}
+	}
+	if len(sub.PendingProrations) == 0 {
+		return nil
+	}
+	var charges []remit.ProrationLine
+	for _, p := range sub.PendingProrations {
+		charges = append(charges, remit.ProrationLine{Item: remit.SubscriptionItem{PriceID: p.PriceID}, Amount: p.Amount, From: p.PeriodStart,
+			To: p.PeriodEnd, Description: p.Description})
+	}
+	sub.PendingProrations = []remit.PendingProration{}
+	return qs.invoiceCharges(ctx, tx, m, sub, charges, now)
+}
+
+// ChangeSubscription replaces a subscription's items now. The items are checked against their
+// catalog prices (recurring, in the subscription's currency and interval) and take the catalog's
+// unit amounts. With create_prorations (the default) or always_invoice the change is prorated
+// (applyProration); with none the new items simply bill from the next renewal. Emits
+// subscription.updated.
+//
+// Errors: not_found (a price, details.field), validation_failure (every problem), conflict (paused
+// or canceled; details.currentState).
+func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccount, id string, in remit.ChangeInput) (remit.Subscription, error) {
+	var p remit.Problems
+	remit.CheckChange(in, &p)
+	if err := p.Err(); err != nil {
+		return remit.Subscription{}, err
+	}
+	behavior := in.ProrationBehavior
+	if behavior == "" {
+		behavior = remit.ProrationCreate
+	}
+	return qs.changeSubscription(ctx, m, id, remit.ActionChange, remit.EventSubscriptionUpdated, func(ctx context.Context, tx *store.Tx, sub *remit.Subscription, now time.Time) error {
+		ids := make([]string, len(in.Items))
+		for i, it := range in.Items {
+			ids[i] = it.PriceID
+		}
+		prices, err := tx.GetPrices(ctx, m.ID, ids)
+		if err != nil {
+			return err
+		}
+		for i, it := range in.Items {
+			if _, ok := prices[it.PriceID]; !ok {
+				return remit.NotFound("price", it.PriceID, fmt.Sprintf("items[%d].priceId", i))
+			}
+		}
+		var ip remit.Problems
+		items := remit.ChangeItems(*sub, in.Items, prices, &ip)
+		if err := ip.Err(); err != nil {
+			return err
+		}
+		lines := remit.ProrateChange(sub.Items, items, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now)
+		if sub.Status == remit.SubscriptionTrialing {
+			lines = nil // nothing of a trial was billed
+		}
+		if err := qs.applyProration(ctx, tx, m, sub, lines, behavior, remit.ReasonOrderChange, now); err != nil {
+			return err
+		}
+		sub.Items = items
+		return nil
+	})
+}
+
+// subscriptionPaymentOutcome moves an invoice's subscription with its payment: a failed charge
+// makes an active (or trialing) subscription past_due (subscription.past_due); the invoice paid
+// makes a past_due one active again (subscription.updated).
+func (co *core) subscriptionPaymentOutcome(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, paid bool, now time.Time) error {
+	if inv.SubscriptionID == nil {
+		return nil
+	}
+	sub, err := tx.GetSubscription(ctx, m.ID, *inv.SubscriptionID, store.Locked)
+	if err != nil {
+		return err
+	}
+	var event remit.EventType
+	switch {
+	case !paid && (sub.Status == remit.SubscriptionActive || sub.Status == remit.SubscriptionTrialing):
+		sub.Status, event = remit.SubscriptionPastDue, remit.EventSubscriptionPastDue
+	case paid && sub.Status == remit.SubscriptionPastDue:
+		sub.Status, event = remit.SubscriptionActive, remit.EventSubscriptionUpdated
+	default:
+		return nil
+	}
+	sub.UpdatedAt, sub.Environment = now, m.Environment
+	if err := tx.UpdateSubscription(ctx, sub); err != nil {
+		return err
+	}
+	return co.Emit(ctx, tx, scopeOf(m), now, event, sub.SubscriptionID, sub)
+}
