@@ -48,6 +48,11 @@ func (co *core) after(ctx context.Context, fn FollowUp) error {
 // back).
 func (f *followUps) reset() { f.mu.Lock(); f.fns = nil; f.mu.Unlock() }
 
+// mark and truncate drop what was registered after a mark (a job rolled back to its savepoint).
+func (f *followUps) mark() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.fns) }
+
+func (f *followUps) truncate(n int) { f.mu.Lock(); f.fns = f.fns[:n]; f.mu.Unlock() }
+
 // pending reports whether follow-ups wait to run.
 func (f *followUps) pending() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.fns) > 0 }
 

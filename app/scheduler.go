@@ -38,53 +38,69 @@ func (co *core) Now(m remit.MerchantAccount) time.Time {
 	return remit.MerchantNow(co.Clock, m.ClockOffset)
 }
 
-// runDueIn runs, in due order and in the caller's transaction tx (a clock advance), every pending
-// job of the merchant account due at or before upTo, including jobs that running ones schedule. A
-// failing job fails the caller.
-func (co *core) runDueIn(ctx context.Context, tx *store.Tx, merchantAccountID string, upTo time.Time) error {
+// jobBatch bounds the jobs one transaction of RunDue runs: fewer commits for a backlog (ten
+// thousand renewals at one clock advance), while no transaction grows without bound and other
+// writes get the writer between batches.
+const jobBatch = 50
+
+// RunDue runs in the background, in due order, every pending job of the merchant account due at
+// or before upTo, in transactions of up to jobBatch jobs, each job in a savepoint of its own, and
+// returns how many ran. A failing job is rolled back to its savepoint (what it registered to run
+// after the commit too) and marked failed, so it neither blocks later jobs nor repeats.
+func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.Time) (int, error) {
+	ran := 0
 	for {
-		found, _, err := co.runNextJob(ctx, tx, merchantAccountID, upTo)
-		if err != nil || !found {
-			return err
+		n, more, err := co.runDueBatch(ctx, merchantAccountID, upTo)
+		ran += n
+		if err != nil || !more {
+			return ran, err
 		}
 	}
 }
 
-// RunDue runs in the background, in due order, every pending job of the merchant account due at
-// or before upTo, each in a transaction of its own, and returns how many ran. A failing job is
-// marked failed, so it neither blocks later jobs nor repeats.
-func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.Time) (int, error) {
-	ran := 0
-	for {
-		var found bool
-		var failedJob string
-		jobCtx, fu := withFollowUps(ctx)
-		err := co.DB.Tx(jobCtx, func(ctx context.Context, tx *store.Tx) error {
-			fu.reset()
-			var err error
-			found, failedJob, err = co.runNextJob(ctx, tx, merchantAccountID, upTo)
-			return err
-		})
-		if err == nil {
-			// What the job left to do after its commit (a payment attempt's charge).
-			if _, ferr := fu.run(context.WithoutCancel(ctx)); ferr != nil {
-				co.Log.Error("scheduled job's follow-up failed", "err", ferr.Error())
-			}
-		}
-		switch {
-		case err != nil && failedJob != "":
-			co.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)
-			_ = co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-				return tx.FinishJob(ctx, failedJob, co.Clock.Now(), err.Error())
+// runDueBatch runs up to jobBatch due jobs in one transaction, then their follow-ups (a payment
+// attempt's charge), and reports whether more may be due.
+func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo time.Time) (int, bool, error) {
+	jobCtx, fu := withFollowUps(ctx)
+	var ran int
+	var more bool
+	err := co.DB.Tx(jobCtx, func(ctx context.Context, tx *store.Tx) error {
+		fu.reset()
+		ran, more = 0, true
+		for ran < jobBatch {
+			var found bool
+			var failedJob string
+			mark := fu.mark()
+			err := tx.Savepoint(ctx, func() error {
+				var err error
+				found, failedJob, err = co.runNextJob(ctx, tx, merchantAccountID, upTo)
+				return err
 			})
-			continue
-		case err != nil:
-			return ran, err
-		case !found:
-			return ran, nil
+			switch {
+			case err != nil && failedJob != "":
+				fu.truncate(mark)
+				co.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)
+				if err := tx.FinishJob(ctx, failedJob, co.Clock.Now(), err.Error()); err != nil {
+					return err
+				}
+			case err != nil:
+				return err
+			case !found:
+				more = false
+				return nil
+			}
+			ran++
 		}
-		ran++
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
 	}
+	// What the jobs left to do after their commit (a payment attempt's charge).
+	if _, ferr := fu.run(context.WithoutCancel(ctx)); ferr != nil {
+		co.Log.Error("scheduled job's follow-up failed", "err", ferr.Error())
+	}
+	return ran, more, nil
 }
 
 // runNextJob claims the merchant account's next job due at or before upTo and runs it in tx.

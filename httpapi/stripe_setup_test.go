@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -298,6 +299,58 @@ func TestSetupPageSavesACardInBrowser(t *testing.T) {
 		}
 		if _, ok := b.TryFind("button[data-token]"); ok {
 			t.Fatal("a completed session's page still offers cards")
+		}
+	})
+}
+
+// panicky is a connector that panics inside the pay route's transaction (where the engine asks
+// its name) while explode is set.
+type panicky struct {
+	vaultCharges
+	explode atomic.Bool
+}
+
+func (p *panicky) Name() string {
+	if p.explode.Load() {
+		panic("boom: secret internals")
+	}
+	return "stripe"
+}
+
+// TestPanicIsAnInternalError: a panic inside a write answers a 500 envelope that leaks nothing,
+// rolls the work back — the claim of its Idempotency-Key too — and leaves the server serving; a
+// retry with the same key runs.
+func TestPanicIsAnInternalError(t *testing.T) {
+	proc := &panicky{}
+	cfg := wire.Defaults()
+	cfg.RateLimit, cfg.RateBurst = 100000, 100000
+	cfg.Processor = proc
+	testkit.RunWith(t, testkit.Options{Config: &cfg}, func(t *testing.T, e *testkit.Env) {
+		proc.explode.Store(false)
+		proc.reset()
+		k := newPayKit(t, e, testkit.Production())
+		k.account("c1", "send_invoice")
+		saveCard(t, e, &proc.fakeVault, "c1", "pm_1Card")
+		id := k.invoice("c1", 700)["invoiceId"].(string)
+		proc.explode.Store(true)
+		r := e.Do("POST", "/v1/invoices/"+id+"/pay", map[string]any{}, testkit.Production(), testkit.Key("panicky"))
+		if r.Status != 500 || r.ErrorCode() != "internal_error" || strings.Contains(string(r.Body), "boom") || strings.Contains(string(r.Body), "secret") {
+			t.Fatalf("panic answered %d %s", r.Status, r.Body)
+		}
+		if !strings.Contains(e.Logs.String(), "boom: secret internals") {
+			t.Fatal("the panic was not logged")
+		}
+		if inv := e.Must(200, "GET", "/v1/invoices/"+id, nil, testkit.Production()).Data(); inv["status"] != "open" || inv["latestPaymentId"] != nil {
+			t.Fatalf("the panicking pay left %v", inv)
+		}
+		// The key's claim rolled back with the work: the retry runs at once (and fails the same
+		// way while the fault lasts), then succeeds once it is gone.
+		if r := e.Do("POST", "/v1/invoices/"+id+"/pay", map[string]any{}, testkit.Production(), testkit.Key("panicky")); r.Status != 500 {
+			t.Fatalf("retry during the fault: %d", r.Status)
+		}
+		proc.explode.Store(false)
+		if inv := e.Must(200, "POST", "/v1/invoices/"+id+"/pay", map[string]any{}, testkit.Production(), testkit.Key("panicky")).Data(); inv["status"] != "paid" {
+			t.Fatalf("retry after the fault: %v", inv["status"])
 		}
 	})
 }
