@@ -195,4 +195,3 @@ func TestSandboxClockFailingJobIsMarkedFailed(t *testing.T) {
 		}
 	})
 }
-
