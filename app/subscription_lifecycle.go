@@ -166,6 +166,14 @@ func (qs *Quotes) invoicePeriod(ctx context.Context, tx *store.Tx, m remit.Merch
 	for i := range periods {
 		periods[i] = &period
 	}
+	return qs.periodDraft(ctx, tx, m, sub, lines, periods, period, now)
+}
+
+// periodDraft makes a subscription's draft invoice of lines (each with its period) for period,
+// with the subscription's coupons, finalizing itself an hour later, and names it the
+// subscription's latest invoice.
+func (qs *Quotes) periodDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub *remit.Subscription, lines []remit.InvoiceLineInput,
+	periods []*[2]time.Time, period [2]time.Time, now time.Time) error {
 	fin := now.Add(autoFinalizeDelay)
 	inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
 		Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &period[0], PeriodEnd: &period[1],

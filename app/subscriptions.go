@@ -284,15 +284,7 @@ func (qs *Quotes) invoiceRenewal(ctx context.Context, tx *store.Tx, m remit.Merc
 	if ending {
 		invPeriod = arrears
 	}
-	fin := now.Add(autoFinalizeDelay)
-	inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
-		Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &invPeriod[0], PeriodEnd: &invPeriod[1],
-		CouponIDs: sub.CouponIDs, SubscriptionID: &sub.SubscriptionID, AutoFinalizeAt: &fin}, now)
-	if err != nil {
-		return err
-	}
-	sub.LatestInvoiceID = &inv.InvoiceID
-	return nil
+	return qs.periodDraft(ctx, tx, m, sub, lines, periods, invPeriod, now)
 }
 
 // runTrialEnding emits subscription.trial_ending three days before a trial ends (at once for a

@@ -382,3 +382,18 @@ func queryAll[T any](ctx context.Context, q Q, op string, scan func(interface{ S
 	}
 	return out, wrapErr(rows.Err(), op)
 }
+
+// colValue is one equality filter of a list: a column and the value it must equal ("" for no
+// filter).
+type colValue struct{ col, v string }
+
+// equalFilters appends "AND col = $n" to query for each filter with a value, and its value to args.
+func equalFilters(query string, args []any, filters ...colValue) (string, []any) {
+	for _, c := range filters {
+		if c.v != "" {
+			args = append(args, c.v)
+			query += " AND " + c.col + " = $" + itoa(len(args))
+		}
+	}
+	return query, args
+}

@@ -311,17 +311,9 @@ type ReceiptFilter struct {
 // ListReceipts returns up to f.Limit+1 receipts newest first after skipping f.Offset (the extra one
 // tells the caller there is a next page).
 func (q Q) ListReceipts(ctx context.Context, merchantAccountID string, f ReceiptFilter) ([]remit.PaymentReceipt, error) {
-	query := `SELECT ` + receiptColumns + ` FROM payment_receipts WHERE merchant_account_id = $1`
-	args := []any{merchantAccountID}
-	for _, c := range []struct{ col, v string }{
-		{"customer_id", f.CustomerID}, {"customer_external_id", f.CustomerExternalID}, {"billing_account_id", f.BillingAccountID},
-		{"invoice_id", f.InvoiceID}, {"payment_id", f.PaymentID}, {"payment_intent_id", f.PaymentIntentID}, {"status", f.Status},
-	} {
-		if c.v != "" {
-			args = append(args, c.v)
-			query += " AND " + c.col + " = $" + itoa(len(args))
-		}
-	}
+	query, args := equalFilters(`SELECT `+receiptColumns+` FROM payment_receipts WHERE merchant_account_id = $1`, []any{merchantAccountID},
+		colValue{"customer_id", f.CustomerID}, colValue{"customer_external_id", f.CustomerExternalID}, colValue{"billing_account_id", f.BillingAccountID},
+		colValue{"invoice_id", f.InvoiceID}, colValue{"payment_id", f.PaymentID}, colValue{"payment_intent_id", f.PaymentIntentID}, colValue{"status", f.Status})
 	args = append(args, f.Limit+1, f.Offset)
 	query += ` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(args)-1) + ` OFFSET $` + itoa(len(args))
 	rows, err := q.Query(ctx, query, args...)
@@ -494,14 +486,8 @@ type PaymentFilter struct {
 // ListPayments returns the merchant account's payments newest first, filtered, one more than
 // Limit (to tell whether there is a next page).
 func (q Q) ListPayments(ctx context.Context, merchantAccountID string, f PaymentFilter) ([]remit.Payment, error) {
-	query := `SELECT ` + paymentColumns + ` FROM payments WHERE merchant_account_id = $1`
-	args := []any{merchantAccountID}
-	for _, c := range []struct{ col, v string }{{"invoice_id", f.InvoiceID}, {"customer_id", f.CustomerID}, {"status", f.Status}} {
-		if c.v != "" {
-			args = append(args, c.v)
-			query += " AND " + c.col + " = $" + itoa(len(args))
-		}
-	}
+	query, args := equalFilters(`SELECT `+paymentColumns+` FROM payments WHERE merchant_account_id = $1`, []any{merchantAccountID},
+		colValue{"invoice_id", f.InvoiceID}, colValue{"customer_id", f.CustomerID}, colValue{"status", f.Status})
 	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
 	args = append(args, kargs...)
 	args = append(args, f.Limit+1)

@@ -157,14 +157,8 @@ type SubscriptionFilter struct {
 // ListSubscriptions returns a page of subscriptions, newest first (Limit+1 rows, to tell whether
 // there are more).
 func (q Q) ListSubscriptions(ctx context.Context, merchantAccountID string, f SubscriptionFilter) ([]remit.Subscription, error) {
-	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1`
-	args := []any{merchantAccountID}
-	for _, c := range []struct{ col, v string }{{"customer_id", f.CustomerID}, {"status", f.Status}} {
-		if c.v != "" {
-			args = append(args, c.v)
-			query += " AND " + c.col + " = $" + itoa(len(args))
-		}
-	}
+	query, args := equalFilters(`SELECT `+subscriptionColumns+` FROM subscriptions WHERE merchant_account_id = $1`, []any{merchantAccountID},
+		colValue{"customer_id", f.CustomerID}, colValue{"status", f.Status})
 	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
 	args = append(args, kargs...)
 	args = append(args, f.Limit+1)
