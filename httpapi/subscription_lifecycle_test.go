@@ -212,6 +212,18 @@ func TestSubscriptionCancelNowProrated(t *testing.T) {
 		}
 		wantEvents(t, e, id, "subscription.created", "subscription.canceled")
 
+		// An open (unpaid) invoice is credited with an offset: less is due.
+		k.customer("o", "")
+		so, starto := k.subscribe("o", line("plan"))
+		advanceTo(e, starto.Add(2*time.Hour))
+		open := so["latestInvoiceId"].(string)
+		before := num(k.invoice(open)["amountRemaining"])
+		e.Must(200, "POST", "/v1/subscriptions/"+so["subscriptionId"].(string)+"/cancel", map[string]any{"at": "now"})
+		ocn := k.creditNote(t, open)
+		if num(ocn["offsetAmount"]) < 4900 || num(ocn["creditAmount"]) != 0 || num(k.invoice(open)["amountRemaining"]) != before-num(ocn["offsetAmount"]) {
+			t.Fatalf("credit note on the open invoice %v (remaining before %d)", ocn, before)
+		}
+
 		// Without proration nothing is credited.
 		k.customer("d", "pm_card_visa")
 		s2, start2 := k.subscribe("d", line("plan"))
