@@ -61,6 +61,7 @@ type BillingAccount struct {
 	CollectionMethod     string                `json:"collectionMethod"`
 	TaxAddress           *Address              `json:"taxAddress"`
 	DefaultPaymentMethod *PaymentMethodSummary `json:"defaultPaymentMethod"`
+	Dunning              *Dunning              `json:"dunning"` // null: the deployment's REMIT_DUNNING_SCHEDULE
 	Metadata             map[string]string     `json:"metadata"`
 	Environment          Environment           `json:"environment"`
 	MerchantAccountID    string                `json:"merchantAccountId"`
@@ -214,6 +215,12 @@ func CheckCustomer(c *Customer, p *Problems) {
 // method, charge_automatically.
 func CheckBillingAccount(b *BillingAccount, p *Problems) {
 	CurrencyProblem(p, InBody, "currency", b.Currency)
+	if b.Dunning != nil {
+		CheckDunning(*b.Dunning, "dunning", p)
+		if b.Dunning.FinalAction == "" {
+			b.Dunning.FinalAction = FinalMarkUncollectible
+		}
+	}
 	AddressProblems(p, "taxAddress", b.TaxAddress)
 	MetadataProblems(p, "metadata", b.Metadata)
 	if b.CollectionMethod == "" {

@@ -55,6 +55,9 @@ const (
 	EventInvoicePaymentFailed EventType = "invoice.payment_failed"
 	// EventInvoicePaymentActionRequired: the invoice's payment attempt waits for the customer.
 	EventInvoicePaymentActionRequired EventType = "invoice.payment_action_required"
+	// EventInvoiceMarkedUncollectible: dunning's schedule ran out and its final action marked the
+	// invoice uncollectible.
+	EventInvoiceMarkedUncollectible EventType = "invoice.marked_uncollectible"
 
 	EventTaxTransactionCreated   EventType = "tax_transaction.created"
 	EventTaxTransactionCommitted EventType = "tax_transaction.committed"
@@ -96,7 +99,7 @@ var EventTypes = []EventType{
 	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed, EventSubscriptionTrialEnding,
 	EventSubscriptionPastDue, EventSubscriptionPaused, EventSubscriptionResumed, EventSubscriptionCanceled,
 	EventInvoiceCreated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
-	EventInvoicePaymentActionRequired,
+	EventInvoicePaymentActionRequired, EventInvoiceMarkedUncollectible,
 	EventTaxTransactionCreated, EventTaxTransactionCommitted, EventTaxTransactionReversed,
 	EventPaymentProcessing, EventPaymentSucceeded, EventPaymentFailed, EventPaymentRequiresAction, EventPaymentReceiptCreated, EventPaymentReceiptUpdated,
 	EventSettlementClosed, EventSettlementPaid, EventPayoutCreated,

@@ -2,18 +2,24 @@ package remit
 
 import "time"
 
-// Invoice states (docs/invoices-and-tax.md): draft → open → paid, open → void. A draft's lines and
-// figures are recomputed by refresh; from finalization on they never change again, except through
-// payments and credit notes.
+// Invoice states (docs/invoices-and-tax.md): draft → open → paid, open → void, open →
+// uncollectible → paid (dunning's final action; docs/dunning.md). A draft's lines and figures are
+// recomputed by refresh; from finalization on they never change again, except through payments
+// and credit notes.
 const (
-	InvoiceDraft InvoiceStatus = "draft"
-	InvoiceOpen  InvoiceStatus = "open"
-	InvoicePaid  InvoiceStatus = "paid"
-	InvoiceVoid  InvoiceStatus = "void"
+	InvoiceDraft         InvoiceStatus = "draft"
+	InvoiceOpen          InvoiceStatus = "open"
+	InvoicePaid          InvoiceStatus = "paid"
+	InvoiceVoid          InvoiceStatus = "void"
+	InvoiceUncollectible InvoiceStatus = "uncollectible"
 )
 
 // InvoiceStatus is an invoice's state.
 type InvoiceStatus string
+
+// Payable reports whether an invoice in state s can still be paid: open, or marked uncollectible
+// by dunning (a late payment makes it paid).
+func (s InvoiceStatus) Payable() bool { return s == InvoiceOpen || s == InvoiceUncollectible }
 
 // Invoice is an invoice with its lines and figures. Amounts are minor units of Currency.
 //
@@ -59,6 +65,13 @@ type Invoice struct {
 	MerchantAccountID string            `json:"merchantAccountId"` //
 	CreatedAt         time.Time         `json:"createdAt"`
 	UpdatedAt         time.Time         `json:"updatedAt"`
+
+	// Dunning (docs/dunning.md): attempts made, the next automatic retry, and where the schedule is.
+	AttemptCount         int64         `json:"attemptCount"`
+	NextPaymentAttemptAt *time.Time    `json:"nextPaymentAttemptAt"`
+	DunningStatus        DunningStatus `json:"dunningStatus"`
+	DunningStartedAt     *time.Time    `json:"-"` // the first failed automatic charge: the schedule counts from it
+	DunningRetries       int64         `json:"-"` // retries the schedule has made
 }
 
 // InvoiceLine is one line of an invoice.

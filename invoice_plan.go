@@ -17,6 +17,7 @@ func PlanDraftInvoice(in InvoiceDraftInput, cust Customer, ba BillingAccount, pr
 		Currency: in.Currency, Status: InvoiceDraft, CollectionMethod: ba.CollectionMethod,
 		SubscriptionID: in.SubscriptionID, QuoteID: in.QuoteID, PeriodStart: in.PeriodStart, PeriodEnd: in.PeriodEnd,
 		CouponIDs: append([]string{}, in.CouponIDs...), Metadata: CopyMetadata(in.Metadata), AutoFinalizeAt: in.AutoFinalizeAt,
+		DunningStatus: DunningNone,
 	}
 	for i, li := range in.Lines {
 		field := fmt.Sprintf("lines[%d]", i)

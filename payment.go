@@ -68,6 +68,7 @@ const (
 	SourceFinalize = "finalize" // collection at finalization (charge_automatically)
 	SourceAPI      = "api"      // POST /v1/invoices/{id}/pay
 	SourcePortal   = "portal"   // PUT /customer-portal/invoices/{id}/pay
+	SourceDunning  = "dunning"  // a scheduled retry of a failed automatic charge (docs/dunning.md)
 )
 
 // IntentStatus is a payment intent's state.

@@ -11,6 +11,7 @@ var ValueRules = map[string]func(p *Problems, field, value string){
 	"country":        CountryProblem,
 	"event_type":     EventTypeProblem,
 	"account_number": AccountNumberProblem,
+	"dunning_step":   DunningStepProblem,
 }
 
 // EventTypeProblem records a webhook subscription to something that is neither "*" nor an event

@@ -100,6 +100,27 @@ func (e CreditNoteReason) Valid() bool {
 	}
 }
 
+// Defines values for DunningFinalAction.
+const (
+	CancelSubscription DunningFinalAction = "cancel_subscription"
+	LeaveOpen          DunningFinalAction = "leave_open"
+	MarkUncollectible  DunningFinalAction = "mark_uncollectible"
+)
+
+// Valid indicates whether the value is a known member of the DunningFinalAction enum.
+func (e DunningFinalAction) Valid() bool {
+	switch e {
+	case CancelSubscription:
+		return true
+	case LeaveOpen:
+		return true
+	case MarkUncollectible:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MerchantAccountCreateRequestEnvironment.
 const (
 	MerchantAccountCreateRequestEnvironmentProduction MerchantAccountCreateRequestEnvironment = "production"
@@ -501,6 +522,11 @@ type BillingAccountCreateRequest struct {
 	// CustomerId Customer the account bills; must exist (404).
 	CustomerId string `json:"customerId"`
 
+	// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
+	//
+	// Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
+	Dunning *Dunning `json:"dunning,omitempty"`
+
 	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
 	// Example: {"crmId":"hs-1042"}
@@ -698,6 +724,20 @@ type CustomerCreateRequest struct {
 	// TaxExempt Exempt customers are taxed at 0.
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
+
+// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
+//
+// Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
+type Dunning struct {
+	// FinalAction What happens when the schedule is exhausted.
+	FinalAction *DunningFinalAction `json:"finalAction,omitempty"`
+
+	// Schedule Retry times, strictly increasing (422 not_increasing), at most 10.
+	Schedule []string `json:"schedule"`
+}
+
+// DunningFinalAction What happens when the schedule is exhausted.
+type DunningFinalAction string
 
 // EmptyRequest An empty JSON object. Unknown fields are 422.
 //

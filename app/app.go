@@ -49,6 +49,9 @@ type Config struct {
 	ProcessorInSandbox bool
 	// StripeWebhookSecret verifies POST /processor-webhooks/stripe (REMIT_STRIPE_WEBHOOK_SECRET).
 	StripeWebhookSecret string
+	// Dunning is the deployment's dunning policy (REMIT_DUNNING_SCHEDULE), used by billing accounts
+	// without their own; app.New makes an empty one remit.DefaultDunning.
+	Dunning remit.Dunning
 }
 
 // core is what every area's service shares: the store, the real-time clock, the log and the
@@ -95,7 +98,8 @@ type (
 	}
 	Catalog struct {
 		*core
-		access *Access
+		access   *Access
+		payments *Payments // a new default method retries the billing account's open invoices
 	}
 	Ledger struct{ *core }
 	Quotes struct {
@@ -139,6 +143,9 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	if cfg.ProcessorTimeout == 0 {
 		cfg.ProcessorTimeout = 10 * time.Second
 	}
+	if len(cfg.Dunning.Schedule) == 0 {
+		cfg.Dunning = remit.DefaultDunning
+	}
 	c := &core{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}, sealer: &sealer{}}
 	c.webhooks = newWebhookState(&c.Config)
 	a := &App{core: c, Access: &Access{c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{c},
@@ -149,6 +156,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Payments = &Payments{core: c, invoicing: a.Invoicing, access: a.Access, ledger: a.Ledger,
 		sandbox: &processor.Sandbox{Ledger: db.SandboxCharges(), Latency: cfg.SandboxLatency, Clock: clock}}
 	a.Invoicing.payments = a.Payments
+	a.Catalog.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes

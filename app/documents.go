@@ -49,7 +49,7 @@ func (ds *Documents) invoiceDocument(ctx context.Context, q store.Q, m remit.Mer
 		}
 		d.Coupons = append(d.Coupons, name)
 	}
-	if inv.Status == remit.InvoiceOpen && inv.PaymentURL != nil {
+	if inv.Status.Payable() && inv.PaymentURL != nil {
 		d.HostedURL = HostedInvoiceURL(*inv.PaymentURL)
 	}
 	return d, nil
@@ -162,7 +162,7 @@ func (ds *Documents) HostedInvoicePage(ctx context.Context, tok remit.HostedToke
 	if err != nil {
 		return document.HostedPage{}, err
 	}
-	h := document.HostedPage{Invoice: d, Payable: d.Invoice.Status == remit.InvoiceOpen && d.Invoice.AmountRemaining > 0}
+	h := document.HostedPage{Invoice: d, Payable: d.Invoice.Status.Payable() && d.Invoice.AmountRemaining > 0}
 	ba, err := q.GetBillingAccount(ctx, m.ID, d.Invoice.BillingAccountID, store.Unlocked)
 	if err != nil {
 		return h, err

@@ -427,6 +427,7 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 // in the transaction that settled the invoice (payment, zero total, credit note offset).
 func (iv *Invoicing) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
 	inv.Status, inv.PaidAt, inv.PaymentURL, inv.UpdatedAt = remit.InvoicePaid, &now, nil, now
+	inv.NextPaymentAttemptAt, inv.DunningStatus = nil, remit.DunningNone // paid: dunning stops
 	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 		return err
 	}

@@ -165,7 +165,14 @@ func (ca *Catalog) defaultToNewMethod(ctx context.Context, tx *store.Tx, m remit
 		return err
 	}
 	ba.DefaultPaymentMethod, ba.Environment = pm.Summary(), m.Environment
-	return ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba)
+	if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
+		return err
+	}
+	// The customer came back with a new method: charge what is still open at once (docs/dunning.md).
+	if ba.CollectionMethod != remit.ChargeAutomatically {
+		return nil
+	}
+	return ca.payments.retryOpenInvoices(ctx, tx, m, ba.BillingAccountID, now)
 }
 
 // testCardParam validates the paymentMethod query parameter of the portal's setup route.

@@ -104,8 +104,8 @@ func (ps *Payments) payInvoice(ctx context.Context, m remit.MerchantAccount, inv
 			return inv, err
 		}
 		inv.Environment = m.Environment
-		if inv.Status != remit.InvoiceOpen {
-			return inv, remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open invoice can be paid.", inv.InvoiceID, inv.Status).
+		if !inv.Status.Payable() {
+			return inv, remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open (or uncollectible) invoice can be paid.", inv.InvoiceID, inv.Status).
 				With("currentState", inv.Status).With("reason", "invalid_state")
 		}
 		now := micro(ps.Now(m))
@@ -247,6 +247,7 @@ func (ps *Payments) openAttempt(ctx context.Context, tx *store.Tx, m remit.Merch
 		return err
 	}
 	inv.LatestPaymentID, inv.UpdatedAt = &p.PaymentID, now
+	inv.AttemptCount++
 	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 		return err
 	}
@@ -451,10 +452,17 @@ func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.Mer
 		return err
 	}
 	inv.LastPaymentError, inv.UpdatedAt = perr, now
+	final, err := ps.dunningAfterFailure(ctx, tx, m, inv, p, now)
+	if err != nil {
+		return err
+	}
 	if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 		return err
 	}
 	if err := ps.Emit(ctx, tx, scope, now, remit.EventPaymentFailed, p.PaymentID, p); err != nil {
+		return err
+	}
+	if err := final(); err != nil {
 		return err
 	}
 	if err := ps.subscriptionPaymentOutcome(ctx, tx, m, *inv, false, now); err != nil {

@@ -36,7 +36,7 @@ func (ps *Payments) Reconcile(ctx context.Context) (int, error) {
 
 // reconcilePayments finishes the attempts left processing whose time has come.
 func (ps *Payments) reconcilePayments(ctx context.Context) (int, error) {
-	return reconcileClaimed(ctx, ps, (*store.Tx).ClaimOpenPayments, func(p remit.Payment) error {
+	return reconcileClaimed(ctx, ps, store.Q.AnyOpenPaymentDue, (*store.Tx).ClaimOpenPayments, func(p remit.Payment) error {
 		if err := ps.reconcileOne(ctx, p); err != nil {
 			ps.Log.Error("reconcile a payment", "paymentId", p.PaymentID, "err", err.Error())
 		}
@@ -46,11 +46,16 @@ func (ps *Payments) reconcilePayments(ctx context.Context) (int, error) {
 
 // reconcileClaimed claims due rows in batches (claim leases them for one processor timeout, in a
 // transaction of its own) and hands each to do, until a batch comes back short; it returns how
-// many it claimed. An error of do stops it.
-func reconcileClaimed[T any](ctx context.Context, ps *Payments, claim func(*store.Tx, context.Context, time.Time, time.Time, int) ([]T, error), do func(T) error) (int, error) {
+// many it claimed. An error of do stops it. A read first (anyDue) keeps an idle pass from taking
+// the store's writer.
+func reconcileClaimed[T any](ctx context.Context, ps *Payments, anyDue func(store.Q, context.Context, time.Time) (bool, error),
+	claim func(*store.Tx, context.Context, time.Time, time.Time, int) ([]T, error), do func(T) error) (int, error) {
 	seen := 0
 	for {
 		now := ps.Clock.Now()
+		if due, err := anyDue(ps.DB.Read(ctx), ctx, now); err != nil || !due {
+			return seen, err
+		}
 		claimed, err := inTx(ctx, ps.DB, func(ctx context.Context, tx *store.Tx) ([]T, error) {
 			return claim(tx, ctx, now, now.Add(ps.Config.ProcessorTimeout), reconcileBatch)
 		})

@@ -192,7 +192,7 @@ func (ps *Payments) undoRefund(ctx context.Context, tx *store.Tx, m remit.Mercha
 // reconcileRefunds sends again the refunds left pending whose time has come and returns how many
 // it looked at (the reconciler's second half; see reconcile.go).
 func (ps *Payments) reconcileRefunds(ctx context.Context) (int, error) {
-	return reconcileClaimed(ctx, ps, (*store.Tx).ClaimPendingRefunds, func(ref remit.Refund) error {
+	return reconcileClaimed(ctx, ps, store.Q.AnyPendingRefundDue, (*store.Tx).ClaimPendingRefunds, func(ref remit.Refund) error {
 		m, err := ps.DB.Read(ctx).GetMerchantAccount(ctx, ref.MerchantAccountID, store.Unlocked)
 		if err != nil {
 			return err

@@ -59,7 +59,7 @@ func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.
 }
 
 // runDueBatch runs up to jobBatch due jobs in one transaction, then their follow-ups (a payment
-// attempt's charge), and reports whether more may be due.
+// attempt's charge), and reports whether more may be due (a full batch, or follow-ups that ran).
 func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo time.Time) (int, bool, error) {
 	jobCtx, fu := withFollowUps(ctx)
 	var ran int
@@ -96,7 +96,11 @@ func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo 
 	if err != nil {
 		return 0, false, err
 	}
-	// What the jobs left to do after their commit (a payment attempt's charge).
+	// What the jobs left to do after their commit (a payment attempt's charge). Its outcome may
+	// schedule a job that is due already (a dunning retry): look again.
+	if fu.pending() {
+		more = true
+	}
 	if _, ferr := fu.run(context.WithoutCancel(ctx)); ferr != nil {
 		co.Log.Error("scheduled job's follow-up failed", "err", ferr.Error())
 	}

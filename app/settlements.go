@@ -33,6 +33,7 @@ type settlementJob struct {
 func (ps *Payments) registerJobs() {
 	ps.RegisterJob(jobSettlementClose, ps.runSettlementClose)
 	ps.RegisterJob(jobSettlementPayout, ps.runSettlementPayout)
+	ps.RegisterJob(jobDunningRetry, ps.runDunningRetry)
 }
 
 // settle applies change to the open settlement of m for currency and the day of at, creating it

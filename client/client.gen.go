@@ -111,6 +111,27 @@ func (e CreditNoteReason) Valid() bool {
 	}
 }
 
+// Defines values for DunningFinalAction.
+const (
+	CancelSubscription DunningFinalAction = "cancel_subscription"
+	LeaveOpen          DunningFinalAction = "leave_open"
+	MarkUncollectible  DunningFinalAction = "mark_uncollectible"
+)
+
+// Valid indicates whether the value is a known member of the DunningFinalAction enum.
+func (e DunningFinalAction) Valid() bool {
+	switch e {
+	case CancelSubscription:
+		return true
+	case LeaveOpen:
+		return true
+	case MarkUncollectible:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorEnvelopeErrorCode.
 const (
 	ErrorEnvelopeErrorCodeBadRequest        ErrorEnvelopeErrorCode = "bad_request"
@@ -144,6 +165,27 @@ func (e ErrorEnvelopeErrorCode) Valid() bool {
 	case ErrorEnvelopeErrorCodeUnauthorized:
 		return true
 	case ErrorEnvelopeErrorCodeValidationFailure:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InvoiceDunningStatus.
+const (
+	InvoiceDunningStatusExhausted InvoiceDunningStatus = "exhausted"
+	InvoiceDunningStatusNone      InvoiceDunningStatus = "none"
+	InvoiceDunningStatusRetrying  InvoiceDunningStatus = "retrying"
+)
+
+// Valid indicates whether the value is a known member of the InvoiceDunningStatus enum.
+func (e InvoiceDunningStatus) Valid() bool {
+	switch e {
+	case InvoiceDunningStatusExhausted:
+		return true
+	case InvoiceDunningStatusNone:
+		return true
+	case InvoiceDunningStatusRetrying:
 		return true
 	default:
 		return false
@@ -494,19 +536,19 @@ func (e SubscriptionCancelRequestAt) Valid() bool {
 
 // Defines values for SubscriptionChangeRequestProrationBehavior.
 const (
-	AlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
-	CreateProrations SubscriptionChangeRequestProrationBehavior = "create_prorations"
-	None             SubscriptionChangeRequestProrationBehavior = "none"
+	SubscriptionChangeRequestProrationBehaviorAlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
+	SubscriptionChangeRequestProrationBehaviorCreateProrations SubscriptionChangeRequestProrationBehavior = "create_prorations"
+	SubscriptionChangeRequestProrationBehaviorNone             SubscriptionChangeRequestProrationBehavior = "none"
 )
 
 // Valid indicates whether the value is a known member of the SubscriptionChangeRequestProrationBehavior enum.
 func (e SubscriptionChangeRequestProrationBehavior) Valid() bool {
 	switch e {
-	case AlwaysInvoice:
+	case SubscriptionChangeRequestProrationBehaviorAlwaysInvoice:
 		return true
-	case CreateProrations:
+	case SubscriptionChangeRequestProrationBehaviorCreateProrations:
 		return true
-	case None:
+	case SubscriptionChangeRequestProrationBehaviorNone:
 		return true
 	default:
 		return false
@@ -1865,6 +1907,9 @@ type BillingAccount struct {
 	// DefaultPaymentMethod The payment method invoices are charged to, or null until one is attached.
 	DefaultPaymentMethod *PaymentMethodSummary `json:"defaultPaymentMethod,omitempty"`
 
+	// Dunning The account's own dunning policy; null when it uses the deployment's (REMIT_DUNNING_SCHEDULE, default 3d, 5d, 7d, then mark_uncollectible).
+	Dunning *Dunning `json:"dunning,omitempty"`
+
 	// Environment Environment the resource lives in: sandbox or production.
 	Environment *string `json:"environment,omitempty"`
 
@@ -1898,6 +1943,11 @@ type BillingAccountCreateRequest struct {
 
 	// CustomerId Customer the account bills; must exist (404).
 	CustomerId string `json:"customerId"`
+
+	// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
+	//
+	// Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
+	Dunning *Dunning `json:"dunning,omitempty"`
 
 	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
@@ -2322,6 +2372,20 @@ type CustomerCreateRequest struct {
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
 
+// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
+//
+// Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
+type Dunning struct {
+	// FinalAction What happens when the schedule is exhausted.
+	FinalAction *DunningFinalAction `json:"finalAction,omitempty"`
+
+	// Schedule Retry times, strictly increasing (422 not_increasing), at most 10.
+	Schedule []string `json:"schedule"`
+}
+
+// DunningFinalAction What happens when the schedule is exhausted.
+type DunningFinalAction string
+
 // EmptyRequest An empty JSON object. Unknown fields are 422.
 //
 // Example: {}
@@ -2407,6 +2471,9 @@ type Invoice struct {
 	// AmountRemaining Still due. Minor units.
 	AmountRemaining *int64 `json:"amountRemaining,omitempty"`
 
+	// AttemptCount Card payment attempts made for the invoice (at finalization, by the pay routes and by dunning).
+	AttemptCount *int64 `json:"attemptCount,omitempty"`
+
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
 
@@ -2430,6 +2497,9 @@ type Invoice struct {
 
 	// DiscountTotal Discounts. Minor units.
 	DiscountTotal *int64 `json:"discountTotal,omitempty"`
+
+	// DunningStatus none (no automatic charge has failed, or the invoice was paid), retrying (a retry is scheduled) or exhausted (the schedule ran out and the final action ran).
+	DunningStatus *InvoiceDunningStatus `json:"dunningStatus,omitempty"`
 
 	// Environment Environment the resource lives in: sandbox or production.
 	Environment *string `json:"environment,omitempty"`
@@ -2470,6 +2540,9 @@ type Invoice struct {
 	// Metadata Metadata given at creation: string keys to string values.
 	Metadata *map[string]string `json:"metadata,omitempty"`
 
+	// NextPaymentAttemptAt When dunning retries the charge next (merchant clock); null when no retry is scheduled. RFC 3339, UTC.
+	NextPaymentAttemptAt *time.Time `json:"nextPaymentAttemptAt,omitempty"`
+
 	// Number Gap-free number per merchant account (INV-000001), assigned at finalization.
 	Number *string `json:"number,omitempty"`
 
@@ -2494,7 +2567,7 @@ type Invoice struct {
 	// QuoteId Quote that produced the invoice.
 	QuoteId *string `json:"quoteId,omitempty"`
 
-	// Status draft, open, paid or void.
+	// Status draft, open, paid, void or uncollectible (dunning's final action mark_uncollectible; an uncollectible invoice can still be paid, which makes it paid).
 	Status *string `json:"status,omitempty"`
 
 	// SubscriptionId Subscription that produced the invoice.
@@ -2515,6 +2588,9 @@ type Invoice struct {
 	// VoidedAt When voided. RFC 3339, UTC.
 	VoidedAt *time.Time `json:"voidedAt,omitempty"`
 }
+
+// InvoiceDunningStatus none (no automatic charge has failed, or the invoice was paid), retrying (a retry is scheduled) or exhausted (the schedule ran out and the final action ran).
+type InvoiceDunningStatus string
 
 // InvoiceCreateRequest Creates a draft invoice whose lines and totals are computed at once. periodStart and periodEnd come together or not at all (the anyOf below; 422 periodEnd required otherwise). Rules the schema cannot say: periodEnd is after periodStart (422 before_start); the billing account belongs to the customer (422 customer_mismatch) and bills in the invoice's currency (422 currency_mismatch); each line's price is in that currency; a line of a price whose amount is given on the line (pay_what_you_want, credit_top_up) carries unitAmount; a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large).
 //

@@ -262,7 +262,8 @@ func LineTotal(l remit.InvoiceLine) int64 { return remit.LineBilled(l) }
 
 // The words customers read for invoice states, credit note reasons and credit note buckets.
 var (
-	statusLabels = map[remit.InvoiceStatus]string{remit.InvoiceDraft: "Draft", remit.InvoiceOpen: "Open", remit.InvoicePaid: "Paid", remit.InvoiceVoid: "Void"}
+	statusLabels = map[remit.InvoiceStatus]string{remit.InvoiceDraft: "Draft", remit.InvoiceOpen: "Open", remit.InvoicePaid: "Paid", remit.InvoiceVoid: "Void",
+		remit.InvoiceUncollectible: "Uncollectible"}
 	reasonLabels = map[string]string{"duplicated_charge": "Duplicate charge", "product_unsatisfactory": "Product unsatisfactory",
 		"order_change": "Order change", "order_cancellation": "Order cancellation", "fraudulent_charge": "Fraudulent charge", "other": "Other", "": "Other"}
 	bucketLabels = map[string]string{remit.BucketCredit: "Credited to balance", remit.BucketRefund: "Refunded", remit.BucketOffset: "Offset against invoice"}

@@ -37,6 +37,12 @@ func billingAccountInput(body api.BillingAccountCreateRequest) remit.BillingAcco
 	if body.CollectionMethod != nil {
 		b.CollectionMethod = string(*body.CollectionMethod)
 	}
+	if d := body.Dunning; d != nil {
+		b.Dunning = &remit.Dunning{Schedule: d.Schedule}
+		if d.FinalAction != nil {
+			b.Dunning.FinalAction = string(*d.FinalAction)
+		}
+	}
 	return b
 }
 

@@ -439,6 +439,15 @@ var proseRules = map[string]func(g *gen, req *drawn){
 		first["priceId"] = "price_month"
 		req.body["items"] = []any{first}
 	},
+	// A dunning schedule is strictly increasing.
+	"createBillingAccount": func(g *gen, req *drawn) {
+		if d, ok := req.body["dunning"].(map[string]any); ok {
+			steps := d["schedule"].([]any)
+			for i := range steps {
+				steps[i] = fmt.Sprintf("%dd", (i+1)*6)
+			}
+		}
+	},
 	// A credit note's bucket totals, when given, are the sums of its lines' amounts per bucket.
 	"createCreditNote": func(g *gen, req *drawn) {
 		for _, total := range []string{"creditAmount", "refundAmount", "offsetAmount"} {

@@ -68,10 +68,10 @@ func (q Q) CreateBillingAccount(ctx context.Context, b remit.BillingAccount) err
 		pm = b.DefaultPaymentMethod.PaymentMethodID
 	}
 	_, err := q.exec(ctx, `INSERT INTO billing_accounts (merchant_account_id, id, customer_id, currency, collection_method,
-		tax_address, default_payment_method_id, metadata, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		tax_address, default_payment_method_id, metadata, created_at, updated_at, dunning)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10)`,
 		b.MerchantAccountID, b.BillingAccountID, b.CustomerID, b.Currency, b.CollectionMethod, jsonText(b.TaxAddress), pm,
-		metadataText(b.Metadata), remit.Micros(b.CreatedAt))
+		metadataText(b.Metadata), remit.Micros(b.CreatedAt), jsonText(b.Dunning))
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -81,11 +81,11 @@ func (q Q) CreateBillingAccount(ctx context.Context, b remit.BillingAccount) err
 // GetBillingAccount returns a merchant account's billing account with its default payment method,
 // or not_found. Locked, it takes the row lock (PostgreSQL).
 func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAccountID string, read Read) (b remit.BillingAccount, err error) {
-	var addr, pmID, brand, last4 sql.NullString
+	var addr, pmID, brand, last4, dunning sql.NullString
 	var md string
 	var created int64
 	query := `SELECT b.id, b.customer_id, b.currency, b.collection_method, b.tax_address, b.default_payment_method_id,
-		pm.brand, pm.last4, b.metadata, b.created_at
+		pm.brand, pm.last4, b.metadata, b.created_at, b.dunning
 		FROM billing_accounts b LEFT JOIN payment_methods pm
 		  ON pm.merchant_account_id = b.merchant_account_id AND pm.id = b.default_payment_method_id
 		WHERE b.merchant_account_id = $1 AND b.id = $2`
@@ -96,7 +96,7 @@ func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAcco
 		}
 	}
 	err = q.QueryRow(ctx, query, merchantAccountID, billingAccountID).
-		Scan(&b.BillingAccountID, &b.CustomerID, &b.Currency, &b.CollectionMethod, &addr, &pmID, &brand, &last4, &md, &created)
+		Scan(&b.BillingAccountID, &b.CustomerID, &b.Currency, &b.CollectionMethod, &addr, &pmID, &brand, &last4, &md, &created, &dunning)
 	if errors.Is(err, sql.ErrNoRows) {
 		return b, remit.NotFound("billing account", billingAccountID, "")
 	}
@@ -104,7 +104,7 @@ func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAcco
 		return b, wrapErr(err, "store.GetBillingAccount")
 	}
 	b.Object, b.MerchantAccountID = "billing_account", merchantAccountID
-	b.TaxAddress = jsonOf[remit.Address](addr)
+	b.TaxAddress, b.Dunning = jsonOf[remit.Address](addr), jsonOf[remit.Dunning](dunning)
 	if pmID.Valid {
 		b.DefaultPaymentMethod = &remit.PaymentMethodSummary{PaymentMethodID: pmID.String, Brand: brand.String, Last4: last4.String}
 	}

@@ -44,7 +44,7 @@ const invoiceColumns = `id, number, customer_id, billing_account_id, currency, s
 	quote_id, period_start, period_end, coupon_ids, subtotal, discount_total, prepaid_applied, tax_total, total, amount_due,
 	amount_paid, amount_remaining, credited_total, offset_total, refunded_total, tax_transaction_id, payment_url,
 	auto_finalize_at, last_payment_error, finalized_by_ref, finalized_at, paid_at, voided_at, metadata, created_at, updated_at,
-	latest_payment_id`
+	latest_payment_id, attempt_count, next_payment_attempt_at, dunning_status, dunning_started_at, dunning_retries`
 
 func invoiceArgs(inv remit.Invoice) []any {
 	coupons := inv.CouponIDs
@@ -55,20 +55,26 @@ func invoiceArgs(inv remit.Invoice) []any {
 	if md == nil {
 		md = map[string]string{}
 	}
+	dunningStatus := inv.DunningStatus
+	if dunningStatus == "" {
+		dunningStatus = remit.DunningNone
+	}
 	return []any{inv.InvoiceID, ptrStr(inv.Number), inv.CustomerID, inv.BillingAccountID, inv.Currency, inv.Status,
 		inv.CollectionMethod, ptrStr(inv.SubscriptionID), ptrStr(inv.QuoteID), ptrMicros(inv.PeriodStart), ptrMicros(inv.PeriodEnd),
 		mustJSON(coupons), inv.Subtotal, inv.DiscountTotal, inv.PrepaidApplied, inv.TaxTotal, inv.Total, inv.AmountDue,
 		inv.AmountPaid, inv.AmountRemaining, inv.CreditedTotal, inv.OffsetTotal, inv.RefundedTotal, ptrStr(inv.TaxTransactionID),
 		ptrStr(inv.PaymentURL), ptrMicros(inv.AutoFinalizeAt), jsonText(inv.LastPaymentError), ptrStr(inv.FinalizedByRef),
 		ptrMicros(inv.FinalizedAt), ptrMicros(inv.PaidAt), ptrMicros(inv.VoidedAt), mustJSON(md),
-		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt), ptrStr(inv.LatestPaymentID)}
+		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt), ptrStr(inv.LatestPaymentID), inv.AttemptCount,
+		ptrMicros(inv.NextPaymentAttemptAt), string(dunningStatus), ptrMicros(inv.DunningStartedAt), inv.DunningRetries}
 }
 
 // InsertInvoice inserts an invoice and its lines. A duplicate caller-chosen ID is a conflict.
 func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
 	args := append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...)
 	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36)`, args...)
+		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
+		$37, $38, $39, $40, $41)`, args...)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -108,7 +114,8 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 		amount_paid = $20, amount_remaining = $21, credited_total = $22, offset_total = $23, refunded_total = $24,
 		tax_transaction_id = $25, payment_url = $26, auto_finalize_at = $27, last_payment_error = $28, finalized_by_ref = $29,
 		finalized_at = $30, paid_at = $31, voided_at = $32, metadata = $33, created_at = $34, updated_at = $35,
-		latest_payment_id = $36 WHERE merchant_account_id = $1 AND id = $2`, args...)
+		latest_payment_id = $36, attempt_count = $37, next_payment_attempt_at = $38, dunning_status = $39,
+		dunning_started_at = $40, dunning_retries = $41 WHERE merchant_account_id = $1 AND id = $2`, args...)
 	if err != nil {
 		return wrapErr(err, "store.UpdateInvoice")
 	}
@@ -135,16 +142,18 @@ func (q Q) UpdateInvoiceLineFigures(ctx context.Context, merchantAccountID strin
 
 func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err error) {
 	var number, sub, quote, taxTxn, payURL, lastErr, byRef, latest sql.NullString
-	var pStart, pEnd, autoFin, fin, paid, voided sql.NullInt64
+	var pStart, pEnd, autoFin, fin, paid, voided, nextAttempt, dunStart sql.NullInt64
 	var coupons, md string
 	var created, updated int64
 	err = row.Scan(&inv.InvoiceID, &number, &inv.CustomerID, &inv.BillingAccountID, &inv.Currency, &inv.Status,
 		&inv.CollectionMethod, &sub, &quote, &pStart, &pEnd, &coupons, &inv.Subtotal, &inv.DiscountTotal, &inv.PrepaidApplied,
 		&inv.TaxTotal, &inv.Total, &inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal,
-		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated, &latest)
+		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated, &latest,
+		&inv.AttemptCount, &nextAttempt, &inv.DunningStatus, &dunStart, &inv.DunningRetries)
 	if err != nil {
 		return inv, err
 	}
+	inv.NextPaymentAttemptAt, inv.DunningStartedAt = nullTime(nextAttempt), nullTime(dunStart)
 	inv.Object = "invoice"
 	inv.LatestPaymentID = nullStr(latest)
 	inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
@@ -280,4 +289,14 @@ func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f 
 	args = append(args, f.Limit+1)
 	query += cond + order + " LIMIT $" + itoa(len(args))
 	return queryAll(ctx, q, "store.ListTaxTransactions", scanTax, func(t *remit.TaxTransaction) { t.MerchantAccountID = merchantAccountID }, query, args...)
+}
+
+// ListDunningInvoices returns the IDs of a billing account's open invoices with something left to
+// pay, oldest first (a new default payment method retries them).
+func (q Q) ListDunningInvoices(ctx context.Context, merchantAccountID, billingAccountID string) ([]string, error) {
+	return queryAll(ctx, q, "store.ListDunningInvoices", func(row interface{ Scan(...any) error }) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	}, nil, `SELECT id FROM invoices WHERE merchant_account_id = $1 AND billing_account_id = $2 AND status = 'open'
+		AND amount_remaining > 0 ORDER BY created_at, id`, merchantAccountID, billingAccountID)
 }

@@ -506,3 +506,23 @@ func (q Q) FindPayment(ctx context.Context, paymentID string) (remit.Payment, bo
 	p.MerchantAccountID = mid
 	return p, err == nil, wrapErr(err, "store.FindPayment")
 }
+
+// AnyOpenPaymentDue reports whether an attempt left processing is due for the reconciler.
+func (q Q) AnyOpenPaymentDue(ctx context.Context, now time.Time) (bool, error) {
+	return q.exists(ctx, "store.AnyOpenPaymentDue", `SELECT 1 FROM payments WHERE status = 'processing' AND reconcile_after < $1 LIMIT 1`, remit.Micros(now))
+}
+
+// AnyPendingRefundDue reports whether a refund left pending is due for the reconciler.
+func (q Q) AnyPendingRefundDue(ctx context.Context, now time.Time) (bool, error) {
+	return q.exists(ctx, "store.AnyPendingRefundDue", `SELECT 1 FROM refunds WHERE status = 'pending' AND reconcile_after < $1 LIMIT 1`, remit.Micros(now))
+}
+
+// exists reports whether query finds a row.
+func (q Q) exists(ctx context.Context, op, query string, args ...any) (bool, error) {
+	var one int
+	err := q.QueryRow(ctx, query, args...).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, wrapErr(err, op)
+}

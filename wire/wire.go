@@ -57,6 +57,7 @@ type Config struct {
 	StripeSandbox        bool          // REMIT_STRIPE_SANDBOX=true: sandbox merchant accounts charge through Stripe too
 	StripeWebhookKey     string        // REMIT_STRIPE_WEBHOOK_SECRET: verifies POST /processor-webhooks/stripe
 	StripePublishableKey string        // REMIT_STRIPE_PUBLISHABLE_KEY: the hosted setup page's Stripe card element
+	DunningSchedule      string        // REMIT_DUNNING_SCHEDULE ("3d,5d,7d"): retries of a failed automatic charge
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -84,6 +85,7 @@ func FromEnv() (Config, error) {
 		"REMIT_WEBHOOK_ALLOW_PRIVATE": &c.WebhookAllowPriv, "REMIT_TAX_RATES_FILE": &c.TaxRatesFile, "REMIT_SECRET_KEY": &c.SecretKey,
 		"REMIT_STRIPE_SECRET_KEY": &c.StripeSecretKey, "REMIT_STRIPE_API_URL": &c.StripeAPIURL,
 		"REMIT_STRIPE_WEBHOOK_SECRET": &c.StripeWebhookKey, "REMIT_STRIPE_PUBLISHABLE_KEY": &c.StripePublishableKey,
+		"REMIT_DUNNING_SCHEDULE": &c.DunningSchedule,
 	} {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
@@ -230,6 +232,14 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
 		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor, IdempotencyLease: c.IdempotencyLease,
 		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency, StripeWebhookSecret: c.StripeWebhookKey,
+		Dunning: remit.DefaultDunning,
+	}
+	if c.DunningSchedule != "" {
+		d, err := remit.ParseDunningSchedule(c.DunningSchedule)
+		if err != nil {
+			return nil, err
+		}
+		appCfg.Dunning = d
 	}
 	if appCfg.Processor == nil && c.StripeSecretKey != "" {
 		appCfg.Processor = processor.NewStripe(processor.StripeConfig{SecretKey: c.StripeSecretKey, APIURL: c.StripeAPIURL,
