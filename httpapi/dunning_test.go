@@ -1,11 +1,14 @@
 package httpapi_test
 
 import (
+	"context"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
 )
 
 // dunningAccount makes customer id with a charge_automatically billing account (with dunning, when
@@ -143,4 +146,47 @@ func TestDunningValidation(t *testing.T) {
 			t.Fatalf("eleven retries: %d %s", r.Status, r.Body)
 		}
 	})
+}
+
+// Two servers on one store run the due jobs at once (the scheduler of two serve processes): the
+// retry is one attempt, never two.
+func TestDunningRetryRunsOnceAcrossServers(t *testing.T) {
+	for _, s := range testkit.Stores() {
+		t.Run(string(s), func(t *testing.T) {
+			url := testkit.NewStoreURL(t, s)
+			a := testkit.StartOn(t, s, url, testkit.Options{})
+			b := testkit.StartOn(t, s, url, testkit.Options{})
+			b.Tenant = a.Tenant
+			k := newPayKit(t, a)
+			dunningAccount(t, a, k, "c1", nil)
+			id := k.invoice("c1", 1500)["invoiceId"].(string)
+			// Move the clock past the first retry without running anything, then let both
+			// servers run what is due, twice each, at once.
+			ctx := context.Background()
+			m := mustMerchant(t, a, a.Tenant.Sandbox)
+			if err := a.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				return tx.SetMerchantClockOffset(ctx, m.ID, m.ClockOffset+3*24*time.Hour+time.Minute, time.Now())
+			}); err != nil {
+				t.Fatal(err)
+			}
+			upTo := clockNow(t, a)
+			var wg sync.WaitGroup
+			for i := range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					srv := []*testkit.Env{a, b}[i%2]
+					if _, err := srv.App.RunDue(ctx, m.ID, upTo); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			ps := k.payments(id, a.Tenant.Sandbox)
+			inv := a.Must(200, "GET", "/v1/invoices/"+id, nil).Data()
+			if len(ps) != 2 || ps[1].Source != "dunning" || num(inv["attemptCount"]) != 2 {
+				t.Fatalf("attempts after the race: %d (%v)", len(ps), inv["attemptCount"])
+			}
+		})
+	}
 }
