@@ -98,16 +98,10 @@ func (ps *Payments) cancelForDunning(ctx context.Context, tx *store.Tx, m remit.
 // runDunningRetry is a retry job: a new attempt on the invoice's default payment method, if the
 // invoice is still open, this is still its next retry and no attempt is in progress.
 func (ps *Payments) runDunningRetry(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
-	var p dunningJob
-	m, err := jobContext(ctx, tx, scope, job, &p)
-	if err != nil {
-		return err
-	}
-	inv, err := tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
-	if remit.ErrorCode(err) == remit.ENotFound {
-		return nil
-	}
-	if err != nil || inv.Status != remit.InvoiceOpen || inv.DunningStatus != remit.DunningRetrying || inv.DunningRetries != p.Retry {
+	m, p, inv, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p dunningJob) (remit.Invoice, error) {
+		return tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
+	})
+	if !found || inv.Status != remit.InvoiceOpen || inv.DunningStatus != remit.DunningRetrying || inv.DunningRetries != p.Retry {
 		return err
 	}
 	inv.Environment = m.Environment

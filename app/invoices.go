@@ -509,16 +509,10 @@ type autoFinalizeJob struct {
 // runAutoFinalize finalizes a subscription's draft when its hour has passed, unless it was
 // finalized or changed state meanwhile.
 func (iv *Invoicing) runAutoFinalize(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
-	var p autoFinalizeJob
-	m, err := jobContext(ctx, tx, scope, job, &p)
-	if err != nil {
-		return err
-	}
-	inv, err := tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
-	if remit.ErrorCode(err) == remit.ENotFound {
-		return nil
-	}
-	if err != nil || inv.Status != remit.InvoiceDraft {
+	m, p, inv, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p autoFinalizeJob) (remit.Invoice, error) {
+		return tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
+	})
+	if !found || inv.Status != remit.InvoiceDraft {
 		return err
 	}
 	// Finalize in a savepoint of its own: a rule that refuses (a domain error) leaves the draft for

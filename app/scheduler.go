@@ -179,3 +179,18 @@ func jobContext(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.
 	}
 	return tx.GetMerchantAccount(ctx, scope.MerchantAccountID, store.Unlocked)
 }
+
+// jobTarget is jobContext and the load of the one resource the job acts on (locked, by the
+// caller's load): found is false, with no error, when the resource is gone and the job has
+// nothing to do.
+func jobTarget[P, T any](ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job,
+	load func(m remit.MerchantAccount, p P) (T, error)) (m remit.MerchantAccount, p P, v T, found bool, err error) {
+	if m, err = jobContext(ctx, tx, scope, job, &p); err != nil {
+		return m, p, v, false, err
+	}
+	v, err = load(m, p)
+	if remit.ErrorCode(err) == remit.ENotFound {
+		return m, p, v, false, nil
+	}
+	return m, p, v, err == nil, err
+}

@@ -185,20 +185,11 @@ func (qs *Quotes) GetSubscription(ctx context.Context, m remit.MerchantAccount, 
 // invoice bills the ended period's usage (subscription.canceled). Paused and canceled
 // subscriptions do not renew.
 func (qs *Quotes) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
-	var p renewJob
-	m, err := jobContext(ctx, tx, scope, job, &p)
-	if err != nil {
-		return err
-	}
-	sub, err := tx.GetSubscription(ctx, m.ID, p.SubscriptionID, store.Locked)
-	if remit.ErrorCode(err) == remit.ENotFound {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !sub.Status.Renews() || !sub.CurrentPeriodEnd.Equal(micro(p.PeriodEnd)) {
-		return nil // renewed already, or no longer renewing
+	m, p, sub, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p renewJob) (remit.Subscription, error) {
+		return tx.GetSubscription(ctx, m.ID, p.SubscriptionID, store.Locked)
+	})
+	if !found || !sub.Status.Renews() || !sub.CurrentPeriodEnd.Equal(micro(p.PeriodEnd)) {
+		return err // gone, renewed already, or no longer renewing
 	}
 	now := micro(at)
 	ended := endedPeriod{start: sub.CurrentPeriodStart, end: sub.CurrentPeriodEnd, items: sub.Items}
@@ -290,16 +281,10 @@ func (qs *Quotes) invoiceRenewal(ctx context.Context, tx *store.Tx, m remit.Merc
 // runTrialEnding emits subscription.trial_ending three days before a trial ends (at once for a
 // shorter trial), if the subscription is still in that trial.
 func (qs *Quotes) runTrialEnding(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
-	var p renewJob
-	m, err := jobContext(ctx, tx, scope, job, &p)
-	if err != nil {
-		return err
-	}
-	sub, err := tx.GetSubscription(ctx, m.ID, p.SubscriptionID, store.Unlocked)
-	if remit.ErrorCode(err) == remit.ENotFound {
-		return nil
-	}
-	if err != nil || sub.Status != remit.SubscriptionTrialing || sub.TrialEnd == nil || !sub.TrialEnd.Equal(micro(p.PeriodEnd)) {
+	m, p, sub, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p renewJob) (remit.Subscription, error) {
+		return tx.GetSubscription(ctx, m.ID, p.SubscriptionID, store.Unlocked)
+	})
+	if !found || sub.Status != remit.SubscriptionTrialing || sub.TrialEnd == nil || !sub.TrialEnd.Equal(micro(p.PeriodEnd)) {
 		return err
 	}
 	sub.Environment = m.Environment
