@@ -18,7 +18,7 @@ import (
 func refundKit(t *testing.T, proc *vaultCharges, run func(t *testing.T, e *testkit.Env, invoiceID string)) {
 	cfg := wire.Defaults()
 	cfg.RateLimit, cfg.RateBurst = 100000, 100000
-	cfg.ProcessorTimeout = 2 * time.Second
+	cfg.ProcessorTimeout = time.Second
 	cfg.Processor = proc
 	testkit.RunWith(t, testkit.Options{Config: &cfg}, func(t *testing.T, e *testkit.Env) {
 		proc.mu.Lock()
