@@ -2,6 +2,7 @@ package remit
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -32,11 +33,19 @@ type Customer struct {
 	Email             *string           `json:"email"`
 	Address           *Address          `json:"address"`
 	TaxExempt         bool              `json:"taxExempt"`
+	PreferredLocale   string            `json:"preferredLocale"` // one of Locales; e-mails, PDFs and hosted pages use it
 	Metadata          map[string]string `json:"metadata"`
 	Environment       Environment       `json:"environment"`
 	MerchantAccountID string            `json:"merchantAccountId"`
 	CreatedAt         time.Time         `json:"createdAt"`
 }
+
+// Locales are the languages Remit writes to customers in (a customer's preferredLocale), each with
+// a message catalog in package locale. DefaultLocale is a customer's when it names none.
+var Locales = []string{"en", "fr", "de", "es"}
+
+// DefaultLocale is the language of a customer without a preferredLocale.
+const DefaultLocale = "en"
 
 // EmailProblem records a problem with an email address that is not a plain addr-spec
 // (name@domain.tld, ValidEmail).
@@ -208,6 +217,11 @@ func CheckCustomer(c *Customer, p *Problems) {
 	}
 	AddressProblems(p, "address", c.Address)
 	MetadataProblems(p, "metadata", c.Metadata)
+	if c.PreferredLocale == "" {
+		c.PreferredLocale = DefaultLocale
+	} else if !slices.Contains(Locales, c.PreferredLocale) {
+		p.Body("preferredLocale", "invalid_value", "preferredLocale must be one of en, fr, de, es.")
+	}
 }
 
 // CheckBillingAccount records every problem of a billing account about to be created (a

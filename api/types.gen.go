@@ -121,6 +121,30 @@ func (e DunningFinalAction) Valid() bool {
 	}
 }
 
+// Defines values for Locale.
+const (
+	De Locale = "de"
+	En Locale = "en"
+	Es Locale = "es"
+	Fr Locale = "fr"
+)
+
+// Valid indicates whether the value is a known member of the Locale enum.
+func (e Locale) Valid() bool {
+	switch e {
+	case De:
+		return true
+	case En:
+		return true
+	case Es:
+		return true
+	case Fr:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for MerchantAccountCreateRequestEnvironment.
 const (
 	MerchantAccountCreateRequestEnvironmentProduction MerchantAccountCreateRequestEnvironment = "production"
@@ -721,6 +745,11 @@ type CustomerCreateRequest struct {
 	// Name Customer name.
 	Name string `json:"name"`
 
+	// PreferredLocale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+	//
+	// Example: fr
+	PreferredLocale *Locale `json:"preferredLocale,omitempty"`
+
 	// TaxExempt Exempt customers are taxed at 0.
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
@@ -825,6 +854,11 @@ type InvoicePayRequest struct {
 	// OutOfBand Mark the invoice paid outside Remit instead of charging the default payment method.
 	OutOfBand *bool `json:"outOfBand,omitempty"`
 }
+
+// Locale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+//
+// Example: fr
+type Locale string
 
 // MerchantAccountCreateRequest Creates a sub-merchant account in draft state. Rules the schema cannot say: body.environment equals the environment query parameter (422 environment_mismatch); tenantId, when given, is the caller's organization (403); platformMerchantAccountId names a platform-granted account of the caller (403) and is 501 in production; a volume distribution that is given sums to 100 (422 sum_not_100); the associated identities own at most 100% together (422 ownership_exceeds_100); dates of birth and incorporation are real calendar dates in the past (422 invalid_date); names and the settlement account's name and bank code are not blank (422 blank).
 //

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
@@ -52,6 +53,15 @@ type Config struct {
 	// Dunning is the deployment's dunning policy (REMIT_DUNNING_SCHEDULE), used by billing accounts
 	// without their own; app.New makes an empty one remit.DefaultDunning.
 	Dunning remit.Dunning
+
+	// Customer e-mail (app/emails.go, app/emailworker.go).
+	Mailer           mail.Sender     // REMIT_SMTP_URL's server; nil records every message skipped
+	EmailFrom        string          // REMIT_EMAIL_FROM: the sender address (the merchant's name is shown with it)
+	EmailRetry       []time.Duration // REMIT_EMAIL_RETRY_SCHEDULE: waits between send attempts; after the last, failed
+	EmailLease       time.Duration   // how long a worker holds claimed messages (2m); a send ends before it
+	EmailPoll        time.Duration   // how often an idle worker looks for messages other processes queued (1s)
+	EmailBatch       int             // messages sent over one SMTP connection (25)
+	EmailConcurrency int             // SMTP connections in flight per process (4)
 }
 
 // core is what every area's service shares: the store, the real-time clock, the log and the
@@ -65,8 +75,10 @@ type core struct {
 	Log    *slog.Logger
 	Config Config
 
-	jobs     map[string]JobFunc
-	webhooks *webhookState
+	jobs      map[string]JobFunc
+	reactions map[remit.EventType][]reaction
+	webhooks  *webhookState
+	emailWake chan struct{}
 	sealer   *sealer
 }
 
@@ -86,6 +98,7 @@ type App struct {
 	Usage       *Usage       // usage events and thresholds (usage.go, usage_period.go)
 	Webhooks    *Webhooks    // endpoints, events, deliveries and the worker (webhook*.go)
 	Documents   *Documents   // what the PDFs and the hosted invoice page show (documents.go)
+	Emails      *Emails      // the e-mail log and its worker (emails.go, emailworker.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -106,6 +119,7 @@ type (
 		*core
 		invoicing   *Invoicing
 		creditNotes *CreditNotes // a prorated cancel or change credits the unused time
+		emails      *Emails      // a renewal is announced a week before
 	}
 	Invoicing struct {
 		*core
@@ -129,6 +143,11 @@ type (
 	Usage     struct{ *core }
 	Webhooks  struct{ *core }
 	Documents struct{ *core }
+	Emails    struct {
+		*core
+		catalog   *Catalog   // a payment.failed message links a new setup session
+		documents *Documents // the PDFs messages carry
+	}
 )
 
 // New returns an engine over db: every area's service, wired together, with their scheduled-job
@@ -146,7 +165,9 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	if len(cfg.Dunning.Schedule) == 0 {
 		cfg.Dunning = remit.DefaultDunning
 	}
-	c := &core{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}, sealer: &sealer{}}
+	c := &core{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}, sealer: &sealer{},
+		reactions: map[remit.EventType][]reaction{}, emailWake: make(chan struct{}, 1)}
+	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
 	a := &App{core: c, Access: &Access{c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{c},
 		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
@@ -160,6 +181,9 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes
+	a.Emails = &Emails{core: c, catalog: a.Catalog, documents: a.Documents}
+	a.Quotes.emails = a.Emails
+	a.Emails.registerReactions()
 	a.Ledger.registerJobs()
 	a.Invoicing.registerJobs()
 	a.Quotes.registerJobs()
@@ -193,6 +217,11 @@ func (co *core) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 	}
 	if err := tx.InsertEvent(ctx, ev, objectID); err != nil {
 		return err
+	}
+	for _, react := range co.reactions[typ] {
+		if err := react(ctx, tx, scope, now, obj); err != nil {
+			return err
+		}
 	}
 	tx.AfterCommit(co.wakeWebhooks) // this process's webhook worker dispatches it at once
 	return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/document"
+	"github.com/remit-billing/remit/locale"
 	"github.com/remit-billing/remit/store"
 )
 
@@ -15,7 +16,9 @@ import (
 // them; nothing here computes a figure. A finalized invoice's document reads the invoice row and
 // its lines as stored at finalization, so it changes only when a payment or a credit note changes
 // them. The parties (the merchant's display name and business address, the customer and its
-// billing address) are read as they are now: no route changes them after creation today.
+// billing address) are read as they are now: no route changes them after creation today. Every
+// document is in its customer's language (preferredLocale): the model's Locale, and the country
+// names of the addresses gathered here.
 
 // InvoiceDocument gathers what an invoice's PDF shows.
 //
@@ -31,15 +34,11 @@ func (ds *Documents) invoiceDocument(ctx context.Context, q store.Q, m remit.Mer
 		return d, err
 	}
 	inv.Environment = m.Environment
-	merchant, err := merchantParty(m)
+	ps, err := documentParties(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
 	if err != nil {
 		return d, err
 	}
-	billTo, custAddr, err := billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
-	if err != nil {
-		return d, err
-	}
-	d = document.Invoice{Merchant: merchant, BillTo: billTo, CustomerAddress: custAddr, Invoice: inv, CreditNotes: notes}
+	d = document.Invoice{Locale: ps.locale, Merchant: ps.merchant, BillTo: ps.billTo, CustomerAddress: ps.custAddr, Invoice: inv, CreditNotes: notes}
 	for _, id := range inv.CouponIDs {
 		name := id
 		if c, err := q.GetCoupon(ctx, m.ID, id); err == nil && c.Name != "" {
@@ -103,11 +102,11 @@ func (ds *Documents) CreditNoteDocument(ctx context.Context, m remit.MerchantAcc
 		return d, err
 	}
 	c.Environment = m.Environment
-	inv, merchant, billTo, err := invoiceParties(ctx, q, m, c.InvoiceID)
+	inv, ps, err := invoiceParties(ctx, q, m, c.InvoiceID)
 	if err != nil {
 		return d, err
 	}
-	d = document.CreditNote{Merchant: merchant, BillTo: billTo, CreditNote: c, Invoice: inv}
+	d = document.CreditNote{Locale: ps.locale, Merchant: ps.merchant, BillTo: ps.billTo, CreditNote: c, Invoice: inv}
 	if c.TaxTransactionID != nil {
 		t, err := q.GetTaxTransaction(ctx, m.ID, *c.TaxTransactionID, store.Unlocked)
 		if err != nil {
@@ -128,24 +127,48 @@ func (ds *Documents) ReceiptDocument(ctx context.Context, m remit.MerchantAccoun
 	if err != nil {
 		return d, err
 	}
-	inv, merchant, billTo, err := invoiceParties(ctx, q, m, invoiceID)
+	inv, ps, err := invoiceParties(ctx, q, m, invoiceID)
 	if err != nil {
 		return d, err
 	}
-	return document.Receipt{Merchant: merchant, BillTo: billTo, Receipt: facts, Invoice: inv}, nil
+	return document.Receipt{Locale: ps.locale, Merchant: ps.merchant, BillTo: ps.billTo, Receipt: facts, Invoice: inv}, nil
 }
 
 // invoiceParties reads the invoice a credit note or receipt refers to, with the parties its
 // document shows: the merchant account and whom the invoice was billed to.
-func invoiceParties(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (inv remit.Invoice, merchant document.Merchant, billTo document.Party, err error) {
-	if inv, err = q.GetInvoice(ctx, m.ID, invoiceID, store.Unlocked); err != nil {
-		return
+func invoiceParties(ctx context.Context, q store.Q, m remit.MerchantAccount, invoiceID string) (remit.Invoice, docParties, error) {
+	inv, err := q.GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
+	if err != nil {
+		return inv, docParties{}, err
 	}
-	if merchant, err = merchantParty(m); err != nil {
-		return
+	ps, err := documentParties(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	return inv, ps, err
+}
+
+// docParties are a document's parties and its language.
+type docParties struct {
+	locale   string // the customer's preferredLocale: the document's language ("" is English)
+	merchant document.Merchant
+	billTo   document.Party
+	custAddr []string // the customer's own address, when the billing address is another
+}
+
+// documentParties reads the customer a document is for and gathers the parties in its language:
+// the merchant (seller) and whom the invoice is billed to.
+func documentParties(ctx context.Context, q store.Q, m remit.MerchantAccount, customerID, billingAccountID string) (docParties, error) {
+	cust, err := q.GetCustomer(ctx, m.ID, customerID)
+	if err != nil {
+		return docParties{}, err
 	}
-	billTo, _, err = billToParty(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
-	return
+	tr := locale.For(cust.PreferredLocale)
+	ps := docParties{locale: cust.PreferredLocale}
+	if ps.merchant, err = merchantParty(m, tr); err != nil {
+		return docParties{}, err
+	}
+	if ps.billTo, ps.custAddr, err = billToParty(ctx, q, m, cust, billingAccountID, tr); err != nil {
+		return docParties{}, err
+	}
+	return ps, nil
 }
 
 // HostedInvoicePage authorizes the hosted token for the invoice and gathers its page: the invoice's
@@ -199,15 +222,15 @@ func CardLabel(brand, last4 string) string {
 }
 
 // merchantParty is the seller on a document: the display name, then the business address and the
-// contact details of the merchant profile.
-func merchantParty(m remit.MerchantAccount) (document.Merchant, error) {
+// contact details of the merchant profile (the country named in the document's language).
+func merchantParty(m remit.MerchantAccount, tr *locale.Tr) (document.Merchant, error) {
 	prof, err := merchantProfile(m)
 	if err != nil {
 		return document.Merchant{}, err
 	}
 	p := document.Merchant{Party: document.Party{Name: m.DisplayName}, Country: m.Country}
 	if a := prof.BusinessAddress; a != nil {
-		p.Lines = document.AddressLines(a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
+		p.Lines = document.AddressLines(tr, a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
 	}
 	for _, s := range []*string{prof.Email, firstSet(prof.BusinessPhone, prof.Phone), prof.URL} {
 		if s != nil && strings.TrimSpace(*s) != "" {
@@ -228,12 +251,8 @@ func firstSet(ss ...*string) *string {
 
 // billToParty is the buyer: the customer's name and email and the billing address (the billing
 // account's tax address, else the customer's address). When the billing address is not the
-// customer's own address, that address is returned too.
-func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, customerID, billingAccountID string) (document.Party, []string, error) {
-	cust, err := q.GetCustomer(ctx, m.ID, customerID)
-	if err != nil {
-		return document.Party{}, nil, err
-	}
+// customer's own address, that address is returned too. Countries are named in tr's language.
+func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, cust remit.Customer, billingAccountID string, tr *locale.Tr) (document.Party, []string, error) {
 	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
 	if err != nil {
 		return document.Party{}, nil, err
@@ -247,20 +266,20 @@ func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, custom
 		addr = cust.Address
 	}
 	if addr != nil {
-		p.Lines = append(p.Lines, addressLines(*addr)...)
+		p.Lines = append(p.Lines, addressLines(tr, *addr)...)
 	}
 	var own []string
 	if ba.TaxAddress != nil && cust.Address != nil {
-		own = addressLines(*cust.Address)
-		if strings.Join(own, "\n") == strings.Join(addressLines(*ba.TaxAddress), "\n") {
+		own = addressLines(tr, *cust.Address)
+		if strings.Join(own, "\n") == strings.Join(addressLines(tr, *ba.TaxAddress), "\n") {
 			own = nil
 		}
 	}
 	return p, own, nil
 }
 
-func addressLines(a remit.Address) []string {
-	return document.AddressLines(a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
+func addressLines(tr *locale.Tr, a remit.Address) []string {
+	return document.AddressLines(tr, a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
 }
 
 // receiptFactsForPDF reads a payment receipt's figures and the invoice it paid, for its PDF.
@@ -271,8 +290,8 @@ func receiptFactsForPDF(ctx context.Context, q store.Q, m remit.MerchantAccount,
 	if err != nil {
 		return document.ReceiptFacts{}, "", err
 	}
-	method := "Paid outside Remit"
-	if r.PaymentMethod.Type != remit.MethodOutOfBand {
+	method, outOfBand := "", r.PaymentMethod.Type == remit.MethodOutOfBand // the receipt says "Paid outside Remit"
+	if !outOfBand {
 		brand, last4 := "", ""
 		if r.PaymentMethod.Brand != nil {
 			brand = *r.PaymentMethod.Brand
@@ -283,5 +302,5 @@ func receiptFactsForPDF(ctx context.Context, q store.Q, m remit.MerchantAccount,
 		method = CardLabel(brand, last4)
 	}
 	return document.ReceiptFacts{ReceiptID: r.ReceiptID, ReceiptNumber: r.ReceiptNumber, PaymentID: r.PaymentID, Amount: r.Amount,
-		AmountRefunded: r.AmountRefunded, Currency: r.Currency, Status: r.Status, PaidAt: r.CreatedAt, PaymentMethod: method}, r.InvoiceID, nil
+		AmountRefunded: r.AmountRefunded, Currency: r.Currency, Status: r.Status, PaidAt: r.CreatedAt, PaymentMethod: method, OutOfBand: outOfBand}, r.InvoiceID, nil
 }

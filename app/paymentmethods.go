@@ -29,50 +29,58 @@ const (
 // Errors: not_found (customer; billingAccountId, details.field), validation_failure (setAsDefault
 // without billingAccountId; a billing account of another customer).
 func (ca *Catalog) CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error) {
+	var s remit.SetupSession
+	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) (err error) {
+		s, err = ca.openSetupSession(ctx, tx, m, customerID, in, setupSessionTTL, micro(ca.Now(m)))
+		return err
+	})
+	return s, err
+}
+
+// openSetupSession is CreateSetupSession in the caller's transaction, for a session open ttl from
+// now (a payment.failed e-mail links one that lives a week: app/emails.go).
+func (ca *Catalog) openSetupSession(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput,
+	ttl time.Duration, now time.Time) (remit.SetupSession, error) {
 	if in.MethodType == "" {
 		in.MethodType = "card"
 	}
-	now := micro(ca.Now(m))
 	s := remit.SetupSession{
 		Object: "payment_method_setup_session", SessionID: remit.NewID("pmss"), CustomerID: customerID,
 		BillingAccountID: in.BillingAccountID, MethodType: in.MethodType, SetAsDefault: in.SetAsDefault,
-		ExpiresAt: now.Add(setupSessionTTL), Status: remit.SessionOpen, Environment: m.Environment, MerchantAccountID: m.ID,
+		ExpiresAt: now.Add(ttl), Status: remit.SessionOpen, Environment: m.Environment, MerchantAccountID: m.ID,
 		CreatedAt: now,
 	}
-	err := ca.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.RequireCustomer(ctx, m.ID, customerID); err != nil {
-			return err
-		}
-		var probs remit.Problems
-		if in.BillingAccountID != nil {
-			ba, err := tx.GetBillingAccount(ctx, m.ID, *in.BillingAccountID, store.Unlocked)
-			err = remit.AtField(err, "billingAccountId")
-			if err != nil {
-				return err
-			}
-			if ba.CustomerID != customerID {
-				probs.Body("billingAccountId", "customer_mismatch", "The billing account belongs to another customer; give one of this customer's billing accounts.")
-			}
-		}
-		remit.CheckSetupSession(in, &probs)
-		if err := probs.Err(); err != nil {
-			return err
-		}
-		if err := tx.CreateSetupSession(ctx, s); err != nil {
-			return err
-		}
-		token, err := ca.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedSetupSession, s.SessionID, s.ExpiresAt.Add(setupTokenGrace))
+	if err := tx.RequireCustomer(ctx, m.ID, customerID); err != nil {
+		return s, err
+	}
+	var probs remit.Problems
+	if in.BillingAccountID != nil {
+		ba, err := tx.GetBillingAccount(ctx, m.ID, *in.BillingAccountID, store.Unlocked)
+		err = remit.AtField(err, "billingAccountId")
 		if err != nil {
-			return err
+			return s, err
 		}
-		if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentMethodSetupSessionCreated, s.SessionID, s); err != nil {
-			return err
+		if ba.CustomerID != customerID {
+			probs.Body("billingAccountId", "customer_mismatch", "The billing account belongs to another customer; give one of this customer's billing accounts.")
 		}
-		s.Token = token
-		s.URL = ca.Config.PublicURL + strings.Replace(setupCompletePath, "%s", url.PathEscape(s.SessionID), 1) + "?token=" + url.QueryEscape(token)
-		return nil
-	})
-	return s, err
+	}
+	remit.CheckSetupSession(in, &probs)
+	if err := probs.Err(); err != nil {
+		return s, err
+	}
+	if err := tx.CreateSetupSession(ctx, s); err != nil {
+		return s, err
+	}
+	token, err := ca.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedSetupSession, s.SessionID, s.ExpiresAt.Add(setupTokenGrace))
+	if err != nil {
+		return s, err
+	}
+	if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentMethodSetupSessionCreated, s.SessionID, s); err != nil {
+		return s, err
+	}
+	s.Token = token
+	s.URL = ca.Config.PublicURL + strings.Replace(setupCompletePath, "%s", url.PathEscape(s.SessionID), 1) + "?token=" + url.QueryEscape(token)
+	return s, nil
 }
 
 // CompleteSetupSession attaches a payment method to the session's customer (and billing account),

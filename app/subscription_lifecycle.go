@@ -187,7 +187,10 @@ func (qs *Quotes) periodDraft(ctx context.Context, tx *store.Tx, m remit.Merchan
 
 // scheduleRenewal schedules the renewal at the end of the subscription's current period.
 func (qs *Quotes) scheduleRenewal(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub remit.Subscription) error {
-	return qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd})
+	if err := qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+		return err
+	}
+	return qs.emails.scheduleRenewalNotice(ctx, tx, m, sub)
 }
 
 // cancelProrated settles a subscription canceled now: with prorate, the unused share of the

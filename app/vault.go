@@ -48,7 +48,11 @@ func (ca *Catalog) HostedSetupPage(ctx context.Context, tok remit.HostedToken, m
 	if err != nil {
 		return document.SetupPage{}, err
 	}
-	page := document.SetupPage{SessionID: s.SessionID, Merchant: m.DisplayName, Status: s.StatusAt(micro(ca.Now(m)))}
+	cust, err := ca.DB.Read(ctx).GetCustomer(ctx, m.ID, s.CustomerID) // the page is in the customer's language
+	if err != nil {
+		return document.SetupPage{}, err
+	}
+	page := document.SetupPage{Locale: cust.PreferredLocale, SessionID: s.SessionID, Merchant: m.DisplayName, Status: s.StatusAt(micro(ca.Now(m)))}
 	if s.PaymentMethod == nil && s.PaymentMethodID != nil {
 		if pm, err := ca.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, *s.PaymentMethodID); err == nil {
 			page.PaymentMethod = CardLabel(pm.Brand, pm.Last4)

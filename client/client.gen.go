@@ -132,6 +132,81 @@ func (e DunningFinalAction) Valid() bool {
 	}
 }
 
+// Defines values for EmailStatus.
+const (
+	EmailStatusFailed  EmailStatus = "failed"
+	EmailStatusQueued  EmailStatus = "queued"
+	EmailStatusSent    EmailStatus = "sent"
+	EmailStatusSkipped EmailStatus = "skipped"
+)
+
+// Valid indicates whether the value is a known member of the EmailStatus enum.
+func (e EmailStatus) Valid() bool {
+	switch e {
+	case EmailStatusFailed:
+		return true
+	case EmailStatusQueued:
+		return true
+	case EmailStatusSent:
+		return true
+	case EmailStatusSkipped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EmailAttachmentKind.
+const (
+	EmailAttachmentKindCreditNote EmailAttachmentKind = "credit_note"
+	EmailAttachmentKindInvoice    EmailAttachmentKind = "invoice"
+	EmailAttachmentKindReceipt    EmailAttachmentKind = "receipt"
+)
+
+// Valid indicates whether the value is a known member of the EmailAttachmentKind enum.
+func (e EmailAttachmentKind) Valid() bool {
+	switch e {
+	case EmailAttachmentKindCreditNote:
+		return true
+	case EmailAttachmentKindInvoice:
+		return true
+	case EmailAttachmentKindReceipt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EmailType.
+const (
+	CreditNoteIssued            EmailType = "credit_note.issued"
+	InvoiceFinalized            EmailType = "invoice.finalized"
+	PaymentActionRequired       EmailType = "payment.action_required"
+	PaymentFailed               EmailType = "payment.failed"
+	PaymentSucceeded            EmailType = "payment.succeeded"
+	SubscriptionRenewalUpcoming EmailType = "subscription.renewal_upcoming"
+)
+
+// Valid indicates whether the value is a known member of the EmailType enum.
+func (e EmailType) Valid() bool {
+	switch e {
+	case CreditNoteIssued:
+		return true
+	case InvoiceFinalized:
+		return true
+	case PaymentActionRequired:
+		return true
+	case PaymentFailed:
+		return true
+	case PaymentSucceeded:
+		return true
+	case SubscriptionRenewalUpcoming:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorEnvelopeErrorCode.
 const (
 	ErrorEnvelopeErrorCodeBadRequest        ErrorEnvelopeErrorCode = "bad_request"
@@ -186,6 +261,30 @@ func (e InvoiceDunningStatus) Valid() bool {
 	case InvoiceDunningStatusNone:
 		return true
 	case InvoiceDunningStatusRetrying:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Locale.
+const (
+	De Locale = "de"
+	En Locale = "en"
+	Es Locale = "es"
+	Fr Locale = "fr"
+)
+
+// Valid indicates whether the value is a known member of the Locale enum.
+func (e Locale) Valid() bool {
+	switch e {
+	case De:
+		return true
+	case En:
+		return true
+	case Es:
+		return true
+	case Fr:
 		return true
 	default:
 		return false
@@ -828,6 +927,42 @@ func (e CreatePaymentMethodSetupSessionParamsEnvironment) Valid() bool {
 	case CreatePaymentMethodSetupSessionParamsEnvironmentProduction:
 		return true
 	case CreatePaymentMethodSetupSessionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListEmailsParamsEnvironment.
+const (
+	ListEmailsParamsEnvironmentProduction ListEmailsParamsEnvironment = "production"
+	ListEmailsParamsEnvironmentSandbox    ListEmailsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListEmailsParamsEnvironment enum.
+func (e ListEmailsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListEmailsParamsEnvironmentProduction:
+		return true
+	case ListEmailsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetEmailParamsEnvironment.
+const (
+	GetEmailParamsEnvironmentProduction GetEmailParamsEnvironment = "production"
+	GetEmailParamsEnvironmentSandbox    GetEmailParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetEmailParamsEnvironment enum.
+func (e GetEmailParamsEnvironment) Valid() bool {
+	switch e {
+	case GetEmailParamsEnvironmentProduction:
+		return true
+	case GetEmailParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2281,6 +2416,11 @@ type Customer struct {
 	// Object Always "customer".
 	Object *string `json:"object,omitempty"`
 
+	// PreferredLocale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+	//
+	// Example: fr
+	PreferredLocale *Locale `json:"preferredLocale,omitempty"`
+
 	// TaxExempt Whether the customer is tax exempt.
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
@@ -2368,6 +2508,11 @@ type CustomerCreateRequest struct {
 	// Name Customer name.
 	Name string `json:"name"`
 
+	// PreferredLocale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+	//
+	// Example: fr
+	PreferredLocale *Locale `json:"preferredLocale,omitempty"`
+
 	// TaxExempt Exempt customers are taxed at 0.
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
@@ -2385,6 +2530,92 @@ type Dunning struct {
 
 // DunningFinalAction What happens when the schedule is exhausted.
 type DunningFinalAction string
+
+// Email A message Remit recorded for a customer (the e-mail log). Recorded in the transaction of the change that causes it, then sent by the e-mail worker through REMIT_SMTP_URL. textBody and htmlBody are in GET /v1/emails/{emailId} only.
+//
+// Example: {"attachment":{"documentId":"inv_01jytsq0zvgr1appf5r715r83w","fileName":"INV-000042.pdf","kind":"invoice"},"attempts":1,"createdAt":"2025-06-01T12:00:00.188333Z","customerId":"cus_acme","emailId":"em_01jyt0a4b7q9m1n3p5r7s9t1v3","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","locale":"en","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"email","sentAt":"2025-06-01T12:00:01.204Z","status":"sent","statusReason":null,"subject":"Invoice INV-000042 from Globex","to":"billing@acme.example","type":"invoice.finalized"}
+type Email struct {
+	// Attachment The PDF attached, or null.
+	Attachment *EmailAttachment `json:"attachment,omitempty"`
+
+	// Attempts Send attempts made so far.
+	Attempts *int64 `json:"attempts,omitempty"`
+
+	// CreatedAt When the message was recorded (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// CustomerId The customer written to.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// EmailId E-mail ID (em_...).
+	EmailId *string `json:"emailId,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// HtmlBody The HTML body (GET /v1/emails/{emailId} only).
+	HtmlBody *string `json:"htmlBody,omitempty"`
+
+	// InvoiceId The invoice the message is about, if any.
+	InvoiceId *string `json:"invoiceId,omitempty"`
+
+	// Locale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+	//
+	// Example: fr
+	Locale *Locale `json:"locale,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Object Always "email".
+	Object *string `json:"object,omitempty"`
+
+	// SentAt When the SMTP server accepted the message (merchant clock), or null.
+	SentAt *time.Time `json:"sentAt,omitempty"`
+
+	// Status queued: waiting for (another) send attempt; sent: the SMTP server accepted it; failed: refused for good or out of retries (REMIT_EMAIL_RETRY_SCHEDULE); skipped: never to be sent (no SMTP server configured, or a customer without an address).
+	Status *EmailStatus `json:"status,omitempty"`
+
+	// StatusReason Why it was skipped or failed, or the error of the last attempt while it is queued for a retry.
+	StatusReason *string `json:"statusReason,omitempty"`
+
+	// Subject The subject, in the message's locale.
+	Subject *string `json:"subject,omitempty"`
+
+	// TextBody The plain-text body (GET /v1/emails/{emailId} only).
+	TextBody *string `json:"textBody,omitempty"`
+
+	// To The recipient, the customer's email; null when the customer has none (status skipped).
+	To *string `json:"to,omitempty"`
+
+	// Type What a message is about (docs/email.md says when each is sent).
+	//
+	// Example: invoice.finalized
+	Type *EmailType `json:"type,omitempty"`
+}
+
+// EmailStatus queued: waiting for (another) send attempt; sent: the SMTP server accepted it; failed: refused for good or out of retries (REMIT_EMAIL_RETRY_SCHEDULE); skipped: never to be sent (no SMTP server configured, or a customer without an address).
+type EmailStatus string
+
+// EmailAttachment The PDF a message carries, rendered from its document when the message is sent.
+type EmailAttachment struct {
+	// DocumentId The invoice, receipt or credit note ID.
+	DocumentId *string `json:"documentId,omitempty"`
+
+	// FileName The attachment's file name (the document's number and .pdf).
+	FileName *string `json:"fileName,omitempty"`
+
+	// Kind Which document.
+	Kind *EmailAttachmentKind `json:"kind,omitempty"`
+}
+
+// EmailAttachmentKind Which document.
+type EmailAttachmentKind string
+
+// EmailType What a message is about (docs/email.md says when each is sent).
+//
+// Example: invoice.finalized
+type EmailType string
 
 // EmptyRequest An empty JSON object. Unknown fields are 422.
 //
@@ -2727,6 +2958,11 @@ type List struct {
 	// Offset Payment receipts only: offset of this page.
 	Offset *int64 `json:"offset,omitempty"`
 }
+
+// Locale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+//
+// Example: fr
+type Locale string
 
 // MerchantAccount A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 //
@@ -4589,6 +4825,9 @@ type Cursor = string
 // CustomerIdPath defines model for CustomerIdPath.
 type CustomerIdPath = string
 
+// EmailIdPath defines model for EmailIdPath.
+type EmailIdPath = string
+
 // EndpointIdPath defines model for EndpointIdPath.
 type EndpointIdPath = string
 
@@ -4891,6 +5130,45 @@ type CreatePaymentMethodSetupSessionParams struct {
 
 // CreatePaymentMethodSetupSessionParamsEnvironment defines parameters for CreatePaymentMethodSetupSession.
 type CreatePaymentMethodSetupSessionParamsEnvironment string
+
+// ListEmailsParams defines parameters for ListEmails.
+type ListEmailsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListEmailsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CustomerId Filter by customer ID.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// InvoiceId Filter by invoice ID.
+	InvoiceId *string `form:"invoiceId,omitempty" json:"invoiceId,omitempty"`
+
+	// Type Filter by type.
+	Type *EmailType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListEmailsParamsEnvironment defines parameters for ListEmails.
+type ListEmailsParamsEnvironment string
+
+// GetEmailParams defines parameters for GetEmail.
+type GetEmailParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetEmailParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetEmailParamsEnvironment defines parameters for GetEmail.
+type GetEmailParamsEnvironment string
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
@@ -7269,6 +7547,20 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/payment-method-setup (the `CreatePaymentMethodSetupSession` operationId).
 	CreatePaymentMethodSetupSession(ctx context.Context, customerId CustomerIdPath, params *CreatePaymentMethodSetupSessionParams, body CreatePaymentMethodSetupSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListEmails List e-mails
+	//
+	// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
+	//
+	// Corresponds with GET /v1/emails (the `ListEmails` operationId).
+	ListEmails(ctx context.Context, params *ListEmailsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetEmail Get an e-mail
+	//
+	// Returns a recorded message with its plain-text and HTML bodies, as they were (or would have been) sent: its status, the reason it was skipped or failed, its attempts.
+	//
+	// Corresponds with GET /v1/emails/{emailId} (the `GetEmail` operationId).
+	GetEmail(ctx context.Context, emailId EmailIdPath, params *GetEmailParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEvents List events
 	//
 	// Lists events, newest first. Items are Event objects.
@@ -8288,6 +8580,40 @@ func (c *Client) CreatePaymentMethodSetupSessionWithBody(ctx context.Context, cu
 // Corresponds with POST /v1/customers/{customerId}/payment-method-setup (the `CreatePaymentMethodSetupSession` operationId).
 func (c *Client) CreatePaymentMethodSetupSession(ctx context.Context, customerId CustomerIdPath, params *CreatePaymentMethodSetupSessionParams, body CreatePaymentMethodSetupSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePaymentMethodSetupSessionRequest(c.Server, customerId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEmails List e-mails
+//
+// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
+//
+// Corresponds with GET /v1/emails (the `ListEmails` operationId).
+func (c *Client) ListEmails(ctx context.Context, params *ListEmailsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEmailsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetEmail Get an e-mail
+//
+// Returns a recorded message with its plain-text and HTML bodies, as they were (or would have been) sent: its status, the reason it was skipped or failed, its attempts.
+//
+// Corresponds with GET /v1/emails/{emailId} (the `GetEmail` operationId).
+func (c *Client) GetEmail(ctx context.Context, emailId EmailIdPath, params *GetEmailParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetEmailRequest(c.Server, emailId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -10732,6 +11058,189 @@ func NewCreatePaymentMethodSetupSessionRequestWithBody(server string, customerId
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListEmailsRequest constructs an http.Request for the ListEmails method
+func NewListEmailsRequest(server string, params *ListEmailsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/emails")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.InvoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "invoiceId", *params.InvoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetEmailRequest constructs an http.Request for the GetEmail method
+func NewGetEmailRequest(server string, emailId EmailIdPath, params *GetEmailParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "emailId", emailId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/emails/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -14794,6 +15303,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/payment-method-setup (the `CreatePaymentMethodSetupSession` operationId).
 	CreatePaymentMethodSetupSessionWithResponse(ctx context.Context, customerId CustomerIdPath, params *CreatePaymentMethodSetupSessionParams, body CreatePaymentMethodSetupSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePaymentMethodSetupSessionResponse, error)
 
+	// ListEmailsWithResponse List e-mails
+	//
+	// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/emails (the `ListEmails` operationId).
+	ListEmailsWithResponse(ctx context.Context, params *ListEmailsParams, reqEditors ...RequestEditorFn) (*ListEmailsResponse, error)
+
+	// GetEmailWithResponse Get an e-mail
+	//
+	// Returns a recorded message with its plain-text and HTML bodies, as they were (or would have been) sent: its status, the reason it was skipped or failed, its attempts.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/emails/{emailId} (the `GetEmail` operationId).
+	GetEmailWithResponse(ctx context.Context, emailId EmailIdPath, params *GetEmailParams, reqEditors ...RequestEditorFn) (*GetEmailResponse, error)
+
 	// ListEventsWithResponse List events
 	//
 	// Lists events, newest first. Items are Event objects.
@@ -17855,6 +18382,312 @@ func (r CreatePaymentMethodSetupSessionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreatePaymentMethodSetupSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListEmailsResponse200Headers the declared response headers of an HTTP 200 response for ListEmails
+type ListEmailsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListEmailsResponse429Headers the declared response headers of an HTTP 429 response for ListEmails
+type ListEmailsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListEmailsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+		Data List `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListEmailsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListEmailsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEmailsResponse) GetJSON200() *struct {
+	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+	Data List `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListEmailsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListEmailsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListEmailsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListEmailsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListEmailsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListEmailsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListEmailsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListEmailsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListEmailsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListEmailsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListEmailsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEmailsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEmailsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEmailsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEmailsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetEmailResponse200Headers the declared response headers of an HTTP 200 response for GetEmail
+type GetEmailResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetEmailResponse429Headers the declared response headers of an HTTP 429 response for GetEmail
+type GetEmailResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetEmailResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A message Remit recorded for a customer (the e-mail log). Recorded in the transaction of the change that causes it, then sent by the e-mail worker through REMIT_SMTP_URL. textBody and htmlBody are in GET /v1/emails/{emailId} only.
+		//
+		// Example: {"attachment":{"documentId":"inv_01jytsq0zvgr1appf5r715r83w","fileName":"INV-000042.pdf","kind":"invoice"},"attempts":1,"createdAt":"2025-06-01T12:00:00.188333Z","customerId":"cus_acme","emailId":"em_01jyt0a4b7q9m1n3p5r7s9t1v3","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","locale":"en","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"email","sentAt":"2025-06-01T12:00:01.204Z","status":"sent","statusReason":null,"subject":"Invoice INV-000042 from Globex","to":"billing@acme.example","type":"invoice.finalized"}
+		Data Email `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetEmailResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetEmailResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetEmailResponse) GetJSON200() *struct {
+	// Data A message Remit recorded for a customer (the e-mail log). Recorded in the transaction of the change that causes it, then sent by the e-mail worker through REMIT_SMTP_URL. textBody and htmlBody are in GET /v1/emails/{emailId} only.
+	//
+	// Example: {"attachment":{"documentId":"inv_01jytsq0zvgr1appf5r715r83w","fileName":"INV-000042.pdf","kind":"invoice"},"attempts":1,"createdAt":"2025-06-01T12:00:00.188333Z","customerId":"cus_acme","emailId":"em_01jyt0a4b7q9m1n3p5r7s9t1v3","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","locale":"en","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"email","sentAt":"2025-06-01T12:00:01.204Z","status":"sent","statusReason":null,"subject":"Invoice INV-000042 from Globex","to":"billing@acme.example","type":"invoice.finalized"}
+	Data Email `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetEmailResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetEmailResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetEmailResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetEmailResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetEmailResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetEmailResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetEmailResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetEmailResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetEmailResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetEmailResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetEmailResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetEmailResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetEmailResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetEmailResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetEmailResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24981,6 +25814,36 @@ func (c *ClientWithResponses) CreatePaymentMethodSetupSessionWithResponse(ctx co
 	return ParseCreatePaymentMethodSetupSessionResponse(rsp)
 }
 
+// ListEmailsWithResponse List e-mails
+//
+// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/emails (the `ListEmails` operationId).
+func (c *ClientWithResponses) ListEmailsWithResponse(ctx context.Context, params *ListEmailsParams, reqEditors ...RequestEditorFn) (*ListEmailsResponse, error) {
+	rsp, err := c.ListEmails(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEmailsResponse(rsp)
+}
+
+// GetEmailWithResponse Get an e-mail
+//
+// Returns a recorded message with its plain-text and HTML bodies, as they were (or would have been) sent: its status, the reason it was skipped or failed, its attempts.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/emails/{emailId} (the `GetEmail` operationId).
+func (c *ClientWithResponses) GetEmailWithResponse(ctx context.Context, emailId EmailIdPath, params *GetEmailParams, reqEditors ...RequestEditorFn) (*GetEmailResponse, error) {
+	rsp, err := c.GetEmail(ctx, emailId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetEmailResponse(rsp)
+}
+
 // ListEventsWithResponse List events
 //
 // Lists events, newest first. Items are Event objects.
@@ -28419,6 +29282,318 @@ func ParseCreatePaymentMethodSetupSessionResponse(rsp *http.Response) (*CreatePa
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreatePaymentMethodSetupSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListEmailsResponse parses an HTTP response from a ListEmailsWithResponse call
+func ParseListEmailsResponse(rsp *http.Response) (*ListEmailsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEmailsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+			Data List `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListEmailsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListEmailsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetEmailResponse parses an HTTP response from a GetEmailWithResponse call
+func ParseGetEmailResponse(rsp *http.Response) (*GetEmailResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetEmailResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A message Remit recorded for a customer (the e-mail log). Recorded in the transaction of the change that causes it, then sent by the e-mail worker through REMIT_SMTP_URL. textBody and htmlBody are in GET /v1/emails/{emailId} only.
+			//
+			// Example: {"attachment":{"documentId":"inv_01jytsq0zvgr1appf5r715r83w","fileName":"INV-000042.pdf","kind":"invoice"},"attempts":1,"createdAt":"2025-06-01T12:00:00.188333Z","customerId":"cus_acme","emailId":"em_01jyt0a4b7q9m1n3p5r7s9t1v3","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","locale":"en","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"email","sentAt":"2025-06-01T12:00:01.204Z","status":"sent","statusReason":null,"subject":"Invoice INV-000042 from Globex","to":"billing@acme.example","type":"invoice.finalized"}
+			Data Email `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetEmailResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetEmailResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

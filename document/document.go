@@ -4,10 +4,13 @@
 // models below, and the functions here turn a model into bytes without I/O, clocks or randomness, so
 // the same facts always give the same document, byte for byte.
 //
-// Money is formatted per currency with github.com/bojanz/currency (CLDR data: minor-unit digits,
-// symbol, grouping), in the "en" locale. PDFs are drawn with github.com/go-pdf/fpdf in the Go fonts
-// (golang.org/x/image/font/gofont), embedded and subset, so a PDF looks the same on every machine
-// and any Latin, Greek or Cyrillic name prints. See docs/documents.md.
+// Every word a customer reads comes from the message catalogs of package locale (keys doc.*), in
+// the language of the model's Locale (the customer's preferredLocale; empty or unknown is English).
+// Amounts, dates and country names are formatted for that language by its locale.Tr (CLDR data via
+// github.com/bojanz/currency: minor-unit digits, symbol, grouping). PDFs are drawn with
+// github.com/go-pdf/fpdf in the Go fonts (golang.org/x/image/font/gofont), embedded and subset, so
+// a PDF looks the same on every machine and any Latin, Greek or Cyrillic name prints. See
+// docs/documents.md ("Languages").
 package document
 
 import (
@@ -16,11 +19,12 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/bojanz/currency"
 	"golang.org/x/text/language"
-	"golang.org/x/text/language/display"
+	"golang.org/x/text/message"
+	"golang.org/x/text/number"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/locale"
 	"github.com/remit-billing/remit/tax"
 )
 
@@ -39,6 +43,8 @@ type Merchant struct {
 
 // Invoice is everything an invoice's PDF and hosted page show.
 type Invoice struct {
+	// Locale is the customer's language (remit.Locales); empty or unknown is English.
+	Locale   string
 	Merchant Merchant
 	// BillTo is the customer: name, email and billing address (the billing account's tax address,
 	// else the customer's address).
@@ -54,6 +60,7 @@ type Invoice struct {
 
 // CreditNote is everything a credit note's PDF shows.
 type CreditNote struct {
+	Locale     string // the customer's language; empty or unknown is English
 	Merchant   Merchant
 	BillTo     Party
 	CreditNote remit.CreditNote
@@ -65,6 +72,7 @@ type CreditNote struct {
 
 // Receipt is everything a payment receipt's PDF shows.
 type Receipt struct {
+	Locale   string // the customer's language; empty or unknown is English
 	Merchant Merchant
 	BillTo   Party
 	Receipt  ReceiptFacts
@@ -81,54 +89,27 @@ type ReceiptFacts struct {
 	Currency       string
 	Status         remit.ReceiptStatus
 	PaidAt         time.Time // when the payment succeeded (merchant clock)
-	PaymentMethod  string    // "Visa •••• 4242", or how an out-of-band payment is described
+	PaymentMethod  string    // "Visa •••• 4242"
+	OutOfBand      bool      // paid outside Remit: the receipt says so in the customer's language
 }
 
-var formatter = func() *currency.Formatter {
-	f := currency.NewFormatter(currency.NewLocale("en"))
-	return f
-}()
-
-// Money formats minor units of a currency for people: "$1,234.56", "¥1,235", "€12.00",
-// "CA$5.00" (the "en" locale names every dollar but the US one). The currency's own minor-unit
-// digits decide where the decimal point goes.
-func Money(amount int64, code string) string {
-	a, err := currency.NewAmountFromInt64(amount, code)
-	if err != nil {
-		return fmt.Sprintf("%d %s", amount, code) // not an ISO code: never happens for stored money
-	}
-	return formatter.Format(a)
-}
-
-// moneyMemo is Money for one currency, remembering what it formatted: a document's lines repeat
+// moneyMemo is tr.Money for one currency, remembering what it formatted: a document's lines repeat
 // amounts (unit prices, zeros) and the formatter is the costliest step of a long table.
-func moneyMemo(code string) func(int64) string {
+func moneyMemo(tr *locale.Tr, code string) func(int64) string {
 	memo := map[int64]string{}
 	return func(n int64) string {
 		s, ok := memo[n]
 		if !ok {
-			s = Money(n, code)
+			s = tr.Money(n, code)
 			memo[n] = s
 		}
 		return s
 	}
 }
 
-// Date formats a moment as a UTC calendar date: "Mar 3, 2026".
-func Date(t time.Time) string { return t.UTC().Format("Jan 2, 2006") }
-
-// Period formats a service period [start, end) as "Mar 1 – Apr 1, 2026".
-func Period(start, end time.Time) string {
-	s, e := start.UTC(), end.UTC()
-	if s.Year() == e.Year() {
-		return s.Format("Jan 2") + " – " + e.Format("Jan 2, 2006")
-	}
-	return Date(s) + " – " + Date(e)
-}
-
 // AddressLines formats a postal address as printed lines: street lines, "City, Region Postal code",
-// and the country's English name.
-func AddressLines(line1 string, line2 *string, city string, region *string, postalCode, country string) []string {
+// and the country's name in the document's language (tr.Country).
+func AddressLines(tr *locale.Tr, line1 string, line2 *string, city string, region *string, postalCode, country string) []string {
 	var out []string
 	add := func(s string) {
 		if s = strings.TrimSpace(s); s != "" {
@@ -154,20 +135,8 @@ func AddressLines(line1 string, line2 *string, city string, region *string, post
 		locality += strings.Join(rp, " ")
 	}
 	add(locality)
-	add(CountryName(country))
+	add(tr.Country(country))
 	return out
-}
-
-// CountryName is the English name of an ISO 3166-1 alpha-2 code ("CA" → "Canada"), or the code.
-func CountryName(code string) string {
-	r, err := language.ParseRegion(code)
-	if err != nil {
-		return code
-	}
-	if n := display.English.Regions().Name(r); n != "" {
-		return n
-	}
-	return code
 }
 
 // TaxSummary is the tax of one jurisdiction at one rate, summed over a document's lines.
@@ -178,12 +147,45 @@ type TaxSummary struct {
 	Amount       int64
 }
 
-// Label is how documents name the tax: "GST 5% (CA)".
-func (t TaxSummary) Label() string { return TaxLabel(t.Jurisdiction, t.RatePPM) }
+// Label is how documents name the tax: "GST 5% (CA)", "TPS 5 % (CA)" in French.
+func (t TaxSummary) Label(tr *locale.Tr) string { return TaxLabel(tr, t.Jurisdiction, t.RatePPM) }
 
 // TaxLabel names a jurisdiction's tax at a rate: "PST 7% (CA-BC)".
-func TaxLabel(jurisdiction string, ratePPM int64) string {
-	return tax.Label(jurisdiction) + " " + tax.FormatRate(ratePPM) + " (" + jurisdiction + ")"
+func TaxLabel(tr *locale.Tr, jurisdiction string, ratePPM int64) string {
+	return taxName(tr, jurisdiction) + " " + Rate(tr, ratePPM) + " (" + jurisdiction + ")"
+}
+
+// taxKeys are the catalog keys of the tax names tax.Label gives.
+var taxKeys = map[string]string{"GST": "doc.tax.gst", "PST": "doc.tax.pst", "QST": "doc.tax.qst", "HST": "doc.tax.hst",
+	"Sales tax": "doc.tax.sales", "VAT": "doc.tax.vat", "Tax": "doc.tax.other"}
+
+// taxName is a jurisdiction's tax name (tax.Label) in the document's language: "VAT" is "TVA" in
+// French, "USt." in German, "IVA" in Spanish.
+func taxName(tr *locale.Tr, jurisdiction string) string {
+	l := tax.Label(jurisdiction)
+	if k, ok := taxKeys[l]; ok {
+		return tr.T(k)
+	}
+	return l
+}
+
+// percent formats fractions per language (CLDR): "5.5%", "5,5 %" (with a no-break space).
+var percent = func() map[string]*message.Printer {
+	out := map[string]*message.Printer{}
+	for _, tag := range remit.Locales {
+		out[tag] = message.NewPrinter(language.MustParse(tag))
+	}
+	return out
+}()
+
+// Rate formats a tax rate in parts per million for the document's language: "7%", "9.975%" in
+// English, "9,975 %" in French. Rates have at most four decimals of a percent.
+func Rate(tr *locale.Tr, ppm int64) string {
+	p, ok := percent[tr.Tag()]
+	if !ok {
+		return tax.FormatRate(ppm)
+	}
+	return p.Sprint(number.Percent(float64(ppm)/1e6, number.MaxFractionDigits(4)))
 }
 
 // InvoiceTaxes sums an invoice's line taxes by jurisdiction and rate, in the order they first
@@ -237,61 +239,62 @@ func (s *taxSums) add(jurisdiction string, ratePPM, taxable, amount int64) {
 
 // lineTaxes describes one line's tax by jurisdiction: "GST 5% $2.19 · PST 7% $3.06" (the
 // jurisdiction's code is added when its tax has no name of its own: "Tax 5% (XX) $1.00").
-func lineTaxes(l remit.InvoiceLine, money func(int64) string) string {
+func lineTaxes(tr *locale.Tr, l remit.InvoiceLine, money func(int64) string) string {
 	var parts []string
 	for _, t := range l.Taxes {
 		if t.TaxAmount == 0 {
 			continue
 		}
-		parts = append(parts, ShortTaxLabel(t.Jurisdiction, t.RatePPM)+" "+money(t.TaxAmount))
+		parts = append(parts, ShortTaxLabel(tr, t.Jurisdiction, t.RatePPM)+" "+money(t.TaxAmount))
 	}
 	return strings.Join(parts, " · ")
 }
 
 // ShortTaxLabel names a jurisdiction's tax at a rate without its code when the name says enough:
 // "GST 5%", but "Tax 5% (XX)".
-func ShortTaxLabel(jurisdiction string, ratePPM int64) string {
-	if l := tax.Label(jurisdiction); l != "Tax" {
-		return l + " " + tax.FormatRate(ratePPM)
+func ShortTaxLabel(tr *locale.Tr, jurisdiction string, ratePPM int64) string {
+	if tax.Label(jurisdiction) != "Tax" {
+		return taxName(tr, jurisdiction) + " " + Rate(tr, ratePPM)
 	}
-	return TaxLabel(jurisdiction, ratePPM)
+	return TaxLabel(tr, jurisdiction, ratePPM)
 }
 
 // LineTotal is what an invoice line charges: amount − discount − prepaid balance + tax.
 func LineTotal(l remit.InvoiceLine) int64 { return remit.LineBilled(l) }
 
-// The words customers read for invoice states, credit note reasons and credit note buckets.
-var (
-	statusLabels = map[remit.InvoiceStatus]string{remit.InvoiceDraft: "Draft", remit.InvoiceOpen: "Open", remit.InvoicePaid: "Paid", remit.InvoiceVoid: "Void",
-		remit.InvoiceUncollectible: "Uncollectible"}
-	reasonLabels = map[string]string{"duplicated_charge": "Duplicate charge", "product_unsatisfactory": "Product unsatisfactory",
-		"order_change": "Order change", "order_cancellation": "Order cancellation", "fraudulent_charge": "Fraudulent charge", "other": "Other", "": "Other"}
-	bucketLabels = map[string]string{remit.BucketCredit: "Credited to balance", remit.BucketRefund: "Refunded", remit.BucketOffset: "Offset against invoice"}
-)
-
-// label is the customer's word for value, or value itself when it has none.
-func label[V ~string](labels map[V]string, value V) string {
-	if l, ok := labels[value]; ok {
-		return l
+// label is the catalog's word for a value (key prefix+value), or the value itself when the catalog
+// has none: a state or reason added later prints as its API value rather than as a key.
+func label(tr *locale.Tr, prefix, value string) string {
+	k := prefix + value
+	if s := tr.T(k); s != k {
+		return s
 	}
-	return string(value)
+	return value
 }
 
-// StatusLabel is an invoice state as customers read it.
-func StatusLabel(status remit.InvoiceStatus) string { return label(statusLabels, status) }
+// StatusLabel is an invoice state as customers read it: "Open", "Ouverte", "Offen", "Abierta".
+func StatusLabel(tr *locale.Tr, status remit.InvoiceStatus) string {
+	return label(tr, "doc.status.", string(status))
+}
 
-// ReasonLabel is a credit note's reason as customers read it.
-func ReasonLabel(reason string) string { return label(reasonLabels, reason) }
+// ReasonLabel is a credit note's reason as customers read it (none is "Other").
+func ReasonLabel(tr *locale.Tr, reason string) string {
+	if reason == "" {
+		reason = "other"
+	}
+	return label(tr, "doc.reason.", reason)
+}
 
 // BucketLabel says what a credit note line does with its amount.
-func BucketLabel(bucket string) string { return label(bucketLabels, bucket) }
+func BucketLabel(tr *locale.Tr, bucket string) string { return label(tr, "doc.bucket.", bucket) }
 
-// InvoiceNumber is an invoice's number, or "Draft" before finalization.
-func InvoiceNumber(inv remit.Invoice) string {
+// InvoiceNumber is an invoice's number, or "Draft" (in the document's language) before
+// finalization.
+func InvoiceNumber(tr *locale.Tr, inv remit.Invoice) string {
 	if inv.Number != nil {
 		return *inv.Number
 	}
-	return "Draft"
+	return tr.T("doc.invoice.number_draft")
 }
 
 // IssueDate is the date an invoice was issued: its finalization, or its creation for a draft.
@@ -308,12 +311,16 @@ func BalanceCredited(inv remit.Invoice) int64 {
 	return inv.CreditedTotal - inv.OffsetTotal - inv.RefundedTotal
 }
 
+// narrowNBSP is the no-break space CLDR groups French amounts with ("1 234,56 €"): the Go fonts
+// have no glyph for it, so PDFs print a no-break space instead.
+const narrowNBSP = '\u202f'
+
 // printable replaces what the embedded fonts cannot draw (runes outside the Basic Multilingual
-// Plane, control characters) so that no text can break a document.
+// Plane, control characters, the narrow no-break space) so that no text can break a document.
 func printable(s string) string {
 	ok := true
 	for _, r := range s {
-		if r > 0xFFFF || (unicode.IsControl(r) && r != '\n') || r == unicode.ReplacementChar {
+		if r > 0xFFFF || (unicode.IsControl(r) && r != '\n') || r == unicode.ReplacementChar || r == narrowNBSP {
 			ok = false
 			break
 		}
@@ -325,6 +332,8 @@ func printable(s string) string {
 		switch {
 		case r == '\n':
 			return r
+		case r == narrowNBSP:
+			return '\u00a0'
 		case r > 0xFFFF || r == unicode.ReplacementChar:
 			return '?'
 		case unicode.IsControl(r):
@@ -335,13 +344,13 @@ func printable(s string) string {
 }
 
 // Watermark is the word across an invoice that is not a bill to pay: DRAFT before finalization,
-// VOID once voided, none otherwise.
-func Watermark(status remit.InvoiceStatus) string {
+// VOID once voided (in the document's language), none otherwise.
+func Watermark(tr *locale.Tr, status remit.InvoiceStatus) string {
 	switch status {
 	case remit.InvoiceDraft:
-		return "DRAFT"
+		return tr.T("doc.watermark.draft")
 	case remit.InvoiceVoid:
-		return "VOID"
+		return tr.T("doc.watermark.void")
 	}
 	return ""
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+
+	"github.com/remit-billing/remit/locale"
 )
 
 // The hosted invoice page is one HTML document with its styles and script inline, both embedded
@@ -44,37 +46,51 @@ type HostedPage struct {
 	PDFURL        string // GET: the invoice's PDF
 }
 
-// InvoiceHTML renders the hosted invoice page: the same content as the invoice's PDF, and for an
-// open invoice a button that pays it and shows the outcome.
+// InvoiceHTML renders the hosted invoice page in the customer's language (p.Invoice.Locale): the
+// same content as the invoice's PDF, and for an open invoice a button that pays it and shows the
+// outcome. The script's texts are attributes of that button (data-text-*), so the script is the
+// same for every language and its hash stays pinned in HostedPageCSP.
 func InvoiceHTML(p HostedPage) ([]byte, error) {
 	d := p.Invoice
+	tr := locale.For(d.Locale)
 	inv := d.Invoice
-	watermark := Watermark(inv.Status)
-	h := invoiceHeadline(d)
+	h := invoiceHeadline(tr, d)
 	h.Link = "" // the page has its own pay button
 	view := map[string]any{
-		"CSS":             template.CSS(portalCSS),
-		"JS":              template.JS(portalJS),
-		"Number":          InvoiceNumber(inv),
-		"Merchant":        d.Merchant,
-		"BillTo":          d.BillTo,
-		"CustomerAddress": d.CustomerAddress,
-		"Inv":             inv,
-		"Status":          StatusLabel(inv.Status),
-		"Watermark":       watermark,
-		"Facts":           invoiceFacts(inv),
-		"Headline":        h,
-		"Lines":           invoiceRows(inv),
-		"Totals":          invoiceTotals(d),
-		"CreditNotes":     creditNoteRows(d.CreditNotes, inv.Currency),
-		"Payable":         p.Payable,
-		"PaymentMethod":   p.PaymentMethod,
-		"PayURL":          p.PayURL,
-		"PDFURL":          p.PDFURL,
+		"Tr":                tr,
+		"CSS":               template.CSS(portalCSS),
+		"JS":                template.JS(portalJS),
+		"Number":            InvoiceNumber(tr, inv),
+		"Merchant":          d.Merchant,
+		"BillTo":            d.BillTo,
+		"CustomerAddress":   d.CustomerAddress,
+		"Inv":               inv,
+		"Status":            StatusLabel(tr, inv.Status),
+		"Watermark":         Watermark(tr, inv.Status),
+		"Facts":             invoiceFacts(tr, inv),
+		"Headline":          h,
+		"Columns":           columnTitles(invoiceColumns(tr)),
+		"Lines":             invoiceRows(tr, inv),
+		"Totals":            invoiceTotals(tr, d),
+		"CreditNoteColumns": columnTitles(creditNoteColumns(tr)),
+		"CreditNotes":       creditNoteRows(tr, d.CreditNotes, inv.Currency),
+		"Payable":           p.Payable,
+		"PaymentMethod":     p.PaymentMethod,
+		"PayURL":            p.PayURL,
+		"PDFURL":            p.PDFURL,
 	}
 	var buf bytes.Buffer
 	if err := invoicePage.Execute(&buf, view); err != nil {
 		return nil, fmt.Errorf("document: render hosted invoice page: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// columnTitles are a table's column titles, for the page's table headers.
+func columnTitles(cols []column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.title
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package document
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/image/font/gofont/goregular"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/locale"
 )
 
 // Layout of every PDF, in millimetres and points. One family (the Go fonts, embedded) so the
@@ -46,6 +48,7 @@ var letterCountries = map[string]bool{"US": true, "CA": true, "MX": true, "PH": 
 // never split and table headers repeat on every page.
 type pdf struct {
 	f                  *fpdf.Fpdf
+	tr                 *locale.Tr
 	left, width, pageH float64
 	bottom             float64 // y where content must stop
 	footer             string
@@ -55,6 +58,7 @@ type pdf struct {
 
 // pdfMeta is what the PDF's document information says.
 type pdfMeta struct {
+	tr                     *locale.Tr
 	title, author, subject string
 	date                   time.Time // creation and modification date: the document's own date, never the render time
 	country                string
@@ -76,7 +80,7 @@ func newPDF(m pdfMeta) *pdf {
 	f.SetSubject(printable(m.subject), true)
 	f.SetCreator("Remit", true)
 	f.SetProducer("Remit", true)
-	f.SetLang("en")
+	f.SetLang(m.tr.Tag())
 	f.AddUTF8FontFromBytes(family, "", goregular.TTF)
 	f.AddUTF8FontFromBytes(family, "B", gobold.TTF)
 	f.SetMargins(marginX, marginTop, marginX)
@@ -84,8 +88,8 @@ func newPDF(m pdfMeta) *pdf {
 	f.SetCellMargin(cellPad)
 	f.AliasNbPages("{nb}")
 	w, h := f.GetPageSize()
-	p := &pdf{f: f, left: marginX, width: w - 2*marginX, pageH: h, bottom: h - marginBottom,
-		footer: printable(m.footer), watermark: m.watermark}
+	p := &pdf{f: f, tr: m.tr, left: marginX, width: w - 2*marginX, pageH: h, bottom: h - marginBottom,
+		footer: printable(m.footer), watermark: printable(m.watermark)}
 	f.SetHeaderFunc(p.drawWatermark)
 	f.SetFooterFunc(p.drawFooter)
 	f.AddPage()
@@ -126,7 +130,8 @@ func (p *pdf) drawFooter() {
 	p.font("", sizeSmall, colorMuted)
 	f.SetX(p.left)
 	f.CellFormat(p.width*0.75, 4, p.footer, "", 0, "L", false, 0, "")
-	f.CellFormat(p.width*0.25, 4, fmt.Sprintf("Page %d of {nb}", f.PageNo()), "", 0, "R", false, 0, "")
+	page := p.tr.T("doc.footer.page", "page", strconv.Itoa(f.PageNo()), "pages", "{nb}")
+	f.CellFormat(p.width*0.25, 4, printable(page), "", 0, "R", false, 0, "")
 }
 
 // ensure starts a new page unless h millimetres still fit on this one.
@@ -144,6 +149,7 @@ func (p *pdf) ensure(h float64) {
 // fit draws s in a cell of width w, shrinking the font (down to 60%) when s is wider than the cell.
 func (p *pdf) fit(w, h float64, s, align string, size float64) {
 	f := p.f
+	s = printable(s)
 	avail := w - 2*cellPad
 	if sw := f.GetStringWidth(s); sw > avail && sw > 0 {
 		ns := size * avail / sw
@@ -181,15 +187,16 @@ func (p *pdf) head(m Merchant, title string, facts [][2]string) {
 	rightX, rightW := p.left+leftW, p.width-leftW
 	f.SetXY(rightX, top)
 	p.font("B", 20, colorText)
-	f.CellFormat(rightW, lineH(20), title, "", 1, "R", false, 0, "")
+	p.fit(rightW, lineH(20), title, "R", 20)
+	f.Ln(lineH(20))
 	f.Ln(1)
 	labelW := rightW * 0.45
 	for _, kv := range facts {
 		f.SetX(rightX)
 		p.font("", 8.5, colorMuted)
-		f.CellFormat(labelW, lineH(8.5), kv[0], "", 0, "R", false, 0, "")
+		p.fit(labelW, lineH(8.5), kv[0], "R", 8.5)
 		p.font("B", 8.5, colorText)
-		p.fit(rightW-labelW, lineH(8.5), printable(kv[1]), "R", 8.5)
+		p.fit(rightW-labelW, lineH(8.5), kv[1], "R", 8.5)
 		f.Ln(lineH(8.5))
 	}
 	f.SetY(max(leftBottom, f.GetY()) + 7)
@@ -210,7 +217,7 @@ func (p *pdf) parties(billTo Party, customerAddr []string, h headline) {
 	block := func(x float64, heading string, name string, lines []string) float64 {
 		f.SetXY(x, top)
 		p.font("B", sizeSmall, colorMuted)
-		f.CellFormat(colW, lineH(sizeSmall), heading, "", 1, "L", false, 0, "")
+		f.CellFormat(colW, lineH(sizeSmall), printable(strings.ToUpper(heading)), "", 1, "L", false, 0, "")
 		if name != "" {
 			p.font("B", sizeBody, colorText)
 			for _, s := range f.SplitText(printable(name), colW) {
@@ -227,15 +234,16 @@ func (p *pdf) parties(billTo Party, customerAddr []string, h headline) {
 		}
 		return f.GetY()
 	}
-	bottom := block(p.left, "BILL TO", billTo.Name, billTo.Lines)
+	bottom := block(p.left, p.tr.T("doc.bill_to"), billTo.Name, billTo.Lines)
 	if len(customerAddr) > 0 {
-		bottom = max(bottom, block(p.left+colW+4, "CUSTOMER ADDRESS", "", customerAddr))
+		bottom = max(bottom, block(p.left+colW+4, p.tr.T("doc.customer_address"), "", customerAddr))
 	}
 	// The headline, right-aligned.
 	hx, hw := p.left+p.width*0.62, p.width*0.38
 	f.SetXY(hx, top)
 	p.font("B", sizeSmall, colorMuted)
-	f.CellFormat(hw, lineH(sizeSmall), strings.ToUpper(h.Label), "", 1, "R", false, 0, "")
+	p.fit(hw, lineH(sizeSmall), strings.ToUpper(h.Label), "R", sizeSmall)
+	f.Ln(lineH(sizeSmall))
 	f.SetX(hx)
 	p.font("B", 18, colorText)
 	p.fit(hw, lineH(18), h.Amount, "R", 18)
@@ -248,7 +256,7 @@ func (p *pdf) parties(billTo Party, customerAddr []string, h headline) {
 	if h.Link != "" {
 		f.SetX(hx)
 		p.font("B", 8.5, colorLink)
-		f.CellFormat(hw, lineH(8.5), h.LinkText, "", 1, "R", false, 0, h.Link)
+		f.CellFormat(hw, lineH(8.5), printable(h.LinkText), "", 1, "R", false, 0, h.Link)
 	}
 	f.SetY(max(bottom, f.GetY()) + 6)
 }
@@ -318,7 +326,7 @@ func (p *pdf) table(cols []column, rows []row) {
 		for i := 1; i < len(cols) && i < len(r.Cells); i++ {
 			cw := cols[i].share * p.width
 			f.SetXY(x, y+1.6)
-			p.fit(cw, lineH(sizeTable), printable(r.Cells[i]), cols[i].align, sizeTable)
+			p.fit(cw, lineH(sizeTable), r.Cells[i], cols[i].align, sizeTable)
 			x += cw
 		}
 		f.SetDrawColor(colorRule.r, colorRule.g, colorRule.b)
@@ -360,7 +368,7 @@ func (p *pdf) totals(rows []total) {
 		}
 		f.SetX(x)
 		p.font(style, sizeBody, c)
-		p.fit(w-valueW, lh, printable(t.Label), "L", sizeBody)
+		p.fit(w-valueW, lh, t.Label, "L", sizeBody)
 		p.fit(valueW, lh, t.Value, "R", sizeBody)
 		f.Ln(lh)
 	}
@@ -372,7 +380,7 @@ func (p *pdf) section(title string) {
 	p.f.Ln(6)
 	p.font("B", 10.5, colorText)
 	p.f.SetX(p.left)
-	p.f.CellFormat(p.width, lineH(10.5)+1, title, "", 1, "L", false, 0, "")
+	p.f.CellFormat(p.width, lineH(10.5)+1, printable(title), "", 1, "L", false, 0, "")
 	p.f.Ln(1)
 }
 
@@ -394,118 +402,126 @@ func (p *pdf) bytes() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func neg(amount int64, code string) string { return Money(-amount, code) }
-
 // InvoicePDF renders an invoice: the merchant and the customer, the number and dates, every line
 // with its quantity, unit amount, discount, prepaid balance and tax by jurisdiction, the totals,
-// what was paid, refunded and credited, and the credit notes. Drafts carry a DRAFT watermark and
-// void invoices a VOID one. The PDF depends on the model only: a finalized invoice's PDF changes
-// only when a payment or a credit note changes its figures.
+// what was paid, refunded and credited, and the credit notes, in the customer's language
+// (d.Locale). Drafts carry a DRAFT watermark and void invoices a VOID one. The PDF depends on the
+// model only: a finalized invoice's PDF changes only when a payment or a credit note changes its
+// figures.
 func InvoicePDF(d Invoice) ([]byte, error) {
+	tr := locale.For(d.Locale)
 	inv, cur := d.Invoice, d.Invoice.Currency
-	number := InvoiceNumber(inv)
-	mark := Watermark(inv.Status)
-	p := newPDF(pdfMeta{title: "Invoice " + number, author: d.Merchant.Name, subject: "Invoice " + number + " for " + d.BillTo.Name,
-		date: IssueDate(inv), country: d.Merchant.Country, watermark: mark,
-		footer: fmt.Sprintf("%s · %s · %s", number, d.Merchant.Name, Money(inv.Total, cur))})
+	number := InvoiceNumber(tr, inv)
+	p := newPDF(pdfMeta{tr: tr, title: tr.T("doc.meta.invoice_title", "number", number), author: d.Merchant.Name,
+		subject: tr.T("doc.meta.invoice_subject", "number", number, "customer", d.BillTo.Name),
+		date:    IssueDate(inv), country: d.Merchant.Country, watermark: Watermark(tr, inv.Status),
+		footer: fmt.Sprintf("%s · %s · %s", number, d.Merchant.Name, tr.Money(inv.Total, cur))})
 
-	facts := invoiceFacts(inv)
-	p.head(d.Merchant, "Invoice", facts)
-	p.parties(d.BillTo, d.CustomerAddress, invoiceHeadline(d))
-
-	cols := []column{{"Description", 0.34, "L"}, {"Qty", 0.055, "R"}, {"Unit price", 0.105, "R"}, {"Amount", 0.105, "R"},
-		{"Discount", 0.095, "R"}, {"Prepaid", 0.095, "R"}, {"Tax", 0.095, "R"}, {"Total", 0.11, "R"}}
-	p.table(cols, invoiceRows(inv))
-	p.totals(invoiceTotals(d))
+	p.head(d.Merchant, tr.T("doc.invoice"), invoiceFacts(tr, inv))
+	p.parties(d.BillTo, d.CustomerAddress, invoiceHeadline(tr, d))
+	p.table(invoiceColumns(tr), invoiceRows(tr, inv))
+	p.totals(invoiceTotals(tr, d))
 
 	if len(d.CreditNotes) > 0 {
-		p.section("Credit notes")
-		cnCols := []column{{"Credit note", 0.17, "L"}, {"Date", 0.13, "L"}, {"Reason", 0.18, "L"}, {"Treatment", 0.29, "L"},
-			{"Tax", 0.11, "R"}, {"Total", 0.12, "R"}}
-		p.table(cnCols, creditNoteRows(d.CreditNotes, cur))
+		p.section(tr.T("doc.credit_notes"))
+		p.table(creditNoteColumns(tr), creditNoteRows(tr, d.CreditNotes, cur))
 	}
 	p.f.Ln(6)
-	p.note(fmt.Sprintf("Invoice %s · Customer %s · Billing account %s · Amounts in %s.", inv.InvoiceID, inv.CustomerID, inv.BillingAccountID, cur))
+	p.note(tr.T("doc.note.invoice", "invoice", inv.InvoiceID, "customer", inv.CustomerID, "account", inv.BillingAccountID, "currency", cur))
 	return p.bytes()
 }
 
+// invoiceColumns are the invoice's line table: description, quantity, unit price, amount,
+// discount, prepaid, tax and total (the hosted page shows the same).
+func invoiceColumns(tr *locale.Tr) []column {
+	return []column{{tr.T("doc.col.description"), 0.34, "L"}, {tr.T("doc.col.qty"), 0.055, "R"},
+		{tr.T("doc.col.unit_price"), 0.105, "R"}, {tr.T("doc.col.amount"), 0.105, "R"}, {tr.T("doc.col.discount"), 0.095, "R"},
+		{tr.T("doc.col.prepaid"), 0.095, "R"}, {tr.T("doc.col.tax"), 0.095, "R"}, {tr.T("doc.col.total"), 0.11, "R"}}
+}
+
+// creditNoteColumns are the table of an invoice's credit notes.
+func creditNoteColumns(tr *locale.Tr) []column {
+	return []column{{tr.T("doc.col.credit_note"), 0.17, "L"}, {tr.T("doc.col.date"), 0.13, "L"}, {tr.T("doc.col.reason"), 0.18, "L"},
+		{tr.T("doc.col.treatment"), 0.29, "L"}, {tr.T("doc.col.tax"), 0.11, "R"}, {tr.T("doc.col.total"), 0.12, "R"}}
+}
+
 // invoiceFacts are the key facts printed beside the title: number, dates, period, status.
-func invoiceFacts(inv remit.Invoice) [][2]string {
-	facts := [][2]string{{"Invoice number", InvoiceNumber(inv)}, {"Date of issue", Date(IssueDate(inv))}}
+func invoiceFacts(tr *locale.Tr, inv remit.Invoice) [][2]string {
+	facts := [][2]string{{tr.T("doc.fact.invoice_number"), InvoiceNumber(tr, inv)}, {tr.T("doc.fact.issue_date"), tr.Date(IssueDate(inv))}}
 	if inv.PeriodStart != nil && inv.PeriodEnd != nil {
-		facts = append(facts, [2]string{"Service period", Period(*inv.PeriodStart, *inv.PeriodEnd)})
+		facts = append(facts, [2]string{tr.T("doc.fact.service_period"), tr.Period(*inv.PeriodStart, *inv.PeriodEnd)})
 	}
-	facts = append(facts, [2]string{"Status", StatusLabel(inv.Status)})
+	facts = append(facts, [2]string{tr.T("doc.fact.status"), StatusLabel(tr, inv.Status)})
 	if inv.PaidAt != nil {
-		facts = append(facts, [2]string{"Paid on", Date(*inv.PaidAt)})
+		facts = append(facts, [2]string{tr.T("doc.fact.paid_on"), tr.Date(*inv.PaidAt)})
 	}
 	if inv.VoidedAt != nil {
-		facts = append(facts, [2]string{"Voided on", Date(*inv.VoidedAt)})
+		facts = append(facts, [2]string{tr.T("doc.fact.voided_on"), tr.Date(*inv.VoidedAt)})
 	}
 	return facts
 }
 
 // invoiceRows are the invoice's lines as table rows: description (with its period, meter and tax
 // by jurisdiction below), quantity, unit price, amount, discount, prepaid, tax and line total.
-func invoiceRows(inv remit.Invoice) []row {
-	money := moneyMemo(inv.Currency)
+func invoiceRows(tr *locale.Tr, inv remit.Invoice) []row {
+	money := moneyMemo(tr, inv.Currency)
 	rows := make([]row, 0, len(inv.Lines))
 	for _, l := range inv.Lines {
 		rows = append(rows, row{
 			Cells: []string{l.Description, fmt.Sprint(l.Quantity), money(l.UnitAmount), money(l.Amount),
 				money(l.DiscountAmount), money(l.PrepaidApplied), money(l.TaxAmount), money(LineTotal(l))},
-			Detail: lineDetail(l, money),
+			Detail: lineDetail(tr, l, money),
 		})
 	}
 	return rows
 }
 
 // creditNoteRows list an invoice's credit notes: number, date, reason, treatment, tax, total.
-func creditNoteRows(notes []remit.CreditNote, cur string) []row {
+func creditNoteRows(tr *locale.Tr, notes []remit.CreditNote, cur string) []row {
 	var rows []row
 	for _, c := range notes {
-		rows = append(rows, row{Cells: []string{c.Number, Date(c.CreatedAt), ReasonLabel(c.Reason), Treatment(c),
-			Money(c.TaxTotal, cur), Money(c.Total, cur)}})
+		rows = append(rows, row{Cells: []string{c.Number, tr.Date(c.CreatedAt), ReasonLabel(tr, c.Reason), Treatment(tr, c),
+			tr.Money(c.TaxTotal, cur), tr.Money(c.Total, cur)}})
 	}
 	return rows
 }
 
-func invoiceHeadline(d Invoice) headline {
+func invoiceHeadline(tr *locale.Tr, d Invoice) headline {
 	inv, cur := d.Invoice, d.Invoice.Currency
 	switch inv.Status {
 	case remit.InvoiceDraft:
-		return headline{Label: "Amount due", Amount: Money(inv.AmountDue, cur), Note: "Draft: figures may still change"}
+		return headline{Label: tr.T("doc.total.amount_due"), Amount: tr.Money(inv.AmountDue, cur), Note: tr.T("doc.headline.draft_note")}
 	case remit.InvoicePaid:
-		h := headline{Label: "Paid", Amount: Money(inv.AmountPaid, cur)}
+		h := headline{Label: tr.T("doc.headline.paid"), Amount: tr.Money(inv.AmountPaid, cur)}
 		if inv.PaidAt != nil {
-			h.Note = "Paid on " + Date(*inv.PaidAt)
+			h.Note = tr.T("doc.headline.paid_on", "date", tr.Date(*inv.PaidAt))
 		}
 		return h
 	case remit.InvoiceVoid:
-		return headline{Label: "Void", Amount: Money(0, cur), Note: "Nothing is due"}
+		return headline{Label: tr.T("doc.headline.void"), Amount: tr.Money(0, cur), Note: tr.T("doc.headline.nothing_due")}
 	}
-	h := headline{Label: "Amount due", Amount: Money(inv.AmountRemaining, cur)}
+	h := headline{Label: tr.T("doc.total.amount_due"), Amount: tr.Money(inv.AmountRemaining, cur)}
 	if d.HostedURL != "" {
-		h.Link, h.LinkText = d.HostedURL, "Pay online"
+		h.Link, h.LinkText = d.HostedURL, tr.T("doc.headline.pay_online")
 	}
 	return h
 }
 
 // lineDetail is the muted text under a line's description: its service period, its meter, and
 // its tax by jurisdiction.
-func lineDetail(l remit.InvoiceLine, money func(int64) string) []string {
+func lineDetail(tr *locale.Tr, l remit.InvoiceLine, money func(int64) string) []string {
 	var out []string
 	var facts []string
 	if l.PeriodStart != nil && l.PeriodEnd != nil {
-		facts = append(facts, Period(*l.PeriodStart, *l.PeriodEnd))
+		facts = append(facts, tr.Period(*l.PeriodStart, *l.PeriodEnd))
 	}
 	if l.MeterID != nil {
-		facts = append(facts, "usage of "+*l.MeterID)
+		facts = append(facts, tr.T("doc.line.usage_of", "meter", *l.MeterID))
 	}
 	if len(facts) > 0 {
 		out = append(out, strings.Join(facts, " · "))
 	}
-	if t := lineTaxes(l, money); t != "" {
+	if t := lineTaxes(tr, l, money); t != "" {
 		out = append(out, t)
 	}
 	return out
@@ -514,167 +530,202 @@ func lineDetail(l remit.InvoiceLine, money func(int64) string) []string {
 // invoiceTotals lists the totals block: subtotal, discounts, prepaid balance, tax by jurisdiction,
 // total; then, once finalized, what was paid and offset and what remains, and what was refunded
 // and credited to the customer's balance.
-func invoiceTotals(d Invoice) []total {
+func invoiceTotals(tr *locale.Tr, d Invoice) []total {
 	inv, cur := d.Invoice, d.Invoice.Currency
-	rows := []total{{Label: "Subtotal", Value: Money(inv.Subtotal, cur)}}
+	money := func(n int64) string { return tr.Money(n, cur) }
+	neg := func(n int64) string { return tr.Money(-n, cur) }
+	rows := []total{{Label: tr.T("doc.total.subtotal"), Value: money(inv.Subtotal)}}
 	if inv.DiscountTotal != 0 {
-		label := "Discount"
+		label := tr.T("doc.total.discount")
 		if len(d.Coupons) > 0 {
-			label += " (" + strings.Join(d.Coupons, ", ") + ")"
+			label = tr.T("doc.total.discount_coupons", "coupons", strings.Join(d.Coupons, ", "))
 		}
-		rows = append(rows, total{Label: label, Value: neg(inv.DiscountTotal, cur)})
+		rows = append(rows, total{Label: label, Value: neg(inv.DiscountTotal)})
 	}
 	if inv.PrepaidApplied != 0 {
-		rows = append(rows, total{Label: "Prepaid balance applied", Value: neg(inv.PrepaidApplied, cur)})
+		rows = append(rows, total{Label: tr.T("doc.total.prepaid_applied"), Value: neg(inv.PrepaidApplied)})
 	}
 	taxes := InvoiceTaxes(inv)
 	for _, t := range taxes {
-		rows = append(rows, total{Label: t.Label(), Value: Money(t.Amount, cur)})
+		rows = append(rows, total{Label: t.Label(tr), Value: money(t.Amount)})
 	}
 	if len(taxes) == 0 {
-		rows = append(rows, total{Label: "Tax", Value: Money(inv.TaxTotal, cur)})
+		rows = append(rows, total{Label: tr.T("doc.total.tax"), Value: money(inv.TaxTotal)})
 	}
-	rows = append(rows, total{Label: "Total", Value: Money(inv.Total, cur), Strong: true})
+	rows = append(rows, total{Label: tr.T("doc.total.total"), Value: money(inv.Total), Strong: true})
 	if inv.Status == remit.InvoiceDraft {
-		return append(rows, total{Label: "Amount due", Value: Money(inv.AmountDue, cur), Strong: true})
+		return append(rows, total{Label: tr.T("doc.total.amount_due"), Value: money(inv.AmountDue), Strong: true})
 	}
 	if inv.AmountPaid != 0 {
-		rows = append(rows, total{Label: "Amount paid", Value: neg(inv.AmountPaid, cur)})
+		rows = append(rows, total{Label: tr.T("doc.total.amount_paid"), Value: neg(inv.AmountPaid)})
 	}
 	if inv.OffsetTotal != 0 {
-		rows = append(rows, total{Label: "Offset by credit notes", Value: neg(inv.OffsetTotal, cur)})
+		rows = append(rows, total{Label: tr.T("doc.total.offset"), Value: neg(inv.OffsetTotal)})
 	}
-	rows = append(rows, total{Label: "Amount remaining", Value: Money(inv.AmountRemaining, cur), Strong: true})
+	rows = append(rows, total{Label: tr.T("doc.total.amount_remaining"), Value: money(inv.AmountRemaining), Strong: true})
 	if inv.RefundedTotal != 0 {
-		rows = append(rows, total{Label: "Refunded", Value: Money(inv.RefundedTotal, cur), Muted: true})
+		rows = append(rows, total{Label: tr.T("doc.total.refunded"), Value: money(inv.RefundedTotal), Muted: true})
 	}
 	if bc := BalanceCredited(inv); bc != 0 {
-		rows = append(rows, total{Label: "Credited to customer balance", Value: Money(bc, cur), Muted: true})
+		rows = append(rows, total{Label: tr.T("doc.total.credited_balance"), Value: money(bc), Muted: true})
 	}
 	if inv.CreditedTotal != 0 {
-		rows = append(rows, total{Label: "Total credited", Value: Money(inv.CreditedTotal, cur), Muted: true})
+		rows = append(rows, total{Label: tr.T("doc.total.total_credited"), Value: money(inv.CreditedTotal), Muted: true})
 	}
 	return rows
 }
 
 // Treatment summarizes a credit note's buckets: "Offset $10.00 · Credited to balance $5.00".
-func Treatment(c remit.CreditNote) string {
+func Treatment(tr *locale.Tr, c remit.CreditNote) string {
 	var parts []string
 	if c.OffsetAmount != 0 {
-		parts = append(parts, "Offset "+Money(c.OffsetAmount, c.Currency))
+		parts = append(parts, tr.T("doc.treatment.offset", "amount", tr.Money(c.OffsetAmount, c.Currency)))
 	}
 	if c.CreditAmount != 0 {
-		parts = append(parts, "Credited to balance "+Money(c.CreditAmount, c.Currency))
+		parts = append(parts, tr.T("doc.treatment.credit", "amount", tr.Money(c.CreditAmount, c.Currency)))
 	}
 	if c.RefundAmount != 0 {
-		parts = append(parts, "Refunded "+Money(c.RefundAmount, c.Currency))
+		parts = append(parts, tr.T("doc.treatment.refund", "amount", tr.Money(c.RefundAmount, c.Currency)))
 	}
 	return strings.Join(parts, " · ")
 }
 
-// CreditNotePDF renders a credit Note: the merchant and the customer, its number and date, the
-// invoice it credits, each line with what it applies to and what it does, and the totals by
-// bucket with the tax given back by jurisdiction. It never changes once issued.
+// CreditNotePDF renders a credit note in the customer's language: the merchant and the customer,
+// its number and date, the invoice it credits, each line with what it applies to and what it does,
+// and the totals by bucket with the tax given back by jurisdiction. It never changes once issued.
 func CreditNotePDF(d CreditNote) ([]byte, error) {
+	tr := locale.For(d.Locale)
 	c, cur := d.CreditNote, d.CreditNote.Currency
-	invNumber := InvoiceNumber(d.Invoice)
-	p := newPDF(pdfMeta{title: "Credit note " + c.Number, author: d.Merchant.Name, subject: "Credit note " + c.Number + " for invoice " + invNumber,
-		date: c.CreatedAt, country: d.Merchant.Country,
-		footer: fmt.Sprintf("%s · %s · credits invoice %s", c.Number, d.Merchant.Name, invNumber)})
-	facts := [][2]string{{"Credit note number", c.Number}, {"Date of issue", Date(c.CreatedAt)}, {"Invoice", invNumber},
-		{"Invoice date", Date(IssueDate(d.Invoice))}, {"Reason", ReasonLabel(c.Reason)}}
-	p.head(d.Merchant, "Credit note", facts)
-	p.parties(d.BillTo, nil, headline{Label: "Total credited", Amount: Money(c.Total, cur), Note: "Credits invoice " + invNumber})
+	invNumber := InvoiceNumber(tr, d.Invoice)
+	p := newPDF(pdfMeta{tr: tr, title: tr.T("doc.meta.credit_note_title", "number", c.Number), author: d.Merchant.Name,
+		subject: tr.T("doc.meta.credit_note_subject", "number", c.Number, "invoice", invNumber),
+		date:    c.CreatedAt, country: d.Merchant.Country,
+		footer: tr.T("doc.footer.credit_note", "number", c.Number, "merchant", d.Merchant.Name, "invoice", invNumber)})
+	facts := [][2]string{{tr.T("doc.fact.credit_note_number"), c.Number}, {tr.T("doc.fact.issue_date"), tr.Date(c.CreatedAt)},
+		{tr.T("doc.fact.invoice"), invNumber}, {tr.T("doc.fact.invoice_date"), tr.Date(IssueDate(d.Invoice))},
+		{tr.T("doc.fact.reason"), ReasonLabel(tr, c.Reason)}}
+	p.head(d.Merchant, tr.T("doc.credit_note"), facts)
+	p.parties(d.BillTo, nil, headline{Label: tr.T("doc.total.total_credited"), Amount: tr.Money(c.Total, cur),
+		Note: tr.T("doc.headline.credits_invoice", "invoice", invNumber)})
 	if c.Description != nil && *c.Description != "" {
 		p.note(*c.Description)
 		p.f.Ln(3)
 	}
+	cols := []column{{tr.T("doc.col.description"), 0.46, "L"}, {tr.T("doc.col.treatment"), 0.22, "L"}, {tr.T("doc.col.tax"), 0.14, "R"},
+		{tr.T("doc.col.amount"), 0.18, "R"}}
+	p.table(cols, creditNoteLineRows(tr, c, d.Invoice))
+	p.totals(creditNoteTotals(tr, d, invNumber))
+	p.f.Ln(6)
+	p.note(tr.T("doc.note.credit_note", "credit_note", c.CreditNoteID, "invoice", c.InvoiceID, "customer", c.CustomerID, "currency", cur))
+	return p.bytes()
+}
 
+// creditNoteLineRows are a credit note's lines: description (and under it the invoice line it
+// applies to, or the whole invoice's split), bucket, tax and amount.
+func creditNoteLineRows(tr *locale.Tr, c remit.CreditNote, inv remit.Invoice) []row {
+	cur := c.Currency
 	lineDesc := map[string]string{}
-	for _, l := range d.Invoice.Lines {
+	for _, l := range inv.Lines {
 		lineDesc[l.InvoiceLineID] = l.Description
 	}
-	cols := []column{{"Description", 0.46, "L"}, {"Treatment", 0.22, "L"}, {"Tax", 0.14, "R"}, {"Amount", 0.18, "R"}}
 	var rows []row
 	for _, l := range c.Lines {
 		var detail []string
 		if l.InvoiceLineID != nil {
-			detail = append(detail, "Applies to: "+lineDesc[*l.InvoiceLineID])
+			detail = append(detail, tr.T("doc.applies_to", "line", lineDesc[*l.InvoiceLineID]))
 		} else {
 			var parts []string
 			for _, a := range l.Allocations {
-				parts = append(parts, lineDesc[a.InvoiceLineID]+" "+Money(a.Amount, cur))
+				parts = append(parts, lineDesc[a.InvoiceLineID]+" "+tr.Money(a.Amount, cur))
 			}
-			detail = append(detail, "Applies to the whole invoice: "+strings.Join(parts, " · "))
+			detail = append(detail, tr.T("doc.applies_to_invoice", "lines", strings.Join(parts, " · ")))
 		}
-		rows = append(rows, row{Cells: []string{l.Description, BucketLabel(l.Bucket), Money(l.TaxAmount, cur), Money(l.Amount, cur)}, Detail: detail})
+		rows = append(rows, row{Cells: []string{l.Description, BucketLabel(tr, l.Bucket), tr.Money(l.TaxAmount, cur), tr.Money(l.Amount, cur)},
+			Detail: detail})
 	}
-	p.table(cols, rows)
-
-	var tot []total
-	if c.OffsetAmount != 0 {
-		tot = append(tot, total{Label: "Offset against invoice " + invNumber, Value: Money(c.OffsetAmount, cur)})
-	}
-	if c.CreditAmount != 0 {
-		tot = append(tot, total{Label: "Credited to customer balance", Value: Money(c.CreditAmount, cur)})
-	}
-	if c.RefundAmount != 0 {
-		tot = append(tot, total{Label: "Refunded", Value: Money(c.RefundAmount, cur)})
-	}
-	for _, t := range reversalTaxes(d.Taxes) {
-		tot = append(tot, total{Label: "Includes " + t.Label(), Value: Money(t.Amount, cur), Muted: true})
-	}
-	tot = append(tot, total{Label: "Tax included", Value: Money(c.TaxTotal, cur), Muted: true})
-	tot = append(tot, total{Label: "Total", Value: Money(c.Total, cur), Strong: true})
-	p.totals(tot)
-	p.f.Ln(6)
-	p.note(fmt.Sprintf("Credit note %s · Invoice %s · Customer %s · Amounts in %s and include tax.", c.CreditNoteID, c.InvoiceID, c.CustomerID, cur))
-	return p.bytes()
+	return rows
 }
 
-// ReceiptPDF renders a payment receipt: the merchant and the customer, the receipt number, the
-// date paid, the payment method, what the payment paid for (the invoice's lines and totals) and
-// what was refunded since.
-func ReceiptPDF(d Receipt) ([]byte, error) {
-	r, inv, cur := d.Receipt, d.Invoice, d.Receipt.Currency
-	invNumber := InvoiceNumber(inv)
-	p := newPDF(pdfMeta{title: "Receipt " + r.ReceiptNumber, author: d.Merchant.Name, subject: "Receipt " + r.ReceiptNumber + " for invoice " + invNumber,
-		date: r.PaidAt, country: d.Merchant.Country,
-		footer: fmt.Sprintf("%s · %s · %s paid", r.ReceiptNumber, d.Merchant.Name, Money(r.Amount, cur))})
-	facts := [][2]string{{"Receipt number", r.ReceiptNumber}, {"Date paid", Date(r.PaidAt)}, {"Invoice", invNumber}}
-	if r.PaymentMethod != "" {
-		facts = append(facts, [2]string{"Payment method", r.PaymentMethod})
+// creditNoteTotals are a credit note's totals: each bucket, the tax given back per jurisdiction,
+// the tax included and the total.
+func creditNoteTotals(tr *locale.Tr, d CreditNote, invNumber string) []total {
+	c, cur := d.CreditNote, d.CreditNote.Currency
+	var tot []total
+	if c.OffsetAmount != 0 {
+		tot = append(tot, total{Label: tr.T("doc.total.offset_invoice", "invoice", invNumber), Value: tr.Money(c.OffsetAmount, cur)})
 	}
-	p.head(d.Merchant, "Receipt", facts)
-	h := headline{Label: "Amount paid", Amount: Money(r.Amount, cur), Note: "Paid on " + Date(r.PaidAt)}
-	p.parties(d.BillTo, nil, h)
+	if c.CreditAmount != 0 {
+		tot = append(tot, total{Label: tr.T("doc.total.credited_balance"), Value: tr.Money(c.CreditAmount, cur)})
+	}
+	if c.RefundAmount != 0 {
+		tot = append(tot, total{Label: tr.T("doc.total.refunded"), Value: tr.Money(c.RefundAmount, cur)})
+	}
+	for _, t := range reversalTaxes(d.Taxes) {
+		tot = append(tot, total{Label: tr.T("doc.total.includes_tax", "tax", t.Label(tr)), Value: tr.Money(t.Amount, cur), Muted: true})
+	}
+	tot = append(tot, total{Label: tr.T("doc.total.tax_included"), Value: tr.Money(c.TaxTotal, cur), Muted: true})
+	return append(tot, total{Label: tr.T("doc.total.total"), Value: tr.Money(c.Total, cur), Strong: true})
+}
 
-	cols := []column{{"Description", 0.5, "L"}, {"Qty", 0.1, "R"}, {"Unit price", 0.18, "R"}, {"Total", 0.22, "R"}}
-	money := moneyMemo(cur)
+// ReceiptPDF renders a payment receipt in the customer's language: the merchant and the customer,
+// the receipt number, the date paid, the payment method, what the payment paid for (the invoice's
+// lines and totals) and what was refunded since.
+func ReceiptPDF(d Receipt) ([]byte, error) {
+	tr := locale.For(d.Locale)
+	r, inv, cur := d.Receipt, d.Invoice, d.Receipt.Currency
+	invNumber := InvoiceNumber(tr, inv)
+	p := newPDF(pdfMeta{tr: tr, title: tr.T("doc.meta.receipt_title", "number", r.ReceiptNumber), author: d.Merchant.Name,
+		subject: tr.T("doc.meta.receipt_subject", "number", r.ReceiptNumber, "invoice", invNumber),
+		date:    r.PaidAt, country: d.Merchant.Country,
+		footer: tr.T("doc.footer.receipt", "number", r.ReceiptNumber, "merchant", d.Merchant.Name, "amount", tr.Money(r.Amount, cur))})
+	facts := [][2]string{{tr.T("doc.fact.receipt_number"), r.ReceiptNumber}, {tr.T("doc.fact.date_paid"), tr.Date(r.PaidAt)},
+		{tr.T("doc.fact.invoice"), invNumber}}
+	method := r.PaymentMethod
+	if r.OutOfBand {
+		method = tr.T("doc.receipt.paid_outside")
+	}
+	if method != "" {
+		facts = append(facts, [2]string{tr.T("doc.fact.payment_method"), method})
+	}
+	p.head(d.Merchant, tr.T("doc.receipt"), facts)
+	p.parties(d.BillTo, nil, headline{Label: tr.T("doc.total.amount_paid"), Amount: tr.Money(r.Amount, cur),
+		Note: tr.T("doc.headline.paid_on", "date", tr.Date(r.PaidAt))})
+
+	cols := []column{{tr.T("doc.col.description"), 0.5, "L"}, {tr.T("doc.col.qty"), 0.1, "R"}, {tr.T("doc.col.unit_price"), 0.18, "R"},
+		{tr.T("doc.col.total"), 0.22, "R"}}
+	money := moneyMemo(tr, cur)
 	rows := make([]row, 0, len(inv.Lines))
 	for _, l := range inv.Lines {
 		rows = append(rows, row{Cells: []string{l.Description, fmt.Sprint(l.Quantity), money(l.UnitAmount), money(LineTotal(l))},
-			Detail: lineDetail(l, money)})
+			Detail: lineDetail(tr, l, money)})
 	}
 	p.table(cols, rows)
-	tot := []total{{Label: "Subtotal", Value: Money(inv.Subtotal, cur)}}
+	p.totals(receiptTotals(tr, r, inv))
+	p.f.Ln(6)
+	p.note(tr.T("doc.note.receipt", "receipt", r.ReceiptID, "payment", r.PaymentID, "invoice", inv.InvoiceID, "currency", cur))
+	return p.bytes()
+}
+
+// receiptTotals are a receipt's totals: the invoice's subtotal, discount, prepaid balance, tax by
+// jurisdiction and total, then the amount paid and what was refunded since.
+func receiptTotals(tr *locale.Tr, r ReceiptFacts, inv remit.Invoice) []total {
+	cur := r.Currency
+	money := func(n int64) string { return tr.Money(n, cur) }
+	tot := []total{{Label: tr.T("doc.total.subtotal"), Value: money(inv.Subtotal)}}
 	if inv.DiscountTotal != 0 {
-		tot = append(tot, total{Label: "Discount", Value: neg(inv.DiscountTotal, cur)})
+		tot = append(tot, total{Label: tr.T("doc.total.discount"), Value: money(-inv.DiscountTotal)})
 	}
 	if inv.PrepaidApplied != 0 {
-		tot = append(tot, total{Label: "Prepaid balance applied", Value: neg(inv.PrepaidApplied, cur)})
+		tot = append(tot, total{Label: tr.T("doc.total.prepaid_applied"), Value: money(-inv.PrepaidApplied)})
 	}
 	for _, t := range InvoiceTaxes(inv) {
-		tot = append(tot, total{Label: t.Label(), Value: Money(t.Amount, cur)})
+		tot = append(tot, total{Label: t.Label(tr), Value: money(t.Amount)})
 	}
-	tot = append(tot, total{Label: "Invoice total", Value: Money(inv.Total, cur)})
-	tot = append(tot, total{Label: "Amount paid", Value: Money(r.Amount, cur), Strong: true})
+	tot = append(tot, total{Label: tr.T("doc.total.invoice_total"), Value: money(inv.Total)})
+	tot = append(tot, total{Label: tr.T("doc.total.amount_paid"), Value: money(r.Amount), Strong: true})
 	if r.AmountRefunded != 0 {
-		tot = append(tot, total{Label: "Refunded", Value: neg(r.AmountRefunded, cur)})
-		tot = append(tot, total{Label: "Net paid", Value: Money(r.Amount-r.AmountRefunded, cur), Strong: true})
+		tot = append(tot, total{Label: tr.T("doc.total.refunded"), Value: money(-r.AmountRefunded)})
+		tot = append(tot, total{Label: tr.T("doc.total.net_paid"), Value: money(r.Amount - r.AmountRefunded), Strong: true})
 	}
-	p.totals(tot)
-	p.f.Ln(6)
-	p.note(fmt.Sprintf("Receipt %s · Payment %s · Invoice %s · Amounts in %s.", r.ReceiptID, r.PaymentID, inv.InvoiceID, cur))
-	return p.bytes()
+	return tot
 }

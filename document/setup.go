@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/locale"
 )
 
 // The hosted setup page (GET /customer-portal/setup-sessions/{sessionId}): in the sandbox a choice
@@ -25,6 +26,7 @@ var (
 
 // SetupPage is what the hosted setup page shows.
 type SetupPage struct {
+	Locale        string // the customer's language (remit.Locales); empty or unknown is English
 	SessionID     string
 	Merchant      string              // the merchant account's display name
 	Status        remit.SessionStatus // open, completed or expired
@@ -34,7 +36,8 @@ type SetupPage struct {
 	CompleteURL   string              // PUT: completes the session (relative to the page, with the token)
 }
 
-// SetupOption is one sandbox test method on the page.
+// SetupOption is one sandbox test method on the page. Outcome is what charging it does, in
+// English: the page shows the catalog's text for the token (doc.setup.outcome.TOKEN) when it has one.
 type SetupOption struct {
 	Token, Label, Outcome string
 }
@@ -46,11 +49,21 @@ type CardElement struct {
 	ScriptSources, FrameSources, ConnectSources []string
 }
 
-// SetupHTML renders the hosted setup page.
+// SetupHTML renders the hosted setup page in the customer's language (p.Locale). The script's texts
+// are attributes of the page's body (data-text-*), so the script is the same for every language.
 func SetupHTML(p SetupPage) ([]byte, error) {
+	tr := locale.For(p.Locale)
+	cards := make([]SetupOption, len(p.TestCards))
+	for i, c := range p.TestCards {
+		cards[i] = c
+		cards[i].Outcome = label(tr, "doc.setup.outcome.", c.Token)
+		if cards[i].Outcome == c.Token {
+			cards[i].Outcome = c.Outcome
+		}
+	}
 	view := map[string]any{
-		"CSS": template.CSS(portalCSS), "JS": template.JS(setupJS), "Merchant": p.Merchant, "Status": p.Status,
-		"PaymentMethod": p.PaymentMethod, "TestCards": p.TestCards, "Card": p.Card, "CompleteURL": p.CompleteURL,
+		"Tr": tr, "CSS": template.CSS(portalCSS), "JS": template.JS(setupJS), "Merchant": p.Merchant, "Status": p.Status,
+		"PaymentMethod": p.PaymentMethod, "TestCards": cards, "Card": p.Card, "CompleteURL": p.CompleteURL,
 	}
 	var buf bytes.Buffer
 	if err := setupPage.Execute(&buf, view); err != nil {

@@ -34,7 +34,14 @@ func TestContractTablesAreTheCodes(t *testing.T) {
 		events = append(events, string(e))
 	}
 	slices.Sort(events)
-	for name, want := range map[string][]string{"CurrencyCode": currencies, "CountryCode": remit.Countries, "EventTypeFilter": events} {
+	var emails []string
+	for _, e := range remit.EmailTypes {
+		emails = append(emails, string(e))
+	}
+	slices.Sort(emails)
+	locales := slices.Sorted(slices.Values(remit.Locales))
+	for name, want := range map[string][]string{"CurrencyCode": currencies, "CountryCode": remit.Countries, "EventTypeFilter": events,
+		"EmailType": emails, "Locale": locales} {
 		if got := enum(name); !slices.Equal(got, want) {
 			t.Errorf("%s enum %v\ndiffers from the code's table %v", name, got, want)
 		}

@@ -16,6 +16,7 @@ func customerInput(body api.CustomerCreateRequest) remit.Customer {
 	return remit.Customer{
 		CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
 		Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
+		PreferredLocale: localeOf(body.PreferredLocale),
 	}
 }
 
@@ -70,4 +71,12 @@ func address(a *api.CustomerAddress) *remit.Address {
 		return nil
 	}
 	return &remit.Address{Line1: a.Line1, Line2: a.Line2, City: a.City, Region: a.Region, PostalCode: a.PostalCode, Country: a.Country}
+}
+
+// localeOf is the locale a body names, or "" (the default) when it names none.
+func localeOf(l *api.Locale) string {
+	if l == nil {
+		return ""
+	}
+	return string(*l)
 }

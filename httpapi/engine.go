@@ -26,6 +26,7 @@ type Engine struct {
 	Usage       Usage
 	Webhooks    Webhooks
 	Documents   Documents
+	Emails      Emails
 }
 
 // Access authenticates API keys and resolves the scope a request acts in.
@@ -163,4 +164,10 @@ type Documents interface {
 	ReceiptDocument(ctx context.Context, m remit.MerchantAccount, receiptID string) (document.Receipt, error)
 	HostedInvoicePage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.HostedPage, error)
 	HostedInvoicePDF(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (document.Invoice, error)
+}
+
+// Emails is the e-mail log (docs/email.md).
+type Emails interface {
+	GetEmail(ctx context.Context, m remit.MerchantAccount, emailID string) (remit.Email, error)
+	ListEmails(ctx context.Context, m remit.MerchantAccount, in remit.EmailQuery) (remit.List[remit.Email], error)
 }

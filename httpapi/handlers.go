@@ -65,6 +65,8 @@ func (s *Server) registry() []registration {
 		{"payments", "receiveStripeWebhook", s.receiveStripeWebhook},
 		{"payments", "getPaymentReceipt", byPath("receiptId", s.eng.Payments.GetPaymentReceipt)},
 		{"payments", "listSettlements", s.listSettlements},
+		{"emails", "listEmails", s.listEmails},
+		{"emails", "getEmail", byPath("emailId", s.eng.Emails.GetEmail)},
 		{"creditNotes", "createCreditNote", decoded(s.createCreditNote)},
 		{"creditNotes", "getCreditNote", byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote)},
 		{"usage", "createUsageEvent", decoded(s.createUsageEvent)},

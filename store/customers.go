@@ -14,10 +14,10 @@ import (
 // CreateCustomer inserts a customer. A customerId or externalId already used in the merchant
 // account is a conflict naming the field.
 func (q Q) CreateCustomer(ctx context.Context, c remit.Customer) error {
-	_, err := q.exec(ctx, `INSERT INTO customers (merchant_account_id, id, external_id, name, email, address, tax_exempt, metadata, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+	_, err := q.exec(ctx, `INSERT INTO customers (merchant_account_id, id, external_id, name, email, address, tax_exempt, metadata, created_at,
+		preferred_locale) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		c.MerchantAccountID, c.CustomerID, optText(c.ExternalID), c.Name, optText(c.Email), jsonText(c.Address), c.TaxExempt,
-		metadataText(c.Metadata), remit.Micros(c.CreatedAt))
+		metadataText(c.Metadata), remit.Micros(c.CreatedAt), localeOr(c.PreferredLocale))
 	switch {
 	case violates(err, "external_id"):
 		return duplicate("external_id")
@@ -32,9 +32,9 @@ func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID string
 	var ext, email, addr sql.NullString
 	var md string
 	var created int64
-	err = q.QueryRow(ctx, `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at FROM customers
-		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).
-		Scan(&c.CustomerID, &ext, &c.Name, &email, &addr, &c.TaxExempt, &md, &created)
+	err = q.QueryRow(ctx, `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
+		FROM customers WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).
+		Scan(&c.CustomerID, &ext, &c.Name, &email, &addr, &c.TaxExempt, &md, &created, &c.PreferredLocale)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, remit.NotFound("customer", customerID, "")
 	}
@@ -45,6 +45,14 @@ func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID string
 	c.ExternalID, c.Email, c.Address = textPtr(ext), textPtr(email), jsonOf[remit.Address](addr)
 	c.Metadata, c.CreatedAt = metadataOf(md), remit.FromMicros(created)
 	return c, nil
+}
+
+// localeOr is a customer's locale as stored: remit.DefaultLocale when it names none.
+func localeOr(l string) string {
+	if l == "" {
+		return remit.DefaultLocale
+	}
+	return l
 }
 
 // RequireCustomer is GetCustomer for a caller that needs only to know the customer exists: nil,

@@ -22,6 +22,7 @@ import (
 	"github.com/remit-billing/remit/httpapi"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/ratelimit"
+	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
 )
@@ -58,6 +59,9 @@ type Config struct {
 	StripeWebhookKey     string        // REMIT_STRIPE_WEBHOOK_SECRET: verifies POST /processor-webhooks/stripe
 	StripePublishableKey string        // REMIT_STRIPE_PUBLISHABLE_KEY: the hosted setup page's Stripe card element
 	DunningSchedule      string        // REMIT_DUNNING_SCHEDULE ("3d,5d,7d"): retries of a failed automatic charge
+	SMTPURL              string        // REMIT_SMTP_URL (smtp://user:pass@host:port): sends customer e-mail; unset records it skipped
+	EmailFrom            string        // REMIT_EMAIL_FROM (billing@remit.invalid): the sender address of customer e-mail
+	EmailRetry           string        // REMIT_EMAIL_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -70,7 +74,7 @@ func Defaults() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite:remit.db", RateLimit: 100, RateBurst: 200,
 		SchedulerInterval: time.Second, LogLevel: "info", WebhookRetry: "5s,5m,30m,2h,5h,10h,10h",
-		WebhookLease: time.Minute, WebhookWorkers: 16, IdempotencyLease: time.Minute,
+		WebhookLease: time.Minute, WebhookWorkers: 16, IdempotencyLease: time.Minute, EmailRetry: "5s,5m,30m,2h,5h,10h,10h",
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		ProcessorTimeout: 10 * time.Second, ReconcileInterval: 30 * time.Second,
 	}
@@ -85,7 +89,8 @@ func FromEnv() (Config, error) {
 		"REMIT_WEBHOOK_ALLOW_PRIVATE": &c.WebhookAllowPriv, "REMIT_TAX_RATES_FILE": &c.TaxRatesFile, "REMIT_SECRET_KEY": &c.SecretKey,
 		"REMIT_STRIPE_SECRET_KEY": &c.StripeSecretKey, "REMIT_STRIPE_API_URL": &c.StripeAPIURL,
 		"REMIT_STRIPE_WEBHOOK_SECRET": &c.StripeWebhookKey, "REMIT_STRIPE_PUBLISHABLE_KEY": &c.StripePublishableKey,
-		"REMIT_DUNNING_SCHEDULE": &c.DunningSchedule,
+		"REMIT_DUNNING_SCHEDULE": &c.DunningSchedule, "REMIT_SMTP_URL": &c.SMTPURL, "REMIT_EMAIL_FROM": &c.EmailFrom,
+		"REMIT_EMAIL_RETRY_SCHEDULE": &c.EmailRetry,
 	} {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
@@ -241,6 +246,10 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		}
 		appCfg.Dunning = d
 	}
+	if err := emailConfig(c, &appCfg); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if appCfg.Processor == nil && c.StripeSecretKey != "" {
 		appCfg.Processor = processor.NewStripe(processor.StripeConfig{SecretKey: c.StripeSecretKey, APIURL: c.StripeAPIURL,
 			PublishableKey: c.StripePublishableKey})
@@ -320,6 +329,8 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { defer close(schedDone); r.App.RunScheduler(schedCtx, r.Config.SchedulerInterval) }()
 	hooksDone := make(chan struct{})
 	go func() { defer close(hooksDone); r.App.Webhooks.RunWebhooks(schedCtx) }()
+	mailDone := make(chan struct{})
+	go func() { defer close(mailDone); r.App.Emails.RunEmails(schedCtx) }()
 	reconDone := make(chan struct{})
 	go func() { defer close(reconDone); r.App.Payments.RunReconciler(schedCtx, r.Config.ReconcileInterval) }()
 	errc := make(chan error, 1)
@@ -337,6 +348,7 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	stopSched()
 	<-schedDone
 	<-hooksDone
+	<-mailDone
 	<-reconDone
 	if err == http.ErrServerClosed {
 		err = nil
@@ -377,7 +389,7 @@ func Engine(a *app.App) httpapi.Engine {
 	return httpapi.Engine{
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
-		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents,
+		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails,
 	}
 }
 
@@ -397,4 +409,30 @@ var (
 	_ httpapi.Usage       = (*app.Usage)(nil)
 	_ httpapi.Webhooks    = (*app.Webhooks)(nil)
 	_ httpapi.Documents   = (*app.Documents)(nil)
+	_ httpapi.Emails      = (*app.Emails)(nil)
 )
+
+// emailConfig reads the customer e-mail settings: the SMTP server (none: messages are recorded
+// skipped), the sender address and the retry schedule. Errors never repeat the SMTP password.
+func emailConfig(c Config, cfg *app.Config) error {
+	retry, err := app.ParseRetrySchedule(c.EmailRetry)
+	if err != nil {
+		return fmt.Errorf("REMIT_EMAIL_RETRY_SCHEDULE: %w", err)
+	}
+	if retry == nil {
+		retry = []time.Duration{} // one attempt, no retries
+	}
+	cfg.EmailRetry, cfg.EmailFrom = retry, c.EmailFrom
+	if c.EmailFrom != "" && !remit.ValidEmail(c.EmailFrom) {
+		return fmt.Errorf("REMIT_EMAIL_FROM must be an e-mail address such as billing@example.com, not %q", c.EmailFrom)
+	}
+	if c.SMTPURL == "" {
+		return nil
+	}
+	sc, err := mail.ParseURL(c.SMTPURL)
+	if err != nil {
+		return err
+	}
+	cfg.Mailer = mail.NewSMTP(sc)
+	return nil
+}

@@ -1,5 +1,7 @@
 // Hosted invoice page: pays the invoice through the portal's pay route (the same hosted token)
-// and shows the outcome. No third-party code; served inline from the binary.
+// and shows the outcome. No third-party code; served inline from the binary. Every text it shows
+// comes from the pay button's data-text-* attributes, in the customer's language: this script is
+// the same for every language (its SHA-256 is pinned in the page's Content-Security-Policy).
 (function () {
   "use strict";
   var button = document.getElementById("pay");
@@ -8,7 +10,10 @@
   if (!button || !notice) {
     return;
   }
-  var PAID = "Payment received. Thank you! This invoice is paid.";
+  function text(name) {
+    return button.getAttribute("data-text-" + name) || "";
+  }
+  var PAID = text("paid");
   function show(kind, text) {
     notice.className = "notice " + kind;
     notice.textContent = text;
@@ -38,7 +43,7 @@
   }
   button.addEventListener("click", function () {
     button.disabled = true;
-    show("info", "Processing your payment…");
+    show("info", text("processing"));
     fetch(button.getAttribute("data-pay-url"), {
       method: "PUT",
       headers: { "Accept": "application/json" },
@@ -56,7 +61,7 @@
         if (data.status === "paid") {
           button.hidden = true;
           if (badge) {
-            badge.textContent = "Paid";
+            badge.textContent = text("status-paid");
             badge.className = "badge status-paid";
           }
           document.body.setAttribute("data-invoice-status", "paid");
@@ -64,7 +69,7 @@
           refresh();
         } else {
           button.disabled = false;
-          show("error", "The payment did not complete. You can try again.");
+          show("error", text("failed"));
         }
         return;
       }
@@ -72,14 +77,15 @@
       var state = err.details && err.details.currentState;
       if (state && state !== "open") {
         button.hidden = true;
-        show("info", "This invoice can no longer be paid (it is " + state + "). Reload the page to see it.");
+        var word = text("state-" + state) || state;
+        show("info", text("closed").replace("{state}", function () { return word; }));
         return;
       }
       button.disabled = false;
-      show("error", err.message || "The payment could not be made. Please try again.");
+      show("error", err.message || text("error"));
     }, function () {
       button.disabled = false;
-      show("error", "Could not reach the server. Check your connection and try again.");
+      show("error", text("offline"));
     });
   });
 }());

@@ -1,9 +1,14 @@
 // Hosted setup page: saves a card for the session's customer. In the sandbox the customer picks a
 // test card; in production the card is typed into the processor's own element (Stripe.js, loaded
 // from js.stripe.com), confirmed with the processor, and only the saved method's ID is sent to
-// Remit, which checks it with the processor before attaching it.
+// Remit, which checks it with the processor before attaching it. Every text it shows comes from the
+// body's data-text-* attributes, in the customer's language: this script is the same for every
+// language (its SHA-256 is pinned in the page's Content-Security-Policy).
 (function () {
   "use strict";
+  function text(name) {
+    return document.body.getAttribute("data-text-" + name) || "";
+  }
   var notice = document.getElementById("setup-status");
   function show(kind, text) {
     if (notice) {
@@ -13,7 +18,7 @@
   }
   // complete sends the saved method to Remit and shows what it answered.
   function complete(url, paymentMethod, done) {
-    show("info", "Saving your card…");
+    show("info", text("saving"));
     fetch(url + "&paymentMethod=" + encodeURIComponent(paymentMethod), {
       method: "PUT",
       headers: { "Accept": "application/json" },
@@ -30,15 +35,15 @@
       if (r.ok && data) {
         var pm = data.paymentMethod || {};
         document.body.setAttribute("data-session-status", "completed");
-        show("success", "Card saved" + (pm.last4 ? " (•••• " + pm.last4 + ")" : "") + ". You can close this page.");
+        show("success", pm.last4 ? text("saved-last4").replace("{last4}", function () { return pm.last4; }) : text("saved"));
         done(true);
         return;
       }
       var err = (r.body && r.body.error) || {};
-      show("error", err.message || "The card could not be saved. Please try again.");
+      show("error", err.message || text("failed"));
       done(false);
     }, function () {
-      show("error", "The card could not be saved: the connection failed. Please try again.");
+      show("error", text("offline"));
       done(false);
     });
   }
@@ -63,7 +68,7 @@
   var form = document.getElementById("card-form");
   if (form) {
     if (typeof window.Stripe !== "function") {
-      show("error", "The card form could not be loaded. Check your connection and reload the page.");
+      show("error", text("no-form"));
       return;
     }
     var stripe = window.Stripe(form.getAttribute("data-publishable-key"));
@@ -73,10 +78,10 @@
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       save.disabled = true;
-      show("info", "Confirming your card…");
+      show("info", text("confirming"));
       stripe.confirmCardSetup(form.getAttribute("data-client-secret"), { payment_method: { card: card } }).then(function (r) {
         if (r.error) {
-          show("error", r.error.message || "The card was not accepted.");
+          show("error", r.error.message || text("rejected"));
           save.disabled = false;
           return;
         }

@@ -55,6 +55,10 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"currency": "USD", "lines": []any{map[string]any{"priceId": "a-price"}}}))
 	acc := data(e.Must(200, "POST", "/v1/quotes/"+str(q, "quoteId")+"/accept", map[string]any{}))
 	ep := data(e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://alpha.example/hook", "description": alphaName}))
+	mails := e.Must(200, "GET", "/v1/emails?customerId=a-cus&limit=1", nil).Data()["items"].([]any)
+	if len(mails) != 1 {
+		t.Fatalf("emails: %v", mails)
+	}
 	evs := e.Must(200, "GET", "/v1/events?limit=1", nil).Data()["items"].([]any)
 	ev := evs[0].(map[string]any)
 
@@ -64,6 +68,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"creditNoteId": str(cn, "creditNoteId"), "quoteId": str(q, "quoteId"), "subscriptionId": str(acc, "subscriptionId"),
 		"endpointId": str(ep, "endpointId"), "eventId": str(ev, "eventId"), "merchantAccountId": e.Tenant.Sandbox,
 		"paymentId":   str(fin, "latestPaymentId"),
+		"emailId":     str(mails[0].(map[string]any), "emailId"),
 		"thresholdId": "thr_alpha", // usage thresholds answer 501 on this branch
 	}
 	lines := []any{map[string]any{"priceId": "a-price"}}

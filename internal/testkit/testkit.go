@@ -587,3 +587,6 @@ func (w *secretWatch) check(t testing.TB, logs string) {
 		}
 	}
 }
+
+// WatchSecret fails the test if s (what names it in the failure) appears in the server's log.
+func (e *Env) WatchSecret(what, s string) { e.secrets.add(what, s) }

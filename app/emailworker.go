@@ -1,0 +1,249 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/document"
+	"github.com/remit-billing/remit/mail"
+	"github.com/remit-billing/remit/store"
+)
+
+// The e-mail worker sends queued messages (docs/email.md), like the webhook worker sends
+// deliveries: it claims due messages in a short transaction that numbers the attempt and leases
+// them (next_attempt_at = the lease's end), commits, renders the attached PDF from the document as
+// it is now, sends a batch over one SMTP connection, and records each outcome in a second
+// transaction that checks the worker still holds the lease. A worker that dies before recording
+// leaves the messages due again when the lease ends. Every message carries the Message-ID
+// <emailId@remit> on every attempt: a message sent twice (the process died after the server
+// accepted it and before the commit) is the same message to the receiving mail store.
+//
+// Retry timing is real time: after attempt n fails temporarily (a connection problem, a 4xx
+// answer), attempt n+1 is due after EmailRetry[n-1] ± 10 %; when the schedule is used up, or the
+// server refuses for good (5xx), the message is failed with the server's answer as its reason.
+
+// DefaultEmailRetry is the default retry schedule (REMIT_EMAIL_RETRY_SCHEDULE).
+var DefaultEmailRetry = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+
+func setEmailDefaults(cfg *Config) {
+	if cfg.EmailRetry == nil {
+		cfg.EmailRetry = DefaultEmailRetry
+	}
+	if cfg.EmailLease <= 0 {
+		cfg.EmailLease = 2 * time.Minute
+	}
+	if cfg.EmailPoll <= 0 {
+		cfg.EmailPoll = time.Second
+	}
+	if cfg.EmailBatch <= 0 {
+		cfg.EmailBatch = 25
+	}
+	if cfg.EmailConcurrency <= 0 {
+		cfg.EmailConcurrency = 4
+	}
+	if cfg.EmailFrom == "" {
+		cfg.EmailFrom = "billing@remit.invalid"
+	}
+}
+
+// wakeEmails tells this process's worker that a message was queued.
+func (co *core) wakeEmails() {
+	select {
+	case co.emailWake <- struct{}{}:
+	default:
+	}
+}
+
+// RunEmails runs the e-mail worker until ctx ends: it sends what is due, waking when this process
+// queues a message, when the next retry falls due, and at least every EmailPoll (for messages other
+// processes queued). When ctx ends it finishes the batches in flight.
+func (es *Emails) RunEmails(ctx context.Context) {
+	if es.Config.Mailer == nil {
+		return // every message is recorded skipped
+	}
+	for ctx.Err() == nil {
+		n, err := es.SendDue(ctx)
+		if err != nil && ctx.Err() == nil {
+			es.Log.Error("emails: send", "err", err)
+		}
+		wait := es.Config.EmailPoll
+		if n == 0 && err == nil {
+			if next, ok, err := es.DB.Read(ctx).NextEmailDue(ctx); err == nil && ok {
+				wait = min(wait, max(next.Sub(es.Clock.Now()), time.Millisecond))
+			}
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+		case <-es.emailWake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// SendDue sends every message due now, in rounds of EmailConcurrency batches of EmailBatch
+// messages (one SMTP connection per batch), and returns how many attempts it made.
+func (es *Emails) SendDue(ctx context.Context) (int, error) {
+	if es.Config.Mailer == nil {
+		return 0, nil
+	}
+	total := 0
+	for {
+		size := es.Config.EmailBatch * es.Config.EmailConcurrency
+		owner := remit.NewID("ewk")
+		var due []store.DueEmail
+		err := es.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) (err error) {
+			now := es.Clock.Now()
+			due, err = tx.ClaimDueEmails(ctx, now, now.Add(es.Config.EmailLease), owner, size)
+			return err
+		})
+		if err != nil || len(due) == 0 {
+			return total, err
+		}
+		results := es.sendClaimed(context.WithoutCancel(ctx), due)
+		if err := es.finish(context.WithoutCancel(ctx), due, results, owner); err != nil {
+			return total, err
+		}
+		total += len(due)
+		if len(due) < size {
+			return total, nil
+		}
+	}
+}
+
+// sendClaimed sends claimed messages in batches, EmailConcurrency at a time, within half the lease.
+func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail) []mail.Result {
+	ctx, cancel := context.WithTimeout(ctx, es.Config.EmailLease/2)
+	defer cancel()
+	results := make([]mail.Result, len(due))
+	var wg sync.WaitGroup
+	for start := 0; start < len(due); start += es.Config.EmailBatch {
+		end := min(start+es.Config.EmailBatch, len(due))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out := make([]mail.Outgoing, 0, end-start)
+			idx := make([]int, 0, end-start)
+			for i := start; i < end; i++ {
+				o, err := es.outgoing(ctx, due[i])
+				if err != nil {
+					results[i] = mail.Result{Err: err, Temporary: true}
+					continue
+				}
+				out, idx = append(out, o), append(idx, i)
+			}
+			for j, r := range es.Config.Mailer.Send(ctx, out) {
+				results[idx[j]] = r
+			}
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+// outgoing is a claimed message as it is sent: the sender, the stable Message-ID and the PDF.
+func (es *Emails) outgoing(ctx context.Context, d store.DueEmail) (mail.Outgoing, error) {
+	o := mail.Outgoing{
+		MessageID: d.EmailID + "@remit", From: es.Config.EmailFrom, FromName: d.FromName, To: deref(d.To), Subject: d.Subject,
+		Text: d.TextBody, HTML: d.HTMLBody, Date: d.CreatedAt,
+	}
+	if d.Attachment == nil {
+		return o, nil
+	}
+	pdf, err := es.attachment(ctx, d.MerchantAccountID, *d.Attachment)
+	if err != nil {
+		return o, fmt.Errorf("the attachment %s could not be rendered: %w", d.Attachment.FileName, err)
+	}
+	o.FileName, o.File = d.Attachment.FileName, pdf
+	return o, nil
+}
+
+// attachment renders the PDF a message carries, exactly as its PDF route would now.
+func (es *Emails) attachment(ctx context.Context, merchantAccountID string, f remit.EmailFile) ([]byte, error) {
+	m, err := es.DB.Read(ctx).GetMerchantAccount(ctx, merchantAccountID, store.Unlocked)
+	if err != nil {
+		return nil, err
+	}
+	switch f.Kind {
+	case remit.AttachInvoice:
+		d, err := es.documents.InvoiceDocument(ctx, m, f.DocumentID)
+		if err != nil {
+			return nil, err
+		}
+		return document.InvoicePDF(d)
+	case remit.AttachReceipt:
+		d, err := es.documents.ReceiptDocument(ctx, m, f.DocumentID)
+		if err != nil {
+			return nil, err
+		}
+		return document.ReceiptPDF(d)
+	case remit.AttachCreditNote:
+		d, err := es.documents.CreditNoteDocument(ctx, m, f.DocumentID)
+		if err != nil {
+			return nil, err
+		}
+		return document.CreditNotePDF(d)
+	}
+	return nil, fmt.Errorf("unknown attachment kind %q", f.Kind)
+}
+
+// finish records the outcomes of one round in one transaction.
+func (es *Emails) finish(ctx context.Context, due []store.DueEmail, results []mail.Result, owner string) error {
+	now := es.Clock.Now().Truncate(time.Microsecond)
+	return es.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		for i, d := range due {
+			o := EmailOutcome(d.Attempts, results[i], es.Config.EmailRetry, now, rand.Float64())
+			if o.Status == remit.EmailSent {
+				sent := remit.MerchantNow(fixedClock(now), d.ClockOffset).Truncate(time.Microsecond)
+				o.SentAt = &sent
+			}
+			if _, err := tx.FinishEmail(ctx, d, owner, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// EmailOutcome decides what one send attempt (number attempt, from 1) leaves: sent; queued again
+// after the schedule's wait with ±10 % jitter (jitter in [0,1)) for a temporary failure; failed for
+// a permanent one or when the schedule is used up.
+func EmailOutcome(attempt int, r mail.Result, schedule []time.Duration, now time.Time, jitter float64) store.EmailOutcome {
+	if r.Err == nil {
+		return store.EmailOutcome{Status: remit.EmailSent}
+	}
+	reason := oneLineReason(r.Err)
+	if !r.Temporary {
+		return store.EmailOutcome{Status: remit.EmailFailed, Reason: reason}
+	}
+	if attempt > len(schedule) {
+		return store.EmailOutcome{Status: remit.EmailFailed, Reason: fmt.Sprintf("%s (after %d attempts)", reason, attempt)}
+	}
+	wait := time.Duration(float64(schedule[attempt-1]) * (0.9 + 0.2*jitter))
+	next := now.Add(wait).Truncate(time.Microsecond)
+	return store.EmailOutcome{Status: remit.EmailQueued, NextAttemptAt: &next, Reason: reason}
+}
+
+// oneLineReason is an SMTP error as the e-mail log shows it: one line, at most 500 characters.
+func oneLineReason(err error) string {
+	s := strings.Join(strings.Fields(err.Error()), " ")
+	if errors.Is(err, context.DeadlineExceeded) {
+		s = "The SMTP server did not answer in time."
+	}
+	if r := []rune(s); len(r) > 500 {
+		s = string(r[:500])
+	}
+	return s
+}
+
+// fixedClock is a remit.Clock that always says t.
+type fixedClock time.Time
+
+func (c fixedClock) Now() time.Time { return time.Time(c) }
