@@ -79,7 +79,7 @@ type core struct {
 	reactions map[remit.EventType][]reaction
 	webhooks  *webhookState
 	emailWake chan struct{}
-	sealer   *sealer
+	sealer    *sealer
 }
 
 // App is the engine: one service per area, composed by New. Its zero value is not usable.

@@ -37,8 +37,8 @@ type Facts struct {
 	PaymentMethod    string // "Visa •••• 4242"
 	Period           [2]time.Time
 
-	ActionURL    string // the button: pay, attach a method, authenticate
-	InvoiceURL   string // payment.failed: the hosted invoice page
+	ActionURL     string // the button: pay, attach a method, authenticate
+	InvoiceURL    string // payment.failed: the hosted invoice page
 	HasAttachment bool   // a PDF is attached
 }
 

@@ -20,9 +20,9 @@ import (
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/httpapi"
+	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/ratelimit"
-	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
 )
