@@ -217,52 +217,12 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		db.Close()
 		return nil, err
 	}
-	retry, err := app.ParseRetrySchedule(c.WebhookRetry)
+	appCfg, err := appConfig(c)
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("REMIT_WEBHOOK_RETRY_SCHEDULE: %w", err)
-	}
-	if retry == nil {
-		retry = []time.Duration{} // an empty schedule: one attempt, no retries
-	}
-	switch c.WebhookAllowPriv {
-	case "", "true", "false":
-	default:
-		db.Close()
-		return nil, fmt.Errorf("REMIT_WEBHOOK_ALLOW_PRIVATE must be true, false or empty, not %q", c.WebhookAllowPriv)
-	}
-	r := &Remit{Config: c, DB: db, Log: log, closers: []func() error{db.Close}}
-	appCfg := app.Config{
-		PublicURL: strings.TrimRight(c.PublicURL, "/"), SecretKey: c.SecretKey, WebhookRetry: retry,
-		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
-		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor, IdempotencyLease: c.IdempotencyLease,
-		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency, StripeWebhookSecret: c.StripeWebhookKey,
-		Dunning: remit.DefaultDunning,
-	}
-	if c.DunningSchedule != "" {
-		d, err := remit.ParseDunningSchedule(c.DunningSchedule)
-		if err != nil {
-			return nil, err
-		}
-		appCfg.Dunning = d
-	}
-	if err := emailConfig(c, &appCfg); err != nil {
 		db.Close()
 		return nil, err
 	}
-	if appCfg.Processor == nil && c.StripeSecretKey != "" {
-		appCfg.Processor = processor.NewStripe(processor.StripeConfig{SecretKey: c.StripeSecretKey, APIURL: c.StripeAPIURL,
-			PublishableKey: c.StripePublishableKey})
-		appCfg.ProcessorInSandbox = c.StripeSandbox
-	}
-	if c.TaxRatesFile != "" {
-		t, err := tax.LoadFile(c.TaxRatesFile)
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("REMIT_TAX_RATES_FILE: %w", err)
-		}
-		appCfg.Tax = t
-	}
+	r := &Remit{Config: c, DB: db, Log: log, closers: []func() error{db.Close}}
 	r.App = app.New(db, clock, log, appCfg)
 
 	var limiter ratelimit.Limiter = ratelimit.NewMemory(c.RateLimit, c.RateBurst)
@@ -435,4 +395,51 @@ func emailConfig(c Config, cfg *app.Config) error {
 	}
 	cfg.Mailer = mail.NewSMTP(sc)
 	return nil
+}
+
+// appConfig turns the configuration into the engine's: retry schedules, webhook safety, dunning,
+// e-mail, the processor and the tax table.
+func appConfig(c Config) (app.Config, error) {
+	retry, err := app.ParseRetrySchedule(c.WebhookRetry)
+	if err != nil {
+		return app.Config{}, fmt.Errorf("REMIT_WEBHOOK_RETRY_SCHEDULE: %w", err)
+	}
+	if retry == nil {
+		retry = []time.Duration{} // an empty schedule: one attempt, no retries
+	}
+	switch c.WebhookAllowPriv {
+	case "", "true", "false":
+	default:
+		return app.Config{}, fmt.Errorf("REMIT_WEBHOOK_ALLOW_PRIVATE must be true, false or empty, not %q", c.WebhookAllowPriv)
+	}
+	appCfg := app.Config{
+		PublicURL: strings.TrimRight(c.PublicURL, "/"), SecretKey: c.SecretKey, WebhookRetry: retry,
+		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
+		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor, IdempotencyLease: c.IdempotencyLease,
+		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency, StripeWebhookSecret: c.StripeWebhookKey,
+		Dunning: remit.DefaultDunning,
+	}
+	if c.DunningSchedule != "" {
+		d, err := remit.ParseDunningSchedule(c.DunningSchedule)
+		if err != nil {
+			return app.Config{}, err
+		}
+		appCfg.Dunning = d
+	}
+	if err := emailConfig(c, &appCfg); err != nil {
+		return app.Config{}, err
+	}
+	if appCfg.Processor == nil && c.StripeSecretKey != "" {
+		appCfg.Processor = processor.NewStripe(processor.StripeConfig{SecretKey: c.StripeSecretKey, APIURL: c.StripeAPIURL,
+			PublishableKey: c.StripePublishableKey})
+		appCfg.ProcessorInSandbox = c.StripeSandbox
+	}
+	if c.TaxRatesFile != "" {
+		t, err := tax.LoadFile(c.TaxRatesFile)
+		if err != nil {
+			return app.Config{}, fmt.Errorf("REMIT_TAX_RATES_FILE: %w", err)
+		}
+		appCfg.Tax = t
+	}
+	return appCfg, nil
 }
