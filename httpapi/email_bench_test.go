@@ -4,11 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,18 +29,25 @@ import (
 // docs/performance.md are 2,000) are recorded queued through the store (InsertEmail, 500 per
 // transaction; bodies composed by mail.Compose, a few KB each), then the worker's SendDue drains
 // them through a real SMTP server (mailpit, on this machine) and the clock stops when mailpit holds
-// them all. Two kinds of message: plain (text and HTML) and pdf (the same with the PDF of a
-// finalized three-line invoice attached, rendered by the worker for every message, as it does in
-// production). Each runs with several batch × concurrency settings (EmailBatch messages per SMTP
-// connection × EmailConcurrency connections at a time), REMIT_BENCH_EMAIL_SETTINGS (default
-// "25x4,50x4,25x8,10x4"). Reports msgs/s and the CPU this process (worker, store, renderer)
-// spent per message and, apart, mailpit's CPU per message (it shares the machine's cores here; a
-// production SMTP server would not).
+// them all. Three kinds: plain (text and HTML bodies), pdf (the same with the PDF of a finalized
+// three-line invoice attached, rendered by the worker for every message, as it does in
+// production), and plain-rtt20ms (plain, through a proxy that delays every packet by 10 ms each
+// way: an SMTP server 20 ms away, as a hosted relay is; REMIT_BENCH_SMTP_RTT changes it; at most
+// 500 messages). Each runs with several batch × concurrency settings (EmailBatch messages per
+// SMTP connection × EmailConcurrency connections at a time), REMIT_BENCH_EMAIL_SETTINGS (default
+// "25x4,50x4,25x8,10x4"). Reports msgs/s, the CPU this process (worker, store, renderer) spent
+// and the memory it allocated per message and, apart, mailpit's CPU per message (it shares the
+// machine's cores here; a production SMTP server would not).
 //
 //	REMIT_BENCH_EMAILS=2000 go test ./httpapi/ -run '^$' -bench EmailWorker -benchtime 1x -count 2
 func BenchmarkEmailWorker(b *testing.B) {
 	n := benchEnvInt("REMIT_BENCH_EMAILS", 500)
 	settings := emailSettings(b)
+	rtt := 20 * time.Millisecond
+	if v, err := time.ParseDuration(os.Getenv("REMIT_BENCH_SMTP_RTT")); err == nil && v > 0 {
+		rtt = v
+	}
+	rttKind := "plain-rtt" + rtt.String()
 	for _, s := range testkit.Stores() {
 		b.Run(string(s), func(b *testing.B) {
 			mp := testkit.StartMailpit(b)
@@ -45,15 +58,30 @@ func BenchmarkEmailWorker(b *testing.B) {
 			if _, err := e.App.Emails.SendDue(context.Background()); err != nil {
 				b.Fatal(err)
 			}
-			for _, kind := range []string{"plain", "pdf"} {
+			// The worker's sender: mailpit directly, or through the latency proxy.
+			local := e.App.Config.Mailer
+			_, proxyPort, _ := strings.Cut(latencyProxy(b, mp.SMTPAddr, rtt/2), ":")
+			remote := mail.NewSMTP(mail.Config{Host: "127.0.0.1", Port: atoi(proxyPort), Username: "remit", Password: "bench"})
+			for _, kind := range []string{"plain", "pdf", rttKind} {
 				for _, st := range settings {
 					b.Run(fmt.Sprintf("%s/%dx%d", kind, st[0], st[1]), func(b *testing.B) {
+						n := n
+						e.App.Config.Mailer = local
+						if kind == rttKind {
+							n = min(n, 500)
+							e.App.Config.Mailer = remote
+						}
+						defer func() { e.App.Config.Mailer = local }()
 						var took, cpu, mpCPU time.Duration
+						var alloc uint64
 						for range b.N {
 							b.StopTimer()
 							mp.DeleteAll(b)
 							queueEmails(b, e, inv, n, kind == "pdf")
 							e.App.Config.EmailBatch, e.App.Config.EmailConcurrency = st[0], st[1]
+							var ms runtime.MemStats
+							runtime.ReadMemStats(&ms)
+							alloc0 := ms.TotalAlloc
 							cpu0, mp0, start := testkit.ProcessCPU(), pidCPU(mpPID), time.Now()
 							b.StartTimer()
 							drainEmails(b, e, n)
@@ -62,10 +90,13 @@ func BenchmarkEmailWorker(b *testing.B) {
 							took += time.Since(start)
 							cpu += testkit.ProcessCPU() - cpu0
 							mpCPU += pidCPU(mpPID) - mp0
+							runtime.ReadMemStats(&ms)
+							alloc += ms.TotalAlloc - alloc0
 							checkMailed(b, e, mp, n, kind == "pdf")
 						}
 						b.ReportMetric(float64(n*b.N)/took.Seconds(), "msgs/s")
 						b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n*b.N), "cpu-ms/msg")
+						b.ReportMetric(float64(alloc)/(1<<20)/float64(n*b.N), "alloc-MiB/msg")
 						if mpPID > 0 {
 							b.ReportMetric(float64(mpCPU.Microseconds())/1000/float64(n*b.N), "mailpit-cpu-ms/msg")
 						}
@@ -78,84 +109,137 @@ func BenchmarkEmailWorker(b *testing.B) {
 }
 
 // BenchmarkAPIWritesWhileMailing: API writes that each queue a message (finalizing send_invoice
-// drafts of customers with an address: invoice.finalized, the invoice PDF attached), from 16
-// clients for REMIT_BENCH_WRITE_SECONDS (default 5), once with the worker idle (nothing queued)
-// and once while the worker (RunEmails, the loop serve runs) drains a backlog of
-// REMIT_BENCH_BACKLOG PDF messages (default 3,000) through mailpit and sends the new ones.
-// Reports writes/s, their p99, and the messages the worker sent during the writes.
+// drafts of a customer with an address: invoice.finalized, the invoice PDF attached) from 16
+// clients over HTTP for REMIT_BENCH_WRITE_SECONDS (default 5), once with the worker idle and then
+// while the worker (RunEmails, the loop serve runs) drains a backlog of REMIT_BENCH_BACKLOG
+// messages (default 5,000: more than it sends in the window) through mailpit, once per backlog and
+// batch × concurrency setting of REMIT_BENCH_WHILE_SETTINGS (default
+// "pdf/25x4,pdf/25x2,pdf/25x1,plain/25x4": messages with the invoice PDF at three concurrencies,
+// and messages without attachment at the default). Reports writes/s, their p50 and p99, the
+// messages the worker sent per second during the writes (counted when a round's outcomes commit,
+// so in steps of a round), and the cores this process and mailpit used. What is left queued after
+// a run is set skipped (off the clock), so every run starts with the same backlog.
 //
 //	go test ./httpapi/ -run '^$' -bench WhileMailing -benchtime 1x -count 3
 func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 	const clients = 16
 	secs := benchEnvInt("REMIT_BENCH_WRITE_SECONDS", 5)
-	backlog := benchEnvInt("REMIT_BENCH_BACKLOG", 3000)
+	backlog := benchEnvInt("REMIT_BENCH_BACKLOG", 5000)
 	for _, s := range testkit.Stores() {
 		b.Run(string(s), func(b *testing.B) {
 			mp := testkit.StartMailpit(b)
+			mpPID := mailpitPID(mp)
 			e := mailBenchEnv(b, s, mp)
 			inv := finalizedInvoice(b, e)
-			if _, err := e.App.Emails.SendDue(context.Background()); err != nil {
-				b.Fatal(err)
-			}
-			// Enough drafts for every run: a finalization is a few ms.
+			c := benchClient()
 			drafts := make(chan string, 100000)
-			draftsFor := func(b *testing.B, k int) {
-				for i := range k {
-					d := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "mail-c", "billingAccountId": "ba-mail-c", "currency": "USD",
-						"lines": []any{map[string]any{"priceId": "mail-item", "quantity": 1 + i%3}}}).Data()
-					drafts <- d["invoiceId"].(string)
-				}
-			}
-			for _, mode := range []string{"idle", "draining"} {
+			modes := []string{"idle"}
+			modes = append(modes, whileModes(b)...)
+			for _, mode := range modes {
 				b.Run(mode, func(b *testing.B) {
+					var writes, mailed int
+					var lat []time.Duration
+					var cpu, mpCPU time.Duration
 					for range b.N {
 						b.StopTimer()
-						for len(drafts) < 1500*secs {
-							draftsFor(b, 500)
+						if len(drafts) < 1000*secs {
+							makeDrafts(b, e, c, drafts, 1000*secs-len(drafts)+500)
 						}
 						mp.DeleteAll(b)
 						ctx, stop := context.WithCancel(context.Background())
 						workerDone := make(chan struct{})
-						if mode == "draining" {
-							queueEmails(b, e, inv, backlog, true)
+						if kind, batch, conc, ok := drainSetting(mode); ok {
+							e.App.Config.EmailBatch, e.App.Config.EmailConcurrency = batch, conc
+							queueEmails(b, e, inv, backlog, kind == "pdf")
 							go func() { defer close(workerDone); e.App.Emails.RunEmails(ctx) }()
-							time.Sleep(200 * time.Millisecond) // the worker is into its first rounds
+							time.Sleep(300 * time.Millisecond) // the worker is into its first round
 						} else {
 							close(workerDone)
 						}
 						sent0 := emailCount(b, e, remit.EmailSent)
+						cpu0, mp0 := testkit.ProcessCPU(), pidCPU(mpPID)
 						b.StartTimer()
-						lat := finalizeFor(b, e, drafts, clients, time.Duration(secs)*time.Second)
+						l := finalizeFor(b, e, c, drafts, clients, time.Duration(secs)*time.Second)
 						b.StopTimer()
-						sent := emailCount(b, e, remit.EmailSent) - sent0
+						cpu += testkit.ProcessCPU() - cpu0
+						mpCPU += pidCPU(mpPID) - mp0
+						mailed += emailCount(b, e, remit.EmailSent) - sent0
 						stop()
 						<-workerDone
-						// Leave nothing queued for the next run: the new messages and the backlog's rest
-						// go out now, off the clock.
-						drainEmails(b, e, -1)
-						b.ReportMetric(float64(len(lat))/float64(secs), "writes/s")
-						b.ReportMetric(float64(percentile(lat, 99).Microseconds())/1000, "p99-ms")
-						b.ReportMetric(float64(sent)/float64(secs), "mailed/s")
-						b.ReportMetric(0, "ns/op")
+						writes += len(l)
+						lat = append(lat, l...)
+						if _, err := e.App.DB.SQL().Exec(`UPDATE emails SET status = 'skipped', next_attempt_at = NULL WHERE status = 'queued'`); err != nil {
+							b.Fatal(err)
+						}
 					}
+					window := float64(secs * b.N)
+					b.ReportMetric(float64(writes)/window, "writes/s")
+					b.ReportMetric(float64(percentile(lat, 50).Microseconds())/1000, "p50-ms")
+					b.ReportMetric(float64(percentile(lat, 99).Microseconds())/1000, "p99-ms")
+					b.ReportMetric(float64(mailed)/window, "mailed/s")
+					b.ReportMetric(cpu.Seconds()/window, "cores")
+					if mpPID > 0 {
+						b.ReportMetric(mpCPU.Seconds()/window, "mailpit-cores")
+					}
+					b.ReportMetric(0, "ns/op")
 				})
 			}
 		})
 	}
 }
 
+// makeDrafts creates k draft invoices of mail-c (one to three lines) through the API, 16 at a
+// time, into drafts.
+func makeDrafts(b *testing.B, e *testkit.Env, c *http.Client, drafts chan string, k int) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1)); i <= k; i = int(next.Add(1)) {
+				lines := `{"priceId":"mail-plan"}`
+				for j := range i % 3 {
+					lines += fmt.Sprintf(`,{"priceId":"mail-item","quantity":%d}`, j+1)
+				}
+				var d struct {
+					Data struct {
+						InvoiceID string `json:"invoiceId"`
+					} `json:"data"`
+				}
+				if err := apiCall(c, e, "POST", "/v1/invoices", `{"customerId":"mail-c","billingAccountId":"ba-mail-c","currency":"USD","lines":[`+lines+`]}`, 201, &d); err != nil {
+					b.Error(err)
+					return
+				}
+				drafts <- d.Data.InvoiceID
+			}
+		}()
+	}
+	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
+}
+
 // finalizeFor finalizes drafts from clients goroutines for d and answers every finalization's latency.
-func finalizeFor(b *testing.B, e *testkit.Env, drafts chan string, clients int, d time.Duration) []time.Duration {
+func finalizeFor(b *testing.B, e *testkit.Env, c *http.Client, drafts chan string, clients int, d time.Duration) []time.Duration {
 	end := time.Now().Add(d)
 	out := make(chan []time.Duration, clients)
 	for range clients {
 		go func() {
 			var lat []time.Duration
 			for time.Now().Before(end) {
-				id := <-drafts
+				var id string
+				select {
+				case id = <-drafts:
+				default:
+					b.Error("the drafts ran out")
+					out <- lat
+					return
+				}
 				t0 := time.Now()
-				if r := e.Do("POST", "/v1/invoices/"+id+"/finalize", map[string]any{}); r.Status != 200 {
-					b.Errorf("finalize %s: %d %s", id, r.Status, r.Body)
+				if err := apiCall(c, e, "POST", "/v1/invoices/"+id+"/finalize", `{}`, 200, nil); err != nil {
+					b.Error(err)
 					break
 				}
 				lat = append(lat, time.Since(t0))
@@ -167,7 +251,38 @@ func finalizeFor(b *testing.B, e *testkit.Env, drafts chan string, clients int, 
 	for range clients {
 		all = append(all, <-out...)
 	}
+	if b.Failed() {
+		b.FailNow()
+	}
 	return all
+}
+
+// apiCall sends one request in the tenant's sandbox with a plain client (no contract check: the
+// client's CPU is the server's too here) and decodes the answer into v when v is not nil.
+func apiCall(c *http.Client, e *testkit.Env, method, path, body string, want int, v any) error {
+	req, err := http.NewRequest(method, e.Server.URL+path+"?environment=sandbox&merchantAccountId="+url.QueryEscape(e.Tenant.Sandbox),
+		strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+e.Tenant.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode != want {
+		return fmt.Errorf("%s %s: %d, want %d: %s", method, path, res.StatusCode, want, raw)
+	}
+	if v != nil {
+		return json.Unmarshal(raw, v)
+	}
+	return nil
 }
 
 func percentile(d []time.Duration, p int) time.Duration {
@@ -181,9 +296,44 @@ func percentile(d []time.Duration, p int) time.Duration {
 
 // emailSettings reads REMIT_BENCH_EMAIL_SETTINGS: batch×concurrency pairs.
 func emailSettings(b *testing.B) [][2]int {
-	spec := os.Getenv("REMIT_BENCH_EMAIL_SETTINGS")
+	return parseSettings(b, "REMIT_BENCH_EMAIL_SETTINGS", "25x4,50x4,25x8,10x4")
+}
+
+// whileModes reads REMIT_BENCH_WHILE_SETTINGS: the backlogs to drain, KIND/BATCHxCONCURRENCY
+// with KIND pdf or plain, as "draining/KIND/BxC" modes.
+func whileModes(b *testing.B) []string {
+	spec := os.Getenv("REMIT_BENCH_WHILE_SETTINGS")
 	if spec == "" {
-		spec = "25x4,50x4,25x8,10x4"
+		spec = "pdf/25x4,pdf/25x2,pdf/25x1,plain/25x4"
+	}
+	var out []string
+	for _, p := range strings.Split(spec, ",") {
+		m := "draining/" + strings.TrimSpace(p)
+		if _, _, _, ok := drainSetting(m); !ok {
+			b.Fatalf("REMIT_BENCH_WHILE_SETTINGS: %q is not pdf/BxC or plain/BxC", p)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// drainSetting reads "draining/KIND/BxC".
+func drainSetting(mode string) (kind string, batch, conc int, ok bool) {
+	spec, ok := strings.CutPrefix(mode, "draining/")
+	if !ok {
+		return "", 0, 0, false
+	}
+	kind, spec, _ = strings.Cut(spec, "/")
+	if _, err := fmt.Sscanf(spec, "%dx%d", &batch, &conc); err != nil || batch < 1 || conc < 1 || (kind != "pdf" && kind != "plain") {
+		return "", 0, 0, false
+	}
+	return kind, batch, conc, true
+}
+
+func parseSettings(b *testing.B, name, def string) [][2]int {
+	spec := os.Getenv(name)
+	if spec == "" {
+		spec = def
 	}
 	var out [][2]int
 	for _, p := range strings.Split(spec, ",") {
@@ -191,7 +341,7 @@ func emailSettings(b *testing.B) [][2]int {
 		batch, err1 := strconv.Atoi(bs)
 		conc, err2 := strconv.Atoi(cs)
 		if !ok || err1 != nil || err2 != nil || batch < 1 || conc < 1 {
-			b.Fatalf("REMIT_BENCH_EMAIL_SETTINGS: %q is not BATCHxCONCURRENCY", p)
+			b.Fatalf("%s: %q is not BATCHxCONCURRENCY", name, p)
 		}
 		out = append(out, [2]int{batch, conc})
 	}
@@ -205,8 +355,8 @@ func benchEnvInt(name string, def int) int {
 	return def
 }
 
-// mailBenchEnv starts a server on a new store of kind s that mails through mp, with no retries
-// (a failed attempt fails the run's check instead of waiting for a retry).
+// mailBenchEnv starts a server on a new store of kind s that mails through mp. A failed attempt
+// is retried only after 1 s: it leaves its message queued, which fails the benchmark's check.
 func mailBenchEnv(b *testing.B, s testkit.Store, mp *testkit.Mailpit) *testkit.Env {
 	cfg := wire.Defaults()
 	cfg.RateLimit, cfg.RateBurst = 1000000, 1000000
@@ -387,4 +537,65 @@ func pidCPU(pid int) time.Duration {
 	utime, _ := strconv.ParseInt(f[11], 10, 64)
 	stime, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ is 100 on Linux
+}
+
+// latencyProxy listens on a loopback port and forwards each connection to target, delaying every
+// chunk by oneWay in each direction (order kept): target as if it were 2×oneWay away. It answers
+// its address.
+func latencyProxy(b *testing.B, target string, oneWay time.Duration) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				s, err := net.Dial("tcp", target)
+				if err != nil {
+					c.Close()
+					return
+				}
+				go delayCopy(s, c, oneWay)
+				delayCopy(c, s, oneWay)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// delayCopy copies src to dst, writing each chunk oneWay after it was read, and closes dst when
+// src ends.
+func delayCopy(dst, src net.Conn, oneWay time.Duration) {
+	type chunk struct {
+		at time.Time
+		b  []byte
+	}
+	q := make(chan chunk, 4096)
+	go func() {
+		defer close(q)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			if n > 0 {
+				q <- chunk{time.Now().Add(oneWay), buf[:n]}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for c := range q {
+		time.Sleep(time.Until(c.at))
+		if _, err := dst.Write(c.b); err != nil {
+			break
+		}
+	}
+	dst.Close()
+	for range q { // the other direction closes src: the reader ends
+	}
 }
