@@ -61,7 +61,8 @@ type Config struct {
 	EmailLease       time.Duration   // how long a worker holds claimed messages (2m); a send ends before it
 	EmailPoll        time.Duration   // how often an idle worker looks for messages other processes queued (1s)
 	EmailBatch       int             // messages sent over one SMTP connection (25)
-	EmailConcurrency int             // SMTP connections in flight per process (4)
+	EmailConcurrency int             // SMTP connections in flight per process (16)
+	EmailRenders     int             // attachments rendered at once per process (1): the CPU the worker may take
 }
 
 // core is what every area's service shares: the store, the real-time clock, the log and the

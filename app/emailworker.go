@@ -45,7 +45,10 @@ func setEmailDefaults(cfg *Config) {
 		cfg.EmailBatch = 25
 	}
 	if cfg.EmailConcurrency <= 0 {
-		cfg.EmailConcurrency = 4
+		cfg.EmailConcurrency = 16
+	}
+	if cfg.EmailRenders <= 0 {
+		cfg.EmailRenders = 1
 	}
 	if cfg.EmailFrom == "" {
 		cfg.EmailFrom = "billing@remit.invalid"
@@ -119,9 +122,13 @@ func (es *Emails) SendDue(ctx context.Context) (int, error) {
 }
 
 // sendClaimed sends claimed messages in batches, EmailConcurrency at a time, within half the lease.
+// Sending mostly waits on the SMTP server; rendering PDFs is what takes CPU (docs/performance.md,
+// "Customer e-mail"), so at most EmailRenders render at once, whatever the concurrency, and the
+// worker never takes more than that many cores from the API.
 func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail) []mail.Result {
 	ctx, cancel := context.WithTimeout(ctx, es.Config.EmailLease/2)
 	defer cancel()
+	renders := make(chan struct{}, es.Config.EmailRenders)
 	results := make([]mail.Result, len(due))
 	var wg sync.WaitGroup
 	for start := 0; start < len(due); start += es.Config.EmailBatch {
@@ -132,7 +139,7 @@ func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail) []mail.
 			out := make([]mail.Outgoing, 0, end-start)
 			idx := make([]int, 0, end-start)
 			for i := start; i < end; i++ {
-				o, err := es.outgoing(ctx, due[i])
+				o, err := es.outgoing(ctx, due[i], renders)
 				if err != nil {
 					results[i] = mail.Result{Err: err, Temporary: true}
 					continue
@@ -149,7 +156,7 @@ func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail) []mail.
 }
 
 // outgoing is a claimed message as it is sent: the sender, the stable Message-ID and the PDF.
-func (es *Emails) outgoing(ctx context.Context, d store.DueEmail) (mail.Outgoing, error) {
+func (es *Emails) outgoing(ctx context.Context, d store.DueEmail, renders chan struct{}) (mail.Outgoing, error) {
 	o := mail.Outgoing{
 		MessageID: d.EmailID + "@remit", From: es.Config.EmailFrom, FromName: d.FromName, To: deref(d.To), Subject: d.Subject,
 		Text: d.TextBody, HTML: d.HTMLBody, Date: d.CreatedAt,
@@ -157,7 +164,9 @@ func (es *Emails) outgoing(ctx context.Context, d store.DueEmail) (mail.Outgoing
 	if d.Attachment == nil {
 		return o, nil
 	}
+	renders <- struct{}{}
 	pdf, err := es.attachment(ctx, d.MerchantAccountID, *d.Attachment)
+	<-renders
 	if err != nil {
 		return o, fmt.Errorf("the attachment %s could not be rendered: %w", d.Attachment.FileName, err)
 	}

@@ -35,7 +35,7 @@ import (
 // way: an SMTP server 20 ms away, as a hosted relay is; REMIT_BENCH_SMTP_RTT changes it; at most
 // 500 messages). Each runs with several batch × concurrency settings (EmailBatch messages per
 // SMTP connection × EmailConcurrency connections at a time), REMIT_BENCH_EMAIL_SETTINGS (default
-// "25x4,50x4,25x8,10x4"). Reports msgs/s, the CPU this process (worker, store, renderer) spent
+// "25x16", the defaults; the figures in docs/performance.md name theirs). Reports msgs/s, the CPU this process (worker, store, renderer) spent
 // and the memory it allocated per message and, apart, mailpit's CPU per message (it shares the
 // machine's cores here; a production SMTP server would not).
 //
@@ -123,8 +123,8 @@ func BenchmarkEmailWorker(b *testing.B) {
 //	go test ./httpapi/ -run '^$' -bench WhileMailing -benchtime 1x -count 3
 func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 	const clients = 16
-	secs := benchEnvInt("REMIT_BENCH_WRITE_SECONDS", 5)
-	backlog := benchEnvInt("REMIT_BENCH_BACKLOG", 5000)
+	secs := benchEnvInt("REMIT_BENCH_WRITE_SECONDS", 3)
+	backlog := benchEnvInt("REMIT_BENCH_BACKLOG", 2000)
 	for _, s := range testkit.Stores() {
 		b.Run(string(s), func(b *testing.B) {
 			mp := testkit.StartMailpit(b)
@@ -296,7 +296,7 @@ func percentile(d []time.Duration, p int) time.Duration {
 
 // emailSettings reads REMIT_BENCH_EMAIL_SETTINGS: batch×concurrency pairs.
 func emailSettings(b *testing.B) [][2]int {
-	return parseSettings(b, "REMIT_BENCH_EMAIL_SETTINGS", "25x4,50x4,25x8,10x4")
+	return parseSettings(b, "REMIT_BENCH_EMAIL_SETTINGS", "25x16")
 }
 
 // whileModes reads REMIT_BENCH_WHILE_SETTINGS: the backlogs to drain, KIND/BATCHxCONCURRENCY
@@ -304,7 +304,7 @@ func emailSettings(b *testing.B) [][2]int {
 func whileModes(b *testing.B) []string {
 	spec := os.Getenv("REMIT_BENCH_WHILE_SETTINGS")
 	if spec == "" {
-		spec = "pdf/25x4,pdf/25x2,pdf/25x1,plain/25x4"
+		spec = "pdf/25x16"
 	}
 	var out []string
 	for _, p := range strings.Split(spec, ",") {

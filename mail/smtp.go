@@ -91,7 +91,8 @@ func NewSMTP(cfg Config) *SMTP {
 }
 
 func (s *SMTP) client() (*gomail.Client, error) {
-	opts := []gomail.Option{gomail.WithPort(s.cfg.Port), gomail.WithTLSPolicy(gomail.TLSOpportunistic), gomail.WithTimeout(s.cfg.Timeout)}
+	opts := []gomail.Option{gomail.WithPort(s.cfg.Port), gomail.WithTLSPolicy(gomail.TLSOpportunistic), gomail.WithTimeout(s.cfg.Timeout),
+		gomail.WithoutNoop()} // the connection is fresh: a NOOP before each message is a round trip for nothing
 	if s.cfg.Username != "" {
 		// Credentials go only over TLS (the strongest mechanism both sides know), except to a
 		// server on this machine, which may take PLAIN without TLS (as net/smtp.PlainAuth allows).
