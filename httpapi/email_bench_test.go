@@ -25,7 +25,7 @@ import (
 	"github.com/remit-billing/remit/wire"
 )
 
-// BenchmarkEmailWorker: REMIT_BENCH_EMAILS messages (default 200, which keeps the run of every benchmark in CI short; the figures in
+// BenchmarkEmailWorker: REMIT_BENCH_EMAILS messages (default 100, which keeps the run of every benchmark in CI short; the figures in
 // docs/performance.md are 2,000) are recorded queued through the store (InsertEmail, 500 per
 // transaction; bodies composed by mail.Compose, a few KB each), then the worker's SendDue drains
 // them through a real SMTP server (mailpit, on this machine) and the clock stops when mailpit holds
@@ -41,7 +41,7 @@ import (
 //
 //	REMIT_BENCH_EMAILS=2000 go test ./httpapi/ -run '^$' -bench EmailWorker -benchtime 1x -count 2
 func BenchmarkEmailWorker(b *testing.B) {
-	n := benchEnvInt("REMIT_BENCH_EMAILS", 200)
+	n := benchEnvInt("REMIT_BENCH_EMAILS", 100)
 	settings := emailSettings(b)
 	rtt := 20 * time.Millisecond
 	if v, err := time.ParseDuration(os.Getenv("REMIT_BENCH_SMTP_RTT")); err == nil && v > 0 {
@@ -123,8 +123,8 @@ func BenchmarkEmailWorker(b *testing.B) {
 //	go test ./httpapi/ -run '^$' -bench WhileMailing -benchtime 1x -count 3
 func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 	const clients = 16
-	secs := benchEnvInt("REMIT_BENCH_WRITE_SECONDS", 2)
-	backlog := benchEnvInt("REMIT_BENCH_BACKLOG", 1000)
+	secs := benchEnvInt("REMIT_BENCH_WRITE_SECONDS", 1)
+	backlog := benchEnvInt("REMIT_BENCH_BACKLOG", 500)
 	for _, s := range testkit.Stores() {
 		b.Run(string(s), func(b *testing.B) {
 			mp := testkit.StartMailpit(b)
