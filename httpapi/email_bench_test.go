@@ -51,7 +51,6 @@ func BenchmarkEmailWorker(b *testing.B) {
 	for _, s := range testkit.Stores() {
 		b.Run(string(s), func(b *testing.B) {
 			mp := testkit.StartMailpit(b)
-			mpPID := mailpitPID(mp)
 			e := mailBenchEnv(b, s, mp)
 			inv := finalizedInvoice(b, e)
 			// The finalization queued its own invoice.finalized message: send it now, out of the count.
@@ -82,14 +81,14 @@ func BenchmarkEmailWorker(b *testing.B) {
 							var ms runtime.MemStats
 							runtime.ReadMemStats(&ms)
 							alloc0 := ms.TotalAlloc
-							cpu0, mp0, start := testkit.ProcessCPU(), pidCPU(mpPID), time.Now()
+							cpu0, mp0, start := testkit.ProcessCPU(), mp.CPU(), time.Now()
 							b.StartTimer()
 							drainEmails(b, e, n)
 							waitMailpit(b, mp, n, 2*time.Minute)
 							b.StopTimer()
 							took += time.Since(start)
 							cpu += testkit.ProcessCPU() - cpu0
-							mpCPU += pidCPU(mpPID) - mp0
+							mpCPU += mp.CPU() - mp0
 							runtime.ReadMemStats(&ms)
 							alloc += ms.TotalAlloc - alloc0
 							checkMailed(b, e, mp, n, kind == "pdf")
@@ -97,7 +96,7 @@ func BenchmarkEmailWorker(b *testing.B) {
 						b.ReportMetric(float64(n*b.N)/took.Seconds(), "msgs/s")
 						b.ReportMetric(float64(cpu.Microseconds())/1000/float64(n*b.N), "cpu-ms/msg")
 						b.ReportMetric(float64(alloc)/(1<<20)/float64(n*b.N), "alloc-MiB/msg")
-						if mpPID > 0 {
+						if mp.CPU() > 0 {
 							b.ReportMetric(float64(mpCPU.Microseconds())/1000/float64(n*b.N), "mailpit-cpu-ms/msg")
 						}
 						b.ReportMetric(0, "ns/op")
@@ -128,7 +127,6 @@ func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 	for _, s := range testkit.Stores() {
 		b.Run(string(s), func(b *testing.B) {
 			mp := testkit.StartMailpit(b)
-			mpPID := mailpitPID(mp)
 			e := mailBenchEnv(b, s, mp)
 			inv := finalizedInvoice(b, e)
 			c := benchClient()
@@ -157,12 +155,12 @@ func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 							close(workerDone)
 						}
 						sent0 := emailCount(b, e, remit.EmailSent)
-						cpu0, mp0 := testkit.ProcessCPU(), pidCPU(mpPID)
+						cpu0, mp0 := testkit.ProcessCPU(), mp.CPU()
 						b.StartTimer()
 						l := finalizeFor(b, e, c, drafts, clients, time.Duration(secs)*time.Second)
 						b.StopTimer()
 						cpu += testkit.ProcessCPU() - cpu0
-						mpCPU += pidCPU(mpPID) - mp0
+						mpCPU += mp.CPU() - mp0
 						mailed += emailCount(b, e, remit.EmailSent) - sent0
 						stop()
 						<-workerDone
@@ -178,7 +176,7 @@ func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 					b.ReportMetric(float64(percentile(lat, 99).Microseconds())/1000, "p99-ms")
 					b.ReportMetric(float64(mailed)/window, "mailed/s")
 					b.ReportMetric(cpu.Seconds()/window, "cores")
-					if mpPID > 0 {
+					if mp.CPU() > 0 {
 						b.ReportMetric(mpCPU.Seconds()/window, "mailpit-cores")
 					}
 					b.ReportMetric(0, "ns/op")
@@ -499,44 +497,6 @@ func emailCount(b *testing.B, e *testkit.Env, status remit.EmailStatus) int {
 		b.Fatal(err)
 	}
 	return k
-}
-
-// mailpitPID finds mailpit's process by its SMTP address (0 when /proc cannot tell).
-func mailpitPID(mp *testkit.Mailpit) int {
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(cmd), "--smtp\x00"+mp.SMTPAddr+"\x00") {
-			return pid
-		}
-	}
-	return 0
-}
-
-// pidCPU is the CPU time (user + system) process pid has used so far, from /proc/<pid>/stat.
-func pidCPU(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	rest := string(b)
-	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ is 100 on Linux
 }
 
 // latencyProxy listens on a loopback port and forwards each connection to target, delaying every

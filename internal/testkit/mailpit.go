@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -424,4 +425,31 @@ func (m *Mailpit) Attachment(t testing.TB, id, partID string) []byte {
 func (m *Mailpit) DeleteAll(t testing.TB) {
 	t.Helper()
 	m.api(t, http.MethodDelete, "/api/v1/messages", []byte("{}"))
+}
+
+// CPU is the CPU time (user + system) the running mailpit process has used so far, from
+// /proc/<pid>/stat; 0 when it is not running or elsewhere than Linux. Benchmarks report it apart:
+// here mailpit shares the machine's cores, a production SMTP server would not.
+func (m *Mailpit) CPU() time.Duration {
+	m.mu.Lock()
+	cmd := m.cmd
+	m.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	rest := string(b) // the command name (field 2) is in parentheses and may hold spaces
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ is 100 on Linux
 }
