@@ -113,3 +113,32 @@ func RecurringAmount(items []SubscriptionItem) int64 {
 func NextPeriodEnd(s Subscription) time.Time {
 	return AddInterval(s.BillingCycleAnchor, s.BillingInterval, (s.CyclePeriods+1)*s.BillingIntervalCount)
 }
+
+// EmailDelivery decides whether a message is queued for sending or recorded skipped, and why: a
+// customer without an address gets none; without an SMTP server nothing is sent.
+func EmailDelivery(to *string, smtpConfigured bool) (EmailStatus, *string) {
+	reason := func(s string) *string { return &s }
+	switch {
+	case to == nil:
+		return EmailSkipped, reason(SkipNoAddress)
+	case !smtpConfigured:
+		return EmailSkipped, reason(SkipNoSMTP)
+	}
+	return EmailQueued, nil
+}
+
+// MailsInvoice reports whether a finalized invoice is e-mailed to its customer: send_invoice
+// accounts only (charge_automatically customers hear of the payment instead).
+func MailsInvoice(collectionMethod string) bool { return collectionMethod == SendInvoice }
+
+// MailsReceipt reports whether a payment's receipt is e-mailed: card payments only (money received
+// out of band was settled between the merchant and the customer).
+func MailsReceipt(methodType string) bool { return methodType == MethodCard }
+
+// RenewalNoticeHolds reports whether the notice of the renewal at renewsAt still announces
+// something: the subscription is in the same period, will renew (active or trialing) and is not set
+// to cancel.
+func RenewalNoticeHolds(s Subscription, renewsAt time.Time) bool {
+	return s.CurrentPeriodEnd.Equal(renewsAt) && s.CancelAt == nil &&
+		(s.Status == SubscriptionActive || s.Status == SubscriptionTrialing)
+}

@@ -35,3 +35,52 @@ func TestRecurringAmountAndNextPeriod(t *testing.T) {
 		t.Errorf("NextPeriodEnd = %v", got)
 	}
 }
+
+func TestEmailDelivery(t *testing.T) {
+	addr := "ap@example.com"
+	for _, c := range []struct {
+		to     *string
+		smtp   bool
+		status EmailStatus
+		reason string
+	}{
+		{&addr, true, EmailQueued, ""},
+		{&addr, false, EmailSkipped, SkipNoSMTP},
+		{nil, true, EmailSkipped, SkipNoAddress},
+		{nil, false, EmailSkipped, SkipNoAddress},
+	} {
+		st, why := EmailDelivery(c.to, c.smtp)
+		if st != c.status || (why == nil) != (c.reason == "") || why != nil && *why != c.reason {
+			t.Errorf("to %v smtp %v: %s %v, want %s %q", c.to != nil, c.smtp, st, why, c.status, c.reason)
+		}
+	}
+}
+
+func TestWhoIsMailed(t *testing.T) {
+	if !MailsInvoice(SendInvoice) || MailsInvoice(ChargeAutomatically) {
+		t.Error("MailsInvoice: send_invoice only")
+	}
+	if !MailsReceipt(MethodCard) || MailsReceipt("out_of_band") {
+		t.Error("MailsReceipt: card payments only")
+	}
+	end := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	cancelAt := end
+	for _, c := range []struct {
+		name string
+		s    Subscription
+		at   time.Time
+		want bool
+	}{
+		{"active, same period", Subscription{Status: SubscriptionActive, CurrentPeriodEnd: end}, end, true},
+		{"trialing", Subscription{Status: SubscriptionTrialing, CurrentPeriodEnd: end}, end, true},
+		{"another period", Subscription{Status: SubscriptionActive, CurrentPeriodEnd: end.AddDate(0, 1, 0)}, end, false},
+		{"set to cancel", Subscription{Status: SubscriptionActive, CurrentPeriodEnd: end, CancelAt: &cancelAt}, end, false},
+		{"paused", Subscription{Status: SubscriptionPaused, CurrentPeriodEnd: end}, end, false},
+		{"past_due", Subscription{Status: SubscriptionPastDue, CurrentPeriodEnd: end}, end, false},
+		{"canceled", Subscription{Status: SubscriptionCanceled, CurrentPeriodEnd: end}, end, false},
+	} {
+		if got := RenewalNoticeHolds(c.s, c.at); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -72,8 +72,8 @@ func reactTo[T any](fn func(ctx context.Context, tx *store.Tx, m remit.MerchantA
 
 // invoiceFinalized mails a send_invoice account's finalized invoice: its PDF and its paymentUrl.
 func (es *Emails) invoiceFinalized(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, now time.Time) error {
-	if inv.CollectionMethod != remit.SendInvoice {
-		return nil // charge_automatically customers hear of the payment instead
+	if !remit.MailsInvoice(inv.CollectionMethod) {
+		return nil
 	}
 	f := mail.Facts{Type: remit.EmailInvoiceFinalized, InvoiceNumber: deref(inv.Number), Amount: inv.AmountRemaining,
 		Currency: inv.Currency, Date: now}
@@ -86,8 +86,8 @@ func (es *Emails) invoiceFinalized(ctx context.Context, tx *store.Tx, m remit.Me
 
 // paymentSucceeded mails the receipt of a card payment, its PDF attached.
 func (es *Emails) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, r remit.PaymentReceipt, now time.Time) error {
-	if r.PaymentMethod.Type != remit.MethodCard {
-		return nil // money received out of band: the merchant already dealt with the customer
+	if !remit.MailsReceipt(r.PaymentMethod.Type) {
+		return nil
 	}
 	f := mail.Facts{Type: remit.EmailPaymentSucceeded, InvoiceNumber: deref(r.InvoiceNumber), ReceiptNumber: r.ReceiptNumber,
 		Amount: r.Amount, Currency: r.Currency, Date: r.CreatedAt, PaymentMethod: CardLabel(deref(r.PaymentMethod.Brand), deref(r.PaymentMethod.Last4))}
@@ -167,8 +167,7 @@ func (es *Emails) runRenewalNotice(ctx context.Context, tx *store.Tx, scope remi
 	m, p, sub, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p renewalNoticeJob) (remit.Subscription, error) {
 		return tx.GetSubscription(ctx, m.ID, p.SubscriptionID, store.Unlocked)
 	})
-	if !found || !sub.CurrentPeriodEnd.Equal(micro(p.RenewsAt)) || sub.CancelAt != nil ||
-		(sub.Status != remit.SubscriptionActive && sub.Status != remit.SubscriptionTrialing) {
+	if !found || !remit.RenewalNoticeHolds(sub, micro(p.RenewsAt)) {
 		return err
 	}
 	items := sub.Items
@@ -204,12 +203,8 @@ func (es *Emails) recordFor(ctx context.Context, tx *store.Tx, m remit.MerchantA
 		Status: remit.EmailQueued, CustomerID: c.CustomerID, InvoiceID: invoiceID, Attachment: att, Environment: m.Environment,
 		MerchantAccountID: m.ID, CreatedAt: micro(now), TextBody: msg.Text, HTMLBody: msg.HTML, FromName: m.DisplayName,
 	}
-	switch {
-	case c.Email == nil:
-		e.Status, e.StatusReason = remit.EmailSkipped, ptr(remit.SkipNoAddress)
-	case es.Config.Mailer == nil:
-		e.Status, e.StatusReason = remit.EmailSkipped, ptr(remit.SkipNoSMTP)
-	default:
+	e.Status, e.StatusReason = remit.EmailDelivery(c.Email, es.Config.Mailer != nil)
+	if e.Status == remit.EmailQueued {
 		due := micro(es.Clock.Now())
 		e.NextAttemptAt = &due
 		tx.AfterCommit(es.wakeEmails)
@@ -253,5 +248,3 @@ func deref(s *string) string {
 	}
 	return *s
 }
-
-func ptr[T any](v T) *T { return &v }

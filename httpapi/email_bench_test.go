@@ -150,7 +150,7 @@ func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 							e.App.Config.EmailBatch, e.App.Config.EmailConcurrency = batch, conc
 							queueEmails(b, e, inv, backlog, kind == "pdf")
 							go func() { defer close(workerDone); e.App.Emails.RunEmails(ctx) }()
-							time.Sleep(300 * time.Millisecond) // the worker is into its first round
+							waitForClaims(b, e) // the worker is into its first round
 						} else {
 							close(workerDone)
 						}
@@ -557,5 +557,25 @@ func delayCopy(dst, src net.Conn, oneWay time.Duration) {
 	}
 	dst.Close()
 	for range q { // the other direction closes src: the reader ends
+	}
+}
+
+// waitForClaims polls until the worker has claimed a message (an attempt is counted), or fails at
+// a deadline.
+func waitForClaims(b *testing.B, e *testkit.Env) {
+	b.Helper()
+	end := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := e.App.DB.SQL().QueryRow(`SELECT COUNT(*) FROM emails WHERE attempts > 0 AND status = 'queued'`).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(end) {
+			b.Fatal("the worker claimed nothing within 30 s")
+		}
+		time.Sleep(time.Millisecond) // a poll with a deadline
 	}
 }
