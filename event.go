@@ -16,6 +16,10 @@ type Event struct {
 	Environment       Environment     `json:"environment"`
 	CreatedAt         time.Time       `json:"createdAt"`
 	Data              json.RawMessage `json:"data"` // {"object": <the resource after the change>}
+	// Sequence is the event's place in its merchant account's chain (1, 2, ... in commit order)
+	// and Hash its chain hash (ChainHash); both are set when the transaction commits.
+	Sequence int64  `json:"sequence"`
+	Hash     string `json:"hash"`
 }
 
 // Job is scheduled work on a merchant account's clock.

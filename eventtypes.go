@@ -85,6 +85,8 @@ const (
 
 	EventWebhookEndpointCreated  EventType = "webhook_endpoint.created"
 	EventWebhookEndpointDisabled EventType = "webhook_endpoint.disabled"
+
+	EventVerificationFailed EventType = "verification.failed"
 )
 
 // EventTypes is the catalog of event types Remit emits, in the order docs/events.md lists them. An
@@ -106,6 +108,7 @@ var EventTypes = []EventType{
 	EventCreditNoteCreated, EventRefundCreated, EventRefundSucceeded, EventRefundFailed,
 	EventUsageThresholdCreated, EventUsageThresholdCrossed, EventUsageThresholdArchived,
 	EventWebhookEndpointCreated, EventWebhookEndpointDisabled,
+	EventVerificationFailed,
 }
 
 // KnownEventType reports whether typ is in the catalog.

@@ -87,19 +87,20 @@ type core struct {
 type App struct {
 	*core
 
-	Access      *Access      // API keys, scope, hosted tokens (auth.go, hosted.go)
-	TestClocks  *TestClocks  // the sandbox merchant clock (clock.go)
-	Merchants   *Merchants   // merchant accounts, onboarding, claims, bootstrap (merchants.go, ...)
-	Catalog     *Catalog     // prices, coupons, customers, billing accounts, setup sessions
-	Ledger      *Ledger      // the prepaid balance (ledger.go)
-	Quotes      *Quotes      // quotes and subscriptions (quotes.go, subscriptions.go)
-	Invoicing   *Invoicing   // invoices and tax transactions (invoices.go, taxtransactions.go)
-	Payments    *Payments    // collection, receipts, refunds, settlements (payments.go, collect.go, settlements.go)
-	CreditNotes *CreditNotes // credit notes (creditnotes.go)
-	Usage       *Usage       // usage events and thresholds (usage.go, usage_period.go)
-	Webhooks    *Webhooks    // endpoints, events, deliveries and the worker (webhook*.go)
-	Documents   *Documents   // what the PDFs and the hosted invoice page show (documents.go)
-	Emails      *Emails      // the e-mail log and its worker (emails.go, emailworker.go)
+	Access       *Access       // API keys, scope, hosted tokens (auth.go, hosted.go)
+	TestClocks   *TestClocks   // the sandbox merchant clock (clock.go)
+	Merchants    *Merchants    // merchant accounts, onboarding, claims, bootstrap (merchants.go, ...)
+	Catalog      *Catalog      // prices, coupons, customers, billing accounts, setup sessions
+	Ledger       *Ledger       // the prepaid balance (ledger.go)
+	Quotes       *Quotes       // quotes and subscriptions (quotes.go, subscriptions.go)
+	Invoicing    *Invoicing    // invoices and tax transactions (invoices.go, taxtransactions.go)
+	Payments     *Payments     // collection, receipts, refunds, settlements (payments.go, collect.go, settlements.go)
+	CreditNotes  *CreditNotes  // credit notes (creditnotes.go)
+	Usage        *Usage        // usage events and thresholds (usage.go, usage_period.go)
+	Webhooks     *Webhooks     // endpoints, events, deliveries and the worker (webhook*.go)
+	Documents    *Documents    // what the PDFs and the hosted invoice page show (documents.go)
+	Emails       *Emails       // the e-mail log and its worker (emails.go, emailworker.go)
+	Verification *Verification // the money checks and the event chain (verification.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -184,6 +185,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Quotes.creditNotes = a.CreditNotes
 	a.Emails = &Emails{core: c, catalog: a.Catalog, documents: a.Documents}
 	a.Quotes.emails = a.Emails
+	a.Verification = &Verification{core: c}
 	a.Emails.registerReactions()
 	a.Ledger.registerJobs()
 	a.Invoicing.registerJobs()
@@ -216,9 +218,7 @@ func (co *core) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 		ID: remit.NewID("evt"), Object: "event", Type: string(typ), MerchantAccountID: scope.MerchantAccountID,
 		Environment: scope.Environment, CreatedAt: now, Data: data,
 	}
-	if err := tx.InsertEvent(ctx, ev, objectID); err != nil {
-		return err
-	}
+	tx.AppendEvent(ev, objectID) // chained and written when the transaction commits
 	for _, react := range co.reactions[typ] {
 		if err := react(ctx, tx, scope, now, obj); err != nil {
 			return err

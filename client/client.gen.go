@@ -2649,7 +2649,7 @@ type ErrorEnvelopeErrorCode string
 
 // Event An event, written in the same transaction as the change it records.
 //
-// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","type":"customer.created"}
+// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 type Event struct {
 	// CreatedAt When the event happened. RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -2666,11 +2666,17 @@ type Event struct {
 	// EventId Event ID (evt_...).
 	EventId *string `json:"eventId,omitempty"`
 
+	// Hash Lowercase hex SHA-256 of the previous event's hash in the merchant account's chain (the empty string before sequence 1) followed by this event's canonical JSON (this object without hash; keys sorted, no whitespace). Changing, removing or reordering a stored event breaks every hash after it; `remit verify` and GET /v1/verification recompute them. docs/verification.md writes the canonical form down.
+	Hash *string `json:"hash,omitempty"`
+
 	// MerchantAccountId Merchant account ID.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
 	// Object Always "event".
 	Object *string `json:"object,omitempty"`
+
+	// Sequence The event's place in its merchant account's chain of events, 1, 2, 3, ... in the order the changes committed (docs/verification.md).
+	Sequence *int64 `json:"sequence,omitempty"`
 
 	// Type Event type, resource.verb (for example invoice.finalized).
 	Type *string `json:"type,omitempty"`
@@ -18865,7 +18871,7 @@ type GetEventResponse struct {
 	JSON200 *struct {
 		// Data An event, written in the same transaction as the change it records.
 		//
-		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","type":"customer.created"}
+		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 		Data Event `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -18905,7 +18911,7 @@ type GetEventResponse struct {
 func (r GetEventResponse) GetJSON200() *struct {
 	// Data An event, written in the same transaction as the change it records.
 	//
-	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","type":"customer.created"}
+	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 	Data Event `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -29780,7 +29786,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		var dest struct {
 			// Data An event, written in the same transaction as the change it records.
 			//
-			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","type":"customer.created"}
+			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 			Data Event `json:"data"`
 
 			// RequestId Request ID (req_...).

@@ -228,6 +228,7 @@ type Tx struct {
 	beforeCommit []func(context.Context) error
 	afterCommit  []func()
 	spSeq        int
+	events       []pendingEvent // written and chained before commit (AppendEvent)
 }
 
 // BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.
@@ -323,10 +324,12 @@ func wrapErr(err error, op string) error {
 func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
 	tx.spSeq++
 	name := fmt.Sprintf("sp_%d", tx.spSeq)
+	events := len(tx.events)
 	if _, err := tx.sql.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
 		return wrapErr(err, "store.Savepoint")
 	}
 	if err := fn(); err != nil {
+		tx.events = tx.events[:events] // the savepoint's events go with its writes
 		if _, rerr := tx.sql.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
 			return wrapErr(rerr, "store.Savepoint: rollback")
 		}

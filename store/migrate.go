@@ -46,6 +46,7 @@ func (db *DB) Migrate(ctx context.Context) (err error) {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
+	opts = append(opts, goose.WithGoMigrations(chainMigration()))
 	p, err := goose.NewProvider(dialect, db.write, fsys, opts...)
 	if err != nil {
 		return err
