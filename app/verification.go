@@ -123,20 +123,21 @@ func (vs *Verification) Violations() map[string]int {
 	return out
 }
 
-// RunVerification runs every check of every merchant account each interval until ctx ends
-// (`remit serve`, hourly). On PostgreSQL one process at a time runs it (the others skip that
-// round). An account with violations gets a verification.failed event.
+// RunVerification runs every check of every merchant account once per interval, the first time
+// one interval after it starts, until ctx ends (`remit serve`, hourly). On PostgreSQL one process
+// at a time runs a round (the others skip it). An account with violations gets a
+// verification.failed event.
 func (vs *Verification) RunVerification(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		if err := vs.VerifyRound(ctx); err != nil && ctx.Err() == nil {
-			vs.Log.Error("verification", "error", err)
-		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if err := vs.VerifyRound(ctx); err != nil && ctx.Err() == nil {
+			vs.Log.Error("verification", "error", err)
 		}
 	}
 }

@@ -681,6 +681,60 @@ func (e SubscriptionStatus) Valid() bool {
 	}
 }
 
+// Defines values for VerificationObject.
+const (
+	VerificationObjectVerification VerificationObject = "verification"
+)
+
+// Valid indicates whether the value is a known member of the VerificationObject enum.
+func (e VerificationObject) Valid() bool {
+	switch e {
+	case VerificationObjectVerification:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VerificationCheckName.
+const (
+	Balances         VerificationCheckName = "balances"
+	CreditNotes      VerificationCheckName = "credit_notes"
+	DocumentNumbers  VerificationCheckName = "document_numbers"
+	EventChain       VerificationCheckName = "event_chain"
+	InvoicePayments  VerificationCheckName = "invoice_payments"
+	ProcessorCharges VerificationCheckName = "processor_charges"
+	Receipts         VerificationCheckName = "receipts"
+	Settlements      VerificationCheckName = "settlements"
+	TaxReversals     VerificationCheckName = "tax_reversals"
+)
+
+// Valid indicates whether the value is a known member of the VerificationCheckName enum.
+func (e VerificationCheckName) Valid() bool {
+	switch e {
+	case Balances:
+		return true
+	case CreditNotes:
+		return true
+	case DocumentNumbers:
+		return true
+	case EventChain:
+		return true
+	case InvoicePayments:
+		return true
+	case ProcessorCharges:
+		return true
+	case Receipts:
+		return true
+	case Settlements:
+		return true
+	case TaxReversals:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Environment.
 const (
 	EnvironmentProduction Environment = "production"
@@ -1776,6 +1830,24 @@ func (e ArchiveUsageThresholdParamsEnvironment) Valid() bool {
 	case ArchiveUsageThresholdParamsEnvironmentProduction:
 		return true
 	case ArchiveUsageThresholdParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetVerificationParamsEnvironment.
+const (
+	GetVerificationParamsEnvironmentProduction GetVerificationParamsEnvironment = "production"
+	GetVerificationParamsEnvironmentSandbox    GetVerificationParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetVerificationParamsEnvironment enum.
+func (e GetVerificationParamsEnvironment) Valid() bool {
+	switch e {
+	case GetVerificationParamsEnvironmentProduction:
+		return true
+	case GetVerificationParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -4662,6 +4734,59 @@ type UsageThresholdCreateRequest struct {
 	ThresholdId *string `json:"thresholdId,omitempty"`
 }
 
+// Verification What the money checks found in the merchant account (docs/verification.md).
+//
+// Example: {"checkedAt":"2025-06-01T12:00:00.159467Z","checks":[{"name":"event_chain","ok":true,"violationCount":0,"violations":[]},{"name":"invoice_payments","ok":false,"violationCount":1,"violations":[{"detail":"amount paid 5000 but its succeeded payments less refunds sum to 4000","id":"inv_01jytsq0zvgr1appf5r715r83w","resource":"invoice"}]}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"verification","ok":false}
+type Verification struct {
+	// CheckedAt When the checks ran (real time). RFC 3339, UTC.
+	CheckedAt time.Time `json:"checkedAt"`
+
+	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges.
+	Checks []VerificationCheck `json:"checks"`
+
+	// MerchantAccountId The merchant account checked.
+	MerchantAccountId string `json:"merchantAccountId"`
+
+	// Object Always "verification".
+	Object VerificationObject `json:"object"`
+
+	// Ok True when every check passed.
+	Ok bool `json:"ok"`
+}
+
+// VerificationObject Always "verification".
+type VerificationObject string
+
+// VerificationCheck One check's result.
+type VerificationCheck struct {
+	// Name The check (docs/verification.md).
+	Name VerificationCheckName `json:"name"`
+
+	// Ok True when no record breaks it.
+	Ok bool `json:"ok"`
+
+	// ViolationCount How many violations it found.
+	ViolationCount int `json:"violationCount"`
+
+	// Violations The first 100 violations.
+	Violations []Violation `json:"violations"`
+}
+
+// VerificationCheckName The check (docs/verification.md).
+type VerificationCheckName string
+
+// Violation A record that breaks a check, and how.
+type Violation struct {
+	// Detail What is wrong, in words.
+	Detail string `json:"detail"`
+
+	// Id The record's ID (for a missing document number, the number).
+	Id string `json:"id"`
+
+	// Resource The kind of record (event, invoice, payment, payment_receipt, credit_note, tax_transaction, balance_entry, settlement, counter, sandbox_charge).
+	Resource string `json:"resource"`
+}
+
 // VolumeDistributionByBusinessType How volume splits across business types. When given, the percentages sum to 100 (422 otherwise).
 //
 // Example: {"businessToConsumerVolumePercentage":100,"consumerToConsumerVolumePercentage":0,"otherVolumePercentage":0}
@@ -5823,6 +5948,18 @@ type ArchiveUsageThresholdParams struct {
 
 // ArchiveUsageThresholdParamsEnvironment defines parameters for ArchiveUsageThreshold.
 type ArchiveUsageThresholdParamsEnvironment string
+
+// GetVerificationParams defines parameters for GetVerification.
+type GetVerificationParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetVerificationParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetVerificationParamsEnvironment defines parameters for GetVerification.
+type GetVerificationParamsEnvironment string
 
 // ListWebhookEndpointsParams defines parameters for ListWebhookEndpoints.
 type ListWebhookEndpointsParams struct {
@@ -8067,6 +8204,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/usage-thresholds/{thresholdId}/archive (the `ArchiveUsageThreshold` operationId).
 	ArchiveUsageThreshold(ctx context.Context, thresholdId ThresholdIdPath, params *ArchiveUsageThresholdParams, body ArchiveUsageThresholdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetVerification Verify the merchant account's money state
+	//
+	// Runs every money check over one consistent snapshot of the merchant account's stored state and answers what it found: the event chain (every event's hash recomputed), each prepaid balance against its ledger entries, each invoice's amount paid against its payments and refunds, receipts against payments, credit notes within their invoices, tax reversals within the tax they reverse, settlements' sums, gap-free document numbers, and processor charges against payments (docs/verification.md says what each means and what to do). A violation is an answer, not an error: the status is 200 with ok false. Each check lists at most 100 violations and counts them all. Verifying reads only; it never changes data. It reads the whole account, so it takes longer than other reads on a large account; `remit verify` runs the same checks from the command line.
+	//
+	// Corresponds with GET /v1/verification (the `GetVerification` operationId).
+	GetVerification(ctx context.Context, params *GetVerificationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWebhookEndpoints List webhook endpoints
 	//
 	// Lists webhook endpoints, newest first. Items are WebhookEndpoint objects (without secret).
@@ -9720,6 +9864,23 @@ func (c *Client) ArchiveUsageThresholdWithBody(ctx context.Context, thresholdId 
 // Corresponds with POST /v1/usage-thresholds/{thresholdId}/archive (the `ArchiveUsageThreshold` operationId).
 func (c *Client) ArchiveUsageThreshold(ctx context.Context, thresholdId ThresholdIdPath, params *ArchiveUsageThresholdParams, body ArchiveUsageThresholdJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewArchiveUsageThresholdRequest(c.Server, thresholdId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVerification Verify the merchant account's money state
+//
+// Runs every money check over one consistent snapshot of the merchant account's stored state and answers what it found: the event chain (every event's hash recomputed), each prepaid balance against its ledger entries, each invoice's amount paid against its payments and refunds, receipts against payments, credit notes within their invoices, tax reversals within the tax they reverse, settlements' sums, gap-free document numbers, and processor charges against payments (docs/verification.md says what each means and what to do). A violation is an answer, not an error: the status is 200 with ok false. Each check lists at most 100 violations and counts them all. Verifying reads only; it never changes data. It reads the whole account, so it takes longer than other reads on a large account; `remit verify` runs the same checks from the command line.
+//
+// Corresponds with GET /v1/verification (the `GetVerification` operationId).
+func (c *Client) GetVerification(ctx context.Context, params *GetVerificationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVerificationRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14705,6 +14866,64 @@ func NewArchiveUsageThresholdRequestWithBody(server string, thresholdId Threshol
 	return req, nil
 }
 
+// NewGetVerificationRequest constructs an http.Request for the GetVerification method
+func NewGetVerificationRequest(server string, params *GetVerificationParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/verification")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListWebhookEndpointsRequest constructs an http.Request for the ListWebhookEndpoints method
 func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsParams) (*http.Request, error) {
 	var err error
@@ -15866,6 +16085,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/usage-thresholds/{thresholdId}/archive (the `ArchiveUsageThreshold` operationId).
 	ArchiveUsageThresholdWithResponse(ctx context.Context, thresholdId ThresholdIdPath, params *ArchiveUsageThresholdParams, body ArchiveUsageThresholdJSONRequestBody, reqEditors ...RequestEditorFn) (*ArchiveUsageThresholdResponse, error)
+
+	// GetVerificationWithResponse Verify the merchant account's money state
+	//
+	// Runs every money check over one consistent snapshot of the merchant account's stored state and answers what it found: the event chain (every event's hash recomputed), each prepaid balance against its ledger entries, each invoice's amount paid against its payments and refunds, receipts against payments, credit notes within their invoices, tax reversals within the tax they reverse, settlements' sums, gap-free document numbers, and processor charges against payments (docs/verification.md says what each means and what to do). A violation is an answer, not an error: the status is 200 with ok false. Each check lists at most 100 violations and counts them all. Verifying reads only; it never changes data. It reads the whole account, so it takes longer than other reads on a large account; `remit verify` runs the same checks from the command line.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/verification (the `GetVerification` operationId).
+	GetVerificationWithResponse(ctx context.Context, params *GetVerificationParams, reqEditors ...RequestEditorFn) (*GetVerificationResponse, error)
 
 	// ListWebhookEndpointsWithResponse List webhook endpoints
 	//
@@ -24814,6 +25042,161 @@ func (r ArchiveUsageThresholdResponse) ContentType() string {
 	return ""
 }
 
+// GetVerificationResponse200Headers the declared response headers of an HTTP 200 response for GetVerification
+type GetVerificationResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetVerificationResponse429Headers the declared response headers of an HTTP 429 response for GetVerification
+type GetVerificationResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetVerificationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What the money checks found in the merchant account (docs/verification.md).
+		//
+		// Example: {"checkedAt":"2025-06-01T12:00:00.159467Z","checks":[{"name":"event_chain","ok":true,"violationCount":0,"violations":[]},{"name":"invoice_payments","ok":false,"violationCount":1,"violations":[{"detail":"amount paid 5000 but its succeeded payments less refunds sum to 4000","id":"inv_01jytsq0zvgr1appf5r715r83w","resource":"invoice"}]}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"verification","ok":false}
+		Data Verification `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetVerificationResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetVerificationResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetVerificationResponse) GetJSON200() *struct {
+	// Data What the money checks found in the merchant account (docs/verification.md).
+	//
+	// Example: {"checkedAt":"2025-06-01T12:00:00.159467Z","checks":[{"name":"event_chain","ok":true,"violationCount":0,"violations":[]},{"name":"invoice_payments","ok":false,"violationCount":1,"violations":[{"detail":"amount paid 5000 but its succeeded payments less refunds sum to 4000","id":"inv_01jytsq0zvgr1appf5r715r83w","resource":"invoice"}]}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"verification","ok":false}
+	Data Verification `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetVerificationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetVerificationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetVerificationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetVerificationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetVerificationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetVerificationResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetVerificationResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetVerificationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetVerificationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetVerificationResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetVerificationResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVerificationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVerificationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVerificationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVerificationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhookEndpointsResponse200Headers the declared response headers of an HTTP 200 response for ListWebhookEndpoints
 type ListWebhookEndpointsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -26748,6 +27131,21 @@ func (c *ClientWithResponses) ArchiveUsageThresholdWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseArchiveUsageThresholdResponse(rsp)
+}
+
+// GetVerificationWithResponse Verify the merchant account's money state
+//
+// Runs every money check over one consistent snapshot of the merchant account's stored state and answers what it found: the event chain (every event's hash recomputed), each prepaid balance against its ledger entries, each invoice's amount paid against its payments and refunds, receipts against payments, credit notes within their invoices, tax reversals within the tax they reverse, settlements' sums, gap-free document numbers, and processor charges against payments (docs/verification.md says what each means and what to do). A violation is an answer, not an error: the status is 200 with ok false. Each check lists at most 100 violations and counts them all. Verifying reads only; it never changes data. It reads the whole account, so it takes longer than other reads on a large account; `remit verify` runs the same checks from the command line.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/verification (the `GetVerification` operationId).
+func (c *ClientWithResponses) GetVerificationWithResponse(ctx context.Context, params *GetVerificationParams, reqEditors ...RequestEditorFn) (*GetVerificationResponse, error) {
+	rsp, err := c.GetVerification(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVerificationResponse(rsp)
 }
 
 // ListWebhookEndpointsWithResponse List webhook endpoints
@@ -35830,6 +36228,163 @@ func ParseArchiveUsageThresholdResponse(rsp *http.Response) (*ArchiveUsageThresh
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ArchiveUsageThresholdResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetVerificationResponse parses an HTTP response from a GetVerificationWithResponse call
+func ParseGetVerificationResponse(rsp *http.Response) (*GetVerificationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVerificationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What the money checks found in the merchant account (docs/verification.md).
+			//
+			// Example: {"checkedAt":"2025-06-01T12:00:00.159467Z","checks":[{"name":"event_chain","ok":true,"violationCount":0,"violations":[]},{"name":"invoice_payments","ok":false,"violationCount":1,"violations":[{"detail":"amount paid 5000 but its succeeded payments less refunds sum to 4000","id":"inv_01jytsq0zvgr1appf5r715r83w","resource":"invoice"}]}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"verification","ok":false}
+			Data Verification `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetVerificationResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetVerificationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -27,6 +27,8 @@ type Engine struct {
 	Webhooks    Webhooks
 	Documents   Documents
 	Emails      Emails
+	// Verification runs the money checks (docs/verification.md).
+	Verification Verification
 }
 
 // Access authenticates API keys and resolves the scope a request acts in.
@@ -170,4 +172,11 @@ type Documents interface {
 type Emails interface {
 	GetEmail(ctx context.Context, m remit.MerchantAccount, emailID string) (remit.Email, error)
 	ListEmails(ctx context.Context, m remit.MerchantAccount, in remit.EmailQuery) (remit.List[remit.Email], error)
+}
+
+// Verification runs the money checks over a merchant account (docs/verification.md).
+type Verification interface {
+	Verify(ctx context.Context, scope remit.Scope) (remit.Verification, error)
+	// Violations is the last periodic run's violation count per check (remit_verify_violations).
+	Violations() map[string]int
 }

@@ -67,6 +67,7 @@ func (s *Server) registry() []registration {
 		{"payments", "listSettlements", s.listSettlements},
 		{"emails", "listEmails", s.listEmails},
 		{"emails", "getEmail", byPath("emailId", s.eng.Emails.GetEmail)},
+		{"verification", "getVerification", s.getVerification},
 		{"creditNotes", "createCreditNote", decoded(s.createCreditNote)},
 		{"creditNotes", "getCreditNote", byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote)},
 		{"usage", "createUsageEvent", decoded(s.createUsageEvent)},

@@ -38,6 +38,20 @@ func newMetrics() *metrics {
 	return m
 }
 
+// watchVerification exports remit_verify_violations{check}: the violations the last periodic
+// verification found, summed over merchant accounts (0 before the first run).
+func (m *metrics) watchVerification(v Verification) {
+	if v == nil {
+		return
+	}
+	for _, name := range remit.VerificationChecks {
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "remit_verify_violations", Help: "Violations found by the last periodic verification (docs/verification.md), by check.",
+			ConstLabels: prometheus.Labels{"check": name},
+		}, func() float64 { return float64(v.Violations()[name]) }))
+	}
+}
+
 func (m *metrics) observe(route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(route).Observe(d.Seconds())

@@ -24,9 +24,19 @@ var migrations embed.FS
 // processes start at once.
 func (db *DB) Migrate(ctx context.Context) (err error) {
 	defer wrap(&err, "store.Migrate")
-	fsys, err := fs.Sub(migrations, "migrations")
+	p, err := db.migrations(ctx)
 	if err != nil {
 		return err
+	}
+	_, err = p.Up(ctx)
+	return err
+}
+
+// migrations is the goose provider of the store's migrations: the SQL files and the Go ones.
+func (db *DB) migrations(ctx context.Context) (*goose.Provider, error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
 	}
 	dialect := goose.DialectSQLite3
 	var opts []goose.ProviderOption
@@ -36,23 +46,18 @@ func (db *DB) Migrate(ctx context.Context) (err error) {
 		// other; different schemas (tests) do not.
 		var where string
 		if err := db.write.QueryRowContext(ctx, `SELECT current_database() || '.' || current_schema()`).Scan(&where); err != nil {
-			return err
+			return nil, err
 		}
 		h := fnv.New64a()
 		h.Write([]byte(where))
 		locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(int64(h.Sum64() >> 1)))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	opts = append(opts, goose.WithGoMigrations(chainMigration()))
-	p, err := goose.NewProvider(dialect, db.write, fsys, opts...)
-	if err != nil {
-		return err
-	}
-	_, err = p.Up(ctx)
-	return err
+	return goose.NewProvider(dialect, db.write, fsys, opts...)
 }
 
 func isDomain(err error) bool {

@@ -52,6 +52,7 @@ type Config struct {
 	LoadCeiling          bool          // REMIT_LOAD_CEILING=true also serves GET /_load/ceiling (the load harness's bare baseline)
 	ProcessorTimeout     time.Duration // REMIT_PROCESSOR_TIMEOUT (10s): one processor call; a longer one leaves its attempt processing
 	ReconcileInterval    time.Duration // REMIT_RECONCILE_INTERVAL (30s): how often serve resolves attempts left processing
+	VerifyInterval       time.Duration // REMIT_VERIFY_INTERVAL (1h): how often serve runs the money checks (docs/verification.md)
 	SandboxLatency       time.Duration // REMIT_SANDBOX_PROCESSOR_LATENCY (0): every sandbox charge and refund takes this long
 	StripeSecretKey      string        // REMIT_STRIPE_SECRET_KEY: turns the Stripe connector on for production merchant accounts
 	StripeAPIURL         string        // REMIT_STRIPE_API_URL: replaces Stripe's API base (tests point it at stripe-mock)
@@ -77,6 +78,7 @@ func Defaults() Config {
 		WebhookLease: time.Minute, WebhookWorkers: 16, IdempotencyLease: time.Minute, EmailRetry: "5s,5m,30m,2h,5h,10h,10h",
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		ProcessorTimeout: 10 * time.Second, ReconcileInterval: 30 * time.Second,
+		VerifyInterval: time.Hour,
 	}
 }
 
@@ -135,6 +137,7 @@ func durationsFromEnv(c *Config) error {
 		{"REMIT_SCHEDULER_INTERVAL", "1s", time.Nanosecond, &c.SchedulerInterval},
 		{"REMIT_PROCESSOR_TIMEOUT", "10s", time.Millisecond, &c.ProcessorTimeout},
 		{"REMIT_RECONCILE_INTERVAL", "30s", time.Millisecond, &c.ReconcileInterval},
+		{"REMIT_VERIFY_INTERVAL", "1h", time.Millisecond, &c.VerifyInterval},
 		{"REMIT_SANDBOX_PROCESSOR_LATENCY", "300ms", 0, &c.SandboxLatency},
 	} {
 		v := os.Getenv(d.name)
@@ -293,6 +296,8 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { defer close(mailDone); r.App.Emails.RunEmails(schedCtx) }()
 	reconDone := make(chan struct{})
 	go func() { defer close(reconDone); r.App.Payments.RunReconciler(schedCtx, r.Config.ReconcileInterval) }()
+	verifyDone := make(chan struct{})
+	go func() { defer close(verifyDone); r.App.Verification.RunVerification(schedCtx, r.Config.VerifyInterval) }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	r.Log.Info("serving", "addr", ln.Addr().String(), "store", string(r.DB.Dialect()))
@@ -310,6 +315,7 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	<-hooksDone
 	<-mailDone
 	<-reconDone
+	<-verifyDone
 	if err == http.ErrServerClosed {
 		err = nil
 	}
@@ -349,27 +355,28 @@ func Engine(a *app.App) httpapi.Engine {
 	return httpapi.Engine{
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
-		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails,
+		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
 	}
 }
 
 // The services implement the edge's interfaces.
 var (
-	_ httpapi.Access      = (*app.Access)(nil)
-	_ httpapi.Writes      = (*app.App)(nil)
-	_ httpapi.Health      = (*app.App)(nil)
-	_ httpapi.TestClocks  = (*app.TestClocks)(nil)
-	_ httpapi.Merchants   = (*app.Merchants)(nil)
-	_ httpapi.Catalog     = (*app.Catalog)(nil)
-	_ httpapi.Ledger      = (*app.Ledger)(nil)
-	_ httpapi.Quotes      = (*app.Quotes)(nil)
-	_ httpapi.Invoicing   = (*app.Invoicing)(nil)
-	_ httpapi.Payments    = (*app.Payments)(nil)
-	_ httpapi.CreditNotes = (*app.CreditNotes)(nil)
-	_ httpapi.Usage       = (*app.Usage)(nil)
-	_ httpapi.Webhooks    = (*app.Webhooks)(nil)
-	_ httpapi.Documents   = (*app.Documents)(nil)
-	_ httpapi.Emails      = (*app.Emails)(nil)
+	_ httpapi.Access       = (*app.Access)(nil)
+	_ httpapi.Writes       = (*app.App)(nil)
+	_ httpapi.Health       = (*app.App)(nil)
+	_ httpapi.TestClocks   = (*app.TestClocks)(nil)
+	_ httpapi.Merchants    = (*app.Merchants)(nil)
+	_ httpapi.Catalog      = (*app.Catalog)(nil)
+	_ httpapi.Ledger       = (*app.Ledger)(nil)
+	_ httpapi.Quotes       = (*app.Quotes)(nil)
+	_ httpapi.Invoicing    = (*app.Invoicing)(nil)
+	_ httpapi.Payments     = (*app.Payments)(nil)
+	_ httpapi.CreditNotes  = (*app.CreditNotes)(nil)
+	_ httpapi.Usage        = (*app.Usage)(nil)
+	_ httpapi.Webhooks     = (*app.Webhooks)(nil)
+	_ httpapi.Documents    = (*app.Documents)(nil)
+	_ httpapi.Emails       = (*app.Emails)(nil)
+	_ httpapi.Verification = (*app.Verification)(nil)
 )
 
 // emailConfig reads the customer e-mail settings: the SMTP server (none: messages are recorded

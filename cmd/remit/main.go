@@ -6,6 +6,7 @@
 //	remit apikey create --organization-id ID [--environments sandbox,production] [--json]
 //	remit apikey revoke APIKEYID
 //	remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
+//	remit verify [--merchant-account ID] [--json]
 //
 // Every subcommand reads the same configuration (REMIT_* variables, overridden by flags) and
 // migrates the store before it acts, so each works on a new or older store, and while serve runs.
@@ -46,6 +47,8 @@ commands:
   apikey revoke APIKEYID
   merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
   reconcile                               finish payment attempts left processing (serve does it every REMIT_RECONCILE_INTERVAL)
+  verify [--merchant-account ID] [--json] check the event chain and every money invariant (docs/verification.md);
+                                          exits 1 naming each violation (serve runs it every REMIT_VERIFY_INTERVAL)
 
 common flags: --database-url URL (REMIT_DATABASE_URL), --addr HOST:PORT (REMIT_ADDR)`
 
@@ -175,6 +178,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "merchant account %s is now %s\n", fs.Arg(0), status)
 			return nil
 		})
+	case "verify":
+		account := fs.String("merchant-account", "", "verify only this merchant account (ma_...)")
+		asJSON := fs.Bool("json", false, "print JSON")
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		return withEngine(ctx, cfg, stderr, func(a *app.App) error { return verify(ctx, a, *account, *asJSON, stdout) })
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -230,4 +240,65 @@ func withEngine(ctx context.Context, cfg wire.Config, stderr io.Writer, fn func(
 	}
 	defer r.Close()
 	return fn(r.App)
+}
+
+// verify runs the money checks (docs/verification.md) and prints each merchant account's result as
+// it is ready: text, or with asJSON one JSON document {"verifications": [...], "ok": bool}. Any
+// violation makes it return an error (exit status 1).
+func verify(ctx context.Context, a *app.App, account string, asJSON bool, stdout io.Writer) error {
+	accounts, failed, violations := 0, 0, 0
+	if asJSON {
+		fmt.Fprint(stdout, `{"verifications":[`)
+	}
+	enc := json.NewEncoder(stdout)
+	err := a.Verification.VerifyAll(ctx, account, func(v remit.Verification) error {
+		if asJSON && accounts > 0 {
+			fmt.Fprint(stdout, ",")
+		}
+		accounts++
+		if !v.OK {
+			failed++
+		}
+		for _, c := range v.Checks {
+			violations += c.ViolationCount
+		}
+		if asJSON {
+			return enc.Encode(v)
+		}
+		printVerification(stdout, v)
+		return nil
+	})
+	if err != nil {
+		return cliError(err)
+	}
+	if asJSON {
+		fmt.Fprintf(stdout, "],\"ok\":%t}\n", failed == 0)
+	} else {
+		fmt.Fprintf(stdout, "%d merchant account(s) verified, %d with violations\n", accounts, failed)
+	}
+	if failed > 0 {
+		return fmt.Errorf("verification failed: %d violation(s) in %d merchant account(s)", violations, failed)
+	}
+	return nil
+}
+
+func printVerification(w io.Writer, v remit.Verification) {
+	status := "ok"
+	if !v.OK {
+		status = "VIOLATIONS"
+	}
+	fmt.Fprintf(w, "%s: %s\n", v.MerchantAccountID, status)
+	for _, c := range v.Checks {
+		if c.OK {
+			fmt.Fprintf(w, "  %-18s ok\n", c.Name)
+			continue
+		}
+		fmt.Fprintf(w, "  %-18s %d violation(s)\n", c.Name, c.ViolationCount)
+		for _, x := range c.Violations {
+			fmt.Fprintf(w, "    %s %s: %s\n", x.Resource, x.ID, x.Detail)
+		}
+		if more := c.ViolationCount - len(c.Violations); more > 0 {
+			fmt.Fprintf(w, "    ... and %d more\n", more)
+		}
+	}
 }

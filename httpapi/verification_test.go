@@ -1,0 +1,236 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/testkit"
+)
+
+// verificationWorkload gives the sandbox merchant account a bit of everything the money checks
+// read: a card invoice paid at finalization and partly refunded by a credit note, an invoice paid
+// out of band, a prepaid grant applied to an invoice, a taxed invoice with a credit note reversing
+// part of its tax, and settlements closed and paid out by advancing the clock.
+func verificationWorkload(t *testing.T, e *testkit.Env) {
+	t.Helper()
+	k := newPayKit(t, e)
+	k.account("card", "charge_automatically")
+	k.attach("card", "pm_card_visa")
+	paid := k.invoice("card", 5000)
+	if paid["status"] != "paid" {
+		t.Fatalf("card invoice: %v", paid["status"])
+	}
+	line := paid["lines"].([]any)[0].(map[string]any)["invoiceLineId"].(string)
+	e.Must(200, "POST", "/v1/credit-notes", creditNote(paid["invoiceId"].(string), cnLine(line, "refund", 1200)))
+
+	k.account("oob", "send_invoice")
+	open := k.invoice("oob", 3000)
+	e.Must(200, "POST", "/v1/invoices/"+open["invoiceId"].(string)+"/pay", map[string]any{"outOfBand": true})
+
+	k.account("prepaid", "send_invoice")
+	k.grant("prepaid", map[string]any{"currency": "USD", "amount": 700})
+	k.invoice("prepaid", 2000)
+
+	taxed, lines := openBCInvoice(t, e)
+	e.Must(200, "POST", "/v1/credit-notes", creditNote(taxed, cnLine(lines[0], "credit", 1000)))
+	e.AdvanceClock(3 * 86400)
+}
+
+func verify(t *testing.T, e *testkit.Env, opts ...testkit.Opt) remit.Verification {
+	t.Helper()
+	var v remit.Verification
+	e.Must(200, "GET", "/v1/verification", nil, opts...).Decode(t, &v)
+	return v
+}
+
+// wantClean fails with every violation unless the verification passed.
+func wantClean(t *testing.T, v remit.Verification) {
+	t.Helper()
+	if len(v.Checks) != len(remit.VerificationChecks) {
+		t.Errorf("%d checks, want %d", len(v.Checks), len(remit.VerificationChecks))
+	}
+	for i, c := range v.Checks {
+		if c.Name != remit.VerificationChecks[i] {
+			t.Errorf("check %d is %s, want %s", i, c.Name, remit.VerificationChecks[i])
+		}
+		for _, x := range c.Violations {
+			t.Errorf("%s: %s %s: %s", c.Name, x.Resource, x.ID, x.Detail)
+		}
+	}
+	if !v.OK {
+		t.Errorf("verification not ok")
+	}
+}
+
+// wantViolation fails unless check reports a violation of resource id (detail containing part).
+func wantViolation(t *testing.T, v remit.Verification, check, resource, id, part string) {
+	t.Helper()
+	if v.OK {
+		t.Errorf("%s: verification ok after tampering with %s %s", check, resource, id)
+	}
+	for _, c := range v.Checks {
+		if c.Name != check {
+			continue
+		}
+		for _, x := range c.Violations {
+			if x.Resource == resource && x.ID == id && strings.Contains(x.Detail, part) {
+				return
+			}
+		}
+		t.Errorf("%s reports %v, want %s %s (%q)", check, c.Violations, resource, id, part)
+		return
+	}
+	t.Errorf("no check %s", check)
+}
+
+// tamper changes the store behind the engine's back, as an intruder with database access would.
+func tamper(t *testing.T, e *testkit.Env, query string, args ...any) {
+	t.Helper()
+	res, err := e.App.DB.SQL().ExecContext(context.Background(), query, args...)
+	if err != nil {
+		t.Fatalf("tamper %q: %v", query, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("tamper %q changed %d rows", query, n)
+	}
+}
+
+func listEvents(t *testing.T, e *testkit.Env, opts ...testkit.Opt) []remit.Event {
+	t.Helper()
+	var out []remit.Event
+	cursor := ""
+	for {
+		var page struct {
+			Items      []remit.Event
+			NextCursor *string
+		}
+		path := "/v1/events?limit=100"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		e.Must(200, "GET", path, nil, opts...).Decode(t, &page)
+		out = append(out, page.Items...)
+		if page.NextCursor == nil {
+			return out
+		}
+		cursor = *page.NextCursor
+	}
+}
+
+var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Every event of a merchant account has its place in the account's chain: sequences 1..n without a
+// gap, each hash the SHA-256 of its predecessor's hash and its canonical JSON; a workload of every
+// kind of money movement passes every check; the other merchant account's chain is its own.
+func TestVerificationClean(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		verificationWorkload(t, e)
+		wantClean(t, verify(t, e))
+
+		events := listEvents(t, e)
+		if len(events) < 20 {
+			t.Fatalf("only %d events", len(events))
+		}
+		bySeq := map[int64]remit.Event{}
+		for _, ev := range events {
+			if !hexHash.MatchString(ev.Hash) {
+				t.Fatalf("event %s hash %q", ev.ID, ev.Hash)
+			}
+			bySeq[ev.Sequence] = ev
+		}
+		prev := ""
+		for seq := int64(1); seq <= int64(len(events)); seq++ {
+			ev, ok := bySeq[seq]
+			if !ok {
+				t.Fatalf("no event with sequence %d of %d", seq, len(events))
+			}
+			if detail := remit.ChainLink(seq, prev, ev); detail != "" {
+				t.Fatalf("event %d (%s) %s", seq, ev.ID, detail)
+			}
+			prev = ev.Hash
+		}
+		// The production account has a chain of its own, starting at 1.
+		e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "prod-1", "name": "Prod"}, testkit.Production())
+		prod := listEvents(t, e, testkit.Production())
+		if len(prod) == 0 || prod[len(prod)-1].Sequence != 1 {
+			t.Fatalf("production chain: %+v", prod)
+		}
+		wantClean(t, verify(t, e, testkit.Production()))
+	})
+}
+
+// Changing a stored event's payload, type or time, or removing one, is reported naming the event;
+// the chain is read on from the stored hashes, so one changed event is one violation.
+func TestVerificationEventTampering(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newPayKit(t, e)
+		for i := range 5 {
+			k.account(fmt.Sprintf("c%d", i), "send_invoice")
+		}
+		events := listEvents(t, e) // newest first
+		seqOf := func(i int) remit.Event { return events[len(events)-i] }
+		one, two, three := seqOf(2), seqOf(4), seqOf(6)
+
+		tamper(t, e, `UPDATE events SET data = REPLACE(data, 'Customer c', 'Customer X') WHERE id = $1`, one.ID)
+		tamper(t, e, `UPDATE events SET type = 'customer.updated' WHERE id = $1`, two.ID)
+		tamper(t, e, `DELETE FROM events WHERE id = $1`, three.ID)
+		v := verify(t, e)
+		wantViolation(t, v, remit.CheckEventChain, "event", one.ID, "does not match")
+		wantViolation(t, v, remit.CheckEventChain, "event", two.ID, "does not match")
+		next := seqOf(7)
+		wantViolation(t, v, remit.CheckEventChain, "event", next.ID, "missing or was reordered")
+		if c := v.Checks[0]; c.ViolationCount != 3 {
+			t.Errorf("event_chain: %d violations, want 3: %+v", c.ViolationCount, c.Violations)
+		}
+		// An event pushed out of the chain (its sequence removed) is named too.
+		tamper(t, e, `UPDATE events SET sequence = NULL WHERE id = $1`, seqOf(9).ID)
+		wantViolation(t, verify(t, e), remit.CheckEventChain, "event", seqOf(9).ID, "no sequence")
+	})
+}
+
+// Verification reads one snapshot: run while the API takes writes of every kind, it never reports
+// a violation that is not there (a payment seen without its invoice's new amount paid, a number
+// counted before its document).
+func TestVerificationWhileWriting(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newPayKit(t, e)
+		const writers, rounds = 4, 6
+		for w := range writers {
+			k.account(fmt.Sprintf("w%d", w), "charge_automatically")
+			k.attach(fmt.Sprintf("w%d", w), "pm_card_visa")
+		}
+		var wg sync.WaitGroup
+		done := make(chan struct{})
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := fmt.Sprintf("w%d", w)
+				for range rounds {
+					inv := e.Do("POST", "/v1/invoices", map[string]any{"customerId": id, "billingAccountId": "ba-" + id, "currency": "USD",
+						"lines": []any{map[string]any{"priceId": "item", "unitAmount": 1500}}}).Data()
+					e.Do("POST", "/v1/invoices/"+inv["invoiceId"].(string)+"/finalize", map[string]any{})
+					e.Do("POST", "/v1/customers/"+id+"/balance/grant", map[string]any{"currency": "USD", "amount": 300})
+				}
+			}()
+		}
+		go func() { wg.Wait(); close(done) }()
+		runs := 0
+		for waiting := true; waiting; runs++ {
+			select {
+			case <-done:
+				waiting = false
+			default:
+			}
+			wantClean(t, verify(t, e))
+		}
+		if runs < 2 {
+			t.Logf("only %d verifications ran beside the writers", runs)
+		}
+	})
+}

@@ -1,0 +1,75 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
+)
+
+// A store written before the chain existed gets it on migration: each merchant account's events,
+// in the order they were written, numbered 1..n and hashed; events written afterwards continue
+// each chain.
+func TestChainMigration(t *testing.T) {
+	for _, s := range testkit.Stores() {
+		t.Run(string(s), func(t *testing.T) {
+			ctx := context.Background()
+			db, err := store.Open(ctx, testkit.NewStoreURL(t, s))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			if err := db.MigrateTo(ctx, 18); err != nil {
+				t.Fatal(err)
+			}
+			// 2,500 events over two accounts (more than a page), written the old way: no sequence,
+			// no hash; equal times are ordered by ID.
+			for i := range 2500 {
+				account := []string{"ma_a", "ma_b"}[i%2]
+				if _, err := db.SQL().ExecContext(ctx, `INSERT INTO events (id, merchant_account_id, environment, type, object_id, data, created_at)
+					VALUES ($1, $2, 'sandbox', 'customer.created', '', $3, $4)`,
+					fmt.Sprintf("evt_%05d", i), account, fmt.Sprintf(`{"object":{"n":%d}}`, i), 1_700_000_000_000_000+int64(i/4)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := db.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			err = db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+				tx.AppendEvent(remit.Event{ID: "evt_new", Type: "customer.created", MerchantAccountID: "ma_a", Environment: remit.Sandbox,
+					CreatedAt: remit.FromMicros(1_800_000_000_000_000), Data: []byte(`{"object":{}}`)}, "")
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, account := range []string{"ma_a", "ma_b"} {
+				want, prev, last := int64(1), "", ""
+				err := db.Snapshot(ctx, func(ctx context.Context, q store.Q) error {
+					return q.ChainEvents(ctx, account, func(e remit.Event) error {
+						if detail := remit.ChainLink(want, prev, e); detail != "" {
+							t.Fatalf("%s: event %s %s", account, e.ID, detail)
+						}
+						if e.ID < last && e.ID != "evt_new" {
+							t.Fatalf("%s: %s chained after %s", account, e.ID, last)
+						}
+						want, prev, last = want+1, e.Hash, e.ID
+						return nil
+					})
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := map[string]int64{"ma_a": 1251, "ma_b": 1250}[account]; want-1 != n {
+					t.Errorf("%s: chain of %d events, want %d", account, want-1, n)
+				}
+				if account == "ma_a" && last != "evt_new" {
+					t.Errorf("the new event did not continue the chain: last %s", last)
+				}
+			}
+		})
+	}
+}
