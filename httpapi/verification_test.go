@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
 )
 
 // verificationWorkload gives the sandbox merchant account a bit of everything the money checks
@@ -231,6 +233,80 @@ func TestVerificationWhileWriting(t *testing.T) {
 		}
 		if runs < 2 {
 			t.Logf("only %d verifications ran beside the writers", runs)
+		}
+	})
+}
+
+// The periodic round of `remit serve` (VerifyRound, hourly) exports the violations it found to
+// Prometheus and records verification.failed in the account that has them; a clean round records
+// nothing. On PostgreSQL a round another process is running is skipped, not run twice.
+func TestVerificationRound(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		ctx := context.Background()
+		for _, id := range []string{"a", "b"} {
+			e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": id, "name": "Customer " + id})
+		}
+		gauge := func() string {
+			t.Helper()
+			_, body := get(t, e, "/metrics")
+			for _, l := range strings.Split(string(body), "\n") {
+				if strings.HasPrefix(l, `remit_verify_violations{check="event_chain"}`) {
+					return strings.Fields(l)[1]
+				}
+			}
+			t.Fatalf("no remit_verify_violations for event_chain in /metrics")
+			return ""
+		}
+		failures := func() []remit.Event {
+			var page struct{ Items []remit.Event }
+			e.Must(200, "GET", "/v1/events?type=verification.failed", nil).Decode(t, &page)
+			return page.Items
+		}
+		if err := e.App.Verification.VerifyRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if g := gauge(); g != "0" || len(failures()) != 0 {
+			t.Fatalf("clean round: gauge %s, %d verification.failed", g, len(failures()))
+		}
+		evs := listEvents(t, e)
+		tamper(t, e, `UPDATE events SET data = REPLACE(data, 'Customer a', 'Customer Z') WHERE id = $1`, evs[len(evs)-1].ID)
+
+		if e.Store == testkit.Postgres {
+			// Another process's round holds the lock: this one is skipped.
+			held := make(chan struct{})
+			release := make(chan struct{})
+			go func() {
+				_ = e.App.DB.Snapshot(ctx, func(ctx context.Context, q store.Q) error {
+					if ok, err := q.VerifyLock(ctx); !ok || err != nil {
+						t.Errorf("lock: %v %v", ok, err)
+					}
+					close(held)
+					<-release
+					return nil
+				})
+			}()
+			<-held
+			if err := e.App.Verification.VerifyRound(ctx); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			if g := gauge(); g != "0" || len(failures()) != 0 {
+				t.Fatalf("a round ran beside another: gauge %s", g)
+			}
+		}
+		if err := e.App.Verification.VerifyRound(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if g := gauge(); g != "1" {
+			t.Errorf("gauge after tampering: %s", g)
+		}
+		fs := failures()
+		if len(fs) != 1 {
+			t.Fatalf("%d verification.failed events", len(fs))
+		}
+		var data struct{ Object remit.Verification }
+		if err := json.Unmarshal(fs[0].Data, &data); err != nil || data.Object.OK || data.Object.Checks[0].Violations[0].ID != evs[len(evs)-1].ID {
+			t.Errorf("verification.failed data: %v %s", err, fs[0].Data)
 		}
 	})
 }
