@@ -6,8 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -31,16 +32,30 @@ func ChainHash(prev string, e Event) (string, error) {
 }
 
 // CanonicalEvent is the event as the API shows it, without its hash, in canonical JSON
-// (Canonicalize). CreatedAt is taken at the microsecond the store keeps, in UTC.
+// (Canonicalize). CreatedAt is taken at the microsecond the store keeps, in UTC. The top-level keys
+// are written in their sorted order directly; data goes through the canonical writer.
 func CanonicalEvent(e Event) ([]byte, error) {
-	e.Hash = ""
-	e.Object = "event"
-	e.CreatedAt = FromMicros(Micros(e.CreatedAt))
-	raw, err := json.Marshal(e)
-	if err != nil {
-		return nil, fmt.Errorf("remit.CanonicalEvent: %w", err)
+	b := bytes.NewBuffer(make([]byte, 0, len(e.Data)+256))
+	b.WriteString(`{"createdAt":"`)
+	b.WriteString(FromMicros(Micros(e.CreatedAt)).Format(time.RFC3339Nano))
+	b.WriteString(`","data":`)
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("null")
 	}
-	return Canonicalize(raw)
+	if err := canonicalValue(b, data); err != nil {
+		return nil, fmt.Errorf("remit.CanonicalEvent %s: %w", e.ID, err)
+	}
+	for _, kv := range [...][2]string{{"environment", string(e.Environment)}, {"eventId", e.ID}, {"merchantAccountId", e.MerchantAccountID}, {"object", "event"}} {
+		b.WriteString(`,"` + kv[0] + `":`)
+		writeCanonicalString(b, kv[1])
+	}
+	b.WriteString(`,"sequence":`)
+	b.WriteString(strconv.FormatInt(e.Sequence, 10))
+	b.WriteString(`,"type":`)
+	writeCanonicalString(b, e.Type)
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // Canonicalize rewrites one JSON value canonically: object keys sorted by code point (the byte
@@ -48,68 +63,26 @@ func CanonicalEvent(e Event) ([]byte, error) {
 // \n, \f, \r, the rest as \u00xx), every other character as itself; numbers exactly as written.
 // A "hash" key of the top-level object is left out.
 func Canonicalize(raw []byte) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("remit.Canonicalize: %w", err)
-	}
-	if m, ok := v.(map[string]any); ok {
-		delete(m, "hash")
-	}
 	var b bytes.Buffer
 	b.Grow(len(raw))
-	if err := writeCanonical(&b, v); err != nil {
-		return nil, err
+	c := canonicalizer{in: raw, out: &b, dropHash: true}
+	if err := c.value(); err != nil {
+		return nil, fmt.Errorf("remit.Canonicalize: %w", err)
+	}
+	if c.skipSpace(); c.pos != len(c.in) {
+		return nil, fmt.Errorf("remit.Canonicalize: data after the value at byte %d", c.pos)
 	}
 	return b.Bytes(), nil
 }
 
-func writeCanonical(b *bytes.Buffer, v any) error {
-	switch v := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		if v {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case json.Number:
-		b.WriteString(string(v))
-	case string:
-		writeCanonicalString(b, v)
-	case []any:
-		b.WriteByte('[')
-		for i, x := range v {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := writeCanonical(b, x); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys) // byte order of UTF-8 = code point order
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeCanonicalString(b, k)
-			b.WriteByte(':')
-			if err := writeCanonical(b, v[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("remit.Canonicalize: unexpected %T", v)
+// canonicalValue writes raw (one JSON value) canonically to b.
+func canonicalValue(b *bytes.Buffer, raw []byte) error {
+	c := canonicalizer{in: raw, out: b}
+	if err := c.value(); err != nil {
+		return err
+	}
+	if c.skipSpace(); c.pos != len(c.in) {
+		return fmt.Errorf("data after the value at byte %d", c.pos)
 	}
 	return nil
 }
