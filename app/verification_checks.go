@@ -2,43 +2,202 @@ package app
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
 )
 
 // The money checks of Verification (docs/verification.md), one function per check: each streams
-// facts from the store (store/verify.go) and judges every row with a rule of package remit
-// (verification_rules.go), adding a violation per record that breaks it.
+// facts from the store (store/verify_money.go) and judges every row with a rule of package remit
+// (verification_rules.go), adding a violation per problem of a record that breaks it.
 
+// addAll adds a violation of resource id for each problem.
+func addAll(c *remit.VerificationCheck, resource, id string, problems []string) {
+	for _, p := range problems {
+		c.Add(remit.Violation{Resource: resource, ID: id, Detail: p})
+	}
+}
+
+// verifyBalances checks every ledger entry (remit.CheckLedgerEntryFacts) and every customer's
+// balance per currency (remit.CheckBalanceFacts), summed as the entries stream by customer.
 func verifyBalances(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	customer := ""
+	var currencies []string // the current customer's, in the order first seen
+	sums := map[string]*remit.BalanceFacts{}
+	flush := func() {
+		for _, cur := range currencies {
+			addAll(c, "customer", customer, remit.CheckBalanceFacts(*sums[cur]))
+		}
+		currencies, sums = currencies[:0], map[string]*remit.BalanceFacts{}
+	}
+	err := q.LedgerEntryFacts(ctx, account.MerchantAccountID, func(f remit.LedgerEntryFacts) error {
+		if f.CustomerID != customer {
+			flush()
+			customer = f.CustomerID
+		}
+		addAll(c, "balance_entry", f.EntryID, remit.CheckLedgerEntryFacts(f))
+		b := sums[f.Currency]
+		if b == nil {
+			b = &remit.BalanceFacts{CustomerID: f.CustomerID, Currency: f.Currency}
+			sums[f.Currency] = b
+			currencies = append(currencies, f.Currency)
+		}
+		b.EntriesTotal += f.Amount
+		if remit.IsLot(f.Type) && f.Remaining != nil {
+			b.LotsRemaining += *f.Remaining
+		}
+		return nil
+	})
+	flush()
+	return err
 }
 
+// verifyInvoicePayments checks every invoice's figures, amount paid, refunded total, prepaid
+// applied, amount remaining and status (remit.CheckInvoicePaymentFacts).
 func verifyInvoicePayments(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	return q.InvoicePaymentFacts(ctx, account.MerchantAccountID, func(f remit.InvoicePaymentFacts) error {
+		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoicePaymentFacts(f))
+		return nil
+	})
 }
 
+// verifyReceipts checks every payment against its receipt and refunds
+// (remit.CheckPaymentReceiptFacts) and every receipt's payment (remit.CheckReceiptPaymentFacts).
 func verifyReceipts(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	err := q.PaymentReceiptFacts(ctx, account.MerchantAccountID, func(f remit.PaymentReceiptFacts) error {
+		addAll(c, "payment", f.PaymentID, remit.CheckPaymentReceiptFacts(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return q.ReceiptPaymentFacts(ctx, account.MerchantAccountID, func(f remit.ReceiptPaymentFacts) error {
+		addAll(c, "payment_receipt", f.ReceiptID, remit.CheckReceiptPaymentFacts(f))
+		return nil
+	})
 }
 
+// verifyCreditNotes checks every credit note (remit.CheckCreditNoteFacts) and every invoice's
+// credited figures (remit.CheckInvoiceCreditFacts).
 func verifyCreditNotes(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	err := q.CreditNoteFacts(ctx, account.MerchantAccountID, func(f remit.CreditNoteFacts) error {
+		addAll(c, "credit_note", f.CreditNoteID, remit.CheckCreditNoteFacts(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return q.InvoiceCreditFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceCreditFacts) error {
+		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceCreditFacts(f))
+		return nil
+	})
 }
 
+// verifyTaxReversals checks every invoice's tax and what reversed it (remit.CheckInvoiceTaxFacts)
+// and every reversal tax transaction (remit.CheckTaxReversalFacts).
 func verifyTaxReversals(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	err := q.InvoiceTaxFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceTaxFacts) error {
+		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceTaxFacts(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return q.TaxReversalFacts(ctx, account.MerchantAccountID, func(f remit.TaxReversalFacts) error {
+		addAll(c, "tax_transaction", f.TaxTransactionID, remit.CheckTaxReversalFacts(f))
+		return nil
+	})
 }
 
+// verifySettlements checks every settlement (remit.CheckSettlementFacts), every payment's
+// settlement (remit.CheckSettledPaymentFacts) and each currency's refunds
+// (remit.CheckSettlementRefundFacts).
 func verifySettlements(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	err := q.SettlementFacts(ctx, account.MerchantAccountID, func(f remit.SettlementFacts) error {
+		addAll(c, "settlement", f.SettlementID, remit.CheckSettlementFacts(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = q.SettledPaymentFacts(ctx, account.MerchantAccountID, func(f remit.SettledPaymentFacts) error {
+		addAll(c, "payment", f.PaymentID, remit.CheckSettledPaymentFacts(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	refunds, err := q.SettlementRefundFacts(ctx, account.MerchantAccountID)
+	for _, f := range refunds {
+		addAll(c, "settlements", f.Currency, remit.CheckSettlementRefundFacts(f))
+	}
+	return err
 }
 
+// numberedDocuments are the gap-free numbered documents: counter name, resource, what a reader
+// calls it, number prefix.
+var numberedDocuments = []struct{ counter, resource, noun, prefix string }{
+	{"invoice", "invoice", "invoice", "INV-"}, {"receipt", "payment_receipt", "receipt", "RCPT-"},
+	{"credit_note", "credit_note", "credit note", "CN-"},
+}
+
+// verifyDocumentNumbers checks that each kind of numbered document uses exactly the numbers 1 to
+// its counter, once each (remit.DocumentNumbering), and that an invoice has a number exactly when
+// it was finalized (remit.CheckInvoiceNumberFacts).
 func verifyDocumentNumbers(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	for _, d := range numberedDocuments {
+		counter, documents, err := q.DocumentCounter(ctx, account.MerchantAccountID, d.counter)
+		if err != nil {
+			return err
+		}
+		nb := remit.NewDocumentNumbering(d.prefix, counter, documents)
+		err = q.DocumentNumbers(ctx, account.MerchantAccountID, d.counter, func(id, number string) error {
+			if p := nb.Add(number); p != "" {
+				c.Add(remit.Violation{Resource: d.resource, ID: id, Detail: p})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		nb.Gaps(func(from, to, unused int64) {
+			id, detail := nb.Format(from), fmt.Sprintf("is carried by no %s, though the counter stands at %d", d.noun, counter)
+			if to > from {
+				id = nb.Format(from) + " to " + nb.Format(to)
+				detail = fmt.Sprintf("%d of these numbers are carried by no %s, though the counter stands at %d", unused, d.noun, counter)
+			}
+			c.Add(remit.Violation{Resource: d.resource + "_number", ID: id, Detail: detail})
+		})
+	}
+	return q.InvoiceNumberFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceNumberFacts) error {
+		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceNumberFacts(f))
+		return nil
+	})
 }
 
+// verifyProcessorCharges checks every payment against the sandbox processor's charges
+// (remit.CheckProcessorPaymentFacts) and every sandbox refund against its record
+// (remit.CheckProcessorRefundFacts). The sandbox processor's records name no merchant account:
+// a succeeded charge for no payment of any account is reported for every sandbox account
+// (remit.CheckUnclaimedChargeFacts), as it may be any one's.
 func verifyProcessorCharges(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return nil
+	err := q.ProcessorPaymentFacts(ctx, account.MerchantAccountID, func(f remit.ProcessorPaymentFacts) error {
+		addAll(c, "payment", f.PaymentID, remit.CheckProcessorPaymentFacts(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = q.ProcessorRefundFacts(ctx, account.MerchantAccountID, func(f remit.ProcessorRefundFacts) error {
+		addAll(c, "refund", f.RefundID, remit.CheckProcessorRefundFacts(f))
+		return nil
+	})
+	if err != nil || account.Environment != remit.Sandbox {
+		return err
+	}
+	return q.UnclaimedCharges(ctx, func(f remit.ProcessorChargeFacts) error {
+		addAll(c, "processor_charge", f.Reference, remit.CheckUnclaimedChargeFacts(f))
+		return nil
+	})
 }

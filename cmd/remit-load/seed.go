@@ -16,6 +16,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
 	"github.com/remit-billing/remit/wire"
@@ -26,11 +27,14 @@ import (
 // customers with an address and a billing account (every other one charged automatically with a
 // default pm_card_visa, the rest send_invoice), invoices with two lines and their tax transaction
 // (30% draft, 10% open with a hosted payment link, 60% paid with payment intent, payment and
-// receipt), and a prepaid balance ledger per customer (grants; applications of whole grants to
-// the customer's paid invoices, reflected in those invoices' figures; expiries of older grants;
-// a few grants still available). Figures come from the engine's own arithmetic
-// (tax.ComputeInvoice), numbers are gap-free and the counters continue after them, so the
-// server's writes (finalization, grants) carry on from the seeded state.
+// receipt: by card for charged customers, with the sandbox processor's record of the charge and
+// the day's settlement — open today, closed, or paid out — out of band for the others), and a
+// prepaid balance ledger per customer (grants; applications of whole grants to the customer's
+// paid invoices, reflected in those invoices' figures; expiries of older grants; a few grants
+// still available). Figures come from the engine's own arithmetic (tax.ComputeInvoice), numbers
+// are gap-free and the counters continue after them, so the server's writes (finalization,
+// grants, settlement jobs) carry on from the seeded state, which passes every money check of
+// `remit verify` (seed_test.go).
 
 // Sizes are the seed's sizes.
 type Sizes struct {
@@ -238,7 +242,8 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		"test_card", "created_at")
 	invoices := s.table("invoices", "merchant_account_id", "id", "number", "customer_id", "billing_account_id", "currency", "status",
 		"collection_method", "coupon_ids", "subtotal", "discount_total", "prepaid_applied", "tax_total", "total", "amount_due",
-		"amount_paid", "amount_remaining", "tax_transaction_id", "payment_url", "finalized_at", "paid_at", "metadata", "created_at", "updated_at")
+		"amount_paid", "amount_remaining", "tax_transaction_id", "payment_url", "finalized_at", "paid_at", "metadata", "created_at", "updated_at",
+		"latest_payment_id", "attempt_count")
 	lines := s.table("invoice_lines", "merchant_account_id", "invoice_id", "id", "position", "line_type", "price_id", "price_type",
 		"description", "quantity", "unit_amount", "amount", "prepaid_applied", "tax_amount", "taxes")
 	taxes := s.table("tax_transactions", "merchant_account_id", "id", "status", "type", "source_document_id", "customer_id", "currency",
@@ -248,13 +253,16 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		"created_at", "updated_at")
 	payments := s.table("payments", "merchant_account_id", "id", "payment_intent_id", "invoice_id", "customer_id", "billing_account_id",
 		"attempt", "amount", "currency", "status", "method", "payment_method_id", "brand", "last4", "source", "fee_amount",
-		"processor_reference", "created_at")
+		"processor_reference", "created_at", "processor", "idempotency_ref", "payment_method_token", "settlement_id", "updated_at")
+	charges := s.table("sandbox_charges", "idempotency_ref", "reference", "amount", "currency", "payment_method", "status", "fee",
+		"created_at", "updated_at")
 	receipts := s.table("payment_receipts", "merchant_account_id", "id", "number", "invoice_id", "invoice_number", "customer_id",
 		"customer_external_id", "billing_account_id", "payment_id", "payment_intent_id", "amount", "currency", "status", "method",
 		"brand", "last4", "created_at", "updated_at")
 	entries := s.table("balance_entries", "merchant_account_id", "customer_id", "id", "seq", "type", "currency", "amount", "remaining",
 		"source_entry_id", "invoice_id", "description", "effective_at", "expires_at", "created_at")
-	tables := []*bulk{customers, accounts, methods, invoices, lines, taxes, tokens, intents, payments, receipts, entries}
+	tables := []*bulk{customers, accounts, methods, invoices, lines, taxes, tokens, intents, payments, receipts, entries, charges}
+	days := &settlementDays{byDay: map[int64]*seedSettlement{}}
 
 	invNumber, rcptNumber := 0, 0
 	began := time.Now()
@@ -418,7 +426,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 					return nil, err
 				}
 			}
-			updated := created
+			updated, latest, attempts := created, any(nil), 0
 			if status == remit.InvoicePaid {
 				paidTime := created.Add(time.Millisecond)
 				paid, remaining, paidAt, updated = fig.Total, 0, us(paidTime), paidTime
@@ -433,13 +441,23 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 				if err := intents.add(mid, pi, id, cid, fig.Total, "USD", remit.IntentSucceeded, us(paidTime), us(paidTime)); err != nil {
 					return nil, err
 				}
+				// Out of band: no processor, no fee, no settlement. A card: the sandbox processor's own
+				// record of the charge (idempotency reference: the payment's ID) and the day's settlement.
 				meth, brand, last4, fee, ref := remit.MethodOutOfBand, any(nil), any(nil), int64(0), any(nil)
+				proc, idem, token, stl := remit.ProcessorOutOfBand, any(nil), any(nil), any(nil)
 				var pmRef any
 				if charge {
-					meth, brand, last4, fee, ref, pmRef = remit.MethodCard, "visa", "4242", remit.SandboxFee(fig.Total), "sbch_"+mid+"."+id+".1", pm
+					meth, brand, last4, fee, ref, pmRef = remit.MethodCard, "visa", "4242", remit.SandboxFee(fig.Total), "sbch_"+pay, pm
+					proc, idem, token, stl = remit.ProcessorSandbox, pay, "pm_card_visa", days.add(paidTime, fig.Total, fee)
+					if err := charges.add(pay, ref, fig.Total, "USD", "pm_card_visa", processor.Succeeded, fee, us(paidTime),
+						us(paidTime)); err != nil {
+						return nil, err
+					}
+					attempts = 1
 				}
+				latest = pay
 				if err := payments.add(mid, pay, pi, id, cid, ba, 1, fig.Total, "USD", remit.PaymentSucceeded, meth, pmRef, brand, last4,
-					remit.SourceFinalize, fee, ref, us(paidTime)); err != nil {
+					remit.SourceFinalize, fee, ref, us(paidTime), proc, idem, token, stl, us(paidTime)); err != nil {
 					return nil, err
 				}
 				rcptNumber++
@@ -454,7 +472,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 			}
 			if err := invoices.add(mid, id, nullable(number), cid, ba, "USD", status, collection, "[]", fig.Subtotal, fig.DiscountTotal,
 				fig.PrepaidApplied, fig.TaxTotal, fig.Total, fig.Total, paid, remaining, txn, nullable(payURL), finalized, paidAt, "{}",
-				us(created), us(updated)); err != nil {
+				us(created), us(updated), latest, attempts); err != nil {
 				return nil, err
 			}
 		}
@@ -491,6 +509,9 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 			}
 		}
 	}
+	if err := days.write(s, m, mid, now); err != nil {
+		return nil, err
+	}
 	// The counters continue after the seeded numbers.
 	for name, v := range map[string]int{"invoice": invNumber, "receipt": rcptNumber} {
 		if v == 0 {
@@ -511,4 +532,95 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		return nil, err
 	}
 	return fx, nil
+}
+
+// seedSettlement is one UTC day's settlement of the seeded card payments.
+type seedSettlement struct {
+	id                string
+	day, first        time.Time // its UTC day; its first payment, when the engine creates it
+	gross, fee, count int64
+}
+
+// settlementDays gathers the seeded card payments into the settlement of their UTC day, as the
+// engine's payments do (app.Payments.settle): a few hundred rows for a year, whatever the seed's
+// size.
+type settlementDays struct {
+	byDay map[int64]*seedSettlement
+}
+
+// add counts a card payment of amount and fee made at `at` and returns its settlement's ID.
+func (d *settlementDays) add(at time.Time, amount, fee int64) string {
+	day := remit.SettlementDay(at)
+	st := d.byDay[day.Unix()]
+	if st == nil {
+		st = &seedSettlement{id: remit.NewID("stl"), day: day, first: at}
+		d.byDay[day.Unix()] = st
+	}
+	st.gross, st.fee, st.count = st.gross+amount, st.fee+fee, st.count+1
+	return st.id
+}
+
+// Job kinds of the engine's settlements (app/settlements.go).
+const (
+	jobSettlementClose  = "settlement.close"
+	jobSettlementPayout = "settlement.payout"
+)
+
+// write stores the settlements as the engine leaves them at now: a day not over yet is open with
+// its close job; a day over less than the payout delay ago is closed with its payout job; an
+// older one is paid out (its net, gross − fees: the seed refunds nothing).
+func (d *settlementDays) write(s *seeder, m remit.MerchantAccount, mid string, now time.Time) error {
+	us := remit.Micros
+	settlements := s.table("settlements", "merchant_account_id", "id", "currency", "status", "period_start", "period_end",
+		"gross_amount", "fee_amount", "payment_count", "closed_at", "paid_at", "payout_id", "created_at", "updated_at")
+	payouts := s.table("payouts", "merchant_account_id", "id", "settlement_id", "amount", "currency", "status", "bank_account_last4",
+		"arrival_date", "created_at")
+	jobs := s.table("jobs", "id", "merchant_account_id", "kind", "due_at", "payload", "created_at")
+	profile, err := remit.NewPayoutProfile(m)
+	if err != nil {
+		return err
+	}
+	var last4 any
+	if profile.BankAccount != nil {
+		last4 = profile.BankAccount.Last4
+	}
+	const day = 24 * time.Hour
+	for _, st := range d.byDay {
+		end := st.day.Add(day)
+		payoutAt := end.Add(remit.PayoutDelayDays * day)
+		status, closed, paid, payout := remit.SettlementOpen, any(nil), any(nil), any(nil)
+		job, due := jobSettlementClose, end
+		switch {
+		case !end.After(now) && !payoutAt.After(now) && profile.PayoutsEnabled:
+			po := remit.NewID("po")
+			status, closed, paid, payout, job = remit.SettlementPaid, us(end), us(payoutAt), po, ""
+			if err := payouts.add(mid, po, st.id, st.gross-st.fee, "USD", "paid", last4, us(payoutAt), us(payoutAt)); err != nil {
+				return err
+			}
+		case !end.After(now):
+			status, closed, job, due = remit.SettlementClosed, us(end), jobSettlementPayout, payoutAt
+		}
+		updated := us(now)
+		switch status {
+		case remit.SettlementClosed:
+			updated = us(end)
+		case remit.SettlementPaid:
+			updated = us(payoutAt)
+		}
+		if err := settlements.add(mid, st.id, "USD", status, us(st.day), us(end), st.gross, st.fee, st.count, closed, paid, payout,
+			us(st.first), updated); err != nil {
+			return err
+		}
+		if job != "" {
+			if err := jobs.add(remit.NewID("job"), mid, job, us(due), jsonText(map[string]string{"settlementId": st.id}), us(now)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, t := range []*bulk{settlements, payouts, jobs} {
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	return s.commit()
 }

@@ -3,16 +3,20 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"testing"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
 	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/wire"
 )
 
 // TestSeed: a small seed on each store has the requested sizes and is consistent the way Remit's
 // own writes are: per customer the ledger's entries add up to its lots' remaining, and no lot is
 // negative; paid invoices have a receipt for what they charged; the numbering counters continue
-// after the seeded numbers. It also keeps the harness's bulk INSERTs in step with the schema.
+// after the seeded numbers; card payments have the sandbox processor's charge; and every check of
+// `remit verify` passes. It also keeps the harness's bulk INSERTs in step with the schema.
 func TestSeed(t *testing.T) {
 	for _, kind := range testkit.Stores() {
 		t.Run(string(kind), func(t *testing.T) {
@@ -60,6 +64,39 @@ func TestSeed(t *testing.T) {
 			if n := one(`SELECT COUNT(*) FROM invoices WHERE status = 'paid' AND prepaid_applied = 0`); n != 0 {
 				t.Fatalf("%d paid invoices took no prepaid balance", n)
 			}
+			if n := one(`SELECT COUNT(*) FROM sandbox_charges`); n == 0 || n != one(`SELECT COUNT(*) FROM payments WHERE method = 'card'`) {
+				t.Fatalf("%d sandbox charges for the card payments", n)
+			}
+			verifySeed(t, url, fx.MerchantID)
 		})
+	}
+}
+
+// verifySeed runs every check of `remit verify` over the seeded merchant account and fails with
+// each violation.
+func verifySeed(t *testing.T, url, merchantID string) {
+	t.Helper()
+	cfg := wire.Defaults()
+	cfg.DatabaseURL = url
+	r, err := wire.Open(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ran := 0
+	err = r.App.Verification.VerifyAll(context.Background(), merchantID, func(v remit.Verification) error {
+		ran++
+		for _, c := range v.Checks {
+			for _, x := range c.Violations {
+				t.Errorf("%s: %s %s: %s", c.Name, x.Resource, x.ID, x.Detail)
+			}
+		}
+		if !v.OK {
+			t.Errorf("verification of the seed failed")
+		}
+		return nil
+	})
+	if err != nil || ran != 1 {
+		t.Fatalf("verify: %v (%d accounts)", err, ran)
 	}
 }
