@@ -310,3 +310,67 @@ func TestVerificationRound(t *testing.T) {
 		}
 	})
 }
+
+// Tampering with a stored amount or status of any money record is reported, naming the record;
+// each change is undone after it was seen, and the store verifies clean again (verification
+// itself changed nothing).
+func TestVerificationMoneyTampering(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		verificationWorkload(t, e)
+		wantClean(t, verify(t, e))
+		ma := e.Tenant.Sandbox
+		id := func(query string) string {
+			t.Helper()
+			var v string
+			if err := e.App.DB.SQL().QueryRow(query, ma).Scan(&v); err != nil {
+				t.Fatalf("%s: %v", query, err)
+			}
+			return v
+		}
+		cardInvoice := id(`SELECT id FROM invoices WHERE merchant_account_id = $1 AND customer_id = 'card'`)
+		oobInvoice := id(`SELECT id FROM invoices WHERE merchant_account_id = $1 AND customer_id = 'oob'`)
+		cardPayment := id(`SELECT id FROM payments WHERE merchant_account_id = $1 AND customer_id = 'card' AND status = 'succeeded'`)
+		receipt := id(`SELECT id FROM payment_receipts WHERE merchant_account_id = $1 AND customer_id = 'card'`)
+		lot := id(`SELECT id FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = 'prepaid' AND type = 'grant'`)
+		note := id(`SELECT id FROM credit_notes WHERE merchant_account_id = $1 AND customer_id = 'card'`)
+		settlement := id(`SELECT id FROM settlements WHERE merchant_account_id = $1 AND payment_count > 0`)
+		reversal := id(`SELECT id FROM tax_transactions WHERE merchant_account_id = $1 AND type = 'reversal'`)
+		for _, tc := range []struct {
+			name, table, column, key string
+			value                    any
+			check, resource, id      string
+		}{
+			{"an invoice's amount paid", "invoices", "amount_paid", cardInvoice, 4000, remit.CheckInvoicePayments, "invoice", cardInvoice},
+			{"an invoice's status", "invoices", "status", oobInvoice, "open", remit.CheckInvoicePayments, "invoice", oobInvoice},
+			{"an invoice's number", "invoices", "number", oobInvoice, "INV-000099", remit.CheckDocumentNumbers, "invoice", oobInvoice},
+			{"a payment's status", "payments", "status", cardPayment, "failed", remit.CheckInvoicePayments, "invoice", cardInvoice},
+			{"a payment's amount", "payments", "amount", cardPayment, 9000, remit.CheckReceipts, "payment", cardPayment},
+			{"a receipt's amount", "payment_receipts", "amount", receipt, 4999, remit.CheckReceipts, "payment", cardPayment},
+			{"a lot's remaining", "balance_entries", "remaining", lot, 650, remit.CheckBalances, "balance_entry", lot},
+			{"a credit note's total", "credit_notes", "total", note, 1300, remit.CheckCreditNotes, "credit_note", note},
+			{"a settlement's gross", "settlements", "gross_amount", settlement, 1, remit.CheckSettlements, "settlement", settlement},
+			{"a tax reversal's total", "tax_transactions", "total_tax", reversal, -1, remit.CheckTaxReversals, "tax_transaction", reversal},
+			{"a processor charge's status", "sandbox_charges", "status", cardPayment, "failed", remit.CheckProcessorCharges, "payment", cardPayment},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				// The row's condition with its parameters numbered from n.
+				where := func(n int) (string, []any) {
+					if tc.table == "sandbox_charges" {
+						return fmt.Sprintf(` WHERE idempotency_ref = $%d`, n), []any{tc.key}
+					}
+					return fmt.Sprintf(` WHERE merchant_account_id = $%d AND id = $%d`, n, n+1), []any{ma, tc.key}
+				}
+				cond, args := where(1)
+				var was any
+				if err := e.App.DB.SQL().QueryRow(`SELECT `+tc.column+` FROM `+tc.table+cond, args...).Scan(&was); err != nil {
+					t.Fatal(err)
+				}
+				cond, args = where(2)
+				tamper(t, e, `UPDATE `+tc.table+` SET `+tc.column+` = $1`+cond, append([]any{tc.value}, args...)...)
+				wantViolation(t, verify(t, e), tc.check, tc.resource, tc.id, "")
+				tamper(t, e, `UPDATE `+tc.table+` SET `+tc.column+` = $1`+cond, append([]any{was}, args...)...)
+			})
+		}
+		wantClean(t, verify(t, e))
+	})
+}
