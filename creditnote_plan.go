@@ -213,3 +213,30 @@ func creditLimits(inv Invoice, cn CreditNote) error {
 	}
 	return nil
 }
+
+// UnreversedTax is the tax of a sale not yet reversed by reversals (a credit note's, each line
+// negative), per invoice line and jurisdiction, in the sale's order: what voiding the invoice still
+// has to reverse. Lines with nothing left are left out.
+func UnreversedTax(sale TaxTransaction, reversals []TaxTransaction) []TaxTransactionLine {
+	type key struct{ line, jurisdiction string }
+	reversed := map[key]TaxTransactionLine{}
+	for _, r := range reversals {
+		for _, l := range r.Lines {
+			k := key{l.LineID, l.Jurisdiction}
+			sum := reversed[k]
+			sum.TaxableAmount += l.TaxableAmount
+			sum.TaxAmount += l.TaxAmount
+			reversed[k] = sum
+		}
+	}
+	var out []TaxTransactionLine
+	for _, l := range sale.Lines {
+		r := reversed[key{l.LineID, l.Jurisdiction}]
+		l.TaxableAmount += r.TaxableAmount
+		l.TaxAmount += r.TaxAmount
+		if l.TaxAmount != 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}

@@ -103,3 +103,44 @@ func TestReversalShareLargeLines(t *testing.T) {
 		t.Fatalf("halves reversed %d + %d, want %d in all", first, rest, lineTax)
 	}
 }
+
+// TestUnreversedTax: what a void still reverses is the sale's tax less every credit note's
+// reversal, per invoice line and jurisdiction; nothing left, no line.
+func TestUnreversedTax(t *testing.T) {
+	sale := remit.TaxTransaction{Lines: []remit.TaxTransactionLine{
+		{LineID: "l1", Jurisdiction: "CA", TaxableAmount: 5000, TaxAmount: 250},
+		{LineID: "l1", Jurisdiction: "CA-BC", TaxableAmount: 5000, TaxAmount: 350},
+		{LineID: "l2", Jurisdiction: "CA", TaxableAmount: 1000, TaxAmount: 50},
+	}}
+	rev := func(lines ...remit.TaxTransactionLine) remit.TaxTransaction { return remit.TaxTransaction{Lines: lines} }
+	for _, tc := range []struct {
+		name      string
+		reversals []remit.TaxTransaction
+		want      []remit.TaxTransactionLine
+	}{
+		{"no credit note: the whole sale", nil, sale.Lines},
+		{"one line partly reversed", []remit.TaxTransaction{rev(remit.TaxTransactionLine{LineID: "l1", Jurisdiction: "CA", TaxableAmount: -2000, TaxAmount: -100})},
+			[]remit.TaxTransactionLine{{LineID: "l1", Jurisdiction: "CA", TaxableAmount: 3000, TaxAmount: 150}, sale.Lines[1], sale.Lines[2]}},
+		{"two notes, one line reversed in full", []remit.TaxTransaction{
+			rev(remit.TaxTransactionLine{LineID: "l2", Jurisdiction: "CA", TaxableAmount: -400, TaxAmount: -20}),
+			rev(remit.TaxTransactionLine{LineID: "l2", Jurisdiction: "CA", TaxableAmount: -600, TaxAmount: -30},
+				remit.TaxTransactionLine{LineID: "l1", Jurisdiction: "CA-BC", TaxableAmount: -1000, TaxAmount: -70}),
+		}, []remit.TaxTransactionLine{sale.Lines[0], {LineID: "l1", Jurisdiction: "CA-BC", TaxableAmount: 4000, TaxAmount: 280}}},
+		{"everything reversed", []remit.TaxTransaction{rev(
+			remit.TaxTransactionLine{LineID: "l1", Jurisdiction: "CA", TaxableAmount: -5000, TaxAmount: -250},
+			remit.TaxTransactionLine{LineID: "l1", Jurisdiction: "CA-BC", TaxableAmount: -5000, TaxAmount: -350},
+			remit.TaxTransactionLine{LineID: "l2", Jurisdiction: "CA", TaxableAmount: -1000, TaxAmount: -50})}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := remit.UnreversedTax(sale, tc.reversals)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("line %d: got %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}

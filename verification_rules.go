@@ -485,7 +485,8 @@ type InvoiceTaxFacts struct {
 
 // CheckInvoiceTaxFacts checks that a finalized invoice's committed sale records its tax, that its
 // credit notes reversed no more tax than it charged, each line no more than its own, and exactly
-// what their reversal transactions record, and that a void reversed exactly the sale's tax, once.
+// what their reversal transactions record, and that a void reversed, once, exactly the tax its
+// credit notes left (so that all reversals together never exceed the tax charged).
 func CheckInvoiceTaxFacts(f InvoiceTaxFacts) []string {
 	out := saleProblems(f)
 	add := func(format string, a ...any) { out = append(out, fmt.Sprintf(format, a...)) }
@@ -501,14 +502,16 @@ func CheckInvoiceTaxFacts(f InvoiceTaxFacts) []string {
 	if f.OverReversedLines > 0 {
 		add("has %d lines with more tax reversed than they charged", f.OverReversedLines)
 	}
-	voidReverses := f.Status == InvoiceVoid && f.TaxTotal > 0 && f.Sale != nil
+	left := f.TaxTotal - f.NotesTax // what a void still has to reverse
+	voidReverses := f.Status == InvoiceVoid && left > 0 && f.Sale != nil
 	switch {
 	case voidReverses && f.VoidReversals != 1:
-		add("is void with tax %d, so one reversal of its sale is due, but %d name it", f.TaxTotal, f.VoidReversals)
-	case voidReverses && f.Sale.Found && f.VoidReversed != f.Sale.TotalTax:
-		add("is void and its reversal reverses %d, but its sale recorded %d of tax", f.VoidReversed, f.Sale.TotalTax)
+		add("is void with %d of its tax not reversed by credit notes, so one reversal of it is due, but %d name it", left, f.VoidReversals)
+	case voidReverses && f.VoidReversed != left:
+		add("is void and its reversal reverses %d, but %d of its tax was left to reverse (%d charged, %d reversed by credit notes)",
+			f.VoidReversed, left, f.TaxTotal, f.NotesTax)
 	case !voidReverses && f.VoidReversals > 0:
-		add("is %s with tax %d, yet %d reversal transactions reverse it as voided", f.Status, f.TaxTotal, f.VoidReversals)
+		add("is %s with %d of tax left unreversed, yet %d reversal transactions reverse it as voided", f.Status, left, f.VoidReversals)
 	}
 	return out
 }

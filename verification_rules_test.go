@@ -359,13 +359,22 @@ func TestCheckInvoiceTaxFacts(t *testing.T) {
 		{"line credited tax altered", inv(func(i *remit.InvoiceTaxFacts) { i.LinesCreditedTax, i.OverReversedLines = 900, 1 }),
 			[]string{"lines with 900 of tax reversed", "1 lines with more tax reversed than they charged"}},
 		{"void reversed twice", inv(func(i *remit.InvoiceTaxFacts) { void(i); i.VoidReversals, i.VoidReversed = 2, 1400 }),
-			[]string{"one reversal of its sale is due, but 2 name it"}},
+			[]string{"one reversal of it is due, but 2 name it"}},
 		{"void reversal altered", inv(func(i *remit.InvoiceTaxFacts) { void(i); i.VoidReversed = 600 }),
-			[]string{"its reversal reverses 600, but its sale recorded 700"}},
+			[]string{"its reversal reverses 600, but 700 of its tax was left to reverse"}},
+		{"void after a credit note reverses what the note left", inv(func(i *remit.InvoiceTaxFacts) {
+			i.Status, i.VoidReversals, i.VoidReversed = remit.InvoiceVoid, 1, 490
+		}), nil},
+		{"void after a credit note reversing the sale's whole tax again", inv(func(i *remit.InvoiceTaxFacts) {
+			i.Status, i.VoidReversals, i.VoidReversed = remit.InvoiceVoid, 1, 700
+		}), []string{"its reversal reverses 700, but 490 of its tax was left to reverse (700 charged, 210 reversed by credit notes)"}},
+		{"void after credit notes reversed all its tax", inv(func(i *remit.InvoiceTaxFacts) {
+			i.Status, i.NotesTax, i.NotesReversed, i.LinesCreditedTax = remit.InvoiceVoid, 700, 700, 700
+		}), nil},
 		{"void without reversal", inv(func(i *remit.InvoiceTaxFacts) { void(i); i.VoidReversals, i.VoidReversed = 0, 0 }),
 			[]string{"but 0 name it"}},
 		{"reversed as void but paid", inv(func(i *remit.InvoiceTaxFacts) { i.VoidReversals, i.VoidReversed = 1, 700 }),
-			[]string{"is paid with tax 700, yet 1 reversal transactions reverse it as voided"}},
+			[]string{"is paid with 490 of tax left unreversed, yet 1 reversal transactions reverse it as voided"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantRule(t, remit.CheckInvoiceTaxFacts(c.f), c.want...) })
 	}

@@ -474,30 +474,56 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 		if err := tx.UpdateInvoice(ctx, *inv, false); err != nil {
 			return err
 		}
-		if inv.TaxTotal > 0 && inv.TaxTransactionID != nil {
-			sale, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, store.Locked)
-			if err != nil {
-				return err
-			}
-			rev := remit.TaxTransaction{Object: "tax_transaction", TaxTransactionID: remit.NewID("txn"), Status: remit.TaxCommitted,
-				Type: remit.TaxReversal, SourceDocumentID: inv.InvoiceID, CustomerID: inv.CustomerID, Currency: inv.Currency,
-				TotalTax: -sale.TotalTax, TaxExempt: sale.TaxExempt, CommittedAt: &now, Environment: m.Environment,
-				MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now}
-			for _, l := range sale.Lines {
-				l.TaxableAmount, l.TaxAmount = -l.TaxableAmount, -l.TaxAmount
-				rev.Lines = append(rev.Lines, l)
-			}
-			if err := tx.UpsertTaxTransaction(ctx, rev); err != nil {
-				return err
-			}
-			if err := iv.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.reversed", rev.TaxTransactionID, rev); err != nil {
-				return err
-			}
+		if err := iv.reverseVoidedTax(ctx, tx, m, *inv, now); err != nil {
+			return err
 		}
 		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.voided", inv.InvoiceID, *inv)
 	})
 	inv.Environment = m.Environment
 	return inv, err
+}
+
+// reverseVoidedTax stores the committed reversal of the tax a voided invoice charged and its credit
+// notes have not reversed yet (remit.UnreversedTax): a void never reverses more tax than was
+// charged. Nothing left, nothing stored.
+func (iv *Invoicing) reverseVoidedTax(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, now time.Time) error {
+	if inv.TaxTotal <= 0 || inv.TaxTransactionID == nil {
+		return nil
+	}
+	sale, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, store.Locked)
+	if err != nil {
+		return err
+	}
+	notes, err := tx.ListInvoiceCreditNotes(ctx, m.ID, inv.InvoiceID)
+	if err != nil {
+		return err
+	}
+	var reversals []remit.TaxTransaction
+	for _, cn := range notes {
+		if cn.TaxTransactionID == nil {
+			continue
+		}
+		r, err := tx.GetTaxTransaction(ctx, m.ID, *cn.TaxTransactionID, store.Unlocked)
+		if err != nil {
+			return err
+		}
+		reversals = append(reversals, r)
+	}
+	rev := remit.TaxTransaction{Object: "tax_transaction", TaxTransactionID: remit.NewID("txn"), Status: remit.TaxCommitted,
+		Type: remit.TaxReversal, SourceDocumentID: inv.InvoiceID, CustomerID: inv.CustomerID, Currency: inv.Currency,
+		TaxExempt: sale.TaxExempt, CommittedAt: &now, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now}
+	for _, l := range remit.UnreversedTax(sale, reversals) {
+		l.TaxableAmount, l.TaxAmount = -l.TaxableAmount, -l.TaxAmount
+		rev.Lines = append(rev.Lines, l)
+		rev.TotalTax += l.TaxAmount
+	}
+	if rev.TotalTax == 0 {
+		return nil
+	}
+	if err := tx.UpsertTaxTransaction(ctx, rev); err != nil {
+		return err
+	}
+	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionReversed, rev.TaxTransactionID, rev)
 }
 
 const jobAutoFinalize = "invoice.auto_finalize"

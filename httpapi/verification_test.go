@@ -39,7 +39,20 @@ func verificationWorkload(t *testing.T, e *testkit.Env) {
 	k.invoice("prepaid", 2000)
 
 	taxed, lines := openBCInvoice(t, e)
-	e.Must(200, "POST", "/v1/credit-notes", creditNote(taxed, cnLine(lines[0], "credit", 1000)))
+	cn := e.Must(200, "POST", "/v1/credit-notes", creditNote(taxed, cnLine(lines[0], "credit", 1000))).Data()
+	// Voiding it reverses the tax the credit note left, not the whole sale again.
+	e.Must(200, "POST", "/v1/invoices/"+taxed+"/void", nil)
+	var txns struct{ Items []remit.TaxTransaction }
+	e.Must(200, "GET", "/v1/tax-transactions?sourceDocumentId="+taxed, nil).Decode(t, &txns)
+	var reversed []int64
+	for _, x := range txns.Items {
+		if x.Type == remit.TaxReversal {
+			reversed = append(reversed, x.TotalTax)
+		}
+	}
+	if len(reversed) != 1 || reversed[0] != -(2083-num(cn["taxTotal"])) {
+		t.Fatalf("void after a credit note reversing %v of 2083 tax reversed %v", cn["taxTotal"], reversed)
+	}
 	e.AdvanceClock(3 * 86400)
 }
 
