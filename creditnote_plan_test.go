@@ -112,7 +112,9 @@ func TestUnreversedTax(t *testing.T) {
 		{LineID: "l1", Jurisdiction: "CA-BC", TaxableAmount: 5000, TaxAmount: 350},
 		{LineID: "l2", Jurisdiction: "CA", TaxableAmount: 1000, TaxAmount: 50},
 	}}
-	rev := func(lines ...remit.TaxTransactionLine) remit.TaxTransaction { return remit.TaxTransaction{Lines: lines} }
+	rev := func(lines ...remit.TaxTransactionLine) remit.TaxTransaction {
+		return remit.TaxTransaction{Lines: lines}
+	}
 	for _, tc := range []struct {
 		name      string
 		reversals []remit.TaxTransaction
