@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -177,16 +178,25 @@ func (c *canonicalizer) array() error {
 	}
 }
 
-// member is one object member: its key (decoded UTF-8) and its value's bytes.
+// member is one object member: its key (decoded UTF-8) and where its canonical value lies in the
+// object's scratch buffer.
 type member struct {
-	key   []byte
-	value []byte
+	key        []byte
+	start, end int
 }
 
+// scratch holds an object's canonical member values until they are sorted.
+var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// object writes the object at pos: each member's value is written canonically once, into a
+// scratch buffer, then the members are written out in key order.
 func (c *canonicalizer) object() error {
 	drop := c.dropHash
 	c.dropHash = false
-	members, err := c.members()
+	buf := scratch.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer scratch.Put(buf)
+	members, err := c.members(buf)
 	if err != nil {
 		return err
 	}
@@ -195,9 +205,6 @@ func (c *canonicalizer) object() error {
 	wrote := false
 	for _, m := range members {
 		if drop && string(m.key) == "hash" {
-			if err := canonicalValue(new(bytes.Buffer), m.value); err != nil { // left out, but checked
-				return err
-			}
 			continue
 		}
 		if wrote {
@@ -206,18 +213,17 @@ func (c *canonicalizer) object() error {
 		wrote = true
 		writeCanonicalKey(c.out, m.key)
 		c.out.WriteByte(':')
-		if err := canonicalValue(c.out, m.value); err != nil {
-			return err
-		}
+		c.out.Write(buf.Bytes()[m.start:m.end])
 	}
 	c.out.WriteByte('}')
 	return nil
 }
 
-// members reads the object at pos (its opening brace) into its members, values unparsed.
-func (c *canonicalizer) members() ([]member, error) {
+// members reads the object at pos (its opening brace), writing each member's canonical value to
+// buf.
+func (c *canonicalizer) members(buf *bytes.Buffer) ([]member, error) {
 	c.pos++ // {
-	var out []member
+	out := make([]member, 0, 16)
 	for {
 		c.skipSpace()
 		if c.pos >= len(c.in) {
@@ -231,11 +237,13 @@ func (c *canonicalizer) members() ([]member, error) {
 		if err != nil {
 			return nil, err
 		}
-		start := c.pos
-		if err := c.skipValue(); err != nil {
+		start := buf.Len()
+		inner := canonicalizer{in: c.in, pos: c.pos, out: buf}
+		if err := inner.value(); err != nil {
 			return nil, err
 		}
-		out = append(out, member{key: key, value: c.in[start:c.pos]})
+		c.pos = inner.pos
+		out = append(out, member{key: key, start: start, end: buf.Len()})
 		c.skipSpace()
 		if c.pos >= len(c.in) {
 			return nil, errCanonicalSyntax
@@ -289,42 +297,4 @@ func writeCanonicalKey(b *bytes.Buffer, key []byte) {
 	b.WriteByte('"')
 	b.Write(key)
 	b.WriteByte('"')
-}
-
-// skipValue moves past the value at pos without writing it (it is written once its object's
-// members are sorted).
-func (c *canonicalizer) skipValue() error {
-	c.skipSpace()
-	depth := 0
-	for c.pos < len(c.in) {
-		switch c.in[c.pos] {
-		case '"':
-			if _, _, err := c.stringEnd(); err != nil {
-				return err
-			}
-		case '{', '[':
-			depth++
-			c.pos++
-		case '}', ']':
-			if depth == 0 {
-				return nil
-			}
-			depth--
-			c.pos++
-		case ',':
-			if depth == 0 {
-				return nil
-			}
-			c.pos++
-		default:
-			c.pos++
-		}
-		if depth == 0 && c.pos < len(c.in) && (c.in[c.pos] == ',' || c.in[c.pos] == '}' || c.in[c.pos] == ']') {
-			return nil
-		}
-	}
-	if depth != 0 {
-		return errCanonicalSyntax
-	}
-	return nil
 }

@@ -2,7 +2,9 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/remit-billing/remit"
@@ -72,4 +74,52 @@ func TestChainMigration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Concurrent transactions (joined into group commits on SQLite, racing for the account's chain
+// lock on PostgreSQL) chain their events without a gap or a fork, and a transaction that fails
+// leaves no link behind.
+func TestChainUnderConcurrentCommits(t *testing.T) {
+	forEachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		const writers, each = 8, 25
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					_ = db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+						for _, account := range []string{"ma_a", "ma_b"} {
+							tx.AppendEvent(remit.Event{ID: fmt.Sprintf("evt_%s_%d_%d", account, w, i), Type: "customer.created", MerchantAccountID: account,
+								Environment: remit.Sandbox, CreatedAt: remit.FromMicros(1_700_000_000_000_000), Data: []byte(`{"object":{}}`)}, "")
+						}
+						if i%5 == 4 {
+							return errors.New("refused") // its events must not be chained
+						}
+						return nil
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		for _, account := range []string{"ma_a", "ma_b"} {
+			want, prev := int64(1), ""
+			err := db.Snapshot(ctx, func(ctx context.Context, q store.Q) error {
+				return q.ChainEvents(ctx, account, func(e remit.Event) error {
+					if detail := remit.ChainLink(want, prev, e); detail != "" {
+						t.Fatalf("%s: event %s %s", account, e.ID, detail)
+					}
+					want, prev = want+1, e.Hash
+					return nil
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := want - 1; got != writers*each*4/5 {
+				t.Errorf("%s: %d events chained, want %d", account, got, writers*each*4/5)
+			}
+		}
+	})
 }

@@ -228,7 +228,9 @@ type Tx struct {
 	beforeCommit []func(context.Context) error
 	afterCommit  []func()
 	spSeq        int
-	events       []pendingEvent // written and chained before commit (AppendEvent)
+	events       []pendingEvent       // written and chained before commit (AppendEvent)
+	heads        map[string]chainLink // the chain links this transaction wrote, by merchant account
+	batchHeads   map[string]chainLink // SQLite: the links earlier transactions of its group commit wrote
 }
 
 // BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.

@@ -40,6 +40,9 @@ func (tx *Tx) writeEvents(ctx context.Context) error {
 		}
 	}
 	slices.Sort(accounts)
+	if tx.heads == nil {
+		tx.heads = map[string]chainLink{}
+	}
 	for _, account := range accounts {
 		seq, prev, err := tx.chainHead(ctx, account)
 		if err != nil {
@@ -61,13 +64,25 @@ func (tx *Tx) writeEvents(ctx context.Context) error {
 			}
 			prev = e.Hash
 		}
+		tx.heads[account] = chainLink{seq, prev}
 	}
 	return nil
 }
 
+// chainLink is the last link of a merchant account's chain: its sequence and hash.
+type chainLink struct {
+	seq  int64
+	hash string
+}
+
 // chainHead locks the merchant account's chain (PostgreSQL) and returns its last sequence and
-// hash (0 and "" for an empty chain).
+// hash (0 and "" for an empty chain). On SQLite a transaction that follows another in the same
+// group commit takes the link that one wrote (Tx.batchHeads) instead of reading it: the batch is
+// one write transaction, so nothing else can have written in between.
 func (tx *Tx) chainHead(ctx context.Context, account string) (int64, string, error) {
+	if l, ok := tx.batchHeads[account]; ok {
+		return l.seq, l.hash, nil
+	}
 	if tx.d == Postgres {
 		if _, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "event_chain|"+account); err != nil {
 			return 0, "", wrapErr(err, "store.AppendEvent: lock chain")

@@ -119,6 +119,7 @@ func (g *groupCommitter) runBatch(batch []*txRequest) {
 		return
 	}
 	var ok []*txRequest
+	heads := map[string]chainLink{} // the event chains' last links, as the batch's released requests left them
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			r.err = err
@@ -131,7 +132,7 @@ func (g *groupCommitter) runBatch(batch []*txRequest) {
 			r.err = wrapErr(err, "store.Tx: savepoint")
 			continue
 		}
-		tx := &Tx{Q: Q{q: sqlTx, d: SQLite}, sql: sqlTx}
+		tx := &Tx{Q: Q{q: sqlTx, d: SQLite}, sql: sqlTx, batchHeads: heads}
 		r.tx = tx
 		ctx := context.WithValue(context.WithoutCancel(r.ctx), txKey{}, tx)
 		r.err, r.panic = safeRun(ctx, tx, r.fn)
@@ -152,6 +153,9 @@ func (g *groupCommitter) runBatch(batch []*txRequest) {
 		}
 		if r.err == nil && r.panic == nil {
 			ok = append(ok, r)
+			for account, l := range tx.heads { // released: later requests continue from here
+				heads[account] = l
+			}
 		}
 	}
 	if err := sqlTx.Commit(); err != nil {
