@@ -3,6 +3,8 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +24,15 @@ import (
 //
 //	go test -run '^$' -bench SettlementsPage -benchtime 2s ./app/
 //	REMIT_TEST_POSTGRES_URL=... go test -run '^$' -bench SettlementsPage -benchtime 2s ./app/
+//
+// REMIT_BENCH_SETTLEMENT_ROWS replaces the 200,000 rows (the page is read at half of them):
+// .ci/run, which runs every benchmark once only so that none rots, seeds 2,000.
 func BenchmarkSettlementsPage(b *testing.B) {
-	const depth, rows, limit = 100_000, 200_000, 20
+	rows, limit := 200_000, 20
+	if n, err := strconv.Atoi(os.Getenv("REMIT_BENCH_SETTLEMENT_ROWS")); err == nil && n >= 4*limit {
+		rows = n
+	}
+	depth := rows / 2
 	for _, kind := range testkit.Stores() {
 		b.Run(string(kind), func(b *testing.B) {
 			e := testkit.Start(b, kind, testkit.Options{})
@@ -50,12 +59,12 @@ func BenchmarkSettlementsPage(b *testing.B) {
 					page(b, "", ids[rows-1])
 				}
 			})
-			b.Run("depth-100000", func(b *testing.B) {
+			b.Run(fmt.Sprintf("depth-%d", depth), func(b *testing.B) {
 				for b.Loop() {
 					page(b, *cursor, ids[after-1])
 				}
 			})
-			b.Run("offset-100000", func(b *testing.B) {
+			b.Run(fmt.Sprintf("offset-%d", depth), func(b *testing.B) {
 				q := e.App.DB.Read(ctx)
 				for b.Loop() {
 					r, err := q.Query(ctx, `SELECT id FROM settlements WHERE merchant_account_id = $1

@@ -31,7 +31,7 @@ import (
 //     naming the field;
 //   - every answer matches its documented schema (testkit checks each one).
 //
-// The budget is REMIT_GENERATED_CHECKS checks per operation (default 30; two requests each), from the
+// The budget is REMIT_GENERATED_CHECKS checks per operation (default 25; two requests each), from the
 // seed REMIT_GENERATED_SEED (default: drawn and logged). To replay a failure, run the test with the
 // seed it logged.
 func TestGeneratedInput(t *testing.T) {
@@ -60,7 +60,7 @@ func TestGeneratedInput(t *testing.T) {
 
 // generatedBudget reads the budget and the seed.
 func generatedBudget(t *testing.T) (checks int, seed uint64) {
-	checks = 30 // keeps .ci/run (both stores, race detector) within its time; longer runs: set the variable
+	checks = 25 // keeps .ci/run (both stores, race detector) within its time; longer runs: set the variable
 	if v := os.Getenv("REMIT_GENERATED_CHECKS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
