@@ -45,7 +45,8 @@ const jobBatch = 50
 
 // RunDue runs in the background, in due order, every pending job of the merchant account due at
 // or before upTo, in transactions of up to jobBatch jobs, each job in a savepoint of its own, and
-// returns how many ran. A failing job is rolled back to its savepoint (what it registered to run
+// returns how many ran. One runner at a time works through an account's jobs (store.LockJobRunner),
+// whichever process it is in. A failing job is rolled back to its savepoint (what it registered to run
 // after the commit too) and marked failed, so it neither blocks later jobs nor repeats.
 func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.Time) (int, error) {
 	ran := 0
@@ -67,6 +68,9 @@ func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo 
 	err := co.DB.Tx(jobCtx, func(ctx context.Context, tx *store.Tx) error {
 		fu.reset()
 		ran, more = 0, true
+		if err := tx.LockJobRunner(ctx, merchantAccountID); err != nil {
+			return err
+		}
 		for ran < jobBatch {
 			var found bool
 			var failedJob string

@@ -22,6 +22,19 @@ func (q Q) InsertJob(ctx context.Context, j remit.Job, now time.Time) error {
 	return wrapErr(err, "store.InsertJob")
 }
 
+// LockJobRunner makes tx the only runner of the merchant account's jobs until it ends: on
+// PostgreSQL a transaction-level advisory lock, so that job batches of several processes (their
+// schedulers, concurrent clock advances) run one after another in due order instead of locking
+// the same rows in different orders (two jobs of one grant, taken by two batches, deadlocked). On
+// SQLite the store's one writer already does this.
+func (tx *Tx) LockJobRunner(ctx context.Context, merchantAccountID string) error {
+	if tx.d != Postgres {
+		return nil
+	}
+	_, err := tx.exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "job_runner|"+merchantAccountID)
+	return wrapErr(err, "store.LockJobRunner")
+}
+
 // ClaimDueJob locks and returns the earliest pending job of the merchant account due at or before
 // upTo, or ok=false. Several processes never claim the same job (SKIP LOCKED on PostgreSQL; the
 // single writer on SQLite).

@@ -52,9 +52,19 @@ func TestSeveralProcesses(t *testing.T) {
 		tenants[name] = bootstrap(t, bin, env, "Multi "+name)
 	}
 	var bases []string
+	var procs []*testkit.Process
 	for range 3 {
-		bases = append(bases, testkit.StartServe(t, bin, env, testkit.FreeAddr(t)).Base)
+		p := testkit.StartServe(t, bin, env, testkit.FreeAddr(t))
+		procs = append(procs, p)
+		bases = append(bases, p.Base)
 	}
+	defer func() { // what the processes logged explains a failure (a job that failed, and why)
+		if t.Failed() {
+			for i, p := range procs {
+				t.Logf("serve process %d logged:\n%s", i, p.Stderr.String())
+			}
+		}
+	}()
 	c := newClient(bases...)
 	db := openStore(t, dbURL)
 	ctx := context.Background()
