@@ -99,10 +99,6 @@ func (vs *Verification) verifyAccount(ctx context.Context, q store.Q, account re
 func verifyChain(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
 	want, prev := int64(1), ""
 	return q.ChainEvents(ctx, account.MerchantAccountID, func(e remit.Event) error {
-		if e.Sequence == 0 {
-			c.Add(remit.Violation{Resource: "event", ID: e.ID, Detail: "has no place in the chain (no sequence)"})
-			return nil
-		}
 		if detail := remit.ChainLink(want, prev, e); detail != "" {
 			c.Add(remit.Violation{Resource: "event", ID: e.ID, Detail: detail})
 		}

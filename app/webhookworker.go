@@ -107,9 +107,13 @@ func (wh *Webhooks) webhookTimeout() time.Duration {
 }
 
 // DispatchEvents turns every undispatched event into its deliveries and returns how many events it
-// dispatched.
+// dispatched. It first chains events a failed step after commit left unchained (store.ChainLeftovers):
+// only chained events are dispatched.
 func (wh *Webhooks) DispatchEvents(ctx context.Context) (int, error) {
 	if pending, err := wh.DB.Read(ctx).HasUndispatchedEvents(ctx); err != nil || !pending {
+		return 0, err
+	}
+	if err := wh.DB.ChainLeftovers(ctx); err != nil {
 		return 0, err
 	}
 	total := 0

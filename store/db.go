@@ -150,7 +150,8 @@ type txKey struct{}
 // call) is joined instead, so a request's whole effect and its event commit together.
 //
 // On PostgreSQL the transaction is READ COMMITTED; rules that must not race take row locks
-// (Q.ForUpdate). On SQLite all writes are serialized through one connection with group commit
+// (Q.ForUpdate). The events it wrote get their place in their chains after the commit, before Tx
+// returns (chain.go). On SQLite all writes are serialized through one connection with group commit
 // (see groupcommit.go): concurrent callers' functions run one after another inside one
 // transaction, each in its own savepoint, and share one commit (one fsync). Tx returns only after
 // that commit, so a nil error still means the effect is durable.
@@ -179,6 +180,9 @@ func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return wrapErr(err, "store.Tx: commit")
+	}
+	if len(tx.unchained) > 0 {
+		db.chainAfterCommit(ctx, tx.unchained)
 	}
 	tx.committed()
 	return nil
@@ -228,7 +232,8 @@ type Tx struct {
 	beforeCommit []func(context.Context) error
 	afterCommit  []func()
 	spSeq        int
-	events       []pendingEvent       // written and chained before commit (AppendEvent)
+	events       []pendingEvent       // written before commit (AppendEvent)
+	unchained    []string             // PostgreSQL: accounts whose events it wrote unchained (chain.go)
 	heads        map[string]chainLink // the chain links this transaction wrote, by merchant account
 	batchHeads   map[string]chainLink // SQLite: the links earlier transactions of its group commit wrote
 }

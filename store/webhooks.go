@@ -148,9 +148,10 @@ func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
 	return e, nil
 }
 
-// GetEvent returns the merchant account's event, or not_found.
+// GetEvent returns the merchant account's event, or not_found. Like every read of events for the
+// API and webhooks, it sees an event once it has its place in its chain (chain.go).
 func (q Q) GetEvent(ctx context.Context, merchantAccountID, id string) (remit.Event, error) {
-	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND merchant_account_id = $2`, id, merchantAccountID))
+	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND merchant_account_id = $2 AND sequence IS NOT NULL`, id, merchantAccountID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, remit.NotFound("event", id, "")
 	}
@@ -160,7 +161,7 @@ func (q Q) GetEvent(ctx context.Context, merchantAccountID, id string) (remit.Ev
 // ListEvents returns up to limit events of the merchant account (of type typ unless empty),
 // newest first, after the keyset position.
 func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, afterCreated int64, afterID string, limit int) ([]remit.Event, error) {
-	where := ` WHERE merchant_account_id = $1`
+	where := ` WHERE merchant_account_id = $1 AND sequence IS NOT NULL`
 	args := []any{merchantAccountID}
 	if typ != "" {
 		where += ` AND type = $2`
@@ -184,10 +185,10 @@ func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, afterC
 }
 
 // ClaimUndispatchedEvents locks and returns up to limit events not yet turned into deliveries,
-// oldest first. Several processes take different events (SKIP LOCKED on PostgreSQL; the single
+// oldest first, of those that have their place in their chain. Several processes take different events (SKIP LOCKED on PostgreSQL; the single
 // writer on SQLite). Mark them with MarkEventsDispatched in the same transaction.
 func (q Q) ClaimUndispatchedEvents(ctx context.Context, limit int) ([]remit.Event, error) {
-	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL ORDER BY created_at, id LIMIT `+
+	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL AND sequence IS NOT NULL ORDER BY created_at, id LIMIT `+
 		itoa(limit)+q.SkipLocked())
 	if err != nil {
 		return nil, wrapErr(err, "store.ClaimUndispatchedEvents")
