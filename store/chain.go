@@ -7,6 +7,8 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 
 	"github.com/remit-billing/remit"
 )
@@ -21,11 +23,14 @@ import (
 //   - PostgreSQL: just after commit (DB.chainAfterCommit), before Tx returns. The transaction
 //     inserts its events unchained; then, under the account's chain lock (an advisory lock), one
 //     short transaction chains every unchained event of the account, its own and those of
-//     concurrent requests. Holding the chain lock through each request's commit instead made one
-//     account's writes wait on one another's commits: half the throughput of a single-account grant
-//     load. Unchained events are not listed (GET /v1/events), not dispatched to webhooks, and not
-//     part of a verification; if the step after commit fails, the webhook worker chains what is
-//     left (DB.ChainLeftovers).
+//     concurrent requests. Within a process the passes are coalesced like a group commit
+//     (chainGroups): one pass per account runs at a time, and every request that committed while
+//     it ran is served by the next one. Holding the chain lock through each request's own commit
+//     instead made one account's writes commit one at a time (half the throughput of a
+//     single-account grant load), and so did a chaining transaction per request. Unchained events
+//     are not listed (GET /v1/events), not dispatched to webhooks, and not part of a
+//     verification; if the step after commit fails, the webhook worker chains what is left
+//     (DB.ChainLeftovers).
 
 // writeEvents inserts the transaction's events: chained on SQLite, unchained on PostgreSQL (chained
 // after the commit). Accounts are taken in ID order.
@@ -115,8 +120,52 @@ func lastLink(ctx context.Context, q Q, account string) (seq int64, hash string,
 func (db *DB) chainAfterCommit(ctx context.Context, accounts []string) {
 	ctx = context.WithoutCancel(ctx)
 	for _, account := range accounts {
-		if err := db.ChainPending(ctx, account, true); err != nil {
+		err := db.chains.wait(account, func() error { return db.ChainPending(ctx, account, true) })
+		if err != nil {
 			slog.Default().Warn("events committed, chaining them failed; the webhook worker chains them", "merchantAccountId", account, "err", err.Error())
+		}
+	}
+}
+
+// chainGroups coalesces one process's chaining passes per merchant account: wait returns once a
+// pass that started after the call has ended, and at most one pass per account runs at a time,
+// so the requests that commit while one runs share the next.
+type chainGroups struct {
+	mu      sync.Mutex
+	waiting map[string][]chan error // by account; present while the account's pass loop runs
+}
+
+// wait asks for a pass over the account and waits for its outcome.
+func (c *chainGroups) wait(account string, pass func() error) error {
+	done := make(chan error, 1)
+	c.mu.Lock()
+	if c.waiting == nil {
+		c.waiting = map[string][]chan error{}
+	}
+	q, running := c.waiting[account]
+	c.waiting[account] = append(q, done)
+	c.mu.Unlock()
+	if !running {
+		go c.loop(account, pass)
+	}
+	return <-done
+}
+
+// loop runs passes over the account while requests wait for one, then ends.
+func (c *chainGroups) loop(account string, pass func() error) {
+	for {
+		c.mu.Lock()
+		batch := c.waiting[account]
+		if len(batch) == 0 {
+			delete(c.waiting, account)
+			c.mu.Unlock()
+			return
+		}
+		c.waiting[account] = batch[:0:0]
+		c.mu.Unlock()
+		err := pass()
+		for _, done := range batch {
+			done <- err
 		}
 	}
 }
@@ -181,16 +230,18 @@ func chainUnchained(ctx context.Context, q Q, account string, seq int64, prev st
 		if err != nil || len(page) == 0 {
 			return seq, prev, err
 		}
+		args := make([]any, 0, 3*len(page))
 		for _, e := range page {
 			seq++
 			e.Sequence = seq
 			if e.Hash, err = remit.ChainHash(prev, e); err != nil {
 				return seq, prev, err
 			}
-			if _, err := q.exec(ctx, `UPDATE events SET sequence = $1, hash = $2 WHERE id = $3`, e.Sequence, e.Hash, e.ID); err != nil {
-				return seq, prev, wrapErr(err, "store.chainUnchained")
-			}
+			args = append(args, e.ID, e.Sequence, e.Hash)
 			prev = e.Hash
+		}
+		if _, err := q.exec(ctx, setLinks(len(page)), args...); err != nil {
+			return seq, prev, wrapErr(err, "store.chainUnchained")
 		}
 		if len(page) < chainPage {
 			return seq, prev, nil
@@ -198,6 +249,22 @@ func chainUnchained(ctx context.Context, q Q, account string, seq int64, prev st
 		last := page[len(page)-1]
 		afterCreated, afterID = remit.Micros(last.CreatedAt), last.ID
 	}
+}
+
+// setLinks is one UPDATE that sets the sequence and hash of n events (arguments: ID, sequence,
+// hash for each): one round trip per page instead of one per event.
+func setLinks(n int) string {
+	var b strings.Builder
+	b.WriteString(`WITH v(id, seq, hash) AS (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		j := 3*i + 1
+		b.WriteString("(CAST($" + itoa(j) + " AS TEXT), CAST($" + itoa(j+1) + " AS BIGINT), CAST($" + itoa(j+2) + " AS TEXT))")
+	}
+	b.WriteString(`) UPDATE events SET sequence = v.seq, hash = v.hash FROM v WHERE events.id = v.id`)
+	return b.String()
 }
 
 func unchainedPage(ctx context.Context, q Q, account string, afterCreated int64, afterID string) ([]remit.Event, error) {

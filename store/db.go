@@ -34,6 +34,7 @@ type DB struct {
 	url     string
 	gc      *groupCommitter // SQLite only
 	ck      *checkpointer   // SQLite only
+	chains  chainGroups     // PostgreSQL: chaining after commit, coalesced per account (chain.go)
 }
 
 // The SQLite writer's page cache (negative: KiB), which holds a group-commit batch's pages. The
