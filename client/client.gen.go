@@ -2719,7 +2719,7 @@ type ErrorEnvelope struct {
 // ErrorEnvelopeErrorCode Machine-readable error code; pairs with the HTTP status as tabled in the API description.
 type ErrorEnvelopeErrorCode string
 
-// Event An event, written in the same transaction as the change it records.
+// Event An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 //
 // Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 type Event struct {
@@ -7706,7 +7706,7 @@ type ClientInterface interface {
 
 	// ListEvents List events
 	//
-	// Lists events, newest first. Items are Event objects.
+	// Lists events, newest first. Items are Event objects. An event is listed once it has its place in its merchant account's chain (on PostgreSQL a moment after its transaction commits, before the request that caused it answers; docs/verification.md).
 	//
 	// Corresponds with GET /v1/events (the `ListEvents` operationId).
 	ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -8776,7 +8776,7 @@ func (c *Client) GetEmail(ctx context.Context, emailId EmailIdPath, params *GetE
 
 // ListEvents List events
 //
-// Lists events, newest first. Items are Event objects.
+// Lists events, newest first. Items are Event objects. An event is listed once it has its place in its merchant account's chain (on PostgreSQL a moment after its transaction commits, before the request that caused it answers; docs/verification.md).
 //
 // Corresponds with GET /v1/events (the `ListEvents` operationId).
 func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -15548,7 +15548,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListEventsWithResponse List events
 	//
-	// Lists events, newest first. Items are Event objects.
+	// Lists events, newest first. Items are Event objects. An event is listed once it has its place in its merchant account's chain (on PostgreSQL a moment after its transaction commits, before the request that caused it answers; docs/verification.md).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -19097,7 +19097,7 @@ type GetEventResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data An event, written in the same transaction as the change it records.
+		// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 		//
 		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 		Data Event `json:"data"`
@@ -19137,7 +19137,7 @@ type GetEventResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetEventResponse) GetJSON200() *struct {
-	// Data An event, written in the same transaction as the change it records.
+	// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 	//
 	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 	Data Event `json:"data"`
@@ -26235,7 +26235,7 @@ func (c *ClientWithResponses) GetEmailWithResponse(ctx context.Context, emailId 
 
 // ListEventsWithResponse List events
 //
-// Lists events, newest first. Items are Event objects.
+// Lists events, newest first. Items are Event objects. An event is listed once it has its place in its merchant account's chain (on PostgreSQL a moment after its transaction commits, before the request that caused it answers; docs/verification.md).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -30182,7 +30182,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data An event, written in the same transaction as the change it records.
+			// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 			//
 			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 			Data Event `json:"data"`
