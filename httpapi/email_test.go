@@ -230,6 +230,7 @@ func sendAll(t *testing.T, e *testkit.Env, deadline time.Duration) {
 func TestEmailsThroughMailpit(t *testing.T) {
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
+			t.Parallel() // a mailpit and a store of its own
 			mp := testkit.StartMailpit(t, "--smtp-allowed-recipients", `\.example$`)
 			e := smtpEnv(t, s, testkit.NewStoreURL(t, s), mp, "10ms,10ms")
 			k := newMailKit(t, e)
@@ -308,6 +309,7 @@ func checkDelivered(t *testing.T, e *testkit.Env, mp *testkit.Mailpit, rec map[s
 func TestEmailOutageAndCrash(t *testing.T) {
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
+			t.Parallel() // a mailpit and a store of its own
 			mp := testkit.StartMailpit(t)
 			dbURL := testkit.NewStoreURL(t, s)
 			e := smtpEnv(t, s, dbURL, mp, "20ms,20ms,20ms,20ms,20ms,20ms,20ms,20ms")

@@ -43,7 +43,8 @@ func TestGeneratedInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+	// Serial: rapid reads its seed and budget from process-wide flags (setRapid).
+	testkit.RunWith(t, testkit.Options{Serial: true}, func(t *testing.T, e *testkit.Env) {
 		pool := generatedFixtures(t, e)
 		t.Logf("generated input: seed %d, %d checks per operation (REMIT_GENERATED_SEED=%d REMIT_GENERATED_CHECKS=%d to replay)", seed, checks, seed, checks)
 		tally := map[string]map[int]int{}

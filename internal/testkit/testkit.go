@@ -57,6 +57,14 @@ type Options struct {
 	LogOutput io.Writer    // nil: discard (tests that search logs pass a buffer)
 	// Engine, if set, adjusts the engine before the server starts (e.g. app.Config.LookupHost).
 	Engine func(*app.App)
+	// Serial runs the stores' subtests one after another (see RunWith).
+	Serial bool
+}
+
+// parallel reports whether the stores' subtests may run side by side: not when the options hold
+// something both would share (a clock, a log buffer, an engine hook, a processor), nor when asked.
+func (o Options) parallel() bool {
+	return !o.Serial && o.Clock == nil && o.LogOutput == nil && o.Engine == nil && (o.Config == nil || o.Config.Processor == nil)
 }
 
 // Env is a running Remit with one bootstrapped organization.
@@ -88,11 +96,17 @@ func Run(t *testing.T, fn func(t *testing.T, e *Env)) {
 	RunWith(t, Options{}, fn)
 }
 
-// RunWith is Run with options.
+// RunWith is Run with options. The subtests of the stores run in parallel with each other (each
+// has its own server and store; on two cores the PostgreSQL run mostly waits on the server while
+// SQLite computes), unless the options share state between them (Options.parallel); fn must not
+// change what it shares with the other store's run.
 func RunWith(t *testing.T, opts Options, fn func(t *testing.T, e *Env)) {
 	t.Helper()
 	for _, s := range Stores() {
 		t.Run(string(s), func(t *testing.T) {
+			if opts.parallel() {
+				t.Parallel()
+			}
 			e := Start(t, s, opts)
 			fn(t, e)
 		})
