@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -70,6 +71,7 @@ const (
 type webhookState struct {
 	wake          chan struct{}
 	guarded, open *http.Client
+	leftovers     atomic.Int64 // real time (Unix ns) events were last checked for leftovers to chain
 }
 
 func newWebhookState(cfg *Config) *webhookState {
@@ -107,14 +109,18 @@ func (wh *Webhooks) webhookTimeout() time.Duration {
 }
 
 // DispatchEvents turns every undispatched event into its deliveries and returns how many events it
-// dispatched. It first chains events a failed step after commit left unchained (store.ChainLeftovers):
-// only chained events are dispatched.
+// dispatched. At most once per poll interval it first chains the events a failed step after commit
+// left unchained (store.ChainLeftovers; not at every wake-up, when the events found unchained are
+// mostly those of requests chaining them right then): only chained events are dispatched.
 func (wh *Webhooks) DispatchEvents(ctx context.Context) (int, error) {
 	if pending, err := wh.DB.Read(ctx).HasUndispatchedEvents(ctx); err != nil || !pending {
 		return 0, err
 	}
-	if err := wh.DB.ChainLeftovers(ctx); err != nil {
-		return 0, err
+	if now, last := time.Now().UnixNano(), wh.webhooks.leftovers.Load(); now-last >= int64(wh.Config.WebhookPoll) &&
+		wh.webhooks.leftovers.CompareAndSwap(last, now) {
+		if err := wh.DB.ChainLeftovers(ctx); err != nil {
+			return 0, err
+		}
 	}
 	total := 0
 	for {
