@@ -24,20 +24,23 @@ var maxIntervalCount = map[string]int64{"day": 1095, "week": 156, "month": 36, "
 // invoice line (pay_what_you_want, credit_top_up); BillingInterval and BillingIntervalCount are nil
 // for one-time prices.
 type Price struct {
-	Object               string            `json:"object"` // "price"
-	PriceID              string            `json:"priceId"`
-	ProductID            string            `json:"productId"`
-	Name                 string            `json:"name"`
-	PriceType            string            `json:"priceType"`
-	Currency             string            `json:"currency"`
-	BillingInterval      *string           `json:"billingInterval"`
-	BillingIntervalCount *int64            `json:"billingIntervalCount"`
-	UnitAmount           *int64            `json:"unitAmount"`
-	MeterID              *string           `json:"meterId"`
-	Metadata             map[string]string `json:"metadata"`
-	Environment          Environment       `json:"environment"`
-	MerchantAccountID    string            `json:"merchantAccountId"`
-	CreatedAt            time.Time         `json:"createdAt"`
+	Object               string             `json:"object"` // "price"
+	PriceID              string             `json:"priceId"`
+	ProductID            string             `json:"productId"`
+	Name                 string             `json:"name"`
+	PriceType            string             `json:"priceType"`
+	Currency             string             `json:"currency"`
+	BillingInterval      *string            `json:"billingInterval"`
+	BillingIntervalCount *int64             `json:"billingIntervalCount"`
+	UnitAmount           *int64             `json:"unitAmount"`
+	MeterID              *string            `json:"meterId"`
+	Tiers                []Tier             `json:"tiers"`
+	TiersMode            *string            `json:"tiersMode"`
+	TransformQuantity    *TransformQuantity `json:"transformQuantity"`
+	Metadata             map[string]string  `json:"metadata"`
+	Environment          Environment        `json:"environment"`
+	MerchantAccountID    string             `json:"merchantAccountId"`
+	CreatedAt            time.Time          `json:"createdAt"`
 }
 
 // Recurring reports whether the price bills on an interval.
@@ -50,6 +53,7 @@ func (p Price) Recurring() bool { return p.BillingInterval != nil }
 // count >= 1, enums) are checked by the contract, and both lists are answered together.
 func CheckPrice(p *Price, probs *Problems) {
 	checkPriceType(p, probs)
+	checkTiered(p, probs)
 	CurrencyProblem(probs, InBody, "currency", p.Currency)
 	MetadataProblems(probs, "metadata", p.Metadata)
 }
@@ -70,7 +74,7 @@ func checkPriceType(p *Price, probs *Problems) {
 	switch t {
 	case PriceFixedRecurring:
 		need("billingInterval", hasInterval)
-		need("unitAmount", hasAmount)
+		need("unitAmount", hasAmount || p.Tiers != nil)
 		forbid("meterId", hasMeter, "only usage_metered prices bill a meter.")
 	case PriceFixedOneTime, PriceCreditGrant:
 		need("unitAmount", hasAmount)
@@ -78,7 +82,7 @@ func checkPriceType(p *Price, probs *Problems) {
 		forbid("meterId", hasMeter, "only usage_metered prices bill a meter.")
 	case PriceUsageMetered:
 		need("meterId", hasMeter)
-		need("unitAmount", hasAmount)
+		need("unitAmount", hasAmount || p.Tiers != nil)
 		need("billingInterval", hasInterval)
 	case PriceFree:
 		if hasAmount && *p.UnitAmount != 0 {
@@ -105,6 +109,44 @@ func checkPriceType(p *Price, probs *Problems) {
 		}
 	}
 }
+
+// checkTiered applies the rules of tiers and packages (docs/usage.md "Pricing"): only
+// fixed_recurring and usage_metered prices take them; a tiered price has no unitAmount of its own
+// (TieredPriceProblems, ValidateTiers); a transformQuantity divides by at least 1 and rounds up or
+// down (ValidateTransform).
+func checkTiered(p *Price, probs *Problems) {
+	mode := ""
+	if p.TiersMode != nil {
+		mode = *p.TiersMode
+	}
+	if p.PriceType != PriceFixedRecurring && p.PriceType != PriceUsageMetered {
+		why := "only fixed_recurring and usage_metered prices are priced by tiers or packages."
+		for _, f := range []struct {
+			field   string
+			present bool
+		}{{"tiers", p.Tiers != nil}, {"tiersMode", p.TiersMode != nil}, {"transformQuantity", p.TransformQuantity != nil}} {
+			if f.present {
+				probs.Body(f.field, "not_allowed", fmt.Sprintf("%s is not allowed for priceType %s: %s", f.field, p.PriceType, why))
+			}
+		}
+		return
+	}
+	TieredPriceProblems(probs, "", p.UnitAmount, mode, p.Tiers)
+	ValidateTransform(probs, "", p.TransformQuantity)
+}
+
+// Pricing is how the price turns a quantity into an amount: its tiers, else its unit amount (or
+// unit, a line's own), after its package transform.
+func (p Price) Pricing(unit int64) UsagePricing {
+	u := UsagePricing{UnitAmount: unit, Tiers: p.Tiers, Transform: p.TransformQuantity}
+	if p.TiersMode != nil {
+		u.Mode = *p.TiersMode
+	}
+	return u
+}
+
+// Tiered reports whether the price is priced by tiers.
+func (p Price) Tiered() bool { return len(p.Tiers) > 0 }
 
 // Coupon is a discount: PercentOff, or AmountOff in Currency.
 type Coupon struct {

@@ -29,6 +29,7 @@ type CreditNote struct {
 	TaxTransactionID  *string           `json:"taxTransactionId"`
 	BalanceEntryID    *string           `json:"balanceEntryId"` // the credit bucket's ledger entry
 	RefundIDs         []string          `json:"refundIds"`
+	UsageEventID      *string           `json:"usageEventId"` // the voided usage event a usage_correction note gives back
 	Metadata          map[string]string `json:"metadata"`
 	Environment       Environment       `json:"environment"`
 	MerchantAccountID string            `json:"merchantAccountId"`
@@ -77,6 +78,7 @@ type CreditNoteLineInput struct {
 const (
 	ReasonOrderChange          = "order_change"
 	ReasonSubscriptionCanceled = "subscription_canceled"
+	ReasonUsageCorrection      = "usage_correction"
 )
 
 // CreditNoteInput is a credit note to issue.
@@ -90,4 +92,5 @@ type CreditNoteInput struct {
 	OffsetAmount *int64
 	Lines        []CreditNoteLineInput
 	Metadata     map[string]string
+	UsageEventID *string // a usage correction's voided event
 }

@@ -60,7 +60,7 @@ func PlanCreditNote(inv Invoice, in CreditNoteInput) (CreditNotePlan, error) {
 		return CreditNotePlan{}, err
 	}
 	plan := CreditNotePlan{Invoice: inv, Note: CreditNote{Object: "credit_note", InvoiceID: inv.InvoiceID, CustomerID: inv.CustomerID,
-		Currency: inv.Currency, Reason: in.Reason, Status: "issued", Description: in.Description, Metadata: CopyMetadata(in.Metadata),
+		Currency: inv.Currency, Reason: in.Reason, Status: "issued", Description: in.Description, Metadata: CopyMetadata(in.Metadata), UsageEventID: in.UsageEventID,
 		CreditAmount: buckets.sums[BucketCredit], RefundAmount: buckets.sums[BucketRefund], OffsetAmount: buckets.sums[BucketOffset]}}
 	plan.Invoice.Lines = append([]InvoiceLine(nil), inv.Lines...)
 	for i := range plan.Invoice.Lines {
@@ -239,4 +239,17 @@ func UnreversedTax(sale TaxTransaction, reversals []TaxTransaction) []TaxTransac
 		}
 	}
 	return out
+}
+
+// UsageCorrectionTotal is the credit (tax included) of a usage correction that takes amount (the
+// difference in the line's price, UsageCorrectionCredit) off finalized invoice line l: the same
+// share of what the customer was billed for the line (LineBilled: its discount, prepaid balance
+// and tax in proportion) as amount is of the line's amount, rounded half-up, and never more than
+// is left to credit of the line.
+func UsageCorrectionTotal(l InvoiceLine, amount int64) int64 {
+	if amount <= 0 || l.Amount <= 0 {
+		return 0
+	}
+	credit := ProrateAmount(LineBilled(l), min(amount, l.Amount), l.Amount)
+	return max(min(credit, LineCreditable(l)), 0)
 }

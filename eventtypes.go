@@ -82,6 +82,9 @@ const (
 	EventUsageThresholdCreated  EventType = "usage_threshold.created"
 	EventUsageThresholdCrossed  EventType = "usage_threshold.crossed"
 	EventUsageThresholdArchived EventType = "usage_threshold.archived"
+	EventMeterCreated           EventType = "meter.created"
+	EventMeterUpdated           EventType = "meter.updated"
+	EventUsageEventVoided       EventType = "usage_event.voided"
 
 	EventWebhookEndpointCreated  EventType = "webhook_endpoint.created"
 	EventWebhookEndpointDisabled EventType = "webhook_endpoint.disabled"
@@ -107,6 +110,7 @@ var EventTypes = []EventType{
 	EventSettlementClosed, EventSettlementPaid, EventPayoutCreated,
 	EventCreditNoteCreated, EventRefundCreated, EventRefundSucceeded, EventRefundFailed,
 	EventUsageThresholdCreated, EventUsageThresholdCrossed, EventUsageThresholdArchived,
+	EventMeterCreated, EventMeterUpdated, EventUsageEventVoided,
 	EventWebhookEndpointCreated, EventWebhookEndpointDisabled,
 	EventVerificationFailed,
 }

@@ -95,6 +95,25 @@ type InvoiceLine struct {
 	Taxes          []LineTax  `json:"taxes"`
 	PeriodStart    *time.Time `json:"periodStart"`
 	PeriodEnd      *time.Time `json:"periodEnd"`
+	// TierBreakdown shows how a tiered line's amount was reached, tier by tier (nil otherwise).
+	TierBreakdown []TierBreakdown `json:"tierBreakdown"`
+	// UsageCorrections are the voids of usage this finalized usage line billed, each with the
+	// credit note that gave the difference back.
+	UsageCorrections []UsageCorrection `json:"usageCorrections"`
+	// UsageQuantity is the usage a usage line bills, aggregated by its meter, before packages.
+	UsageQuantity *int64 `json:"-"`
+}
+
+// BilledUsage is the usage a finalized usage line bills now: what it billed at finalization,
+// less the corrections made since.
+func (l InvoiceLine) BilledUsage() int64 {
+	if n := len(l.UsageCorrections); n > 0 {
+		return l.UsageCorrections[n-1].UsageAfter
+	}
+	if l.UsageQuantity != nil {
+		return *l.UsageQuantity
+	}
+	return l.Quantity
 }
 
 // LineTax is a line's tax in one jurisdiction. Rate is a decimal fraction (0.0725); RatePPM is the
@@ -157,6 +176,9 @@ type InvoiceLineInput struct {
 	UnitAmount  *int64
 	Description *string
 	TrialDays   *int64 // quote lines of a subscription_creation quote only
+	// Agreed marks a line that bills what a quote or subscription agreed: its UnitAmount is the
+	// agreed one, which a price priced by tiers or packages does not have (its pricing applies).
+	Agreed bool
 }
 
 // InvoiceDraftInput is a draft invoice to create, from the API or from a quote or subscription.

@@ -27,7 +27,12 @@ func PlanDraftInvoice(in InvoiceDraftInput, cust Customer, ba BillingAccount, pr
 		}
 		pl := PriceLine(ForInvoice, field, currency, price, li, &p)
 		l := InvoiceLine{Object: "invoice_line", PriceID: price.PriceID, PriceType: price.PriceType, LineType: price.LineType(),
-			MeterID: price.MeterID, Description: pl.Description, Quantity: pl.Quantity, UnitAmount: pl.UnitAmount, UnitOverride: pl.UnitOverride}
+			MeterID: price.MeterID, Description: pl.Description, Quantity: pl.Quantity, UnitAmount: pl.UnitAmount, UnitOverride: pl.UnitOverride,
+			TierBreakdown: pl.Breakdown}
+		if price.TransformQuantity != nil {
+			units := pl.Units
+			l.UsageQuantity = &units
+		}
 		if i < len(in.LinePeriods) && in.LinePeriods[i] != nil {
 			s, e := in.LinePeriods[i][0], in.LinePeriods[i][1]
 			l.PeriodStart, l.PeriodEnd = &s, &e

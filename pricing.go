@@ -46,10 +46,29 @@ func BillsEveryPeriod(priceType string) bool {
 type PricedRequest struct {
 	Price        Price
 	Description  string
-	Quantity     int64 // 0 for a usage_metered line: its usage is measured for the period
-	UnitAmount   int64
+	Quantity     int64 // billed: packages for a package price; 0 for a usage_metered line (measured for the period)
+	Units        int64 // the quantity asked for, before packages
+	UnitAmount   int64 // 0 for a tiered price (its tiers give the amounts)
 	UnitOverride bool  // the unit amount is the line's own, not the price's
-	Amount       int64 // Quantity × UnitAmount; 0 when that is too large (a problem is recorded)
+	Amount       int64 // the priced amount (LineAmount); 0 when it is too large (a problem is recorded)
+	Breakdown    []TierBreakdown
+}
+
+// PricedByTiersOrPackages reports whether the price's amounts come from tiers or packages rather
+// than a plain unit amount × quantity.
+func (p Price) PricedByTiersOrPackages() bool { return p.Tiered() || p.TransformQuantity != nil }
+
+// LineAmount prices units of a line of price: a line with its own unit amount (override) is units ×
+// that amount; else the price's pricing (packages, then tiers or its unit amount). It returns the
+// billed quantity (packages for a package price), the amount and a tiered line's breakdown. An
+// amount above MaxAmount is ErrAmountTooLarge.
+func LineAmount(price Price, unit int64, override bool, units int64) (quantity, amount int64, breakdown []TierBreakdown, err error) {
+	if override || !price.PricedByTiersOrPackages() {
+		amount, err = mulAmount(units, unit)
+		return units, amount, nil, err
+	}
+	amount, breakdown, err = price.Pricing(unit).Amount(units)
+	return PackageQuantity(units, price.TransformQuantity), amount, breakdown, err
 }
 
 // PriceLine prices the requested line in of a doc in currency against its price, recording every
@@ -74,12 +93,23 @@ func PriceLine(doc LineDocument, field, currency string, price Price, in Invoice
 	case in.Quantity != nil:
 		l.Quantity = *in.Quantity
 	}
-	priceUnitAmount(doc, field, price, in, &l, p)
-	if l.Quantity > 0 && l.UnitAmount > MaxAmount/l.Quantity {
-		p.Body(field+".quantity", "amount_too_large", fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(MaxAmount)))
-	} else {
-		l.Amount = l.Quantity * l.UnitAmount
+	if in.Agreed && price.PricedByTiersOrPackages() {
+		in.UnitAmount = nil // the price's tiers or packages bill what was agreed
 	}
+	switch {
+	case price.PricedByTiersOrPackages() && in.UnitAmount != nil:
+		p.Body(field+".unitAmount", "not_allowed", fmt.Sprintf("Price '%s' is priced by tiers or packages; leave unitAmount out.", price.PriceID))
+	case price.Tiered():
+	default:
+		priceUnitAmount(doc, field, price, in, &l, p)
+	}
+	l.Units = l.Quantity
+	q, amount, bd, err := LineAmount(price, l.UnitAmount, l.UnitOverride, l.Quantity)
+	if err != nil {
+		p.Body(field+".quantity", "amount_too_large", AmountTooLargeMessage(price, l.UnitOverride))
+		return l
+	}
+	l.Quantity, l.Amount, l.Breakdown = q, amount, bd
 	return l
 }
 
@@ -130,4 +160,12 @@ func CouponsFor(doc LineDocument, currency string, ids []string, byID map[string
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// AmountTooLargeMessage says why a line's amount is refused as too large.
+func AmountTooLargeMessage(price Price, override bool) string {
+	if override || !price.PricedByTiersOrPackages() {
+		return fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(MaxAmount))
+	}
+	return fmt.Sprintf("The amount price '%s' gives this quantity may be at most %d minor units per line.", price.PriceID, int64(MaxAmount))
 }

@@ -41,6 +41,21 @@ func ProrateAmount(amount, remaining, total int64) int64 {
 	return q
 }
 
+// ItemAmounts prices one whole period of a subscription item: by its price's tiers or packages
+// when prices (by ID) holds a price so priced (LineAmount; never more than MaxAmount), else at its
+// unit amount × quantity.
+func ItemAmounts(prices map[string]Price) func(SubscriptionItem) int64 {
+	return func(it SubscriptionItem) int64 {
+		if p, ok := prices[it.PriceID]; ok && p.PricedByTiersOrPackages() {
+			if _, amount, _, err := LineAmount(p, it.UnitAmount, false, quantityOf(it)); err == nil {
+				return amount
+			}
+			return MaxAmount
+		}
+		return it.UnitAmount * quantityOf(it)
+	}
+}
+
 // ProrationLine is one line of a proration: the unused time of an item the customer stops paying
 // for (Credit), or the remaining time of one they start (charge), over [From, To).
 type ProrationLine struct {
@@ -57,7 +72,13 @@ type ProrationLine struct {
 // on unchanged, and a charge for the remaining time of each new one. Items that stay the same
 // (price, quantity and unit amount) are not prorated; usage_metered items bill what is measured
 // and are never prorated. Lines of amount 0 are left out.
-func ProrateChange(old, new []SubscriptionItem, start, end, at time.Time) []ProrationLine {
+//
+// amount is the amount of one whole period of an item (ItemAmounts); nil prices every item at its
+// unit amount × quantity.
+func ProrateChange(old, new []SubscriptionItem, start, end, at time.Time, amount func(SubscriptionItem) int64) []ProrationLine {
+	if amount == nil {
+		amount = ItemAmounts(nil)
+	}
 	remaining, total := RemainingShare(start, end, at)
 	from := at
 	if at.Before(start) {
@@ -65,7 +86,7 @@ func ProrateChange(old, new []SubscriptionItem, start, end, at time.Time) []Pror
 	}
 	var out []ProrationLine
 	add := func(it SubscriptionItem, credit bool) {
-		amt := ProrateAmount(it.UnitAmount*quantityOf(it), remaining, total)
+		amt := ProrateAmount(amount(it), remaining, total)
 		if amt == 0 {
 			return
 		}

@@ -85,7 +85,7 @@ func TestProrateChange(t *testing.T) {
 		{"no change", []SubscriptionItem{pro}, []SubscriptionItem{pro}, at, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := ProrateChange(c.old, c.new, start, end, c.at)
+			got := ProrateChange(c.old, c.new, start, end, c.at, nil)
 			if len(got) != len(c.want) {
 				t.Fatalf("lines %+v, want %+v", got, c.want)
 			}

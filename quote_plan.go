@@ -28,7 +28,7 @@ func PlanQuote(in QuoteInput, cust Customer, ba BillingAccount, sub *Subscriptio
 		l := QuoteLine{PriceID: price.PriceID, PriceType: price.PriceType, LineType: price.LineType(), Description: pl.Description,
 			BillingInterval: price.BillingInterval, BillingIntervalCount: price.BillingIntervalCount, UnitAmount: pl.UnitAmount, Amount: pl.Amount}
 		if price.PriceType != PriceUsageMetered {
-			l.Quantity = &pl.Quantity
+			l.Quantity = &pl.Units // the quantity agreed; a package price bills it in packages
 		}
 		orderTypeLineProblems(in.OrderType, field, i, price, &interval, &p)
 		if li.TrialDays != nil {

@@ -40,6 +40,9 @@ type Tier struct {
 	UpTo       *int64 `json:"upTo"`
 	UnitAmount int64  `json:"unitAmount"`
 	FlatAmount int64  `json:"flatAmount"`
+	// UnitAmountGiven is whether the request gave unitAmount (only the open-ended tier may leave
+	// it out); TieredPriceProblems checks it, on the request only.
+	UnitAmountGiven bool `json:"-"`
 }
 
 // TransformQuantity bills usage by the package: the billed quantity is the number of packages of
@@ -115,6 +118,11 @@ func TieredPriceProblems(p *Problems, field string, unitAmount *int64, mode stri
 	}
 	if unitAmount != nil {
 		p.Body(subField(field, "unitAmount"), "not_allowed", "A tiered price takes its unit amounts from its tiers; leave unitAmount out.")
+	}
+	for i, t := range tiers {
+		if !t.UnitAmountGiven && i < len(tiers)-1 {
+			p.Body(subField(field, fmt.Sprintf("tiers[%d].unitAmount", i)), "required", "unitAmount is required on every tier but the last (open-ended) one, which may give a flatAmount only.")
+		}
 	}
 	ValidateTiers(p, field, mode, tiers)
 }
@@ -333,4 +341,13 @@ func subField(field, name string) string {
 		return name
 	}
 	return field + "." + name
+}
+
+// CorrectedUsage is a finalized line's usage after a void: what it billed (billed) less what the
+// void took out of its period's aggregate (before − after, read just before and after the void),
+// between 0 and billed (a correction never bills more). The difference of the aggregate, not the
+// aggregate itself, is used because usage recorded after the invoice was finalized is in the
+// period's aggregate but not on the line.
+func CorrectedUsage(billed, before, after int64) int64 {
+	return min(max(billed-(before-after), 0), billed)
 }

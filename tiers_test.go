@@ -14,7 +14,7 @@ const tierOpen = -1
 
 // tierOf is a tier up to upTo (tierOpen: none) at unit per unit plus flat.
 func tierOf(upTo, unit, flat int64) remit.Tier {
-	t := remit.Tier{UnitAmount: unit, FlatAmount: flat}
+	t := remit.Tier{UnitAmount: unit, FlatAmount: flat, UnitAmountGiven: true}
 	if upTo != tierOpen {
 		t.UpTo = &upTo
 	}
@@ -302,6 +302,9 @@ func TestTieredPriceProblems(t *testing.T) {
 		{"a tiered price with a unitAmount", ptr[int64](0), remit.TiersGraduated, tiersThree, []string{"unitAmount:not_allowed"}},
 		{"empty tiers", nil, remit.TiersGraduated, []remit.Tier{}, []string{"tiers:required"}},
 		{"tiers without tiersMode", nil, "", tiersThree, []string{"tiersMode:required"}},
+		{"a tier but the last without unitAmount", nil, remit.TiersGraduated,
+			[]remit.Tier{tierOf(10, 100, 0), {UpTo: ptr[int64](20), FlatAmount: 5}, {FlatAmount: 7}},
+			[]string{"tiers[1].unitAmount:required"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var p remit.Problems

@@ -11,15 +11,41 @@ const UsageFutureTolerance = 5 * time.Minute
 // UsageEvent is one metered quantity of a customer on a meter. EventID is the caller's and makes the
 // event idempotent: a repeat is counted once.
 type UsageEvent struct {
-	Object            string      `json:"object"` // "usage_event"
-	EventID           string      `json:"eventId"`
-	CustomerID        string      `json:"customerId"`
-	MeterID           string      `json:"meterId"`
-	Quantity          int64       `json:"quantity"`
-	Timestamp         time.Time   `json:"timestamp"`
-	Environment       Environment `json:"environment"`
-	MerchantAccountID string      `json:"merchantAccountId"`
-	CreatedAt         time.Time   `json:"createdAt"`
+	Object            string            `json:"object"` // "usage_event"
+	EventID           string            `json:"eventId"`
+	CustomerID        string            `json:"customerId"`
+	MeterID           string            `json:"meterId"`
+	Quantity          int64             `json:"quantity"`
+	Timestamp         time.Time         `json:"timestamp"`
+	Properties        map[string]string `json:"properties"`
+	Status            string            `json:"status"` // "recorded" | "voided"
+	VoidedAt          *time.Time        `json:"voidedAt"`
+	Corrections       []UsageCorrection `json:"corrections"` // the credit notes its void issued
+	Environment       Environment       `json:"environment"`
+	MerchantAccountID string            `json:"merchantAccountId"`
+	CreatedAt         time.Time         `json:"createdAt"`
+	UniqueValue       *string           `json:"-"` // the value of the meter's unique property, for unique_count
+}
+
+// Usage event states.
+const (
+	UsageRecorded = "recorded"
+	UsageVoided   = "voided"
+)
+
+// UsageCorrection is what the void of a usage event changed on one finalized invoice line that
+// billed it: the line's usage before and after (aggregated, before packages), the amount the
+// line's price gives back for the difference (Amount, before tax and discount) and the credit
+// note that gave it back (CreditNoteID; nil when there was nothing to give back). The usage event,
+// the invoice line and the credit note each carry it, so that each names the others.
+type UsageCorrection struct {
+	EventID       string  `json:"eventId"`
+	InvoiceID     string  `json:"invoiceId"`
+	InvoiceLineID string  `json:"invoiceLineId"`
+	UsageBefore   int64   `json:"usageBefore"`
+	UsageAfter    int64   `json:"usageAfter"`
+	Amount        int64   `json:"amount"`
+	CreditNoteID  *string `json:"creditNoteId"`
 }
 
 // ThresholdStatus is a usage threshold's state.
@@ -56,4 +82,5 @@ type UsageEventInput struct {
 	MeterID    string
 	Quantity   int64
 	Timestamp  *time.Time // default: now on the merchant clock
+	Properties map[string]string
 }

@@ -76,6 +76,7 @@ const (
 	Other                 CreditNoteReason = "other"
 	ProductUnsatisfactory CreditNoteReason = "product_unsatisfactory"
 	SubscriptionCanceled  CreditNoteReason = "subscription_canceled"
+	UsageCorrection       CreditNoteReason = "usage_correction"
 )
 
 // Valid indicates whether the value is a known member of the CreditNoteReason enum.
@@ -94,6 +95,8 @@ func (e CreditNoteReason) Valid() bool {
 	case ProductUnsatisfactory:
 		return true
 	case SubscriptionCanceled:
+		return true
+	case UsageCorrection:
 		return true
 	default:
 		return false
@@ -280,6 +283,33 @@ func (e MerchantSettlementBankAccountAccountType) Valid() bool {
 	}
 }
 
+// Defines values for MeterCreateRequestAggregation.
+const (
+	Count       MeterCreateRequestAggregation = "count"
+	Latest      MeterCreateRequestAggregation = "latest"
+	Max         MeterCreateRequestAggregation = "max"
+	Sum         MeterCreateRequestAggregation = "sum"
+	UniqueCount MeterCreateRequestAggregation = "unique_count"
+)
+
+// Valid indicates whether the value is a known member of the MeterCreateRequestAggregation enum.
+func (e MeterCreateRequestAggregation) Valid() bool {
+	switch e {
+	case Count:
+		return true
+	case Latest:
+		return true
+	case Max:
+		return true
+	case Sum:
+		return true
+	case UniqueCount:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OnboardingSubmitRequestEnvironment.
 const (
 	OnboardingSubmitRequestEnvironmentProduction OnboardingSubmitRequestEnvironment = "production"
@@ -391,6 +421,24 @@ func (e PriceCreateRequestPriceType) Valid() bool {
 	}
 }
 
+// Defines values for PriceCreateRequestTiersMode.
+const (
+	Graduated PriceCreateRequestTiersMode = "graduated"
+	Volume    PriceCreateRequestTiersMode = "volume"
+)
+
+// Valid indicates whether the value is a known member of the PriceCreateRequestTiersMode enum.
+func (e PriceCreateRequestTiersMode) Valid() bool {
+	switch e {
+	case Graduated:
+		return true
+	case Volume:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QuoteCreateRequestOrderType.
 const (
 	OneOff                QuoteCreateRequestOrderType = "one_off"
@@ -445,6 +493,24 @@ func (e SubscriptionChangeRequestProrationBehavior) Valid() bool {
 	case CreateProrations:
 		return true
 	case None:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransformQuantityInputRound.
+const (
+	Down TransformQuantityInputRound = "down"
+	Up   TransformQuantityInputRound = "up"
+)
+
+// Valid indicates whether the value is a known member of the TransformQuantityInputRound enum.
+func (e TransformQuantityInputRound) Valid() bool {
+	switch e {
+	case Down:
+		return true
+	case Up:
 		return true
 	default:
 		return false
@@ -679,14 +745,14 @@ type CreditNoteCreateRequest struct {
 	// OffsetAmount Total of offset-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	OffsetAmount *int64 `json:"offsetAmount,omitempty"`
 
-	// Reason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
+	// Reason Why the credit note is issued (subscription_canceled is what a prorated cancel gives, usage_correction what a void of billed usage gives).
 	Reason CreditNoteReason `json:"reason"`
 
 	// RefundAmount Total of refund-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	RefundAmount *int64 `json:"refundAmount,omitempty"`
 }
 
-// CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
+// CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives, usage_correction what a void of billed usage gives).
 type CreditNoteReason string
 
 // CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
@@ -1148,6 +1214,26 @@ type MerchantUnderwritingData struct {
 // Example: {"crmId":"hs-1042"}
 type Metadata map[string]string
 
+// MeterCreateRequest Creates or changes a meter. uniqueProperty is required with aggregation unique_count and not allowed with any other (the oneOf below; 422 required or not_allowed).
+//
+// Example: {"aggregation":"unique_count","meterId":"active_users","name":"Monthly active users","uniqueProperty":"user_id"}
+type MeterCreateRequest struct {
+	// Aggregation How the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of distinct uniqueProperty values, latest quantity.
+	Aggregation MeterCreateRequestAggregation `json:"aggregation"`
+
+	// MeterId Caller-chosen meter ID, as usage events and prices name it.
+	MeterId string `json:"meterId"`
+
+	// Name Meter name.
+	Name *string `json:"name,omitempty"`
+
+	// UniqueProperty The usage event property whose distinct values a unique_count meter counts.
+	UniqueProperty *string `json:"uniqueProperty,omitempty"`
+}
+
+// MeterCreateRequestAggregation How the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of distinct uniqueProperty values, latest quantity.
+type MeterCreateRequestAggregation string
+
 // OnboardingSubmitRequest Submits a draft (or update_requested) merchant account for underwriting. Rules the schema cannot say: environment, when given, equals the environment query parameter (422 environment_mismatch); idempotencyKey and the Idempotency-Key header, when both are given, are equal (422 mismatch); the account holds what submission requires (422, each missing field named) and is draft or update_requested (409).
 //
 // Example: {"environment":"sandbox","merchantAgreementIpAddress":"203.0.113.7","merchantAgreementUserAgent":"Mozilla/5.0","submittedByType":"merchant"}
@@ -1226,6 +1312,15 @@ type PriceCreateRequest struct {
 	// ProductId Product the price belongs to; the product is created on first use.
 	ProductId string `json:"productId"`
 
+	// Tiers Tiers, for fixed_recurring and usage_metered prices, instead of unitAmount. Rules the schema cannot say: each upTo is above the one before (422 not_increasing), and only the last tier is open-ended (upTo null; 422 not_allowed otherwise).
+	Tiers *[]PriceTier `json:"tiers,omitempty"`
+
+	// TiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
+	TiersMode *PriceCreateRequestTiersMode `json:"tiersMode,omitempty"`
+
+	// TransformQuantity Package pricing. The billed quantity is the usage (or quantity) divided by divideBy, rounded up (a started package is billed whole) or down; the price's unitAmount is per package and the line's quantity is the number of packages.
+	TransformQuantity *TransformQuantityInput `json:"transformQuantity,omitempty"`
+
 	// UnitAmount Amount per unit. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
@@ -1235,6 +1330,21 @@ type PriceCreateRequestBillingInterval string
 
 // PriceCreateRequestPriceType How the price bills.
 type PriceCreateRequestPriceType string
+
+// PriceCreateRequestTiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
+type PriceCreateRequestTiersMode string
+
+// PriceTier One tier of a tiered price, holding the quantities above the previous tier's upTo up to and including its own.
+type PriceTier struct {
+	// FlatAmount Added once when the tier is charged (0 when omitted). Minor units.
+	FlatAmount *int64 `json:"flatAmount,omitempty"`
+
+	// UnitAmount Price of each unit in the tier (0 when omitted). Minor units.
+	UnitAmount *int64 `json:"unitAmount,omitempty"`
+
+	// UpTo The last quantity of the tier; null on the last tier, which is open-ended.
+	UpTo *int64 `json:"upTo"`
+}
 
 // QuoteCreateRequest Creates a billing quote with its first draft version. subscriptionId comes with, and only with, a subscription_amendment quote (the oneOf below, chosen by orderType; 422 required or not_allowed). Rules the schema cannot say: the billing account belongs to the customer and bills in the quote's currency (422 customer_mismatch, currency_mismatch); each line's price is in that currency; a one_off quote bills no usage_metered price, an amendment only recurring prices (fixed_recurring, usage_metered), and the recurring lines of a subscription quote share one billing interval (422 on the line's priceId), of which it has at least one (422 recurring_line_required); a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large); an amendment keeps its subscription's customer, billing account and currency (422 subscription_mismatch).
 //
@@ -1340,6 +1450,18 @@ type SubscriptionChangeRequest struct {
 // SubscriptionChangeRequestProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 type SubscriptionChangeRequestProrationBehavior string
 
+// TransformQuantityInput Package pricing. The billed quantity is the usage (or quantity) divided by divideBy, rounded up (a started package is billed whole) or down; the price's unitAmount is per package and the line's quantity is the number of packages.
+type TransformQuantityInput struct {
+	// DivideBy Units in one package.
+	DivideBy int64 `json:"divideBy"`
+
+	// Round up bills a started package whole, down bills full packages only.
+	Round TransformQuantityInputRound `json:"round"`
+}
+
+// TransformQuantityInputRound up bills a started package whole, down bills full packages only.
+type TransformQuantityInputRound string
+
 // UsageEventCreateRequest Records metered usage. A repeated eventId is accepted once. A rule the schema cannot say: timestamp is at most 5 minutes after the merchant clock (422 in_future); usage is recorded once it has happened.
 //
 // Example: {"customerId":"cus_acme","eventId":"evt-usage-0001","meterId":"api_calls","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
@@ -1353,12 +1475,22 @@ type UsageEventCreateRequest struct {
 	// MeterId Meter the usage counts against.
 	MeterId string `json:"meterId"`
 
+	// Properties Properties of a usage event, string keys to string values, with the limits of metadata (at most 50 keys, keys up to 40 characters, values up to 500).
+	//
+	// Example: {"user_id":"u-1042"}
+	Properties *UsageProperties `json:"properties,omitempty"`
+
 	// Quantity Usage quantity.
 	Quantity int64 `json:"quantity"`
 
 	// Timestamp When the usage happened; defaults to now (merchant clock). At most 5 minutes after the merchant clock (422 otherwise); any time in the past. Kept to the microsecond. RFC 3339 date-time.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
+
+// UsageProperties Properties of a usage event, string keys to string values, with the limits of metadata (at most 50 keys, keys up to 40 characters, values up to 500).
+//
+// Example: {"user_id":"u-1042"}
+type UsageProperties map[string]string
 
 // UsageThresholdCreateRequest Creates an active usage threshold that emits usage_threshold.crossed once when the customer's total for the meter reaches it.
 //

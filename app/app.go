@@ -142,7 +142,11 @@ type (
 		ledger   *Ledger
 		payments *Payments
 	}
-	Usage     struct{ *core }
+	Usage struct {
+		*core
+		creditNotes *CreditNotes // a void of billed usage credits the difference
+		meters      meterCache
+	}
 	Webhooks  struct{ *core }
 	Documents struct{ *core }
 	Emails    struct {
@@ -171,7 +175,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 		reactions: map[remit.EventType][]reaction{}, emailWake: make(chan struct{}, 1)}
 	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
-	a := &App{core: c, Access: &Access{c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{c},
+	a := &App{core: c, Access: &Access{c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
 		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
@@ -183,6 +187,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes
+	a.Usage.creditNotes = a.CreditNotes
 	a.Emails = &Emails{core: c, catalog: a.Catalog, documents: a.Documents}
 	a.Quotes.emails = a.Emails
 	a.Verification = &Verification{core: c}

@@ -3,7 +3,9 @@ package app
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -147,34 +149,24 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 	if err != nil {
 		return nil, err
 	}
+	if grants != nil { // finalizing
+		if err := iv.lockUsage(ctx, tx, m, *inv, prices); err != nil {
+			return nil, err
+		}
+	}
 	for i := range inv.Lines {
 		l := &inv.Lines[i]
 		price, ok := prices[l.PriceID]
 		if !ok {
 			return nil, remit.NotFound("price", l.PriceID, "")
 		}
-		if !l.UnitOverride && price.UnitAmount != nil {
-			l.UnitAmount = *price.UnitAmount
-		}
-		l.MeterID = price.MeterID
-		if price.PriceType == remit.PriceUsageMetered && price.MeterID != nil {
-			from, to := inv.PeriodStart, inv.PeriodEnd
-			if l.PeriodStart != nil {
-				from, to = l.PeriodStart, l.PeriodEnd
+		if err := iv.priceLine(ctx, tx, m, *inv, l, price); err != nil {
+			if !errors.Is(err, remit.ErrAmountTooLarge) {
+				return nil, err
 			}
-			if from != nil && to != nil {
-				qty, err := iv.usage.UsageInPeriod(ctx, tx.Q, scopeOf(m), inv.CustomerID, *price.MeterID, *from, *to)
-				if err != nil {
-					return nil, err
-				}
-				l.Quantity = qty
-			}
-		}
-		if l.Quantity > 0 && l.UnitAmount > remit.MaxAmount/l.Quantity {
-			p.Body(fmt.Sprintf("lines[%d].quantity", i), "amount_too_large", fmt.Sprintf("quantity × unitAmount may be at most %d minor units per line.", int64(remit.MaxAmount)))
+			p.Body(fmt.Sprintf("lines[%d].quantity", i), "amount_too_large", remit.AmountTooLargeMessage(price, l.UnitOverride))
 			continue
 		}
-		l.Amount = l.Quantity * l.UnitAmount
 		meter := ""
 		if l.MeterID != nil {
 			meter = *l.MeterID
@@ -210,6 +202,64 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 	inv.AmountDue = fig.Total
 	inv.AmountRemaining = fig.Total - inv.AmountPaid - inv.OffsetTotal
 	return fig.Applications, nil
+}
+
+// lockUsage takes, before a finalization reads usage, the running usage total's lock of the
+// customer and each meter the invoice bills (in meter order, so that two finalizations never wait
+// for each other in a circle): a concurrent void of usage then lands either before (the invoice
+// excludes the event) or after (the void sees the invoice finalized and credits the difference).
+func (iv *Invoicing) lockUsage(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, prices map[string]remit.Price) error {
+	var meters []string
+	for _, l := range inv.Lines {
+		if p := prices[l.PriceID]; p.PriceType == remit.PriceUsageMetered && p.MeterID != nil && !slices.Contains(meters, *p.MeterID) {
+			meters = append(meters, *p.MeterID)
+		}
+	}
+	slices.Sort(meters)
+	now := micro(iv.Now(m))
+	for _, meter := range meters {
+		if _, err := tx.LockUsageTotal(ctx, m.ID, inv.CustomerID, meter, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// priceLine refreshes line l of price: its unit amount (the price's, unless the line has its own),
+// its usage in the period for a usage_metered line, and its quantity, amount and tier breakdown
+// (remit.LineAmount). An amount too large is remit.ErrAmountTooLarge.
+func (iv *Invoicing) priceLine(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, l *remit.InvoiceLine, price remit.Price) error {
+	if !l.UnitOverride && price.UnitAmount != nil {
+		l.UnitAmount = *price.UnitAmount
+	}
+	l.MeterID = price.MeterID
+	units := l.Quantity
+	if l.UsageQuantity != nil {
+		units = *l.UsageQuantity
+	}
+	if price.PriceType == remit.PriceUsageMetered && price.MeterID != nil {
+		from, to := inv.PeriodStart, inv.PeriodEnd
+		if l.PeriodStart != nil {
+			from, to = l.PeriodStart, l.PeriodEnd
+		}
+		if from != nil && to != nil {
+			qty, err := iv.usage.UsageInPeriod(ctx, tx.Q, m, inv.CustomerID, *price.MeterID, *from, *to)
+			if err != nil {
+				return err
+			}
+			units = qty
+		}
+		l.UsageQuantity = &units
+	}
+	q, amount, bd, err := remit.LineAmount(price, l.UnitAmount, l.UnitOverride, units)
+	if err != nil {
+		return err
+	}
+	if price.Tiered() && !l.UnitOverride {
+		l.UnitAmount = 0
+	}
+	l.Quantity, l.Amount, l.TierBreakdown = q, amount, bd
+	return nil
 }
 
 // quoteTax keeps the draft's one quoted tax transaction current, creating it the first time (or

@@ -105,9 +105,10 @@ func (qs *Quotes) reviseForProration(ctx context.Context, tx *store.Tx, m remit.
 			if !billsAfter(*l, pl.Item.PriceID, periodStart, pl.From) {
 				continue
 			}
-			amount := l.Quantity * l.UnitAmount
+			amount := l.Amount // as priced: unit amount × quantity, or by tiers or packages
 			from, to := *l.PeriodStart, pl.From
 			l.Quantity, l.UnitAmount, l.UnitOverride = 1, amount-remit.UnusedOf(amount, from, *l.PeriodEnd, to), true
+			l.UsageQuantity, l.TierBreakdown = nil, nil // one charge for the time used, however the price prices
 			l.PeriodEnd = &to
 			l.Description = fmt.Sprintf("Used time on %s from %s to %s", pl.Name, remit.ProrationDate(from), remit.ProrationDate(to))
 		}

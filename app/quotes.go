@@ -143,7 +143,7 @@ func quoteInvoiceLines(lines []remit.QuoteLine, period *[2]time.Time) ([]remit.I
 	var periods []*[2]time.Time
 	for _, l := range lines {
 		unit, desc := l.UnitAmount, l.Description
-		in := remit.InvoiceLineInput{PriceID: l.PriceID, UnitAmount: &unit, Description: &desc}
+		in := remit.InvoiceLineInput{PriceID: l.PriceID, UnitAmount: &unit, Description: &desc, Agreed: true}
 		if l.Quantity != nil {
 			q := *l.Quantity
 			in.Quantity = &q

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -199,7 +200,11 @@ func (qs *Quotes) scheduleRenewal(ctx context.Context, tx *store.Tx, m remit.Mer
 // (time used) are billed at once, since no renewal will bill them.
 func (qs *Quotes) cancelProrated(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub *remit.Subscription, prorate bool, now time.Time) error {
 	if prorate {
-		lines := remit.ProrateChange(sub.Items, nil, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now)
+		amounts, err := itemAmounts(ctx, tx.Q, m, sub.Items)
+		if err != nil {
+			return err
+		}
+		lines := remit.ProrateChange(sub.Items, nil, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now, amounts)
 		if err := qs.applyProration(ctx, tx, m, sub, lines, remit.ProrationCreate, remit.ReasonSubscriptionCanceled, now); err != nil {
 			return err
 		}
@@ -253,7 +258,11 @@ func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccoun
 		if err := ip.Err(); err != nil {
 			return err
 		}
-		lines := remit.ProrateChange(sub.Items, items, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now)
+		amounts, err := itemAmounts(ctx, tx.Q, m, append(slices.Clone(sub.Items), items...))
+		if err != nil {
+			return err
+		}
+		lines := remit.ProrateChange(sub.Items, items, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now, amounts)
 		if sub.Status == remit.SubscriptionTrialing {
 			lines = nil // nothing of a trial was billed
 		}
@@ -290,4 +299,17 @@ func (co *core) subscriptionPaymentOutcome(ctx context.Context, tx *store.Tx, m 
 		return err
 	}
 	return co.Emit(ctx, tx, scopeOf(m), now, event, sub.SubscriptionID, sub)
+}
+
+// itemAmounts prices one period of subscription items by their prices (remit.ItemAmounts).
+func itemAmounts(ctx context.Context, q store.Q, m remit.MerchantAccount, items []remit.SubscriptionItem) (func(remit.SubscriptionItem) int64, error) {
+	ids := make([]string, 0, len(items))
+	for _, it := range items {
+		ids = append(ids, it.PriceID)
+	}
+	prices, err := q.GetPrices(ctx, m.ID, ids)
+	if err != nil {
+		return nil, err
+	}
+	return remit.ItemAmounts(prices), nil
 }

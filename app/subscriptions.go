@@ -72,7 +72,7 @@ func itemsInterval(ctx context.Context, q store.Q, m remit.MerchantAccount, item
 
 func itemLine(it remit.SubscriptionItem) remit.InvoiceLineInput {
 	unit, desc := it.UnitAmount, it.Description
-	in := remit.InvoiceLineInput{PriceID: it.PriceID, UnitAmount: &unit, Description: &desc}
+	in := remit.InvoiceLineInput{PriceID: it.PriceID, UnitAmount: &unit, Description: &desc, Agreed: true}
 	if it.Quantity != nil {
 		q := *it.Quantity
 		in.Quantity = &q
@@ -116,6 +116,11 @@ func (qs *Quotes) startSubscription(ctx context.Context, tx *store.Tx, m remit.M
 	if len(billable) > 0 {
 		period := [2]time.Time{sub.CurrentPeriodStart, sub.CurrentPeriodEnd}
 		lines, periods := quoteInvoiceLines(billable, &period)
+		for i, l := range billable {
+			if l.PriceType == remit.PriceFixedRecurring && sub.TrialEnd != nil {
+				lines[i].Agreed = false // free during the trial, whatever the price's tiers
+			}
+		}
 		fin := now.Add(autoFinalizeDelay)
 		inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
 			Currency: sub.Currency, Lines: lines, LinePeriods: periods, PeriodStart: &period[0], PeriodEnd: &period[1],

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -13,52 +14,48 @@ import (
 // Usage metering and usage thresholds (docs/usage.md).
 //
 // Every usage event runs, in one transaction: the insert (deduplicated by eventId; its foreign key
-// checks the customer), the running total's UPSERT (which holds the total's row lock until commit,
-// so events of one customer and meter apply one after another across processes, and returns the
-// smallest threshold still to cross), the hourly sum's UPSERT, and, only when the new total reaches
-// that threshold, one UPDATE that marks crossed the active thresholds the total reaches, each with
-// its usage_threshold.crossed event. Usage events themselves emit no event: a metering workload would
-// flood the outbox and every webhook endpoint.
+// checks the customer), the fold into the pre-aggregates of its meter's aggregation (store.AddUsage:
+// the running total's UPSERT, which holds the total's row lock until commit, so events of one
+// customer and meter apply one after another across processes, and returns the smallest threshold
+// still to cross; the hourly row; the distinct values for unique_count), and, only when the new
+// total reaches that threshold, one UPDATE that marks crossed the active thresholds the total
+// reaches, each with its usage_threshold.crossed event. Usage events themselves emit no event: a
+// metering workload would flood the outbox and every webhook endpoint. Their void does
+// (usage_event.voided, usage.go VoidUsageEvent).
 
 // CreateUsageEvent records usage and evaluates the customer's active thresholds on the meter. A
-// repeated eventId with the same customer, meter, quantity and timestamp (or no timestamp) answers
-// the first event and counts nothing again.
+// repeated eventId with the same customer, meter, quantity, timestamp (or no timestamp) and
+// properties (or none) answers the first event and counts nothing again.
 //
 // Errors: validation_failure (timestamp more than remit.UsageFutureTolerance after the merchant
-// clock; quantity negative or taking the total past the int64 range), not_found (the customer,
-// details.field "customerId"), conflict (eventId already recorded with other values,
-// details.mismatchedFields).
+// clock; quantity negative or taking the total past the int64 range; properties over the metadata
+// limits), not_found (the customer, details.field "customerId"), conflict (eventId already
+// recorded with other values, details.mismatchedFields).
 func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error) {
 	now := micro(us.Now(m))
-	ts := now
-	var probs remit.Problems
-	if in.Timestamp != nil {
-		ts = micro(*in.Timestamp)
-		if limit := now.Add(remit.UsageFutureTolerance); ts.After(limit) {
-			probs.Body("timestamp", "in_future", fmt.Sprintf(
-				"timestamp may be at most %d minutes after the merchant clock (now %s); record usage once it has happened, or omit timestamp to use the current time.",
-				int(remit.UsageFutureTolerance/time.Minute), now.Format(time.RFC3339Nano)))
-		}
-	}
-	if in.Quantity < 0 {
-		probs.Body("quantity", "out_of_range", "quantity must be an integer of at least 0.")
-	}
-	if err := probs.Err(); err != nil {
+	ts, err := checkUsageEvent(in, now)
+	if err != nil {
 		return remit.UsageEvent{}, err
 	}
 	e := remit.UsageEvent{
 		Object: "usage_event", EventID: in.EventID, CustomerID: in.CustomerID, MeterID: in.MeterID, Quantity: in.Quantity,
-		Timestamp: ts, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
+		Timestamp: ts, Properties: remit.CopyMetadata(in.Properties), Status: remit.UsageRecorded, Corrections: []remit.UsageCorrection{},
+		Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
 	}
 	out := e
-	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	err = us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		meter, err := us.meterForUsage(ctx, tx, m, in.MeterID, now)
+		if err != nil {
+			return err
+		}
+		e.UniqueValue = meter.UniqueValue(e.Properties)
 		inserted, err := tx.InsertUsageEvent(ctx, e)
 		err = remit.AtField(err, "customerId") // an unknown customer
 		if err != nil {
 			return err
 		}
 		if !inserted {
-			first, err := tx.GetUsageEvent(ctx, m.ID, in.EventID)
+			first, err := tx.GetUsageEvent(ctx, m.ID, in.EventID, store.Unlocked)
 			if err != nil {
 				return err
 			}
@@ -69,7 +66,7 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 			out = first
 			return nil
 		}
-		total, next, ok, err := tx.AddUsage(ctx, m.ID, in.CustomerID, in.MeterID, in.Quantity, ts, now)
+		total, next, ok, err := tx.AddUsage(ctx, e, meter.Aggregation, now)
 		if err != nil {
 			return err
 		}
@@ -83,6 +80,35 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 		return us.crossThresholds(ctx, tx, m, in.CustomerID, in.MeterID, total, now)
 	})
 	return out, err
+}
+
+// checkUsageEvent applies the rules of a usage event and returns its timestamp (now when omitted),
+// to the microsecond.
+func checkUsageEvent(in remit.UsageEventInput, now time.Time) (time.Time, error) {
+	ts := now
+	var probs remit.Problems
+	if in.Timestamp != nil {
+		ts = micro(*in.Timestamp)
+		if limit := now.Add(remit.UsageFutureTolerance); ts.After(limit) {
+			probs.Body("timestamp", "in_future", fmt.Sprintf(
+				"timestamp may be at most %d minutes after the merchant clock (now %s); record usage once it has happened, or omit timestamp to use the current time.",
+				int(remit.UsageFutureTolerance/time.Minute), now.Format(time.RFC3339Nano)))
+		}
+	}
+	if in.Quantity < 0 {
+		probs.Body("quantity", "out_of_range", "quantity must be an integer of at least 0.")
+	}
+	remit.MetadataProblems(&probs, "properties", in.Properties)
+	return ts, probs.Err()
+}
+
+// GetUsageEvent returns a usage event, voided or not, with the corrections its void made.
+//
+// Errors: not_found.
+func (us *Usage) GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error) {
+	e, err := us.DB.Read(ctx).GetUsageEvent(ctx, m.ID, eventID, store.Unlocked)
+	e.Environment = m.Environment
+	return e, err
 }
 
 // crossThresholds marks crossed every active threshold of the customer and meter that total
@@ -116,6 +142,9 @@ func usageRepeatConflict(first remit.UsageEvent, in remit.UsageEventInput) error
 	}
 	if in.Timestamp != nil && !micro(*in.Timestamp).Equal(first.Timestamp) {
 		diff = append(diff, "timestamp")
+	}
+	if !maps.Equal(in.Properties, first.Properties) {
+		diff = append(diff, "properties")
 	}
 	if len(diff) == 0 {
 		return nil

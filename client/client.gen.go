@@ -87,6 +87,7 @@ const (
 	Other                 CreditNoteReason = "other"
 	ProductUnsatisfactory CreditNoteReason = "product_unsatisfactory"
 	SubscriptionCanceled  CreditNoteReason = "subscription_canceled"
+	UsageCorrection       CreditNoteReason = "usage_correction"
 )
 
 // Valid indicates whether the value is a known member of the CreditNoteReason enum.
@@ -105,6 +106,8 @@ func (e CreditNoteReason) Valid() bool {
 	case ProductUnsatisfactory:
 		return true
 	case SubscriptionCanceled:
+		return true
+	case UsageCorrection:
 		return true
 	default:
 		return false
@@ -426,6 +429,60 @@ func (e MerchantSettlementBankAccountAccountType) Valid() bool {
 	}
 }
 
+// Defines values for MeterAggregation.
+const (
+	MeterAggregationCount       MeterAggregation = "count"
+	MeterAggregationLatest      MeterAggregation = "latest"
+	MeterAggregationMax         MeterAggregation = "max"
+	MeterAggregationSum         MeterAggregation = "sum"
+	MeterAggregationUniqueCount MeterAggregation = "unique_count"
+)
+
+// Valid indicates whether the value is a known member of the MeterAggregation enum.
+func (e MeterAggregation) Valid() bool {
+	switch e {
+	case MeterAggregationCount:
+		return true
+	case MeterAggregationLatest:
+		return true
+	case MeterAggregationMax:
+		return true
+	case MeterAggregationSum:
+		return true
+	case MeterAggregationUniqueCount:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for MeterCreateRequestAggregation.
+const (
+	MeterCreateRequestAggregationCount       MeterCreateRequestAggregation = "count"
+	MeterCreateRequestAggregationLatest      MeterCreateRequestAggregation = "latest"
+	MeterCreateRequestAggregationMax         MeterCreateRequestAggregation = "max"
+	MeterCreateRequestAggregationSum         MeterCreateRequestAggregation = "sum"
+	MeterCreateRequestAggregationUniqueCount MeterCreateRequestAggregation = "unique_count"
+)
+
+// Valid indicates whether the value is a known member of the MeterCreateRequestAggregation enum.
+func (e MeterCreateRequestAggregation) Valid() bool {
+	switch e {
+	case MeterCreateRequestAggregationCount:
+		return true
+	case MeterCreateRequestAggregationLatest:
+		return true
+	case MeterCreateRequestAggregationMax:
+		return true
+	case MeterCreateRequestAggregationSum:
+		return true
+	case MeterCreateRequestAggregationUniqueCount:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OnboardingSubmitRequestEnvironment.
 const (
 	OnboardingSubmitRequestEnvironmentProduction OnboardingSubmitRequestEnvironment = "production"
@@ -579,6 +636,24 @@ func (e PriceCreateRequestPriceType) Valid() bool {
 	}
 }
 
+// Defines values for PriceCreateRequestTiersMode.
+const (
+	Graduated PriceCreateRequestTiersMode = "graduated"
+	Volume    PriceCreateRequestTiersMode = "volume"
+)
+
+// Valid indicates whether the value is a known member of the PriceCreateRequestTiersMode enum.
+func (e PriceCreateRequestTiersMode) Valid() bool {
+	switch e {
+	case Graduated:
+		return true
+	case Volume:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PriceRulesFreeUnitAmount.
 const (
 	N0 PriceRulesFreeUnitAmount = 0
@@ -675,6 +750,42 @@ func (e SubscriptionStatus) Valid() bool {
 	case SubscriptionStatusPaused:
 		return true
 	case SubscriptionStatusTrialing:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransformQuantityInputRound.
+const (
+	Down TransformQuantityInputRound = "down"
+	Up   TransformQuantityInputRound = "up"
+)
+
+// Valid indicates whether the value is a known member of the TransformQuantityInputRound enum.
+func (e TransformQuantityInputRound) Valid() bool {
+	switch e {
+	case Down:
+		return true
+	case Up:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UsageEventStatus.
+const (
+	Recorded UsageEventStatus = "recorded"
+	Voided   UsageEventStatus = "voided"
+)
+
+// Valid indicates whether the value is a known member of the UsageEventStatus enum.
+func (e UsageEventStatus) Valid() bool {
+	switch e {
+	case Recorded:
+		return true
+	case Voided:
 		return true
 	default:
 		return false
@@ -1317,6 +1428,60 @@ func (e ListSettlementsParamsScope) Valid() bool {
 	}
 }
 
+// Defines values for ListMetersParamsEnvironment.
+const (
+	ListMetersParamsEnvironmentProduction ListMetersParamsEnvironment = "production"
+	ListMetersParamsEnvironmentSandbox    ListMetersParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListMetersParamsEnvironment enum.
+func (e ListMetersParamsEnvironment) Valid() bool {
+	switch e {
+	case ListMetersParamsEnvironmentProduction:
+		return true
+	case ListMetersParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateMeterParamsEnvironment.
+const (
+	CreateMeterParamsEnvironmentProduction CreateMeterParamsEnvironment = "production"
+	CreateMeterParamsEnvironmentSandbox    CreateMeterParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreateMeterParamsEnvironment enum.
+func (e CreateMeterParamsEnvironment) Valid() bool {
+	switch e {
+	case CreateMeterParamsEnvironmentProduction:
+		return true
+	case CreateMeterParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetMeterParamsEnvironment.
+const (
+	GetMeterParamsEnvironmentProduction GetMeterParamsEnvironment = "production"
+	GetMeterParamsEnvironmentSandbox    GetMeterParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetMeterParamsEnvironment enum.
+func (e GetMeterParamsEnvironment) Valid() bool {
+	switch e {
+	case GetMeterParamsEnvironmentProduction:
+		return true
+	case GetMeterParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListPaymentReceiptsParamsEnvironment.
 const (
 	ListPaymentReceiptsParamsEnvironmentProduction ListPaymentReceiptsParamsEnvironment = "production"
@@ -1776,6 +1941,42 @@ func (e CreateUsageEventParamsEnvironment) Valid() bool {
 	case CreateUsageEventParamsEnvironmentProduction:
 		return true
 	case CreateUsageEventParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetUsageEventParamsEnvironment.
+const (
+	GetUsageEventParamsEnvironmentProduction GetUsageEventParamsEnvironment = "production"
+	GetUsageEventParamsEnvironmentSandbox    GetUsageEventParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetUsageEventParamsEnvironment enum.
+func (e GetUsageEventParamsEnvironment) Valid() bool {
+	switch e {
+	case GetUsageEventParamsEnvironmentProduction:
+		return true
+	case GetUsageEventParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for VoidUsageEventParamsEnvironment.
+const (
+	VoidUsageEventParamsEnvironmentProduction VoidUsageEventParamsEnvironment = "production"
+	VoidUsageEventParamsEnvironmentSandbox    VoidUsageEventParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the VoidUsageEventParamsEnvironment enum.
+func (e VoidUsageEventParamsEnvironment) Valid() bool {
+	switch e {
+	case VoidUsageEventParamsEnvironmentProduction:
+		return true
+	case VoidUsageEventParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2364,6 +2565,9 @@ type CreditNote struct {
 
 	// Total Total. Minor units.
 	Total *int64 `json:"total,omitempty"`
+
+	// UsageEventId The voided usage event a usage_correction credit note gives back (null otherwise).
+	UsageEventId *string `json:"usageEventId,omitempty"`
 }
 
 // CreditNoteCreateLine One credit note line, attributed to an invoice line (or to the invoice as a whole when invoiceLineId is omitted) and a bucket.
@@ -2418,7 +2622,7 @@ type CreditNoteCreateRequest struct {
 	// OffsetAmount Total of offset-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	OffsetAmount *int64 `json:"offsetAmount,omitempty"`
 
-	// Reason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
+	// Reason Why the credit note is issued (subscription_canceled is what a prorated cancel gives, usage_correction what a void of billed usage gives).
 	Reason CreditNoteReason `json:"reason"`
 
 	// RefundAmount Total of refund-bucket lines; derived when omitted, must match when given (422). Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
@@ -2446,7 +2650,7 @@ type CreditNoteLine struct {
 	TaxAmount *int64 `json:"taxAmount,omitempty"`
 }
 
-// CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives).
+// CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives, usage_correction what a void of billed usage gives).
 type CreditNoteReason string
 
 // CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
@@ -2987,8 +3191,14 @@ type InvoiceLine struct {
 	// TaxAmount Tax on this line. Minor units.
 	TaxAmount *int64 `json:"taxAmount,omitempty"`
 
+	// TierBreakdown How a tiered line's amount was reached, one entry per tier charged (graduated) or the one tier the whole quantity falls in (volume); the entries' amounts add up to the line's amount. null for a line not priced by tiers (its amount is quantity × unitAmount; a tiered line's unitAmount is 0).
+	TierBreakdown *[]TierBreakdown `json:"tierBreakdown,omitempty"`
+
 	// UnitAmount Amount per unit. Minor units.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
+
+	// UsageCorrections The voids of usage this finalized usage line billed, each with the credit note that gave the difference back. null when there was none.
+	UsageCorrections *[]UsageEventCorrection `json:"usageCorrections,omitempty"`
 }
 
 // InvoiceLineInput An invoice line priced from the catalog.
@@ -3638,6 +3848,71 @@ type MerchantUnderwritingView struct {
 // Example: {"crmId":"hs-1042"}
 type Metadata map[string]string
 
+// Meter A meter and how it aggregates its usage events over a period.
+//
+// Example: {"aggregation":"unique_count","createdAt":"2025-06-01T12:00:00.159467Z","environment":"sandbox","hasEvents":false,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"active_users","name":"Monthly active users","object":"meter","uniqueProperty":"user_id","updatedAt":"2025-06-01T12:00:00.159467Z"}
+type Meter struct {
+	// Aggregation How the usage events of a period become one quantity.
+	Aggregation *MeterAggregation `json:"aggregation,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// HasEvents Whether usage events were recorded on the meter; from then on its aggregation cannot change.
+	HasEvents *bool `json:"hasEvents,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// MeterId Meter ID.
+	MeterId *string `json:"meterId,omitempty"`
+
+	// Name Meter name.
+	Name *string `json:"name,omitempty"`
+
+	// Object Always "meter".
+	Object *string `json:"object,omitempty"`
+
+	// UniqueProperty The property whose distinct values a unique_count meter counts; null for other meters.
+	UniqueProperty *string `json:"uniqueProperty,omitempty"`
+
+	// UpdatedAt When the meter last changed (merchant clock). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// MeterAggregation How the usage events of a period become one quantity.
+type MeterAggregation string
+
+// MeterCreateRequest Creates or changes a meter. uniqueProperty is required with aggregation unique_count and not allowed with any other (the oneOf below; 422 required or not_allowed).
+//
+// Example: {"aggregation":"unique_count","meterId":"active_users","name":"Monthly active users","uniqueProperty":"user_id"}
+type MeterCreateRequest struct {
+	// Aggregation How the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of distinct uniqueProperty values, latest quantity.
+	Aggregation MeterCreateRequestAggregation `json:"aggregation"`
+
+	// MeterId Caller-chosen meter ID, as usage events and prices name it.
+	MeterId string `json:"meterId"`
+
+	// Name Meter name.
+	Name *string `json:"name,omitempty"`
+
+	// UniqueProperty The usage event property whose distinct values a unique_count meter counts.
+	UniqueProperty *string `json:"uniqueProperty,omitempty"`
+	union          json.RawMessage
+}
+
+// MeterCreateRequestAggregation How the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of distinct uniqueProperty values, latest quantity.
+type MeterCreateRequestAggregation string
+
+// MeterRulesPlain The fields of a sum, count, max or latest meter: no uniqueProperty.
+type MeterRulesPlain = map[string]interface{}
+
+// MeterRulesUnique The fields of a unique_count meter: uniqueProperty required.
+type MeterRulesUnique = map[string]interface{}
+
 // OnboardingSubmitRequest Submits a draft (or update_requested) merchant account for underwriting. Rules the schema cannot say: environment, when given, equals the environment query parameter (422 environment_mismatch); idempotencyKey and the Idempotency-Key header, when both are given, are equal (422 mismatch); the account holds what submission requires (422, each missing field named) and is draft or update_requested (409).
 //
 // Example: {"environment":"sandbox","merchantAgreementIpAddress":"203.0.113.7","merchantAgreementUserAgent":"Mozilla/5.0","submittedByType":"merchant"}
@@ -4029,6 +4304,15 @@ type Price struct {
 	// ProductId Product ID.
 	ProductId *string `json:"productId,omitempty"`
 
+	// Tiers The tiers of a tiered price (its unitAmount is then null); null otherwise.
+	Tiers *[]PriceTier `json:"tiers,omitempty"`
+
+	// TiersMode graduated or volume, with tiers; null otherwise.
+	TiersMode *string `json:"tiersMode,omitempty"`
+
+	// TransformQuantity Package pricing of a price; null when it has none.
+	TransformQuantity *TransformQuantity `json:"transformQuantity,omitempty"`
+
 	// UnitAmount Amount per unit. Minor units.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
@@ -4068,6 +4352,15 @@ type PriceCreateRequest struct {
 	// ProductId Product the price belongs to; the product is created on first use.
 	ProductId string `json:"productId"`
 
+	// Tiers Tiers, for fixed_recurring and usage_metered prices, instead of unitAmount. Rules the schema cannot say: each upTo is above the one before (422 not_increasing), and only the last tier is open-ended (upTo null; 422 not_allowed otherwise).
+	Tiers *[]PriceTier `json:"tiers,omitempty"`
+
+	// TiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
+	TiersMode *PriceCreateRequestTiersMode `json:"tiersMode,omitempty"`
+
+	// TransformQuantity Package pricing. The billed quantity is the usage (or quantity) divided by divideBy, rounded up (a started package is billed whole) or down; the price's unitAmount is per package and the line's quantity is the number of packages.
+	TransformQuantity *TransformQuantityInput `json:"transformQuantity,omitempty"`
+
 	// UnitAmount Amount per unit. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 	union      json.RawMessage
@@ -4078,6 +4371,9 @@ type PriceCreateRequestBillingInterval string
 
 // PriceCreateRequestPriceType How the price bills.
 type PriceCreateRequestPriceType string
+
+// PriceCreateRequestTiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
+type PriceCreateRequestTiersMode string
 
 // PriceRulesFree The fields of a free price: unitAmount 0 or none, no meterId, billingIntervalCount only with billingInterval.
 type PriceRulesFree struct {
@@ -4097,14 +4393,53 @@ type PriceRulesFree1 = interface{}
 // PriceRulesLineAmount The fields of a pay_what_you_want or credit_top_up price: no unitAmount (the amount is given on the quote or invoice line), billingInterval, billingIntervalCount or meterId.
 type PriceRulesLineAmount = map[string]interface{}
 
-// PriceRulesMetered The fields of a usage_metered price: meterId, unitAmount (per unit) and billingInterval required.
-type PriceRulesMetered = map[string]interface{}
+// PriceRulesMetered The fields of a usage_metered price: meterId and billingInterval required, unitAmount (per unit) or tiers (with tiersMode).
+type PriceRulesMetered struct {
+	union json.RawMessage
+}
 
-// PriceRulesOneTime The fields of a fixed_one_time or credit_grant price: unitAmount required; no billingInterval, billingIntervalCount or meterId.
+// PriceRulesMetered0 defines model for PriceRulesMetered.0.
+type PriceRulesMetered0 = interface{}
+
+// PriceRulesMetered1 defines model for PriceRulesMetered.1.
+type PriceRulesMetered1 = interface{}
+
+// PriceRulesOneTime The fields of a fixed_one_time or credit_grant price: unitAmount required; no billingInterval, billingIntervalCount, meterId, tiers, tiersMode or transformQuantity.
 type PriceRulesOneTime = map[string]interface{}
 
-// PriceRulesRecurring The fields of a fixed_recurring price: billingInterval and unitAmount required, no meterId.
-type PriceRulesRecurring = map[string]interface{}
+// PriceRulesRecurring The fields of a fixed_recurring price: billingInterval required, unitAmount or tiers (with tiersMode), no meterId.
+type PriceRulesRecurring struct {
+	union json.RawMessage
+}
+
+// PriceRulesRecurring0 defines model for PriceRulesRecurring.0.
+type PriceRulesRecurring0 = interface{}
+
+// PriceRulesRecurring1 defines model for PriceRulesRecurring.1.
+type PriceRulesRecurring1 = interface{}
+
+// PriceRulesUnitOrTiers A price with a unit amount, or one priced by tiers with a tiersMode (and then no unitAmount).
+type PriceRulesUnitOrTiers struct {
+	union json.RawMessage
+}
+
+// PriceRulesUnitOrTiers0 defines model for PriceRulesUnitOrTiers.0.
+type PriceRulesUnitOrTiers0 = interface{}
+
+// PriceRulesUnitOrTiers1 defines model for PriceRulesUnitOrTiers.1.
+type PriceRulesUnitOrTiers1 = interface{}
+
+// PriceTier One tier of a tiered price, holding the quantities above the previous tier's upTo up to and including its own.
+type PriceTier struct {
+	// FlatAmount Added once when the tier is charged (0 when omitted). Minor units.
+	FlatAmount *int64 `json:"flatAmount,omitempty"`
+
+	// UnitAmount Price of each unit in the tier (0 when omitted). Minor units.
+	UnitAmount *int64 `json:"unitAmount,omitempty"`
+
+	// UpTo The last quantity of the tier; null on the last tier, which is open-ended.
+	UpTo *int64 `json:"upTo"`
+}
 
 // ProcessorWebhookAck The acknowledgement of a processor's webhook.
 //
@@ -4619,10 +4954,52 @@ type TestClock struct {
 	Object *string `json:"object,omitempty"`
 }
 
+// TierBreakdown One tier's part of a tiered line.
+type TierBreakdown struct {
+	// Amount quantity × unitAmount + flatAmount. Minor units.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// FlatAmount The tier's flat amount. Minor units.
+	FlatAmount *int64 `json:"flatAmount,omitempty"`
+
+	// Quantity The quantity priced in the tier.
+	Quantity *int64 `json:"quantity,omitempty"`
+
+	// UnitAmount The tier's unit amount. Minor units.
+	UnitAmount *int64 `json:"unitAmount,omitempty"`
+
+	// UpTo The tier's upTo (null for the open-ended tier).
+	UpTo *int64 `json:"upTo,omitempty"`
+}
+
+// TransformQuantity Package pricing of a price; null when it has none.
+type TransformQuantity struct {
+	// DivideBy Units in one package.
+	DivideBy *int64 `json:"divideBy,omitempty"`
+
+	// Round up or down.
+	Round *string `json:"round,omitempty"`
+}
+
+// TransformQuantityInput Package pricing. The billed quantity is the usage (or quantity) divided by divideBy, rounded up (a started package is billed whole) or down; the price's unitAmount is per package and the line's quantity is the number of packages.
+type TransformQuantityInput struct {
+	// DivideBy Units in one package.
+	DivideBy int64 `json:"divideBy"`
+
+	// Round up bills a started package whole, down bills full packages only.
+	Round TransformQuantityInputRound `json:"round"`
+}
+
+// TransformQuantityInputRound up bills a started package whole, down bills full packages only.
+type TransformQuantityInputRound string
+
 // UsageEvent A usage event.
 //
 // Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
 type UsageEvent struct {
+	// Corrections What the void changed on each finalized invoice line that billed the event; empty before a void.
+	Corrections *[]UsageEventCorrection `json:"corrections,omitempty"`
+
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
@@ -4644,11 +5021,47 @@ type UsageEvent struct {
 	// Object Always "usage_event".
 	Object *string `json:"object,omitempty"`
 
+	// Properties The event's properties (string keys to string values); a unique_count meter counts the distinct values of its uniqueProperty.
+	Properties *map[string]string `json:"properties,omitempty"`
+
 	// Quantity Quantity.
 	Quantity *int64 `json:"quantity,omitempty"`
 
+	// Status recorded, or voided (POST /v1/usage-events/{eventId}/void), when it is out of every total.
+	Status *UsageEventStatus `json:"status,omitempty"`
+
 	// Timestamp When the usage happened. RFC 3339, UTC.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
+
+	// VoidedAt When the event was voided (merchant clock). RFC 3339, UTC.
+	VoidedAt *time.Time `json:"voidedAt,omitempty"`
+}
+
+// UsageEventStatus recorded, or voided (POST /v1/usage-events/{eventId}/void), when it is out of every total.
+type UsageEventStatus string
+
+// UsageEventCorrection What the void of a usage event changed on one finalized invoice line that billed it.
+type UsageEventCorrection struct {
+	// Amount The difference in the line's price (before discount and tax). Minor units.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// CreditNoteId The usage_correction credit note that gave it back (tax and discount in proportion); null when there was nothing to give back or the invoice is uncollectible.
+	CreditNoteId *string `json:"creditNoteId,omitempty"`
+
+	// EventId The voided usage event.
+	EventId *string `json:"eventId,omitempty"`
+
+	// InvoiceId The invoice of the corrected line.
+	InvoiceId *string `json:"invoiceId,omitempty"`
+
+	// InvoiceLineId The corrected line.
+	InvoiceLineId *string `json:"invoiceLineId,omitempty"`
+
+	// UsageAfter The line's usage after the void.
+	UsageAfter *int64 `json:"usageAfter,omitempty"`
+
+	// UsageBefore The line's usage before the void, aggregated by its meter, before packages.
+	UsageBefore *int64 `json:"usageBefore,omitempty"`
 }
 
 // UsageEventCreateRequest Records metered usage. A repeated eventId is accepted once. A rule the schema cannot say: timestamp is at most 5 minutes after the merchant clock (422 in_future); usage is recorded once it has happened.
@@ -4664,12 +5077,22 @@ type UsageEventCreateRequest struct {
 	// MeterId Meter the usage counts against.
 	MeterId string `json:"meterId"`
 
+	// Properties Properties of a usage event, string keys to string values, with the limits of metadata (at most 50 keys, keys up to 40 characters, values up to 500).
+	//
+	// Example: {"user_id":"u-1042"}
+	Properties *UsageProperties `json:"properties,omitempty"`
+
 	// Quantity Usage quantity.
 	Quantity int64 `json:"quantity"`
 
 	// Timestamp When the usage happened; defaults to now (merchant clock). At most 5 minutes after the merchant clock (422 otherwise); any time in the past. Kept to the microsecond. RFC 3339 date-time.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
+
+// UsageProperties Properties of a usage event, string keys to string values, with the limits of metadata (at most 50 keys, keys up to 40 characters, values up to 500).
+//
+// Example: {"user_id":"u-1042"}
+type UsageProperties map[string]string
 
 // UsageThreshold A usage threshold.
 //
@@ -4983,6 +5406,9 @@ type MerchantAccountIdPath = string
 // MerchantAccountIdQuery defines model for MerchantAccountIdQuery.
 type MerchantAccountIdQuery = string
 
+// MeterIdPath defines model for MeterIdPath.
+type MeterIdPath = string
+
 // PaymentIdPath defines model for PaymentIdPath.
 type PaymentIdPath = string
 
@@ -5006,6 +5432,9 @@ type TaxTransactionIdPath = string
 
 // ThresholdIdPath defines model for ThresholdIdPath.
 type ThresholdIdPath = string
+
+// UsageEventIdPath defines model for UsageEventIdPath.
+type UsageEventIdPath = string
 
 // BadRequest Every error response uses this envelope.
 //
@@ -5532,6 +5961,51 @@ type ListSettlementsParamsEnvironment string
 // ListSettlementsParamsScope defines parameters for ListSettlements.
 type ListSettlementsParamsScope string
 
+// ListMetersParams defines parameters for ListMeters.
+type ListMetersParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListMetersParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListMetersParamsEnvironment defines parameters for ListMeters.
+type ListMetersParamsEnvironment string
+
+// CreateMeterParams defines parameters for CreateMeter.
+type CreateMeterParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreateMeterParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateMeterParamsEnvironment defines parameters for CreateMeter.
+type CreateMeterParamsEnvironment string
+
+// GetMeterParams defines parameters for GetMeter.
+type GetMeterParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetMeterParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetMeterParamsEnvironment defines parameters for GetMeter.
+type GetMeterParamsEnvironment string
+
 // ListPaymentReceiptsParams defines parameters for ListPaymentReceipts.
 type ListPaymentReceiptsParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -5907,6 +6381,33 @@ type CreateUsageEventParams struct {
 // CreateUsageEventParamsEnvironment defines parameters for CreateUsageEvent.
 type CreateUsageEventParamsEnvironment string
 
+// GetUsageEventParams defines parameters for GetUsageEvent.
+type GetUsageEventParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetUsageEventParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetUsageEventParamsEnvironment defines parameters for GetUsageEvent.
+type GetUsageEventParamsEnvironment string
+
+// VoidUsageEventParams defines parameters for VoidUsageEvent.
+type VoidUsageEventParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment VoidUsageEventParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// VoidUsageEventParamsEnvironment defines parameters for VoidUsageEvent.
+type VoidUsageEventParamsEnvironment string
+
 // CreateUsageThresholdParams defines parameters for CreateUsageThreshold.
 type CreateUsageThresholdParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -6072,6 +6573,9 @@ type CreateMerchantAccountJSONRequestBody = MerchantAccountCreateRequest
 // SubmitMerchantOnboardingJSONRequestBody defines body for SubmitMerchantOnboarding for application/json ContentType.
 type SubmitMerchantOnboardingJSONRequestBody = OnboardingSubmitRequest
 
+// CreateMeterJSONRequestBody defines body for CreateMeter for application/json ContentType.
+type CreateMeterJSONRequestBody = MeterCreateRequest
+
 // CreatePriceJSONRequestBody defines body for CreatePrice for application/json ContentType.
 type CreatePriceJSONRequestBody = PriceCreateRequest
 
@@ -6101,6 +6605,9 @@ type AdvanceTestClockJSONRequestBody = ClockAdvanceRequest
 
 // CreateUsageEventJSONRequestBody defines body for CreateUsageEvent for application/json ContentType.
 type CreateUsageEventJSONRequestBody = UsageEventCreateRequest
+
+// VoidUsageEventJSONRequestBody defines body for VoidUsageEvent for application/json ContentType.
+type VoidUsageEventJSONRequestBody = EmptyRequest
 
 // CreateUsageThresholdJSONRequestBody defines body for CreateUsageThreshold for application/json ContentType.
 type CreateUsageThresholdJSONRequestBody = UsageThresholdCreateRequest
@@ -6590,6 +7097,169 @@ func (t *InvoiceCreateRequest) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsMeterRulesUnique returns the union data inside the MeterCreateRequest as a MeterRulesUnique
+func (t MeterCreateRequest) AsMeterRulesUnique() (MeterRulesUnique, error) {
+	var body MeterRulesUnique
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMeterRulesUnique overwrites any union data inside the MeterCreateRequest as the provided MeterRulesUnique
+func (t *MeterCreateRequest) FromMeterRulesUnique(v MeterRulesUnique) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMeterRulesUnique performs a merge with any union data inside the MeterCreateRequest, using the provided MeterRulesUnique
+func (t *MeterCreateRequest) MergeMeterRulesUnique(v MeterRulesUnique) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMeterRulesPlain returns the union data inside the MeterCreateRequest as a MeterRulesPlain
+func (t MeterCreateRequest) AsMeterRulesPlain() (MeterRulesPlain, error) {
+	var body MeterRulesPlain
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMeterRulesPlain overwrites any union data inside the MeterCreateRequest as the provided MeterRulesPlain
+func (t *MeterCreateRequest) FromMeterRulesPlain(v MeterRulesPlain) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMeterRulesPlain performs a merge with any union data inside the MeterCreateRequest, using the provided MeterRulesPlain
+func (t *MeterCreateRequest) MergeMeterRulesPlain(v MeterRulesPlain) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MeterCreateRequest) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"aggregation"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t MeterCreateRequest) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "count":
+		return t.AsMeterRulesPlain()
+	case "latest":
+		return t.AsMeterRulesPlain()
+	case "max":
+		return t.AsMeterRulesPlain()
+	case "sum":
+		return t.AsMeterRulesPlain()
+	case "unique_count":
+		return t.AsMeterRulesUnique()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t MeterCreateRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	object["aggregation"], err = json.Marshal(t.Aggregation)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'aggregation': %w", err)
+	}
+
+	object["meterId"], err = json.Marshal(t.MeterId)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'meterId': %w", err)
+	}
+
+	if t.Name != nil {
+		object["name"], err = json.Marshal(t.Name)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'name': %w", err)
+		}
+	}
+
+	if t.UniqueProperty != nil {
+		object["uniqueProperty"], err = json.Marshal(t.UniqueProperty)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'uniqueProperty': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *MeterCreateRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["aggregation"]; found {
+		err = json.Unmarshal(raw, &t.Aggregation)
+		if err != nil {
+			return fmt.Errorf("error reading 'aggregation': %w", err)
+		}
+	}
+
+	if raw, found := object["meterId"]; found {
+		err = json.Unmarshal(raw, &t.MeterId)
+		if err != nil {
+			return fmt.Errorf("error reading 'meterId': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["uniqueProperty"]; found {
+		err = json.Unmarshal(raw, &t.UniqueProperty)
+		if err != nil {
+			return fmt.Errorf("error reading 'uniqueProperty': %w", err)
+		}
+	}
+
+	return err
+}
+
 // AsPaymentMethodSetupRequest0 returns the union data inside the PaymentMethodSetupRequest as a PaymentMethodSetupRequest0
 func (t PaymentMethodSetupRequest) AsPaymentMethodSetupRequest0() (PaymentMethodSetupRequest0, error) {
 	var body PaymentMethodSetupRequest0
@@ -6969,6 +7639,27 @@ func (t PriceCreateRequest) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'productId': %w", err)
 	}
 
+	if t.Tiers != nil {
+		object["tiers"], err = json.Marshal(t.Tiers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tiers': %w", err)
+		}
+	}
+
+	if t.TiersMode != nil {
+		object["tiersMode"], err = json.Marshal(t.TiersMode)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tiersMode': %w", err)
+		}
+	}
+
+	if t.TransformQuantity != nil {
+		object["transformQuantity"], err = json.Marshal(t.TransformQuantity)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'transformQuantity': %w", err)
+		}
+	}
+
 	if t.UnitAmount != nil {
 		object["unitAmount"], err = json.Marshal(t.UnitAmount)
 		if err != nil {
@@ -7050,6 +7741,27 @@ func (t *PriceCreateRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.ProductId)
 		if err != nil {
 			return fmt.Errorf("error reading 'productId': %w", err)
+		}
+	}
+
+	if raw, found := object["tiers"]; found {
+		err = json.Unmarshal(raw, &t.Tiers)
+		if err != nil {
+			return fmt.Errorf("error reading 'tiers': %w", err)
+		}
+	}
+
+	if raw, found := object["tiersMode"]; found {
+		err = json.Unmarshal(raw, &t.TiersMode)
+		if err != nil {
+			return fmt.Errorf("error reading 'tiersMode': %w", err)
+		}
+	}
+
+	if raw, found := object["transformQuantity"]; found {
+		err = json.Unmarshal(raw, &t.TransformQuantity)
+		if err != nil {
+			return fmt.Errorf("error reading 'transformQuantity': %w", err)
 		}
 	}
 
@@ -7156,6 +7868,192 @@ func (t *PriceRulesFree) UnmarshalJSON(b []byte) error {
 		}
 	}
 
+	return err
+}
+
+// AsPriceRulesMetered0 returns the union data inside the PriceRulesMetered as a PriceRulesMetered0
+func (t PriceRulesMetered) AsPriceRulesMetered0() (PriceRulesMetered0, error) {
+	var body PriceRulesMetered0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesMetered0 overwrites any union data inside the PriceRulesMetered as the provided PriceRulesMetered0
+func (t *PriceRulesMetered) FromPriceRulesMetered0(v PriceRulesMetered0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesMetered0 performs a merge with any union data inside the PriceRulesMetered, using the provided PriceRulesMetered0
+func (t *PriceRulesMetered) MergePriceRulesMetered0(v PriceRulesMetered0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesMetered1 returns the union data inside the PriceRulesMetered as a PriceRulesMetered1
+func (t PriceRulesMetered) AsPriceRulesMetered1() (PriceRulesMetered1, error) {
+	var body PriceRulesMetered1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesMetered1 overwrites any union data inside the PriceRulesMetered as the provided PriceRulesMetered1
+func (t *PriceRulesMetered) FromPriceRulesMetered1(v PriceRulesMetered1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesMetered1 performs a merge with any union data inside the PriceRulesMetered, using the provided PriceRulesMetered1
+func (t *PriceRulesMetered) MergePriceRulesMetered1(v PriceRulesMetered1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PriceRulesMetered) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PriceRulesMetered) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPriceRulesRecurring0 returns the union data inside the PriceRulesRecurring as a PriceRulesRecurring0
+func (t PriceRulesRecurring) AsPriceRulesRecurring0() (PriceRulesRecurring0, error) {
+	var body PriceRulesRecurring0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesRecurring0 overwrites any union data inside the PriceRulesRecurring as the provided PriceRulesRecurring0
+func (t *PriceRulesRecurring) FromPriceRulesRecurring0(v PriceRulesRecurring0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesRecurring0 performs a merge with any union data inside the PriceRulesRecurring, using the provided PriceRulesRecurring0
+func (t *PriceRulesRecurring) MergePriceRulesRecurring0(v PriceRulesRecurring0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesRecurring1 returns the union data inside the PriceRulesRecurring as a PriceRulesRecurring1
+func (t PriceRulesRecurring) AsPriceRulesRecurring1() (PriceRulesRecurring1, error) {
+	var body PriceRulesRecurring1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesRecurring1 overwrites any union data inside the PriceRulesRecurring as the provided PriceRulesRecurring1
+func (t *PriceRulesRecurring) FromPriceRulesRecurring1(v PriceRulesRecurring1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesRecurring1 performs a merge with any union data inside the PriceRulesRecurring, using the provided PriceRulesRecurring1
+func (t *PriceRulesRecurring) MergePriceRulesRecurring1(v PriceRulesRecurring1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PriceRulesRecurring) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PriceRulesRecurring) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPriceRulesUnitOrTiers0 returns the union data inside the PriceRulesUnitOrTiers as a PriceRulesUnitOrTiers0
+func (t PriceRulesUnitOrTiers) AsPriceRulesUnitOrTiers0() (PriceRulesUnitOrTiers0, error) {
+	var body PriceRulesUnitOrTiers0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesUnitOrTiers0 overwrites any union data inside the PriceRulesUnitOrTiers as the provided PriceRulesUnitOrTiers0
+func (t *PriceRulesUnitOrTiers) FromPriceRulesUnitOrTiers0(v PriceRulesUnitOrTiers0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesUnitOrTiers0 performs a merge with any union data inside the PriceRulesUnitOrTiers, using the provided PriceRulesUnitOrTiers0
+func (t *PriceRulesUnitOrTiers) MergePriceRulesUnitOrTiers0(v PriceRulesUnitOrTiers0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPriceRulesUnitOrTiers1 returns the union data inside the PriceRulesUnitOrTiers as a PriceRulesUnitOrTiers1
+func (t PriceRulesUnitOrTiers) AsPriceRulesUnitOrTiers1() (PriceRulesUnitOrTiers1, error) {
+	var body PriceRulesUnitOrTiers1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceRulesUnitOrTiers1 overwrites any union data inside the PriceRulesUnitOrTiers as the provided PriceRulesUnitOrTiers1
+func (t *PriceRulesUnitOrTiers) FromPriceRulesUnitOrTiers1(v PriceRulesUnitOrTiers1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePriceRulesUnitOrTiers1 performs a merge with any union data inside the PriceRulesUnitOrTiers, using the provided PriceRulesUnitOrTiers1
+func (t *PriceRulesUnitOrTiers) MergePriceRulesUnitOrTiers1(v PriceRulesUnitOrTiers1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PriceRulesUnitOrTiers) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PriceRulesUnitOrTiers) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
@@ -7897,6 +8795,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/merchant-accounts/{merchantAccountId}/settlements (the `ListSettlements` operationId).
 	ListSettlements(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *ListSettlementsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMeters List meters
+	//
+	// Lists the merchant account's created meters, newest first, cursor-paged. A meter only used by usage events or prices, never created, is a sum meter and is not listed.
+	//
+	// Corresponds with GET /v1/meters (the `ListMeters` operationId).
+	ListMeters(ctx context.Context, params *ListMetersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMeterWithBody Create or change a meter
+	//
+	// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+	CreateMeterWithBody(ctx context.Context, params *CreateMeterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateMeter Create or change a meter
+	//
+	// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+	CreateMeter(ctx context.Context, params *CreateMeterParams, body CreateMeterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMeter Get a meter
+	//
+	// Returns a created meter (404 for a meter never created, even one in use, which is a sum meter).
+	//
+	// Corresponds with GET /v1/meters/{meterId} (the `GetMeter` operationId).
+	GetMeter(ctx context.Context, meterId MeterIdPath, params *GetMeterParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPaymentReceipts List payment receipts
 	//
 	// Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -8160,6 +9090,31 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/usage-events (the `CreateUsageEvent` operationId).
 	CreateUsageEvent(ctx context.Context, params *CreateUsageEventParams, body CreateUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUsageEvent Get a usage event
+	//
+	// Returns a usage event, recorded or voided, with the corrections its void made.
+	//
+	// Corresponds with GET /v1/usage-events/{eventId} (the `GetUsageEvent` operationId).
+	GetUsageEvent(ctx context.Context, eventId UsageEventIdPath, params *GetUsageEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VoidUsageEventWithBody Void a usage event
+	//
+	// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+	VoidUsageEventWithBody(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VoidUsageEvent Void a usage event
+	//
+	// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+	VoidUsageEvent(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateUsageThresholdWithBody Create a usage threshold
 	//
@@ -9197,6 +10152,78 @@ func (c *Client) ListSettlements(ctx context.Context, merchantAccountId Merchant
 	return c.Client.Do(req)
 }
 
+// ListMeters List meters
+//
+// Lists the merchant account's created meters, newest first, cursor-paged. A meter only used by usage events or prices, never created, is a sum meter and is not listed.
+//
+// Corresponds with GET /v1/meters (the `ListMeters` operationId).
+func (c *Client) ListMeters(ctx context.Context, params *ListMetersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMetersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMeterWithBody Create or change a meter
+//
+// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+func (c *Client) CreateMeterWithBody(ctx context.Context, params *CreateMeterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMeterRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateMeter Create or change a meter
+//
+// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+func (c *Client) CreateMeter(ctx context.Context, params *CreateMeterParams, body CreateMeterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateMeterRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMeter Get a meter
+//
+// Returns a created meter (404 for a meter never created, even one in use, which is a sum meter).
+//
+// Corresponds with GET /v1/meters/{meterId} (the `GetMeter` operationId).
+func (c *Client) GetMeter(ctx context.Context, meterId MeterIdPath, params *GetMeterParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMeterRequest(c.Server, meterId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPaymentReceipts List payment receipts
 //
 // Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -9771,6 +10798,61 @@ func (c *Client) CreateUsageEventWithBody(ctx context.Context, params *CreateUsa
 // Corresponds with POST /v1/usage-events (the `CreateUsageEvent` operationId).
 func (c *Client) CreateUsageEvent(ctx context.Context, params *CreateUsageEventParams, body CreateUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateUsageEventRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUsageEvent Get a usage event
+//
+// Returns a usage event, recorded or voided, with the corrections its void made.
+//
+// Corresponds with GET /v1/usage-events/{eventId} (the `GetUsageEvent` operationId).
+func (c *Client) GetUsageEvent(ctx context.Context, eventId UsageEventIdPath, params *GetUsageEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageEventRequest(c.Server, eventId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VoidUsageEventWithBody Void a usage event
+//
+// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+func (c *Client) VoidUsageEventWithBody(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVoidUsageEventRequestWithBody(c.Server, eventId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VoidUsageEvent Void a usage event
+//
+// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+func (c *Client) VoidUsageEvent(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVoidUsageEventRequest(c.Server, eventId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12687,6 +13769,239 @@ func NewListSettlementsRequest(server string, merchantAccountId MerchantAccountI
 	return req, nil
 }
 
+// NewListMetersRequest constructs an http.Request for the ListMeters method
+func NewListMetersRequest(server string, params *ListMetersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/meters")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateMeterRequest calls the generic CreateMeter builder with application/json body
+func NewCreateMeterRequest(server string, params *CreateMeterParams, body CreateMeterJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateMeterRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateMeterRequestWithBody constructs an http.Request for the CreateMeter method, with any body, and a specified content type
+func NewCreateMeterRequestWithBody(server string, params *CreateMeterParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/meters")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetMeterRequest constructs an http.Request for the GetMeter method
+func NewGetMeterRequest(server string, meterId MeterIdPath, params *GetMeterParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "meterId", meterId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/meters/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPaymentReceiptsRequest constructs an http.Request for the ListPaymentReceipts method
 func NewListPaymentReceiptsRequest(server string, params *ListPaymentReceiptsParams) (*http.Request, error) {
 	var err error
@@ -14622,6 +15937,164 @@ func NewCreateUsageEventRequestWithBody(server string, params *CreateUsageEventP
 	return req, nil
 }
 
+// NewGetUsageEventRequest constructs an http.Request for the GetUsageEvent method
+func NewGetUsageEventRequest(server string, eventId UsageEventIdPath, params *GetUsageEventParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eventId", eventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/usage-events/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVoidUsageEventRequest calls the generic VoidUsageEvent builder with application/json body
+func NewVoidUsageEventRequest(server string, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVoidUsageEventRequestWithBody(server, eventId, params, "application/json", bodyReader)
+}
+
+// NewVoidUsageEventRequestWithBody constructs an http.Request for the VoidUsageEvent method, with any body, and a specified content type
+func NewVoidUsageEventRequestWithBody(server string, eventId UsageEventIdPath, params *VoidUsageEventParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "eventId", eventId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/usage-events/%s/void", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateUsageThresholdRequest calls the generic CreateUsageThreshold builder with application/json body
 func NewCreateUsageThresholdRequest(server string, params *CreateUsageThresholdParams, body CreateUsageThresholdJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15753,6 +17226,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/merchant-accounts/{merchantAccountId}/settlements (the `ListSettlements` operationId).
 	ListSettlementsWithResponse(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *ListSettlementsParams, reqEditors ...RequestEditorFn) (*ListSettlementsResponse, error)
 
+	// ListMetersWithResponse List meters
+	//
+	// Lists the merchant account's created meters, newest first, cursor-paged. A meter only used by usage events or prices, never created, is a sum meter and is not listed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/meters (the `ListMeters` operationId).
+	ListMetersWithResponse(ctx context.Context, params *ListMetersParams, reqEditors ...RequestEditorFn) (*ListMetersResponse, error)
+
+	// CreateMeterWithBodyWithResponse Create or change a meter
+	//
+	// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+	CreateMeterWithBodyWithResponse(ctx context.Context, params *CreateMeterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMeterResponse, error)
+
+	// CreateMeterWithResponse Create or change a meter
+	//
+	// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+	CreateMeterWithResponse(ctx context.Context, params *CreateMeterParams, body CreateMeterJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMeterResponse, error)
+
+	// GetMeterWithResponse Get a meter
+	//
+	// Returns a created meter (404 for a meter never created, even one in use, which is a sum meter).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/meters/{meterId} (the `GetMeter` operationId).
+	GetMeterWithResponse(ctx context.Context, meterId MeterIdPath, params *GetMeterParams, reqEditors ...RequestEditorFn) (*GetMeterResponse, error)
+
 	// ListPaymentReceiptsWithResponse List payment receipts
 	//
 	// Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -16040,6 +17549,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/usage-events (the `CreateUsageEvent` operationId).
 	CreateUsageEventWithResponse(ctx context.Context, params *CreateUsageEventParams, body CreateUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUsageEventResponse, error)
+
+	// GetUsageEventWithResponse Get a usage event
+	//
+	// Returns a usage event, recorded or voided, with the corrections its void made.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/usage-events/{eventId} (the `GetUsageEvent` operationId).
+	GetUsageEventWithResponse(ctx context.Context, eventId UsageEventIdPath, params *GetUsageEventParams, reqEditors ...RequestEditorFn) (*GetUsageEventResponse, error)
+
+	// VoidUsageEventWithBodyWithResponse Void a usage event
+	//
+	// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+	VoidUsageEventWithBodyWithResponse(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VoidUsageEventResponse, error)
+
+	// VoidUsageEventWithResponse Void a usage event
+	//
+	// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+	VoidUsageEventWithResponse(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*VoidUsageEventResponse, error)
 
 	// CreateUsageThresholdWithBodyWithResponse Create a usage threshold
 	//
@@ -21210,6 +22746,467 @@ func (r ListSettlementsResponse) ContentType() string {
 	return ""
 }
 
+// ListMetersResponse200Headers the declared response headers of an HTTP 200 response for ListMeters
+type ListMetersResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListMetersResponse429Headers the declared response headers of an HTTP 429 response for ListMeters
+type ListMetersResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListMetersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+		Data List `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMetersResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListMetersResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMetersResponse) GetJSON200() *struct {
+	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+	Data List `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMetersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMetersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMetersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMetersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListMetersResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListMetersResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListMetersResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListMetersResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMetersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListMetersResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListMetersResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMetersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMetersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMetersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMetersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateMeterResponse201Headers the declared response headers of an HTTP 201 response for CreateMeter
+type CreateMeterResponse201Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreateMeterResponse429Headers the declared response headers of an HTTP 429 response for CreateMeter
+type CreateMeterResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreateMeterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A meter and how it aggregates its usage events over a period.
+		//
+		// Example: {"aggregation":"unique_count","createdAt":"2025-06-01T12:00:00.159467Z","environment":"sandbox","hasEvents":false,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"active_users","name":"Monthly active users","object":"meter","uniqueProperty":"user_id","updatedAt":"2025-06-01T12:00:00.159467Z"}
+		Data Meter `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateMeterResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateMeterResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateMeterResponse) GetJSON201() *struct {
+	// Data A meter and how it aggregates its usage events over a period.
+	//
+	// Example: {"aggregation":"unique_count","createdAt":"2025-06-01T12:00:00.159467Z","environment":"sandbox","hasEvents":false,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"active_users","name":"Monthly active users","object":"meter","uniqueProperty":"user_id","updatedAt":"2025-06-01T12:00:00.159467Z"}
+	Data Meter `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateMeterResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateMeterResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateMeterResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateMeterResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateMeterResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateMeterResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateMeterResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateMeterResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateMeterResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateMeterResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateMeterResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateMeterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateMeterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateMeterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateMeterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMeterResponse200Headers the declared response headers of an HTTP 200 response for GetMeter
+type GetMeterResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetMeterResponse429Headers the declared response headers of an HTTP 429 response for GetMeter
+type GetMeterResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetMeterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A meter and how it aggregates its usage events over a period.
+		//
+		// Example: {"aggregation":"unique_count","createdAt":"2025-06-01T12:00:00.159467Z","environment":"sandbox","hasEvents":false,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"active_users","name":"Monthly active users","object":"meter","uniqueProperty":"user_id","updatedAt":"2025-06-01T12:00:00.159467Z"}
+		Data Meter `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMeterResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetMeterResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMeterResponse) GetJSON200() *struct {
+	// Data A meter and how it aggregates its usage events over a period.
+	//
+	// Example: {"aggregation":"unique_count","createdAt":"2025-06-01T12:00:00.159467Z","environment":"sandbox","hasEvents":false,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"active_users","name":"Monthly active users","object":"meter","uniqueProperty":"user_id","updatedAt":"2025-06-01T12:00:00.159467Z"}
+	Data Meter `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMeterResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetMeterResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetMeterResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMeterResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetMeterResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetMeterResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetMeterResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetMeterResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMeterResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetMeterResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetMeterResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMeterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMeterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMeterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMeterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPaymentReceiptsResponse200Headers the declared response headers of an HTTP 200 response for ListPaymentReceipts
 type ListPaymentReceiptsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -24577,6 +26574,316 @@ func (r CreateUsageEventResponse) ContentType() string {
 	return ""
 }
 
+// GetUsageEventResponse200Headers the declared response headers of an HTTP 200 response for GetUsageEvent
+type GetUsageEventResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetUsageEventResponse429Headers the declared response headers of an HTTP 429 response for GetUsageEvent
+type GetUsageEventResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetUsageEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A usage event.
+		//
+		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+		Data UsageEvent `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUsageEventResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsageEventResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageEventResponse) GetJSON200() *struct {
+	// Data A usage event.
+	//
+	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+	Data UsageEvent `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUsageEventResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUsageEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetUsageEventResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetUsageEventResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetUsageEventResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetUsageEventResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetUsageEventResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetUsageEventResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUsageEventResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetUsageEventResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsageEventResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// VoidUsageEventResponse200Headers the declared response headers of an HTTP 200 response for VoidUsageEvent
+type VoidUsageEventResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// VoidUsageEventResponse429Headers the declared response headers of an HTTP 429 response for VoidUsageEvent
+type VoidUsageEventResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type VoidUsageEventResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A usage event.
+		//
+		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+		Data UsageEvent `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *VoidUsageEventResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *VoidUsageEventResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VoidUsageEventResponse) GetJSON200() *struct {
+	// Data A usage event.
+	//
+	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+	Data UsageEvent `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r VoidUsageEventResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r VoidUsageEventResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r VoidUsageEventResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r VoidUsageEventResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r VoidUsageEventResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r VoidUsageEventResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r VoidUsageEventResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r VoidUsageEventResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r VoidUsageEventResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r VoidUsageEventResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r VoidUsageEventResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r VoidUsageEventResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VoidUsageEventResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VoidUsageEventResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VoidUsageEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateUsageThresholdResponse201Headers the declared response headers of an HTTP 201 response for CreateUsageThreshold
 type CreateUsageThresholdResponse201Headers struct {
 	RateLimitLimit     *int64
@@ -26578,6 +28885,66 @@ func (c *ClientWithResponses) ListSettlementsWithResponse(ctx context.Context, m
 	return ParseListSettlementsResponse(rsp)
 }
 
+// ListMetersWithResponse List meters
+//
+// Lists the merchant account's created meters, newest first, cursor-paged. A meter only used by usage events or prices, never created, is a sum meter and is not listed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/meters (the `ListMeters` operationId).
+func (c *ClientWithResponses) ListMetersWithResponse(ctx context.Context, params *ListMetersParams, reqEditors ...RequestEditorFn) (*ListMetersResponse, error) {
+	rsp, err := c.ListMeters(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMetersResponse(rsp)
+}
+
+// CreateMeterWithBodyWithResponse Create or change a meter
+//
+// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+func (c *ClientWithResponses) CreateMeterWithBodyWithResponse(ctx context.Context, params *CreateMeterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateMeterResponse, error) {
+	rsp, err := c.CreateMeterWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMeterResponse(rsp)
+}
+
+// CreateMeterWithResponse Create or change a meter
+//
+// Creates a meter, or changes the name and aggregation of one that exists (created before, or used by usage events or prices before it was created: such a meter is a sum meter). aggregation says how the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of the distinct values of the uniqueProperty property (events without it are not counted), or latest (the quantity of the event with the latest timestamp, the greatest eventId among equal timestamps). uniqueProperty is required with unique_count and not allowed otherwise (the oneOf below; 422). Rule the schema cannot say: once a meter has usage events its aggregation and uniqueProperty cannot change (409 meter_has_events); the same values again only rename it. Emits meter.created, or meter.updated for a meter created before.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/meters (the `CreateMeter` operationId).
+func (c *ClientWithResponses) CreateMeterWithResponse(ctx context.Context, params *CreateMeterParams, body CreateMeterJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMeterResponse, error) {
+	rsp, err := c.CreateMeter(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateMeterResponse(rsp)
+}
+
+// GetMeterWithResponse Get a meter
+//
+// Returns a created meter (404 for a meter never created, even one in use, which is a sum meter).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/meters/{meterId} (the `GetMeter` operationId).
+func (c *ClientWithResponses) GetMeterWithResponse(ctx context.Context, meterId MeterIdPath, params *GetMeterParams, reqEditors ...RequestEditorFn) (*GetMeterResponse, error) {
+	rsp, err := c.GetMeter(ctx, meterId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMeterResponse(rsp)
+}
+
 // ListPaymentReceiptsWithResponse List payment receipts
 //
 // Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -27056,6 +29423,51 @@ func (c *ClientWithResponses) CreateUsageEventWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseCreateUsageEventResponse(rsp)
+}
+
+// GetUsageEventWithResponse Get a usage event
+//
+// Returns a usage event, recorded or voided, with the corrections its void made.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/usage-events/{eventId} (the `GetUsageEvent` operationId).
+func (c *ClientWithResponses) GetUsageEventWithResponse(ctx context.Context, eventId UsageEventIdPath, params *GetUsageEventParams, reqEditors ...RequestEditorFn) (*GetUsageEventResponse, error) {
+	rsp, err := c.GetUsageEvent(ctx, eventId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageEventResponse(rsp)
+}
+
+// VoidUsageEventWithBodyWithResponse Void a usage event
+//
+// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+func (c *ClientWithResponses) VoidUsageEventWithBodyWithResponse(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VoidUsageEventResponse, error) {
+	rsp, err := c.VoidUsageEventWithBody(ctx, eventId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVoidUsageEventResponse(rsp)
+}
+
+// VoidUsageEventWithResponse Void a usage event
+//
+// Takes a usage event out of every total, in one transaction with everything the correction changes. Thresholds already crossed stay crossed. Draft invoices pick the change up on refresh. For each finalized invoice line that billed the event (the event's timestamp in the line's period, recorded before the invoice was finalized), the line's usage drops by what the void takes out of its period, and an open or paid invoice gets a credit note (reason usage_correction, bucket credit: the customer's prepaid balance) for the difference in the line's price, tiers and packages included, with the line's discount and tax in proportion; an uncollectible invoice records the correction without one. The event (corrections), the invoice line (usageCorrections) and the credit note (usageEventId) name each other. Emits usage_event.voided and each credit note's events. 404 for an unknown event; 409 when it is voided already, or when a charge of an invoice to credit is in flight (retry once it settles).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
+func (c *ClientWithResponses) VoidUsageEventWithResponse(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*VoidUsageEventResponse, error) {
+	rsp, err := c.VoidUsageEvent(ctx, eventId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVoidUsageEventResponse(rsp)
 }
 
 // CreateUsageThresholdWithBodyWithResponse Create a usage threshold
@@ -32341,6 +34753,475 @@ func ParseListSettlementsResponse(rsp *http.Response) (*ListSettlementsResponse,
 	return response, nil
 }
 
+// ParseListMetersResponse parses an HTTP response from a ListMetersWithResponse call
+func ParseListMetersResponse(rsp *http.Response) (*ListMetersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMetersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+			Data List `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMetersResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListMetersResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateMeterResponse parses an HTTP response from a CreateMeterWithResponse call
+func ParseCreateMeterResponse(rsp *http.Response) (*CreateMeterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateMeterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A meter and how it aggregates its usage events over a period.
+			//
+			// Example: {"aggregation":"unique_count","createdAt":"2025-06-01T12:00:00.159467Z","environment":"sandbox","hasEvents":false,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"active_users","name":"Monthly active users","object":"meter","uniqueProperty":"user_id","updatedAt":"2025-06-01T12:00:00.159467Z"}
+			Data Meter `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateMeterResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateMeterResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMeterResponse parses an HTTP response from a GetMeterWithResponse call
+func ParseGetMeterResponse(rsp *http.Response) (*GetMeterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMeterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A meter and how it aggregates its usage events over a period.
+			//
+			// Example: {"aggregation":"unique_count","createdAt":"2025-06-01T12:00:00.159467Z","environment":"sandbox","hasEvents":false,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"active_users","name":"Monthly active users","object":"meter","uniqueProperty":"user_id","updatedAt":"2025-06-01T12:00:00.159467Z"}
+			Data Meter `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMeterResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetMeterResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPaymentReceiptsResponse parses an HTTP response from a ListPaymentReceiptsWithResponse call
 func ParseListPaymentReceiptsResponse(rsp *http.Response) (*ListPaymentReceiptsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -35757,6 +38638,320 @@ func ParseCreateUsageEventResponse(rsp *http.Response) (*CreateUsageEventRespons
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateUsageEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUsageEventResponse parses an HTTP response from a GetUsageEventWithResponse call
+func ParseGetUsageEventResponse(rsp *http.Response) (*GetUsageEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A usage event.
+			//
+			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+			Data UsageEvent `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUsageEventResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUsageEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseVoidUsageEventResponse parses an HTTP response from a VoidUsageEventWithResponse call
+func ParseVoidUsageEventResponse(rsp *http.Response) (*VoidUsageEventResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VoidUsageEventResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A usage event.
+			//
+			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+			Data UsageEvent `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers VoidUsageEventResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers VoidUsageEventResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -37,6 +37,20 @@ func priceInput(body api.PriceCreateRequest) remit.Price {
 		v := string(*body.BillingInterval)
 		p.BillingInterval = &v
 	}
+	if body.Tiers != nil {
+		p.Tiers = make([]remit.Tier, 0, len(*body.Tiers))
+		for _, t := range *body.Tiers {
+			p.Tiers = append(p.Tiers, remit.Tier{UpTo: t.UpTo, UnitAmount: zeroIfNil(t.UnitAmount), FlatAmount: zeroIfNil(t.FlatAmount),
+				UnitAmountGiven: t.UnitAmount != nil})
+		}
+	}
+	if body.TiersMode != nil {
+		v := string(*body.TiersMode)
+		p.TiersMode = &v
+	}
+	if t := body.TransformQuantity; t != nil {
+		p.TransformQuantity = &remit.TransformQuantity{DivideBy: t.DivideBy, Round: string(t.Round)}
+	}
 	return p
 }
 
@@ -85,4 +99,12 @@ func metadata(m *api.Metadata) map[string]string {
 		return nil
 	}
 	return map[string]string(*m)
+}
+
+// zeroIfNil is *n, or 0 for nil.
+func zeroIfNil(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
 }

@@ -148,7 +148,7 @@ func TestPriceTypes(t *testing.T) {
 				return b
 			}(), []string{"body:currency:currency_not_supported"}},
 			{"unknown type", price("x16", "tiered", map[string]any{"unitAmount": 1}), []string{"body:priceType:invalid_enum"}},
-			{"unknown field", price("x17", "fixed_one_time", map[string]any{"unitAmount": 1, "tiers": []int{1}}), []string{"body:tiers:unknown_field"}},
+			{"unknown field", price("x17", "fixed_one_time", map[string]any{"unitAmount": 1, "bands": []int{1}}), []string{"body:bands:unknown_field"}},
 			{"metadata key too long", price("x18", "fixed_one_time", map[string]any{"unitAmount": 1, "metadata": map[string]string{strings.Repeat("k", 41): "v"}}),
 				[]string{"body:metadata:invalid_key"}},
 			{"missing required", map[string]any{"priceType": "free"},

@@ -135,9 +135,14 @@ type CreditNotes interface {
 	GetCreditNote(ctx context.Context, m remit.MerchantAccount, id string) (remit.CreditNote, error)
 }
 
-// Usage is usage events and usage thresholds.
+// Usage is meters, usage events and their corrections, and usage thresholds.
 type Usage interface {
+	CreateMeter(ctx context.Context, m remit.MerchantAccount, in remit.Meter) (remit.Meter, error)
+	GetMeter(ctx context.Context, m remit.MerchantAccount, meterID string) (remit.Meter, error)
+	ListMeters(ctx context.Context, m remit.MerchantAccount, limit, cursor string) (remit.List[remit.Meter], error)
 	CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error)
+	GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error)
+	VoidUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error)
 	CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount, t remit.UsageThreshold) (remit.UsageThreshold, error)
 	GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error)
 	ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error)

@@ -412,12 +412,12 @@ func dedupe(fields []remit.FieldError) []remit.FieldError {
 
 // beyondContract checks what OpenAPI 3.0 cannot say about a body, following it along its schema:
 // metadata keys (no propertyNames in 3.0: remit.MetadataProblems on every object whose schema is
-// the Metadata component), and integers beyond int64 in integer fields (kin-openapi reads numbers
+// the Metadata component, or UsageProperties, which has its limits), and integers beyond int64 in integer fields (kin-openapi reads numbers
 // as float64, in which 2^63 and 2^63 − 1 are one value, so such a number passes its bounds and
 // would fail only when decoded). It returns the two kinds apart: a bound is a contract problem,
 // answered at once; metadata problems are merged with the operation's own (withProblems).
 func beyondContract(schema *openapi3.SchemaRef, body []byte) (metadata, bounds []remit.FieldError) {
-	if schema == nil || (!bytes.Contains(body, []byte(`"metadata"`)) && !longNumber(body)) {
+	if schema == nil || (!bytes.Contains(body, []byte(`"metadata"`)) && !bytes.Contains(body, []byte(`"properties"`)) && !longNumber(body)) {
 		return nil, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
@@ -431,7 +431,7 @@ func beyondContract(schema *openapi3.SchemaRef, body []byte) (metadata, bounds [
 		if s == nil || s.Value == nil {
 			return
 		}
-		if strings.HasSuffix(s.Ref, "/schemas/Metadata") {
+		if strings.HasSuffix(s.Ref, "/schemas/Metadata") || strings.HasSuffix(s.Ref, "/schemas/UsageProperties") {
 			metadata = append(metadata, metadataFields(v, pointerToField(path))...)
 			return
 		}

@@ -71,6 +71,11 @@ func (s *Server) registry() []registration {
 		{"creditNotes", "createCreditNote", decoded(s.createCreditNote)},
 		{"creditNotes", "getCreditNote", byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote)},
 		{"usage", "createUsageEvent", decoded(s.createUsageEvent)},
+		{"usage", "getUsageEvent", byPath("eventId", s.eng.Usage.GetUsageEvent)},
+		{"usage", "voidUsageEvent", byPath("eventId", s.eng.Usage.VoidUsageEvent)},
+		{"usage", "createMeter", decoded(s.createMeter)},
+		{"usage", "getMeter", byPath("meterId", s.eng.Usage.GetMeter)},
+		{"usage", "listMeters", s.listMeters},
 		{"usage", "createUsageThreshold", decoded(s.createUsageThreshold)},
 		{"usage", "getUsageThreshold", byPath("thresholdId", s.eng.Usage.GetUsageThreshold)},
 		{"usage", "archiveUsageThreshold", byPath("thresholdId", s.eng.Usage.ArchiveUsageThreshold)},
@@ -112,6 +117,7 @@ func (s *Server) preparers() map[string]PrepareFunc {
 func (s *Server) bodyChecks() map[string]BodyCheck {
 	return map[string]BodyCheck{
 		"createPrice":    bodyCheck(priceInput, func(p remit.Price, probs *remit.Problems) { remit.CheckPrice(&p, probs) }),
+		"createMeter":    bodyCheck(meterInput, func(m remit.Meter, probs *remit.Problems) { remit.CheckMeter(m, probs) }),
 		"createCoupon":   bodyCheck(couponInput, func(c remit.Coupon, probs *remit.Problems) { remit.CheckCoupon(&c, probs) }),
 		"createCustomer": bodyCheck(customerInput, func(c remit.Customer, probs *remit.Problems) { remit.CheckCustomer(&c, probs) }),
 		"createBillingAccount": bodyCheck(billingAccountInput, func(b remit.BillingAccount, probs *remit.Problems) {

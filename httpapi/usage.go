@@ -9,10 +9,29 @@ import (
 
 // createUsageEvent handles POST /v1/usage-events.
 func (s *Server) createUsageEvent(ctx context.Context, r *Request, body api.UsageEventCreateRequest) (any, error) {
-	return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, remit.UsageEventInput{
+	in := remit.UsageEventInput{
 		EventID: body.EventId, CustomerID: body.CustomerId, MeterID: body.MeterId, Quantity: body.Quantity,
 		Timestamp: body.Timestamp,
-	})
+	}
+	if body.Properties != nil {
+		in.Properties = *body.Properties
+	}
+	return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, in)
+}
+
+// meterInput is the meter a createMeter body describes.
+func meterInput(body api.MeterCreateRequest) remit.Meter {
+	return remit.Meter{MeterID: body.MeterId, Name: body.Name, Aggregation: string(body.Aggregation), UniqueProperty: body.UniqueProperty}
+}
+
+// createMeter handles POST /v1/meters.
+func (s *Server) createMeter(ctx context.Context, r *Request, body api.MeterCreateRequest) (any, error) {
+	return s.eng.Usage.CreateMeter(ctx, r.Merchant, meterInput(body))
+}
+
+// listMeters handles GET /v1/meters.
+func (s *Server) listMeters(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Usage.ListMeters(ctx, r.Merchant, r.Query("limit"), r.Query("cursor"))
 }
 
 // createUsageThreshold handles POST /v1/usage-thresholds.

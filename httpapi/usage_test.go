@@ -43,7 +43,7 @@ func usageTotal(t *testing.T, e *testkit.Env, merchantAccountID, customerID, met
 func usageIn(t *testing.T, e *testkit.Env, merchantAccountID, customerID, meterID string, from, to time.Time) int64 {
 	t.Helper()
 	ctx := context.Background()
-	n, err := e.App.Usage.UsageInPeriod(ctx, e.App.DB.Read(ctx), remit.Scope{Environment: remit.Sandbox, MerchantAccountID: merchantAccountID},
+	n, err := e.App.Usage.UsageInPeriod(ctx, e.App.DB.Read(ctx), remit.MerchantAccount{Environment: remit.Sandbox, ID: merchantAccountID},
 		customerID, meterID, from, to)
 	if err != nil {
 		t.Fatalf("UsageInPeriod: %v", err)
@@ -581,7 +581,7 @@ func TestUsageInPeriod(t *testing.T) {
 			if _, err := e.App.Usage.CreateUsageEvent(ctx, m, appUsage("in-tx", "c1", "api", 1000, h0.Add(2*time.Hour))); err != nil {
 				return err
 			}
-			n, err := e.App.Usage.UsageInPeriod(ctx, tx.Q, remit.Scope{Environment: remit.Sandbox, MerchantAccountID: ma}, "c1", "api", h0.Add(2*time.Hour), h0.Add(3*time.Hour))
+			n, err := e.App.Usage.UsageInPeriod(ctx, tx.Q, remit.MerchantAccount{Environment: remit.Sandbox, ID: ma}, "c1", "api", h0.Add(2*time.Hour), h0.Add(3*time.Hour))
 			if err != nil {
 				return err
 			}
@@ -748,14 +748,14 @@ func BenchmarkUsageInPeriod(b *testing.B) {
 	}
 	b.Cleanup(func() { db.Close() })
 	a := app.New(db, remit.SystemClock{}, slog.New(slog.DiscardHandler), app.Config{})
-	scope := remit.Scope{Environment: remit.Sandbox, MerchantAccountID: seed.Tenant.Sandbox}
+	scope := remit.MerchantAccount{Environment: remit.Sandbox, ID: seed.Tenant.Sandbox}
 	// Unaligned bounds: both edge hours are partial.
 	from := seed.From.Add(17*time.Minute + 3*time.Second)
 	for _, p := range []struct {
 		name string
 		to   time.Time
 	}{{"30d", seed.To.Add(-23 * time.Minute)}, {"1d", from.Add(24 * time.Hour)}} {
-		want, err := db.Read(ctx).SumUsageEvents(ctx, scope.MerchantAccountID, "c1", "api", remit.Micros(from), remit.Micros(p.to))
+		want, err := db.Read(ctx).SumUsageEvents(ctx, scope.ID, "c1", "api", remit.Micros(from), remit.Micros(p.to))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -770,7 +770,7 @@ func BenchmarkUsageInPeriod(b *testing.B) {
 		})
 		b.Run(p.name+"/raw-index", func(b *testing.B) {
 			for b.Loop() {
-				n, err := db.Read(ctx).SumUsageEvents(ctx, scope.MerchantAccountID, "c1", "api", remit.Micros(from), remit.Micros(p.to))
+				n, err := db.Read(ctx).SumUsageEvents(ctx, scope.ID, "c1", "api", remit.Micros(from), remit.Micros(p.to))
 				if err != nil || n != want {
 					b.Fatalf("got %d, %v; want %d", n, err, want)
 				}

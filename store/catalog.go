@@ -103,6 +103,14 @@ func violates(err error, part string) bool {
 
 // --- products and prices ---
 
+// optJSON is v as JSON text when present, else NULL.
+func optJSON(present bool, v any) any {
+	if !present {
+		return nil
+	}
+	return mustJSON(v)
+}
+
 // EnsureProduct creates the product on first use; an existing one is left as is.
 func (q Q) EnsureProduct(ctx context.Context, merchantAccountID, productID string, at time.Time) error {
 	_, err := q.exec(ctx, `INSERT INTO products (merchant_account_id, id, created_at) VALUES ($1, $2, $3)
@@ -113,11 +121,12 @@ func (q Q) EnsureProduct(ctx context.Context, merchantAccountID, productID strin
 // CreatePrice inserts a price. A priceId already used in the merchant account is a conflict.
 func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
 	_, err := q.exec(ctx, `INSERT INTO prices (merchant_account_id, id, product_id, name, price_type, currency,
-		billing_interval, billing_interval_count, unit_amount, meter_id, metadata, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		billing_interval, billing_interval_count, unit_amount, meter_id, metadata, created_at, tiers, tiers_mode, transform_quantity)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		p.MerchantAccountID, p.PriceID, p.ProductID, p.Name, p.PriceType, p.Currency,
 		optText(p.BillingInterval), optInt(p.BillingIntervalCount), optInt(p.UnitAmount), optText(p.MeterID),
-		metadataText(p.Metadata), remit.Micros(p.CreatedAt))
+		metadataText(p.Metadata), remit.Micros(p.CreatedAt), optJSON(p.Tiers != nil, p.Tiers), optText(p.TiersMode),
+		optJSON(p.TransformQuantity != nil, p.TransformQuantity))
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -125,16 +134,29 @@ func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
 }
 
 const priceColumns = `id, product_id, name, price_type, currency, billing_interval, billing_interval_count, unit_amount, meter_id,
-	metadata, created_at`
+	metadata, created_at, tiers, tiers_mode, transform_quantity`
 
 func scanPrice(row interface{ Scan(...any) error }, merchantAccountID string) (p remit.Price, err error) {
-	var interval, meter sql.NullString
+	var interval, meter, tiers, mode, transform sql.NullString
 	var count, amount sql.NullInt64
 	var md string
 	var created int64
-	if err = row.Scan(&p.PriceID, &p.ProductID, &p.Name, &p.PriceType, &p.Currency, &interval, &count, &amount, &meter, &md, &created); err != nil {
+	if err = row.Scan(&p.PriceID, &p.ProductID, &p.Name, &p.PriceType, &p.Currency, &interval, &count, &amount, &meter, &md, &created,
+		&tiers, &mode, &transform); err != nil {
 		return p, err
 	}
+	if tiers.Valid {
+		if err = json.Unmarshal([]byte(tiers.String), &p.Tiers); err != nil {
+			return p, err
+		}
+	}
+	if transform.Valid {
+		p.TransformQuantity = new(remit.TransformQuantity)
+		if err = json.Unmarshal([]byte(transform.String), p.TransformQuantity); err != nil {
+			return p, err
+		}
+	}
+	p.TiersMode = textPtr(mode)
 	p.Object, p.MerchantAccountID = "price", merchantAccountID
 	p.BillingInterval, p.BillingIntervalCount, p.UnitAmount, p.MeterID = textPtr(interval), intPtr(count), intPtr(amount), textPtr(meter)
 	p.Metadata, p.CreatedAt = metadataOf(md), remit.FromMicros(created)

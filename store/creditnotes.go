@@ -22,10 +22,11 @@ func (q Q) InsertCreditNote(ctx context.Context, c remit.CreditNote) error {
 	}
 	_, err := q.exec(ctx, `INSERT INTO credit_notes (merchant_account_id, id, number, invoice_id, customer_id, currency, reason,
 		description, lines, credit_amount, refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id,
-		refund_ids, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		refund_ids, metadata, created_at, usage_event_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+		$17, $18, $19, $20)`,
 		c.MerchantAccountID, c.CreditNoteID, c.Number, c.InvoiceID, c.CustomerID, c.Currency, c.Reason, ptrStr(c.Description),
 		mustJSON(c.Lines), c.CreditAmount, c.RefundAmount, c.OffsetAmount, c.Total, c.TaxTotal, ptrStr(c.TaxTransactionID),
-		ptrStr(c.BalanceEntryID), mustJSON(refunds), mustJSON(md), remit.Micros(c.CreatedAt))
+		ptrStr(c.BalanceEntryID), mustJSON(refunds), mustJSON(md), remit.Micros(c.CreatedAt), ptrStr(c.UsageEventID))
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -43,19 +44,19 @@ func (q Q) CreditNoteExists(ctx context.Context, merchantAccountID, id string) (
 }
 
 const creditNoteColumns = `id, number, invoice_id, customer_id, currency, reason, description, lines, credit_amount,
-	refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id, refund_ids, metadata, created_at`
+	refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id, refund_ids, metadata, created_at, usage_event_id`
 
 func scanCreditNote(row interface{ Scan(...any) error }, merchantAccountID string) (c remit.CreditNote, err error) {
-	var desc, taxTxn, entry sql.NullString
+	var desc, taxTxn, entry, usageEvent sql.NullString
 	var lines, refunds, md string
 	var created int64
 	err = row.Scan(&c.CreditNoteID, &c.Number, &c.InvoiceID, &c.CustomerID, &c.Currency, &c.Reason, &desc, &lines, &c.CreditAmount,
-		&c.RefundAmount, &c.OffsetAmount, &c.Total, &c.TaxTotal, &taxTxn, &entry, &refunds, &md, &created)
+		&c.RefundAmount, &c.OffsetAmount, &c.Total, &c.TaxTotal, &taxTxn, &entry, &refunds, &md, &created, &usageEvent)
 	if err != nil {
 		return c, err
 	}
 	c.Object, c.Status, c.MerchantAccountID, c.CreatedAt = "credit_note", "issued", merchantAccountID, remit.FromMicros(created)
-	c.Description, c.TaxTransactionID, c.BalanceEntryID = nullStr(desc), nullStr(taxTxn), nullStr(entry)
+	c.Description, c.TaxTransactionID, c.BalanceEntryID, c.UsageEventID = nullStr(desc), nullStr(taxTxn), nullStr(entry), nullStr(usageEvent)
 	err = errors.Join(json.Unmarshal([]byte(lines), &c.Lines), json.Unmarshal([]byte(refunds), &c.RefundIDs),
 		json.Unmarshal([]byte(md), &c.Metadata))
 	return c, err

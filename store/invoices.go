@@ -84,6 +84,22 @@ func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
 	return q.insertInvoiceLines(ctx, inv)
 }
 
+// unmarshalIf decodes a JSON column into v unless it is NULL.
+func unmarshalIf(s sql.NullString, v any) error {
+	if !s.Valid {
+		return nil
+	}
+	return json.Unmarshal([]byte(s.String), v)
+}
+
+// AddLineUsageCorrection appends a usage correction to a finalized invoice line's trail.
+func (q Q) AddLineUsageCorrection(ctx context.Context, merchantAccountID, invoiceID string, l remit.InvoiceLine, c remit.UsageCorrection) error {
+	all := append(append([]remit.UsageCorrection(nil), l.UsageCorrections...), c)
+	_, err := q.exec(ctx, `UPDATE invoice_lines SET usage_corrections = $4 WHERE merchant_account_id = $1 AND invoice_id = $2 AND id = $3`,
+		merchantAccountID, invoiceID, l.InvoiceLineID, mustJSON(all))
+	return wrapErr(err, "store.AddLineUsageCorrection")
+}
+
 func (q Q) insertInvoiceLines(ctx context.Context, inv remit.Invoice) error {
 	for i, l := range inv.Lines {
 		taxes := l.Taxes
@@ -92,11 +108,12 @@ func (q Q) insertInvoiceLines(ctx context.Context, inv remit.Invoice) error {
 		}
 		_, err := q.exec(ctx, `INSERT INTO invoice_lines (merchant_account_id, invoice_id, id, position, line_type, price_id,
 			price_type, meter_id, description, quantity, unit_amount, unit_override, amount, discount_amount, prepaid_applied,
-			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax, tier_breakdown, usage_quantity, usage_corrections)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
 			inv.MerchantAccountID, inv.InvoiceID, l.InvoiceLineID, i, l.LineType, l.PriceID, l.PriceType, ptrStr(l.MeterID),
 			l.Description, l.Quantity, l.UnitAmount, l.UnitOverride, l.Amount, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount,
-			l.CreditedAmount, mustJSON(taxes), ptrMicros(l.PeriodStart), ptrMicros(l.PeriodEnd), l.CreditedTax)
+			l.CreditedAmount, mustJSON(taxes), ptrMicros(l.PeriodStart), ptrMicros(l.PeriodEnd), l.CreditedTax,
+			optJSON(l.TierBreakdown != nil, l.TierBreakdown), optInt(l.UsageQuantity), optJSON(l.UsageCorrections != nil, l.UsageCorrections))
 		if err != nil {
 			return wrapErr(err, "store.InsertInvoice: line")
 		}
@@ -194,7 +211,8 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 	inv.MerchantAccountID = merchantAccountID
 	rows, err := q.Query(ctx, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
 		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end,
-		credited_tax FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2 ORDER BY position`, merchantAccountID, invoiceID)
+		credited_tax, tier_breakdown, usage_quantity, usage_corrections FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2
+		ORDER BY position`, merchantAccountID, invoiceID)
 	if err != nil {
 		return inv, wrapErr(err, "store.GetInvoice: lines")
 	}
@@ -203,11 +221,19 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 		var l remit.InvoiceLine
 		var meter sql.NullString
 		var taxes string
-		var ps, pe sql.NullInt64
+		var ps, pe, usage sql.NullInt64
+		var tiers, corrections sql.NullString
 		if err := rows.Scan(&l.InvoiceLineID, &l.LineType, &l.PriceID, &l.PriceType, &meter, &l.Description, &l.Quantity,
 			&l.UnitAmount, &l.UnitOverride, &l.Amount, &l.DiscountAmount, &l.PrepaidApplied, &l.TaxAmount, &l.CreditedAmount,
-			&taxes, &ps, &pe, &l.CreditedTax); err != nil {
+			&taxes, &ps, &pe, &l.CreditedTax, &tiers, &usage, &corrections); err != nil {
 			return inv, wrapErr(err, "store.GetInvoice: lines")
+		}
+		l.UsageQuantity = intPtr(usage)
+		if err := unmarshalIf(tiers, &l.TierBreakdown); err != nil {
+			return inv, wrapErr(err, "store.GetInvoice: tier breakdown")
+		}
+		if err := unmarshalIf(corrections, &l.UsageCorrections); err != nil {
+			return inv, wrapErr(err, "store.GetInvoice: usage corrections")
 		}
 		l.Object, l.MeterID, l.PeriodStart, l.PeriodEnd = "invoice_line", nullStr(meter), nullTime(ps), nullTime(pe)
 		if err := json.Unmarshal([]byte(taxes), &l.Taxes); err != nil {

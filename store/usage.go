@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -43,9 +43,10 @@ func ceilHour(us int64) int64 {
 // the merchant account is not_found on field "customerId" (the foreign key checks it, which spares
 // the hot path a query).
 func (q Q) InsertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, error) {
-	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
-		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt))
+	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
+		properties, unique_value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
+		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
+		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue))
 	if isForeignKeyViolation(err) {
 		return false, remit.NotFound("customer", e.CustomerID, "")
 	}
@@ -61,54 +62,39 @@ func isForeignKeyViolation(err error) bool {
 	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
 }
 
-// GetUsageEvent returns a merchant account's usage event, or not_found.
-func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string) (e remit.UsageEvent, err error) {
+// GetUsageEvent returns a merchant account's usage event, or not_found. Locked, it takes the
+// row lock (PostgreSQL).
+func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string, read Read) (e remit.UsageEvent, err error) {
 	var ts, created int64
-	err = q.QueryRow(ctx, `SELECT id, customer_id, meter_id, quantity, ts, created_at FROM usage_events
-		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, eventID).
-		Scan(&e.EventID, &e.CustomerID, &e.MeterID, &e.Quantity, &ts, &created)
+	var props, unique, corrections sql.NullString
+	var voided sql.NullInt64
+	err = q.QueryRow(ctx, `SELECT id, customer_id, meter_id, quantity, ts, created_at, properties, unique_value, voided_at, corrections
+		FROM usage_events WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read), merchantAccountID, eventID).
+		Scan(&e.EventID, &e.CustomerID, &e.MeterID, &e.Quantity, &ts, &created, &props, &unique, &voided, &corrections)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, remit.NotFound("usage event", eventID, "")
 	}
 	if err != nil {
 		return e, wrapErr(err, "store.GetUsageEvent")
 	}
-	e.Object, e.MerchantAccountID = "usage_event", merchantAccountID
-	e.Timestamp, e.CreatedAt = remit.FromMicros(ts), remit.FromMicros(created)
+	e.Object, e.MerchantAccountID, e.Status = "usage_event", merchantAccountID, remit.UsageRecorded
+	e.Timestamp, e.CreatedAt, e.UniqueValue, e.VoidedAt = remit.FromMicros(ts), remit.FromMicros(created), nullStr(unique), nullTime(voided)
+	if e.VoidedAt != nil {
+		e.Status = remit.UsageVoided
+	}
+	e.Properties = map[string]string{}
+	if props.Valid {
+		if err := json.Unmarshal([]byte(props.String), &e.Properties); err != nil {
+			return e, wrapErr(err, "store.GetUsageEvent: properties")
+		}
+	}
+	e.Corrections = []remit.UsageCorrection{}
+	if corrections.Valid {
+		if err := json.Unmarshal([]byte(corrections.String), &e.Corrections); err != nil {
+			return e, wrapErr(err, "store.GetUsageEvent: corrections")
+		}
+	}
 	return e, nil
-}
-
-// AddUsage adds quantity to the customer's running total for the meter and to the hourly sum of
-// the hour holding ts, and returns the new total and the total's next_threshold: a lower bound of
-// the smallest threshold still to cross, nil when there is none (a total below it crosses nothing).
-// The UPSERT takes the total's row lock (PostgreSQL) until the transaction ends, so concurrent
-// events of one customer and meter apply one after another, across processes, and each sees the
-// total its predecessors left. ok is false (and nothing changed) when the total would pass the
-// int64 range.
-func (q Q) AddUsage(ctx context.Context, merchantAccountID, customerID, meterID string, quantity int64, ts, at time.Time) (total int64, next *int64, ok bool, err error) {
-	var n sql.NullInt64
-	err = q.QueryRow(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at)
-		VALUES ($1, $2, $3, $4, 1, $5)
-		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE
-		SET total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at
-		WHERE usage_totals.total <= $6 - excluded.total
-		RETURNING total, next_threshold`,
-		merchantAccountID, customerID, meterID, quantity, remit.Micros(at), int64(math.MaxInt64)).Scan(&total, &n)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil, false, nil
-	}
-	if err != nil {
-		return 0, nil, false, wrapErr(err, "store.AddUsage")
-	}
-	_, err = q.exec(ctx, `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity)
-		VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start) DO UPDATE
-		SET quantity = usage_hourly.quantity + excluded.quantity`,
-		merchantAccountID, customerID, meterID, floorHour(remit.Micros(ts)), quantity)
-	if err != nil {
-		return 0, nil, false, wrapErr(err, "store.AddUsage")
-	}
-	return total, intPtr(n), true, nil
 }
 
 // LockUsageTotal returns the customer's running total for the meter (0 before any usage), holding
@@ -126,42 +112,13 @@ func (q Q) LockUsageTotal(ctx context.Context, merchantAccountID, customerID, me
 	return total, wrapErr(err, "store.LockUsageTotal")
 }
 
-// SumUsage is the customer's usage of the meter with a timestamp in [from, to) (Unix
-// microseconds): the hourly sums of every whole hour inside the range, plus the raw events of the
-// partial hours at its edges. Its cost grows with the number of hours in the range and the events
-// of at most two edge hours, not with the events of the whole range or of the customer's history.
-func (q Q) SumUsage(ctx context.Context, merchantAccountID, customerID, meterID string, from, to int64) (int64, error) {
-	if to <= from {
-		return 0, nil
-	}
-	var sum int64
-	var err error
-	firstHour, lastHour := ceilHour(from), floorHour(to)
-	if firstHour >= lastHour {
-		// No whole hour inside: the range lies within one or two partial hours.
-		err = q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
-			WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $4 AND ts < $5`,
-			merchantAccountID, customerID, meterID, from, to).Scan(&sum)
-	} else {
-		err = q.QueryRow(ctx, `SELECT
-			(SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
-			  WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $4 AND ts < $5)
-			+ (SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_hourly
-			  WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND hour_start >= $5 AND hour_start < $6)
-			+ (SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
-			  WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $6 AND ts < $7)`,
-			merchantAccountID, customerID, meterID, from, firstHour, lastHour, to).Scan(&sum)
-	}
-	return sum, wrapErr(err, "store.SumUsage")
-}
-
 // SumUsageEvents is the plain sum of the raw events with a timestamp in [from, to), read through
 // the (merchant, customer, meter, ts) index. SumUsage gives the same figure; this one exists to
 // check and to measure it.
 func (q Q) SumUsageEvents(ctx context.Context, merchantAccountID, customerID, meterID string, from, to int64) (int64, error) {
 	var sum int64
 	err := q.QueryRow(ctx, `SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events
-		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $4 AND ts < $5`,
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND ts >= $4 AND ts < $5 AND voided_at IS NULL`,
 		merchantAccountID, customerID, meterID, from, to).Scan(&sum)
 	return sum, wrapErr(err, "store.SumUsageEvents")
 }

@@ -1,0 +1,354 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// The aggregates of usage (docs/usage.md "Aggregations"). Each live usage event is folded, in its
+// own transaction, into three pre-aggregates: the running total of the customer and meter (the
+// meter's aggregation over the whole history, which thresholds compare), the hourly row of its UTC
+// hour (sum, count, max and latest, whatever the meter's aggregation), and, for unique_count, the
+// distinct values of its hour and of the customer's history. A period reads the hourly rows of the
+// whole hours inside it and the raw live events of at most two partial edge hours, so it is exact
+// at the edges and its cost grows with hours, not events. A void takes an event out of all three.
+
+// newerLatest is true when the excluded row's latest event (ts, id) comes after the stored one's.
+const newerLatest = `(%[1]s.latest_ts IS NULL OR excluded.latest_ts > %[1]s.latest_ts
+	OR (excluded.latest_ts = %[1]s.latest_ts AND excluded.latest_id > %[1]s.latest_id))`
+
+// totalUpserts are the running total's UPSERT per aggregation ($4 the event's contribution, $6
+// the ts and $7 the id of the event). Each returns the new total and next_threshold, or no row
+// when a sum would pass the int64 range.
+var totalUpserts = map[string]string{
+	remit.AggSum: `total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at
+		WHERE usage_totals.total <= ` + strconv.FormatInt(math.MaxInt64, 10) + ` - excluded.total`,
+	remit.AggCount:       `total = usage_totals.total + 1, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
+	remit.AggUniqueCount: `total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
+	remit.AggMax: `total = CASE WHEN excluded.total > usage_totals.total THEN excluded.total ELSE usage_totals.total END,
+		event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
+	remit.AggLatest: `total = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN excluded.total ELSE usage_totals.total END,
+		latest_ts = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN excluded.latest_ts ELSE usage_totals.latest_ts END,
+		latest_id = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN excluded.latest_id ELSE usage_totals.latest_id END,
+		event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
+}
+
+// hourlyUpsert folds one event into its hour's row: $5 the quantity summed (0 for meters that do
+// not sum, so that their hourly sum never passes the int64 range), $6 the quantity, $7 ts, $8 id.
+var hourlyUpsert = `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity, event_count,
+		max_quantity, latest_ts, latest_id, latest_quantity) VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6)
+	ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start) DO UPDATE SET
+		quantity = usage_hourly.quantity + excluded.quantity, event_count = usage_hourly.event_count + 1,
+		max_quantity = CASE WHEN usage_hourly.max_quantity IS NULL OR excluded.max_quantity > usage_hourly.max_quantity
+			THEN excluded.max_quantity ELSE usage_hourly.max_quantity END,
+		latest_ts = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_ts ELSE usage_hourly.latest_ts END,
+		latest_id = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_id ELSE usage_hourly.latest_id END,
+		latest_quantity = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_quantity ELSE usage_hourly.latest_quantity END`
+
+// AddUsage folds a new live event e into the pre-aggregates of a meter of aggregation agg, and
+// returns the new running total and the total's next_threshold: a lower bound of the smallest
+// threshold still to cross, nil when there is none (a total below it crosses nothing). The
+// UPSERT takes the total's row lock (PostgreSQL) until the transaction ends, so concurrent events
+// of one customer and meter apply one after another, across processes, and each sees the total
+// its predecessors left. ok is false (and nothing changed) when a sum would pass the int64 range.
+func (q Q) AddUsage(ctx context.Context, e remit.UsageEvent, agg string, at time.Time) (total int64, next *int64, ok bool, err error) {
+	contribution := e.Quantity
+	if agg == remit.AggUniqueCount {
+		contribution = 0
+		if e.UniqueValue != nil {
+			if contribution, err = q.addUniqueValue(ctx, e); err != nil {
+				return 0, nil, false, err
+			}
+		}
+	}
+	set, found := totalUpserts[agg]
+	if !found {
+		return 0, nil, false, errors.New("store.AddUsage: unknown aggregation " + agg)
+	}
+	ts := remit.Micros(e.Timestamp)
+	var n sql.NullInt64
+	err = q.QueryRow(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at,
+			latest_ts, latest_id) VALUES ($1, $2, $3, $4, 1, $5, $6, $7)
+		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE SET `+set+`
+		RETURNING total, next_threshold`,
+		e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID).Scan(&total, &n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil, false, nil
+	}
+	if err != nil {
+		return 0, nil, false, wrapErr(err, "store.AddUsage")
+	}
+	summed := int64(0)
+	if agg == remit.AggSum {
+		summed = e.Quantity
+	}
+	if _, err = q.exec(ctx, hourlyUpsert, e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed, e.Quantity, ts, e.EventID); err != nil {
+		return 0, nil, false, wrapErr(err, "store.AddUsage: hourly")
+	}
+	if e.UniqueValue != nil && agg == remit.AggUniqueCount {
+		if _, err = q.exec(ctx, `INSERT INTO usage_unique_hourly (merchant_account_id, customer_id, meter_id, hour_start, value, events)
+			VALUES ($1, $2, $3, $4, $5, 1) ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start, value)
+			DO UPDATE SET events = usage_unique_hourly.events + 1`,
+			e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), *e.UniqueValue); err != nil {
+			return 0, nil, false, wrapErr(err, "store.AddUsage: unique hourly")
+		}
+	}
+	return total, intPtr(n), true, nil
+}
+
+// addUniqueValue counts one more live event with e's unique value in the customer's history and
+// returns 1 when the value is new to it (the running total grows by one), else 0.
+func (q Q) addUniqueValue(ctx context.Context, e remit.UsageEvent) (int64, error) {
+	var events int64
+	err := q.QueryRow(ctx, `INSERT INTO usage_unique_values (merchant_account_id, customer_id, meter_id, value, events)
+		VALUES ($1, $2, $3, $4, 1) ON CONFLICT (merchant_account_id, customer_id, meter_id, value)
+		DO UPDATE SET events = usage_unique_values.events + 1 RETURNING events`,
+		e.MerchantAccountID, e.CustomerID, e.MeterID, *e.UniqueValue).Scan(&events)
+	if err != nil {
+		return 0, wrapErr(err, "store.AddUsage: unique values")
+	}
+	if events == 1 {
+		return 1, nil
+	}
+	return 0, nil
+}
+
+// periodParts splits [from, to) into a left edge [from, a), whole hours [a, b) and a right edge
+// [b, to); with no whole hour inside, the left edge is the whole range and the others are empty.
+func periodParts(from, to int64) (a, b int64) {
+	a, b = ceilHour(from), floorHour(to)
+	if a >= b {
+		return to, to
+	}
+	return a, b
+}
+
+// edge is the condition of the raw live events with lo <= ts < hi (placeholders): each edge is read
+// on its own, so that both use the period index's range.
+func edge(lo, hi string) string {
+	return `merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND voided_at IS NULL AND ts >= ` + lo + ` AND ts < ` + hi
+}
+
+// The hourly rows of the whole hours: $5..$6.
+const wholeHours = `merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND hour_start >= $5 AND hour_start < $6`
+
+// periodQueries answer each aggregation over [$4, $7) with edges [$4, $5) and [$6, $7) and the
+// whole hours [$5, $6).
+var periodQueries = map[string]string{
+	remit.AggSum: `SELECT (SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events WHERE ` + edge("$4", "$5") + `)
+		+ (SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_hourly WHERE ` + wholeHours + `)
+		+ (SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events WHERE ` + edge("$6", "$7") + `)`,
+	remit.AggCount: `SELECT (SELECT COUNT(*) FROM usage_events WHERE ` + edge("$4", "$5") + `)
+		+ (SELECT CAST(COALESCE(SUM(event_count), 0) AS BIGINT) FROM usage_hourly WHERE ` + wholeHours + `)
+		+ (SELECT COUNT(*) FROM usage_events WHERE ` + edge("$6", "$7") + `)`,
+	remit.AggMax: `SELECT CAST(COALESCE(MAX(m), 0) AS BIGINT) FROM (
+		SELECT MAX(quantity) AS m FROM usage_events WHERE ` + edge("$4", "$5") + `
+		UNION ALL SELECT MAX(max_quantity) FROM usage_hourly WHERE ` + wholeHours + ` AND event_count > 0
+		UNION ALL SELECT MAX(quantity) FROM usage_events WHERE ` + edge("$6", "$7") + `) AS parts`,
+	remit.AggLatest: `SELECT COALESCE((SELECT q FROM (
+		SELECT ts, id, quantity AS q FROM usage_events WHERE ` + edge("$4", "$5") + `
+		UNION ALL SELECT latest_ts, latest_id, latest_quantity FROM usage_hourly WHERE ` + wholeHours + ` AND event_count > 0
+		UNION ALL SELECT ts, id, quantity FROM usage_events WHERE ` + edge("$6", "$7") + `
+		) AS parts ORDER BY ts DESC, id DESC LIMIT 1), 0)`,
+	remit.AggUniqueCount: `SELECT COUNT(*) FROM (
+		SELECT unique_value AS v FROM usage_events WHERE ` + edge("$4", "$5") + ` AND unique_value IS NOT NULL
+		UNION SELECT value FROM usage_unique_hourly WHERE ` + wholeHours + `
+		UNION SELECT unique_value FROM usage_events WHERE ` + edge("$6", "$7") + ` AND unique_value IS NOT NULL) AS parts`,
+}
+
+// AggregateUsage is the customer's usage of the meter, aggregated by agg, over the live events
+// with a timestamp in [from, to) (Unix microseconds): 0 for an empty or inverted range or one
+// without events.
+func (q Q) AggregateUsage(ctx context.Context, agg, merchantAccountID, customerID, meterID string, from, to int64) (int64, error) {
+	if to <= from {
+		return 0, nil
+	}
+	query, ok := periodQueries[agg]
+	if !ok {
+		return 0, errors.New("store.AggregateUsage: unknown aggregation " + agg)
+	}
+	a, b := periodParts(from, to)
+	var v int64
+	err := q.QueryRow(ctx, query, merchantAccountID, customerID, meterID, from, a, b, to).Scan(&v)
+	return v, wrapErr(err, "store.AggregateUsage")
+}
+
+// LockUniqueValue takes the row lock (PostgreSQL) of a unique value of the customer's history,
+// in the order AddUsage takes it (before the running total's), so that a void and an event never
+// wait for each other in a circle.
+func (q Q) LockUniqueValue(ctx context.Context, merchantAccountID, customerID, meterID, value string) error {
+	var events int64
+	err := q.QueryRow(ctx, `SELECT events FROM usage_unique_values WHERE merchant_account_id = $1 AND customer_id = $2
+		AND meter_id = $3 AND value = $4`+q.ForUpdate(), merchantAccountID, customerID, meterID, value).Scan(&events)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	return wrapErr(err, "store.LockUniqueValue")
+}
+
+// VoidUsage takes the live event e out of every pre-aggregate of its meter (aggregation agg) and
+// marks it voided at `at`, with the corrections its void made; false (and nothing changed) when it
+// was voided already. Call it holding the event's row lock, then the unique value's
+// (LockUniqueValue) and the running total's (LockUsageTotal), in that order.
+func (q Q) VoidUsage(ctx context.Context, e remit.UsageEvent, agg string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE usage_events SET voided_at = $3 WHERE merchant_account_id = $1 AND id = $2 AND voided_at IS NULL`,
+		e.MerchantAccountID, e.EventID, remit.Micros(at))
+	if err != nil || n == 0 {
+		return false, wrapErr(err, "store.VoidUsage")
+	}
+	key := []any{e.MerchantAccountID, e.CustomerID, e.MeterID}
+	hour := floorHour(remit.Micros(e.Timestamp))
+	var valueLeft int64 // 1 when the void takes the last live event of its unique value out of the history
+	if agg == remit.AggUniqueCount && e.UniqueValue != nil {
+		if valueLeft, err = q.removeUniqueValue(ctx, e, hour); err != nil {
+			return false, err
+		}
+	}
+	// The hour's row, recomputed from its live events (max and latest cannot be taken apart).
+	summed := `0`
+	if agg == remit.AggSum {
+		summed = `(SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events e WHERE ` + hourEvents + `)`
+	}
+	latest := func(col string) string {
+		return `(SELECT ` + col + ` FROM usage_events e WHERE ` + hourEvents + ` ORDER BY e.ts DESC, e.id DESC LIMIT 1)`
+	}
+	if _, err := q.exec(ctx, `UPDATE usage_hourly SET quantity = `+summed+`,
+			event_count = (SELECT COUNT(*) FROM usage_events e WHERE `+hourEvents+`),
+			max_quantity = (SELECT MAX(quantity) FROM usage_events e WHERE `+hourEvents+`),
+			latest_ts = `+latest("ts")+`, latest_id = `+latest("id")+`, latest_quantity = `+latest("quantity")+`
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND hour_start = $4`,
+		append(key, hour, hour+hourMicros)...); err != nil {
+		return false, wrapErr(err, "store.VoidUsage: hourly")
+	}
+	args := append(key, remit.Micros(at))
+	switch agg {
+	case remit.AggSum:
+		args = append(args, e.Quantity)
+	case remit.AggCount:
+		args = append(args, 1)
+	case remit.AggUniqueCount:
+		args = append(args, valueLeft)
+	}
+	_, err = q.exec(ctx, `UPDATE usage_totals SET `+totalVoids[agg]+`, event_count = event_count - 1, updated_at = $4
+		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3`, args...)
+	return true, wrapErr(err, "store.VoidUsage: total")
+}
+
+// hourEvents are the live events of the hour [$4, $5) of the customer and meter.
+const hourEvents = `e.merchant_account_id = $1 AND e.customer_id = $2 AND e.meter_id = $3 AND e.ts >= $4 AND e.ts < $5 AND e.voided_at IS NULL`
+
+// latestHour is the customer's hourly row with the latest live event.
+const latestHour = `FROM usage_hourly h WHERE h.merchant_account_id = $1 AND h.customer_id = $2 AND h.meter_id = $3
+	AND h.event_count > 0 ORDER BY h.latest_ts DESC, h.latest_id DESC LIMIT 1`
+
+// totalVoids take an event out of the running total, per aggregation ($5: what a sum, count or
+// unique_count total loses, its quantity, 1, or 1 when its unique value left the history).
+var totalVoids = map[string]string{
+	remit.AggSum:         `total = total - $5`,
+	remit.AggCount:       `total = total - $5`,
+	remit.AggUniqueCount: `total = total - $5`,
+	remit.AggMax: `total = COALESCE((SELECT MAX(h.max_quantity) FROM usage_hourly h WHERE h.merchant_account_id = $1
+		AND h.customer_id = $2 AND h.meter_id = $3 AND h.event_count > 0), 0)`,
+	remit.AggLatest: `total = COALESCE((SELECT h.latest_quantity ` + latestHour + `), 0),
+		latest_ts = (SELECT h.latest_ts ` + latestHour + `), latest_id = (SELECT h.latest_id ` + latestHour + `)`,
+}
+
+// removeUniqueValue counts one live event less with e's unique value in its hour and in the
+// customer's history, dropping a value no live event carries any more; it returns 1 when the value
+// left the history.
+func (q Q) removeUniqueValue(ctx context.Context, e remit.UsageEvent, hour int64) (int64, error) {
+	key := []any{e.MerchantAccountID, e.CustomerID, e.MeterID, *e.UniqueValue}
+	if _, err := q.exec(ctx, `UPDATE usage_unique_hourly SET events = events - 1 WHERE merchant_account_id = $1 AND customer_id = $2
+		AND meter_id = $3 AND value = $4 AND hour_start = $5`, append(key, hour)...); err != nil {
+		return 0, wrapErr(err, "store.VoidUsage: unique hourly")
+	}
+	if _, err := q.exec(ctx, `DELETE FROM usage_unique_hourly WHERE merchant_account_id = $1 AND customer_id = $2
+		AND meter_id = $3 AND value = $4 AND hour_start = $5 AND events <= 0`, append(key, hour)...); err != nil {
+		return 0, wrapErr(err, "store.VoidUsage: unique hourly")
+	}
+	var left int64
+	if err := q.QueryRow(ctx, `UPDATE usage_unique_values SET events = events - 1 WHERE merchant_account_id = $1 AND customer_id = $2
+		AND meter_id = $3 AND value = $4 RETURNING events`, key...).Scan(&left); err != nil {
+		return 0, wrapErr(err, "store.VoidUsage: unique values")
+	}
+	if left > 0 {
+		return 0, nil
+	}
+	_, err := q.exec(ctx, `DELETE FROM usage_unique_values WHERE merchant_account_id = $1 AND customer_id = $2
+		AND meter_id = $3 AND value = $4`, key...)
+	return 1, wrapErr(err, "store.VoidUsage: unique values")
+}
+
+// SetUsageCorrections records the corrections a usage event's void made.
+func (q Q) SetUsageCorrections(ctx context.Context, merchantAccountID, eventID string, c []remit.UsageCorrection) error {
+	if c == nil {
+		c = []remit.UsageCorrection{}
+	}
+	_, err := q.exec(ctx, `UPDATE usage_events SET corrections = $3 WHERE merchant_account_id = $1 AND id = $2`,
+		merchantAccountID, eventID, mustJSON(c))
+	return wrapErr(err, "store.SetUsageCorrections")
+}
+
+// BilledUsageLine is a usage line of a finalized invoice (open, paid or uncollectible) that bills
+// a meter of a customer for a period holding a given instant.
+type BilledUsageLine struct {
+	Invoice remit.Invoice // the header only
+	Line    remit.InvoiceLine
+	From    time.Time
+	To      time.Time
+}
+
+// BilledUsageLines are the usage lines of the customer's finalized invoices that bill the meter for
+// a period holding ts (the line's period, else its invoice's), oldest invoice first.
+func (q Q) BilledUsageLines(ctx context.Context, merchantAccountID, customerID, meterID string, ts time.Time) ([]BilledUsageLine, error) {
+	rows, err := q.Query(ctx, `SELECT i.id, l.id FROM invoices i JOIN invoice_lines l
+			ON l.merchant_account_id = i.merchant_account_id AND l.invoice_id = i.id
+		WHERE i.merchant_account_id = $1 AND i.customer_id = $2 AND i.status IN ('open', 'paid', 'uncollectible')
+		  AND l.meter_id = $3 AND l.line_type = 'usage'
+		  AND COALESCE(l.period_start, i.period_start) <= $4 AND $4 < COALESCE(l.period_end, i.period_end)
+		ORDER BY i.created_at, i.id, l.position`, merchantAccountID, customerID, meterID, remit.Micros(ts))
+	if err != nil {
+		return nil, wrapErr(err, "store.BilledUsageLines")
+	}
+	type ref struct{ invoice, line string }
+	var refs []ref
+	for rows.Next() {
+		var r ref
+		if err := rows.Scan(&r.invoice, &r.line); err != nil {
+			rows.Close()
+			return nil, wrapErr(err, "store.BilledUsageLines")
+		}
+		refs = append(refs, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(err, "store.BilledUsageLines")
+	}
+	var out []BilledUsageLine
+	for _, r := range refs {
+		inv, err := q.GetInvoice(ctx, merchantAccountID, r.invoice, Unlocked)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range inv.Lines {
+			if l.InvoiceLineID != r.line {
+				continue
+			}
+			b := BilledUsageLine{Invoice: inv, Line: l}
+			if l.PeriodStart != nil {
+				b.From, b.To = *l.PeriodStart, *l.PeriodEnd
+			} else {
+				b.From, b.To = *inv.PeriodStart, *inv.PeriodEnd
+			}
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
