@@ -4393,41 +4393,24 @@ type PriceRulesFree1 = interface{}
 // PriceRulesLineAmount The fields of a pay_what_you_want or credit_top_up price: no unitAmount (the amount is given on the quote or invoice line), billingInterval, billingIntervalCount or meterId.
 type PriceRulesLineAmount = map[string]interface{}
 
-// PriceRulesMetered The fields of a usage_metered price: meterId and billingInterval required, unitAmount (per unit) or tiers (with tiersMode).
+// PriceRulesMetered The fields of a usage_metered price: meterId and billingInterval required, unitAmount (per unit) or tiers with tiersMode (not both).
 type PriceRulesMetered struct {
 	union json.RawMessage
 }
 
-// PriceRulesMetered0 defines model for PriceRulesMetered.0.
-type PriceRulesMetered0 = interface{}
-
-// PriceRulesMetered1 defines model for PriceRulesMetered.1.
-type PriceRulesMetered1 = interface{}
-
 // PriceRulesOneTime The fields of a fixed_one_time or credit_grant price: unitAmount required; no billingInterval, billingIntervalCount, meterId, tiers, tiersMode or transformQuantity.
 type PriceRulesOneTime = map[string]interface{}
 
-// PriceRulesRecurring The fields of a fixed_recurring price: billingInterval required, unitAmount or tiers (with tiersMode), no meterId.
+// PriceRulesRecurring The fields of a fixed_recurring price: billingInterval required, unitAmount or tiers with tiersMode (not both), no meterId.
 type PriceRulesRecurring struct {
 	union json.RawMessage
 }
 
-// PriceRulesRecurring0 defines model for PriceRulesRecurring.0.
-type PriceRulesRecurring0 = interface{}
+// PriceRulesTiers A price priced by tiers: tiers and tiersMode, no unitAmount.
+type PriceRulesTiers = map[string]interface{}
 
-// PriceRulesRecurring1 defines model for PriceRulesRecurring.1.
-type PriceRulesRecurring1 = interface{}
-
-// PriceRulesUnitOrTiers A price with a unit amount, or one priced by tiers with a tiersMode (and then no unitAmount).
-type PriceRulesUnitOrTiers struct {
-	union json.RawMessage
-}
-
-// PriceRulesUnitOrTiers0 defines model for PriceRulesUnitOrTiers.0.
-type PriceRulesUnitOrTiers0 = interface{}
-
-// PriceRulesUnitOrTiers1 defines model for PriceRulesUnitOrTiers.1.
-type PriceRulesUnitOrTiers1 = interface{}
+// PriceRulesUnitAmount A price with a unitAmount: no tiers or tiersMode.
+type PriceRulesUnitAmount = map[string]interface{}
 
 // PriceTier One tier of a tiered price, holding the quantities above the previous tier's upTo up to and including its own.
 type PriceTier struct {
@@ -7871,22 +7854,22 @@ func (t *PriceRulesFree) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsPriceRulesMetered0 returns the union data inside the PriceRulesMetered as a PriceRulesMetered0
-func (t PriceRulesMetered) AsPriceRulesMetered0() (PriceRulesMetered0, error) {
-	var body PriceRulesMetered0
+// AsPriceRulesUnitAmount returns the union data inside the PriceRulesMetered as a PriceRulesUnitAmount
+func (t PriceRulesMetered) AsPriceRulesUnitAmount() (PriceRulesUnitAmount, error) {
+	var body PriceRulesUnitAmount
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromPriceRulesMetered0 overwrites any union data inside the PriceRulesMetered as the provided PriceRulesMetered0
-func (t *PriceRulesMetered) FromPriceRulesMetered0(v PriceRulesMetered0) error {
+// FromPriceRulesUnitAmount overwrites any union data inside the PriceRulesMetered as the provided PriceRulesUnitAmount
+func (t *PriceRulesMetered) FromPriceRulesUnitAmount(v PriceRulesUnitAmount) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergePriceRulesMetered0 performs a merge with any union data inside the PriceRulesMetered, using the provided PriceRulesMetered0
-func (t *PriceRulesMetered) MergePriceRulesMetered0(v PriceRulesMetered0) error {
+// MergePriceRulesUnitAmount performs a merge with any union data inside the PriceRulesMetered, using the provided PriceRulesUnitAmount
+func (t *PriceRulesMetered) MergePriceRulesUnitAmount(v PriceRulesUnitAmount) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -7897,22 +7880,22 @@ func (t *PriceRulesMetered) MergePriceRulesMetered0(v PriceRulesMetered0) error 
 	return err
 }
 
-// AsPriceRulesMetered1 returns the union data inside the PriceRulesMetered as a PriceRulesMetered1
-func (t PriceRulesMetered) AsPriceRulesMetered1() (PriceRulesMetered1, error) {
-	var body PriceRulesMetered1
+// AsPriceRulesTiers returns the union data inside the PriceRulesMetered as a PriceRulesTiers
+func (t PriceRulesMetered) AsPriceRulesTiers() (PriceRulesTiers, error) {
+	var body PriceRulesTiers
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromPriceRulesMetered1 overwrites any union data inside the PriceRulesMetered as the provided PriceRulesMetered1
-func (t *PriceRulesMetered) FromPriceRulesMetered1(v PriceRulesMetered1) error {
+// FromPriceRulesTiers overwrites any union data inside the PriceRulesMetered as the provided PriceRulesTiers
+func (t *PriceRulesMetered) FromPriceRulesTiers(v PriceRulesTiers) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergePriceRulesMetered1 performs a merge with any union data inside the PriceRulesMetered, using the provided PriceRulesMetered1
-func (t *PriceRulesMetered) MergePriceRulesMetered1(v PriceRulesMetered1) error {
+// MergePriceRulesTiers performs a merge with any union data inside the PriceRulesMetered, using the provided PriceRulesTiers
+func (t *PriceRulesMetered) MergePriceRulesTiers(v PriceRulesTiers) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -7933,22 +7916,22 @@ func (t *PriceRulesMetered) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsPriceRulesRecurring0 returns the union data inside the PriceRulesRecurring as a PriceRulesRecurring0
-func (t PriceRulesRecurring) AsPriceRulesRecurring0() (PriceRulesRecurring0, error) {
-	var body PriceRulesRecurring0
+// AsPriceRulesUnitAmount returns the union data inside the PriceRulesRecurring as a PriceRulesUnitAmount
+func (t PriceRulesRecurring) AsPriceRulesUnitAmount() (PriceRulesUnitAmount, error) {
+	var body PriceRulesUnitAmount
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromPriceRulesRecurring0 overwrites any union data inside the PriceRulesRecurring as the provided PriceRulesRecurring0
-func (t *PriceRulesRecurring) FromPriceRulesRecurring0(v PriceRulesRecurring0) error {
+// FromPriceRulesUnitAmount overwrites any union data inside the PriceRulesRecurring as the provided PriceRulesUnitAmount
+func (t *PriceRulesRecurring) FromPriceRulesUnitAmount(v PriceRulesUnitAmount) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergePriceRulesRecurring0 performs a merge with any union data inside the PriceRulesRecurring, using the provided PriceRulesRecurring0
-func (t *PriceRulesRecurring) MergePriceRulesRecurring0(v PriceRulesRecurring0) error {
+// MergePriceRulesUnitAmount performs a merge with any union data inside the PriceRulesRecurring, using the provided PriceRulesUnitAmount
+func (t *PriceRulesRecurring) MergePriceRulesUnitAmount(v PriceRulesUnitAmount) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -7959,22 +7942,22 @@ func (t *PriceRulesRecurring) MergePriceRulesRecurring0(v PriceRulesRecurring0) 
 	return err
 }
 
-// AsPriceRulesRecurring1 returns the union data inside the PriceRulesRecurring as a PriceRulesRecurring1
-func (t PriceRulesRecurring) AsPriceRulesRecurring1() (PriceRulesRecurring1, error) {
-	var body PriceRulesRecurring1
+// AsPriceRulesTiers returns the union data inside the PriceRulesRecurring as a PriceRulesTiers
+func (t PriceRulesRecurring) AsPriceRulesTiers() (PriceRulesTiers, error) {
+	var body PriceRulesTiers
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromPriceRulesRecurring1 overwrites any union data inside the PriceRulesRecurring as the provided PriceRulesRecurring1
-func (t *PriceRulesRecurring) FromPriceRulesRecurring1(v PriceRulesRecurring1) error {
+// FromPriceRulesTiers overwrites any union data inside the PriceRulesRecurring as the provided PriceRulesTiers
+func (t *PriceRulesRecurring) FromPriceRulesTiers(v PriceRulesTiers) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergePriceRulesRecurring1 performs a merge with any union data inside the PriceRulesRecurring, using the provided PriceRulesRecurring1
-func (t *PriceRulesRecurring) MergePriceRulesRecurring1(v PriceRulesRecurring1) error {
+// MergePriceRulesTiers performs a merge with any union data inside the PriceRulesRecurring, using the provided PriceRulesTiers
+func (t *PriceRulesRecurring) MergePriceRulesTiers(v PriceRulesTiers) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -7991,68 +7974,6 @@ func (t PriceRulesRecurring) MarshalJSON() ([]byte, error) {
 }
 
 func (t *PriceRulesRecurring) UnmarshalJSON(b []byte) error {
-	err := t.union.UnmarshalJSON(b)
-	return err
-}
-
-// AsPriceRulesUnitOrTiers0 returns the union data inside the PriceRulesUnitOrTiers as a PriceRulesUnitOrTiers0
-func (t PriceRulesUnitOrTiers) AsPriceRulesUnitOrTiers0() (PriceRulesUnitOrTiers0, error) {
-	var body PriceRulesUnitOrTiers0
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromPriceRulesUnitOrTiers0 overwrites any union data inside the PriceRulesUnitOrTiers as the provided PriceRulesUnitOrTiers0
-func (t *PriceRulesUnitOrTiers) FromPriceRulesUnitOrTiers0(v PriceRulesUnitOrTiers0) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergePriceRulesUnitOrTiers0 performs a merge with any union data inside the PriceRulesUnitOrTiers, using the provided PriceRulesUnitOrTiers0
-func (t *PriceRulesUnitOrTiers) MergePriceRulesUnitOrTiers0(v PriceRulesUnitOrTiers0) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-// AsPriceRulesUnitOrTiers1 returns the union data inside the PriceRulesUnitOrTiers as a PriceRulesUnitOrTiers1
-func (t PriceRulesUnitOrTiers) AsPriceRulesUnitOrTiers1() (PriceRulesUnitOrTiers1, error) {
-	var body PriceRulesUnitOrTiers1
-	err := json.Unmarshal(t.union, &body)
-	return body, err
-}
-
-// FromPriceRulesUnitOrTiers1 overwrites any union data inside the PriceRulesUnitOrTiers as the provided PriceRulesUnitOrTiers1
-func (t *PriceRulesUnitOrTiers) FromPriceRulesUnitOrTiers1(v PriceRulesUnitOrTiers1) error {
-	b, err := json.Marshal(v)
-	t.union = b
-	return err
-}
-
-// MergePriceRulesUnitOrTiers1 performs a merge with any union data inside the PriceRulesUnitOrTiers, using the provided PriceRulesUnitOrTiers1
-func (t *PriceRulesUnitOrTiers) MergePriceRulesUnitOrTiers1(v PriceRulesUnitOrTiers1) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-
-	merged, err := runtime.JSONMerge(t.union, b)
-	t.union = merged
-	return err
-}
-
-func (t PriceRulesUnitOrTiers) MarshalJSON() ([]byte, error) {
-	b, err := t.union.MarshalJSON()
-	return b, err
-}
-
-func (t *PriceRulesUnitOrTiers) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }

@@ -321,7 +321,7 @@ func (d *drawn) MarshalJSON() ([]byte, error) {
 var createdID = map[string]string{
 	"createPrice": "priceId", "createCoupon": "couponId", "createCustomer": "customerId", "createBillingAccount": "billingAccountId",
 	"createQuote": "quoteId", "createInvoice": "invoiceId", "createCreditNote": "creditNoteId", "createUsageThreshold": "thresholdId",
-	"createWebhookEndpoint": "endpointId", "createUsageEvent": "eventId", "grantCustomerBalance": "entryId", "expireCustomerBalance": "entryId",
+	"createWebhookEndpoint": "endpointId", "createUsageEvent": "eventId", "createMeter": "meterId", "grantCustomerBalance": "entryId", "expireCustomerBalance": "entryId",
 }
 
 // proseRules apply to a drawn request the rules each operation's description states and a schema
@@ -381,10 +381,23 @@ var proseRules = map[string]func(g *gen, req *drawn){
 			req.body["effectiveAt"] = g.past("body.effectiveAt")
 		}
 	},
+	// Tiers ascend by upTo and only the last is open-ended; every tier but the last has a
+	// unitAmount.
 	"createPrice": func(g *gen, req *drawn) {
 		if n, ok := req.body["billingIntervalCount"].(int64); ok {
 			if iv, ok := req.body["billingInterval"].(string); ok {
 				req.body["billingIntervalCount"] = 1 + n%int64(maxIntervalCount[iv])
+			}
+		}
+		if tiers, ok := req.body["tiers"].([]any); ok {
+			for i, t := range tiers {
+				tier := t.(map[string]any)
+				tier["upTo"] = int64(10 * (i + 1))
+				if i == len(tiers)-1 {
+					tier["upTo"] = nil
+				} else if _, ok := tier["unitAmount"]; !ok {
+					tier["unitAmount"] = int64(1)
+				}
 			}
 		}
 	},

@@ -54,6 +54,9 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 	q := data(e.Must(201, "POST", "/v1/quotes", map[string]any{"orderType": "subscription_creation", "customerId": "a-cus", "billingAccountId": "a-ba",
 		"currency": "USD", "lines": []any{map[string]any{"priceId": "a-price"}}}))
 	acc := data(e.Must(200, "POST", "/v1/quotes/"+str(q, "quoteId")+"/accept", map[string]any{}))
+	e.Must(201, "POST", "/v1/meters", map[string]any{"meterId": "a-meter", "name": alphaName, "aggregation": "unique_count", "uniqueProperty": "user"})
+	e.Must(201, "POST", "/v1/usage-events", map[string]any{"eventId": "a-usage", "customerId": "a-cus", "meterId": "a-meter", "quantity": 1,
+		"properties": map[string]any{"user": alphaName}})
 	ep := data(e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://alpha.example/hook", "description": alphaName}))
 	mails := e.Must(200, "GET", "/v1/emails?customerId=a-cus&limit=1", nil).Data()["items"].([]any)
 	if len(mails) != 1 {
@@ -70,6 +73,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"paymentId":   str(fin, "latestPaymentId"),
 		"emailId":     str(mails[0].(map[string]any), "emailId"),
 		"thresholdId": "thr_alpha", // usage thresholds answer 501 on this branch
+		"meterId":     "a-meter",
 	}
 	lines := []any{map[string]any{"priceId": "a-price"}}
 	A.bodies = map[string]any{
