@@ -464,3 +464,34 @@ func TestLabelsInCustomerLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestTieredLineInWords: a tiered usage line says on the PDF how each tier was charged, and a
+// corrected line how its usage changed, in the customer's language.
+func TestTieredLineInWords(t *testing.T) {
+	for _, c := range []struct {
+		lang string
+		want []string
+	}{
+		{"en", []string{"100 × $0.10 in the tier up to 100", "900 × $0.05 in the tier up to 1,000, plus $2.00",
+			"200 × $0.01 in the top tier", "usage corrected from 1,200 to 1,000"}},
+		{"fr", []string{"dans la tranche jusqu'à 1 000", "2,00 $US pour la tranche", "dans la dernière tranche",
+			"consommation corrigée de 1 200 à 1 000"}},
+	} {
+		t.Run(c.lang, func(t *testing.T) {
+			d := sampleInvoice(1)
+			d.Locale = c.lang
+			up := func(n int64) *int64 { return &n }
+			l := &d.Invoice.Lines[0]
+			l.TierBreakdown = []remit.TierBreakdown{{UpTo: up(100), Quantity: 100, UnitAmount: 10, Amount: 1000},
+				{UpTo: up(1000), Quantity: 900, UnitAmount: 5, FlatAmount: 200, Amount: 4700}, {Quantity: 200, UnitAmount: 1, Amount: 200}}
+			l.UsageCorrections = []remit.UsageCorrection{{EventID: "e2", UsageBefore: 1200, UsageAfter: 1000, Amount: 200}}
+			pdf, err := document.InvoicePDF(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := pdfText(t, pdf); text != "" {
+				wantAll(t, "the invoice PDF", flat(text), c.want)
+			}
+		})
+	}
+}

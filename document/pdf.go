@@ -521,8 +521,33 @@ func lineDetail(tr *locale.Tr, l remit.InvoiceLine, money func(int64) string) []
 	if len(facts) > 0 {
 		out = append(out, strings.Join(facts, " · "))
 	}
+	out = append(out, lineUsage(tr, l, money)...)
 	if t := lineTaxes(tr, l, money); t != "" {
 		out = append(out, t)
+	}
+	return out
+}
+
+// lineUsage says, in words, how a line's usage was priced: the units behind a package count, each
+// tier of a tiered line with its quantity, unit price and flat amount, and the corrections made to
+// its usage since it was billed.
+func lineUsage(tr *locale.Tr, l remit.InvoiceLine, money func(int64) string) []string {
+	var out []string
+	if l.UsageQuantity != nil && *l.UsageQuantity != l.Quantity && l.TierBreakdown == nil {
+		out = append(out, tr.T("doc.line.packages", "units", tr.Number(*l.UsageQuantity)))
+	}
+	for _, b := range l.TierBreakdown {
+		tier := tr.T("doc.line.tier_top", "quantity", tr.Number(b.Quantity), "unit", money(b.UnitAmount))
+		if b.UpTo != nil {
+			tier = tr.T("doc.line.tier", "quantity", tr.Number(b.Quantity), "unit", money(b.UnitAmount), "upTo", tr.Number(*b.UpTo))
+		}
+		if b.FlatAmount != 0 {
+			tier = tr.T("doc.line.tier_flat", "tier", tier, "flat", money(b.FlatAmount))
+		}
+		out = append(out, tier)
+	}
+	for _, c := range l.UsageCorrections {
+		out = append(out, tr.T("doc.line.corrected", "before", tr.Number(c.UsageBefore), "after", tr.Number(c.UsageAfter)))
 	}
 	return out
 }

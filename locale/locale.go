@@ -28,6 +28,7 @@ import (
 	"github.com/bojanz/currency"
 	"golang.org/x/text/language"
 	"golang.org/x/text/language/display"
+	"golang.org/x/text/message"
 
 	"github.com/remit-billing/remit"
 )
@@ -42,6 +43,7 @@ type Tr struct {
 	msgs    map[string]string
 	money   *currency.Formatter
 	regions display.Namer
+	numbers *message.Printer
 }
 
 var translators = func() map[string]*Tr {
@@ -53,7 +55,7 @@ var translators = func() map[string]*Tr {
 	for _, tag := range remit.Locales {
 		out[tag] = &Tr{
 			tag: tag, msgs: cats[tag], money: currency.NewFormatter(currency.NewLocale(tag)),
-			regions: display.Regions(language.MustParse(tag)),
+			regions: display.Regions(language.MustParse(tag)), numbers: message.NewPrinter(language.MustParse(tag)),
 		}
 	}
 	return out
@@ -97,6 +99,10 @@ func (t *Tr) Money(amount int64, code string) string {
 	}
 	return t.money.Format(a)
 }
+
+// Number formats an integer with the locale's digit grouping: "12,500" (en), "12 500" (fr),
+// "12.500" (de, es), through golang.org/x/text/message's CLDR data.
+func (t *Tr) Number(n int64) string { return t.numbers.Sprintf("%d", n) }
 
 // Date formats a moment as a UTC calendar date in the locale's medium pattern: "Mar 3, 2026",
 // "3 mars 2026", "03.03.2026", "3 mar 2026".
