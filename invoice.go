@@ -102,6 +102,19 @@ type InvoiceLine struct {
 	UsageCorrections []UsageCorrection `json:"usageCorrections"`
 	// UsageQuantity is the usage a usage line bills, aggregated by its meter, before packages.
 	UsageQuantity *int64 `json:"-"`
+	// UsageSeq is, on a finalized usage line, the seq of the last usage event of its customer and
+	// meter counted when it was finalized: it billed the events with a seq up to it.
+	UsageSeq *int64 `json:"-"`
+}
+
+// Billed reports whether finalized usage line l billed usage event e (whose timestamp lies in the
+// line's period): e was counted before the line's finalization read the usage. Lines and events
+// from before seqs were kept compare times: recorded at or before the finalization.
+func (l InvoiceLine) Billed(e UsageEvent, finalizedAt time.Time) bool {
+	if l.UsageSeq != nil && e.Seq != nil {
+		return *e.Seq <= *l.UsageSeq
+	}
+	return !e.CreatedAt.After(finalizedAt)
 }
 
 // BilledUsage is the usage a finalized usage line bills now: what it billed at finalization,
@@ -179,6 +192,9 @@ type InvoiceLineInput struct {
 	// Agreed marks a line that bills what a quote or subscription agreed: its UnitAmount is the
 	// agreed one, which a price priced by tiers or packages does not have (its pricing applies).
 	Agreed bool
+	// Trial marks a fixed line of a subscription's trial: billed at its UnitAmount (0), whatever
+	// the price's tiers or packages.
+	Trial bool
 }
 
 // InvoiceDraftInput is a draft invoice to create, from the API or from a quote or subscription.

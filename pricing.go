@@ -97,9 +97,9 @@ func PriceLine(doc LineDocument, field, currency string, price Price, in Invoice
 		in.UnitAmount = nil // the price's tiers or packages bill what was agreed
 	}
 	switch {
-	case price.PricedByTiersOrPackages() && in.UnitAmount != nil:
+	case price.PricedByTiersOrPackages() && in.UnitAmount != nil && !in.Trial:
 		p.Body(field+".unitAmount", "not_allowed", fmt.Sprintf("Price '%s' is priced by tiers or packages; leave unitAmount out.", price.PriceID))
-	case price.Tiered():
+	case price.Tiered() && in.UnitAmount == nil:
 	default:
 		priceUnitAmount(doc, field, price, in, &l, p)
 	}

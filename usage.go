@@ -25,6 +25,7 @@ type UsageEvent struct {
 	MerchantAccountID string            `json:"merchantAccountId"`
 	CreatedAt         time.Time         `json:"createdAt"`
 	UniqueValue       *string           `json:"-"` // the value of the meter's unique property, for unique_count
+	Seq               *int64            `json:"-"` // its place among the events of its customer and meter (nil: recorded before seqs)
 }
 
 // Usage event states.

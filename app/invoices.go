@@ -149,8 +149,9 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 	if err != nil {
 		return nil, err
 	}
-	if grants != nil { // finalizing
-		if err := iv.lockUsage(ctx, tx, m, *inv, prices); err != nil {
+	var counted map[string]int64 // finalizing: the seq of the last usage event counted, by meter
+	if grants != nil {
+		if counted, err = iv.lockUsage(ctx, tx, m, *inv, prices); err != nil {
 			return nil, err
 		}
 	}
@@ -160,7 +161,7 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 		if !ok {
 			return nil, remit.NotFound("price", l.PriceID, "")
 		}
-		if err := iv.priceLine(ctx, tx, m, *inv, l, price); err != nil {
+		if err := iv.priceLine(ctx, tx, m, *inv, l, price, counted); err != nil {
 			if !errors.Is(err, remit.ErrAmountTooLarge) {
 				return nil, err
 			}
@@ -208,7 +209,8 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 // customer and each meter the invoice bills (in meter order, so that two finalizations never wait
 // for each other in a circle): a concurrent void of usage then lands either before (the invoice
 // excludes the event) or after (the void sees the invoice finalized and credits the difference).
-func (iv *Invoicing) lockUsage(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, prices map[string]remit.Price) error {
+// It returns, by meter, the seq of the last event counted: what the invoice bills (InvoiceLine.Billed).
+func (iv *Invoicing) lockUsage(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, prices map[string]remit.Price) (map[string]int64, error) {
 	var meters []string
 	for _, l := range inv.Lines {
 		if p := prices[l.PriceID]; p.PriceType == remit.PriceUsageMetered && p.MeterID != nil && !slices.Contains(meters, *p.MeterID) {
@@ -217,18 +219,22 @@ func (iv *Invoicing) lockUsage(ctx context.Context, tx *store.Tx, m remit.Mercha
 	}
 	slices.Sort(meters)
 	now := micro(iv.Now(m))
+	counted := make(map[string]int64, len(meters))
 	for _, meter := range meters {
-		if _, err := tx.LockUsageTotal(ctx, m.ID, inv.CustomerID, meter, now); err != nil {
-			return err
+		_, seq, err := tx.LockUsageTotal(ctx, m.ID, inv.CustomerID, meter, now)
+		if err != nil {
+			return nil, err
 		}
+		counted[meter] = seq
 	}
-	return nil
+	return counted, nil
 }
 
 // priceLine refreshes line l of price: its unit amount (the price's, unless the line has its own),
 // its usage in the period for a usage_metered line, and its quantity, amount and tier breakdown
-// (remit.LineAmount). An amount too large is remit.ErrAmountTooLarge.
-func (iv *Invoicing) priceLine(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, l *remit.InvoiceLine, price remit.Price) error {
+// (remit.LineAmount). Finalizing, a usage line records the seq of the last event counted (counted,
+// by meter; nil for a draft). An amount too large is remit.ErrAmountTooLarge.
+func (iv *Invoicing) priceLine(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, l *remit.InvoiceLine, price remit.Price, counted map[string]int64) error {
 	if !l.UnitOverride && price.UnitAmount != nil {
 		l.UnitAmount = *price.UnitAmount
 	}
@@ -248,6 +254,9 @@ func (iv *Invoicing) priceLine(ctx context.Context, tx *store.Tx, m remit.Mercha
 				return err
 			}
 			units = qty
+			if seq, ok := counted[*price.MeterID]; ok {
+				l.UsageSeq = &seq
+			}
 		}
 		l.UsageQuantity = &units
 	}
@@ -257,6 +266,9 @@ func (iv *Invoicing) priceLine(ctx context.Context, tx *store.Tx, m remit.Mercha
 	}
 	if price.Tiered() && !l.UnitOverride {
 		l.UnitAmount = 0
+		if bd == nil {
+			bd = []remit.TierBreakdown{} // no usage reached a tier
+		}
 	}
 	l.Quantity, l.Amount, l.TierBreakdown = q, amount, bd
 	return nil

@@ -147,7 +147,7 @@ func (ps *Payments) noOpenAttempt(ctx context.Context, tx *store.Tx, m remit.Mer
 	if err != nil || !p.Status.Open() {
 		return err
 	}
-	return remit.Errorf(remit.EConflict, "Invoice '%s' has a payment in progress (%s, %s); wait for its outcome (GET /v1/payments/%s) before paying again.",
+	return remit.Errorf(remit.EConflict, "Invoice '%s' has a payment in progress (%s, %s); wait for its outcome (GET /v1/payments/%s) and try again.",
 		inv.InvoiceID, p.PaymentID, p.Status, p.PaymentID).
 		With("reason", "payment_in_progress").With("paymentId", p.PaymentID).With("currentState", inv.Status)
 }

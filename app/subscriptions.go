@@ -118,7 +118,7 @@ func (qs *Quotes) startSubscription(ctx context.Context, tx *store.Tx, m remit.M
 		lines, periods := quoteInvoiceLines(billable, &period)
 		for i, l := range billable {
 			if l.PriceType == remit.PriceFixedRecurring && sub.TrialEnd != nil {
-				lines[i].Agreed = false // free during the trial, whatever the price's tiers
+				lines[i].Agreed, lines[i].Trial = false, true // free during the trial, whatever the price's tiers
 			}
 		}
 		fin := now.Add(autoFinalizeDelay)

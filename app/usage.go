@@ -60,19 +60,21 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 				return err
 			}
 			first.Environment = m.Environment
-			if err := usageRepeatConflict(first, in); err != nil {
-				return err
-			}
 			out = first
-			return nil
+			return usageRepeatConflict(first, in)
 		}
-		total, next, ok, err := tx.AddUsage(ctx, e, meter.Aggregation, now)
+		total, next, seq, ok, err := tx.AddUsage(ctx, e, meter.Aggregation, now)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return remit.Invalid(remit.FieldError{Field: "quantity", Location: remit.InBody, Reason: "total_out_of_range",
 				Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
+		}
+		// The event's place among its customer's and meter's, taken under the running total's
+		// lock: what a finalization reading the total before or after it billed (InvoiceLine.Billed).
+		if err := tx.SetUsageSeq(ctx, m.ID, e.EventID, seq); err != nil {
+			return err
 		}
 		if next == nil || total < *next {
 			return nil // below every threshold still to cross: nothing to evaluate
@@ -155,7 +157,7 @@ func usageRepeatConflict(first remit.UsageEvent, in remit.UsageEventInput) error
 		With("reason", "duplicate_id").With("field", "eventId").With("mismatchedFields", diff).
 		With("recorded", map[string]any{
 			"customerId": first.CustomerID, "meterId": first.MeterID, "quantity": first.Quantity,
-			"timestamp": first.Timestamp.Format(time.RFC3339Nano),
+			"timestamp": first.Timestamp.Format(time.RFC3339Nano), "properties": first.Properties,
 		})
 }
 
@@ -195,7 +197,7 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 		}
 		// Lock the running total first: no usage event of this customer and meter can commit
 		// between reading it and the threshold becoming visible to the next event.
-		total, err := tx.LockUsageTotal(ctx, m.ID, t.CustomerID, t.MeterID, now)
+		total, _, err := tx.LockUsageTotal(ctx, m.ID, t.CustomerID, t.MeterID, now)
 		if err != nil {
 			return err
 		}

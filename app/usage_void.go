@@ -45,7 +45,7 @@ func (us *Usage) VoidUsageEvent(ctx context.Context, m remit.MerchantAccount, ev
 				return e, err
 			}
 		}
-		if _, err := tx.LockUsageTotal(ctx, m.ID, e.CustomerID, e.MeterID, now); err != nil {
+		if _, _, err := tx.LockUsageTotal(ctx, m.ID, e.CustomerID, e.MeterID, now); err != nil {
 			return e, err
 		}
 		billed, before, err := us.billedLines(ctx, tx, m, e, agg)
@@ -85,8 +85,8 @@ func (us *Usage) billedLines(ctx context.Context, tx *store.Tx, m remit.Merchant
 	var billed []store.BilledUsageLine
 	var before []int64
 	for _, b := range lines {
-		if b.Invoice.FinalizedAt == nil || e.CreatedAt.After(*b.Invoice.FinalizedAt) {
-			continue // recorded after the invoice was finalized: it did not bill it
+		if b.Invoice.FinalizedAt == nil || !b.Line.Billed(e, *b.Invoice.FinalizedAt) {
+			continue // counted after the invoice was finalized: it did not bill it
 		}
 		n, err := tx.AggregateUsage(ctx, agg, m.ID, e.CustomerID, e.MeterID, ceilMicros(b.From), ceilMicros(b.To))
 		if err != nil {
@@ -106,7 +106,18 @@ func (us *Usage) correctLine(ctx context.Context, tx *store.Tx, m remit.Merchant
 	if err != nil {
 		return remit.UsageCorrection{}, err
 	}
+	// The line as it stands, under the invoice's lock: what is left to credit of it is current.
+	inv, err := tx.GetInvoice(ctx, m.ID, b.Invoice.InvoiceID, store.Locked)
+	if err != nil {
+		return remit.UsageCorrection{}, err
+	}
 	l := b.Line
+	for _, x := range inv.Lines {
+		if x.InvoiceLineID == l.InvoiceLineID {
+			l = x
+		}
+	}
+	b.Invoice = inv
 	c := remit.UsageCorrection{EventID: e.EventID, InvoiceID: b.Invoice.InvoiceID, InvoiceLineID: l.InvoiceLineID,
 		UsageBefore: l.BilledUsage()}
 	c.UsageAfter = remit.CorrectedUsage(c.UsageBefore, before, after)
@@ -144,5 +155,5 @@ func usageCreditNote(e remit.UsageEvent, b store.BilledUsageLine, c remit.UsageC
 	eventID := e.EventID
 	return remit.CreditNoteInput{InvoiceID: b.Invoice.InvoiceID, Reason: remit.ReasonUsageCorrection, Description: &desc,
 		UsageEventID: &eventID,
-		Lines: []remit.CreditNoteLineInput{{InvoiceLineID: &lineID, Bucket: &bucket, Description: desc, Amount: credit}}}
+		Lines:        []remit.CreditNoteLineInput{{InvoiceLineID: &lineID, Bucket: &bucket, Description: desc, Amount: credit}}}
 }

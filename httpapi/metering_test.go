@@ -421,3 +421,46 @@ func TestVoidRacesFinalization(t *testing.T) {
 		t.Logf("outcomes: %v", outcomes)
 	})
 }
+
+// TestSubscriptionWithTiers: a subscription of a tiered seat price and a tiered usage price. Its
+// trial bills the seats at 0; the renewal bills them by their volume tiers and the trial's usage by
+// its graduated tiers; a change of seats credits the unused time of the tiered amount.
+func TestSubscriptionWithTiers(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newLifecycleKit(t, e)
+		k.customer("c", "pm_card_visa")
+		mk := meteringKit{t: t, e: e}
+		mk.price(map[string]any{"priceId": "tseats", "priceType": "fixed_recurring", "tiersMode": "volume",
+			"tiers": []any{map[string]any{"upTo": 10, "unitAmount": 1000}, map[string]any{"upTo": nil, "unitAmount": 800, "flatAmount": 500}}})
+		mk.price(map[string]any{"priceId": "tapi", "priceType": "usage_metered", "meterId": "tapi", "tiersMode": "graduated",
+			"tiers": []any{map[string]any{"upTo": 100, "unitAmount": 10}, map[string]any{"upTo": nil, "unitAmount": 1}}})
+		s, start := k.subscribe("c", line("tseats", "quantity", 12, "trialDays", 14), line("tapi"))
+		id := s["subscriptionId"].(string)
+		if first := k.invoice(s["latestInvoiceId"].(string)); num(first["subtotal"]) != 0 {
+			t.Fatalf("trial invoice %v", first["lines"])
+		}
+		advanceTo(e, start.Add(2*time.Hour))
+		mk.usage("t1", "c", "tapi", 150, start.Add(time.Hour), nil)
+		trialEnd := start.Add(14 * 24 * time.Hour)
+		advanceTo(e, trialEnd.Add(time.Second))
+		after := k.sub(id)
+		inv := k.invoice(after["latestInvoiceId"].(string))
+		amounts := map[string]int64{}
+		for _, l := range inv["lines"].([]any) {
+			amounts[l.(map[string]any)["priceId"].(string)] += num(l.(map[string]any)["amount"])
+		}
+		// seats: 12 × 800 + 500 (volume); the trial's usage: 100 × 10 + 50 × 1 (graduated).
+		if amounts["tseats"] != 10100 || amounts["tapi"] != 1050 {
+			t.Fatalf("renewal amounts %v", amounts)
+		}
+		// Halfway through the period, 12 seats become 5: about half of 10100 comes back.
+		end := ts(t, after["currentPeriodEnd"])
+		advanceTo(e, trialEnd.Add(end.Sub(trialEnd)/2))
+		e.Must(200, "POST", "/v1/subscriptions/"+id+"/change", map[string]any{"items": []any{
+			map[string]any{"priceId": "tseats", "quantity": 5}, map[string]any{"priceId": "tapi"}}})
+		cn := k.creditNote(t, inv["invoiceId"].(string))
+		if c := num(cn["total"]); c < 5000 || c > 5100 {
+			t.Fatalf("credit for the unused seats: %d (want about 10100 / 2)", c)
+		}
+	})
+}

@@ -108,12 +108,13 @@ func (q Q) insertInvoiceLines(ctx context.Context, inv remit.Invoice) error {
 		}
 		_, err := q.exec(ctx, `INSERT INTO invoice_lines (merchant_account_id, invoice_id, id, position, line_type, price_id,
 			price_type, meter_id, description, quantity, unit_amount, unit_override, amount, discount_amount, prepaid_applied,
-			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax, tier_breakdown, usage_quantity, usage_corrections)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
+			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax, tier_breakdown, usage_quantity, usage_corrections,
+			usage_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
 			inv.MerchantAccountID, inv.InvoiceID, l.InvoiceLineID, i, l.LineType, l.PriceID, l.PriceType, ptrStr(l.MeterID),
 			l.Description, l.Quantity, l.UnitAmount, l.UnitOverride, l.Amount, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount,
 			l.CreditedAmount, mustJSON(taxes), ptrMicros(l.PeriodStart), ptrMicros(l.PeriodEnd), l.CreditedTax,
-			optJSON(l.TierBreakdown != nil, l.TierBreakdown), optInt(l.UsageQuantity), optJSON(l.UsageCorrections != nil, l.UsageCorrections))
+			optJSON(l.TierBreakdown != nil, l.TierBreakdown), optInt(l.UsageQuantity), optJSON(l.UsageCorrections != nil, l.UsageCorrections),
+			optInt(l.UsageSeq))
 		if err != nil {
 			return wrapErr(err, "store.InsertInvoice: line")
 		}
@@ -211,7 +212,7 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 	inv.MerchantAccountID = merchantAccountID
 	rows, err := q.Query(ctx, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
 		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end,
-		credited_tax, tier_breakdown, usage_quantity, usage_corrections FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2
+		credited_tax, tier_breakdown, usage_quantity, usage_corrections, usage_seq FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2
 		ORDER BY position`, merchantAccountID, invoiceID)
 	if err != nil {
 		return inv, wrapErr(err, "store.GetInvoice: lines")
@@ -221,14 +222,14 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 		var l remit.InvoiceLine
 		var meter sql.NullString
 		var taxes string
-		var ps, pe, usage sql.NullInt64
+		var ps, pe, usage, seq sql.NullInt64
 		var tiers, corrections sql.NullString
 		if err := rows.Scan(&l.InvoiceLineID, &l.LineType, &l.PriceID, &l.PriceType, &meter, &l.Description, &l.Quantity,
 			&l.UnitAmount, &l.UnitOverride, &l.Amount, &l.DiscountAmount, &l.PrepaidApplied, &l.TaxAmount, &l.CreditedAmount,
-			&taxes, &ps, &pe, &l.CreditedTax, &tiers, &usage, &corrections); err != nil {
+			&taxes, &ps, &pe, &l.CreditedTax, &tiers, &usage, &corrections, &seq); err != nil {
 			return inv, wrapErr(err, "store.GetInvoice: lines")
 		}
-		l.UsageQuantity = intPtr(usage)
+		l.UsageQuantity, l.UsageSeq = intPtr(usage), intPtr(seq)
 		if err := unmarshalIf(tiers, &l.TierBreakdown); err != nil {
 			return inv, wrapErr(err, "store.GetInvoice: tier breakdown")
 		}

@@ -44,9 +44,9 @@ func ceilHour(us int64) int64 {
 // the hot path a query).
 func (q Q) InsertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, error) {
 	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
-		properties, unique_value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
+		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
 		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
-		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue))
+		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue), optInt(e.Seq))
 	if isForeignKeyViolation(err) {
 		return false, remit.NotFound("customer", e.CustomerID, "")
 	}
@@ -67,10 +67,10 @@ func isForeignKeyViolation(err error) bool {
 func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string, read Read) (e remit.UsageEvent, err error) {
 	var ts, created int64
 	var props, unique, corrections sql.NullString
-	var voided sql.NullInt64
-	err = q.QueryRow(ctx, `SELECT id, customer_id, meter_id, quantity, ts, created_at, properties, unique_value, voided_at, corrections
+	var voided, seq sql.NullInt64
+	err = q.QueryRow(ctx, `SELECT id, customer_id, meter_id, quantity, ts, created_at, properties, unique_value, voided_at, corrections, seq
 		FROM usage_events WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read), merchantAccountID, eventID).
-		Scan(&e.EventID, &e.CustomerID, &e.MeterID, &e.Quantity, &ts, &created, &props, &unique, &voided, &corrections)
+		Scan(&e.EventID, &e.CustomerID, &e.MeterID, &e.Quantity, &ts, &created, &props, &unique, &voided, &corrections, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, remit.NotFound("usage event", eventID, "")
 	}
@@ -79,6 +79,7 @@ func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string,
 	}
 	e.Object, e.MerchantAccountID, e.Status = "usage_event", merchantAccountID, remit.UsageRecorded
 	e.Timestamp, e.CreatedAt, e.UniqueValue, e.VoidedAt = remit.FromMicros(ts), remit.FromMicros(created), nullStr(unique), nullTime(voided)
+	e.Seq = intPtr(seq)
 	if e.VoidedAt != nil {
 		e.Status = remit.UsageVoided
 	}
@@ -97,19 +98,19 @@ func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string,
 	return e, nil
 }
 
-// LockUsageTotal returns the customer's running total for the meter (0 before any usage), holding
-// the total's row lock (PostgreSQL) until the transaction ends: no usage event of this customer and
-// meter commits in between. The row is created when missing, so that there is a row to lock.
-func (q Q) LockUsageTotal(ctx context.Context, merchantAccountID, customerID, meterID string, at time.Time) (int64, error) {
+// LockUsageTotal returns the customer's running total for the meter (0 before any usage) and the
+// seq of the last event counted in it, holding the total's row lock (PostgreSQL) until the
+// transaction ends: no usage event of this customer and meter commits in between. The row is
+// created when missing, so that there is a row to lock.
+func (q Q) LockUsageTotal(ctx context.Context, merchantAccountID, customerID, meterID string, at time.Time) (total, seq int64, err error) {
 	if _, err := q.exec(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at)
 		VALUES ($1, $2, $3, 0, 0, $4) ON CONFLICT (merchant_account_id, customer_id, meter_id) DO NOTHING`,
 		merchantAccountID, customerID, meterID, remit.Micros(at)); err != nil {
-		return 0, wrapErr(err, "store.LockUsageTotal")
+		return 0, 0, wrapErr(err, "store.LockUsageTotal")
 	}
-	var total int64
-	err := q.QueryRow(ctx, `SELECT total FROM usage_totals WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3`+q.ForUpdate(),
-		merchantAccountID, customerID, meterID).Scan(&total)
-	return total, wrapErr(err, "store.LockUsageTotal")
+	err = q.QueryRow(ctx, `SELECT total, seq FROM usage_totals WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3`+q.ForUpdate(),
+		merchantAccountID, customerID, meterID).Scan(&total, &seq)
+	return total, seq, wrapErr(err, "store.LockUsageTotal")
 }
 
 // SumUsageEvents is the plain sum of the raw events with a timestamp in [from, to), read through

@@ -27,7 +27,7 @@ const newerLatest = `(%[1]s.latest_ts IS NULL OR excluded.latest_ts > %[1]s.late
 // totalUpserts are the running total's UPSERT per aggregation ($4 the event's contribution, $6
 // the ts and $7 the id of the event). Each returns the new total and next_threshold, or no row
 // when a sum would pass the int64 range.
-var totalUpserts = map[string]string{
+var totalUpserts = map[string]string{ // each also counts the event in seq (totalSeq)
 	remit.AggSum: `total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at
 		WHERE usage_totals.total <= ` + strconv.FormatInt(math.MaxInt64, 10) + ` - excluded.total`,
 	remit.AggCount:       `total = usage_totals.total + 1, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
@@ -57,50 +57,52 @@ var hourlyUpsert = `INSERT INTO usage_hourly (merchant_account_id, customer_id, 
 // threshold still to cross, nil when there is none (a total below it crosses nothing). The
 // UPSERT takes the total's row lock (PostgreSQL) until the transaction ends, so concurrent events
 // of one customer and meter apply one after another, across processes, and each sees the total
-// its predecessors left. ok is false (and nothing changed) when a sum would pass the int64 range.
-func (q Q) AddUsage(ctx context.Context, e remit.UsageEvent, agg string, at time.Time) (total int64, next *int64, ok bool, err error) {
+// its predecessors left. seq is the event's place among the events of its customer and meter, which
+// the caller stores with the event (SetUsageSeq). ok is false (and nothing changed) when a sum
+// would pass the int64 range.
+func (q Q) AddUsage(ctx context.Context, e remit.UsageEvent, agg string, at time.Time) (total int64, next *int64, seq int64, ok bool, err error) {
 	contribution := e.Quantity
 	if agg == remit.AggUniqueCount {
 		contribution = 0
 		if e.UniqueValue != nil {
 			if contribution, err = q.addUniqueValue(ctx, e); err != nil {
-				return 0, nil, false, err
+				return 0, nil, 0, false, err
 			}
 		}
 	}
 	set, found := totalUpserts[agg]
 	if !found {
-		return 0, nil, false, errors.New("store.AddUsage: unknown aggregation " + agg)
+		return 0, nil, 0, false, errors.New("store.AddUsage: unknown aggregation " + agg)
 	}
 	ts := remit.Micros(e.Timestamp)
 	var n sql.NullInt64
 	err = q.QueryRow(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at,
-			latest_ts, latest_id) VALUES ($1, $2, $3, $4, 1, $5, $6, $7)
-		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE SET `+set+`
-		RETURNING total, next_threshold`,
-		e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID).Scan(&total, &n)
+			latest_ts, latest_id, seq) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, 1)
+		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE SET seq = usage_totals.seq + 1, `+set+`
+		RETURNING total, next_threshold, seq`,
+		e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID).Scan(&total, &n, &seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil, false, nil
+		return 0, nil, 0, false, nil
 	}
 	if err != nil {
-		return 0, nil, false, wrapErr(err, "store.AddUsage")
+		return 0, nil, 0, false, wrapErr(err, "store.AddUsage")
 	}
 	summed := int64(0)
 	if agg == remit.AggSum {
 		summed = e.Quantity
 	}
 	if _, err = q.exec(ctx, hourlyUpsert, e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed, e.Quantity, ts, e.EventID); err != nil {
-		return 0, nil, false, wrapErr(err, "store.AddUsage: hourly")
+		return 0, nil, 0, false, wrapErr(err, "store.AddUsage: hourly")
 	}
 	if e.UniqueValue != nil && agg == remit.AggUniqueCount {
 		if _, err = q.exec(ctx, `INSERT INTO usage_unique_hourly (merchant_account_id, customer_id, meter_id, hour_start, value, events)
 			VALUES ($1, $2, $3, $4, $5, 1) ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start, value)
 			DO UPDATE SET events = usage_unique_hourly.events + 1`,
 			e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), *e.UniqueValue); err != nil {
-			return 0, nil, false, wrapErr(err, "store.AddUsage: unique hourly")
+			return 0, nil, 0, false, wrapErr(err, "store.AddUsage: unique hourly")
 		}
 	}
-	return total, intPtr(n), true, nil
+	return total, intPtr(n), seq, true, nil
 }
 
 // addUniqueValue counts one more live event with e's unique value in the customer's history and
@@ -284,6 +286,12 @@ func (q Q) removeUniqueValue(ctx context.Context, e remit.UsageEvent, hour int64
 	_, err := q.exec(ctx, `DELETE FROM usage_unique_values WHERE merchant_account_id = $1 AND customer_id = $2
 		AND meter_id = $3 AND value = $4`, key...)
 	return 1, wrapErr(err, "store.VoidUsage: unique values")
+}
+
+// SetUsageSeq records a usage event's seq (AddUsage).
+func (q Q) SetUsageSeq(ctx context.Context, merchantAccountID, eventID string, seq int64) error {
+	_, err := q.exec(ctx, `UPDATE usage_events SET seq = $3 WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, eventID, seq)
+	return wrapErr(err, "store.SetUsageSeq")
 }
 
 // SetUsageCorrections records the corrections a usage event's void made.

@@ -31,6 +31,10 @@ ALTER TABLE usage_events ADD COLUMN properties TEXT;
 ALTER TABLE usage_events ADD COLUMN unique_value TEXT;
 ALTER TABLE usage_events ADD COLUMN voided_at BIGINT;
 ALTER TABLE usage_events ADD COLUMN corrections TEXT;
+-- The order in which events of one customer and meter were counted: the running total's seq
+-- (below) as the event left it. A finalized usage line records the seq it read (invoice_lines.
+-- usage_seq): it billed exactly the events with a seq up to it.
+ALTER TABLE usage_events ADD COLUMN seq BIGINT;
 -- The period reads see live events only: the covering index holds only those.
 DROP INDEX usage_events_period;
 CREATE INDEX usage_events_period ON usage_events(merchant_account_id, customer_id, meter_id, ts, quantity) WHERE voided_at IS NULL;
@@ -64,6 +68,7 @@ UPDATE usage_hourly SET
 -- history; a latest meter's total is the quantity of its latest event, which these name.
 ALTER TABLE usage_totals ADD COLUMN latest_ts BIGINT;
 ALTER TABLE usage_totals ADD COLUMN latest_id TEXT;
+ALTER TABLE usage_totals ADD COLUMN seq BIGINT NOT NULL DEFAULT 0;
 
 -- unique_count: the distinct values of each hour (with how many live events carry each, so that a
 -- void knows when a value leaves the hour), and of the customer's whole history (for the total).
@@ -98,12 +103,14 @@ ALTER TABLE prices ADD COLUMN transform_quantity TEXT;
 ALTER TABLE invoice_lines ADD COLUMN tier_breakdown TEXT;
 ALTER TABLE invoice_lines ADD COLUMN usage_quantity BIGINT;
 ALTER TABLE invoice_lines ADD COLUMN usage_corrections TEXT;
+ALTER TABLE invoice_lines ADD COLUMN usage_seq BIGINT;
 
 -- A credit note issued for a usage correction names the voided usage event.
 ALTER TABLE credit_notes ADD COLUMN usage_event_id TEXT;
 
 -- +goose Down
 ALTER TABLE credit_notes DROP COLUMN usage_event_id;
+ALTER TABLE invoice_lines DROP COLUMN usage_seq;
 ALTER TABLE invoice_lines DROP COLUMN usage_corrections;
 ALTER TABLE invoice_lines DROP COLUMN usage_quantity;
 ALTER TABLE invoice_lines DROP COLUMN tier_breakdown;
@@ -113,6 +120,7 @@ ALTER TABLE prices DROP COLUMN tiers;
 DROP INDEX usage_events_unique;
 DROP TABLE usage_unique_values;
 DROP TABLE usage_unique_hourly;
+ALTER TABLE usage_totals DROP COLUMN seq;
 ALTER TABLE usage_totals DROP COLUMN latest_id;
 ALTER TABLE usage_totals DROP COLUMN latest_ts;
 ALTER TABLE usage_hourly DROP COLUMN latest_quantity;
@@ -122,6 +130,7 @@ ALTER TABLE usage_hourly DROP COLUMN max_quantity;
 ALTER TABLE usage_hourly DROP COLUMN event_count;
 DROP INDEX usage_events_period;
 CREATE INDEX usage_events_period ON usage_events(merchant_account_id, customer_id, meter_id, ts, quantity);
+ALTER TABLE usage_events DROP COLUMN seq;
 ALTER TABLE usage_events DROP COLUMN corrections;
 ALTER TABLE usage_events DROP COLUMN voided_at;
 ALTER TABLE usage_events DROP COLUMN unique_value;
