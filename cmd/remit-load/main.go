@@ -9,6 +9,9 @@
 //	e receipts-list    GET /v1/payment-receipts?customer=..., random customer
 //	f usage-events     POST /v1/usage-events, a new event and Idempotency-Key each
 //	g invoice-finalize POST /v1/invoices/{id}/finalize, each seeded draft once
+//	h grant-beside-charges  grants while 64 connections finalize charge_automatically drafts
+//	i usage-meters     POST /v1/usage-events over five meters, one of each aggregation (sum, count,
+//	                   max, unique_count of a "user" property, latest), in turn
 //
 // For each it reports requests/s, p50/p99/p99.9 latency, errors, the server's peak RSS and the
 // throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
@@ -503,7 +506,7 @@ type scenario struct {
 }
 
 var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize",
-	"grant-beside-charges"}
+	"grant-beside-charges", "usage-meters"}
 
 func selectScenarios(spec string) (map[string]bool, error) {
 	sel := map[string]bool{"ceiling": true}
@@ -522,7 +525,7 @@ func selectScenarios(spec string) (map[string]bool, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-h)", s, strings.Join(scenarioNames, ", "))
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-i)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return sel, nil
@@ -607,8 +610,40 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 					t.Body = []byte(`{"finalizedByRef":"load"}`)
 					return nil
 				}, exhausted: func() bool { return charges.Load() > int64(len(fx.ChargeDrafts)) }}},
+		{letter: "i", name: "usage-meters", write: true, request: "POST /v1/usage-events (Idempotency-Key), five meters of every aggregation in turn",
+			target: func(t *vegeta.Target) error {
+				n := seq.Add(1)
+				t.Method, t.Header = http.MethodPost, write()
+				t.URL = base + "/v1/usage-events?" + scope
+				t.Body = []byte(`{"eventId":"load-` + run + `-` + strconv.FormatInt(n, 10) + `","customerId":"` + customer() +
+					`","meterId":"` + loadMeters[n%int64(len(loadMeters))][0] + `","quantity":` + strconv.FormatInt(1+n%10, 10) +
+					`,"properties":{"user":"u` + strconv.FormatInt(n%1000, 10) + `"}}`)
+				return nil
+			}, probe: func() string {
+				for _, m := range loadMeters[1:] {
+					body := `{"meterId":"` + m[0] + `","aggregation":"` + m[1] + `"`
+					if m[1] == "unique_count" {
+						body += `,"uniqueProperty":"user"`
+					}
+					req, _ := http.NewRequest(http.MethodPost, base+"/v1/meters?"+scope, strings.NewReader(body+"}"))
+					req.Header = write()
+					res, err := http.DefaultClient.Do(req)
+					if err != nil {
+						return "creating meters failed: " + err.Error()
+					}
+					_ = res.Body.Close()
+					if res.StatusCode != http.StatusCreated {
+						return fmt.Sprintf("POST /v1/meters answered %d in this build", res.StatusCode)
+					}
+				}
+				return ""
+			}},
 	}
 }
+
+// loadMeters are the meters of the usage-meters scenario: ID and aggregation. The first is the
+// seed's sum meter, never created (a meter used before it is created is a sum meter).
+var loadMeters = [][2]string{{meterID, "sum"}, {"load_count", "count"}, {"load_max", "max"}, {"load_unique", "unique_count"}, {"load_latest", "latest"}}
 
 // --- the server child ---
 
