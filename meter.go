@@ -13,7 +13,7 @@ const (
 	AggCount       = "count"        // the number of events
 	AggMax         = "max"          // the largest quantity
 	AggUniqueCount = "unique_count" // the number of distinct values of the meter's uniqueProperty
-	AggLatest      = "latest"       // the quantity of the latest event (by timestamp, then eventId)
+	AggLatest      = "latest"       // the quantity of the latest event (by timestamp, then the one recorded last)
 )
 
 // Meter is how a meter aggregates its usage. A meter used by a price or a usage event before it is

@@ -13,15 +13,16 @@ import (
 
 // Usage metering and usage thresholds (docs/usage.md).
 //
-// Every usage event runs, in one transaction: the insert (deduplicated by eventId; its foreign key
-// checks the customer), the fold into the pre-aggregates of its meter's aggregation (store.AddUsage:
-// the running total's UPSERT, which holds the total's row lock until commit, so events of one
-// customer and meter apply one after another across processes, and returns the smallest threshold
-// still to cross; the hourly row; the distinct values for unique_count), and, only when the new
-// total reaches that threshold, one UPDATE that marks crossed the active thresholds the total
-// reaches, each with its usage_threshold.crossed event. Usage events themselves emit no event: a
-// metering workload would flood the outbox and every webhook endpoint. Their void does
-// (usage_event.voided, usage.go VoidUsageEvent).
+// Every usage event runs, in one transaction: its meter (from memory after the meter's first
+// event in this process, meters.go), then store.RecordUsage: the insert (deduplicated by eventId;
+// its foreign key checks the customer), the running total's UPSERT (which holds the total's row
+// lock until commit, so events of one customer and meter apply one after another across processes,
+// gives the event its seq and returns the smallest threshold still to cross), the hourly row, and
+// the distinct values for unique_count; and, only when the new total reaches that threshold, one
+// UPDATE that marks crossed the active thresholds the total reaches, each with its
+// usage_threshold.crossed event. Usage events themselves emit no event: a metering workload would
+// flood the outbox and every webhook endpoint. Their void does (usage_event.voided,
+// usage_void.go).
 
 // CreateUsageEvent records usage and evaluates the customer's active thresholds on the meter. A
 // repeated eventId with the same customer, meter, quantity, timestamp (or no timestamp) and
@@ -49,12 +50,11 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 			return err
 		}
 		e.UniqueValue = meter.UniqueValue(e.Properties)
-		inserted, err := tx.InsertUsageEvent(ctx, e)
-		err = remit.AtField(err, "customerId") // an unknown customer
+		c, err := tx.RecordUsage(ctx, e, meter.Aggregation, now)
 		if err != nil {
 			return err
 		}
-		if !inserted {
+		if !c.Recorded {
 			first, err := tx.GetUsageEvent(ctx, m.ID, in.EventID, store.Unlocked)
 			if err != nil {
 				return err
@@ -63,19 +63,12 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 			out = first
 			return usageRepeatConflict(first, in)
 		}
-		total, next, seq, ok, err := tx.AddUsage(ctx, e, meter.Aggregation, now)
-		if err != nil {
-			return err
-		}
-		if !ok {
+		if !c.InRange {
 			return remit.Invalid(remit.FieldError{Field: "quantity", Location: remit.InBody, Reason: "total_out_of_range",
 				Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
 		}
-		// The event's place among its customer's and meter's, taken under the running total's
-		// lock: what a finalization reading the total before or after it billed (InvoiceLine.Billed).
-		if err := tx.SetUsageSeq(ctx, m.ID, e.EventID, seq); err != nil {
-			return err
-		}
+		out.Seq = &c.Seq
+		total, next := c.Total, c.Next
 		if next == nil || total < *next {
 			return nil // below every threshold still to cross: nothing to evaluate
 		}

@@ -229,6 +229,23 @@ func TestMeterRules(t *testing.T) {
 		}
 		e.Must(404, "GET", "/v1/usage-events/nope", nil)
 		e.Must(404, "POST", "/v1/usage-events/nope/void", map[string]any{})
+
+		// latest: among events of the same timestamp, the one recorded last, whatever its eventId;
+		// voiding it brings back the one before.
+		e.Must(201, "POST", "/v1/meters", map[string]any{"meterId": "gauge", "aggregation": "latest"})
+		k.price(map[string]any{"priceId": "p_gauge", "priceType": "usage_metered", "meterId": "gauge", "unitAmount": 1})
+		at := now.Add(-time.Hour)
+		k.usage("z-first", "c1", "gauge", 5, at, nil)
+		k.usage("a-second", "c1", "gauge", 9, at, nil)
+		inv := k.draft("c1", at.Add(-time.Minute), now, map[string]any{"priceId": "p_gauge"})
+		if q := num(invLine(inv, 0)["quantity"]); q != 9 {
+			t.Fatalf("latest of two events at one timestamp: %d, want 9 (recorded last)", q)
+		}
+		e.Must(200, "POST", "/v1/usage-events/a-second/void", map[string]any{})
+		inv = e.Must(200, "POST", "/v1/invoices/"+inv["invoiceId"].(string)+"/refresh", map[string]any{}).Data()
+		if q := num(invLine(inv, 0)["quantity"]); q != 5 {
+			t.Fatalf("latest after the void: %d, want 5", q)
+		}
 	})
 }
 

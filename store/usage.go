@@ -37,22 +37,6 @@ func ceilHour(us int64) int64 {
 	return h
 }
 
-// InsertUsageEvent records a usage event unless its eventId is already taken in the merchant
-// account; it reports whether it inserted. A concurrent insert of the same eventId waits for the
-// first one's transaction (PostgreSQL) and then reports false. A customer that does not exist in
-// the merchant account is not_found on field "customerId" (the foreign key checks it, which spares
-// the hot path a query).
-func (q Q) InsertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, error) {
-	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
-		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
-		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
-		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue), optInt(e.Seq))
-	if isForeignKeyViolation(err) {
-		return false, remit.NotFound("customer", e.CustomerID, "")
-	}
-	return n == 1, wrapErr(err, "store.InsertUsageEvent")
-}
-
 // isForeignKeyViolation reports whether err is a foreign-key violation in either dialect.
 func isForeignKeyViolation(err error) bool {
 	if err == nil {

@@ -19,90 +19,207 @@ import (
 // distinct values of its hour and of the customer's history. A period reads the hourly rows of the
 // whole hours inside it and the raw live events of at most two partial edge hours, so it is exact
 // at the edges and its cost grows with hours, not events. A void takes an event out of all three.
+//
+// The running total's row also counts the events of its customer and meter (seq): each event gets
+// the next number, under the row's lock, and keeps it. "Latest" means the greatest timestamp, then
+// the greatest seq (the event counted last); since a new event always has the greatest seq, it
+// replaces the latest event of its hour and of the history whenever its timestamp is not earlier.
 
-// newerLatest is true when the excluded row's latest event (ts, id) comes after the stored one's.
-const newerLatest = `(%[1]s.latest_ts IS NULL OR excluded.latest_ts > %[1]s.latest_ts
-	OR (excluded.latest_ts = %[1]s.latest_ts AND excluded.latest_id > %[1]s.latest_id))`
+// newerLatest is true when the incoming row's event is at least as late as the stored one's (ties
+// go to the incoming event: it was counted last).
+const newerLatest = `(%[1]s.latest_ts IS NULL OR excluded.latest_ts >= %[1]s.latest_ts)`
 
-// totalUpserts are the running total's UPSERT per aggregation ($4 the event's contribution, $6
-// the ts and $7 the id of the event). Each returns the new total and next_threshold, or no row
-// when a sum would pass the int64 range.
-var totalUpserts = map[string]string{ // each also counts the event in seq (totalSeq)
-	remit.AggSum: `total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at
-		WHERE usage_totals.total <= ` + strconv.FormatInt(math.MaxInt64, 10) + ` - excluded.total`,
-	remit.AggCount:       `total = usage_totals.total + 1, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
-	remit.AggUniqueCount: `total = usage_totals.total + excluded.total, event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
-	remit.AggMax: `total = CASE WHEN excluded.total > usage_totals.total THEN excluded.total ELSE usage_totals.total END,
-		event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
+// totalSets are the running total's UPSERT per aggregation (the excluded row carries the event's
+// contribution as total, its timestamp as latest_ts). totalUpsert adds the rest.
+var totalSets = map[string]string{
+	remit.AggSum:         `total = usage_totals.total + excluded.total`,
+	remit.AggCount:       `total = usage_totals.total + 1`,
+	remit.AggUniqueCount: `total = usage_totals.total + excluded.total`,
+	remit.AggMax:         `total = CASE WHEN excluded.total > usage_totals.total THEN excluded.total ELSE usage_totals.total END`,
 	remit.AggLatest: `total = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN excluded.total ELSE usage_totals.total END,
 		latest_ts = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN excluded.latest_ts ELSE usage_totals.latest_ts END,
-		latest_id = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN excluded.latest_id ELSE usage_totals.latest_id END,
-		event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at`,
+		latest_seq = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN usage_totals.seq + 1 ELSE usage_totals.latest_seq END`,
 }
 
-// hourlyUpsert folds one event into its hour's row: $5 the quantity summed (0 for meters that do
-// not sum, so that their hourly sum never passes the int64 range), $6 the quantity, $7 ts, $8 id.
-var hourlyUpsert = `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity, event_count,
-		max_quantity, latest_ts, latest_id, latest_quantity) VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6)
-	ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start) DO UPDATE SET
+// totalUpsert is the running total's UPSERT for aggregation agg ($1-$3 the key, $4 the event's
+// contribution, $5 the time, $6 its timestamp), returning the new total, next_threshold and seq.
+func totalUpsert(agg string) (string, bool) {
+	set, ok := totalSets[agg]
+	if !ok {
+		return "", false
+	}
+	where := ""
+	if agg == remit.AggSum { // a sum that would pass the int64 range changes nothing and returns no row
+		where = ` WHERE usage_totals.total <= ` + strconv.FormatInt(math.MaxInt64, 10) + ` - excluded.total`
+	}
+	return `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at, latest_ts, latest_seq, seq)
+		VALUES ($1, $2, $3, $4, 1, $5, $6, 1, 1)
+		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE SET ` + set + `,
+			event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at, seq = usage_totals.seq + 1` + where + `
+		RETURNING total, next_threshold, seq`, true
+}
+
+// hourlySet folds one event into its hour's row (the excluded row: quantity summed, 0 for meters
+// that do not sum, so that their hourly sum never passes the int64 range; max_quantity and
+// latest_quantity the event's quantity; latest_ts its timestamp; latest_seq its seq).
+var hourlySet = `ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start) DO UPDATE SET
 		quantity = usage_hourly.quantity + excluded.quantity, event_count = usage_hourly.event_count + 1,
 		max_quantity = CASE WHEN usage_hourly.max_quantity IS NULL OR excluded.max_quantity > usage_hourly.max_quantity
 			THEN excluded.max_quantity ELSE usage_hourly.max_quantity END,
 		latest_ts = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_ts ELSE usage_hourly.latest_ts END,
-		latest_id = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_id ELSE usage_hourly.latest_id END,
+		latest_seq = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_seq ELSE usage_hourly.latest_seq END,
 		latest_quantity = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_quantity ELSE usage_hourly.latest_quantity END`
 
-// AddUsage folds a new live event e into the pre-aggregates of a meter of aggregation agg, and
-// returns the new running total and the total's next_threshold: a lower bound of the smallest
-// threshold still to cross, nil when there is none (a total below it crosses nothing). The
-// UPSERT takes the total's row lock (PostgreSQL) until the transaction ends, so concurrent events
-// of one customer and meter apply one after another, across processes, and each sees the total
-// its predecessors left. seq is the event's place among the events of its customer and meter, which
-// the caller stores with the event (SetUsageSeq). ok is false (and nothing changed) when a sum
-// would pass the int64 range.
-func (q Q) AddUsage(ctx context.Context, e remit.UsageEvent, agg string, at time.Time) (total int64, next *int64, seq int64, ok bool, err error) {
-	contribution := e.Quantity
-	if agg == remit.AggUniqueCount {
-		contribution = 0
-		if e.UniqueValue != nil {
-			if contribution, err = q.addUniqueValue(ctx, e); err != nil {
-				return 0, nil, 0, false, err
-			}
-		}
+const hourlyColumns = `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity, event_count,
+		max_quantity, latest_ts, latest_seq, latest_quantity)`
+
+// UsageCount is what recording one usage event did.
+type UsageCount struct {
+	Recorded bool   // false: its eventId was taken (a repeat); nothing changed
+	InRange  bool   // false: a sum would pass the int64 range; fail the transaction
+	Total    int64  // the running total after it
+	Next     *int64 // a lower bound of the smallest threshold still to cross (nil: none)
+	Seq      int64  // its place among the events of its customer and meter
+}
+
+// RecordUsage records a new live usage event e of a meter of aggregation agg and folds it into the
+// pre-aggregates, in one go: the insert (deduplicated by eventId: a repeat records and counts
+// nothing; the foreign key checks the customer, not_found on "customerId"), the distinct value of a
+// unique_count event, the running total's UPSERT (which takes the total's row lock on PostgreSQL
+// until the transaction ends, so that events of one customer and meter apply one after another
+// across processes, each seeing the total its predecessors left, and gives the event its seq), and
+// the hour's UPSERT. On SQLite (one writer) the event's seq is read in its insert; on PostgreSQL the
+// total, the event's seq and the hour are written by one statement after the insert: three round
+// trips at most, two for all but unique_count.
+func (q Q) RecordUsage(ctx context.Context, e remit.UsageEvent, agg string, at time.Time) (UsageCount, error) {
+	upsert, ok := totalUpsert(agg)
+	if !ok {
+		return UsageCount{}, errors.New("store.RecordUsage: unknown aggregation " + agg)
 	}
-	set, found := totalUpserts[agg]
-	if !found {
-		return 0, nil, 0, false, errors.New("store.AddUsage: unknown aggregation " + agg)
+	if q.d == Postgres {
+		return q.recordUsagePostgres(ctx, e, agg, upsert, at)
 	}
-	ts := remit.Micros(e.Timestamp)
-	var n sql.NullInt64
-	err = q.QueryRow(ctx, `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, updated_at,
-			latest_ts, latest_id, seq) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, 1)
-		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE SET seq = usage_totals.seq + 1, `+set+`
-		RETURNING total, next_threshold, seq`,
-		e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID).Scan(&total, &n, &seq)
+	c := UsageCount{}
+	err := q.QueryRow(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
+		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE((SELECT seq FROM usage_totals
+			WHERE merchant_account_id = $1 AND customer_id = $3 AND meter_id = $4), 0) + 1)
+		ON CONFLICT (merchant_account_id, id) DO NOTHING RETURNING seq`, eventArgs(e)...).Scan(&c.Seq)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil, 0, false, nil
+		return c, nil // a repeat
 	}
 	if err != nil {
-		return 0, nil, 0, false, wrapErr(err, "store.AddUsage")
+		return c, usageInsertErr(err, e)
 	}
-	summed := int64(0)
+	c.Recorded = true
+	contribution, err := q.contribution(ctx, e, agg)
+	if err != nil {
+		return c, err
+	}
+	ts := remit.Micros(e.Timestamp)
+	var seq int64
+	var n sql.NullInt64
+	err = q.QueryRow(ctx, upsert, e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts).Scan(&c.Total, &n, &seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, nil // out of range
+	}
+	if err != nil {
+		return c, wrapErr(err, "store.RecordUsage: total")
+	}
+	if seq != c.Seq { // the one writer read the seq it now counts: never differs
+		return c, fmt.Errorf("store.RecordUsage: event %s read seq %d, the total counted %d", e.EventID, c.Seq, seq)
+	}
+	c.InRange, c.Next = true, intPtr(n)
+	_, err = q.exec(ctx, hourlyColumns+` VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6) `+hourlySet,
+		e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed(e, agg), e.Quantity, ts, c.Seq)
+	if err != nil {
+		return c, wrapErr(err, "store.RecordUsage: hourly")
+	}
+	return c, q.addUniqueHour(ctx, e, agg)
+}
+
+// recordUsagePostgres is RecordUsage on PostgreSQL: the insert, then one statement that counts the
+// event in the running total (its row lock), writes the seq it got on the event, and folds it into
+// its hour.
+func (q Q) recordUsagePostgres(ctx context.Context, e remit.UsageEvent, agg, upsert string, at time.Time) (UsageCount, error) {
+	c := UsageCount{}
+	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
+		properties, unique_value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
+		eventArgs(e)...)
+	if err != nil {
+		return c, usageInsertErr(err, e)
+	}
+	if n == 0 {
+		return c, nil // a repeat
+	}
+	c.Recorded = true
+	contribution, err := q.contribution(ctx, e, agg)
+	if err != nil {
+		return c, err
+	}
+	ts := remit.Micros(e.Timestamp)
+	var next sql.NullInt64
+	err = q.QueryRow(ctx, `WITH t AS (`+upsert+`),
+		s AS (UPDATE usage_events SET seq = t.seq FROM t WHERE usage_events.merchant_account_id = $1 AND usage_events.id = $7),
+		h AS (`+hourlyColumns+` SELECT $1, $2, $3, $8, $9, 1, $10, $6, t.seq, $10 FROM t `+hourlySet+`)
+		SELECT total, next_threshold, seq FROM t`,
+		e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID, floorHour(ts), summed(e, agg),
+		e.Quantity).Scan(&c.Total, &next, &c.Seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, nil // out of range: nothing counted
+	}
+	if err != nil {
+		return c, wrapErr(err, "store.RecordUsage: total")
+	}
+	c.InRange, c.Next = true, intPtr(next)
+	return c, q.addUniqueHour(ctx, e, agg)
+}
+
+// eventArgs are the insert's arguments $1-$9.
+func eventArgs(e remit.UsageEvent) []any {
+	return []any{e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
+		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue)}
+}
+
+// usageInsertErr words a failed insert: a customer that does not exist in the merchant account is
+// not_found on field "customerId" (the foreign key checks it, which spares the hot path a query).
+func usageInsertErr(err error, e remit.UsageEvent) error {
+	if isForeignKeyViolation(err) {
+		return remit.AtField(remit.NotFound("customer", e.CustomerID, ""), "customerId")
+	}
+	return wrapErr(err, "store.RecordUsage: insert")
+}
+
+// summed is what the event adds to its hour's sum: its quantity for a sum meter, else 0.
+func summed(e remit.UsageEvent, agg string) int64 {
 	if agg == remit.AggSum {
-		summed = e.Quantity
+		return e.Quantity
 	}
-	if _, err = q.exec(ctx, hourlyUpsert, e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed, e.Quantity, ts, e.EventID); err != nil {
-		return 0, nil, 0, false, wrapErr(err, "store.AddUsage: hourly")
+	return 0
+}
+
+// contribution is what the event adds to the running total's UPSERT: its quantity, or for
+// unique_count 1 when it brings a value new to the customer's history (0 otherwise, and for an
+// event without the property).
+func (q Q) contribution(ctx context.Context, e remit.UsageEvent, agg string) (int64, error) {
+	if agg != remit.AggUniqueCount {
+		return e.Quantity, nil
 	}
-	if e.UniqueValue != nil && agg == remit.AggUniqueCount {
-		if _, err = q.exec(ctx, `INSERT INTO usage_unique_hourly (merchant_account_id, customer_id, meter_id, hour_start, value, events)
-			VALUES ($1, $2, $3, $4, $5, 1) ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start, value)
-			DO UPDATE SET events = usage_unique_hourly.events + 1`,
-			e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), *e.UniqueValue); err != nil {
-			return 0, nil, 0, false, wrapErr(err, "store.AddUsage: unique hourly")
-		}
+	if e.UniqueValue == nil {
+		return 0, nil
 	}
-	return total, intPtr(n), seq, true, nil
+	return q.addUniqueValue(ctx, e)
+}
+
+// addUniqueHour counts the unique_count event's value in its hour.
+func (q Q) addUniqueHour(ctx context.Context, e remit.UsageEvent, agg string) error {
+	if agg != remit.AggUniqueCount || e.UniqueValue == nil {
+		return nil
+	}
+	_, err := q.exec(ctx, `INSERT INTO usage_unique_hourly (merchant_account_id, customer_id, meter_id, hour_start, value, events)
+		VALUES ($1, $2, $3, $4, $5, 1) ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start, value)
+		DO UPDATE SET events = usage_unique_hourly.events + 1`,
+		e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(remit.Micros(e.Timestamp)), *e.UniqueValue)
+	return wrapErr(err, "store.RecordUsage: unique hourly")
 }
 
 // addUniqueValue counts one more live event with e's unique value in the customer's history and
@@ -114,7 +231,7 @@ func (q Q) addUniqueValue(ctx context.Context, e remit.UsageEvent) (int64, error
 		DO UPDATE SET events = usage_unique_values.events + 1 RETURNING events`,
 		e.MerchantAccountID, e.CustomerID, e.MeterID, *e.UniqueValue).Scan(&events)
 	if err != nil {
-		return 0, wrapErr(err, "store.AddUsage: unique values")
+		return 0, wrapErr(err, "store.RecordUsage: unique values")
 	}
 	if events == 1 {
 		return 1, nil
@@ -155,10 +272,10 @@ var periodQueries = map[string]string{
 		UNION ALL SELECT MAX(max_quantity) FROM usage_hourly WHERE ` + wholeHours + ` AND event_count > 0
 		UNION ALL SELECT MAX(quantity) FROM usage_events WHERE ` + edge("$6", "$7") + `) AS parts`,
 	remit.AggLatest: `SELECT COALESCE((SELECT q FROM (
-		SELECT ts, id, quantity AS q FROM usage_events WHERE ` + edge("$4", "$5") + `
-		UNION ALL SELECT latest_ts, latest_id, latest_quantity FROM usage_hourly WHERE ` + wholeHours + ` AND event_count > 0
-		UNION ALL SELECT ts, id, quantity FROM usage_events WHERE ` + edge("$6", "$7") + `
-		) AS parts ORDER BY ts DESC, id DESC LIMIT 1), 0)`,
+		SELECT ts, COALESCE(seq, 0) AS s, quantity AS q FROM usage_events WHERE ` + edge("$4", "$5") + `
+		UNION ALL SELECT latest_ts, COALESCE(latest_seq, 0), latest_quantity FROM usage_hourly WHERE ` + wholeHours + ` AND event_count > 0
+		UNION ALL SELECT ts, COALESCE(seq, 0), quantity FROM usage_events WHERE ` + edge("$6", "$7") + `
+		) AS parts ORDER BY ts DESC, s DESC LIMIT 1), 0)`,
 	remit.AggUniqueCount: `SELECT COUNT(*) FROM (
 		SELECT unique_value AS v FROM usage_events WHERE ` + edge("$4", "$5") + ` AND unique_value IS NOT NULL
 		UNION SELECT value FROM usage_unique_hourly WHERE ` + wholeHours + `
@@ -219,12 +336,12 @@ func (q Q) VoidUsage(ctx context.Context, e remit.UsageEvent, agg string, at tim
 		summed = `(SELECT CAST(COALESCE(SUM(quantity), 0) AS BIGINT) FROM usage_events e WHERE ` + hourEvents + `)`
 	}
 	latest := func(col string) string {
-		return `(SELECT ` + col + ` FROM usage_events e WHERE ` + hourEvents + ` ORDER BY e.ts DESC, e.id DESC LIMIT 1)`
+		return `(SELECT ` + col + ` FROM usage_events e WHERE ` + hourEvents + ` ORDER BY e.ts DESC, COALESCE(e.seq, 0) DESC LIMIT 1)`
 	}
 	if _, err := q.exec(ctx, `UPDATE usage_hourly SET quantity = `+summed+`,
 			event_count = (SELECT COUNT(*) FROM usage_events e WHERE `+hourEvents+`),
 			max_quantity = (SELECT MAX(quantity) FROM usage_events e WHERE `+hourEvents+`),
-			latest_ts = `+latest("ts")+`, latest_id = `+latest("id")+`, latest_quantity = `+latest("quantity")+`
+			latest_ts = `+latest("ts")+`, latest_seq = `+latest("seq")+`, latest_quantity = `+latest("quantity")+`
 		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND hour_start = $4`,
 		append(key, hour, hour+hourMicros)...); err != nil {
 		return false, wrapErr(err, "store.VoidUsage: hourly")
@@ -248,7 +365,7 @@ const hourEvents = `e.merchant_account_id = $1 AND e.customer_id = $2 AND e.mete
 
 // latestHour is the customer's hourly row with the latest live event.
 const latestHour = `FROM usage_hourly h WHERE h.merchant_account_id = $1 AND h.customer_id = $2 AND h.meter_id = $3
-	AND h.event_count > 0 ORDER BY h.latest_ts DESC, h.latest_id DESC LIMIT 1`
+	AND h.event_count > 0 ORDER BY h.latest_ts DESC, COALESCE(h.latest_seq, 0) DESC LIMIT 1`
 
 // totalVoids take an event out of the running total, per aggregation ($5: what a sum, count or
 // unique_count total loses, its quantity, 1, or 1 when its unique value left the history).
@@ -259,7 +376,7 @@ var totalVoids = map[string]string{
 	remit.AggMax: `total = COALESCE((SELECT MAX(h.max_quantity) FROM usage_hourly h WHERE h.merchant_account_id = $1
 		AND h.customer_id = $2 AND h.meter_id = $3 AND h.event_count > 0), 0)`,
 	remit.AggLatest: `total = COALESCE((SELECT h.latest_quantity ` + latestHour + `), 0),
-		latest_ts = (SELECT h.latest_ts ` + latestHour + `), latest_id = (SELECT h.latest_id ` + latestHour + `)`,
+		latest_ts = (SELECT h.latest_ts ` + latestHour + `), latest_seq = (SELECT h.latest_seq ` + latestHour + `)`,
 }
 
 // removeUniqueValue counts one live event less with e's unique value in its hour and in the
@@ -286,12 +403,6 @@ func (q Q) removeUniqueValue(ctx context.Context, e remit.UsageEvent, hour int64
 	_, err := q.exec(ctx, `DELETE FROM usage_unique_values WHERE merchant_account_id = $1 AND customer_id = $2
 		AND meter_id = $3 AND value = $4`, key...)
 	return 1, wrapErr(err, "store.VoidUsage: unique values")
-}
-
-// SetUsageSeq records a usage event's seq (AddUsage).
-func (q Q) SetUsageSeq(ctx context.Context, merchantAccountID, eventID string, seq int64) error {
-	_, err := q.exec(ctx, `UPDATE usage_events SET seq = $3 WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, eventID, seq)
-	return wrapErr(err, "store.SetUsageSeq")
 }
 
 // SetUsageCorrections records the corrections a usage event's void made.

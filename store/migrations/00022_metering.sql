@@ -39,12 +39,14 @@ ALTER TABLE usage_events ADD COLUMN seq BIGINT;
 DROP INDEX usage_events_period;
 CREATE INDEX usage_events_period ON usage_events(merchant_account_id, customer_id, meter_id, ts, quantity) WHERE voided_at IS NULL;
 
--- The hourly pre-aggregate keeps what every aggregation needs: the sum (quantity), the number of
--- events, the largest quantity, and the latest event (by timestamp, then eventId) with its quantity.
+-- The hourly pre-aggregate keeps what every aggregation needs: the sum (quantity; kept for sum
+-- meters only, so that another meter's quantities never overflow it), the number of events, the
+-- largest quantity, and the latest event (by timestamp, then seq: the one counted last) with its
+-- quantity.
 ALTER TABLE usage_hourly ADD COLUMN event_count BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE usage_hourly ADD COLUMN max_quantity BIGINT;
 ALTER TABLE usage_hourly ADD COLUMN latest_ts BIGINT;
-ALTER TABLE usage_hourly ADD COLUMN latest_id TEXT;
+ALTER TABLE usage_hourly ADD COLUMN latest_seq BIGINT;
 ALTER TABLE usage_hourly ADD COLUMN latest_quantity BIGINT;
 UPDATE usage_hourly SET
     event_count = (SELECT COUNT(*) FROM usage_events e WHERE e.merchant_account_id = usage_hourly.merchant_account_id
@@ -52,22 +54,19 @@ UPDATE usage_hourly SET
         AND e.ts >= usage_hourly.hour_start AND e.ts < usage_hourly.hour_start + 3600000000),
     max_quantity = (SELECT MAX(quantity) FROM usage_events e WHERE e.merchant_account_id = usage_hourly.merchant_account_id
         AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id
+        AND e.ts >= usage_hourly.hour_start AND e.ts < usage_hourly.hour_start + 3600000000),
+    latest_ts = (SELECT MAX(e.ts) FROM usage_events e WHERE e.merchant_account_id = usage_hourly.merchant_account_id
+        AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id
         AND e.ts >= usage_hourly.hour_start AND e.ts < usage_hourly.hour_start + 3600000000);
 UPDATE usage_hourly SET
-    latest_ts = (SELECT e.ts FROM usage_events e WHERE e.merchant_account_id = usage_hourly.merchant_account_id
-        AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id
-        AND e.ts >= usage_hourly.hour_start AND e.ts < usage_hourly.hour_start + 3600000000 ORDER BY e.ts DESC, e.id DESC LIMIT 1),
-    latest_id = (SELECT e.id FROM usage_events e WHERE e.merchant_account_id = usage_hourly.merchant_account_id
-        AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id
-        AND e.ts >= usage_hourly.hour_start AND e.ts < usage_hourly.hour_start + 3600000000 ORDER BY e.ts DESC, e.id DESC LIMIT 1),
-    latest_quantity = (SELECT e.quantity FROM usage_events e WHERE e.merchant_account_id = usage_hourly.merchant_account_id
-        AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id
-        AND e.ts >= usage_hourly.hour_start AND e.ts < usage_hourly.hour_start + 3600000000 ORDER BY e.ts DESC, e.id DESC LIMIT 1);
+    latest_quantity = (SELECT MAX(e.quantity) FROM usage_events e WHERE e.merchant_account_id = usage_hourly.merchant_account_id
+        AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id AND e.ts = usage_hourly.latest_ts);
 
--- The running total (thresholds compare it) is the meter's aggregation over the customer's whole
--- history; a latest meter's total is the quantity of its latest event, which these name.
+-- The running total (thresholds compare it) is the meter's aggregation over the whole history; a
+-- latest meter's total is the quantity of its latest event, which these name. seq counts the
+-- events of the customer and meter (usage_events.seq above).
 ALTER TABLE usage_totals ADD COLUMN latest_ts BIGINT;
-ALTER TABLE usage_totals ADD COLUMN latest_id TEXT;
+ALTER TABLE usage_totals ADD COLUMN latest_seq BIGINT;
 ALTER TABLE usage_totals ADD COLUMN seq BIGINT NOT NULL DEFAULT 0;
 
 -- unique_count: the distinct values of each hour (with how many live events carry each, so that a
@@ -89,9 +88,8 @@ CREATE TABLE usage_unique_values (
     events                BIGINT NOT NULL,
     PRIMARY KEY (merchant_account_id, customer_id, meter_id, value)
 );
--- The edge hours of a unique_count period read the raw events' values.
-CREATE INDEX usage_events_unique ON usage_events(merchant_account_id, customer_id, meter_id, ts, unique_value)
-    WHERE voided_at IS NULL AND unique_value IS NOT NULL;
+-- The edge hours of a unique_count period read the raw events' values through the period index
+-- (at most two hours of events); no index of their own, which would cost every such event a write.
 
 -- Tiered and package prices (JSON: tiers [{upTo, unitAmount, flatAmount}], transform {divideBy, round}).
 ALTER TABLE prices ADD COLUMN tiers TEXT;
@@ -117,14 +115,13 @@ ALTER TABLE invoice_lines DROP COLUMN tier_breakdown;
 ALTER TABLE prices DROP COLUMN transform_quantity;
 ALTER TABLE prices DROP COLUMN tiers_mode;
 ALTER TABLE prices DROP COLUMN tiers;
-DROP INDEX usage_events_unique;
 DROP TABLE usage_unique_values;
 DROP TABLE usage_unique_hourly;
 ALTER TABLE usage_totals DROP COLUMN seq;
-ALTER TABLE usage_totals DROP COLUMN latest_id;
+ALTER TABLE usage_totals DROP COLUMN latest_seq;
 ALTER TABLE usage_totals DROP COLUMN latest_ts;
 ALTER TABLE usage_hourly DROP COLUMN latest_quantity;
-ALTER TABLE usage_hourly DROP COLUMN latest_id;
+ALTER TABLE usage_hourly DROP COLUMN latest_seq;
 ALTER TABLE usage_hourly DROP COLUMN latest_ts;
 ALTER TABLE usage_hourly DROP COLUMN max_quantity;
 ALTER TABLE usage_hourly DROP COLUMN event_count;
