@@ -697,6 +697,37 @@ func BenchmarkUsageIngestion(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*100), "µs/event")
 			})
+			// The same over five meters, one of each aggregation, in turn, each event with a
+			// "user" property (what unique_count counts).
+			b.Run("engine-100-per-tx-meters", func(b *testing.B) {
+				ctx := context.Background()
+				m := usageMerchant(b, e, tenant.Sandbox)
+				meters := []string{"api", "b_count", "b_max", "b_unique", "b_latest"}
+				for _, mt := range []remit.Meter{{MeterID: "b_count", Aggregation: remit.AggCount}, {MeterID: "b_max", Aggregation: remit.AggMax},
+					{MeterID: "b_unique", Aggregation: remit.AggUniqueCount, UniqueProperty: ptrTo("user")}, {MeterID: "b_latest", Aggregation: remit.AggLatest}} {
+					if _, err := e.App.Usage.CreateMeter(ctx, m, mt); err != nil && remit.ErrorCode(err) != remit.EConflict {
+						b.Fatal(err)
+					}
+				}
+				n := 0
+				for b.Loop() {
+					err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+						for range 100 {
+							n++
+							in := remit.UsageEventInput{EventID: randomID(), CustomerID: "c1", MeterID: meters[n%len(meters)], Quantity: int64(1 + n%10),
+								Properties: map[string]string{"user": fmt.Sprintf("u%d", n%1000)}}
+							if _, err := e.App.Usage.CreateUsageEvent(ctx, m, in); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*100), "µs/event")
+			})
 		})
 	}
 	if slices.Contains(testkit.Stores(), testkit.Postgres) {
@@ -1054,3 +1085,5 @@ func BenchmarkRefreshLargePeriod(b *testing.B) {
 		})
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

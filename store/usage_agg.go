@@ -41,13 +41,24 @@ var totalSets = map[string]string{
 		latest_seq = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN usage_totals.seq + 1 ELSE usage_totals.latest_seq END`,
 }
 
+// totalUpserts and hourlyUpserts are the statements of each aggregation, built once.
+var totalUpserts, hourlyUpserts = func() (t, h map[string]string) {
+	t, h = map[string]string{}, map[string]string{}
+	for agg := range totalSets {
+		t[agg], h[agg] = buildTotalUpsert(agg), buildHourlySet(agg)
+	}
+	return t, h
+}()
+
 // totalUpsert is the running total's UPSERT for aggregation agg ($1-$3 the key, $4 the event's
 // contribution, $5 the time, $6 its timestamp), returning the new total, next_threshold and seq.
 func totalUpsert(agg string) (string, bool) {
-	set, ok := totalSets[agg]
-	if !ok {
-		return "", false
-	}
+	q, ok := totalUpserts[agg]
+	return q, ok
+}
+
+func buildTotalUpsert(agg string) string {
+	set := totalSets[agg]
 	where := ""
 	if agg == remit.AggSum { // a sum that would pass the int64 range changes nothing and returns no row
 		where = ` WHERE usage_totals.total <= ` + strconv.FormatInt(math.MaxInt64, 10) + ` - excluded.total`
@@ -56,19 +67,37 @@ func totalUpsert(agg string) (string, bool) {
 		VALUES ($1, $2, $3, $4, 1, $5, $6, 1, 1)
 		ON CONFLICT (merchant_account_id, customer_id, meter_id) DO UPDATE SET ` + set + `,
 			event_count = usage_totals.event_count + 1, updated_at = excluded.updated_at, seq = usage_totals.seq + 1` + where + `
-		RETURNING total, next_threshold, seq`, true
+		RETURNING total, next_threshold, seq`
 }
 
-// hourlySet folds one event into its hour's row (the excluded row: quantity summed, 0 for meters
-// that do not sum, so that their hourly sum never passes the int64 range; max_quantity and
-// latest_quantity the event's quantity; latest_ts its timestamp; latest_seq its seq).
-var hourlySet = `ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start) DO UPDATE SET
-		quantity = usage_hourly.quantity + excluded.quantity, event_count = usage_hourly.event_count + 1,
-		max_quantity = CASE WHEN usage_hourly.max_quantity IS NULL OR excluded.max_quantity > usage_hourly.max_quantity
-			THEN excluded.max_quantity ELSE usage_hourly.max_quantity END,
-		latest_ts = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_ts ELSE usage_hourly.latest_ts END,
+// hourlySets fold one event into its hour's row, per aggregation: each keeps the hour's number of
+// events, and what its aggregation reads (the sum, the largest quantity, or the latest event).
+// A meter's aggregation never changes once it has events, so its hourly rows only ever serve it
+// (a void recomputes every column of its hour from the raw events). The inserted row carries the
+// event: quantity (summed for a sum meter, else 0, so that other meters' hourly sums never pass the
+// int64 range), max_quantity and latest_quantity its quantity, latest_ts its timestamp,
+// latest_seq its seq.
+var hourlySets = map[string]string{
+	remit.AggSum:         `quantity = usage_hourly.quantity + excluded.quantity`,
+	remit.AggCount:       ``,
+	remit.AggUniqueCount: ``,
+	remit.AggMax: `max_quantity = CASE WHEN usage_hourly.max_quantity IS NULL OR excluded.max_quantity > usage_hourly.max_quantity
+			THEN excluded.max_quantity ELSE usage_hourly.max_quantity END`,
+	remit.AggLatest: `latest_ts = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_ts ELSE usage_hourly.latest_ts END,
 		latest_seq = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_seq ELSE usage_hourly.latest_seq END,
-		latest_quantity = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_quantity ELSE usage_hourly.latest_quantity END`
+		latest_quantity = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_hourly") + ` THEN excluded.latest_quantity ELSE usage_hourly.latest_quantity END`,
+}
+
+// hourlySet is the hour's UPSERT clause of aggregation agg.
+func hourlySet(agg string) string { return hourlyUpserts[agg] }
+
+func buildHourlySet(agg string) string {
+	set := `event_count = usage_hourly.event_count + 1`
+	if more := hourlySets[agg]; more != "" {
+		set += ", " + more
+	}
+	return `ON CONFLICT (merchant_account_id, customer_id, meter_id, hour_start) DO UPDATE SET ` + set
+}
 
 const hourlyColumns = `INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity, event_count,
 		max_quantity, latest_ts, latest_seq, latest_quantity)`
@@ -100,15 +129,16 @@ func (q Q) RecordUsage(ctx context.Context, e remit.UsageEvent, agg string, at t
 		return q.recordUsagePostgres(ctx, e, agg, upsert, at)
 	}
 	c := UsageCount{}
-	err := q.QueryRow(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
+	// The seq the running total is about to give it: exact, since the one writer counts it next.
+	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
 		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE((SELECT seq FROM usage_totals
 			WHERE merchant_account_id = $1 AND customer_id = $3 AND meter_id = $4), 0) + 1)
-		ON CONFLICT (merchant_account_id, id) DO NOTHING RETURNING seq`, eventArgs(e)...).Scan(&c.Seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, nil // a repeat
-	}
+		ON CONFLICT (merchant_account_id, id) DO NOTHING`, eventArgs(e)...)
 	if err != nil {
 		return c, usageInsertErr(err, e)
+	}
+	if n == 0 {
+		return c, nil // a repeat
 	}
 	c.Recorded = true
 	contribution, err := q.contribution(ctx, e, agg)
@@ -116,20 +146,16 @@ func (q Q) RecordUsage(ctx context.Context, e remit.UsageEvent, agg string, at t
 		return c, err
 	}
 	ts := remit.Micros(e.Timestamp)
-	var seq int64
-	var n sql.NullInt64
-	err = q.QueryRow(ctx, upsert, e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts).Scan(&c.Total, &n, &seq)
+	var next sql.NullInt64
+	err = q.QueryRow(ctx, upsert, e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts).Scan(&c.Total, &next, &c.Seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, nil // out of range
 	}
 	if err != nil {
 		return c, wrapErr(err, "store.RecordUsage: total")
 	}
-	if seq != c.Seq { // the one writer read the seq it now counts: never differs
-		return c, fmt.Errorf("store.RecordUsage: event %s read seq %d, the total counted %d", e.EventID, c.Seq, seq)
-	}
-	c.InRange, c.Next = true, intPtr(n)
-	_, err = q.exec(ctx, hourlyColumns+` VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6) `+hourlySet,
+	c.InRange, c.Next = true, intPtr(next)
+	_, err = q.exec(ctx, hourlyColumns+` VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6) `+hourlySet(agg),
 		e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed(e, agg), e.Quantity, ts, c.Seq)
 	if err != nil {
 		return c, wrapErr(err, "store.RecordUsage: hourly")
@@ -160,7 +186,7 @@ func (q Q) recordUsagePostgres(ctx context.Context, e remit.UsageEvent, agg, ups
 	var next sql.NullInt64
 	err = q.QueryRow(ctx, `WITH t AS (`+upsert+`),
 		s AS (UPDATE usage_events SET seq = t.seq FROM t WHERE usage_events.merchant_account_id = $1 AND usage_events.id = $7),
-		h AS (`+hourlyColumns+` SELECT $1, $2, $3, $8, $9, 1, $10, $6, t.seq, $10 FROM t `+hourlySet+`)
+		h AS (`+hourlyColumns+` SELECT $1, $2, $3, $8, $9, 1, $10, $6, t.seq, $10 FROM t `+hourlySet(agg)+`)
 		SELECT total, next_threshold, seq FROM t`,
 		e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID, floorHour(ts), summed(e, agg),
 		e.Quantity).Scan(&c.Total, &next, &c.Seq)
