@@ -417,8 +417,8 @@ func dedupe(fields []remit.FieldError) []remit.FieldError {
 // would fail only when decoded). It returns the two kinds apart: a bound is a contract problem,
 // answered at once; metadata problems are merged with the operation's own (withProblems).
 func beyondContract(schema *openapi3.SchemaRef, body []byte) (metadata, bounds []remit.FieldError) {
-	if schema == nil || (!bytes.Contains(body, []byte(`"metadata"`)) && !bytes.Contains(body, []byte(`"properties"`)) && !longNumber(body)) {
-		return nil, nil
+	if schema == nil || (!longNumber(body) && keysWithin(body, remit.MetadataMaxKeyLen)) {
+		return nil, nil // no number past int64's digits, no key a metadata rule could refuse
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -495,6 +495,34 @@ func int64Bound(n json.Number, sc *openapi3.Schema, field string) (remit.FieldEr
 
 // longNumber reports whether body has a run of 19 digits or more, the only numbers that can pass
 // int64 (a cheap test before a body is walked).
+// keysWithin reports, in one pass over the bytes, whether every object key of a JSON body is 1 to
+// max bytes long as written (escapes included). When it is, no metadata key can break the key
+// rule (a character is at least a byte), and beyondContract need not decode the body: the common
+// case of every write with metadata or usage properties. A malformed body answers true: the
+// contract refuses it anyway.
+func keysWithin(body []byte, max int) bool {
+	for i := 0; i < len(body); i++ {
+		if body[i] != '"' {
+			continue
+		}
+		start := i + 1
+		for i = start; i < len(body) && body[i] != '"'; i++ {
+			if body[i] == '\\' {
+				i++
+			}
+		}
+		n := i - start
+		j := i + 1
+		for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\n' || body[j] == '\r') {
+			j++
+		}
+		if j < len(body) && body[j] == ':' && (n == 0 || n > max) {
+			return false // a key out of bounds
+		}
+	}
+	return true
+}
+
 func longNumber(body []byte) bool {
 	run := 0
 	for _, c := range body {
