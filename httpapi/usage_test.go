@@ -669,6 +669,31 @@ func BenchmarkUsageIngestion(b *testing.B) {
 				})
 				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 			})
+			// The same over five meters, one of each aggregation, in turn, each event with a
+			// "user" property (what unique_count counts): meters of every aggregation in use.
+			b.Run("parallel-64-meters", func(b *testing.B) {
+				for _, mt := range []string{`{"meterId":"h_count","aggregation":"count"}`, `{"meterId":"h_max","aggregation":"max"}`,
+					`{"meterId":"h_unique","aggregation":"unique_count","uniqueProperty":"user"}`, `{"meterId":"h_latest","aggregation":"latest"}`} {
+					if err := post(mt, "/v1/meters"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				meters := []string{"api", "h_count", "h_max", "h_unique", "h_latest"}
+				var n atomic.Int64
+				b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						i := n.Add(1)
+						body := fmt.Sprintf(`{"eventId":"%s","customerId":"c1","meterId":"%s","quantity":%d,"properties":{"user":"u%d"}}`,
+							randomID(), meters[i%int64(len(meters))], 1+i%10, i%1000)
+						if err := post(body, "/v1/usage-events"); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			})
 			b.Run("serial", func(b *testing.B) {
 				for b.Loop() {
 					if err := event(); err != nil {
