@@ -999,12 +999,13 @@ func usageSeed(b testing.TB, n int) usageSeedFile {
 			`INSERT INTO usage_hourly (merchant_account_id, customer_id, meter_id, hour_start, quantity, event_count, max_quantity)
 				SELECT merchant_account_id, customer_id, meter_id, ts / 3600000000 * 3600000000, SUM(quantity), COUNT(*), MAX(quantity)
 				FROM usage_events WHERE merchant_account_id = $1 AND $2 > 0 GROUP BY merchant_account_id, customer_id, meter_id, ts / 3600000000`,
+			// (voided_at IS NULL: the period index holds live events only)
 			`UPDATE usage_hourly SET latest_ts = (SELECT MAX(ts) FROM usage_events e WHERE e.merchant_account_id = $1
-				AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id
+				AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id AND e.voided_at IS NULL
 				AND e.ts >= usage_hourly.hour_start AND e.ts < usage_hourly.hour_start + 3600000000) WHERE merchant_account_id = $1 AND $2 > 0`,
 			`UPDATE usage_hourly SET latest_quantity = (SELECT quantity FROM usage_events e WHERE e.merchant_account_id = $1
-				AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id AND e.ts = usage_hourly.latest_ts LIMIT 1)
-				WHERE merchant_account_id = $1 AND $2 > 0`,
+				AND e.customer_id = usage_hourly.customer_id AND e.meter_id = usage_hourly.meter_id AND e.voided_at IS NULL
+				AND e.ts = usage_hourly.latest_ts LIMIT 1) WHERE merchant_account_id = $1 AND $2 > 0`,
 			`INSERT INTO usage_unique_hourly (merchant_account_id, customer_id, meter_id, hour_start, value, events)
 				SELECT merchant_account_id, customer_id, meter_id, ts / 3600000000 * 3600000000, unique_value, COUNT(*) FROM usage_events
 				WHERE merchant_account_id = $1 AND $2 > 0 GROUP BY merchant_account_id, customer_id, meter_id, ts / 3600000000, unique_value`,
