@@ -118,78 +118,37 @@ type UsageCount struct {
 // until the transaction ends, so that events of one customer and meter apply one after another
 // across processes, each seeing the total its predecessors left, and gives the event its seq), and
 // the hour's UPSERT. On SQLite (one writer) the event's seq is read in its insert; on PostgreSQL the
-// total, the event's seq and the hour are written by one statement after the insert: three round
-// trips at most, two for all but unique_count.
+// total, the event's seq and the hour are written by one statement after the insert: two round
+// trips, four for a unique_count event.
 func (q Q) RecordUsage(ctx context.Context, e remit.UsageEvent, agg string, at time.Time) (UsageCount, error) {
 	upsert, ok := totalUpsert(agg)
 	if !ok {
 		return UsageCount{}, errors.New("store.RecordUsage: unknown aggregation " + agg)
 	}
+	c := UsageCount{}
+	recorded, err := q.insertUsageEvent(ctx, e)
+	if err != nil || !recorded {
+		return c, err // an error, or a repeat
+	}
+	c.Recorded = true
+	contribution, err := q.contribution(ctx, e, agg)
+	if err != nil {
+		return c, err
+	}
+	ts := remit.Micros(e.Timestamp)
+	var next sql.NullInt64
 	if q.d == Postgres {
-		return q.recordUsagePostgres(ctx, e, agg, upsert, at)
+		// One statement counts the event in the running total (its row lock), writes the seq it
+		// got on the event, and folds it into its hour.
+		err = q.QueryRow(ctx, `WITH t AS (`+upsert+`),
+			s AS (UPDATE usage_events SET seq = t.seq FROM t WHERE usage_events.merchant_account_id = $1 AND usage_events.id = $7),
+			h AS (`+hourlyColumns+` SELECT $1, $2, $3, $8, $9, 1, $10, $6, t.seq, $10 FROM t `+hourlySet(agg)+`)
+			SELECT total, next_threshold, seq FROM t`,
+			e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID, floorHour(ts), summed(e, agg),
+			e.Quantity).Scan(&c.Total, &next, &c.Seq)
+	} else {
+		err = q.QueryRow(ctx, upsert, e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts).Scan(&c.Total, &next, &c.Seq)
 	}
-	c := UsageCount{}
-	// The seq the running total is about to give it: exact, since the one writer counts it next.
-	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
-		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE((SELECT seq FROM usage_totals
-			WHERE merchant_account_id = $1 AND customer_id = $3 AND meter_id = $4), 0) + 1)
-		ON CONFLICT (merchant_account_id, id) DO NOTHING`, eventArgs(e)...)
-	if err != nil {
-		return c, usageInsertErr(err, e)
-	}
-	if n == 0 {
-		return c, nil // a repeat
-	}
-	c.Recorded = true
-	contribution, err := q.contribution(ctx, e, agg)
-	if err != nil {
-		return c, err
-	}
-	ts := remit.Micros(e.Timestamp)
-	var next sql.NullInt64
-	err = q.QueryRow(ctx, upsert, e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts).Scan(&c.Total, &next, &c.Seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, nil // out of range
-	}
-	if err != nil {
-		return c, wrapErr(err, "store.RecordUsage: total")
-	}
-	c.InRange, c.Next = true, intPtr(next)
-	_, err = q.exec(ctx, hourlyColumns+` VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6) `+hourlySet(agg),
-		e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed(e, agg), e.Quantity, ts, c.Seq)
-	if err != nil {
-		return c, wrapErr(err, "store.RecordUsage: hourly")
-	}
-	return c, q.addUniqueHour(ctx, e, agg)
-}
-
-// recordUsagePostgres is RecordUsage on PostgreSQL: the insert, then one statement that counts the
-// event in the running total (its row lock), writes the seq it got on the event, and folds it into
-// its hour.
-func (q Q) recordUsagePostgres(ctx context.Context, e remit.UsageEvent, agg, upsert string, at time.Time) (UsageCount, error) {
-	c := UsageCount{}
-	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
-		properties, unique_value) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (merchant_account_id, id) DO NOTHING`,
-		eventArgs(e)...)
-	if err != nil {
-		return c, usageInsertErr(err, e)
-	}
-	if n == 0 {
-		return c, nil // a repeat
-	}
-	c.Recorded = true
-	contribution, err := q.contribution(ctx, e, agg)
-	if err != nil {
-		return c, err
-	}
-	ts := remit.Micros(e.Timestamp)
-	var next sql.NullInt64
-	err = q.QueryRow(ctx, `WITH t AS (`+upsert+`),
-		s AS (UPDATE usage_events SET seq = t.seq FROM t WHERE usage_events.merchant_account_id = $1 AND usage_events.id = $7),
-		h AS (`+hourlyColumns+` SELECT $1, $2, $3, $8, $9, 1, $10, $6, t.seq, $10 FROM t `+hourlySet(agg)+`)
-		SELECT total, next_threshold, seq FROM t`,
-		e.MerchantAccountID, e.CustomerID, e.MeterID, contribution, remit.Micros(at), ts, e.EventID, floorHour(ts), summed(e, agg),
-		e.Quantity).Scan(&c.Total, &next, &c.Seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, nil // out of range: nothing counted
 	}
@@ -197,22 +156,35 @@ func (q Q) recordUsagePostgres(ctx context.Context, e remit.UsageEvent, agg, ups
 		return c, wrapErr(err, "store.RecordUsage: total")
 	}
 	c.InRange, c.Next = true, intPtr(next)
+	if q.d != Postgres {
+		_, err = q.exec(ctx, hourlyColumns+` VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6) `+hourlySet(agg),
+			e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed(e, agg), e.Quantity, ts, c.Seq)
+		if err != nil {
+			return c, wrapErr(err, "store.RecordUsage: hourly")
+		}
+	}
 	return c, q.addUniqueHour(ctx, e, agg)
 }
 
-// eventArgs are the insert's arguments $1-$9.
-func eventArgs(e remit.UsageEvent) []any {
-	return []any{e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
-		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue)}
-}
-
-// usageInsertErr words a failed insert: a customer that does not exist in the merchant account is
-// not_found on field "customerId" (the foreign key checks it, which spares the hot path a query).
-func usageInsertErr(err error, e remit.UsageEvent) error {
-	if isForeignKeyViolation(err) {
-		return remit.AtField(remit.NotFound("customer", e.CustomerID, ""), "customerId")
+// insertUsageEvent inserts a usage event unless its eventId is taken (false: a repeat). On SQLite
+// it also writes the seq the running total is about to give it: exact, since the one writer
+// counts it next; on PostgreSQL RecordUsage writes it with the count.
+func (q Q) insertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, error) {
+	seq := `NULL`
+	if q.d != Postgres {
+		seq = `COALESCE((SELECT seq FROM usage_totals WHERE merchant_account_id = $1 AND customer_id = $3 AND meter_id = $4), 0) + 1`
 	}
-	return wrapErr(err, "store.RecordUsage: insert")
+	n, err := q.exec(ctx, `INSERT INTO usage_events (merchant_account_id, id, customer_id, meter_id, quantity, ts, created_at,
+		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, `+seq+`)
+		ON CONFLICT (merchant_account_id, id) DO NOTHING`,
+		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
+		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue))
+	if isForeignKeyViolation(err) {
+		// A customer that does not exist in the merchant account: the foreign key checks it,
+		// which spares the hot path a query.
+		return false, remit.AtField(remit.NotFound("customer", e.CustomerID, ""), "customerId")
+	}
+	return n == 1, wrapErr(err, "store.RecordUsage: insert")
 }
 
 // summed is what the event adds to its hour's sum: its quantity for a sum meter, else 0.
