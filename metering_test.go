@@ -157,7 +157,9 @@ func TestUsageCorrectionTotal(t *testing.T) {
 func TestInvoiceLineBilled(t *testing.T) {
 	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	seq := func(n int64) *int64 { return &n }
-	ev := func(s *int64, created time.Time) remit.UsageEvent { return remit.UsageEvent{Seq: s, CreatedAt: created} }
+	ev := func(s *int64, created time.Time) remit.UsageEvent {
+		return remit.UsageEvent{Seq: s, CreatedAt: created}
+	}
 	for _, c := range []struct {
 		name string
 		line remit.InvoiceLine
