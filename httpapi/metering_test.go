@@ -409,7 +409,7 @@ func TestVoidRacesFinalization(t *testing.T) {
 		now := clockNow(t, e)
 		k.price(map[string]any{"priceId": "calls", "priceType": "usage_metered", "meterId": "calls", "unitAmount": 7})
 		outcomes := map[string]int{}
-		for round := range 8 {
+		for round := range 5 {
 			c := fmt.Sprintf("race%d", round)
 			newMeteringKit(t, e, c)
 			k.usage(c+"-keep", c, "calls", 10, now.Add(-2*time.Hour), nil)
