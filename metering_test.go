@@ -178,3 +178,14 @@ func TestInvoiceLineBilled(t *testing.T) {
 		})
 	}
 }
+
+// A correction never fails or charges when less usage would cost more than any amount Remit
+// accepts (volume tiers whose lower tier is dearer): nothing is given back.
+func TestUsageCorrectionCreditNeverFails(t *testing.T) {
+	up := int64(10)
+	p := remit.UsagePricing{Mode: remit.TiersVolume, Tiers: []remit.Tier{{UpTo: &up, UnitAmount: remit.MaxAmount}, {UnitAmount: 1}}}
+	got, err := remit.UsageCorrectionCredit(p, 11, 10)
+	if err != nil || got != 0 {
+		t.Fatalf("credit %d, %v; want 0 and no error", got, err)
+	}
+}

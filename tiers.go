@@ -303,6 +303,9 @@ func UsageCorrectionCredit(pricing UsagePricing, before, after int64) (int64, er
 		return 0, err
 	}
 	is, _, err := pricing.Amount(after)
+	if errors.Is(err, ErrAmountTooLarge) {
+		return 0, nil // less usage would cost more than any amount (volume tiers): nothing to give back
+	}
 	if err != nil {
 		return 0, err
 	}
