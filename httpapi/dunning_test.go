@@ -153,7 +153,7 @@ func TestDunningValidation(t *testing.T) {
 func TestDunningRetryRunsOnceAcrossServers(t *testing.T) {
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
-			url := testkit.NewStoreURL(t, s)
+			url := testkit.MigratedStoreURL(t, s)
 			a := testkit.StartOn(t, s, url, testkit.Options{})
 			b := testkit.StartOn(t, s, url, testkit.Options{})
 			b.Tenant = a.Tenant

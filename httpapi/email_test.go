@@ -232,7 +232,7 @@ func TestEmailsThroughMailpit(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			t.Parallel() // a mailpit and a store of its own
 			mp := testkit.StartMailpit(t, "--smtp-allowed-recipients", `\.example$`)
-			e := smtpEnv(t, s, testkit.NewStoreURL(t, s), mp, "10ms,10ms")
+			e := smtpEnv(t, s, testkit.MigratedStoreURL(t, s), mp, "10ms,10ms")
 			k := newMailKit(t, e)
 			k.customer("fr", "ap@client.example", "fr", "send_invoice", "")
 			k.customer("auto", "ops@auto.example", "", "charge_automatically", "pm_card_visa")
@@ -311,7 +311,7 @@ func TestEmailOutageAndCrash(t *testing.T) {
 		t.Run(string(s), func(t *testing.T) {
 			t.Parallel() // a mailpit and a store of its own
 			mp := testkit.StartMailpit(t)
-			dbURL := testkit.NewStoreURL(t, s)
+			dbURL := testkit.MigratedStoreURL(t, s)
 			e := smtpEnv(t, s, dbURL, mp, "20ms,20ms,20ms,20ms,20ms,20ms,20ms,20ms")
 			k := newMailKit(t, e)
 			k.customer("c", "ap@client.example", "", "send_invoice", "")

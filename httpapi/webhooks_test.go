@@ -473,7 +473,7 @@ func TestWebhookPrivateRefusedAtConnect(t *testing.T) {
 func TestWebhookTwoWorkers(t *testing.T) {
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
-			url := testkit.NewStoreURL(t, s)
+			url := testkit.MigratedStoreURL(t, s)
 			cfg := fastConfig("50ms,100ms,200ms,400ms")
 			cfg.SchedulerInterval = 20 * time.Millisecond
 			e1 := testkit.StartOn(t, s, url, testkit.Options{Config: cfg})

@@ -30,7 +30,7 @@ func TestCrashUnderIdempotentWrites(t *testing.T) {
 			if s == testkit.SQLite {
 				dbURL = "sqlite:" + filepath.Join(t.TempDir(), "remit.db")
 			} else {
-				dbURL = testkit.NewStoreURL(t, s)
+				dbURL = testkit.MigratedStoreURL(t, s)
 			}
 			crashRounds(t, bin, dbURL)
 		})
