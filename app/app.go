@@ -105,7 +105,10 @@ type App struct {
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
 type (
-	Access     struct{ *core }
+	Access struct {
+		*core
+		known authCache // the keys and merchant accounts of recent requests (authcache.go)
+	}
 	TestClocks struct{ *core }
 	Merchants  struct {
 		*core
@@ -175,7 +178,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 		reactions: map[remit.EventType][]reaction{}, emailWake: make(chan struct{}, 1)}
 	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
-	a := &App{core: c, Access: &Access{c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
+	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
 		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}

@@ -77,8 +77,8 @@ func (ac *Access) Authenticate(ctx context.Context, apiKey string) (remit.Princi
 }
 
 // AuthenticateScoped is Authenticate for a request that names merchantAccountID: the key and the
-// merchant account are read together (one statement), and the account comes back for
-// ResolveScopeWith, which then needs no read of its own. m is nil when the account does not exist
+// merchant account are read together (one statement, or from memory: authcache.go), and the
+// account comes back for ResolveScopeWith, which then needs no read of its own. m is nil when the account does not exist
 // (ResolveScopeWith answers forbidden then). The answer is the same as Authenticate's.
 //
 // Errors: unauthorized.
@@ -87,7 +87,7 @@ func (ac *Access) AuthenticateScoped(ctx context.Context, apiKey, merchantAccoun
 	if !ok {
 		return remit.Principal{}, nil, errUnauthorized
 	}
-	k, m, err := ac.DB.Read(ctx).GetAPIKeyAndMerchant(ctx, keyID, merchantAccountID)
+	k, m, err := ac.keyAndMerchant(ctx, keyID, merchantAccountID)
 	if remit.ErrorCode(err) == remit.ENotFound {
 		return remit.Principal{}, nil, errUnauthorized
 	}

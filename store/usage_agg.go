@@ -41,13 +41,15 @@ var totalSets = map[string]string{
 		latest_seq = CASE WHEN ` + fmt.Sprintf(newerLatest, "usage_totals") + ` THEN usage_totals.seq + 1 ELSE usage_totals.latest_seq END`,
 }
 
-// totalUpserts and hourlyUpserts are the statements of each aggregation, built once.
-var totalUpserts, hourlyUpserts = func() (t, h map[string]string) {
-	t, h = map[string]string{}, map[string]string{}
+// totalUpserts and hourlyUpserts are the statements of each aggregation, built once; hourlyInserts
+// are SQLite's whole hourly statements (PostgreSQL folds the hour into RecordUsage's one statement).
+var totalUpserts, hourlyUpserts, hourlyInserts = func() (t, h, i map[string]string) {
+	t, h, i = map[string]string{}, map[string]string{}, map[string]string{}
 	for agg := range totalSets {
 		t[agg], h[agg] = buildTotalUpsert(agg), buildHourlySet(agg)
+		i[agg] = hourlyColumns + ` VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6) ` + h[agg]
 	}
-	return t, h
+	return t, h, i
 }()
 
 // totalUpsert is the running total's UPSERT for aggregation agg ($1-$3 the key, $4 the event's
@@ -157,7 +159,7 @@ func (q Q) RecordUsage(ctx context.Context, e remit.UsageEvent, agg string, at t
 	}
 	c.InRange, c.Next = true, intPtr(next)
 	if q.d != Postgres {
-		_, err = q.exec(ctx, hourlyColumns+` VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $6) `+hourlySet(agg),
+		_, err = q.exec(ctx, hourlyInserts[agg],
 			e.MerchantAccountID, e.CustomerID, e.MeterID, floorHour(ts), summed(e, agg), e.Quantity, ts, c.Seq)
 		if err != nil {
 			return c, wrapErr(err, "store.RecordUsage: hourly")
