@@ -170,3 +170,28 @@ func AtField(err error, field string) error {
 	out.Details["field"] = field
 	return &out
 }
+
+// ErrorMessage is the message of a domain error (the API's words), or "" for any other error.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return ""
+}
+
+// FieldMessages maps each field of a validation failure to its first message (nil for any other
+// error): what a form shows next to each field.
+func FieldMessages(err error) map[string]string {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != EInvalid || len(e.Fields) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, f := range e.Fields {
+		if _, ok := out[f.Field]; !ok {
+			out[f.Field] = f.Message
+		}
+	}
+	return out
+}

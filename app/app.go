@@ -101,6 +101,7 @@ type App struct {
 	Documents    *Documents    // what the PDFs and the hosted invoice page show (documents.go)
 	Emails       *Emails       // the e-mail log and its worker (emails.go, emailworker.go)
 	Verification *Verification // the money checks and the event chain (verification.go)
+	Operators    *Operators    // dashboard operators, sign-in and sessions (operators.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -179,7 +180,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
 	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
-		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
+		Webhooks: &Webhooks{c}, Documents: &Documents{c}, Operators: &Operators{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}

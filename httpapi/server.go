@@ -218,6 +218,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.withRequestID(s.mux).ServeHTTP(w, r)
 }
 
+// Mount serves prefix and everything under it with h, beside the API's routes (the dashboard).
+func (s *Server) Mount(prefix string, h http.Handler) {
+	s.mux.Handle(prefix, h)
+	s.mux.Handle(prefix+"/", h)
+}
+
 // Operations lists the mounted operation IDs and whether each has a handler (for tests and docs).
 func (s *Server) Operations() map[string]bool {
 	out := map[string]bool{}

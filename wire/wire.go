@@ -19,6 +19,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit/dashboard"
 	"github.com/remit-billing/remit/httpapi"
 	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/processor"
@@ -243,7 +244,39 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		r.Close()
 		return nil, err
 	}
+	if err := r.mountDashboard(); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
+}
+
+// Sign-in attempts to the dashboard: per client address and per e-mail address, a burst of
+// signInBurst, then one every 12 s (docs/dashboard.md).
+const (
+	signInPerSecond = 1.0 / 12
+	signInBurst     = 5
+)
+
+// mountDashboard serves the operator console at /dashboard, through the same server (package
+// dashboard). Its sign-in limits are shared through Redis like the API's when REMIT_REDIS_URL is
+// set.
+func (r *Remit) mountDashboard() error {
+	var signIns ratelimit.Limiter = ratelimit.NewMemory(signInPerSecond, signInBurst)
+	if r.Config.RedisURL != "" {
+		rl, client, err := ratelimit.NewRedis(r.Config.RedisURL, signInPerSecond, signInBurst, r.Log)
+		if err != nil {
+			return fmt.Errorf("REMIT_REDIS_URL: %w", err)
+		}
+		r.closers = append(r.closers, client.Close)
+		signIns = rl
+	}
+	d, err := dashboard.New(r.App.Operators, r.App.Operators.Sessions(), signIns, r.Log, dashboard.Config{PublicURL: r.Config.PublicURL})
+	if err != nil {
+		return err
+	}
+	r.Handler.Mount("/dashboard", d)
+	return nil
 }
 
 // Close releases the store and the Redis client.

@@ -5,6 +5,9 @@
 //	remit bootstrap --organization NAME [--platform] [--json]
 //	remit apikey create --organization-id ID [--environments sandbox,production] [--json]
 //	remit apikey revoke APIKEYID
+//	remit user create --organization-id ID --email E --role admin|viewer [--json]
+//	remit user list --organization-id ID [--json]
+//	remit user disable --email E
 //	remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
 //	remit verify [--merchant-account ID] [--json]
 //
@@ -45,6 +48,10 @@ commands:
   bootstrap --organization NAME [--platform] [--json]
   apikey create --organization-id ID [--environments sandbox,production] [--json]
   apikey revoke APIKEYID
+  user create --organization-id ID --email E --role admin|viewer [--json]
+                                          add a dashboard operator; prints the one-time set-password link
+  user list --organization-id ID [--json]
+  user disable --email E                  the operator can no longer sign in; open sessions end
   merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
   reconcile                               finish payment attempts left processing (serve does it every REMIT_RECONCILE_INTERVAL)
   verify [--merchant-account ID] [--json] check the event chain and every money invariant (docs/verification.md);
@@ -160,6 +167,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			})
 		}
 		return fmt.Errorf("unknown apikey command %q", sub)
+	case "user":
+		return userCommand(ctx, &cfg, fs, rest, stdout, stderr)
 	case "merchant":
 		if len(rest) == 0 || rest[0] != "decide" {
 			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
@@ -226,8 +235,16 @@ func printOut(w io.Writer, asJSON bool, v any, text string) error {
 // cliError shows a domain error's safe message.
 func cliError(err error) error {
 	var e *remit.Error
-	if errors.As(err, &e) && e.Code != remit.EInternal {
+	if errors.As(err, &e) && e.Code != remit.EInvalid && e.Code != remit.EInternal {
 		return errors.New(e.Message)
+	}
+	if errors.As(err, &e) && e.Code == remit.EInvalid {
+		var b strings.Builder
+		b.WriteString("invalid input:")
+		for _, f := range e.Fields {
+			b.WriteString("\n  " + f.Field + ": " + f.Message)
+		}
+		return errors.New(b.String())
 	}
 	return err
 }

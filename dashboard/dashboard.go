@@ -1,0 +1,208 @@
+// Package dashboard is the operator console served at /dashboard (docs/dashboard.md): pages
+// rendered on the server with html/template, assets embedded, usable without JavaScript. It is an
+// edge like package httpapi: it reads forms, calls the engine (Engine) and renders; it holds no
+// business rule. Sessions are server-side (github.com/alexedwards/scs/v2, kept in the store by the
+// engine), forms carry a CSRF token and cross-origin writes are refused (net/http's
+// CrossOriginProtection), sign-ins are rate-limited per address and per account.
+package dashboard
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/ratelimit"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Engine is what the dashboard asks of the engine (app.Operators).
+type Engine interface {
+	SignIn(ctx context.Context, email, password string) (remit.Operator, error)
+	Operator(ctx context.Context, id string) (remit.Operator, error)
+	OperatorForLink(ctx context.Context, token string) (remit.Operator, error)
+	SetOperatorPassword(ctx context.Context, token, password, confirm string) (remit.Operator, error)
+	Organization(ctx context.Context, organizationID string, env remit.Environment) (remit.Organization, []remit.MerchantAccount, error)
+}
+
+// Config is the dashboard's configuration.
+type Config struct {
+	PublicURL string // https: the session cookie is Secure
+	// SessionLifetime is the most a session lives; SessionIdle ends it sooner without requests.
+	SessionLifetime, SessionIdle time.Duration
+}
+
+// Session cookie and keys.
+const (
+	cookieName   = "remit_dashboard"
+	keyOperator  = "operator"
+	keyCSRF      = "csrf"
+	keyEnv       = "environment"
+	signInPath   = "/dashboard/sign-in"
+	overviewPath = "/dashboard"
+)
+
+// contentSecurityPolicy allows the page's own stylesheet and forms, nothing inline, no framing.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Server serves the dashboard.
+type Server struct {
+	eng      Engine
+	sessions *scs.SessionManager
+	signIns  ratelimit.Limiter
+	pages    map[string]*template.Template
+	log      *slog.Logger
+	handler  http.Handler
+}
+
+// New builds the dashboard. sessions is where sessions are kept (app.OperatorSessions); signIns
+// limits sign-in attempts (keys "signin:address:..." and "signin:email:...").
+func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Logger, cfg Config) (*Server, error) {
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	sm := scs.New()
+	sm.Store = sessions
+	sm.Lifetime, sm.IdleTimeout = orDefault(cfg.SessionLifetime, 12*time.Hour), orDefault(cfg.SessionIdle, time.Hour)
+	sm.Cookie.Name, sm.Cookie.Path = cookieName, "/dashboard"
+	sm.Cookie.HttpOnly, sm.Cookie.SameSite = true, http.SameSiteStrictMode
+	sm.Cookie.Secure = strings.HasPrefix(cfg.PublicURL, "https://")
+	s := &Server{eng: eng, sessions: sm, signIns: signIns, pages: pages, log: log}
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, err) }
+
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	mux.Handle("GET /dashboard/static/", http.StripPrefix("/dashboard/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /dashboard/sign-in", s.signInPage)
+	mux.HandleFunc("POST /dashboard/sign-in", s.signIn)
+	mux.HandleFunc("POST /dashboard/sign-out", s.signOut)
+	mux.HandleFunc("GET /dashboard/set-password", s.setPasswordPage)
+	mux.HandleFunc("POST /dashboard/set-password", s.setPassword)
+	mux.HandleFunc("GET /dashboard", s.signedIn(s.overview))
+	mux.HandleFunc("/dashboard/", s.notFound)
+	cop := http.NewCrossOriginProtection()
+	s.handler = secure(cop.Handler(sm.LoadAndSave(mux)))
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// secure sets the headers every dashboard answer carries.
+func secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// parsePages parses each page with the layout.
+func parsePages() (map[string]*template.Template, error) {
+	pages := map[string]*template.Template{}
+	for _, name := range []string{"sign-in", "set-password", "overview", "message"} {
+		t, err := template.ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, err
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}
+
+// page is what every template reads; each page fills its part.
+type page struct {
+	Title        string
+	CSRF         string
+	Operator     *remit.Operator
+	Environment  remit.Environment
+	Environments []remit.Environment
+	// sign-in, set-password, message
+	Email, Notice, Error, Message, Token string
+	Errors                               map[string]string
+	PasswordMin                          int
+	// overview
+	Organization remit.Organization
+	Accounts     []remit.MerchantAccount
+}
+
+// render writes a page with the status.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
+	p.CSRF = s.csrfToken(r.Context())
+	p.Environments = []remit.Environment{remit.Sandbox, remit.Production}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := s.pages[name].ExecuteTemplate(w, "layout", p); err != nil {
+		s.log.Error("dashboard: render", "page", name, "err", err.Error())
+	}
+}
+
+// message renders a short page that says one thing.
+func (s *Server) message(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	s.render(w, r, status, "message", page{Title: title, Message: msg})
+}
+
+// fail answers an unexpected error: logged, never shown.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.Error("dashboard: request failed", "path", r.URL.Path, "err", err.Error())
+	s.message(w, r, http.StatusInternalServerError, "Something went wrong", "The request could not be completed. Try again; if it keeps failing, the server's log says why.")
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.message(w, r, http.StatusNotFound, "Not found", "There is no such page.")
+}
+
+// csrfToken returns the session's CSRF token, creating it (and so the session) on first use.
+func (s *Server) csrfToken(ctx context.Context) string {
+	t := s.sessions.GetString(ctx, keyCSRF)
+	if t == "" {
+		t = newToken()
+		s.sessions.Put(ctx, keyCSRF, t)
+	}
+	return t
+}
+
+// checkCSRF reports whether a form's token is the session's; it answers 403 when not.
+func (s *Server) checkCSRF(w http.ResponseWriter, r *http.Request) bool {
+	want := s.sessions.GetString(r.Context(), keyCSRF)
+	got := r.PostFormValue("csrf")
+	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+		s.message(w, r, http.StatusForbidden, "Form expired", "This form is out of date (or was not sent from this dashboard). Open the page again and resend it.")
+		return false
+	}
+	return true
+}
+
+// clientAddress is the peer's IP address (a proxy's forwarding headers are not trusted).
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

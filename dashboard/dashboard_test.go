@@ -1,0 +1,247 @@
+package dashboard_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/testkit"
+)
+
+// browser is a cookie-keeping client that does not follow redirects (the tests look at them).
+type browser struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func newBrowser(t *testing.T, e *testkit.Env) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, base: e.Server.URL, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}}
+}
+
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.t.Helper()
+	res, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return page{res.StatusCode, res.Header, string(body)}
+}
+
+func (b *browser) get(path string) page {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, b.base+path, nil)
+	return b.do(req)
+}
+
+// post sends a form as this dashboard's own page would (same origin), with the CSRF token of
+// the page last read unless the form names its own.
+func (b *browser) post(path string, form url.Values) page {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, b.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", b.base)
+	return b.do(req)
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+func csrfOf(t *testing.T, p page) string {
+	t.Helper()
+	m := csrfInput.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no CSRF token in the page:\n%s", p.body)
+	}
+	return m[1]
+}
+
+func wantStatus(t *testing.T, p page, status int, contains ...string) {
+	t.Helper()
+	if p.status != status {
+		t.Fatalf("status %d, want %d:\n%s", p.status, status, p.body)
+	}
+	for _, s := range contains {
+		if !strings.Contains(p.body, s) {
+			t.Fatalf("page lacks %q:\n%s", s, p.body)
+		}
+	}
+}
+
+func wantRedirect(t *testing.T, p page, to string) {
+	t.Helper()
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != to {
+		t.Fatalf("answer %d to %q, want 303 to %q:\n%s", p.status, p.header.Get("Location"), to, p.body)
+	}
+}
+
+// An operator is created with a one-time link, sets a password through it (the rules' messages
+// next to their fields), signs in, sees their organization, and signs out. Every page carries the
+// security headers; the link works once.
+func TestOperatorSetsPasswordSignsInAndOut(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		ctx := context.Background()
+		op, link, err := e.App.Operators.CreateOperator(ctx, e.Tenant.OrganizationID, " Ops@Example.COM ", remit.OperatorAdmin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op.Email != "ops@example.com" || !strings.HasPrefix(link, e.App.Config.PublicURL+"/dashboard/set-password?token=") {
+			t.Fatalf("operator %+v, link %s", op, link)
+		}
+		b := newBrowser(t, e)
+
+		// Signed out: the overview sends to the sign-in page.
+		wantRedirect(t, b.get("/dashboard"), "/dashboard/sign-in")
+
+		// The link's form; a short password and a different confirmation: both messages.
+		path := strings.TrimPrefix(link, e.App.Config.PublicURL)
+		form := b.get(path)
+		wantStatus(t, form, 200, "ops@example.com", `name="password"`)
+		for h, want := range map[string]string{"X-Frame-Options": "DENY", "Cache-Control": "no-store"} {
+			if form.header.Get(h) != want {
+				t.Errorf("%s: %q, want %q", h, form.header.Get(h), want)
+			}
+		}
+		if csp := form.header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("Content-Security-Policy %q", csp)
+		}
+		token := strings.TrimPrefix(path, "/dashboard/set-password?token=")
+		bad := b.post("/dashboard/set-password", url.Values{"csrf": {csrfOf(t, form)}, "token": {token}, "password": {"short"}, "confirm": {"other"}})
+		wantStatus(t, bad, 422, `id="password-error"`, "at least 12 characters", `id="confirm-error"`, "The two passwords differ")
+		set := b.post("/dashboard/set-password", url.Values{"csrf": {csrfOf(t, bad)}, "token": {token},
+			"password": {"correct horse battery"}, "confirm": {"correct horse battery"}})
+		wantRedirect(t, set, "/dashboard/sign-in?password=set")
+		wantStatus(t, b.get(path), 404, "Link not usable") // once only
+
+		// A wrong password, then the right one.
+		signIn := b.get("/dashboard/sign-in?password=set")
+		wantStatus(t, signIn, 200, "Your password is set")
+		wrong := b.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, signIn)}, "email": {"ops@example.com"}, "password": {"wrong password!"}})
+		wantStatus(t, wrong, 401, "The e-mail address or the password is wrong")
+		before := b.c.Jar.Cookies(mustURL(t, b.base+"/dashboard"))
+		ok := b.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, wrong)}, "email": {"OPS@example.com"}, "password": {"correct horse battery"}})
+		wantRedirect(t, ok, "/dashboard")
+		cookie := ok.header.Get("Set-Cookie")
+		for _, attr := range []string{"remit_dashboard=", "Path=/dashboard", "HttpOnly", "SameSite=Strict"} {
+			if !strings.Contains(cookie, attr) {
+				t.Errorf("session cookie %q lacks %s", cookie, attr)
+			}
+		}
+		if after := b.c.Jar.Cookies(mustURL(t, b.base+"/dashboard")); len(before) == 1 && len(after) == 1 && before[0].Value == after[0].Value {
+			t.Error("signing in kept the session's token")
+		}
+
+		// The overview: the organization and its sandbox merchant account; then production.
+		home := b.get("/dashboard")
+		wantStatus(t, home, 200, "Acme Test", e.Tenant.Sandbox, "ops@example.com (admin)")
+		if strings.Contains(home.body, e.Tenant.Production) {
+			t.Error("the sandbox overview lists the production account")
+		}
+		wantStatus(t, b.get("/dashboard?env=production"), 200, e.Tenant.Production)
+		wantStatus(t, b.get("/dashboard"), 200, e.Tenant.Production) // the switch holds for the session
+
+		// Signing out ends the session.
+		wantRedirect(t, b.post("/dashboard/sign-out", url.Values{"csrf": {csrfOf(t, home)}}), "/dashboard/sign-in")
+		wantRedirect(t, b.get("/dashboard"), "/dashboard/sign-in")
+	})
+}
+
+// Forms without the session's CSRF token, and cross-origin posts, are refused; sign-ins are
+// limited per account; a disabled operator's session ends at its next request; another
+// organization's operator sees none of the first one's accounts.
+func TestDashboardRefusals(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		ctx := context.Background()
+		signedIn := func(email string, org string) *browser {
+			t.Helper()
+			_, link, err := e.App.Operators.CreateOperator(ctx, org, email, remit.OperatorViewer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			token := link[strings.Index(link, "token=")+len("token="):]
+			if _, err := e.App.Operators.SetOperatorPassword(ctx, token, "a long enough password", "a long enough password"); err != nil {
+				t.Fatal(err)
+			}
+			b := newBrowser(t, e)
+			wantRedirect(t, b.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, b.get("/dashboard/sign-in"))},
+				"email": {email}, "password": {"a long enough password"}}), "/dashboard")
+			return b
+		}
+		b := signedIn("viewer@example.com", e.Tenant.OrganizationID)
+		home := b.get("/dashboard")
+		wantStatus(t, home, 200, e.Tenant.Sandbox)
+
+		// No token, a wrong token, another origin.
+		wantStatus(t, b.post("/dashboard/sign-out", url.Values{}), 403, "Form expired")
+		wantStatus(t, b.post("/dashboard/sign-out", url.Values{"csrf": {strings.Repeat("0", 64)}}), 403)
+		req, _ := http.NewRequest(http.MethodPost, b.base+"/dashboard/sign-out", strings.NewReader("csrf="+csrfOf(t, home)))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		if p := b.do(req); p.status != http.StatusForbidden {
+			t.Fatalf("cross-site post: %d", p.status)
+		}
+		wantStatus(t, b.get("/dashboard"), 200) // still signed in
+
+		// Another organization's operator: none of the first organization's names or IDs.
+		org2 := e.NewTenant("Globex Other", false)
+		b2 := signedIn("ops@globex.example", org2.OrganizationID)
+		for _, env := range []string{"sandbox", "production"} {
+			p := b2.get("/dashboard?env=" + env)
+			wantStatus(t, p, 200, "Globex Other")
+			for _, leak := range []string{"Acme Test", e.Tenant.OrganizationID, e.Tenant.Sandbox, e.Tenant.Production} {
+				if strings.Contains(p.body, leak) {
+					t.Errorf("%s overview of another organization shows %s", env, leak)
+				}
+			}
+		}
+
+		// Wrong passwords, until the limit (a burst of 5 sign-ins per client address and per
+		// account, the two above included); then even the right password waits.
+		other := newBrowser(t, e)
+		form := other.get("/dashboard/sign-in")
+		tries := 0
+		for form.status != http.StatusTooManyRequests {
+			if tries++; tries > 5 {
+				t.Fatal("more than 5 sign-ins from one address were let through")
+			}
+			form = other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "email": {"viewer@example.com"}, "password": {"not the password"}})
+			if form.status != http.StatusUnauthorized && form.status != http.StatusTooManyRequests {
+				t.Fatalf("wrong password: %d", form.status)
+			}
+		}
+		wantStatus(t, other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "email": {"viewer@example.com"},
+			"password": {"a long enough password"}}), 429, "Too many sign-in attempts")
+
+		// Disabled: the open session ends at its next request, and signing in is refused.
+		if _, err := e.App.Operators.DisableOperator(ctx, "viewer@example.com"); err != nil {
+			t.Fatal(err)
+		}
+		wantRedirect(t, b.get("/dashboard"), "/dashboard/sign-in")
+		wantStatus(t, b.get("/dashboard/unknown"), 404, "There is no such page")
+	})
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}

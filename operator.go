@@ -1,0 +1,75 @@
+package remit
+
+import (
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Operators are the people who sign in to the dashboard (docs/dashboard.md): an e-mail address,
+// a role, and a password they set themselves through a one-time link.
+
+// OperatorRole is what an operator may do: an admin acts, a viewer only reads.
+type OperatorRole string
+
+const (
+	OperatorAdmin  OperatorRole = "admin"
+	OperatorViewer OperatorRole = "viewer"
+)
+
+// Valid reports whether r is a known role.
+func (r OperatorRole) Valid() bool { return r == OperatorAdmin || r == OperatorViewer }
+
+// Operator is a dashboard user of one organization.
+type Operator struct {
+	ID             string
+	OrganizationID string
+	Email          string // lower-case; unique across the store
+	Role           OperatorRole
+	PasswordHash   string // bcrypt; empty until the set-password link is used
+	DisabledAt     *time.Time
+	CreatedAt      time.Time
+}
+
+// Active reports whether the operator may sign in: a password set and not disabled.
+func (o Operator) Active() bool { return o.PasswordHash != "" && o.DisabledAt == nil }
+
+// Bounds of operator input.
+const (
+	OperatorPasswordMin = 12  // characters
+	OperatorPasswordMax = 72  // bytes: bcrypt reads no further
+	OperatorEmailMax    = 254 // RFC 5321
+	// OperatorLinkTTL is how long a set-password link works (once).
+	OperatorLinkTTL = 72 * time.Hour
+)
+
+// NormalizeOperatorEmail checks an operator's e-mail address and returns it in lower case.
+func NormalizeOperatorEmail(email string, p *Problems) string {
+	e := strings.ToLower(strings.TrimSpace(email))
+	a, err := mail.ParseAddress(e)
+	switch {
+	case e == "":
+		p.Body("email", "required", "email is required.")
+	case len(e) > OperatorEmailMax:
+		p.Body("email", "too_long", fmt.Sprintf("email may be at most %d characters.", OperatorEmailMax))
+	case err != nil || a.Address != e:
+		p.Body("email", "invalid_format", "email must be one address, such as ops@example.com.")
+	}
+	return e
+}
+
+// CheckOperatorPassword applies the password rules: OperatorPasswordMin characters at least,
+// OperatorPasswordMax bytes at most, and the confirmation equal to it.
+func CheckOperatorPassword(password, confirm string, p *Problems) {
+	switch {
+	case utf8.RuneCountInString(password) < OperatorPasswordMin:
+		p.Body("password", "too_short", fmt.Sprintf("The password must be at least %d characters long.", OperatorPasswordMin))
+	case len(password) > OperatorPasswordMax:
+		p.Body("password", "too_long", fmt.Sprintf("The password may be at most %d bytes long.", OperatorPasswordMax))
+	}
+	if confirm != password {
+		p.Body("confirm", "mismatch", "The two passwords differ; type the same password twice.")
+	}
+}
