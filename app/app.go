@@ -180,10 +180,11 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
 	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
-		Webhooks: &Webhooks{c}, Documents: &Documents{c}, Operators: &Operators{c}}
+		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}
+	a.Operators = &Operators{core: c, invoicing: a.Invoicing}
 	a.Payments = &Payments{core: c, invoicing: a.Invoicing, access: a.Access, ledger: a.Ledger,
 		sandbox: &processor.Sandbox{Ledger: db.SandboxCharges(), Latency: cfg.SandboxLatency, Clock: clock}}
 	a.Invoicing.payments = a.Payments

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -17,7 +18,10 @@ import (
 // (OperatorSessions), so they hold across `serve` processes.
 
 // Operators is the dashboard's accounts and sign-in.
-type Operators struct{ *core }
+type Operators struct {
+	*core
+	invoicing *Invoicing
+}
 
 // operatorHashCost is bcrypt's cost for operator passwords (bcrypt.DefaultCost, about 50 to 100 ms
 // on this project's reference machine: slow for guessing, quick for one sign-in).
@@ -177,7 +181,7 @@ func (op *Operators) Organization(ctx context.Context, organizationID string, en
 type OperatorSessions struct{ *core }
 
 // Sessions returns the store of dashboard sessions.
-func (op *Operators) Sessions() OperatorSessions { return OperatorSessions(*op) }
+func (op *Operators) Sessions() OperatorSessions { return OperatorSessions{op.core} }
 
 // Find returns a session's data, unless it is missing or expired.
 func (s OperatorSessions) Find(token string) ([]byte, bool, error) {
@@ -203,3 +207,79 @@ func (s OperatorSessions) Delete(token string) error {
 
 // IsSignInFailure reports whether err is SignIn's refusal.
 func IsSignInFailure(err error) bool { return errors.Is(err, errSignIn) }
+
+// OperatorAccount returns a merchant account of the operator's organization.
+//
+// Errors: not_found (no such account, or another organization's: the same answer).
+func (op *Operators) OperatorAccount(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, error) {
+	m, err := op.DB.Read(ctx).GetMerchantAccount(ctx, merchantAccountID, store.Unlocked)
+	if err == nil && m.OrganizationID != o.OrganizationID {
+		err = remit.NotFound("merchant account", merchantAccountID, "")
+	}
+	return m, err
+}
+
+// OperatorInvoice returns an invoice of a merchant account of the operator's organization.
+//
+// Errors: not_found.
+func (op *Operators) OperatorInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.MerchantAccount, remit.Invoice, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.Invoice{}, err
+	}
+	inv, err := op.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
+	inv.Environment = m.Environment
+	return m, inv, err
+}
+
+// errViewer is the answer to an action of a viewer.
+var errViewer = remit.Errorf(remit.EForbidden, "Viewers cannot act; ask an admin of your organization.")
+
+// VoidInvoice voids an open invoice for an admin operator: the same engine call as
+// POST /v1/invoices/{id}/void (same rule, same event), through the same write entry point, under
+// the form's Idempotency-Key, so that a form sent twice voids once.
+//
+// Errors: forbidden (a viewer), not_found, conflict (not open).
+func (op *Operators) VoidInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, key string) (remit.Invoice, error) {
+	if o.Role != remit.OperatorAdmin {
+		return remit.Invoice{}, errViewer
+	}
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return remit.Invoice{}, err
+	}
+	inv, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/invoices/"+invoiceID+"/void", key, func(ctx context.Context) (remit.Invoice, error) {
+		return op.invoicing.VoidInvoice(ctx, m, invoiceID)
+	})
+	inv.Environment = m.Environment
+	return inv, err
+}
+
+// operatorWrite runs a dashboard action through core.Write under the form's key; the answer it
+// remembers is the resource as JSON (a replay decodes it).
+func operatorWrite[T any](ctx context.Context, co *core, o remit.Operator, m remit.MerchantAccount, route, key string, run func(ctx context.Context) (T, error)) (T, error) {
+	var out T
+	scope := remit.Scope{OrganizationID: o.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
+	ans, err := co.Write(ctx, remit.WriteRequest{Scope: scope, Key: key, Route: route, Body: []byte(`{"operator":"` + o.ID + `"}`)},
+		func(ctx context.Context) (any, error) { return run(ctx) },
+		func(data any, err error) remit.Answer {
+			if err != nil {
+				b, _ := json.Marshal(map[string]any{"code": remit.ErrorCode(err), "message": remit.ErrorMessage(err)})
+				return remit.Answer{Status: 409, Body: b}
+			}
+			b, _ := json.Marshal(data)
+			return remit.Answer{Status: 200, Body: b}
+		})
+	if err != nil {
+		return out, err
+	}
+	if ans.Status != 200 {
+		var e struct {
+			Code    remit.Code `json:"code"`
+			Message string     `json:"message"`
+		}
+		_ = json.Unmarshal(ans.Body, &e)
+		return out, &remit.Error{Code: e.Code, Message: e.Message}
+	}
+	return out, json.Unmarshal(ans.Body, &out)
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/locale"
 	"github.com/remit-billing/remit/ratelimit"
 )
 
@@ -37,6 +38,8 @@ type Engine interface {
 	OperatorForLink(ctx context.Context, token string) (remit.Operator, error)
 	SetOperatorPassword(ctx context.Context, token, password, confirm string) (remit.Operator, error)
 	Organization(ctx context.Context, organizationID string, env remit.Environment) (remit.Organization, []remit.MerchantAccount, error)
+	OperatorInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.MerchantAccount, remit.Invoice, error)
+	VoidInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, key string) (remit.Invoice, error)
 }
 
 // Config is the dashboard's configuration.
@@ -61,12 +64,13 @@ const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'se
 
 // Server serves the dashboard.
 type Server struct {
-	eng      Engine
-	sessions *scs.SessionManager
-	signIns  ratelimit.Limiter
-	pages    map[string]*template.Template
-	log      *slog.Logger
-	handler  http.Handler
+	eng       Engine
+	publicURL string
+	sessions  *scs.SessionManager
+	signIns   ratelimit.Limiter
+	pages     map[string]*template.Template
+	log       *slog.Logger
+	handler   http.Handler
 }
 
 // New builds the dashboard. sessions is where sessions are kept (app.OperatorSessions); signIns
@@ -82,7 +86,7 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	sm.Cookie.Name, sm.Cookie.Path = cookieName, "/dashboard"
 	sm.Cookie.HttpOnly, sm.Cookie.SameSite = true, http.SameSiteStrictMode
 	sm.Cookie.Secure = strings.HasPrefix(cfg.PublicURL, "https://")
-	s := &Server{eng: eng, sessions: sm, signIns: signIns, pages: pages, log: log}
+	s := &Server{eng: eng, publicURL: cfg.PublicURL, sessions: sm, signIns: signIns, pages: pages, log: log}
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, err) }
 
 	mux := http.NewServeMux()
@@ -94,6 +98,10 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/set-password", s.setPasswordPage)
 	mux.HandleFunc("POST /dashboard/set-password", s.setPassword)
 	mux.HandleFunc("GET /dashboard", s.signedIn(s.overview))
+	mux.HandleFunc("GET /dashboard/invoices", s.signedIn(s.findInvoice))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}", s.signedIn(s.invoicePage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/void", s.signedIn(s.voidPage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/void", s.signedIn(s.voidInvoice))
 	mux.HandleFunc("/dashboard/", s.notFound)
 	cop := http.NewCrossOriginProtection()
 	s.handler = secure(cop.Handler(sm.LoadAndSave(mux)))
@@ -125,8 +133,9 @@ func secure(next http.Handler) http.Handler {
 // parsePages parses each page with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message"} {
-		t, err := template.ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+	funcs := template.FuncMap{"money": locale.For("en").Money}
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "void"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -149,11 +158,18 @@ type page struct {
 	// overview
 	Organization remit.Organization
 	Accounts     []remit.MerchantAccount
+	// invoice, void
+	Account   remit.MerchantAccount
+	Invoice   remit.Invoice
+	CanAct    bool   // an admin
+	Key       string // the action's Idempotency-Key
+	PublicURL string
 }
 
 // render writes a page with the status.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	p.CSRF = s.csrfToken(r.Context())
+	p.PublicURL = s.publicURL
 	p.Environments = []remit.Environment{remit.Sandbox, remit.Production}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

@@ -1,0 +1,98 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/testkit"
+)
+
+// openInvoice creates an open send_invoice invoice of 25.00 USD through the API.
+func openInvoice(t *testing.T, e *testkit.Env) string {
+	t.Helper()
+	e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "item", "productId": "item", "name": "Item",
+		"priceType": "fixed_one_time", "currency": "USD", "unitAmount": 2500})
+	e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "c1", "name": "C1"})
+	e.Must(201, "POST", "/v1/billing-accounts", map[string]any{"billingAccountId": "ba-c1", "customerId": "c1", "currency": "USD", "collectionMethod": "send_invoice"})
+	id := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+		"lines": []any{map[string]any{"priceId": "item"}}}).Data()["invoiceId"].(string)
+	e.Must(200, "POST", "/v1/invoices/"+id+"/finalize", map[string]any{})
+	return id
+}
+
+// signedInAs creates an operator of the tenant's organization with role and signs it in.
+func signedInAs(t *testing.T, e *testkit.Env, email string, role remit.OperatorRole) *browser {
+	t.Helper()
+	ctx := context.Background()
+	_, link, err := e.App.Operators.CreateOperator(ctx, e.Tenant.OrganizationID, email, role)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.App.Operators.SetOperatorPassword(ctx, link[strings.Index(link, "token=")+len("token="):], "a long enough password", "a long enough password"); err != nil {
+		t.Fatal(err)
+	}
+	b := newBrowser(t, e)
+	wantRedirect(t, b.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, b.get("/dashboard/sign-in"))},
+		"email": {email}, "password": {"a long enough password"}}), "/dashboard")
+	return b
+}
+
+// An admin finds an invoice from the overview, opens it, confirms the void (the page shows the
+// API request that does the same) and sees it void; the API agrees and emitted invoice.voided.
+// Sending the same form again voids nothing twice; a viewer sees the invoice but may not void it.
+func TestVoidInvoiceFromTheDashboard(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		id := openInvoice(t, e)
+		admin := signedInAs(t, e, "admin@example.com", remit.OperatorAdmin)
+		path := "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id
+		wantRedirect(t, admin.get("/dashboard/invoices?account="+e.Tenant.Sandbox+"&invoice="+id), path)
+		inv := admin.get(path)
+		wantStatus(t, inv, 200, id, "open", "$25.00", "Void this invoice")
+
+		confirm := admin.get(path + "/void")
+		wantStatus(t, confirm, 200, "It cannot be undone", "/v1/invoices/"+id+"/void?environment=sandbox&amp;merchantAccountId="+e.Tenant.Sandbox, "Idempotency-Key: ")
+		key := regexpValue(t, confirm.body, "key")
+		form := url.Values{"csrf": {csrfOf(t, confirm)}, "key": {key}}
+		wantRedirect(t, admin.post(path+"/void", form), path+"?done=voided")
+		wantStatus(t, admin.get(path+"?done=voided"), 200, "The invoice is void.", "void")
+		if got := e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()["status"]; got != "void" {
+			t.Fatalf("API status after the dashboard's void: %v", got)
+		}
+		events := e.Must(200, "GET", "/v1/events?type=invoice.voided", nil).Data()["items"].([]any)
+		if len(events) != 1 {
+			t.Fatalf("invoice.voided events: %d", len(events))
+		}
+		// The same form again: the remembered answer, nothing voided twice.
+		wantRedirect(t, admin.post(path+"/void", form), path+"?done=voided")
+		// A new form: the rule's own conflict, in words.
+		again := admin.get(path + "/void")
+		wantStatus(t, admin.post(path+"/void", url.Values{"csrf": {csrfOf(t, again)}, "key": {regexpValue(t, again.body, "key")}}), 409, "void")
+		if n := len(e.Must(200, "GET", "/v1/events?type=invoice.voided", nil).Data()["items"].([]any)); n != 1 {
+			t.Fatalf("invoice.voided events after the repeats: %d", n)
+		}
+
+		// A viewer reads, may not act; another organization's operator finds nothing.
+		viewer := signedInAs(t, e, "viewer@example.com", remit.OperatorViewer)
+		wantStatus(t, viewer.get(path), 200, id)
+		if strings.Contains(viewer.get(path).body, "Void this invoice") {
+			t.Error("a viewer is offered the void")
+		}
+		wantStatus(t, viewer.get(path+"/void"), 403, "Viewers cannot act")
+		wantStatus(t, viewer.post(path+"/void", url.Values{"csrf": {csrfOf(t, viewer.get(path))}, "key": {"k"}}), 403, "Viewers cannot act")
+		wantStatus(t, viewer.get("/dashboard/accounts/"+e.Tenant.Sandbox+"/invoices/inv_nope"), 404)
+	})
+}
+
+func regexpValue(t *testing.T, body, name string) string {
+	t.Helper()
+	marker := `name="` + name + `" value="`
+	i := strings.Index(body, marker)
+	if i < 0 {
+		t.Fatalf("no %s field in:\n%s", name, body)
+	}
+	rest := body[i+len(marker):]
+	return rest[:strings.Index(rest, `"`)]
+}
