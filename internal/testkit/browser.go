@@ -208,6 +208,12 @@ func (el Element) Click() {
 	el.b.must("POST", "/element/"+el.id+"/click", map[string]any{})
 }
 
+// Type types text into the element (an input), as a person would.
+func (el Element) Type(text string) {
+	el.b.t.Helper()
+	el.b.must("POST", "/element/"+el.id+"/value", map[string]any{"text": text})
+}
+
 // Text is the element's rendered text.
 func (el Element) Text() string {
 	el.b.t.Helper()
@@ -235,6 +241,19 @@ func (el Element) text() (string, bool) {
 func (b *Browser) Script(js string, out any) {
 	b.t.Helper()
 	v := b.must("POST", "/execute/sync", map[string]any{"script": js, "args": []any{}})
+	if out != nil {
+		if err := json.Unmarshal(v, out); err != nil {
+			b.t.Fatalf("script result %s: %v", v, err)
+		}
+	}
+}
+
+// ScriptAsync runs JavaScript that calls its last argument (a callback) with its result, waits
+// up to timeout for it and decodes the result into out (nil to ignore it).
+func (b *Browser) ScriptAsync(js string, timeout time.Duration, out any) {
+	b.t.Helper()
+	b.must("POST", "/timeouts", map[string]any{"script": timeout.Milliseconds()})
+	v := b.must("POST", "/execute/async", map[string]any{"script": js, "args": []any{}})
 	if out != nil {
 		if err := json.Unmarshal(v, out); err != nil {
 			b.t.Fatalf("script result %s: %v", v, err)

@@ -1,0 +1,109 @@
+package dashboard_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/testkit"
+)
+
+// In headless Chromium: an admin signs in, finds the invoice from the overview, voids it after
+// the confirmation and sees it void; a viewer sees the invoice without the action and is refused
+// the confirmation page. Screenshots of every page go to ./artifacts/ (ignored by git; CI keeps
+// them). Every page is checked with axe-core (axeCheck).
+func TestDashboardInBrowser(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		id := openInvoice(t, e)
+		for _, o := range []struct {
+			email string
+			role  remit.OperatorRole
+		}{{"admin@example.com", remit.OperatorAdmin}, {"viewer@example.com", remit.OperatorViewer}} {
+			signedInAs(t, e, o.email, o.role) // sets the password (the session of that client is not used)
+		}
+		b := testkit.StartBrowser(t)
+		shot := func(name string) {
+			b.Screenshot(filepath.Join("..", "artifacts", "dashboard-"+name+"-"+string(e.Store)+".png"))
+			axeCheck(t, b, name)
+		}
+		signIn := func(email string) {
+			b.Open(e.Server.URL + "/dashboard")
+			if h := b.Find("h1").Text(); h != "Sign in" {
+				t.Fatalf("signed out, /dashboard shows %q", h)
+			}
+			b.Find("#email").Type(email)
+			b.Find("#password").Type("a long enough password")
+			b.Find("form.card button[type=submit]").Click()
+			b.WaitText("main h1", 10*time.Second, "Acme Test")
+		}
+
+		signIn("admin@example.com")
+		shot("overview")
+		if h := b.Find("main h1").Text(); h != "Acme Test" {
+			t.Fatalf("overview heading %q", h)
+		}
+		b.Find("#invoice-" + e.Tenant.Sandbox).Type(id)
+		b.Find("#invoice-" + e.Tenant.Sandbox + " ~ button").Click()
+		b.WaitText("main", 10*time.Second, "Amount due")
+		shot("invoice")
+		b.Find("a.button").Click()
+		b.WaitText("main", 10*time.Second, "It cannot be undone")
+		if code := b.Find("pre code").Text(); !strings.Contains(code, "/v1/invoices/"+id+"/void") {
+			t.Fatalf("the confirmation's API request: %s", code)
+		}
+		shot("void-confirm")
+		b.Find("main form button[type=submit]").Click()
+		b.WaitText("[role=status]", 10*time.Second, "The invoice is void.")
+		shot("invoice-void")
+		if st := e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()["status"]; st != "void" {
+			t.Fatalf("after the dashboard's void the API says %v", st)
+		}
+		b.Find("form.signout button").Click()
+		b.WaitText("main h1", 10*time.Second, "Sign in")
+		shot("sign-in")
+
+		signIn("viewer@example.com")
+		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id)
+		b.WaitText("main", 10*time.Second, "Amount due")
+		if _, ok := b.TryFind("a.button"); ok {
+			t.Fatal("a viewer is offered the void")
+		}
+		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id + "/void")
+		b.WaitText("main", 10*time.Second, "Viewers cannot act")
+		shot("viewer-refused")
+	})
+}
+
+// axeCheck runs axe-core (dashboard/testdata/axe, vendored from npm) on the page in view and fails
+// the test on any serious or critical violation.
+func axeCheck(t *testing.T, b *testkit.Browser, name string) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata", "axe", "axe.min.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Script(string(src)+";return true;", nil)
+	var res struct {
+		Violations []struct {
+			ID, Impact, Help string
+			Nodes            []struct{ Target []any }
+		}
+		Error string
+	}
+	b.ScriptAsync(`const done = arguments[arguments.length - 1];
+		axe.run(document, {resultTypes: ["violations"]}).then(r => done({violations: r.violations})).catch(e => done({error: String(e)}));`,
+		30*time.Second, &res)
+	if res.Error != "" {
+		t.Fatalf("axe on %s: %s", name, res.Error)
+	}
+	for _, v := range res.Violations {
+		if v.Impact == "serious" || v.Impact == "critical" {
+			t.Errorf("axe on %s: %s (%s): %s, at %v", name, v.ID, v.Impact, v.Help, v.Nodes)
+		} else {
+			t.Logf("axe on %s (%s, let through): %s", name, v.Impact, v.ID)
+		}
+	}
+}
