@@ -21,6 +21,7 @@ import (
 type Operators struct {
 	*core
 	invoicing *Invoicing
+	clocks    *TestClocks
 }
 
 // operatorHashCost is bcrypt's cost for operator passwords (bcrypt.DefaultCost, about 50 to 100 ms
@@ -235,12 +236,14 @@ func (op *Operators) OperatorInvoice(ctx context.Context, o remit.Operator, merc
 // errViewer is the answer to an action of a viewer.
 var errViewer = remit.Errorf(remit.EForbidden, "Viewers cannot act; ask an admin of your organization.")
 
-// VoidInvoice voids an open invoice for an admin operator: the same engine call as
-// POST /v1/invoices/{id}/void (same rule, same event), through the same write entry point, under
-// the form's Idempotency-Key, so that a form sent twice voids once.
+// InvoiceAction runs an action of the dashboard on an invoice, for an admin operator: the same
+// engine call as the API's route (same rule, same event), through the same write entry point,
+// under the form's Idempotency-Key, so that a form sent twice acts once. Actions: "void"
+// (POST /v1/invoices/{id}/void) and "pay-out-of-band" (POST /v1/invoices/{id}/pay with outOfBand).
 //
-// Errors: forbidden (a viewer), not_found, conflict (not open).
-func (op *Operators) VoidInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, key string) (remit.Invoice, error) {
+// Errors: forbidden (a viewer), not_found, conflict (the rule's refusal), validation_failure (an
+// unknown action).
+func (op *Operators) InvoiceAction(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, action, key string) (remit.Invoice, error) {
 	if o.Role != remit.OperatorAdmin {
 		return remit.Invoice{}, errViewer
 	}
@@ -248,9 +251,17 @@ func (op *Operators) VoidInvoice(ctx context.Context, o remit.Operator, merchant
 	if err != nil {
 		return remit.Invoice{}, err
 	}
-	inv, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/invoices/"+invoiceID+"/void", key, func(ctx context.Context) (remit.Invoice, error) {
-		return op.invoicing.VoidInvoice(ctx, m, invoiceID)
-	})
+	var run func(ctx context.Context) (remit.Invoice, error)
+	switch action {
+	case "void":
+		run = func(ctx context.Context) (remit.Invoice, error) { return op.invoicing.VoidInvoice(ctx, m, invoiceID) }
+	case "pay-out-of-band":
+		run = func(ctx context.Context) (remit.Invoice, error) { return op.invoicing.payments.PayInvoice(ctx, m, invoiceID, true) }
+	default:
+		return remit.Invoice{}, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum",
+			Message: "The invoice actions are void and pay-out-of-band."})
+	}
+	inv, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/invoices/"+invoiceID+"/"+action, key, run)
 	inv.Environment = m.Environment
 	return inv, err
 }
@@ -282,4 +293,34 @@ func operatorWrite[T any](ctx context.Context, co *core, o remit.Operator, m rem
 		return out, &remit.Error{Code: e.Code, Message: e.Message}
 	}
 	return out, json.Unmarshal(ans.Body, &out)
+}
+
+// AccountClock returns a merchant account of the operator's organization and its sandbox clock.
+//
+// Errors: not_found.
+func (op *Operators) AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.TestClock{}, err
+	}
+	c, err := op.clocks.GetClock(ctx, scopeOf(m))
+	return m, c, err
+}
+
+// AdvanceClock advances a sandbox merchant account's clock by seconds for an admin operator: the
+// same engine call as POST /v1/test-helpers/clock/advance (same rules, and what falls due runs),
+// under the form's Idempotency-Key.
+//
+// Errors: forbidden (a viewer, production), not_found, validation_failure (seconds).
+func (op *Operators) AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error) {
+	if o.Role != remit.OperatorAdmin {
+		return remit.TestClock{}, errViewer
+	}
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return remit.TestClock{}, err
+	}
+	return operatorWrite(ctx, op.core, o, m, "POST /dashboard/clock/advance", key, func(ctx context.Context) (remit.TestClock, error) {
+		return op.clocks.AdvanceClock(ctx, scopeOf(m), nil, &seconds)
+	})
 }

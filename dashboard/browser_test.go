@@ -45,6 +45,12 @@ func TestDashboardInBrowser(t *testing.T) {
 		if h := b.Find("main h1").Text(); h != "Acme Test" {
 			t.Fatalf("overview heading %q", h)
 		}
+		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock")
+		b.Find("#seconds").Type("3600")
+		b.Find("form.card button[type=submit]").Click()
+		b.WaitText("[role=status]", 10*time.Second, "The clock moved forward")
+		shot("clock")
+		b.Open(e.Server.URL + "/dashboard")
 		b.Find("#invoice-" + e.Tenant.Sandbox).Type(id)
 		b.Find("#invoice-" + e.Tenant.Sandbox + " ~ button").Click()
 		b.WaitText("main", 10*time.Second, "Amount due")

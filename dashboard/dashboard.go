@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -39,7 +40,9 @@ type Engine interface {
 	SetOperatorPassword(ctx context.Context, token, password, confirm string) (remit.Operator, error)
 	Organization(ctx context.Context, organizationID string, env remit.Environment) (remit.Organization, []remit.MerchantAccount, error)
 	OperatorInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.MerchantAccount, remit.Invoice, error)
-	VoidInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, key string) (remit.Invoice, error)
+	InvoiceAction(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, action, key string) (remit.Invoice, error)
+	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
+	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
 
 // Config is the dashboard's configuration.
@@ -100,8 +103,10 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard", s.signedIn(s.overview))
 	mux.HandleFunc("GET /dashboard/invoices", s.signedIn(s.findInvoice))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}", s.signedIn(s.invoicePage))
-	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/void", s.signedIn(s.voidPage))
-	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/void", s.signedIn(s.voidInvoice))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.actionPage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.invoiceAction))
 	mux.HandleFunc("/dashboard/", s.notFound)
 	cop := http.NewCrossOriginProtection()
 	s.handler = secure(cop.Handler(sm.LoadAndSave(mux)))
@@ -133,8 +138,8 @@ func secure(next http.Handler) http.Handler {
 // parsePages parses each page with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	funcs := template.FuncMap{"money": locale.For("en").Money}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "void"} {
+	funcs := template.FuncMap{"money": locale.For("en").Money, "sprintf": fmt.Sprintf}
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -161,9 +166,14 @@ type page struct {
 	// invoice, void
 	Account   remit.MerchantAccount
 	Invoice   remit.Invoice
-	CanAct    bool   // an admin
-	Key       string // the action's Idempotency-Key
+	CanAct    bool // an admin
+	Actions   []invoiceAction
+	Action    invoiceAction // the one being confirmed
+	Key       string        // the action's Idempotency-Key
 	PublicURL string
+	// clock
+	Clock   remit.TestClock
+	Seconds string
 }
 
 // render writes a page with the status.

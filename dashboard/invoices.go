@@ -36,7 +36,7 @@ func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool
 		return page{}, false
 	}
 	return page{Title: "Invoice " + inv.InvoiceID, Operator: &op, Environment: m.Environment, Account: m, Invoice: inv,
-		CanAct: op.Role == remit.OperatorAdmin}, true
+		CanAct: op.Role == remit.OperatorAdmin, Actions: invoiceActions}, true
 }
 
 // invoicePage shows an invoice.
@@ -45,38 +45,80 @@ func (s *Server) invoicePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if r.URL.Query().Get("done") == "voided" {
-		p.Notice = "The invoice is void."
+	if a, ok := findAction(r.URL.Query().Get("done")); ok {
+		p.Notice = a.Done
 	}
 	s.render(w, r, http.StatusOK, "invoice", p)
 }
 
-// voidPage asks an admin to confirm, and shows the API request that does the same.
-func (s *Server) voidPage(w http.ResponseWriter, r *http.Request) {
+// invoiceAction is an action an admin may take on an invoice, and what its confirmation says.
+type invoiceAction struct {
+	Slug    string              // in the path, and the engine's name for it
+	Label   string              // the invoice page's link
+	Title   string              // the confirmation's heading
+	Explain string              // what it does, in words (%s: the amount due)
+	API     string              // the API route that does the same
+	Body    string              // the API request's body, if any
+	Done    string              // the notice after it
+	When    remit.InvoiceStatus // the status it applies to
+	Button  string              // the confirmation's button
+}
+
+// invoiceActions are the invoice page's actions, in the order shown.
+var invoiceActions = []invoiceAction{
+	{Slug: "void", Label: "Void this invoice…", Title: "Void invoice", Button: "Void the invoice", When: remit.InvoiceOpen,
+		Explain: "Voiding marks the open invoice void: its %s is no longer due, no payment is taken for it, and the event invoice.voided is sent to your webhook endpoints. It cannot be undone.",
+		API:     "/void", Done: "The invoice is void."},
+	{Slug: "pay-out-of-band", Label: "Mark paid outside Remit…", Title: "Mark paid outside Remit: invoice", Button: "Mark it paid", When: remit.InvoiceOpen,
+		Explain: "Records that the customer paid the open invoice's %s outside Remit (a bank transfer, a cheque): the invoice becomes paid with no charge, and the event invoice.paid is sent to your webhook endpoints.",
+		API:     "/pay", Body: `{"outOfBand": true}`, Done: "The invoice is paid (outside Remit)."},
+}
+
+func findAction(slug string) (invoiceAction, bool) {
+	for _, a := range invoiceActions {
+		if a.Slug == slug {
+			return a, true
+		}
+	}
+	return invoiceAction{}, false
+}
+
+// actionPage asks an admin to confirm an action, and shows the API request that does the same.
+func (s *Server) actionPage(w http.ResponseWriter, r *http.Request) {
+	a, ok := findAction(r.PathValue("action"))
+	if !ok {
+		s.notFound(w, r)
+		return
+	}
 	p, ok := s.loadInvoice(w, r)
 	if !ok || !s.admin(w, r, p) {
 		return
 	}
-	p.Key = newToken()
-	s.render(w, r, http.StatusOK, "void", p)
+	p.Action, p.Key = a, newToken()
+	s.render(w, r, http.StatusOK, "action", p)
 }
 
-// voidInvoice voids the invoice through the engine, under the form's Idempotency-Key.
-func (s *Server) voidInvoice(w http.ResponseWriter, r *http.Request) {
+// invoiceAction runs the action through the engine, under the form's Idempotency-Key.
+func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request) {
 	if !s.checkCSRF(w, r) {
 		return
 	}
+	a, ok := findAction(r.PathValue("action"))
+	if !ok {
+		s.notFound(w, r)
+		return
+	}
 	p, ok := s.loadInvoice(w, r)
 	if !ok || !s.admin(w, r, p) {
 		return
 	}
-	_, err := s.eng.VoidInvoice(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, r.PostFormValue("key"))
+	_, err := s.eng.InvoiceAction(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, a.Slug, r.PostFormValue("key"))
 	switch c := remit.ErrorCode(err); {
 	case err == nil:
-		http.Redirect(w, r, invoicePath(p.Account.ID, p.Invoice.InvoiceID)+"?done=voided", http.StatusSeeOther)
+		http.Redirect(w, r, invoicePath(p.Account.ID, p.Invoice.InvoiceID)+"?done="+a.Slug, http.StatusSeeOther)
 	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden || c == remit.EInvalid:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
-		s.render(w, r, statusOf(c), "void", p)
+		p.Action, p.Error, p.Key = a, remit.ErrorMessage(err), newToken()
+		s.render(w, r, statusOf(c), "action", p)
 	default:
 		s.fail(w, r, err)
 	}

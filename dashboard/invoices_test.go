@@ -56,8 +56,8 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 		wantStatus(t, confirm, 200, "It cannot be undone", "/v1/invoices/"+id+"/void?environment=sandbox&amp;merchantAccountId="+e.Tenant.Sandbox, "Idempotency-Key: ")
 		key := regexpValue(t, confirm.body, "key")
 		form := url.Values{"csrf": {csrfOf(t, confirm)}, "key": {key}}
-		wantRedirect(t, admin.post(path+"/void", form), path+"?done=voided")
-		wantStatus(t, admin.get(path+"?done=voided"), 200, "The invoice is void.", "void")
+		wantRedirect(t, admin.post(path+"/void", form), path+"?done=void")
+		wantStatus(t, admin.get(path+"?done=void"), 200, "The invoice is void.", "void")
 		if got := e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()["status"]; got != "void" {
 			t.Fatalf("API status after the dashboard's void: %v", got)
 		}
@@ -66,13 +66,28 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 			t.Fatalf("invoice.voided events: %d", len(events))
 		}
 		// The same form again: the remembered answer, nothing voided twice.
-		wantRedirect(t, admin.post(path+"/void", form), path+"?done=voided")
+		wantRedirect(t, admin.post(path+"/void", form), path+"?done=void")
 		// A new form: the rule's own conflict, in words.
 		again := admin.get(path + "/void")
 		wantStatus(t, admin.post(path+"/void", url.Values{"csrf": {csrfOf(t, again)}, "key": {regexpValue(t, again.body, "key")}}), 409, "void")
 		if n := len(e.Must(200, "GET", "/v1/events?type=invoice.voided", nil).Data()["items"].([]any)); n != 1 {
 			t.Fatalf("invoice.voided events after the repeats: %d", n)
 		}
+
+		// Mark paid outside Remit, on a second invoice.
+		id2 := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "item"}}}).Data()["invoiceId"].(string)
+		e.Must(200, "POST", "/v1/invoices/"+id2+"/finalize", map[string]any{})
+		path2 := "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id2
+		wantStatus(t, admin.get(path2), 200, "Mark paid outside Remit")
+		paid := admin.get(path2 + "/pay-out-of-band")
+		wantStatus(t, paid, 200, "outside Remit", "/v1/invoices/"+id2+"/pay?", `-d '{&#34;outOfBand&#34;: true}'`)
+		wantRedirect(t, admin.post(path2+"/pay-out-of-band", url.Values{"csrf": {csrfOf(t, paid)}, "key": {regexpValue(t, paid.body, "key")}}),
+			path2+"?done=pay-out-of-band")
+		if got := e.Must(200, "GET", "/v1/invoices/"+id2, nil).Data()["status"]; got != "paid" {
+			t.Fatalf("API status after marking paid: %v", got)
+		}
+		wantStatus(t, admin.get(path+"/refund-everything"), 404)
 
 		// A viewer reads, may not act; another organization's operator finds nothing.
 		viewer := signedInAs(t, e, "viewer@example.com", remit.OperatorViewer)
@@ -83,6 +98,35 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 		wantStatus(t, viewer.get(path+"/void"), 403, "Viewers cannot act")
 		wantStatus(t, viewer.post(path+"/void", url.Values{"csrf": {csrfOf(t, viewer.get(path))}, "key": {"k"}}), 403, "Viewers cannot act")
 		wantStatus(t, viewer.get("/dashboard/accounts/"+e.Tenant.Sandbox+"/invoices/inv_nope"), 404)
+
+		// Another organization's admin, on every page of the first one's account: 404, and none
+		// of its names or IDs.
+		org2 := e.NewTenant("Globex Other", false)
+		ctx := context.Background()
+		_, link, err := e.App.Operators.CreateOperator(ctx, org2.OrganizationID, "admin@globex.example", remit.OperatorAdmin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.App.Operators.SetOperatorPassword(ctx, link[strings.Index(link, "token=")+len("token="):], "a long enough password", "a long enough password"); err != nil {
+			t.Fatal(err)
+		}
+		other := newBrowser(t, e)
+		wantRedirect(t, other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, other.get("/dashboard/sign-in"))},
+			"email": {"admin@globex.example"}, "password": {"a long enough password"}}), "/dashboard")
+		home := other.get("/dashboard")
+		for _, p := range []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock"} {
+			got := other.get(p)
+			wantStatus(t, got, 404)
+			for _, leak := range []string{"Acme Test", id, id2, "INV-0000", "$25.00"} {
+				if strings.Contains(got.body, leak) {
+					t.Errorf("%s as another organization shows %q", p, leak)
+				}
+			}
+		}
+		wantStatus(t, other.post(path+"/void", url.Values{"csrf": {csrfOf(t, home)}, "key": {"k"}}), 404)
+		if got := e.Must(200, "GET", "/v1/invoices/"+id2, nil).Data()["status"]; got != "paid" {
+			t.Fatalf("after another organization's attempt: %v", got)
+		}
 	})
 }
 

@@ -227,7 +227,9 @@ func (el Element) text() (string, bool) {
 	el.b.t.Helper()
 	v, err := el.b.call("GET", "/session/"+el.b.session+"/element/"+el.id+"/text", nil)
 	if err != nil {
-		if strings.Contains(err.Error(), "stale element") || strings.Contains(err.Error(), "no such element") {
+		// A navigation may replace the page between finding the element and reading it.
+		if msg := err.Error(); strings.Contains(msg, "stale element") || strings.Contains(msg, "no such element") ||
+			strings.Contains(msg, "does not belong to the document") {
 			return "", false
 		}
 		el.b.t.Fatalf("%v", err)

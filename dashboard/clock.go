@@ -1,0 +1,71 @@
+package dashboard
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/remit-billing/remit"
+)
+
+// loadClock reads the sandbox account the path names and its clock (false: answered).
+func (s *Server) loadClock(w http.ResponseWriter, r *http.Request) (page, bool) {
+	op := operatorOf(r)
+	m, c, err := s.eng.AccountClock(r.Context(), op, r.PathValue("account"))
+	switch c := remit.ErrorCode(err); {
+	case err == nil:
+	case c == remit.ENotFound || c == remit.EForbidden:
+		s.message(w, r, statusOf(c), "Not available", remit.ErrorMessage(err))
+		return page{}, false
+	default:
+		s.fail(w, r, err)
+		return page{}, false
+	}
+	return page{Title: "Sandbox clock", Operator: &op, Environment: m.Environment, Account: m, Clock: c,
+		CanAct: op.Role == remit.OperatorAdmin, Key: newToken()}, true
+}
+
+// clockPage shows a sandbox account's clock and, to an admin, the form that advances it.
+func (s *Server) clockPage(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.loadClock(w, r)
+	if !ok {
+		return
+	}
+	if r.URL.Query().Get("done") == "advanced" {
+		p.Notice = "The clock moved forward; what fell due has run."
+	}
+	s.render(w, r, http.StatusOK, "clock", p)
+}
+
+// advanceClock advances the clock through the engine; its field errors show next to the field.
+func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
+	if !s.checkCSRF(w, r) {
+		return
+	}
+	p, ok := s.loadClock(w, r)
+	if !ok || !s.admin(w, r, p) {
+		return
+	}
+	p.Seconds = strings.TrimSpace(r.PostFormValue("seconds"))
+	seconds, perr := strconv.ParseInt(p.Seconds, 10, 64)
+	if perr != nil {
+		p.Errors = map[string]string{"seconds": "seconds must be a whole number of seconds, such as 86400 for a day."}
+		s.render(w, r, http.StatusUnprocessableEntity, "clock", p)
+		return
+	}
+	_, err := s.eng.AdvanceClock(r.Context(), *p.Operator, p.Account.ID, seconds, r.PostFormValue("key"))
+	if fields := remit.FieldMessages(err); fields != nil {
+		p.Errors, p.Key = fields, newToken()
+		s.render(w, r, http.StatusUnprocessableEntity, "clock", p)
+		return
+	}
+	switch c := remit.ErrorCode(err); {
+	case err == nil:
+		http.Redirect(w, r, "/dashboard/accounts/"+p.Account.ID+"/clock?done=advanced", http.StatusSeeOther)
+	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden:
+		p.Error, p.Key = remit.ErrorMessage(err), newToken()
+		s.render(w, r, statusOf(c), "clock", p)
+	default:
+		s.fail(w, r, err)
+	}
+}
