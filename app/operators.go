@@ -256,7 +256,9 @@ func (op *Operators) InvoiceAction(ctx context.Context, o remit.Operator, mercha
 	case "void":
 		run = func(ctx context.Context) (remit.Invoice, error) { return op.invoicing.VoidInvoice(ctx, m, invoiceID) }
 	case "pay-out-of-band":
-		run = func(ctx context.Context) (remit.Invoice, error) { return op.invoicing.payments.PayInvoice(ctx, m, invoiceID, true) }
+		run = func(ctx context.Context) (remit.Invoice, error) {
+			return op.invoicing.payments.PayInvoice(ctx, m, invoiceID, true)
+		}
 	default:
 		return remit.Invoice{}, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum",
 			Message: "The invoice actions are void and pay-out-of-band."})
