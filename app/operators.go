@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -326,3 +327,43 @@ func (op *Operators) AdvanceClock(ctx context.Context, o remit.Operator, merchan
 		return op.clocks.AdvanceClock(ctx, scopeOf(m), nil, &seconds)
 	})
 }
+
+// ListInvoices lists a merchant account's invoices for the dashboard, newest first, with the API's
+// paging (limit 1 to 100, default 20; the cursor of the page before), optionally of one customer
+// and in one status.
+//
+// Errors: not_found (the account), validation_failure (limit, cursor, status).
+func (op *Operators) ListInvoices(ctx context.Context, o remit.Operator, merchantAccountID, customerID, status, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Invoice], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.List[remit.Invoice]{}, err
+	}
+	scope := scopeOf(m)
+	list := "dashboard-invoices:" + customerID + ":" + status // a cursor serves the list it came from
+	page, err := op.ParsePage(ctx, scope, list, limit, cursor, 20)
+	var p remit.Problems
+	if status != "" && !remit.OneOf(status, invoiceStatusNames) {
+		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of "+strings.Join(invoiceStatusNames, ", ")+".")
+	}
+	if err := ProblemsOf(&p, err); err != nil {
+		return m, remit.List[remit.Invoice]{}, err
+	}
+	if err := p.Err(); err != nil {
+		return m, remit.List[remit.Invoice]{}, err
+	}
+	f := store.InvoiceFilter{CustomerID: customerID, Status: status, Limit: page.Limit}
+	if !page.First() {
+		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
+	}
+	items, err := op.DB.Read(ctx).ListInvoices(ctx, m.ID, f)
+	if err != nil {
+		return m, remit.List[remit.Invoice]{}, err
+	}
+	for i := range items {
+		items[i].Environment = m.Environment
+	}
+	l, err := finishPage(ctx, op.core, scope, list, page, items, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
+	return m, l, err
+}
+
+var invoiceStatusNames = []string{string(remit.InvoiceDraft), string(remit.InvoiceOpen), string(remit.InvoicePaid), string(remit.InvoiceVoid), string(remit.InvoiceUncollectible)}

@@ -45,6 +45,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		if h := b.Find("main h1").Text(); h != "Acme Test" {
 			t.Fatalf("overview heading %q", h)
 		}
+		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices")
+		b.WaitText("main", 10*time.Second, id)
+		shot("invoices")
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock")
 		b.Find("#seconds").Type("3600")
 		b.Find("form.card button[type=submit]").Click()

@@ -41,6 +41,7 @@ type Engine interface {
 	Organization(ctx context.Context, organizationID string, env remit.Environment) (remit.Organization, []remit.MerchantAccount, error)
 	OperatorInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.MerchantAccount, remit.Invoice, error)
 	InvoiceAction(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, action, key string) (remit.Invoice, error)
+	ListInvoices(ctx context.Context, o remit.Operator, merchantAccountID, customerID, status, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Invoice], error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -103,6 +104,7 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard", s.signedIn(s.overview))
 	mux.HandleFunc("GET /dashboard/invoices", s.signedIn(s.findInvoice))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}", s.signedIn(s.invoicePage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices", s.signedIn(s.invoicesPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.actionPage))
@@ -139,7 +141,7 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": locale.For("en").Money, "sprintf": fmt.Sprintf}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock"} {
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -174,6 +176,11 @@ type page struct {
 	// clock
 	Clock   remit.TestClock
 	Seconds string
+	// invoices
+	Invoices []remit.Invoice
+	Filter   listFilter
+	Statuses []string
+	NextPage string
 }
 
 // render writes a page with the status.

@@ -147,3 +147,45 @@ func statusOf(c remit.Code) int {
 	}
 	return http.StatusInternalServerError
 }
+
+// invoicesPage lists an account's invoices with the API's paging; status and customer filter it.
+func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
+	op := operatorOf(r)
+	q := r.URL.Query()
+	f := listFilter{Status: q.Get("status"), Customer: strings.TrimSpace(q.Get("customer"))}
+	m, list, err := s.eng.ListInvoices(r.Context(), op, r.PathValue("account"), f.Customer, f.Status, q.Get("limit"), q.Get("cursor"))
+	p := page{Title: "Invoices", Operator: &op, Environment: m.Environment, Account: m, Filter: f, Statuses: invoiceStatuses}
+	if fields := remit.FieldMessages(err); fields != nil {
+		p.Errors = fields
+		s.render(w, r, http.StatusUnprocessableEntity, "invoices", p)
+		return
+	}
+	if remit.ErrorCode(err) == remit.ENotFound {
+		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	p.Invoices = list.Items
+	if list.NextCursor != nil {
+		next := url.Values{"cursor": {*list.NextCursor}}
+		if f.Status != "" {
+			next.Set("status", f.Status)
+		}
+		if f.Customer != "" {
+			next.Set("customer", f.Customer)
+		}
+		if l := q.Get("limit"); l != "" {
+			next.Set("limit", l)
+		}
+		p.NextPage = "/dashboard/accounts/" + url.PathEscape(m.ID) + "/invoices?" + next.Encode()
+	}
+	s.render(w, r, http.StatusOK, "invoices", p)
+}
+
+// listFilter is what a list page was asked for.
+type listFilter struct{ Status, Customer string }
+
+var invoiceStatuses = []string{"draft", "open", "paid", "void", "uncollectible"}

@@ -114,7 +114,8 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 		wantRedirect(t, other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, other.get("/dashboard/sign-in"))},
 			"email": {"admin@globex.example"}, "password": {"a long enough password"}}), "/dashboard")
 		home := other.get("/dashboard")
-		for _, p := range []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock"} {
+		for _, p := range []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock",
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices", "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices?status=paid"} {
 			got := other.get(p)
 			wantStatus(t, got, 404)
 			for _, leak := range []string{"Acme Test", id, id2, "INV-0000", "$25.00"} {

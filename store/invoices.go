@@ -327,3 +327,25 @@ func (q Q) ListDunningInvoices(ctx context.Context, merchantAccountID, billingAc
 	}, nil, `SELECT id FROM invoices WHERE merchant_account_id = $1 AND billing_account_id = $2 AND status = 'open'
 		AND amount_remaining > 0 ORDER BY created_at, id`, merchantAccountID, billingAccountID)
 }
+
+// InvoiceFilter narrows a list of invoices: equal filters (empty: any), a page size and a
+// keyset position (AfterID empty: the first page). One more than Limit is returned.
+type InvoiceFilter struct {
+	CustomerID, Status string
+	Limit              int
+	AfterCreated       int64
+	AfterID            string
+}
+
+// ListInvoices lists a merchant account's invoices newest first, without their lines (the
+// dashboard's list; an invoice's lines come with GetInvoice). A page is one range of an index:
+// invoices_customer with a customer, else invoices_list.
+func (q Q) ListInvoices(ctx context.Context, merchantAccountID string, f InvoiceFilter) ([]remit.Invoice, error) {
+	query, args := equalFilters(`SELECT `+invoiceColumns+` FROM invoices WHERE merchant_account_id = $1`, []any{merchantAccountID},
+		colValue{"customer_id", f.CustomerID}, colValue{"status", f.Status})
+	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
+	args = append(args, kargs...)
+	args = append(args, f.Limit+1)
+	query += cond + order + " LIMIT $" + itoa(len(args))
+	return queryAll(ctx, q, "store.ListInvoices", scanInvoice, func(inv *remit.Invoice) { inv.MerchantAccountID = merchantAccountID }, query, args...)
+}
