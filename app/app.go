@@ -184,7 +184,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}
-	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks}
+	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks}
 	a.Payments = &Payments{core: c, invoicing: a.Invoicing, access: a.Access, ledger: a.Ledger,
 		sandbox: &processor.Sandbox{Ledger: db.SandboxCharges(), Latency: cfg.SandboxLatency, Clock: clock}}
 	a.Invoicing.payments = a.Payments

@@ -23,6 +23,7 @@ type Operators struct {
 	*core
 	invoicing *Invoicing
 	clocks    *TestClocks
+	webhooks  *Webhooks
 }
 
 // operatorHashCost is bcrypt's cost for operator passwords (bcrypt.DefaultCost, about 50 to 100 ms
@@ -367,3 +368,50 @@ func (op *Operators) ListInvoices(ctx context.Context, o remit.Operator, merchan
 }
 
 var invoiceStatusNames = []string{string(remit.InvoiceDraft), string(remit.InvoiceOpen), string(remit.InvoicePaid), string(remit.InvoiceVoid), string(remit.InvoiceUncollectible)}
+
+// AccountEvents lists a merchant account's events for the dashboard, as GET /v1/events does.
+//
+// Errors: not_found (the account), validation_failure (limit, cursor).
+func (op *Operators) AccountEvents(ctx context.Context, o remit.Operator, merchantAccountID, typ, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Event], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.List[remit.Event]{}, err
+	}
+	l, err := op.webhooks.ListEvents(ctx, scopeOf(m), typ, limit, cursor)
+	return m, l, err
+}
+
+// AccountEvent returns an event and its latest deliveries (up to 100, newest first).
+//
+// Errors: not_found.
+func (op *Operators) AccountEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID string) (remit.MerchantAccount, remit.Event, []remit.WebhookDelivery, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.Event{}, nil, err
+	}
+	ev, err := op.webhooks.GetEvent(ctx, scopeOf(m), eventID)
+	if err != nil {
+		return m, ev, nil, err
+	}
+	d, err := op.webhooks.ListEventDeliveries(ctx, scopeOf(m), eventID, "100", "")
+	return m, ev, d.Items, err
+}
+
+// ResendEvent sends an event again to every enabled endpoint subscribed to its type, for an admin
+// operator: the same engine call as POST /v1/events/{id}/resend, under the form's Idempotency-Key.
+// It answers the deliveries made.
+//
+// Errors: forbidden (a viewer), not_found.
+func (op *Operators) ResendEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID, key string) ([]remit.WebhookDelivery, error) {
+	if o.Role != remit.OperatorAdmin {
+		return nil, errViewer
+	}
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return nil, err
+	}
+	l, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/events/"+eventID+"/resend", key, func(ctx context.Context) (remit.List[remit.WebhookDelivery], error) {
+		return op.webhooks.ResendEvent(ctx, scopeOf(m), eventID, nil)
+	})
+	return l.Items, err
+}

@@ -42,6 +42,9 @@ type Engine interface {
 	OperatorInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.MerchantAccount, remit.Invoice, error)
 	InvoiceAction(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, action, key string) (remit.Invoice, error)
 	ListInvoices(ctx context.Context, o remit.Operator, merchantAccountID, customerID, status, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Invoice], error)
+	AccountEvents(ctx context.Context, o remit.Operator, merchantAccountID, typ, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Event], error)
+	AccountEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID string) (remit.MerchantAccount, remit.Event, []remit.WebhookDelivery, error)
+	ResendEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID, key string) ([]remit.WebhookDelivery, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -105,6 +108,9 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/invoices", s.signedIn(s.findInvoice))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}", s.signedIn(s.invoicePage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices", s.signedIn(s.invoicesPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/events", s.signedIn(s.eventsPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/events/{event}", s.signedIn(s.eventPage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/events/{event}/resend", s.signedIn(s.resendEvent))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.actionPage))
@@ -141,7 +147,7 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": locale.For("en").Money, "sprintf": fmt.Sprintf}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices"} {
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -176,6 +182,11 @@ type page struct {
 	// clock
 	Clock   remit.TestClock
 	Seconds string
+	// events
+	Events     []remit.Event
+	Event      remit.Event
+	Deliveries []remit.WebhookDelivery
+	EventData  string
 	// invoices
 	Invoices []remit.Invoice
 	Filter   listFilter

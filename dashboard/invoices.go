@@ -186,6 +186,6 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // listFilter is what a list page was asked for.
-type listFilter struct{ Status, Customer string }
+type listFilter struct{ Status, Customer, Type string }
 
 var invoiceStatuses = []string{"draft", "open", "paid", "void", "uncollectible"}

@@ -115,7 +115,8 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 			"email": {"admin@globex.example"}, "password": {"a long enough password"}}), "/dashboard")
 		home := other.get("/dashboard")
 		for _, p := range []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock",
-			"/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices", "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices?status=paid"} {
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices", "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices?status=paid",
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/events", "/dashboard/accounts/" + e.Tenant.Sandbox + "/events/" + firstEvent(t, e)} {
 			got := other.get(p)
 			wantStatus(t, got, 404)
 			for _, leak := range []string{"Acme Test", id, id2, "INV-0000", "$25.00"} {
@@ -140,4 +141,10 @@ func regexpValue(t *testing.T, body, name string) string {
 	}
 	rest := body[i+len(marker):]
 	return rest[:strings.Index(rest, `"`)]
+}
+
+// firstEvent is the ID of the newest event of the tenant's sandbox account.
+func firstEvent(t *testing.T, e *testkit.Env) string {
+	t.Helper()
+	return e.Must(200, "GET", "/v1/events?limit=1", nil).Data()["items"].([]any)[0].(map[string]any)["eventId"].(string)
 }

@@ -1,0 +1,110 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/remit-billing/remit"
+)
+
+// eventsPage lists an account's events, newest first, with the API's paging; type filters them.
+func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request) {
+	op := operatorOf(r)
+	q := r.URL.Query()
+	typ := strings.TrimSpace(q.Get("type"))
+	m, list, err := s.eng.AccountEvents(r.Context(), op, r.PathValue("account"), typ, q.Get("limit"), q.Get("cursor"))
+	p := page{Title: "Events", Operator: &op, Environment: m.Environment, Account: m, Filter: listFilter{Type: typ}}
+	if !s.listAnswered(w, r, "events", &p, err) {
+		return
+	}
+	p.Events = list.Items
+	if list.NextCursor != nil {
+		next := url.Values{"cursor": {*list.NextCursor}}
+		for _, k := range []string{"type", "limit"} {
+			if v := q.Get(k); v != "" {
+				next.Set(k, v)
+			}
+		}
+		p.NextPage = "/dashboard/accounts/" + url.PathEscape(m.ID) + "/events?" + next.Encode()
+	}
+	s.render(w, r, http.StatusOK, "events", p)
+}
+
+// listAnswered answers a list's error (a bad filter next to its field, an unknown account): false
+// when it answered.
+func (s *Server) listAnswered(w http.ResponseWriter, r *http.Request, name string, p *page, err error) bool {
+	if fields := remit.FieldMessages(err); fields != nil {
+		p.Errors = fields
+		s.render(w, r, http.StatusUnprocessableEntity, name, *p)
+		return false
+	}
+	if remit.ErrorCode(err) == remit.ENotFound {
+		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		return false
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return false
+	}
+	return true
+}
+
+// loadEvent reads the event the path names, with its deliveries (false: answered).
+func (s *Server) loadEvent(w http.ResponseWriter, r *http.Request) (page, bool) {
+	op := operatorOf(r)
+	m, ev, deliveries, err := s.eng.AccountEvent(r.Context(), op, r.PathValue("account"), r.PathValue("event"))
+	if remit.ErrorCode(err) == remit.ENotFound {
+		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		return page{}, false
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return page{}, false
+	}
+	var data bytes.Buffer
+	if json.Indent(&data, ev.Data, "", "  ") != nil {
+		data.Reset()
+		data.Write(ev.Data)
+	}
+	return page{Title: ev.Type, Operator: &op, Environment: m.Environment, Account: m, Event: ev, Deliveries: deliveries,
+		EventData: data.String(), CanAct: op.Role == remit.OperatorAdmin, Key: newToken()}, true
+}
+
+// eventPage shows an event, its deliveries and, to an admin, the resend form.
+func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.loadEvent(w, r)
+	if !ok {
+		return
+	}
+	if n := r.URL.Query().Get("resent"); n != "" {
+		if k, err := strconv.Atoi(n); err == nil {
+			p.Notice = "Sent again: " + strconv.Itoa(k) + " new deliveries."
+		}
+	}
+	s.render(w, r, http.StatusOK, "event", p)
+}
+
+// resendEvent sends the event again through the engine, under the form's Idempotency-Key.
+func (s *Server) resendEvent(w http.ResponseWriter, r *http.Request) {
+	if !s.checkCSRF(w, r) {
+		return
+	}
+	p, ok := s.loadEvent(w, r)
+	if !ok || !s.admin(w, r, p) {
+		return
+	}
+	made, err := s.eng.ResendEvent(r.Context(), *p.Operator, p.Account.ID, p.Event.ID, r.PostFormValue("key"))
+	switch c := remit.ErrorCode(err); {
+	case err == nil:
+		http.Redirect(w, r, "/dashboard/accounts/"+url.PathEscape(p.Account.ID)+"/events/"+url.PathEscape(p.Event.ID)+"?resent="+strconv.Itoa(len(made)), http.StatusSeeOther)
+	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden:
+		p.Error = remit.ErrorMessage(err)
+		s.render(w, r, statusOf(c), "event", p)
+	default:
+		s.fail(w, r, err)
+	}
+}
