@@ -73,3 +73,13 @@ func CheckOperatorPassword(password, confirm string, p *Problems) {
 		p.Body("confirm", "mismatch", "The two passwords differ; type the same password twice.")
 	}
 }
+
+// CustomerOverview is what the dashboard shows of a customer: the customer and the first page of
+// each thing that belongs to it.
+type CustomerOverview struct {
+	Account       MerchantAccount
+	Customer      Customer
+	Invoices      List[Invoice]
+	Payments      List[Payment]
+	Subscriptions List[Subscription]
+}

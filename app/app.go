@@ -63,6 +63,7 @@ type Config struct {
 	EmailBatch       int             // messages sent over one SMTP connection (25)
 	EmailConcurrency int             // SMTP connections in flight per process (16)
 	EmailRenders     int             // attachments rendered at once per process (1): the CPU the worker may take
+	OperatorHashCost int             // bcrypt cost of dashboard passwords (0: bcrypt.DefaultCost); tests lower it
 }
 
 // core is what every area's service shares: the store, the real-time clock, the log and the
@@ -184,12 +185,12 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}
-	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks}
 	a.Payments = &Payments{core: c, invoicing: a.Invoicing, access: a.Access, ledger: a.Ledger,
 		sandbox: &processor.Sandbox{Ledger: db.SandboxCharges(), Latency: cfg.SandboxLatency, Clock: clock}}
 	a.Invoicing.payments = a.Payments
 	a.Catalog.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
+	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks, payments: a.Payments, quotes: a.Quotes}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes
 	a.Usage.creditNotes = a.CreditNotes

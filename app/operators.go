@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
@@ -24,15 +25,31 @@ type Operators struct {
 	invoicing *Invoicing
 	clocks    *TestClocks
 	webhooks  *Webhooks
+	payments  *Payments
+	quotes    *Quotes
+
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
-// operatorHashCost is bcrypt's cost for operator passwords (bcrypt.DefaultCost, about 50 to 100 ms
-// on this project's reference machine: slow for guessing, quick for one sign-in).
-const operatorHashCost = bcrypt.DefaultCost
+// hashCost is bcrypt's cost for operator passwords: Config.OperatorHashCost, by default
+// bcrypt.DefaultCost (about 50 to 100 ms on this project's reference machine: slow for guessing,
+// quick for one sign-in).
+func (op *Operators) hashCost() int {
+	if op.Config.OperatorHashCost > 0 {
+		return op.Config.OperatorHashCost
+	}
+	return bcrypt.DefaultCost
+}
 
 // dummyHash is compared when no operator matches, so that a sign-in takes as long for an unknown
-// address as for a known one.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such operator, no such password"), operatorHashCost)
+// address as for a known one (made once, at the configured cost).
+func (op *Operators) dummyHash() []byte {
+	op.dummyOnce.Do(func() {
+		op.dummy, _ = bcrypt.GenerateFromPassword([]byte("no such operator, no such password"), op.hashCost())
+	})
+	return op.dummy
+}
 
 var errSignIn = remit.Errorf(remit.EUnauthorized, "The e-mail address or the password is wrong, or this account cannot sign in.")
 
@@ -116,7 +133,7 @@ func (op *Operators) SetOperatorPassword(ctx context.Context, token, password, c
 	if err := p.Err(); err != nil {
 		return remit.Operator{}, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), operatorHashCost)
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), op.hashCost())
 	if err != nil {
 		return remit.Operator{}, err
 	}
@@ -152,7 +169,7 @@ func (op *Operators) SignIn(ctx context.Context, email, password string) (remit.
 	}
 	hash := []byte(o.PasswordHash)
 	if err != nil || len(hash) == 0 {
-		hash = dummyHash
+		hash = op.dummyHash()
 	}
 	match := bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil
 	if err != nil || !match || !o.Active() {
@@ -259,7 +276,7 @@ func (op *Operators) InvoiceAction(ctx context.Context, o remit.Operator, mercha
 		run = func(ctx context.Context) (remit.Invoice, error) { return op.invoicing.VoidInvoice(ctx, m, invoiceID) }
 	case "pay-out-of-band":
 		run = func(ctx context.Context) (remit.Invoice, error) {
-			return op.invoicing.payments.PayInvoice(ctx, m, invoiceID, true)
+			return op.payments.PayInvoice(ctx, m, invoiceID, true)
 		}
 	default:
 		return remit.Invoice{}, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum",
@@ -414,4 +431,54 @@ func (op *Operators) ResendEvent(ctx context.Context, o remit.Operator, merchant
 		return op.webhooks.ResendEvent(ctx, scopeOf(m), eventID, nil)
 	})
 	return l.Items, err
+}
+
+// ListCustomers lists a merchant account's customers for the dashboard, newest first, with the
+// API's paging; search is a customer ID or e-mail address (exact) or the start of a name.
+//
+// Errors: not_found (the account), validation_failure (limit, cursor).
+func (op *Operators) ListCustomers(ctx context.Context, o remit.Operator, merchantAccountID, search, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Customer], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.List[remit.Customer]{}, err
+	}
+	scope := scopeOf(m)
+	list := "dashboard-customers:" + search
+	page, err := op.ParsePage(ctx, scope, list, limit, cursor, 20)
+	if err != nil {
+		return m, remit.List[remit.Customer]{}, err
+	}
+	f := store.CustomerFilter{Search: search, Limit: page.Limit}
+	if !page.First() {
+		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
+	}
+	items, err := op.DB.Read(ctx).ListCustomers(ctx, m.ID, f)
+	if err != nil {
+		return m, remit.List[remit.Customer]{}, err
+	}
+	for i := range items {
+		items[i].Environment = m.Environment
+	}
+	l, err := finishPage(ctx, op.core, scope, list, page, items, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
+	return m, l, err
+}
+
+// Customer gathers a customer's page: its newest invoices, payments and subscriptions (10 each,
+// with whether there are more).
+//
+// Errors: not_found.
+func (op *Operators) Customer(ctx context.Context, o remit.Operator, merchantAccountID, customerID string) (remit.CustomerOverview, error) {
+	m, invoices, err := op.ListInvoices(ctx, o, merchantAccountID, customerID, "", "10", "")
+	v := remit.CustomerOverview{Account: m, Invoices: invoices}
+	if err != nil {
+		return v, err
+	}
+	if v.Customer, err = op.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID); err != nil {
+		return v, err
+	}
+	if v.Payments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{CustomerID: customerID, Limit: "10"}); err != nil {
+		return v, err
+	}
+	v.Subscriptions, err = op.quotes.ListSubscriptions(ctx, m, remit.SubscriptionQuery{CustomerID: customerID, Limit: "10"})
+	return v, err
 }

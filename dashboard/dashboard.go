@@ -45,6 +45,8 @@ type Engine interface {
 	AccountEvents(ctx context.Context, o remit.Operator, merchantAccountID, typ, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Event], error)
 	AccountEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID string) (remit.MerchantAccount, remit.Event, []remit.WebhookDelivery, error)
 	ResendEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID, key string) ([]remit.WebhookDelivery, error)
+	ListCustomers(ctx context.Context, o remit.Operator, merchantAccountID, search, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Customer], error)
+	Customer(ctx context.Context, o remit.Operator, merchantAccountID, customerID string) (remit.CustomerOverview, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -111,6 +113,8 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events", s.signedIn(s.eventsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events/{event}", s.signedIn(s.eventPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/events/{event}/resend", s.signedIn(s.resendEvent))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/customers", s.signedIn(s.customersPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/customers/{customer}", s.signedIn(s.customerPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.actionPage))
@@ -147,7 +151,7 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": locale.For("en").Money, "sprintf": fmt.Sprintf}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event"} {
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -182,6 +186,9 @@ type page struct {
 	// clock
 	Clock   remit.TestClock
 	Seconds string
+	// customers
+	Customers []remit.Customer
+	View      remit.CustomerOverview
 	// events
 	Events     []remit.Event
 	Event      remit.Event

@@ -186,6 +186,6 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // listFilter is what a list page was asked for.
-type listFilter struct{ Status, Customer, Type string }
+type listFilter struct{ Status, Customer, Type, Search string }
 
 var invoiceStatuses = []string{"draft", "open", "paid", "void", "uncollectible"}

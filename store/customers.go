@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -29,19 +30,28 @@ func (q Q) CreateCustomer(ctx context.Context, c remit.Customer) error {
 
 // GetCustomer returns a merchant account's customer, or not_found.
 func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID string) (c remit.Customer, err error) {
-	var ext, email, addr sql.NullString
-	var md string
-	var created int64
-	err = q.QueryRow(ctx, `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
-		FROM customers WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).
-		Scan(&c.CustomerID, &ext, &c.Name, &email, &addr, &c.TaxExempt, &md, &created, &c.PreferredLocale)
+	c, err = scanCustomerRow(q.QueryRow(ctx, `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
+		FROM customers WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, remit.NotFound("customer", customerID, "")
 	}
 	if err != nil {
 		return c, wrapErr(err, "store.GetCustomer")
 	}
-	c.Object, c.MerchantAccountID = "customer", merchantAccountID
+	c.MerchantAccountID = merchantAccountID
+	return c, nil
+}
+
+// scanCustomerRow scans a customer's columns (id, external_id, name, email, address, tax_exempt,
+// metadata, created_at, preferred_locale).
+func scanCustomerRow(r interface{ Scan(...any) error }) (c remit.Customer, err error) {
+	var ext, email, addr sql.NullString
+	var md string
+	var created int64
+	if err := r.Scan(&c.CustomerID, &ext, &c.Name, &email, &addr, &c.TaxExempt, &md, &created, &c.PreferredLocale); err != nil {
+		return c, err
+	}
+	c.Object = "customer"
 	c.ExternalID, c.Email, c.Address = textPtr(ext), textPtr(email), jsonOf[remit.Address](addr)
 	c.Metadata, c.CreatedAt = metadataOf(md), remit.FromMicros(created)
 	return c, nil
@@ -267,4 +277,36 @@ func (q Q) GetHostedToken(ctx context.Context, tokenHash string) (t remit.Hosted
 	}
 	t.ExpiresAt, t.CreatedAt = remit.FromMicros(expires), remit.FromMicros(created)
 	return t, nil
+}
+
+// CustomerFilter narrows the dashboard's list of customers: Search is a customer ID or an e-mail
+// address (exact), or the start of a name (any case); empty lists all. A keyset position
+// (AfterID empty: the first page); one more than Limit is returned.
+type CustomerFilter struct {
+	Search       string
+	Limit        int
+	AfterCreated int64
+	AfterID      string
+}
+
+// ListCustomers lists a merchant account's customers newest first, over customers_list. A name
+// search reads the account's customers in that order until a page matches.
+func (q Q) ListCustomers(ctx context.Context, merchantAccountID string, f CustomerFilter) ([]remit.Customer, error) {
+	query := `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
+		FROM customers WHERE merchant_account_id = $1`
+	args := []any{merchantAccountID}
+	if f.Search != "" {
+		args = append(args, f.Search, strings.ToLower(escapeLike(f.Search))+"%")
+		query += ` AND (id = $2 OR email = $2 OR LOWER(name) LIKE $3 ESCAPE '\')`
+	}
+	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
+	args = append(args, kargs...)
+	args = append(args, f.Limit+1)
+	query += cond + order + " LIMIT $" + itoa(len(args))
+	return queryAll(ctx, q, "store.ListCustomers", scanCustomerRow, func(c *remit.Customer) { c.MerchantAccountID = merchantAccountID }, query, args...)
+}
+
+// escapeLike escapes LIKE's wildcards (and its escape character) in s.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

@@ -35,6 +35,7 @@ type Config struct {
 	PublicURL            string        // REMIT_PUBLIC_URL, http://<addr>
 	RateLimit            float64       // REMIT_RATE_LIMIT, requests per second per API key (100)
 	RateBurst            int           // REMIT_RATE_BURST (200)
+	OperatorHashCost     int           // bcrypt cost of dashboard passwords (0: the default); no variable: tests lower it
 	RedisURL             string        // REMIT_REDIS_URL: share the rate limit through Redis
 	SchedulerInterval    time.Duration // REMIT_SCHEDULER_INTERVAL (1s): how often due work is looked for
 	LogLevel             string        // REMIT_LOG_LEVEL: debug, info, warn, error (info)
@@ -457,7 +458,7 @@ func appConfig(c Config) (app.Config, error) {
 		WebhookAllowPrivate: c.WebhookAllowPriv, WebhookLease: c.WebhookLease, WebhookPoll: c.SchedulerInterval,
 		WebhookConcurrency: c.WebhookWorkers, Processor: c.Processor, IdempotencyLease: c.IdempotencyLease,
 		ProcessorTimeout: c.ProcessorTimeout, SandboxLatency: c.SandboxLatency, StripeWebhookSecret: c.StripeWebhookKey,
-		Dunning: remit.DefaultDunning,
+		Dunning: remit.DefaultDunning, OperatorHashCost: c.OperatorHashCost,
 	}
 	if c.DunningSchedule != "" {
 		d, err := remit.ParseDunningSchedule(c.DunningSchedule)

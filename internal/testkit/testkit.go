@@ -209,6 +209,7 @@ func StartOn(t testing.TB, s Store, dbURL string, opts Options) *Env {
 	t.Helper()
 	cfg := wire.Defaults()
 	cfg.RateLimit, cfg.RateBurst = 100000, 100000
+	cfg.OperatorHashCost = 4 // bcrypt.MinCost: a dashboard sign-in under the race detector in milliseconds
 	if opts.Config != nil {
 		cfg = *opts.Config
 	}
