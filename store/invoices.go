@@ -339,7 +339,7 @@ type InvoiceFilter struct {
 
 // ListInvoices lists a merchant account's invoices newest first, without their lines (the
 // dashboard's list; an invoice's lines come with GetInvoice). A page is one range of an index:
-// invoices_customer with a customer, else invoices_list.
+// invoices_customer_list with a customer, else invoices_list.
 func (q Q) ListInvoices(ctx context.Context, merchantAccountID string, f InvoiceFilter) ([]remit.Invoice, error) {
 	query, args := equalFilters(`SELECT `+invoiceColumns+` FROM invoices WHERE merchant_account_id = $1`, []any{merchantAccountID},
 		colValue{"customer_id", f.CustomerID}, colValue{"status", f.Status})

@@ -1,0 +1,15 @@
+-- +goose Up
+-- The lists of the dashboard (docs/dashboard.md), newest first, one index range a page: the
+-- account's customers, and a customer's invoices and payments (also the API's payment list
+-- filtered by customer). The customer's invoice index gains the ID, which the keyset orders by; it
+-- replaces invoices_customer, a prefix of it.
+CREATE INDEX customers_list ON customers(merchant_account_id, created_at, id);
+CREATE INDEX invoices_customer_list ON invoices(merchant_account_id, customer_id, created_at, id);
+DROP INDEX invoices_customer;
+CREATE INDEX payments_customer_list ON payments(merchant_account_id, customer_id, created_at, id);
+
+-- +goose Down
+DROP INDEX payments_customer_list;
+CREATE INDEX invoices_customer ON invoices(merchant_account_id, customer_id, created_at);
+DROP INDEX invoices_customer_list;
+DROP INDEX customers_list;
