@@ -482,3 +482,54 @@ func (op *Operators) Customer(ctx context.Context, o remit.Operator, merchantAcc
 	v.Subscriptions, err = op.quotes.ListSubscriptions(ctx, m, remit.SubscriptionQuery{CustomerID: customerID, Limit: "10"})
 	return v, err
 }
+
+// OperatorSubscription returns a subscription of a merchant account of the operator's
+// organization.
+//
+// Errors: not_found.
+func (op *Operators) OperatorSubscription(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID string) (remit.MerchantAccount, remit.Subscription, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.Subscription{}, err
+	}
+	sub, err := op.quotes.GetSubscription(ctx, m, subscriptionID)
+	return m, sub, err
+}
+
+// SubscriptionAction runs an action of the dashboard on a subscription, for an admin operator,
+// through the API's engine calls and the write entry point under the form's Idempotency-Key:
+// "cancel-at-period-end" and "cancel-now" (POST /v1/subscriptions/{id}/cancel with at), "pause"
+// and "resume".
+//
+// Errors: forbidden (a viewer), not_found, conflict (the state allows it not), validation_failure
+// (an unknown action).
+func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID, action, key string) (remit.Subscription, error) {
+	if o.Role != remit.OperatorAdmin {
+		return remit.Subscription{}, errViewer
+	}
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return remit.Subscription{}, err
+	}
+	var run func(ctx context.Context) (remit.Subscription, error)
+	switch action {
+	case "cancel-at-period-end", "cancel-now":
+		at := remit.CancelAtPeriodEnd
+		if action == "cancel-now" {
+			at = remit.CancelNow
+		}
+		run = func(ctx context.Context) (remit.Subscription, error) {
+			return op.quotes.CancelSubscription(ctx, m, subscriptionID, remit.CancelInput{At: at})
+		}
+	case "pause":
+		run = func(ctx context.Context) (remit.Subscription, error) { return op.quotes.PauseSubscription(ctx, m, subscriptionID) }
+	case "resume":
+		run = func(ctx context.Context) (remit.Subscription, error) { return op.quotes.ResumeSubscription(ctx, m, subscriptionID) }
+	default:
+		return remit.Subscription{}, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum",
+			Message: "The subscription actions are cancel-at-period-end, cancel-now, pause and resume."})
+	}
+	sub, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/subscriptions/"+subscriptionID+"/"+action, key, run)
+	sub.Environment = m.Environment
+	return sub, err
+}

@@ -18,6 +18,11 @@ import (
 func TestDashboardInBrowser(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		id := openInvoice(t, e)
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
+		q := e.Must(201, "POST", "/v1/quotes", map[string]any{"orderType": "subscription_creation", "customerId": "c1", "billingAccountId": "ba-c1",
+			"currency": "USD", "lines": []any{map[string]any{"priceId": "team"}}}).Data()
+		e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{})
 		for _, o := range []struct {
 			email string
 			role  remit.OperatorRole
@@ -56,6 +61,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.Find("tbody a").Click()
 		b.WaitText("main h1", 10*time.Second, "C1")
 		shot("customer")
+		b.Find("a[href*='/subscriptions/']").Click()
+		b.WaitText("main h1", 10*time.Second, "Subscription")
+		shot("subscription")
+		b.Find("a.button[href$='/pause']").Click()
+		b.WaitText("main h1", 10*time.Second, "Pause")
+		shot("subscription-pause")
+		b.Find("main form button[type=submit]").Click()
+		b.WaitText("[role=status]", 10*time.Second, "The subscription is paused.")
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/events")
 		b.WaitText("main", 10*time.Second, "invoice.finalized")
 		shot("events")

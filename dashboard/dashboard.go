@@ -10,7 +10,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
-	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -47,6 +46,8 @@ type Engine interface {
 	ResendEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID, key string) ([]remit.WebhookDelivery, error)
 	ListCustomers(ctx context.Context, o remit.Operator, merchantAccountID, search, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Customer], error)
 	Customer(ctx context.Context, o remit.Operator, merchantAccountID, customerID string) (remit.CustomerOverview, error)
+	OperatorSubscription(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID string) (remit.MerchantAccount, remit.Subscription, error)
+	SubscriptionAction(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID, action, key string) (remit.Subscription, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -115,6 +116,9 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("POST /dashboard/accounts/{account}/events/{event}/resend", s.signedIn(s.resendEvent))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/customers", s.signedIn(s.customersPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/customers/{customer}", s.signedIn(s.customerPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}", s.signedIn(s.subscriptionPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(s.subscriptionActionPage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(s.subscriptionAct))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.actionPage))
@@ -150,8 +154,8 @@ func secure(next http.Handler) http.Handler {
 // parsePages parses each page with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	funcs := template.FuncMap{"money": locale.For("en").Money, "sprintf": fmt.Sprintf}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer"} {
+	funcs := template.FuncMap{"money": money}
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -159,6 +163,18 @@ func parsePages() (map[string]*template.Template, error) {
 		pages[name] = t
 	}
 	return pages, nil
+}
+
+// money formats an amount of minor units in its currency (English).
+var money = locale.For("en").Money
+
+// confirmation is what an action's confirmation page says: what it does, the API request that
+// does the same, and where the form goes.
+type confirmation struct {
+	Title, Explain  string
+	Back, BackLabel string
+	API, Body       string // the API route's path (after the host) and its JSON body, if any
+	Post, Button    string
 }
 
 // page is what every template reads; each page fills its part.
@@ -180,12 +196,15 @@ type page struct {
 	Invoice   remit.Invoice
 	CanAct    bool // an admin
 	Actions   []invoiceAction
-	Action    invoiceAction // the one being confirmed
-	Key       string        // the action's Idempotency-Key
+	Confirm   confirmation // an action being confirmed
+	Key       string       // the action's Idempotency-Key
 	PublicURL string
 	// clock
 	Clock   remit.TestClock
 	Seconds string
+	// subscription
+	Subscription        remit.Subscription
+	SubscriptionActions []subscriptionAction
 	// customers
 	Customers []remit.Customer
 	View      remit.CustomerOverview

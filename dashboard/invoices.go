@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -94,8 +95,20 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.admin(w, r, p) {
 		return
 	}
-	p.Action, p.Key = a, newToken()
+	p.Key = newToken()
+	p.Confirm = invoiceConfirmation(a, p)
 	s.render(w, r, http.StatusOK, "action", p)
+}
+
+// invoiceConfirmation is the confirmation page of an invoice action.
+func invoiceConfirmation(a invoiceAction, p page) confirmation {
+	inv, base := p.Invoice, invoicePath(p.Account.ID, p.Invoice.InvoiceID)
+	name := inv.InvoiceID
+	if inv.Number != nil {
+		name = *inv.Number
+	}
+	return confirmation{Title: a.Title + " " + name + "?", Explain: fmt.Sprintf(a.Explain, money(inv.AmountDue, inv.Currency)) + " Invoice " + inv.InvoiceID + ".",
+		Back: base, BackLabel: "Back to the invoice", API: "/v1/invoices/" + inv.InvoiceID + a.API, Body: a.Body, Post: base + "/" + a.Slug, Button: a.Button}
 }
 
 // invoiceAction runs the action through the engine, under the form's Idempotency-Key.
@@ -117,7 +130,8 @@ func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		http.Redirect(w, r, invoicePath(p.Account.ID, p.Invoice.InvoiceID)+"?done="+a.Slug, http.StatusSeeOther)
 	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden || c == remit.EInvalid:
-		p.Action, p.Error, p.Key = a, remit.ErrorMessage(err), newToken()
+		p.Error, p.Key = remit.ErrorMessage(err), newToken()
+		p.Confirm = invoiceConfirmation(a, p)
 		s.render(w, r, statusOf(c), "action", p)
 	default:
 		s.fail(w, r, err)

@@ -1,0 +1,137 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/remit-billing/remit"
+)
+
+// subscriptionAction is an action an admin may take on a subscription.
+type subscriptionAction struct {
+	Slug, Label, Title, Explain string
+	API, Body, Done, Button     string
+	Move                        string                   // the rule's action (remit.SubscriptionStatus.Allows)
+	Not                         remit.SubscriptionStatus // a state the rule allows but this form does not offer
+}
+
+// subscriptionActions are the subscription page's actions, in the order shown.
+var subscriptionActions = []subscriptionAction{
+	{Slug: "cancel-at-period-end", Label: "Cancel at the period's end…", Title: "Cancel at the end of the period:", Button: "Cancel at the period's end",
+		Explain: "The subscription ends when its current period ends, instead of renewing; until then it stays as it is. The event subscription.updated is sent now.",
+		API:     "/cancel", Body: `{"at": "period_end"}`, Done: "The subscription will end at the end of its period.", Move: remit.ActionCancel, Not: remit.SubscriptionPaused},
+	{Slug: "cancel-now", Label: "Cancel now…", Title: "Cancel now:", Button: "Cancel it now",
+		Explain: "The subscription ends at once, and the unused share of the current period's fixed items is given back as a credit. The event subscription.canceled is sent. It cannot be undone.",
+		API:     "/cancel", Body: `{"at": "now"}`, Done: "The subscription is canceled.", Move: remit.ActionCancel},
+	{Slug: "pause", Label: "Pause…", Title: "Pause:", Button: "Pause it",
+		Explain: "No renewal and no invoice until it is resumed. The event subscription.paused is sent.",
+		API:     "/pause", Body: `{}`, Done: "The subscription is paused.", Move: remit.ActionPause},
+	{Slug: "resume", Label: "Resume…", Title: "Resume:", Button: "Resume it",
+		Explain: "A new period starts now: its fixed items are invoiced for it, and it renews at its end. The event subscription.resumed is sent.",
+		API:     "/resume", Body: `{}`, Done: "The subscription is active again.", Move: remit.ActionResume},
+}
+
+// offered is the actions the subscription's state allows.
+func offered(sub remit.Subscription) []subscriptionAction {
+	var out []subscriptionAction
+	for _, a := range subscriptionActions {
+		if sub.Status.Allows(a.Move) && sub.Status != a.Not {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func subscriptionPath(account, id string) string {
+	return "/dashboard/accounts/" + url.PathEscape(account) + "/subscriptions/" + url.PathEscape(id)
+}
+
+// loadSubscription reads the subscription the path names (false: answered).
+func (s *Server) loadSubscription(w http.ResponseWriter, r *http.Request) (page, bool) {
+	op := operatorOf(r)
+	m, sub, err := s.eng.OperatorSubscription(r.Context(), op, r.PathValue("account"), r.PathValue("subscription"))
+	if remit.ErrorCode(err) == remit.ENotFound {
+		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		return page{}, false
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return page{}, false
+	}
+	return page{Title: "Subscription " + sub.SubscriptionID, Operator: &op, Environment: m.Environment, Account: m, Subscription: sub,
+		SubscriptionActions: offered(sub), CanAct: op.Role == remit.OperatorAdmin}, true
+}
+
+// subscriptionPage shows a subscription and, to an admin, what its state allows.
+func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.loadSubscription(w, r)
+	if !ok {
+		return
+	}
+	for _, a := range subscriptionActions {
+		if a.Slug == r.URL.Query().Get("done") {
+			p.Notice = a.Done
+		}
+	}
+	s.render(w, r, http.StatusOK, "subscription", p)
+}
+
+func findSubscriptionAction(slug string) (subscriptionAction, bool) {
+	for _, a := range subscriptionActions {
+		if a.Slug == slug {
+			return a, true
+		}
+	}
+	return subscriptionAction{}, false
+}
+
+// subscriptionConfirmation is the confirmation page of a subscription action.
+func subscriptionConfirmation(a subscriptionAction, p page) confirmation {
+	base := subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID)
+	return confirmation{Title: a.Title + " subscription " + p.Subscription.SubscriptionID + "?", Explain: a.Explain, Back: base,
+		BackLabel: "Back to the subscription", API: "/v1/subscriptions/" + p.Subscription.SubscriptionID + a.API, Body: a.Body,
+		Post: base + "/" + a.Slug, Button: a.Button}
+}
+
+// subscriptionActionPage asks an admin to confirm.
+func (s *Server) subscriptionActionPage(w http.ResponseWriter, r *http.Request) {
+	a, ok := findSubscriptionAction(r.PathValue("action"))
+	if !ok {
+		s.notFound(w, r)
+		return
+	}
+	p, ok := s.loadSubscription(w, r)
+	if !ok || !s.admin(w, r, p) {
+		return
+	}
+	p.Key = newToken()
+	p.Confirm = subscriptionConfirmation(a, p)
+	s.render(w, r, http.StatusOK, "action", p)
+}
+
+// subscriptionAct runs the action through the engine, under the form's Idempotency-Key.
+func (s *Server) subscriptionAct(w http.ResponseWriter, r *http.Request) {
+	if !s.checkCSRF(w, r) {
+		return
+	}
+	a, ok := findSubscriptionAction(r.PathValue("action"))
+	if !ok {
+		s.notFound(w, r)
+		return
+	}
+	p, ok := s.loadSubscription(w, r)
+	if !ok || !s.admin(w, r, p) {
+		return
+	}
+	_, err := s.eng.SubscriptionAction(r.Context(), *p.Operator, p.Account.ID, p.Subscription.SubscriptionID, a.Slug, r.PostFormValue("key"))
+	switch c := remit.ErrorCode(err); {
+	case err == nil:
+		http.Redirect(w, r, subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID)+"?done="+a.Slug, http.StatusSeeOther)
+	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden || c == remit.EInvalid:
+		p.Error, p.Key = remit.ErrorMessage(err), newToken()
+		p.Confirm = subscriptionConfirmation(a, p)
+		s.render(w, r, statusOf(c), "action", p)
+	default:
+		s.fail(w, r, err)
+	}
+}
