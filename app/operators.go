@@ -522,9 +522,13 @@ func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, m
 			return op.quotes.CancelSubscription(ctx, m, subscriptionID, remit.CancelInput{At: at})
 		}
 	case "pause":
-		run = func(ctx context.Context) (remit.Subscription, error) { return op.quotes.PauseSubscription(ctx, m, subscriptionID) }
+		run = func(ctx context.Context) (remit.Subscription, error) {
+			return op.quotes.PauseSubscription(ctx, m, subscriptionID)
+		}
 	case "resume":
-		run = func(ctx context.Context) (remit.Subscription, error) { return op.quotes.ResumeSubscription(ctx, m, subscriptionID) }
+		run = func(ctx context.Context) (remit.Subscription, error) {
+			return op.quotes.ResumeSubscription(ctx, m, subscriptionID)
+		}
 	default:
 		return remit.Subscription{}, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum",
 			Message: "The subscription actions are cancel-at-period-end, cancel-now, pause and resume."})
