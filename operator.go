@@ -83,3 +83,31 @@ type CustomerOverview struct {
 	Payments      List[Payment]
 	Subscriptions List[Subscription]
 }
+
+// DayRevenue is what an account was paid on one UTC day (Day: days since 1970-01-01), in one
+// currency.
+type DayRevenue struct {
+	Day      int64
+	Currency string
+	Amount   int64
+}
+
+// OpenTotal is what an account's open invoices of one currency still ask: in all, and of those
+// whose collection failed (in dunning: retrying or exhausted).
+type OpenTotal struct {
+	Currency                string
+	Open, OpenCount         int64
+	InDunning, DunningCount int64
+}
+
+// AccountOverview is a merchant account's home in the dashboard.
+type AccountOverview struct {
+	Account        MerchantAccount
+	Now            time.Time    // the account's clock
+	Revenue        []DayRevenue // the last RevenueDays days, oldest first; days without payment absent
+	Open           []OpenTotal
+	FailedPayments List[Payment] // the newest failed payments
+}
+
+// RevenueDays is how many days an account's revenue chart shows.
+const RevenueDays = 30

@@ -537,3 +537,27 @@ func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, m
 	sub.Environment = m.Environment
 	return sub, err
 }
+
+// AccountOverview gathers a merchant account's home: what it was paid per day over the last
+// remit.RevenueDays days of its clock, what its open invoices ask (and of those, what is in
+// dunning), and its newest failed payments.
+//
+// Errors: not_found.
+func (op *Operators) AccountOverview(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.AccountOverview, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	v := remit.AccountOverview{Account: m}
+	if err != nil {
+		return v, err
+	}
+	v.Now = op.Now(m)
+	from := v.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, -(remit.RevenueDays - 1))
+	q := op.DB.Read(ctx)
+	if v.Revenue, err = q.RevenueByDay(ctx, m.ID, from); err != nil {
+		return v, err
+	}
+	if v.Open, err = q.OpenTotals(ctx, m.ID); err != nil {
+		return v, err
+	}
+	v.FailedPayments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{Status: string(remit.PaymentFailed), Limit: "5"})
+	return v, err
+}

@@ -48,6 +48,7 @@ type Engine interface {
 	Customer(ctx context.Context, o remit.Operator, merchantAccountID, customerID string) (remit.CustomerOverview, error)
 	OperatorSubscription(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID string) (remit.MerchantAccount, remit.Subscription, error)
 	SubscriptionAction(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID, action, key string) (remit.Subscription, error)
+	AccountOverview(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.AccountOverview, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -110,6 +111,7 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard", s.signedIn(s.overview))
 	mux.HandleFunc("GET /dashboard/invoices", s.signedIn(s.findInvoice))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}", s.signedIn(s.invoicePage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}", s.signedIn(s.accountPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices", s.signedIn(s.invoicesPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events", s.signedIn(s.eventsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events/{event}", s.signedIn(s.eventPage))
@@ -155,7 +157,7 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": money}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription"} {
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -202,6 +204,9 @@ type page struct {
 	// clock
 	Clock   remit.TestClock
 	Seconds string
+	// account
+	Home  remit.AccountOverview
+	Chart chart
 	// subscription
 	Subscription        remit.Subscription
 	SubscriptionActions []subscriptionAction

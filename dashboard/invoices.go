@@ -203,3 +203,20 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
 type listFilter struct{ Status, Customer, Type, Search string }
 
 var invoiceStatuses = []string{"draft", "open", "paid", "void", "uncollectible"}
+
+// accountPage is a merchant account's home: revenue per day (a chart), open invoices, failed
+// payments, and its lists.
+func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
+	op := operatorOf(r)
+	v, err := s.eng.AccountOverview(r.Context(), op, r.PathValue("account"))
+	if remit.ErrorCode(err) == remit.ENotFound {
+		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "account", page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment,
+		Account: v.Account, Home: v, Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now)})
+}

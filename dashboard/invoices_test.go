@@ -117,7 +117,8 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 		for _, p := range []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices", "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices?status=paid",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/events", "/dashboard/accounts/" + e.Tenant.Sandbox + "/events/" + firstEvent(t, e),
-			"/dashboard/accounts/" + e.Tenant.Sandbox + "/customers", "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers/c1"} {
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/customers", "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers/c1",
+			"/dashboard/accounts/" + e.Tenant.Sandbox} {
 			got := other.get(p)
 			wantStatus(t, got, 404)
 			for _, leak := range []string{"Acme Test", id, id2, "INV-0000", "$25.00"} {

@@ -153,3 +153,23 @@ func (q Q) GetOrganization(ctx context.Context, id string) (remit.Organization, 
 	o.CreatedAt = remit.FromMicros(created)
 	return o, wrapErr(err, "store.GetOrganization")
 }
+
+// RevenueByDay sums what the account's invoices were paid per UTC day and currency since from
+// (Unix µs), oldest first, from invoices_paid.
+func (q Q) RevenueByDay(ctx context.Context, merchantAccountID string, from time.Time) ([]remit.DayRevenue, error) {
+	return queryAll(ctx, q, "store.RevenueByDay", func(r interface{ Scan(...any) error }) (d remit.DayRevenue, err error) {
+		return d, r.Scan(&d.Day, &d.Currency, &d.Amount)
+	}, nil, `SELECT paid_at / 86400000000 AS day, currency, SUM(amount_paid) FROM invoices
+		WHERE merchant_account_id = $1 AND paid_at IS NOT NULL AND paid_at >= $2
+		GROUP BY paid_at / 86400000000, currency ORDER BY day, currency`, merchantAccountID, remit.Micros(from))
+}
+
+// OpenTotals sums the account's open invoices per currency, from invoices_open.
+func (q Q) OpenTotals(ctx context.Context, merchantAccountID string) ([]remit.OpenTotal, error) {
+	return queryAll(ctx, q, "store.OpenTotals", func(r interface{ Scan(...any) error }) (o remit.OpenTotal, err error) {
+		return o, r.Scan(&o.Currency, &o.Open, &o.OpenCount, &o.InDunning, &o.DunningCount)
+	}, nil, `SELECT currency, SUM(amount_remaining), COUNT(*),
+		SUM(CASE WHEN dunning_status IN ('retrying', 'exhausted') THEN amount_remaining ELSE 0 END),
+		SUM(CASE WHEN dunning_status IN ('retrying', 'exhausted') THEN 1 ELSE 0 END)
+		FROM invoices WHERE merchant_account_id = $1 AND status = 'open' GROUP BY currency ORDER BY currency`, merchantAccountID)
+}

@@ -52,6 +52,7 @@ func benchmarkPages(b *testing.B, s testkit.Store, sz Sizes) {
 	eventID := regexp.MustCompile(`/events/(evt_[0-9a-z]+)"`).FindStringSubmatch(events)[1]
 	pages := []struct{ name, path string }{
 		{"overview", "/dashboard"},
+		{"account", a}, // the revenue chart, the open totals, the failed payments
 		{"customers", a + "/customers"},
 		{"customers-search-id", a + "/customers?q=" + customer},
 		{"customers-search-none", a + "/customers?q=zzz"}, // reads every customer: the worst search

@@ -7,8 +7,17 @@ CREATE INDEX customers_list ON customers(merchant_account_id, created_at, id);
 CREATE INDEX invoices_customer_list ON invoices(merchant_account_id, customer_id, created_at, id);
 DROP INDEX invoices_customer;
 CREATE INDEX payments_customer_list ON payments(merchant_account_id, customer_id, created_at, id);
+-- An account's home (its charts and totals) and the lists filtered by status: revenue by day reads
+-- the paid invoices of the period from one partial index that holds what it sums; the open totals
+-- read the open invoices from another; the failed payments come newest first from a third.
+CREATE INDEX invoices_paid ON invoices(merchant_account_id, paid_at, currency, amount_paid) WHERE paid_at IS NOT NULL;
+CREATE INDEX invoices_open ON invoices(merchant_account_id, currency, amount_remaining, dunning_status) WHERE status = 'open';
+CREATE INDEX payments_status_list ON payments(merchant_account_id, status, created_at, id);
 
 -- +goose Down
+DROP INDEX payments_status_list;
+DROP INDEX invoices_open;
+DROP INDEX invoices_paid;
 DROP INDEX payments_customer_list;
 CREATE INDEX invoices_customer ON invoices(merchant_account_id, customer_id, created_at);
 DROP INDEX invoices_customer_list;
