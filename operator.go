@@ -3,9 +3,12 @@ package remit
 import (
 	"fmt"
 	"net/mail"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/bojanz/currency"
 )
 
 // Operators are the people who sign in to the dashboard (docs/dashboard.md): an e-mail address,
@@ -111,3 +114,34 @@ type AccountOverview struct {
 
 // RevenueDays is how many days an account's revenue chart shows.
 const RevenueDays = 30
+
+// ParseMajorAmount reads an amount typed in major units ("12.50", "1,250.00" is refused: no
+// grouping) into minor units of currency: no more decimals than the currency has, at least 0.
+// field names the form field in the problem it records.
+func ParseMajorAmount(s, currencyCode, field string, p *Problems) int64 {
+	s = strings.TrimSpace(s)
+	digits, ok := currency.GetDigits(currencyCode)
+	if !ok {
+		digits = 2
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	bad := func() int64 {
+		p.Body(field, "invalid_format", fmt.Sprintf("Type the amount in %s with at most %d decimals, such as %s.", currencyCode, digits, example(digits)))
+		return 0
+	}
+	if s == "" || whole == "" || len(frac) > int(digits) || !allDigits(whole) || !allDigits(frac) || len(whole) > 15 {
+		return bad()
+	}
+	n, err := strconv.ParseInt(whole+frac+strings.Repeat("0", int(digits)-len(frac)), 10, 64)
+	if err != nil {
+		return bad()
+	}
+	return n
+}
+
+func example(digits uint8) string {
+	if digits == 0 {
+		return "1250"
+	}
+	return "12." + strings.Repeat("5", int(digits))
+}

@@ -22,11 +22,12 @@ import (
 // Operators is the dashboard's accounts and sign-in.
 type Operators struct {
 	*core
-	invoicing *Invoicing
-	clocks    *TestClocks
-	webhooks  *Webhooks
-	payments  *Payments
-	quotes    *Quotes
+	invoicing   *Invoicing
+	clocks      *TestClocks
+	webhooks    *Webhooks
+	payments    *Payments
+	quotes      *Quotes
+	creditNotes *CreditNotes
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -560,4 +561,38 @@ func (op *Operators) AccountOverview(ctx context.Context, o remit.Operator, merc
 	}
 	v.FailedPayments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{Status: string(remit.PaymentFailed), Limit: "5"})
 	return v, err
+}
+
+// IssueCreditNote issues a credit note on an invoice for an admin operator: the same engine call
+// as POST /v1/credit-notes with one line of the whole amount in one bucket (kind: offset, credit
+// or refund), under the form's Idempotency-Key.
+//
+// Errors: forbidden (a viewer), not_found, validation_failure (the amount, the reason, the kind),
+// conflict (the invoice's state).
+func (op *Operators) IssueCreditNote(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, kind string, amount int64, reason, description, key string) (remit.CreditNote, error) {
+	if o.Role != remit.OperatorAdmin {
+		return remit.CreditNote{}, errViewer
+	}
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return remit.CreditNote{}, err
+	}
+	in := remit.CreditNoteInput{InvoiceID: invoiceID, Reason: reason}
+	if description != "" {
+		in.Description = &description
+	}
+	switch kind {
+	case "offset", "credit", "refund":
+	default:
+		return remit.CreditNote{}, remit.Invalid(remit.FieldError{Field: "kind", Location: remit.InBody, Reason: "invalid_enum",
+			Message: "Choose how the amount is given back: offset (less to pay on an open invoice), credit (to the customer's balance) or refund (money back)."})
+	}
+	line := remit.CreditNoteLineInput{Bucket: &kind, Description: description, Amount: amount}
+	if line.Description == "" {
+		line.Description = "Credit"
+	}
+	in.Lines = []remit.CreditNoteLineInput{line}
+	return operatorWrite(ctx, op.core, o, m, "POST /dashboard/invoices/"+invoiceID+"/credit-notes", key, func(ctx context.Context) (remit.CreditNote, error) {
+		return op.creditNotes.CreateCreditNote(ctx, m, in)
+	})
 }

@@ -88,6 +88,10 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.Find("#invoice-" + e.Tenant.Sandbox + " ~ button").Click()
 		b.WaitText("main", 10*time.Second, "Amount due")
 		shot("invoice")
+		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id + "/credit-notes")
+		b.WaitText("main h1", 10*time.Second, "Issue a credit note")
+		shot("credit-note")
+		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id)
 		b.Find("a.button").Click()
 		b.WaitText("main", 10*time.Second, "It cannot be undone")
 		if code := b.Find("pre code").Text(); !strings.Contains(code, "/v1/invoices/"+id+"/void") {

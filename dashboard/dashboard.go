@@ -49,6 +49,7 @@ type Engine interface {
 	OperatorSubscription(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID string) (remit.MerchantAccount, remit.Subscription, error)
 	SubscriptionAction(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID, action, key string) (remit.Subscription, error)
 	AccountOverview(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.AccountOverview, error)
+	IssueCreditNote(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, kind string, amount int64, reason, description, key string) (remit.CreditNote, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -123,6 +124,8 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(s.subscriptionAct))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.creditNotePage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.issueCreditNote))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.actionPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.invoiceAction))
 	mux.HandleFunc("/dashboard/", s.notFound)
@@ -157,7 +160,7 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": money}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account"} {
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -204,6 +207,10 @@ type page struct {
 	// clock
 	Clock   remit.TestClock
 	Seconds string
+	// credit note
+	Form    creditNoteForm
+	Kinds   []option
+	Reasons []string
 	// account
 	Home  remit.AccountOverview
 	Chart chart

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/remit-billing/remit"
@@ -48,6 +49,9 @@ func (s *Server) invoicePage(w http.ResponseWriter, r *http.Request) {
 	}
 	if a, ok := findAction(r.URL.Query().Get("done")); ok {
 		p.Notice = a.Done
+	}
+	if n := r.URL.Query().Get("credited"); creditNoteNumber.MatchString(n) { // a number, not a message to show
+		p.Notice = "Credit note " + n + " is issued."
 	}
 	s.render(w, r, http.StatusOK, "invoice", p)
 }
@@ -198,6 +202,8 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, r, http.StatusOK, "invoices", p)
 }
+
+var creditNoteNumber = regexp.MustCompile(`^CN-[0-9]{1,12}$`)
 
 // listFilter is what a list page was asked for.
 type listFilter struct{ Status, Customer, Type, Search string }
