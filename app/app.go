@@ -191,11 +191,11 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Catalog.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
-	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks, payments: a.Payments, quotes: a.Quotes,
-		creditNotes: a.CreditNotes}
 	a.Quotes.creditNotes = a.CreditNotes
 	a.Usage.creditNotes = a.CreditNotes
 	a.Emails = &Emails{core: c, catalog: a.Catalog, documents: a.Documents}
+	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks, payments: a.Payments, quotes: a.Quotes,
+		creditNotes: a.CreditNotes, emails: a.Emails}
 	a.Quotes.emails = a.Emails
 	a.Verification = &Verification{core: c}
 	a.Emails.registerReactions()

@@ -28,6 +28,7 @@ type Operators struct {
 	payments    *Payments
 	quotes      *Quotes
 	creditNotes *CreditNotes
+	emails      *Emails
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -595,4 +596,37 @@ func (op *Operators) IssueCreditNote(ctx context.Context, o remit.Operator, merc
 	return operatorWrite(ctx, op.core, o, m, "POST /dashboard/invoices/"+invoiceID+"/credit-notes", key, func(ctx context.Context) (remit.CreditNote, error) {
 		return op.creditNotes.CreateCreditNote(ctx, m, in)
 	})
+}
+
+// The dashboard's other lists: the API's own list of each resource, for a merchant account of the
+// operator's organization (not_found otherwise), with the API's filters, paging and errors.
+
+// AccountPayments lists payments as GET /v1/payments does.
+func (op *Operators) AccountPayments(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.PaymentQuery) (remit.MerchantAccount, remit.List[remit.Payment], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.List[remit.Payment]{}, err
+	}
+	l, err := op.payments.ListPayments(ctx, m, in)
+	return m, l, err
+}
+
+// AccountSubscriptions lists subscriptions as GET /v1/subscriptions does.
+func (op *Operators) AccountSubscriptions(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.SubscriptionQuery) (remit.MerchantAccount, remit.List[remit.Subscription], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.List[remit.Subscription]{}, err
+	}
+	l, err := op.quotes.ListSubscriptions(ctx, m, in)
+	return m, l, err
+}
+
+// AccountEmails lists customer e-mails as GET /v1/emails does.
+func (op *Operators) AccountEmails(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.EmailQuery) (remit.MerchantAccount, remit.List[remit.Email], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.List[remit.Email]{}, err
+	}
+	l, err := op.emails.ListEmails(ctx, m, in)
+	return m, l, err
 }

@@ -56,6 +56,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox)
 		b.WaitText("main", 10*time.Second, "Revenue, last 30 days")
 		shot("account")
+		for _, list := range []string{"payments", "subscriptions", "emails"} {
+			b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/" + list)
+			b.WaitText("main h1", 10*time.Second, "Payments", "Subscriptions", "E-mails")
+			shot(list)
+		}
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers")
 		b.Find("#q").Type("c1")
 		b.Find("form[role=search] button").Click()

@@ -50,6 +50,9 @@ type Engine interface {
 	SubscriptionAction(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID, action, key string) (remit.Subscription, error)
 	AccountOverview(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.AccountOverview, error)
 	IssueCreditNote(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, kind string, amount int64, reason, description, key string) (remit.CreditNote, error)
+	AccountPayments(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.PaymentQuery) (remit.MerchantAccount, remit.List[remit.Payment], error)
+	AccountSubscriptions(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.SubscriptionQuery) (remit.MerchantAccount, remit.List[remit.Subscription], error)
+	AccountEmails(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.EmailQuery) (remit.MerchantAccount, remit.List[remit.Email], error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -114,6 +117,9 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}", s.signedIn(s.invoicePage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}", s.signedIn(s.accountPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices", s.signedIn(s.invoicesPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/payments", s.signedIn(s.paymentsPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions", s.signedIn(s.subscriptionsPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/emails", s.signedIn(s.emailsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events", s.signedIn(s.eventsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events/{event}", s.signedIn(s.eventPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/events/{event}/resend", s.signedIn(s.resendEvent))
@@ -160,7 +166,7 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": money}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note"} {
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note", "list"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -207,6 +213,8 @@ type page struct {
 	// clock
 	Clock   remit.TestClock
 	Seconds string
+	// a list that is only a table (lists.go)
+	List *listView
 	// credit note
 	Form    creditNoteForm
 	Kinds   []option

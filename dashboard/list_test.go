@@ -58,3 +58,35 @@ func ids(body string) []string {
 	}
 	return out
 }
+
+// The payments, subscriptions and e-mails lists: the API's filters and paging, a bad filter's
+// message next to it.
+func TestOtherLists(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		id := openInvoice(t, e)
+		e.Must(200, "POST", "/v1/invoices/"+id+"/pay", map[string]any{"outOfBand": true})
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
+		q := e.Must(201, "POST", "/v1/quotes", map[string]any{"orderType": "subscription_creation", "customerId": "c1", "billingAccountId": "ba-c1",
+			"currency": "USD", "lines": []any{map[string]any{"priceId": "team"}}}).Data()
+		sub := e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{}).Data()["subscriptionId"].(string)
+		b := signedInAs(t, e, "viewer@example.com", remit.OperatorViewer)
+		a := "/dashboard/accounts/" + e.Tenant.Sandbox
+
+		payments := b.get(a + "/payments")
+		wantStatus(t, payments, 200, "<h1>Payments</h1>", "/invoices/"+id, "succeeded", "$25.00")
+		wantStatus(t, b.get(a+"/payments?status=failed"), 200, "No payment matches.")
+		wantStatus(t, b.get(a+"/payments?customer=c1&status=succeeded"), 200, "/invoices/"+id)
+		bad := b.get(a + "/payments?status=lost")
+		wantStatus(t, bad, 422, `id="f-status-error"`, "status must be one of")
+
+		subs := b.get(a + "/subscriptions?status=active")
+		wantStatus(t, subs, 200, a+"/subscriptions/"+sub, "active")
+		wantStatus(t, b.get(a+"/subscriptions?status=paused"), 200, "No subscription matches.")
+		wantStatus(t, b.get(a+"/subscriptions?limit=0"), 422)
+
+		wantStatus(t, b.get(a+"/emails"), 200, "<h1>E-mails</h1>")
+		wantStatus(t, b.get(a+"/emails?customer=c1"), 200)
+		wantStatus(t, b.get("/dashboard/accounts/ma_nope/payments"), 404)
+	})
+}

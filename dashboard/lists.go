@@ -1,0 +1,138 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// One template (list.html) shows every list that is only a table: a heading, filters (the API's
+// query parameters), headers, rows of cells, and the next page's link. Each list maps its items to
+// rows (payments, subscriptions, e-mails below).
+
+type listView struct {
+	Heading, Action, Empty string
+	Filters                []filterField
+	Headers                []string
+	Rows                   [][]cell
+	Next                   string
+}
+
+// filterField is one filter: a text input, or a select when it has options. Param is the API's
+// query parameter its errors name.
+type filterField struct {
+	Name, Param, Label, Value string
+	Options                   []string
+}
+
+type cell struct {
+	Text, Href string
+	Code       bool
+}
+
+func code(text, href string) cell { return cell{Text: text, Href: href, Code: true} }
+func text(t string) cell          { return cell{Text: t} }
+func when(t time.Time) cell       { return cell{Text: t.Format("2006-01-02 15:04")} }
+
+// listPage answers a list: the engine's field errors next to their filters, an unknown account as
+// 404; otherwise the rows and, with a next cursor, the next page's link (the same filters).
+func (s *Server) listPage(w http.ResponseWriter, r *http.Request, p page, v listView, next *string, err error) {
+	p.List = &v
+	if !s.listAnswered(w, r, "list", &p, err) {
+		return
+	}
+	if next != nil {
+		q := url.Values{"cursor": {*next}}
+		for _, f := range v.Filters {
+			if f.Value != "" {
+				q.Set(f.Name, f.Value)
+			}
+		}
+		if l := r.URL.Query().Get("limit"); l != "" {
+			q.Set("limit", l)
+		}
+		p.List.Next = v.Action + "?" + q.Encode()
+	}
+	s.render(w, r, http.StatusOK, "list", p)
+}
+
+func (s *Server) listBase(r *http.Request, m remit.MerchantAccount, title string) page {
+	op := operatorOf(r)
+	return page{Title: title, Operator: &op, Environment: m.Environment, Account: m}
+}
+
+func accountPath(m remit.MerchantAccount) string {
+	return "/dashboard/accounts/" + url.PathEscape(m.ID)
+}
+
+// paymentsPage lists payments, newest first, by status and customer.
+func (s *Server) paymentsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	in := remit.PaymentQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), Limit: q.Get("limit"), Cursor: q.Get("cursor")}
+	m, l, err := s.eng.AccountPayments(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	a := accountPath(m)
+	v := listView{Heading: "Payments", Action: a + "/payments", Empty: "No payment matches.",
+		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: statusNames(remit.PaymentStatuses)},
+			{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID}},
+		Headers: []string{"Payment", "Invoice", "Customer", "Status", "Amount", "Why", "Created"}}
+	for _, p := range l.Items {
+		why := ""
+		if p.FailureMessage != nil {
+			why = *p.FailureMessage
+		}
+		v.Rows = append(v.Rows, []cell{code(p.PaymentID, ""), code(p.InvoiceID, a+"/invoices/"+url.PathEscape(p.InvoiceID)),
+			code(p.CustomerID, a+"/customers/"+url.PathEscape(p.CustomerID)), text(string(p.Status)), text(money(p.Amount, p.Currency)),
+			text(why), when(p.CreatedAt)})
+	}
+	s.listPage(w, r, s.listBase(r, m, "Payments"), v, l.NextCursor, err)
+}
+
+// subscriptionsPage lists subscriptions, newest first, by status and customer.
+func (s *Server) subscriptionsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	in := remit.SubscriptionQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), Limit: q.Get("limit"), Cursor: q.Get("cursor")}
+	m, l, err := s.eng.AccountSubscriptions(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	a := accountPath(m)
+	v := listView{Heading: "Subscriptions", Action: a + "/subscriptions", Empty: "No subscription matches.",
+		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: statusNames(remit.SubscriptionStatuses)},
+			{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID}},
+		Headers: []string{"Subscription", "Customer", "Status", "Current period ends", "Created"}}
+	for _, sub := range l.Items {
+		v.Rows = append(v.Rows, []cell{code(sub.SubscriptionID, a+"/subscriptions/"+url.PathEscape(sub.SubscriptionID)),
+			code(sub.CustomerID, a+"/customers/"+url.PathEscape(sub.CustomerID)), text(string(sub.Status)),
+			text(sub.CurrentPeriodEnd.Format("2006-01-02")), when(sub.CreatedAt)})
+	}
+	s.listPage(w, r, s.listBase(r, m, "Subscriptions"), v, l.NextCursor, err)
+}
+
+// emailsPage lists the e-mails sent (or not) to customers, newest first, by customer and type.
+func (s *Server) emailsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	in := remit.EmailQuery{CustomerID: q.Get("customer"), Type: q.Get("type"), Limit: q.Get("limit"), Cursor: q.Get("cursor")}
+	m, l, err := s.eng.AccountEmails(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	a := accountPath(m)
+	v := listView{Heading: "E-mails", Action: a + "/emails", Empty: "No e-mail matches.",
+		Filters: []filterField{{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID},
+			{Name: "type", Param: "type", Label: "Type", Value: in.Type}},
+		Headers: []string{"E-mail", "Customer", "Type", "To", "Subject", "Status", "Created"}}
+	for _, e := range l.Items {
+		to := "–"
+		if e.To != nil {
+			to = *e.To
+		}
+		v.Rows = append(v.Rows, []cell{code(e.EmailID, ""), code(e.CustomerID, a+"/customers/"+url.PathEscape(e.CustomerID)),
+			text(string(e.Type)), text(to), text(e.Subject), text(string(e.Status)), when(e.CreatedAt)})
+	}
+	s.listPage(w, r, s.listBase(r, m, "E-mails"), v, l.NextCursor, err)
+}
+
+// statusNames lists statuses as strings.
+func statusNames[T ~string](ss []T) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
