@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/document"
 	"github.com/remit-billing/remit/store"
 )
 
@@ -29,6 +30,7 @@ type Operators struct {
 	quotes      *Quotes
 	creditNotes *CreditNotes
 	emails      *Emails
+	documents   *Documents
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -629,4 +631,15 @@ func (op *Operators) AccountEmails(ctx context.Context, o remit.Operator, mercha
 	}
 	l, err := op.emails.ListEmails(ctx, m, in)
 	return m, l, err
+}
+
+// InvoiceDocument gathers an invoice's PDF model, as GET /v1/invoices/{id}/pdf does.
+//
+// Errors: not_found.
+func (op *Operators) InvoiceDocument(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (document.Invoice, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return document.Invoice{}, err
+	}
+	return op.documents.InvoiceDocument(ctx, m, invoiceID)
 }

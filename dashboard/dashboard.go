@@ -21,6 +21,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/document"
 	"github.com/remit-billing/remit/locale"
 	"github.com/remit-billing/remit/ratelimit"
 )
@@ -53,6 +54,7 @@ type Engine interface {
 	AccountPayments(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.PaymentQuery) (remit.MerchantAccount, remit.List[remit.Payment], error)
 	AccountSubscriptions(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.SubscriptionQuery) (remit.MerchantAccount, remit.List[remit.Subscription], error)
 	AccountEmails(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.EmailQuery) (remit.MerchantAccount, remit.List[remit.Email], error)
+	InvoiceDocument(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (document.Invoice, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -130,6 +132,7 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(s.subscriptionAct))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/pdf", s.signedIn(s.invoicePDF))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.creditNotePage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.issueCreditNote))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(s.actionPage))
@@ -203,13 +206,14 @@ type page struct {
 	Organization remit.Organization
 	Accounts     []remit.MerchantAccount
 	// invoice, void
-	Account   remit.MerchantAccount
-	Invoice   remit.Invoice
-	CanAct    bool // an admin
-	Actions   []invoiceAction
-	Confirm   confirmation // an action being confirmed
-	Key       string       // the action's Idempotency-Key
-	PublicURL string
+	Account    remit.MerchantAccount
+	Invoice    remit.Invoice
+	CanAct     bool // an admin
+	Actions    []invoiceAction
+	Confirm    confirmation // an action being confirmed
+	HostedPage string       // the customer's page of an open invoice
+	Key        string       // the action's Idempotency-Key
+	PublicURL  string
 	// clock
 	Clock   remit.TestClock
 	Seconds string

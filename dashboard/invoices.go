@@ -2,12 +2,14 @@ package dashboard
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/document"
 )
 
 // findInvoice opens the invoice a find form names.
@@ -38,7 +40,7 @@ func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool
 		return page{}, false
 	}
 	return page{Title: "Invoice " + inv.InvoiceID, Operator: &op, Environment: m.Environment, Account: m, Invoice: inv,
-		CanAct: op.Role == remit.OperatorAdmin, Actions: invoiceActions}, true
+		CanAct: op.Role == remit.OperatorAdmin, Actions: invoiceActions, HostedPage: hostedPage(inv.PaymentURL)}, true
 }
 
 // invoicePage shows an invoice.
@@ -225,4 +227,38 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, r, http.StatusOK, "account", page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment,
 		Account: v.Account, Home: v, Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now)})
+}
+
+// invoicePDF answers an invoice's PDF, as the API does.
+func (s *Server) invoicePDF(w http.ResponseWriter, r *http.Request) {
+	d, err := s.eng.InvoiceDocument(r.Context(), operatorOf(r), r.PathValue("account"), r.PathValue("invoice"))
+	if remit.ErrorCode(err) == remit.ENotFound {
+		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		return
+	}
+	var pdf []byte
+	if err == nil {
+		pdf, err = document.InvoicePDF(d)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/pdf")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": document.InvoiceFileName(d)}))
+	_, _ = w.Write(pdf)
+}
+
+// hostedPage is the customer's page of an open invoice, from its paymentUrl (the page's pay
+// route): "" when it has none.
+func hostedPage(paymentURL *string) string {
+	if paymentURL == nil {
+		return ""
+	}
+	u, err := url.Parse(*paymentURL)
+	if err != nil || !strings.HasSuffix(u.Path, "/pay") {
+		return ""
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/pay")
+	return u.String()
 }

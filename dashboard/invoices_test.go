@@ -50,7 +50,12 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 		path := "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id
 		wantRedirect(t, admin.get("/dashboard/invoices?account="+e.Tenant.Sandbox+"&invoice="+id), path)
 		inv := admin.get(path)
-		wantStatus(t, inv, 200, id, "open", "$25.00", "Void this invoice")
+		wantStatus(t, inv, 200, id, "open", "$25.00", "Void this invoice", `href="`+path+`/pdf"`, "/customer-portal/invoices/"+id+"?token=")
+		pdf := admin.get(path + "/pdf")
+		if pdf.status != 200 || pdf.header.Get("Content-Type") != "application/pdf" || !strings.HasPrefix(pdf.body, "%PDF-") ||
+			!strings.Contains(pdf.header.Get("Content-Disposition"), "INV-") {
+			t.Fatalf("the invoice's PDF: %d %s %s", pdf.status, pdf.header.Get("Content-Type"), pdf.header.Get("Content-Disposition"))
+		}
 
 		confirm := admin.get(path + "/void")
 		wantStatus(t, confirm, 200, "It cannot be undone", "/v1/invoices/"+id+"/void?environment=sandbox&amp;merchantAccountId="+e.Tenant.Sandbox, "Idempotency-Key: ")
@@ -119,7 +124,7 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/events", "/dashboard/accounts/" + e.Tenant.Sandbox + "/events/" + firstEvent(t, e),
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/customers", "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers/c1",
 			"/dashboard/accounts/" + e.Tenant.Sandbox, "/dashboard/accounts/" + e.Tenant.Sandbox + "/payments",
-			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions", "/dashboard/accounts/" + e.Tenant.Sandbox + "/emails"} {
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions", "/dashboard/accounts/" + e.Tenant.Sandbox + "/emails", path + "/pdf"} {
 			got := other.get(p)
 			wantStatus(t, got, 404)
 			for _, leak := range []string{"Acme Test", id, id2, "INV-0000", "$25.00"} {

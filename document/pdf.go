@@ -754,3 +754,11 @@ func receiptTotals(tr *locale.Tr, r ReceiptFacts, inv remit.Invoice) []total {
 	}
 	return tot
 }
+
+// InvoiceFileName names an invoice's PDF after its number, or its ID while it is a draft.
+func InvoiceFileName(d Invoice) string {
+	if d.Invoice.Number != nil {
+		return *d.Invoice.Number + ".pdf"
+	}
+	return d.Invoice.InvoiceID + "-draft.pdf"
+}

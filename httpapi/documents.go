@@ -14,7 +14,7 @@ func (s *Server) getInvoicePdf(ctx context.Context, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pdfAnswer(document.InvoicePDF(d))(invoiceFileName(d))
+	return pdfAnswer(document.InvoicePDF(d))(document.InvoiceFileName(d))
 }
 
 // getCreditNotePdf handles GET /v1/credit-notes/{creditNoteId}/pdf.
@@ -33,14 +33,6 @@ func (s *Server) getPaymentReceiptPdf(ctx context.Context, r *Request) (any, err
 		return nil, err
 	}
 	return pdfAnswer(document.ReceiptPDF(d))(d.Receipt.ReceiptNumber + ".pdf")
-}
-
-// invoiceFileName names an invoice's PDF after its number, or its ID while it is a draft.
-func invoiceFileName(d document.Invoice) string {
-	if d.Invoice.Number != nil {
-		return *d.Invoice.Number + ".pdf"
-	}
-	return d.Invoice.InvoiceID + "-draft.pdf"
 }
 
 // pdfAnswer turns a rendered PDF into the operation's answer, shown inline under fileName.

@@ -45,7 +45,7 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return pdfAnswer(document.InvoicePDF(d))(invoiceFileName(d))
+		return pdfAnswer(document.InvoicePDF(d))(document.InvoiceFileName(d))
 	case parts[0] == "setup-sessions" && (len(parts) == 2 && parts[1] != "" || len(parts) == 3 && parts[1] != "" && parts[2] == "complete"):
 		page, err := s.eng.Catalog.HostedSetupPage(ctx, tok, m, parts[1])
 		if err != nil {
