@@ -31,6 +31,7 @@ type Operators struct {
 	creditNotes *CreditNotes
 	emails      *Emails
 	documents   *Documents
+	merchants   *Merchants
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -642,4 +643,22 @@ func (op *Operators) InvoiceDocument(ctx context.Context, o remit.Operator, merc
 		return document.Invoice{}, err
 	}
 	return op.documents.InvoiceDocument(ctx, m, invoiceID)
+}
+
+// DecideMerchant records an underwriting decision (approve, reject, request-update) on a merchant
+// account in review, for an admin operator of its organization: the same engine call as
+// `remit merchant decide`, under the form's Idempotency-Key. It answers the account's new status.
+//
+// Errors: forbidden (a viewer), not_found, validation_failure (decision), conflict (not in review).
+func (op *Operators) DecideMerchant(ctx context.Context, o remit.Operator, merchantAccountID, decision, key string) (remit.MerchantStatus, error) {
+	if o.Role != remit.OperatorAdmin {
+		return "", errViewer
+	}
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return "", err
+	}
+	return operatorWrite(ctx, op.core, o, m, "POST /dashboard/merchant-accounts/"+m.ID+"/decide/"+decision, key, func(ctx context.Context) (remit.MerchantStatus, error) {
+		return op.merchants.DecideMerchant(ctx, m.ID, decision)
+	})
 }

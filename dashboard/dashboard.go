@@ -55,6 +55,7 @@ type Engine interface {
 	AccountSubscriptions(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.SubscriptionQuery) (remit.MerchantAccount, remit.List[remit.Subscription], error)
 	AccountEmails(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.EmailQuery) (remit.MerchantAccount, remit.List[remit.Email], error)
 	InvoiceDocument(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (document.Invoice, error)
+	DecideMerchant(ctx context.Context, o remit.Operator, merchantAccountID, decision, key string) (remit.MerchantStatus, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -118,6 +119,8 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/invoices", s.signedIn(s.findInvoice))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}", s.signedIn(s.invoicePage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}", s.signedIn(s.accountPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/decide/{decision}", s.signedIn(s.decisionPage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/decide/{decision}", s.signedIn(s.decide))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices", s.signedIn(s.invoicesPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/payments", s.signedIn(s.paymentsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions", s.signedIn(s.subscriptionsPage))
@@ -188,6 +191,7 @@ type confirmation struct {
 	Title, Explain  string
 	Back, BackLabel string
 	API, Body       string // the API route's path (after the host) and its JSON body, if any
+	Command         string // or the CLI command that does the same, when no API route does
 	Post, Button    string
 }
 
@@ -224,8 +228,9 @@ type page struct {
 	Kinds   []option
 	Reasons []string
 	// account
-	Home  remit.AccountOverview
-	Chart chart
+	Decisions []decision
+	Home      remit.AccountOverview
+	Chart     chart
 	// subscription
 	Subscription        remit.Subscription
 	SubscriptionActions []subscriptionAction

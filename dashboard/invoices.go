@@ -225,8 +225,12 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "account", page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment,
-		Account: v.Account, Home: v, Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now)})
+	p := page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment, Account: v.Account, Home: v,
+		Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now), CanAct: op.Role == remit.OperatorAdmin, Decisions: decisions}
+	if d, ok := findDecision(r.URL.Query().Get("decided")); ok {
+		p.Notice = "Decided: " + d.Button + "; the account is now " + string(v.Account.Status) + "."
+	}
+	s.render(w, r, http.StatusOK, "account", p)
 }
 
 // invoicePDF answers an invoice's PDF, as the API does.
