@@ -85,6 +85,8 @@ type CustomerOverview struct {
 	Invoices      List[Invoice]
 	Payments      List[Payment]
 	Subscriptions List[Subscription]
+	Balances      []CurrencyBalance
+	Entries       []BalanceEntry // the newest of its ledger
 }
 
 // DayRevenue is what an account was paid on one UTC day (Day: days since 1970-01-01), in one

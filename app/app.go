@@ -195,7 +195,8 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Usage.creditNotes = a.CreditNotes
 	a.Emails = &Emails{core: c, catalog: a.Catalog, documents: a.Documents}
 	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks, payments: a.Payments, quotes: a.Quotes,
-		creditNotes: a.CreditNotes, emails: a.Emails, documents: a.Documents, merchants: a.Merchants}
+		creditNotes: a.CreditNotes, emails: a.Emails, documents: a.Documents, merchants: a.Merchants,
+		ledger: a.Ledger}
 	a.Quotes.emails = a.Emails
 	a.Verification = &Verification{core: c}
 	a.Emails.registerReactions()

@@ -32,6 +32,7 @@ type Operators struct {
 	emails      *Emails
 	documents   *Documents
 	merchants   *Merchants
+	ledger      *Ledger
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -469,7 +470,7 @@ func (op *Operators) ListCustomers(ctx context.Context, o remit.Operator, mercha
 }
 
 // Customer gathers a customer's page: its newest invoices, payments and subscriptions (10 each,
-// with whether there are more).
+// with whether there are more), and its prepaid balance with the newest 10 entries of its ledger.
 //
 // Errors: not_found.
 func (op *Operators) Customer(ctx context.Context, o remit.Operator, merchantAccountID, customerID string) (remit.CustomerOverview, error) {
@@ -484,7 +485,14 @@ func (op *Operators) Customer(ctx context.Context, o remit.Operator, merchantAcc
 	if v.Payments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{CustomerID: customerID, Limit: "10"}); err != nil {
 		return v, err
 	}
-	v.Subscriptions, err = op.quotes.ListSubscriptions(ctx, m, remit.SubscriptionQuery{CustomerID: customerID, Limit: "10"})
+	if v.Subscriptions, err = op.quotes.ListSubscriptions(ctx, m, remit.SubscriptionQuery{CustomerID: customerID, Limit: "10"}); err != nil {
+		return v, err
+	}
+	bal, err := op.ledger.GetCustomerBalance(ctx, m, customerID)
+	v.Balances, v.Entries = bal.Balances, bal.Entries
+	if len(v.Entries) > 10 {
+		v.Entries = v.Entries[:10] // the newest; the API's balance route answers them all
+	}
 	return v, err
 }
 

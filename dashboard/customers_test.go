@@ -55,8 +55,10 @@ func TestCustomersListAndPage(t *testing.T) {
 		}
 		wantStatus(t, admin.get(base+"?limit=500"), 422, "limit must be an integer from 1 to 100")
 
+		e.Must(201, "POST", "/v1/customers/c2/balance/grant", map[string]any{"currency": "USD", "amount": 4200, "description": "Welcome credit"})
 		c1 := admin.get(base + "/c1")
-		wantStatus(t, c1, 200, "<h1>C1</h1>", "/invoices/"+id, "$25.00", "succeeded", "No subscription.")
+		wantStatus(t, c1, 200, "<h1>C1</h1>", "/invoices/"+id, "$25.00", "succeeded", "No subscription.", "No prepaid balance.")
+		wantStatus(t, admin.get(base+"/c2"), 200, "$42.00", "Welcome credit", "grant")
 		wantStatus(t, admin.get(base+"/c_nope"), 404)
 	})
 }
