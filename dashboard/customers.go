@@ -2,10 +2,8 @@ package dashboard
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 
-	"github.com/remit-billing/remit"
 )
 
 // customersPage lists an account's customers with the API's paging; q searches them.
@@ -19,15 +17,7 @@ func (s *Server) customersPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Customers = list.Items
-	if list.NextCursor != nil {
-		next := url.Values{"cursor": {*list.NextCursor}}
-		for _, k := range []string{"q", "limit"} {
-			if v := q.Get(k); v != "" {
-				next.Set(k, v)
-			}
-		}
-		p.NextPage = "/dashboard/accounts/" + url.PathEscape(m.ID) + "/customers?" + next.Encode()
-	}
+	p.NextPage = nextLink(accountPath(m)+"/customers", list.NextCursor, q, "q", "limit")
 	s.render(w, r, http.StatusOK, "customers", p)
 }
 
@@ -35,12 +25,7 @@ func (s *Server) customersPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) customerPage(w http.ResponseWriter, r *http.Request) {
 	op := operatorOf(r)
 	v, err := s.eng.Customer(r.Context(), op, r.PathValue("account"), r.PathValue("customer"))
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return
 	}
 	s.render(w, r, http.StatusOK, "customer", page{Title: v.Customer.Name, Operator: &op, Environment: v.Account.Environment, Account: v.Account, View: v})

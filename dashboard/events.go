@@ -22,15 +22,7 @@ func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Events = list.Items
-	if list.NextCursor != nil {
-		next := url.Values{"cursor": {*list.NextCursor}}
-		for _, k := range []string{"type", "limit"} {
-			if v := q.Get(k); v != "" {
-				next.Set(k, v)
-			}
-		}
-		p.NextPage = "/dashboard/accounts/" + url.PathEscape(m.ID) + "/events?" + next.Encode()
-	}
+	p.NextPage = nextLink(accountPath(m)+"/events", list.NextCursor, q, "type", "limit")
 	s.render(w, r, http.StatusOK, "events", p)
 }
 
@@ -42,12 +34,7 @@ func (s *Server) listAnswered(w http.ResponseWriter, r *http.Request, name strin
 		s.render(w, r, http.StatusUnprocessableEntity, name, *p)
 		return false
 	}
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return false
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return false
 	}
 	return true
@@ -57,12 +44,7 @@ func (s *Server) listAnswered(w http.ResponseWriter, r *http.Request, name strin
 func (s *Server) loadEvent(w http.ResponseWriter, r *http.Request) (page, bool) {
 	op := operatorOf(r)
 	m, ev, deliveries, err := s.eng.AccountEvent(r.Context(), op, r.PathValue("account"), r.PathValue("event"))
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return page{}, false
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return page{}, false
 	}
 	var data bytes.Buffer

@@ -31,12 +31,7 @@ func invoicePath(account, invoice string) string {
 func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool) {
 	op := operatorOf(r)
 	m, inv, err := s.eng.OperatorInvoice(r.Context(), op, r.PathValue("account"), r.PathValue("invoice"))
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return page{}, false
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return page{}, false
 	}
 	return page{Title: "Invoice " + inv.InvoiceID, Operator: &op, Environment: m.Environment, Account: m, Invoice: inv,
@@ -82,12 +77,7 @@ var invoiceActions = []invoiceAction{
 }
 
 func findAction(slug string) (invoiceAction, bool) {
-	for _, a := range invoiceActions {
-		if a.Slug == slug {
-			return a, true
-		}
-	}
-	return invoiceAction{}, false
+	return bySlug(invoiceActions, slug, func(a invoiceAction) string { return a.Slug })
 }
 
 // actionPage asks an admin to confirm an action, and shows the API request that does the same.
@@ -101,9 +91,7 @@ func (s *Server) actionPage(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.admin(w, r, p) {
 		return
 	}
-	p.Key = newToken()
-	p.Confirm = invoiceConfirmation(a, p)
-	s.render(w, r, http.StatusOK, "action", p)
+	s.confirm(w, r, p, func(p page) confirmation { return invoiceConfirmation(a, p) })
 }
 
 // invoiceConfirmation is the confirmation page of an invoice action.
@@ -132,16 +120,8 @@ func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := s.eng.InvoiceAction(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, a.Slug, r.PostFormValue("key"))
-	switch c := remit.ErrorCode(err); {
-	case err == nil:
-		http.Redirect(w, r, invoicePath(p.Account.ID, p.Invoice.InvoiceID)+"?done="+a.Slug, http.StatusSeeOther)
-	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden || c == remit.EInvalid:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
-		p.Confirm = invoiceConfirmation(a, p)
-		s.render(w, r, statusOf(c), "action", p)
-	default:
-		s.fail(w, r, err)
-	}
+	s.finish(w, r, p, err, invoicePath(p.Account.ID, p.Invoice.InvoiceID)+"?done="+a.Slug,
+		func(p page) confirmation { return invoiceConfirmation(a, p) })
 }
 
 // admin answers 403 for a viewer (false).
@@ -180,28 +160,11 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusUnprocessableEntity, "invoices", p)
 		return
 	}
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return
 	}
 	p.Invoices = list.Items
-	if list.NextCursor != nil {
-		next := url.Values{"cursor": {*list.NextCursor}}
-		if f.Status != "" {
-			next.Set("status", f.Status)
-		}
-		if f.Customer != "" {
-			next.Set("customer", f.Customer)
-		}
-		if l := q.Get("limit"); l != "" {
-			next.Set("limit", l)
-		}
-		p.NextPage = "/dashboard/accounts/" + url.PathEscape(m.ID) + "/invoices?" + next.Encode()
-	}
+	p.NextPage = nextLink(accountPath(m)+"/invoices", list.NextCursor, q, "status", "customer", "limit")
 	s.render(w, r, http.StatusOK, "invoices", p)
 }
 
@@ -217,12 +180,7 @@ var invoiceStatuses = []string{"draft", "open", "paid", "void", "uncollectible"}
 func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 	op := operatorOf(r)
 	v, err := s.eng.AccountOverview(r.Context(), op, r.PathValue("account"))
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return
 	}
 	p := page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment, Account: v.Account, Home: v,

@@ -43,24 +43,32 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, p page, v list
 	if !s.listAnswered(w, r, "list", &p, err) {
 		return
 	}
-	if next != nil {
-		q := url.Values{"cursor": {*next}}
-		for _, f := range v.Filters {
-			if f.Value != "" {
-				q.Set(f.Name, f.Value)
-			}
-		}
-		if l := r.URL.Query().Get("limit"); l != "" {
-			q.Set("limit", l)
-		}
-		p.List.Next = v.Action + "?" + q.Encode()
+	keep := []string{"limit"}
+	for _, f := range v.Filters {
+		keep = append(keep, f.Name)
 	}
+	p.List.Next = nextLink(v.Action, next, r.URL.Query(), keep...)
 	s.render(w, r, http.StatusOK, "list", p)
 }
 
 func (s *Server) listBase(r *http.Request, m remit.MerchantAccount, title string) page {
 	op := operatorOf(r)
 	return page{Title: title, Operator: &op, Environment: m.Environment, Account: m}
+}
+
+// nextLink is the link to a list's next page (cursor next, "" when none) with the query parameters
+// keep of the page asked for.
+func nextLink(base string, next *string, q url.Values, keep ...string) string {
+	if next == nil {
+		return ""
+	}
+	v := url.Values{"cursor": {*next}}
+	for _, k := range keep {
+		if s := q.Get(k); s != "" {
+			v.Set(k, s)
+		}
+	}
+	return base + "?" + v.Encode()
 }
 
 func accountPath(m remit.MerchantAccount) string {

@@ -50,12 +50,7 @@ func subscriptionPath(account, id string) string {
 func (s *Server) loadSubscription(w http.ResponseWriter, r *http.Request) (page, bool) {
 	op := operatorOf(r)
 	m, sub, err := s.eng.OperatorSubscription(r.Context(), op, r.PathValue("account"), r.PathValue("subscription"))
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return page{}, false
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return page{}, false
 	}
 	return page{Title: "Subscription " + sub.SubscriptionID, Operator: &op, Environment: m.Environment, Account: m, Subscription: sub,
@@ -68,21 +63,14 @@ func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	for _, a := range subscriptionActions {
-		if a.Slug == r.URL.Query().Get("done") {
-			p.Notice = a.Done
-		}
+	if a, ok := findSubscriptionAction(r.URL.Query().Get("done")); ok {
+		p.Notice = a.Done
 	}
 	s.render(w, r, http.StatusOK, "subscription", p)
 }
 
 func findSubscriptionAction(slug string) (subscriptionAction, bool) {
-	for _, a := range subscriptionActions {
-		if a.Slug == slug {
-			return a, true
-		}
-	}
-	return subscriptionAction{}, false
+	return bySlug(subscriptionActions, slug, func(a subscriptionAction) string { return a.Slug })
 }
 
 // subscriptionConfirmation is the confirmation page of a subscription action.
@@ -104,9 +92,7 @@ func (s *Server) subscriptionActionPage(w http.ResponseWriter, r *http.Request) 
 	if !ok || !s.admin(w, r, p) {
 		return
 	}
-	p.Key = newToken()
-	p.Confirm = subscriptionConfirmation(a, p)
-	s.render(w, r, http.StatusOK, "action", p)
+	s.confirm(w, r, p, func(p page) confirmation { return subscriptionConfirmation(a, p) })
 }
 
 // subscriptionAct runs the action through the engine, under the form's Idempotency-Key.
@@ -124,14 +110,6 @@ func (s *Server) subscriptionAct(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := s.eng.SubscriptionAction(r.Context(), *p.Operator, p.Account.ID, p.Subscription.SubscriptionID, a.Slug, r.PostFormValue("key"))
-	switch c := remit.ErrorCode(err); {
-	case err == nil:
-		http.Redirect(w, r, subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID)+"?done="+a.Slug, http.StatusSeeOther)
-	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden || c == remit.EInvalid:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
-		p.Confirm = subscriptionConfirmation(a, p)
-		s.render(w, r, statusOf(c), "action", p)
-	default:
-		s.fail(w, r, err)
-	}
+	s.finish(w, r, p, err, subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID)+"?done="+a.Slug,
+		func(p page) confirmation { return subscriptionConfirmation(a, p) })
 }

@@ -20,12 +20,7 @@ var decisions = []decision{
 }
 
 func findDecision(slug string) (decision, bool) {
-	for _, d := range decisions {
-		if d.Slug == slug {
-			return d, true
-		}
-	}
-	return decision{}, false
+	return bySlug(decisions, slug, func(d decision) string { return d.Slug })
 }
 
 // decisionConfirmation is the confirmation page of a decision; the CLI command does the same.
@@ -44,12 +39,7 @@ func (s *Server) loadAccount(w http.ResponseWriter, r *http.Request) (page, deci
 	}
 	op := operatorOf(r)
 	v, err := s.eng.AccountOverview(r.Context(), op, r.PathValue("account"))
-	if remit.ErrorCode(err) == remit.ENotFound {
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
-		return page{}, d, false
-	}
-	if err != nil {
-		s.fail(w, r, err)
+	if s.answered(w, r, err) {
 		return page{}, d, false
 	}
 	p := page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment, Account: v.Account,
@@ -63,9 +53,7 @@ func (s *Server) decisionPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p.Key = newToken()
-	p.Confirm = decisionConfirmation(d, p)
-	s.render(w, r, http.StatusOK, "action", p)
+	s.confirm(w, r, p, func(p page) confirmation { return decisionConfirmation(d, p) })
 }
 
 // decide records the decision through the engine, under the form's Idempotency-Key.
@@ -78,14 +66,5 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, err := s.eng.DecideMerchant(r.Context(), *p.Operator, p.Account.ID, d.Slug, r.PostFormValue("key"))
-	switch c := remit.ErrorCode(err); {
-	case err == nil:
-		http.Redirect(w, r, accountPath(p.Account)+"?decided="+d.Slug, http.StatusSeeOther)
-	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden || c == remit.EInvalid:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
-		p.Confirm = decisionConfirmation(d, p)
-		s.render(w, r, statusOf(c), "action", p)
-	default:
-		s.fail(w, r, err)
-	}
+	s.finish(w, r, p, err, accountPath(p.Account)+"?decided="+d.Slug, func(p page) confirmation { return decisionConfirmation(d, p) })
 }
