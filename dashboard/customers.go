@@ -3,7 +3,6 @@ package dashboard
 import (
 	"net/http"
 	"strings"
-
 )
 
 // customersPage lists an account's customers with the API's paging; q searches them.
