@@ -670,3 +670,27 @@ func (op *Operators) DecideMerchant(ctx context.Context, o remit.Operator, merch
 		return op.merchants.DecideMerchant(ctx, m.ID, decision)
 	})
 }
+
+// AccountReceipts lists payment receipts as GET /v1/payment-receipts does (offset-paged).
+func (op *Operators) AccountReceipts(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.ReceiptQuery) (remit.MerchantAccount, remit.OffsetList[remit.PaymentReceipt], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.OffsetList[remit.PaymentReceipt]{}, err
+	}
+	l, err := op.payments.ListPaymentReceipts(ctx, m, in)
+	return m, l, err
+}
+
+// AccountSettlements lists an account's settlements as GET /v1/merchant-accounts/{id}/settlements
+// does, a page at a time (limit "" is 20 here: the dashboard never asks for every settlement).
+func (op *Operators) AccountSettlements(ctx context.Context, o remit.Operator, merchantAccountID, scopeFilter, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Settlement], error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return m, remit.List[remit.Settlement]{}, err
+	}
+	if limit == "" {
+		limit = "20"
+	}
+	l, err := op.payments.ListSettlements(ctx, scopeOf(m), m.ID, scopeFilter, limit, cursor)
+	return m, l, err
+}

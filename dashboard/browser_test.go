@@ -56,9 +56,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox)
 		b.WaitText("main", 10*time.Second, "Revenue, last 30 days")
 		shot("account")
-		for _, list := range []string{"payments", "subscriptions", "emails"} {
+		for _, list := range []string{"payments", "receipts", "settlements", "subscriptions", "emails"} {
 			b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/" + list)
-			b.WaitText("main h1", 10*time.Second, "Payments", "Subscriptions", "E-mails")
+			b.WaitText("main h1", 10*time.Second, "Payments", "Receipts", "Settlements", "Subscriptions", "E-mails")
 			shot(list)
 		}
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers")

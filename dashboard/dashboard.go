@@ -56,6 +56,8 @@ type Engine interface {
 	AccountEmails(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.EmailQuery) (remit.MerchantAccount, remit.List[remit.Email], error)
 	InvoiceDocument(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (document.Invoice, error)
 	DecideMerchant(ctx context.Context, o remit.Operator, merchantAccountID, decision, key string) (remit.MerchantStatus, error)
+	AccountReceipts(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.ReceiptQuery) (remit.MerchantAccount, remit.OffsetList[remit.PaymentReceipt], error)
+	AccountSettlements(ctx context.Context, o remit.Operator, merchantAccountID, scopeFilter, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Settlement], error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -125,6 +127,8 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/accounts/{account}/payments", s.signedIn(s.paymentsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions", s.signedIn(s.subscriptionsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/emails", s.signedIn(s.emailsPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/receipts", s.signedIn(s.receiptsPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/settlements", s.signedIn(s.settlementsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events", s.signedIn(s.eventsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events/{event}", s.signedIn(s.eventPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/events/{event}/resend", s.signedIn(s.resendEvent))

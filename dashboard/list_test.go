@@ -90,3 +90,38 @@ func TestOtherLists(t *testing.T) {
 		wantStatus(t, b.get("/dashboard/accounts/ma_nope/payments"), 404)
 	})
 }
+
+// Receipts (offset-paged like the API) and settlements.
+func TestReceiptsAndSettlementsLists(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		ids := []string{openInvoice(t, e)}
+		for range 2 {
+			id := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+				"lines": []any{map[string]any{"priceId": "item"}}}).Data()["invoiceId"].(string)
+			e.Must(200, "POST", "/v1/invoices/"+id+"/finalize", map[string]any{})
+			ids = append(ids, id)
+		}
+		for _, id := range ids {
+			e.Must(200, "POST", "/v1/invoices/"+id+"/pay", map[string]any{"outOfBand": true})
+		}
+		b := signedInAs(t, e, "viewer@example.com", remit.OperatorViewer)
+		a := "/dashboard/accounts/" + e.Tenant.Sandbox
+		wantStatus(t, b.get(a), 200, `href="`+a+`/receipts"`, `href="`+a+`/settlements"`)
+		all := b.get(a + "/receipts")
+		wantStatus(t, all, 200, "<h1>Receipts</h1>", "RCPT-")
+		if n := strings.Count(all.body, "RCPT-"); n != 3 {
+			t.Fatalf("%d receipts listed, want 3", n)
+		}
+		first := b.get(a + "/receipts?limit=2")
+		next := regexp.MustCompile(`href="([^"]+)" rel="next"`).FindStringSubmatch(first.body)
+		if strings.Count(first.body, "RCPT-") != 2 || next == nil || !strings.Contains(next[1], "offset=2") {
+			t.Fatalf("first page of 2: %d receipts, next %v", strings.Count(first.body, "RCPT-"), next)
+		}
+		if n := strings.Count(b.get(html.UnescapeString(next[1])).body, "RCPT-"); n != 1 {
+			t.Fatalf("second page: %d receipts, want 1", n)
+		}
+		wantStatus(t, b.get(a+"/receipts?status=lost"), 422, `id="f-status-error"`)
+		wantStatus(t, b.get(a+"/settlements"), 200, "<h1>Settlements</h1>")
+		wantStatus(t, b.get(a+"/settlements?scope=sideways"), 422)
+	})
+}

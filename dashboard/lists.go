@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -47,7 +48,9 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, p page, v list
 	for _, f := range v.Filters {
 		keep = append(keep, f.Name)
 	}
-	p.List.Next = nextLink(v.Action, next, r.URL.Query(), keep...)
+	if next != nil {
+		p.List.Next = nextLink(v.Action, next, r.URL.Query(), keep...)
+	}
 	s.render(w, r, http.StatusOK, "list", p)
 }
 
@@ -143,4 +146,51 @@ func statusNames[T ~string](ss []T) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// receiptsPage lists payment receipts, newest first, by customer and status, offset-paged as the
+// API pages them.
+func (s *Server) receiptsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	in := remit.ReceiptQuery{CustomerID: q.Get("customer"), Status: q.Get("status"), Limit: q.Get("limit"), Offset: q.Get("offset")}
+	m, l, err := s.eng.AccountReceipts(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	a := accountPath(m)
+	v := listView{Heading: "Receipts", Action: a + "/receipts", Empty: "No receipt matches.",
+		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: remit.ReceiptStatuses},
+			{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID}},
+		Headers: []string{"Receipt", "Number", "Invoice", "Customer", "Status", "Amount", "Created"}}
+	for _, rc := range l.Items {
+		v.Rows = append(v.Rows, []cell{code(rc.ReceiptID, ""), text(rc.ReceiptNumber), code(rc.InvoiceID, a+"/invoices/"+url.PathEscape(rc.InvoiceID)),
+			code(rc.CustomerID, a+"/customers/"+url.PathEscape(rc.CustomerID)), text(string(rc.Status)), text(money(rc.Amount, rc.Currency)), when(rc.CreatedAt)})
+	}
+	p := s.listBase(r, m, "Receipts")
+	if err == nil && l.HasMore { // the next offset, the same filters
+		next := url.Values{"offset": {strconv.FormatInt(l.Offset+int64(l.Limit), 10)}}
+		for _, k := range []string{"status", "customer", "limit"} {
+			if s := q.Get(k); s != "" {
+				next.Set(k, s)
+			}
+		}
+		v.Next = v.Action + "?" + next.Encode()
+	}
+	s.listPage(w, r, p, v, nil, err)
+}
+
+// settlementsPage lists an account's settlements, newest first, by scope (open, closed, paid).
+func (s *Server) settlementsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	scope := q.Get("scope")
+	m, l, err := s.eng.AccountSettlements(r.Context(), operatorOf(r), r.PathValue("account"), scope, q.Get("limit"), q.Get("cursor"))
+	v := listView{Heading: "Settlements", Action: accountPath(m) + "/settlements", Empty: "No settlement matches.",
+		Filters: []filterField{{Name: "scope", Param: "scope", Label: "Which", Value: scope, Options: []string{"open", "closed", "paid"}}},
+		Headers: []string{"Settlement", "Status", "Period ends", "Gross", "Net", "Payout"}}
+	for _, st := range l.Items {
+		payout := "–"
+		if st.PayoutID != nil {
+			payout = *st.PayoutID
+		}
+		v.Rows = append(v.Rows, []cell{code(st.SettlementID, ""), text(string(st.Status)), text(st.PeriodEnd.Format("2006-01-02")),
+			text(money(st.GrossAmount, st.Currency)), text(money(st.NetAmount, st.Currency)), code(payout, "")})
+	}
+	s.listPage(w, r, s.listBase(r, m, "Settlements"), v, l.NextCursor, err)
 }

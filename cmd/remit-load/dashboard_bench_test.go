@@ -63,6 +63,8 @@ func benchmarkPages(b *testing.B, s testkit.Store, sz Sizes) {
 		{"invoice", a + "/invoices/" + fx.Invoices[len(fx.Invoices)/2]},
 		{"payments", a + "/payments"},
 		{"payments-failed", a + "/payments?status=failed"},
+		{"receipts", a + "/receipts"},
+		{"settlements", a + "/settlements"},
 		{"subscriptions", a + "/subscriptions"},
 		{"emails", a + "/emails"},
 		{"events", a + "/events"},
