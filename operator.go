@@ -147,3 +147,14 @@ func example(digits uint8) string {
 	}
 	return "12." + strings.Repeat("5", int(digits))
 }
+
+// UsageOverview is a customer's usage of one meter over the last RevenueDays days of the
+// account's clock, per UTC day, by the meter's aggregation, and over the whole span.
+type UsageOverview struct {
+	Account MerchantAccount
+	Meters  []Meter // the account's meters, for choosing
+	Meter   *Meter  // the meter shown (nil: none chosen)
+	Now     time.Time
+	Days    []DayRevenue // Currency empty: quantities
+	Total   int64        // the aggregation over the whole span (not the sum of days for max, latest, unique_count)
+}

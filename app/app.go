@@ -196,7 +196,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Emails = &Emails{core: c, catalog: a.Catalog, documents: a.Documents}
 	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks, payments: a.Payments, quotes: a.Quotes,
 		creditNotes: a.CreditNotes, emails: a.Emails, documents: a.Documents, merchants: a.Merchants,
-		ledger: a.Ledger}
+		ledger: a.Ledger, usage: a.Usage}
 	a.Quotes.emails = a.Emails
 	a.Verification = &Verification{core: c}
 	a.Emails.registerReactions()

@@ -33,6 +33,7 @@ type Operators struct {
 	documents   *Documents
 	merchants   *Merchants
 	ledger      *Ledger
+	usage       *Usage
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -693,4 +694,46 @@ func (op *Operators) AccountSettlements(ctx context.Context, o remit.Operator, m
 	}
 	l, err := op.payments.ListSettlements(ctx, scopeOf(m), m.ID, scopeFilter, limit, cursor)
 	return m, l, err
+}
+
+// UsageOverview gathers a customer's usage of a meter, day by day over the last remit.RevenueDays
+// days of the account's clock, each day by the meter's aggregation (a read of the hourly
+// pre-aggregates and at most two edge hours each), and the meters to choose from (the first 100).
+// With customerID or meterID empty only the meters come back.
+//
+// Errors: not_found (the account; the meter).
+func (op *Operators) UsageOverview(ctx context.Context, o remit.Operator, merchantAccountID, customerID, meterID string) (remit.UsageOverview, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	v := remit.UsageOverview{Account: m}
+	if err != nil {
+		return v, err
+	}
+	v.Now = op.Now(m)
+	meters, err := op.usage.ListMeters(ctx, m, "100", "")
+	if err != nil {
+		return v, err
+	}
+	v.Meters = meters.Items
+	if customerID == "" || meterID == "" {
+		return v, nil
+	}
+	meter, err := op.DB.Read(ctx).GetMeter(ctx, m.ID, meterID, store.Unlocked, true) // a meter used before it was created, too
+	if err != nil {
+		return v, err
+	}
+	v.Meter = &meter
+	q := op.DB.Read(ctx)
+	to := v.Now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 1)
+	from := to.AddDate(0, 0, -remit.RevenueDays)
+	for d := from; d.Before(to); d = d.AddDate(0, 0, 1) {
+		n, err := op.usage.UsageInPeriod(ctx, q, m, customerID, meterID, d, d.AddDate(0, 0, 1))
+		if err != nil {
+			return v, err
+		}
+		if n != 0 {
+			v.Days = append(v.Days, remit.DayRevenue{Day: d.Unix() / 86400, Amount: n})
+		}
+	}
+	v.Total, err = op.usage.UsageInPeriod(ctx, q, m, customerID, meterID, from, to)
+	return v, err
 }

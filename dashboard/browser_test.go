@@ -56,9 +56,9 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox)
 		b.WaitText("main", 10*time.Second, "Revenue, last 30 days")
 		shot("account")
-		for _, list := range []string{"payments", "receipts", "settlements", "subscriptions", "emails"} {
+		for _, list := range []string{"payments", "receipts", "settlements", "subscriptions", "emails", "usage"} {
 			b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/" + list)
-			b.WaitText("main h1", 10*time.Second, "Payments", "Receipts", "Settlements", "Subscriptions", "E-mails")
+			b.WaitText("main h1", 10*time.Second, "Payments", "Receipts", "Settlements", "Subscriptions", "E-mails", "Usage")
 			shot(list)
 		}
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers")

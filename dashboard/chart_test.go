@@ -27,7 +27,7 @@ func TestChartOf(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ch := chartOf(c.revenue, "USD", now)
+			ch := chartOf(c.revenue, "USD", now, moneyIn("USD"))
 			if len(ch.Bars) != remit.RevenueDays || ch.Total != c.total {
 				t.Fatalf("%d bars, total %d; want %d, %d", len(ch.Bars), ch.Total, remit.RevenueDays, c.total)
 			}
@@ -35,6 +35,9 @@ func TestChartOf(t *testing.T) {
 				if b := ch.Bars[i]; b.H != h || b.Y != chartHeight-h {
 					t.Errorf("bar %d (%s): height %d at y %d, want %d", i, b.Day.Format("2006-01-02"), b.H, b.Y, h)
 				}
+			}
+			if ch.TotalLabel != money(c.total, "USD") || ch.Bars[29].Label != "Nov 26: "+money(ch.Bars[29].Amount, "USD") {
+				t.Errorf("labels %q, %q", ch.TotalLabel, ch.Bars[29].Label)
 			}
 			if !ch.Bars[29].Day.Equal(time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)) || !ch.Bars[0].Day.Equal(time.Date(2026, 10, 28, 0, 0, 0, 0, time.UTC)) {
 				t.Errorf("days %s to %s", ch.Bars[0].Day, ch.Bars[29].Day)

@@ -58,6 +58,7 @@ type Engine interface {
 	DecideMerchant(ctx context.Context, o remit.Operator, merchantAccountID, decision, key string) (remit.MerchantStatus, error)
 	AccountReceipts(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.ReceiptQuery) (remit.MerchantAccount, remit.OffsetList[remit.PaymentReceipt], error)
 	AccountSettlements(ctx context.Context, o remit.Operator, merchantAccountID, scopeFilter, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Settlement], error)
+	UsageOverview(ctx context.Context, o remit.Operator, merchantAccountID, customerID, meterID string) (remit.UsageOverview, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
 }
@@ -128,6 +129,7 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions", s.signedIn(s.subscriptionsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/emails", s.signedIn(s.emailsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/receipts", s.signedIn(s.receiptsPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/usage", s.signedIn(s.usagePage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/settlements", s.signedIn(s.settlementsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events", s.signedIn(s.eventsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/events/{event}", s.signedIn(s.eventPage))
@@ -176,8 +178,8 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": money}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note", "list"} {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html")
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note", "list", "usage"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/chart.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
@@ -231,6 +233,8 @@ type page struct {
 	Form    creditNoteForm
 	Kinds   []option
 	Reasons []string
+	// usage
+	Usage remit.UsageOverview
 	// account
 	Decisions []decision
 	Home      remit.AccountOverview

@@ -184,7 +184,8 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment, Account: v.Account, Home: v,
-		Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now), CanAct: op.Role == remit.OperatorAdmin, Decisions: decisions}
+		Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now, moneyIn(v.Account.DefaultCurrency)), CanAct: op.Role == remit.OperatorAdmin, Decisions: decisions}
+	p.Chart.Title = "Revenue per day in " + v.Account.DefaultCurrency
 	if d, ok := findDecision(r.URL.Query().Get("decided")); ok {
 		p.Notice = "Decided: " + d.Button + "; the account is now " + string(v.Account.Status) + "."
 	}

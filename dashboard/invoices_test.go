@@ -125,7 +125,8 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/customers", "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers/c1",
 			"/dashboard/accounts/" + e.Tenant.Sandbox, "/dashboard/accounts/" + e.Tenant.Sandbox + "/payments",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions", "/dashboard/accounts/" + e.Tenant.Sandbox + "/emails", path + "/pdf",
-			"/dashboard/accounts/" + e.Tenant.Sandbox + "/receipts", "/dashboard/accounts/" + e.Tenant.Sandbox + "/settlements"} {
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/receipts", "/dashboard/accounts/" + e.Tenant.Sandbox + "/settlements",
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/usage?customer=c1&meter=api"} {
 			got := other.get(p)
 			wantStatus(t, got, 404)
 			for _, leak := range []string{"Acme Test", id, id2, "INV-0000", "$25.00"} {

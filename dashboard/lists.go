@@ -194,3 +194,21 @@ func (s *Server) settlementsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.listPage(w, r, s.listBase(r, m, "Settlements"), v, l.NextCursor, err)
 }
+
+// usagePage shows a customer's usage of a meter, a bar per day over the last 30 days.
+func (s *Server) usagePage(w http.ResponseWriter, r *http.Request) {
+	op := operatorOf(r)
+	q := r.URL.Query()
+	f := listFilter{Customer: q.Get("customer"), Type: q.Get("meter")}
+	v, err := s.eng.UsageOverview(r.Context(), op, r.PathValue("account"), f.Customer, f.Type)
+	if s.answered(w, r, err) {
+		return
+	}
+	p := page{Title: "Usage", Operator: &op, Environment: v.Account.Environment, Account: v.Account, Usage: v, Filter: f}
+	if v.Meter != nil {
+		p.Chart = chartOf(v.Days, "", v.Now, quantity)
+		p.Chart.Title = "Usage of " + v.Meter.MeterID + " per day (" + v.Meter.Aggregation + ")"
+		p.Chart.TotalLabel = quantity(v.Total)
+	}
+	s.render(w, r, http.StatusOK, "usage", p)
+}

@@ -8,8 +8,10 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
@@ -45,6 +47,15 @@ func benchmarkPages(b *testing.B, s testkit.Store, sz Sizes) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Usage for the usage page: 720 events over the last 30 days of one customer, on the seed's meter.
+	now := e.App.Now(m)
+	for i := range 720 {
+		ts := now.Add(-time.Duration(i) * time.Hour)
+		if _, err := e.App.Usage.CreateUsageEvent(ctx, m, remit.UsageEventInput{EventID: "bench-" + strconv.Itoa(i),
+			CustomerID: fx.Customers[len(fx.Customers)/2], MeterID: meterID, Quantity: int64(1 + i%7), Timestamp: &ts}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	c := signIn(b, e, m.OrganizationID)
 	a := "/dashboard/accounts/" + m.ID
 	customer := fx.Customers[len(fx.Customers)/2]
@@ -67,6 +78,7 @@ func benchmarkPages(b *testing.B, s testkit.Store, sz Sizes) {
 		{"settlements", a + "/settlements"},
 		{"subscriptions", a + "/subscriptions"},
 		{"emails", a + "/emails"},
+		{"usage", a + "/usage?customer=" + customer + "&meter=" + meterID}, // 31 period reads
 		{"events", a + "/events"},
 		{"event", a + "/events/" + eventID},
 		{"clock", a + "/clock"},
