@@ -110,6 +110,7 @@ type AccountOverview struct {
 	Account        MerchantAccount
 	Now            time.Time    // the account's clock
 	Revenue        []DayRevenue // the last RevenueDays days, oldest first; days without payment absent
+	MRR            []DayRevenue // the monthly recurring revenue at the end of each of those days, today at now (MRRByDay)
 	Open           []OpenTotal
 	FailedPayments List[Payment] // the newest failed payments
 }

@@ -553,7 +553,8 @@ func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, m
 }
 
 // AccountOverview gathers a merchant account's home: what it was paid per day over the last
-// remit.RevenueDays days of its clock, what its open invoices ask (and of those, what is in
+// remit.RevenueDays days of its clock, its monthly recurring revenue on each of those days (from the
+// recurring lines of its draft, open and paid invoices), what its open invoices ask (and of those, what is in
 // dunning), and its newest failed payments.
 //
 // Errors: not_found.
@@ -569,6 +570,11 @@ func (op *Operators) AccountOverview(ctx context.Context, o remit.Operator, merc
 	if v.Revenue, err = q.RevenueByDay(ctx, m.ID, from); err != nil {
 		return v, err
 	}
+	lines, err := q.RecurringLines(ctx, m.ID, from)
+	if err != nil {
+		return v, err
+	}
+	v.MRR = remit.MRRByDay(lines, m.DefaultCurrency, from, remit.RevenueDays, v.Now)
 	if v.Open, err = q.OpenTotals(ctx, m.ID); err != nil {
 		return v, err
 	}

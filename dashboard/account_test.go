@@ -1,8 +1,10 @@
 package dashboard_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
@@ -23,7 +25,7 @@ func TestAccountHome(t *testing.T) {
 		wantStatus(t, b.get("/dashboard"), 200, `href="`+path+`"`)
 		home := b.get(path)
 		wantStatus(t, home, 200, "$75.00 paid from", `role="img"`, "No failed payment.", `href="`+path+`/invoices?status=open">1</a>`)
-		if n := strings.Count(home.body, "<rect "); n != remit.RevenueDays {
+		if n := strings.Count(home.body, "<rect "); n != 2*remit.RevenueDays { // revenue, then MRR
 			t.Fatalf("%d bars, want %d", n, remit.RevenueDays)
 		}
 		if !strings.Contains(home.body, ": $75.00</title>") {
@@ -34,5 +36,31 @@ func TestAccountHome(t *testing.T) {
 			t.Fatalf("open invoices: %s", open[:min(len(open), 600)])
 		}
 		wantStatus(t, b.get("/dashboard/accounts/ma_nope"), 404)
+	})
+}
+
+// The MRR chart: a monthly subscription of 90.00 billed today is its monthly rate today.
+func TestAccountHomeMRR(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		openInvoice(t, e)
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
+		q := e.Must(201, "POST", "/v1/quotes", map[string]any{"orderType": "subscription_creation", "customerId": "c1", "billingAccountId": "ba-c1",
+			"currency": "USD", "lines": []any{map[string]any{"priceId": "team"}}}).Data()
+		sub := e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{}).Data()
+		s := e.Must(200, "GET", "/v1/subscriptions/"+sub["subscriptionId"].(string), nil).Data()
+		start, _ := time.Parse(time.RFC3339Nano, s["currentPeriodStart"].(string))
+		end, _ := time.Parse(time.RFC3339Nano, s["currentPeriodEnd"].(string))
+		want := remit.MonthlyRate(remit.BilledRecurring{Start: start, End: end, Amount: 9000})
+		b := signedInAs(t, e, "viewer@example.com", remit.OperatorViewer)
+		home := b.get("/dashboard/accounts/" + e.Tenant.Sandbox)
+		mrr := home.body[strings.Index(home.body, "Monthly recurring revenue, last 30 days"):]
+		today := fmt.Sprintf("$%d.%02d today", want/100, want%100) // 90.00 over this month's length, per average month
+		if want < 8800 || want > 9200 || !strings.Contains(mrr, today) || !strings.Contains(mrr, `id="chart-mrr-title"`) {
+			t.Fatalf("MRR section, want %q: %s", today, mrr[:min(len(mrr), 1200)])
+		}
+		if strings.Count(home.body, `id="chart-`) != 2 {
+			t.Fatal("the two charts' titles need IDs of their own")
+		}
 	})
 }

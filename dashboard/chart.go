@@ -17,6 +17,7 @@ type chart struct {
 	Total         int64
 	TotalLabel    string // Total in words (an amount of money, or a quantity)
 	Title         string // what the chart shows, for its accessible title
+	ID            string // unique on its page
 	Currency      string
 	From, To      time.Time
 }

@@ -238,6 +238,7 @@ type page struct {
 	// account
 	Decisions []decision
 	Home      remit.AccountOverview
+	MRR       chart
 	Chart     chart
 	// subscription
 	Subscription        remit.Subscription

@@ -185,7 +185,12 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p := page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment, Account: v.Account, Home: v,
 		Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now, moneyIn(v.Account.DefaultCurrency)), CanAct: op.Role == remit.OperatorAdmin, Decisions: decisions}
-	p.Chart.Title = "Revenue per day in " + v.Account.DefaultCurrency
+	p.Chart.Title, p.Chart.ID = "Revenue per day in "+v.Account.DefaultCurrency, "revenue"
+	p.MRR = chartOf(v.MRR, v.Account.DefaultCurrency, v.Now, moneyIn(v.Account.DefaultCurrency))
+	p.MRR.Title, p.MRR.ID = "Monthly recurring revenue in "+v.Account.DefaultCurrency, "mrr"
+	if len(p.MRR.Bars) > 0 {
+		p.MRR.TotalLabel = moneyIn(v.Account.DefaultCurrency)(p.MRR.Bars[len(p.MRR.Bars)-1].Amount) + " today" // a rate: today's, not a sum
+	}
 	if d, ok := findDecision(r.URL.Query().Get("decided")); ok {
 		p.Notice = "Decided: " + d.Button + "; the account is now " + string(v.Account.Status) + "."
 	}

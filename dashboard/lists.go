@@ -207,7 +207,7 @@ func (s *Server) usagePage(w http.ResponseWriter, r *http.Request) {
 	p := page{Title: "Usage", Operator: &op, Environment: v.Account.Environment, Account: v.Account, Usage: v, Filter: f}
 	if v.Meter != nil {
 		p.Chart = chartOf(v.Days, "", v.Now, quantity)
-		p.Chart.Title = "Usage of " + v.Meter.MeterID + " per day (" + v.Meter.Aggregation + ")"
+		p.Chart.Title, p.Chart.ID = "Usage of "+v.Meter.MeterID+" per day ("+v.Meter.Aggregation+")", "usage"
 		p.Chart.TotalLabel = quantity(v.Total)
 	}
 	s.render(w, r, http.StatusOK, "usage", p)

@@ -173,3 +173,19 @@ func (q Q) OpenTotals(ctx context.Context, merchantAccountID string) ([]remit.Op
 		SUM(CASE WHEN dunning_status IN ('retrying', 'exhausted') THEN 1 ELSE 0 END)
 		FROM invoices WHERE merchant_account_id = $1 AND status = 'open' GROUP BY currency ORDER BY currency`, merchantAccountID)
 }
+
+// RecurringLines returns the recurring lines of the account's draft, open and paid invoices (not
+// void or uncollectible) whose period ends after from (the MRR chart), from invoice_lines_recurring.
+func (q Q) RecurringLines(ctx context.Context, merchantAccountID string, from time.Time) ([]remit.BilledRecurring, error) {
+	return queryAll(ctx, q, "store.RecurringLines", func(r interface{ Scan(...any) error }) (l remit.BilledRecurring, err error) {
+		var start, end int64
+		if err := r.Scan(&start, &end, &l.Currency, &l.Amount); err != nil {
+			return l, err
+		}
+		l.Start, l.End = remit.FromMicros(start), remit.FromMicros(end)
+		return l, nil
+	}, nil, `SELECT l.period_start, l.period_end, i.currency, l.amount - l.discount_amount
+		FROM invoice_lines l JOIN invoices i ON i.merchant_account_id = l.merchant_account_id AND i.id = l.invoice_id
+		WHERE l.merchant_account_id = $1 AND l.line_type = 'recurring' AND l.period_end > $2 AND l.period_start IS NOT NULL
+			AND i.status IN ('draft', 'open', 'paid')`, merchantAccountID, remit.Micros(from))
+}

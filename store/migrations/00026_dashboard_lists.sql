@@ -13,8 +13,11 @@ CREATE INDEX payments_customer_list ON payments(merchant_account_id, customer_id
 CREATE INDEX invoices_paid ON invoices(merchant_account_id, paid_at, currency, amount_paid) WHERE paid_at IS NOT NULL;
 CREATE INDEX invoices_open ON invoices(merchant_account_id, currency, amount_remaining, dunning_status) WHERE status = 'open';
 CREATE INDEX payments_status_list ON payments(merchant_account_id, status, created_at, id);
+-- The MRR chart reads the recurring lines whose period ends within or after its span.
+CREATE INDEX invoice_lines_recurring ON invoice_lines(merchant_account_id, period_end) WHERE line_type = 'recurring';
 
 -- +goose Down
+DROP INDEX invoice_lines_recurring;
 DROP INDEX payments_status_list;
 DROP INDEX invoices_open;
 DROP INDEX invoices_paid;
