@@ -87,6 +87,7 @@ type CustomerOverview struct {
 	Subscriptions List[Subscription]
 	Balances      []CurrencyBalance
 	Entries       []BalanceEntry // the newest of its ledger
+	Methods       []PaymentMethod
 }
 
 // DayRevenue is what an account was paid on one UTC day (Day: days since 1970-01-01), in one

@@ -489,6 +489,9 @@ func (op *Operators) Customer(ctx context.Context, o remit.Operator, merchantAcc
 	if v.Subscriptions, err = op.quotes.ListSubscriptions(ctx, m, remit.SubscriptionQuery{CustomerID: customerID, Limit: "10"}); err != nil {
 		return v, err
 	}
+	if v.Methods, err = op.DB.Read(ctx).CustomerPaymentMethods(ctx, m.ID, customerID); err != nil {
+		return v, err
+	}
 	bal, err := op.ledger.GetCustomerBalance(ctx, m, customerID)
 	v.Balances, v.Entries = bal.Balances, bal.Entries
 	if len(v.Entries) > 10 {

@@ -2,6 +2,8 @@ package dashboard_test
 
 import (
 	"html"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -55,9 +57,18 @@ func TestCustomersListAndPage(t *testing.T) {
 		}
 		wantStatus(t, admin.get(base+"?limit=500"), 422, "limit must be an integer from 1 to 100")
 
+		// A card for c1, saved through its setup page as the customer would.
+		session := e.Must(201, "POST", "/v1/customers/c1/payment-method-setup", map[string]any{"billingAccountId": "ba-c1", "setAsDefault": true}).Data()
+		u, _ := url.Parse(session["url"].(string))
+		req, _ := http.NewRequest(http.MethodPut, e.Server.URL+u.RequestURI()+"&paymentMethod=pm_card_visa", nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != 200 {
+			t.Fatalf("saving the card: %v %v", err, res)
+		}
+		res.Body.Close()
 		e.Must(201, "POST", "/v1/customers/c2/balance/grant", map[string]any{"currency": "USD", "amount": 4200, "description": "Welcome credit"})
 		c1 := admin.get(base + "/c1")
-		wantStatus(t, c1, 200, "<h1>C1</h1>", "/invoices/"+id, "$25.00", "succeeded", "No subscription.", "No prepaid balance.")
+		wantStatus(t, c1, 200, "<h1>C1</h1>", "/invoices/"+id, "$25.00", "succeeded", "No subscription.", "No prepaid balance.", "visa ···· 4242", "<code>ba-c1</code>")
 		wantStatus(t, admin.get(base+"/c2"), 200, "$42.00", "Welcome credit", "grant")
 		wantStatus(t, admin.get(base+"/c_nope"), 404)
 	})

@@ -150,18 +150,35 @@ func (q Q) CreatePaymentMethod(ctx context.Context, m remit.PaymentMethod) error
 
 // GetPaymentMethod returns a merchant account's payment method, or not_found.
 func (q Q) GetPaymentMethod(ctx context.Context, merchantAccountID, paymentMethodID string) (m remit.PaymentMethod, err error) {
-	var ba, pc sql.NullString
-	var created int64
-	err = q.QueryRow(ctx, `SELECT id, customer_id, billing_account_id, type, brand, last4, test_card, processor_customer, created_at
-		FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, paymentMethodID).
-		Scan(&m.PaymentMethodID, &m.CustomerID, &ba, &m.Type, &m.Brand, &m.Last4, &m.Token, &pc, &created)
+	m, err = scanPaymentMethod(q.QueryRow(ctx, `SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`,
+		merchantAccountID, paymentMethodID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, remit.NotFound("payment method", paymentMethodID, "")
 	}
 	if err != nil {
 		return m, wrapErr(err, "store.GetPaymentMethod")
 	}
-	m.Object, m.MerchantAccountID = "payment_method", merchantAccountID
+	m.MerchantAccountID = merchantAccountID
+	return m, nil
+}
+
+// CustomerPaymentMethods lists a customer's payment methods, newest first (at most 100), over
+// payment_methods_customer.
+func (q Q) CustomerPaymentMethods(ctx context.Context, merchantAccountID, customerID string) ([]remit.PaymentMethod, error) {
+	return queryAll(ctx, q, "store.CustomerPaymentMethods", scanPaymentMethod, func(m *remit.PaymentMethod) { m.MerchantAccountID = merchantAccountID },
+		`SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND customer_id = $2
+		ORDER BY created_at DESC, id DESC LIMIT 100`, merchantAccountID, customerID)
+}
+
+const paymentMethodColumns = `id, customer_id, billing_account_id, type, brand, last4, test_card, processor_customer, created_at`
+
+func scanPaymentMethod(r interface{ Scan(...any) error }) (m remit.PaymentMethod, err error) {
+	var ba, pc sql.NullString
+	var created int64
+	if err := r.Scan(&m.PaymentMethodID, &m.CustomerID, &ba, &m.Type, &m.Brand, &m.Last4, &m.Token, &pc, &created); err != nil {
+		return m, err
+	}
+	m.Object = "payment_method"
 	m.BillingAccountID, m.ProcessorCustomer, m.CreatedAt = textPtr(ba), pc.String, remit.FromMicros(created)
 	return m, nil
 }
