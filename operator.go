@@ -160,3 +160,11 @@ type UsageOverview struct {
 	Days    []DayRevenue // Currency empty: quantities
 	Total   int64        // the aggregation over the whole span (not the sum of days for max, latest, unique_count)
 }
+
+// InvoiceOverview is what the dashboard shows of an invoice besides the invoice: its payments,
+// receipts and credit notes.
+type InvoiceOverview struct {
+	Payments    List[Payment]
+	Receipts    OffsetList[PaymentReceipt]
+	CreditNotes []CreditNote
+}

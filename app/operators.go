@@ -259,6 +259,26 @@ func (op *Operators) OperatorInvoice(ctx context.Context, o remit.Operator, merc
 	return m, inv, err
 }
 
+// InvoiceOverview gathers what belongs to an invoice: its payments (the newest 20), receipts (the
+// first 20) and credit notes.
+//
+// Errors: not_found.
+func (op *Operators) InvoiceOverview(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.InvoiceOverview, error) {
+	var v remit.InvoiceOverview
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return v, err
+	}
+	if v.Payments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{InvoiceID: invoiceID}); err != nil {
+		return v, err
+	}
+	if v.Receipts, err = op.payments.ListPaymentReceipts(ctx, m, remit.ReceiptQuery{InvoiceID: invoiceID}); err != nil {
+		return v, err
+	}
+	v.CreditNotes, err = op.DB.Read(ctx).ListInvoiceCreditNotes(ctx, m.ID, invoiceID)
+	return v, err
+}
+
 // errViewer is the answer to an action of a viewer.
 var errViewer = remit.Errorf(remit.EForbidden, "Viewers cannot act; ask an admin of your organization.")
 

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +45,14 @@ func TestDashboardInBrowser(t *testing.T) {
 			b.Find("form.card button[type=submit]").Click()
 			b.WaitText("main h1", 10*time.Second, "Acme Test")
 		}
+
+		_, link, err := e.App.Operators.CreateOperator(context.Background(), e.Tenant.OrganizationID, "new@example.com", remit.OperatorViewer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Open(link)
+		b.WaitText("main h1", 10*time.Second, "Set your password")
+		shot("set-password")
 
 		signIn("admin@example.com")
 		shot("overview")

@@ -39,7 +39,8 @@ func TestCreditNoteFromTheDashboard(t *testing.T) {
 		if again.header.Get("Location") != done.header.Get("Location") {
 			t.Fatalf("the same form again: %s, first %s", again.header.Get("Location"), done.header.Get("Location"))
 		}
-		wantStatus(t, admin.get(done.header.Get("Location")), 200, "is issued.")
+		wantStatus(t, admin.get(done.header.Get("Location")), 200, "is issued.", "product_unsatisfactory", "$10.00",
+			"RCPT-", "succeeded") // the invoice's page: its credit note, its receipt, its payment
 		inv := e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()
 		if inv["creditedTotal"] != float64(1000) {
 			t.Fatalf("the API's creditedTotal %v, want 1000 (once)", inv["creditedTotal"])

@@ -40,6 +40,7 @@ type Engine interface {
 	SetOperatorPassword(ctx context.Context, token, password, confirm string) (remit.Operator, error)
 	Organization(ctx context.Context, organizationID string, env remit.Environment) (remit.Organization, []remit.MerchantAccount, error)
 	OperatorInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.MerchantAccount, remit.Invoice, error)
+	InvoiceOverview(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.InvoiceOverview, error)
 	InvoiceAction(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, action, key string) (remit.Invoice, error)
 	ListInvoices(ctx context.Context, o remit.Operator, merchantAccountID, customerID, status, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Invoice], error)
 	AccountEvents(ctx context.Context, o remit.Operator, merchantAccountID, typ, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Event], error)
@@ -220,9 +221,10 @@ type page struct {
 	Invoice    remit.Invoice
 	CanAct     bool // an admin
 	Actions    []invoiceAction
-	Confirm    confirmation // an action being confirmed
-	HostedPage string       // the customer's page of an open invoice
-	Key        string       // the action's Idempotency-Key
+	Confirm    confirmation          // an action being confirmed
+	HostedPage string                // the customer's page of an open invoice
+	Belongs    remit.InvoiceOverview // its payments, receipts and credit notes
+	Key        string                // the action's Idempotency-Key
 	PublicURL  string
 	// clock
 	Clock   remit.TestClock

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
@@ -244,4 +245,24 @@ func mustURL(t *testing.T, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// A session past its expiry is gone: the store no longer finds it, and the next request signs in
+// again (sessions live 12 hours at most and end after an idle hour; scs writes that expiry).
+func TestSessionExpiry(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		b := signedInAs(t, e, "viewer@example.com", remit.OperatorViewer)
+		wantStatus(t, b.get("/dashboard"), 200, "viewer@example.com")
+		var expires int64
+		if err := e.App.DB.SQL().QueryRow(`SELECT MAX(expires_at) FROM operator_sessions`).Scan(&expires); err != nil {
+			t.Fatal(err)
+		}
+		if left := time.Until(time.UnixMicro(expires)); left < 50*time.Minute || left > 61*time.Minute {
+			t.Fatalf("a new session expires in %s, want an idle hour", left)
+		}
+		if _, err := e.App.DB.SQL().Exec(`UPDATE operator_sessions SET expires_at = 1`); err != nil {
+			t.Fatal(err)
+		}
+		wantRedirect(t, b.get("/dashboard"), "/dashboard/sign-in")
+	})
 }

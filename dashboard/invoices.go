@@ -44,6 +44,10 @@ func (s *Server) invoicePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	var err error
+	if p.Belongs, err = s.eng.InvoiceOverview(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID); s.answered(w, r, err) {
+		return
+	}
 	if a, ok := findAction(r.URL.Query().Get("done")); ok {
 		p.Notice = a.Done
 	}
