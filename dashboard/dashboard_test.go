@@ -266,3 +266,23 @@ func TestSessionExpiry(t *testing.T) {
 		wantRedirect(t, b.get("/dashboard"), "/dashboard/sign-in")
 	})
 }
+
+// Sessions live in the store: a session opened on one server is good on another server of the
+// same store (another `serve` process), and signing out on one ends it on both.
+func TestSessionAcrossServers(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		one := signedInAs(t, e, "viewer@example.com", remit.OperatorViewer)
+		home := one.get("/dashboard")
+		wantStatus(t, home, 200, "viewer@example.com")
+		second := testkit.StartOn(t, e.Store, e.DBURL, testkit.Options{})
+		two := &browser{t: t, base: second.Server.URL, c: &http.Client{Jar: one.c.Jar, CheckRedirect: one.c.CheckRedirect}}
+		// The jar keys cookies by host: give the second server the first one's session cookie.
+		u1, u2 := mustURL(t, one.base+"/dashboard"), mustURL(t, two.base+"/dashboard")
+		jar, _ := cookiejar.New(nil)
+		jar.SetCookies(u2, one.c.Jar.Cookies(u1))
+		two.c.Jar = jar
+		wantStatus(t, two.get("/dashboard"), 200, "viewer@example.com")
+		wantRedirect(t, one.post("/dashboard/sign-out", url.Values{"csrf": {csrfOf(t, home)}}), "/dashboard/sign-in")
+		wantRedirect(t, two.get("/dashboard"), "/dashboard/sign-in")
+	})
+}

@@ -119,14 +119,15 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 		wantRedirect(t, other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, other.get("/dashboard/sign-in"))},
 			"email": {"admin@globex.example"}, "password": {"a long enough password"}}), "/dashboard")
 		home := other.get("/dashboard")
-		for _, p := range []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock",
+		pages := []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices", "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices?status=paid",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/events", "/dashboard/accounts/" + e.Tenant.Sandbox + "/events/" + firstEvent(t, e),
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/customers", "/dashboard/accounts/" + e.Tenant.Sandbox + "/customers/c1",
 			"/dashboard/accounts/" + e.Tenant.Sandbox, "/dashboard/accounts/" + e.Tenant.Sandbox + "/payments",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions", "/dashboard/accounts/" + e.Tenant.Sandbox + "/emails", path + "/pdf",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/receipts", "/dashboard/accounts/" + e.Tenant.Sandbox + "/settlements",
-			"/dashboard/accounts/" + e.Tenant.Sandbox + "/usage?customer=c1&meter=api"} {
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/usage?customer=c1&meter=api", "/dashboard"}
+		for _, p := range pages[:len(pages)-1] {
 			got := other.get(p)
 			wantStatus(t, got, 404)
 			for _, leak := range []string{"Acme Test", id, id2, "INV-0000", "$25.00"} {
@@ -136,6 +137,16 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 			}
 		}
 		wantStatus(t, other.post(path+"/void", url.Values{"csrf": {csrfOf(t, home)}, "key": {"k"}}), 404)
+
+		// Signed out, every page sends to the sign-in page and shows nothing.
+		nobody := newBrowser(t, e)
+		for _, p := range pages {
+			got := nobody.get(p)
+			wantRedirect(t, got, "/dashboard/sign-in")
+			if strings.Contains(got.body, id) || strings.Contains(got.body, "Acme") {
+				t.Errorf("signed out, %s shows data", p)
+			}
+		}
 		if got := e.Must(200, "GET", "/v1/invoices/"+id2, nil).Data()["status"]; got != "paid" {
 			t.Fatalf("after another organization's attempt: %v", got)
 		}
