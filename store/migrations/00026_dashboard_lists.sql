@@ -7,6 +7,8 @@ CREATE INDEX customers_list ON customers(merchant_account_id, created_at, id);
 CREATE INDEX invoices_customer_list ON invoices(merchant_account_id, customer_id, created_at, id);
 DROP INDEX invoices_customer;
 CREATE INDEX payments_customer_list ON payments(merchant_account_id, customer_id, created_at, id);
+-- An invoice's payments newest first (its dashboard page; the API's payment list by invoiceId).
+CREATE INDEX payments_invoice_list ON payments(merchant_account_id, invoice_id, created_at, id);
 -- An account's home (its charts and totals) and the lists filtered by status: revenue by day reads
 -- the paid invoices of the period from one partial index that holds what it sums; the open totals
 -- read the open invoices from another; the failed payments come newest first from a third.
@@ -17,6 +19,7 @@ CREATE INDEX payments_status_list ON payments(merchant_account_id, status, creat
 CREATE INDEX invoice_lines_recurring ON invoice_lines(merchant_account_id, period_end) WHERE line_type = 'recurring';
 
 -- +goose Down
+DROP INDEX payments_invoice_list;
 DROP INDEX invoice_lines_recurring;
 DROP INDEX payments_status_list;
 DROP INDEX invoices_open;
