@@ -126,7 +126,9 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 			"/dashboard/accounts/" + e.Tenant.Sandbox, "/dashboard/accounts/" + e.Tenant.Sandbox + "/payments",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions", "/dashboard/accounts/" + e.Tenant.Sandbox + "/emails", path + "/pdf",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/receipts", "/dashboard/accounts/" + e.Tenant.Sandbox + "/settlements",
-			"/dashboard/accounts/" + e.Tenant.Sandbox + "/usage?customer=c1&meter=api", "/dashboard"}
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/usage?customer=c1&meter=api", path2 + "/credit-notes",
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/decide/approve", "/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions/sub_any",
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions/sub_any/pause", "/dashboard"}
 		for _, p := range pages[:len(pages)-1] {
 			got := other.get(p)
 			wantStatus(t, got, 404)
