@@ -2,9 +2,11 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -284,5 +286,46 @@ func TestSessionAcrossServers(t *testing.T) {
 		wantStatus(t, two.get("/dashboard"), 200, "viewer@example.com")
 		wantRedirect(t, one.post("/dashboard/sign-out", url.Values{"csrf": {csrfOf(t, home)}}), "/dashboard/sign-in")
 		wantRedirect(t, two.get("/dashboard"), "/dashboard/sign-in")
+	})
+}
+
+// Sign-ins are limited per account too: wrong passwords from five different addresses use up the
+// account's burst, and a sixth address is refused for that account (while another account signs in
+// from it).
+func TestSignInLimitPerAccount(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		signedInAs(t, e, "target@example.com", remit.OperatorViewer) // from 127.0.0.1
+		signedInAs(t, e, "other@example.com", remit.OperatorViewer)
+		try := func(addr, email, password string) int {
+			t.Helper()
+			get := httptest.NewRequest(http.MethodGet, "/dashboard/sign-in", nil)
+			get.RemoteAddr = addr
+			rec := httptest.NewRecorder()
+			e.Server.Config.Handler.ServeHTTP(rec, get)
+			csrf := csrfOf(t, page{status: rec.Code, body: rec.Body.String()})
+			post := httptest.NewRequest(http.MethodPost, "/dashboard/sign-in", strings.NewReader(url.Values{
+				"csrf": {csrf}, "email": {email}, "password": {password}}.Encode()))
+			post.RemoteAddr = addr
+			post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			for _, c := range rec.Result().Cookies() {
+				post.AddCookie(c)
+			}
+			rec = httptest.NewRecorder()
+			e.Server.Config.Handler.ServeHTTP(rec, post)
+			return rec.Code
+		}
+		got := []int{}
+		for i := range 6 {
+			got = append(got, try(fmt.Sprintf("10.0.0.%d:4000", i+1), "target@example.com", "not the password"))
+		}
+		if got[5] != http.StatusTooManyRequests || got[0] != http.StatusUnauthorized {
+			t.Fatalf("wrong passwords from six addresses: %v, want 401s then 429", got)
+		}
+		if c := try("10.0.0.9:4000", "target@example.com", "a long enough password"); c != http.StatusTooManyRequests {
+			t.Fatalf("the right password for the limited account: %d, want 429", c)
+		}
+		if c := try("10.0.0.9:4000", "other@example.com", "a long enough password"); c != http.StatusSeeOther {
+			t.Fatalf("another account from the same new address: %d, want 303", c)
+		}
 	})
 }
