@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -314,10 +315,17 @@ func (op *Operators) InvoiceAction(ctx context.Context, o remit.Operator, mercha
 	return inv, err
 }
 
+// formKey is the shape of the Idempotency-Key a confirmation page gives its form.
+var formKey = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
 // operatorWrite runs a dashboard action through core.Write under the form's key; the answer it
 // remembers is the resource as JSON (a replay decodes it).
 func operatorWrite[T any](ctx context.Context, co *core, o remit.Operator, m remit.MerchantAccount, route, key string, run func(ctx context.Context) (T, error)) (T, error) {
 	var out T
+	if !formKey.MatchString(key) { // the confirmation page's key (64 hex digits): nothing else reaches the write
+		return out, remit.Invalid(remit.FieldError{Field: "key", Location: remit.InBody, Reason: "invalid_format",
+			Message: "This form is out of date or was not sent from this dashboard: open the page again and resend it."})
+	}
 	scope := remit.Scope{OrganizationID: o.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
 	ans, err := co.Write(ctx, remit.WriteRequest{Scope: scope, Key: key, Route: route, Body: []byte(`{"operator":"` + o.ID + `"}`)},
 		func(ctx context.Context) (any, error) { return run(ctx) },

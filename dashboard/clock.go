@@ -56,6 +56,7 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	_, err := s.eng.AdvanceClock(r.Context(), *p.Operator, p.Account.ID, seconds, r.PostFormValue("key"))
 	if fields := remit.FieldMessages(err); fields != nil {
 		p.Errors, p.Key = fields, newToken()
+		p.Error = fields["key"] // not a field of the form: said above it
 		s.render(w, r, http.StatusUnprocessableEntity, "clock", p)
 		return
 	}

@@ -26,6 +26,8 @@ func TestAdvanceClockFromTheDashboard(t *testing.T) {
 		send := func(p page, seconds string) page {
 			return admin.post(path, url.Values{"csrf": {csrfOf(t, p)}, "key": {regexpValue(t, p.body, "key")}, "seconds": {seconds}})
 		}
+		stale := admin.post(path, url.Values{"csrf": {csrfOf(t, first)}, "key": {""}, "seconds": {"60"}})
+		wantStatus(t, stale, 422, `role="alert">This form is out of date`)
 		bad := send(first, "a day")
 		wantStatus(t, bad, 422, `id="seconds-error"`, "whole number of seconds")
 		refused := send(bad, "0")

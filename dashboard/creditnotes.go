@@ -64,6 +64,7 @@ func (s *Server) issueCreditNote(w http.ResponseWriter, r *http.Request) {
 	cn, err := s.eng.IssueCreditNote(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, f.Kind, amount, f.Reason, f.Description, p.Key)
 	if fields := remit.FieldMessages(err); fields != nil {
 		p.Errors = formFields(fields)
+		p.Error = fields["key"] // not a field of the form: said above it
 		p.Key = newToken()
 		s.renderCreditNote(w, r, http.StatusUnprocessableEntity, p)
 		return

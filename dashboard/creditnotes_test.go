@@ -25,6 +25,9 @@ func TestCreditNoteFromTheDashboard(t *testing.T) {
 			return admin.post(path+"/credit-notes", url.Values{"csrf": {csrfOf(t, p)}, "key": {regexpValue(t, p.body, "key")},
 				"amount": {amount}, "kind": {"credit"}, "reason": {"product_unsatisfactory"}, "description": {"Late delivery"}})
 		}
+		stale := admin.post(path+"/credit-notes", url.Values{"csrf": {csrfOf(t, form)}, "key": {"not-from-the-page"}, "amount": {"1"},
+			"kind": {"credit"}, "reason": {"other"}})
+		wantStatus(t, stale, 422, `role="alert">This form is out of date`)
 		bad := send(form, "ten dollars")
 		wantStatus(t, bad, 422, `id="amount-error"`, "Type the amount in USD with at most 2 decimals")
 		tooMuch := send(bad, "30.00") // the engine's rule: its status (409) and its words

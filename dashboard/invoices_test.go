@@ -59,6 +59,13 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 
 		confirm := admin.get(path + "/void")
 		wantStatus(t, confirm, 200, "It cannot be undone", "/v1/invoices/"+id+"/void?environment=sandbox&amp;merchantAccountId="+e.Tenant.Sandbox, "Idempotency-Key: ")
+		// A key the confirmation page did not give (none, or 10,000 characters): refused in words, nothing voided.
+		for _, bad := range []string{"", strings.Repeat("x", 10_000)} {
+			wantStatus(t, admin.post(path+"/void", url.Values{"csrf": {csrfOf(t, confirm)}, "key": {bad}}), 422, "This form is out of date")
+		}
+		if got := e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()["status"]; got != "open" {
+			t.Fatalf("after refused forms: %v", got)
+		}
 		key := regexpValue(t, confirm.body, "key")
 		form := url.Values{"csrf": {csrfOf(t, confirm)}, "key": {key}}
 		wantRedirect(t, admin.post(path+"/void", form), path+"?done=void")
