@@ -549,7 +549,7 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -604,7 +604,7 @@ type BillingAccountCreateRequest struct {
 	// CollectionMethod How invoices are collected; defaults to charge_automatically.
 	CollectionMethod *BillingAccountCreateRequestCollectionMethod `json:"collectionMethod,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -676,7 +676,7 @@ type CouponCreateRequest struct {
 	// CouponId Caller-chosen coupon ID, unique within the merchant account.
 	CouponId *string `json:"couponId,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency *CurrencyCode `json:"currency,omitempty"`
@@ -755,7 +755,7 @@ type CreditNoteCreateRequest struct {
 // CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives, usage_correction what a void of billed usage gives).
 type CreditNoteReason string
 
-// CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+// CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 //
 // Example: USD
 type CurrencyCode = string
@@ -862,7 +862,7 @@ type InvoiceCreateRequest struct {
 	// CouponIds Coupons applied to the invoice; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -960,7 +960,7 @@ type MerchantAccountCreateRequest struct {
 	// Example: {"day":14,"month":3,"year":1986}
 	DateOfBirth *MerchantProfileDate `json:"dateOfBirth,omitempty"`
 
-	// DefaultCurrency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// DefaultCurrency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	DefaultCurrency CurrencyCode `json:"defaultCurrency"`
@@ -1287,7 +1287,7 @@ type PriceCreateRequest struct {
 	// BillingIntervalCount Number of intervals between bills.
 	BillingIntervalCount *int64 `json:"billingIntervalCount,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -1356,7 +1356,7 @@ type QuoteCreateRequest struct {
 	// CouponIds Coupons applied to the quote; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`

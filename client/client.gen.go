@@ -1044,6 +1044,24 @@ func (e GetCustomerBalanceParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListCustomerBalanceEntriesParamsEnvironment.
+const (
+	ListCustomerBalanceEntriesParamsEnvironmentProduction ListCustomerBalanceEntriesParamsEnvironment = "production"
+	ListCustomerBalanceEntriesParamsEnvironmentSandbox    ListCustomerBalanceEntriesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListCustomerBalanceEntriesParamsEnvironment enum.
+func (e ListCustomerBalanceEntriesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListCustomerBalanceEntriesParamsEnvironmentProduction:
+		return true
+	case ListCustomerBalanceEntriesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ExpireCustomerBalanceParamsEnvironment.
 const (
 	ExpireCustomerBalanceParamsEnvironmentProduction ExpireCustomerBalanceParamsEnvironment = "production"
@@ -2248,7 +2266,7 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -2344,7 +2362,7 @@ type BillingAccountCreateRequest struct {
 	// CollectionMethod How invoices are collected; defaults to charge_automatically.
 	CollectionMethod *BillingAccountCreateRequestCollectionMethod `json:"collectionMethod,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -2484,7 +2502,7 @@ type CouponCreateRequest struct {
 	// CouponId Caller-chosen coupon ID, unique within the merchant account.
 	CouponId *string `json:"couponId,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency *CurrencyCode `json:"currency,omitempty"`
@@ -2653,7 +2671,7 @@ type CreditNoteLine struct {
 // CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives, usage_correction what a void of billed usage gives).
 type CreditNoteReason string
 
-// CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+// CurrencyCode A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 //
 // Example: USD
 type CurrencyCode = string
@@ -3115,7 +3133,7 @@ type InvoiceCreateRequest struct {
 	// CouponIds Coupons applied to the invoice; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -3426,7 +3444,7 @@ type MerchantAccountCreateRequest struct {
 	// Example: {"day":14,"month":3,"year":1986}
 	DateOfBirth *MerchantProfileDate `json:"dateOfBirth,omitempty"`
 
-	// DefaultCurrency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// DefaultCurrency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	DefaultCurrency CurrencyCode `json:"defaultCurrency"`
@@ -4327,7 +4345,7 @@ type PriceCreateRequest struct {
 	// BillingIntervalCount Number of intervals between bills.
 	BillingIntervalCount *int64 `json:"billingIntervalCount,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -4522,7 +4540,7 @@ type QuoteCreateRequest struct {
 	// CouponIds Coupons applied to the quote; each must exist (404).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
-	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field that names a currency.
+	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
 	Currency CurrencyCode `json:"currency"`
@@ -5628,6 +5646,27 @@ type GetCustomerBalanceParams struct {
 
 // GetCustomerBalanceParamsEnvironment defines parameters for GetCustomerBalance.
 type GetCustomerBalanceParamsEnvironment string
+
+// ListCustomerBalanceEntriesParams defines parameters for ListCustomerBalanceEntries.
+type ListCustomerBalanceEntriesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListCustomerBalanceEntriesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Currency Filter by currency.
+	Currency *CurrencyCode `form:"currency,omitempty" json:"currency,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListCustomerBalanceEntriesParamsEnvironment defines parameters for ListCustomerBalanceEntries.
+type ListCustomerBalanceEntriesParamsEnvironment string
 
 // ExpireCustomerBalanceParams defines parameters for ExpireCustomerBalance.
 type ExpireCustomerBalanceParams struct {
@@ -8455,6 +8494,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/customers/{customerId}/balance (the `GetCustomerBalance` operationId).
 	GetCustomerBalance(ctx context.Context, customerId CustomerIdPath, params *GetCustomerBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCustomerBalanceEntries List prepaid balance entries
+	//
+	// Lists the customer's prepaid balance ledger entries, newest first, cursor-paged, in the order of the entries of GET /v1/customers/{customerId}/balance (creation time, then append order). Items are BalanceEntry objects. With currency, only the entries in that currency (an accepted currency the customer has no entries in gives an empty list). A cursor pages only the customer and currency it came from.
+	//
+	// Corresponds with GET /v1/customers/{customerId}/balance/entries (the `ListCustomerBalanceEntries` operationId).
+	ListCustomerBalanceEntries(ctx context.Context, customerId CustomerIdPath, params *ListCustomerBalanceEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ExpireCustomerBalanceWithBody Expire prepaid balance
 	//
 	// Appends an expiry entry that takes amount (default: all that remains) from the grant named by sourceEntryId. More than remains is 409.
@@ -9492,6 +9538,23 @@ func (c *Client) GetCustomer(ctx context.Context, customerId CustomerIdPath, par
 // Corresponds with GET /v1/customers/{customerId}/balance (the `GetCustomerBalance` operationId).
 func (c *Client) GetCustomerBalance(ctx context.Context, customerId CustomerIdPath, params *GetCustomerBalanceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCustomerBalanceRequest(c.Server, customerId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCustomerBalanceEntries List prepaid balance entries
+//
+// Lists the customer's prepaid balance ledger entries, newest first, cursor-paged, in the order of the entries of GET /v1/customers/{customerId}/balance (creation time, then append order). Items are BalanceEntry objects. With currency, only the entries in that currency (an accepted currency the customer has no entries in gives an empty list). A cursor pages only the customer and currency it came from.
+//
+// Corresponds with GET /v1/customers/{customerId}/balance/entries (the `ListCustomerBalanceEntries` operationId).
+func (c *Client) ListCustomerBalanceEntries(ctx context.Context, customerId CustomerIdPath, params *ListCustomerBalanceEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomerBalanceEntriesRequest(c.Server, customerId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -11938,6 +12001,107 @@ func NewGetCustomerBalanceRequest(server string, customerId CustomerIdPath, para
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCustomerBalanceEntriesRequest constructs an http.Request for the ListCustomerBalanceEntries method
+func NewListCustomerBalanceEntriesRequest(server string, customerId CustomerIdPath, params *ListCustomerBalanceEntriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/balance/entries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -16868,6 +17032,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/customers/{customerId}/balance (the `GetCustomerBalance` operationId).
 	GetCustomerBalanceWithResponse(ctx context.Context, customerId CustomerIdPath, params *GetCustomerBalanceParams, reqEditors ...RequestEditorFn) (*GetCustomerBalanceResponse, error)
 
+	// ListCustomerBalanceEntriesWithResponse List prepaid balance entries
+	//
+	// Lists the customer's prepaid balance ledger entries, newest first, cursor-paged, in the order of the entries of GET /v1/customers/{customerId}/balance (creation time, then append order). Items are BalanceEntry objects. With currency, only the entries in that currency (an accepted currency the customer has no entries in gives an empty list). A cursor pages only the customer and currency it came from.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/balance/entries (the `ListCustomerBalanceEntries` operationId).
+	ListCustomerBalanceEntriesWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerBalanceEntriesParams, reqEditors ...RequestEditorFn) (*ListCustomerBalanceEntriesResponse, error)
+
 	// ExpireCustomerBalanceWithBodyWithResponse Expire prepaid balance
 	//
 	// Appends an expiry entry that takes amount (default: all that remains) from the grant named by sourceEntryId. More than remains is 409.
@@ -19608,6 +19781,157 @@ func (r GetCustomerBalanceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCustomerBalanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCustomerBalanceEntriesResponse200Headers the declared response headers of an HTTP 200 response for ListCustomerBalanceEntries
+type ListCustomerBalanceEntriesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListCustomerBalanceEntriesResponse429Headers the declared response headers of an HTTP 429 response for ListCustomerBalanceEntries
+type ListCustomerBalanceEntriesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListCustomerBalanceEntriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+		Data List `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomerBalanceEntriesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomerBalanceEntriesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON200() *struct {
+	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+	Data List `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCustomerBalanceEntriesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomerBalanceEntriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomerBalanceEntriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomerBalanceEntriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomerBalanceEntriesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28341,6 +28665,21 @@ func (c *ClientWithResponses) GetCustomerBalanceWithResponse(ctx context.Context
 	return ParseGetCustomerBalanceResponse(rsp)
 }
 
+// ListCustomerBalanceEntriesWithResponse List prepaid balance entries
+//
+// Lists the customer's prepaid balance ledger entries, newest first, cursor-paged, in the order of the entries of GET /v1/customers/{customerId}/balance (creation time, then append order). Items are BalanceEntry objects. With currency, only the entries in that currency (an accepted currency the customer has no entries in gives an empty list). A cursor pages only the customer and currency it came from.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/balance/entries (the `ListCustomerBalanceEntries` operationId).
+func (c *ClientWithResponses) ListCustomerBalanceEntriesWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerBalanceEntriesParams, reqEditors ...RequestEditorFn) (*ListCustomerBalanceEntriesResponse, error) {
+	rsp, err := c.ListCustomerBalanceEntries(ctx, customerId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomerBalanceEntriesResponse(rsp)
+}
+
 // ExpireCustomerBalanceWithBodyWithResponse Expire prepaid balance
 //
 // Appends an expiry entry that takes amount (default: all that remains) from the grant named by sourceEntryId. More than remains is 409.
@@ -31548,6 +31887,161 @@ func ParseGetCustomerBalanceResponse(rsp *http.Response) (*GetCustomerBalanceRes
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCustomerBalanceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCustomerBalanceEntriesResponse parses an HTTP response from a ListCustomerBalanceEntriesWithResponse call
+func ParseListCustomerBalanceEntriesResponse(rsp *http.Response) (*ListCustomerBalanceEntriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomerBalanceEntriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
+			Data List `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomerBalanceEntriesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomerBalanceEntriesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -29,6 +29,14 @@ type Engine struct {
 	Emails      Emails
 	// Verification runs the money checks (docs/verification.md).
 	Verification Verification
+	// Foreground is told of every request in flight, so that background work yields to the API
+	// (docs/email.md, "While the API is busy"). Optional.
+	Foreground Foreground
+}
+
+// Foreground marks a request in flight until the returned function is called.
+type Foreground interface {
+	Serving() (done func())
 }
 
 // Access authenticates API keys and resolves the scope a request acts in.
@@ -84,11 +92,13 @@ type Catalog interface {
 	HostedSetupPage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID string) (document.SetupPage, error)
 }
 
-// Ledger is the prepaid balance: grants, expiries and the customer's balance.
+// Ledger is the prepaid balance: grants, expiries, the customer's balance and its entries page by
+// page.
 type Ledger interface {
 	GrantBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.GrantInput) (remit.BalanceEntry, error)
 	ExpireBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ExpireInput) (remit.BalanceEntry, error)
 	GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.CustomerBalance, error)
+	ListBalanceEntries(ctx context.Context, m remit.MerchantAccount, customerID, currency, limit, cursor string) (remit.List[remit.BalanceEntry], error)
 }
 
 // Quotes is quotes and the subscriptions they start.

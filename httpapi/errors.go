@@ -150,6 +150,10 @@ func paramField(loc, name string, re *openapi3filter.RequestError) remit.FieldEr
 	case errors.As(re.Err, &pe):
 		f.Reason, f.Message = "invalid_type", fmt.Sprintf("The %s parameter '%s' %s.", loc, name, typeRequirement(re.Parameter.Schema))
 	case errors.As(re.Err, &se):
+		if rf, ok := ruleProblem(name, se); ok { // a CurrencyCode filter: the rule's reason, as in a body
+			rf.Location = loc
+			return rf
+		}
 		f.Reason = reasonOf(se)
 		f.Message = fmt.Sprintf("The %s parameter '%s' %s.", loc, name, requirement(se))
 	default:

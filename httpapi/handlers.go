@@ -37,6 +37,7 @@ func (s *Server) registry() []registration {
 		{"catalog", "getBillingAccount", s.getBillingAccount},
 		{"catalog", "createPaymentMethodSetupSession", decoded(s.createPaymentMethodSetupSession)},
 		{"ledger", "getCustomerBalance", byPath("customerId", s.eng.Ledger.GetCustomerBalance)},
+		{"ledger", "listCustomerBalanceEntries", s.listCustomerBalanceEntries},
 		{"ledger", "grantCustomerBalance", decoded(s.grantCustomerBalance)},
 		{"ledger", "expireCustomerBalance", decoded(s.expireCustomerBalance)},
 		{"portal", "customerPortalPut", s.customerPortalPut},

@@ -40,3 +40,8 @@ func (s *Server) expireCustomerBalance(ctx context.Context, r *Request, body api
 		EffectiveAt: body.EffectiveAt, Metadata: metadata(body.Metadata),
 	})
 }
+
+// listCustomerBalanceEntries handles GET /v1/customers/{customerId}/balance/entries.
+func (s *Server) listCustomerBalanceEntries(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Ledger.ListBalanceEntries(ctx, r.Merchant, r.Path("customerId"), r.Query("currency"), r.Query("limit"), r.Query("cursor"))
+}

@@ -62,21 +62,43 @@ func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, e
 // ListBalanceEntries returns every entry of a customer, newest first (creation time, then append
 // order).
 func (q Q) ListBalanceEntries(ctx context.Context, merchantAccountID, customerID string) ([]remit.BalanceEntry, error) {
-	rows, err := q.Query(ctx, `SELECT `+entryColumns+` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2
-		ORDER BY created_at DESC, seq DESC`, merchantAccountID, customerID)
+	_, _, order := keysetOn("seq", 0, 0, "") // the order of PageBalanceEntries' pages, from one place
+	return q.queryEntries(ctx, "store.ListBalanceEntries", `SELECT `+entryColumns+` FROM balance_entries
+		WHERE merchant_account_id = $1 AND customer_id = $2`+order, merchantAccountID, merchantAccountID, customerID)
+}
+
+// PageBalanceEntries returns up to limit entries of a customer, in currency when it is not "", in
+// the order of ListBalanceEntries, after the keyset position (afterCreated, afterSeq; afterSeq ""
+// on the first page). Each page reads one range of balance_entries_order, or with a currency of
+// balance_entries_currency.
+func (q Q) PageBalanceEntries(ctx context.Context, merchantAccountID, customerID, currency string, afterCreated int64, afterSeq string, limit int) ([]remit.BalanceEntry, error) {
+	where := ` WHERE merchant_account_id = $1 AND customer_id = $2`
+	args := []any{merchantAccountID, customerID}
+	if currency != "" {
+		args = append(args, currency)
+		where += ` AND currency = $3`
+	}
+	cond, kargs, order := keysetOn("seq", len(args)+1, afterCreated, afterSeq)
+	return q.queryEntries(ctx, "store.PageBalanceEntries", `SELECT `+entryColumns+` FROM balance_entries`+where+cond+order+` LIMIT `+itoa(limit),
+		merchantAccountID, append(args, kargs...)...)
+}
+
+// queryEntries runs a query of entryColumns and scans its rows ([] when there are none).
+func (q Q) queryEntries(ctx context.Context, op, query, merchantAccountID string, args ...any) ([]remit.BalanceEntry, error) {
+	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
-		return nil, wrapErr(err, "store.ListBalanceEntries")
+		return nil, wrapErr(err, op)
 	}
 	defer rows.Close()
 	out := []remit.BalanceEntry{}
 	for rows.Next() {
 		e, err := scanEntry(rows, merchantAccountID)
 		if err != nil {
-			return nil, wrapErr(err, "store.ListBalanceEntries")
+			return nil, wrapErr(err, op)
 		}
 		out = append(out, e)
 	}
-	return out, wrapErr(rows.Err(), "store.ListBalanceEntries")
+	return out, wrapErr(rows.Err(), op)
 }
 
 // LockSpendableLots locks and returns a customer's lots in currency that have something left and
