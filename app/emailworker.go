@@ -50,6 +50,9 @@ func setEmailDefaults(cfg *Config) {
 	if cfg.EmailRenders <= 0 {
 		cfg.EmailRenders = 1
 	}
+	if cfg.EmailBusyRate <= 0 {
+		cfg.EmailBusyRate = 5
+	}
 	if cfg.EmailFrom == "" {
 		cfg.EmailFrom = "billing@remit.invalid"
 	}
@@ -65,71 +68,114 @@ func (co *core) wakeEmails() {
 
 // RunEmails runs the e-mail worker until ctx ends: it sends what is due, waking when this process
 // queues a message, when the next retry falls due, and at least every EmailPoll (for messages other
-// processes queued). When ctx ends it finishes the batches in flight.
+// processes queued). While the API is busy (Foreground) it sends at most EmailBusyRate messages a
+// second and is not woken early. When ctx ends it finishes the batches in flight.
 func (es *Emails) RunEmails(ctx context.Context) {
 	if es.Config.Mailer == nil {
 		return // every message is recorded skipped
 	}
 	for ctx.Err() == nil {
-		n, err := es.SendDue(ctx)
+		started := time.Now()
+		busy := es.Foreground.Busy()
+		size := es.roundSize(busy)
+		n, err := es.SendRound(ctx, size, !busy)
 		if err != nil && ctx.Err() == nil {
 			es.Log.Error("emails: send", "err", err)
 		}
 		wait := es.Config.EmailPoll
-		if n == 0 && err == nil {
+		switch {
+		case err != nil:
+		case busy:
+			wait = time.Second - time.Since(started) // EmailBusyRate messages a second at most
+		case n == size:
+			continue // more are due
+		case n == 0:
 			if next, ok, err := es.DB.Read(ctx).NextEmailDue(ctx); err == nil && ok {
 				wait = min(wait, max(next.Sub(es.Clock.Now()), time.Millisecond))
 			}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-		case <-es.emailWake:
-		case <-t.C:
-		}
-		t.Stop()
+		es.sleep(ctx, wait, busy)
 	}
 }
 
+// sleep waits d, or less when this process queues a message and the API is not busy.
+func (es *Emails) sleep(ctx context.Context, d time.Duration, busy bool) {
+	if d <= 0 {
+		return
+	}
+	wake := es.emailWake
+	if busy {
+		wake = nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-wake:
+	case <-t.C:
+	}
+}
+
+// roundSize is how many messages a round claims: EmailConcurrency batches of EmailBatch, or
+// EmailBusyRate while the API is busy.
+func (es *Emails) roundSize(busy bool) int {
+	if busy {
+		return es.Config.EmailBusyRate
+	}
+	return es.Config.EmailBatch * es.Config.EmailConcurrency
+}
+
 // SendDue sends every message due now, in rounds of EmailConcurrency batches of EmailBatch
-// messages (one SMTP connection per batch), and returns how many attempts it made.
+// messages (one SMTP connection per batch), and returns how many attempts it made. It does not
+// pace itself by the API (RunEmails does): tests and benchmarks drain with it.
 func (es *Emails) SendDue(ctx context.Context) (int, error) {
 	if es.Config.Mailer == nil {
 		return 0, nil
 	}
 	total := 0
+	size := es.roundSize(false)
 	for {
-		size := es.Config.EmailBatch * es.Config.EmailConcurrency
-		owner := remit.NewID("ewk")
-		var due []store.DueEmail
-		err := es.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) (err error) {
-			now := es.Clock.Now()
-			due, err = tx.ClaimDueEmails(ctx, now, now.Add(es.Config.EmailLease), owner, size)
-			return err
-		})
-		if err != nil || len(due) == 0 {
+		n, err := es.SendRound(ctx, size, false)
+		total += n
+		if err != nil || n < size {
 			return total, err
-		}
-		results := es.sendClaimed(context.WithoutCancel(ctx), due)
-		if err := es.finish(context.WithoutCancel(ctx), due, results, owner); err != nil {
-			return total, err
-		}
-		total += len(due)
-		if len(due) < size {
-			return total, nil
 		}
 	}
 }
 
+// SendRound claims up to size due messages, sends them and records the outcomes, and returns how
+// many it claimed (RunEmails runs rounds; tests run one). With yieldToAPI, a batch that finds the
+// API busy before a message stops there: the messages it did not try are released, due at once,
+// their attempt not counted.
+func (es *Emails) SendRound(ctx context.Context, size int, yieldToAPI bool) (int, error) {
+	owner := remit.NewID("ewk")
+	var due []store.DueEmail
+	err := es.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) (err error) {
+		now := es.Clock.Now()
+		due, err = tx.ClaimDueEmails(ctx, now, now.Add(es.Config.EmailLease), owner, size)
+		return err
+	})
+	if err != nil || len(due) == 0 {
+		return 0, err
+	}
+	yield := func() bool { return false }
+	if yieldToAPI {
+		yield = es.Foreground.Busy
+	}
+	results := es.sendClaimed(context.WithoutCancel(ctx), due, yield)
+	return len(due), es.finish(context.WithoutCancel(ctx), due, results, owner)
+}
+
 // sendClaimed sends claimed messages in batches, EmailConcurrency at a time, within half the lease.
 // Sending mostly waits on the SMTP server; rendering PDFs is what takes CPU (docs/performance.md,
-// "Customer e-mail"), so at most EmailRenders render at once, whatever the concurrency, and the
-// worker never takes more than that many cores from the API.
-func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail) []mail.Result {
+// "Customer e-mail"), so at most EmailRenders render at once, whatever the concurrency. A batch
+// asks yield before each message and, when it says so, leaves the rest untried (a nil result
+// pointer: released by finish).
+func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield func() bool) []*mail.Result {
 	ctx, cancel := context.WithTimeout(ctx, es.Config.EmailLease/2)
 	defer cancel()
 	renders := make(chan struct{}, es.Config.EmailRenders)
-	results := make([]mail.Result, len(due))
+	results := make([]*mail.Result, len(due))
 	var wg sync.WaitGroup
 	for start := 0; start < len(due); start += es.Config.EmailBatch {
 		end := min(start+es.Config.EmailBatch, len(due))
@@ -138,16 +184,16 @@ func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail) []mail.
 			defer wg.Done()
 			out := make([]mail.Outgoing, 0, end-start)
 			idx := make([]int, 0, end-start)
-			for i := start; i < end; i++ {
+			for i := start; i < end && !yield(); i++ {
 				o, err := es.outgoing(ctx, due[i], renders)
 				if err != nil {
-					results[i] = mail.Result{Err: err, Temporary: true}
+					results[i] = &mail.Result{Err: err, Temporary: true}
 					continue
 				}
 				out, idx = append(out, o), append(idx, i)
 			}
 			for j, r := range es.Config.Mailer.Send(ctx, out) {
-				results[idx[j]] = r
+				results[idx[j]] = &r
 			}
 		}()
 	}
@@ -203,12 +249,19 @@ func (es *Emails) attachment(ctx context.Context, merchantAccountID string, f re
 	return nil, fmt.Errorf("unknown attachment kind %q", f.Kind)
 }
 
-// finish records the outcomes of one round in one transaction.
-func (es *Emails) finish(ctx context.Context, due []store.DueEmail, results []mail.Result, owner string) error {
+// finish records the outcomes of one round in one transaction; a message that was not tried (nil
+// result) is released, due at once, as if it had not been claimed.
+func (es *Emails) finish(ctx context.Context, due []store.DueEmail, results []*mail.Result, owner string) error {
 	now := es.Clock.Now().Truncate(time.Microsecond)
 	return es.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		for i, d := range due {
-			o := EmailOutcome(d.Attempts, results[i], es.Config.EmailRetry, now, rand.Float64())
+			if results[i] == nil {
+				if err := tx.ReleaseEmail(ctx, d, owner, now); err != nil {
+					return err
+				}
+				continue
+			}
+			o := EmailOutcome(d.Attempts, *results[i], es.Config.EmailRetry, now, rand.Float64())
 			if o.Status == remit.EmailSent {
 				sent := remit.MerchantNow(fixedClock(now), d.ClockOffset).Truncate(time.Microsecond)
 				o.SentAt = &sent

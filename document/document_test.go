@@ -495,3 +495,18 @@ func TestTieredLineInWords(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkInvoicePDF3Lines renders the invoice most e-mail carries: three lines, one page.
+func BenchmarkInvoicePDF3Lines(b *testing.B) {
+	d := localizedInvoice("fr")
+	b.ReportAllocs()
+	start := testkit.ProcessCPU()
+	for b.Loop() {
+		if _, err := document.InvoicePDF(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if cpu := testkit.ProcessCPU() - start; cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+	}
+}

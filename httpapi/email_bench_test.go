@@ -140,8 +140,8 @@ func BenchmarkAPIWritesWhileMailing(b *testing.B) {
 					var cpu, mpCPU time.Duration
 					for range b.N {
 						b.StopTimer()
-						if len(drafts) < 1000*secs {
-							makeDrafts(b, e, c, drafts, 1000*secs-len(drafts)+500)
+						if len(drafts) < 2000*secs {
+							makeDrafts(b, e, c, drafts, 2000*secs-len(drafts)+500)
 						}
 						mp.DeleteAll(b)
 						ctx, stop := context.WithCancel(context.Background())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/internal/testkit"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/wire"
@@ -384,6 +385,54 @@ func TestEmailOutageAndCrash(t *testing.T) {
 				if seen[id] != 1 {
 					t.Errorf("%s delivered %d times", id, seen[id])
 				}
+			}
+		})
+	}
+}
+
+// While the API is busy the worker yields: a round that finds it busy before a message leaves the
+// messages it did not try queued, due at once, their attempt not counted; once the API is idle they
+// are sent, each on its first attempt. (app.TestForegroundBusy tests when the API counts as busy.)
+func TestEmailWorkerYieldsToTheAPI(t *testing.T) {
+	for _, s := range testkit.Stores() {
+		t.Run(string(s), func(t *testing.T) {
+			t.Parallel() // a mailpit and a store of its own
+			mp := testkit.StartMailpit(t)
+			e := smtpEnv(t, s, testkit.MigratedStoreURL(t, s), mp, "20ms")
+			k := newMailKit(t, e)
+			k.customer("c", "ap@client.example", "", "send_invoice", "")
+			for range 3 {
+				k.invoice("c", 100)
+			}
+			at := time.Now()
+			fg := app.NewForeground(func() time.Time { return at })
+			e.App.Foreground = fg
+			serving := fg.Serving() // a request in flight for the whole of the last window: busy
+			at = at.Add(300 * time.Millisecond)
+			if n, err := e.App.Emails.SendRound(context.Background(), 10, true); err != nil || n != 3 {
+				t.Fatalf("round while busy: %d claimed, %v", n, err)
+			}
+			for _, m := range k.emails("customerId=c") {
+				if m["status"] != "queued" || num(m["attempts"]) != 0 || m["statusReason"] != nil {
+					t.Fatalf("while the API is busy: %v", m)
+				}
+			}
+			if got := mp.Messages(t); len(got) != 0 {
+				t.Fatalf("%d messages sent while the API was busy", len(got))
+			}
+
+			serving()
+			at = at.Add(600 * time.Millisecond) // a whole idle window
+			if n, err := e.App.Emails.SendRound(context.Background(), 10, true); err != nil || n != 3 {
+				t.Fatalf("round once idle: %d claimed, %v", n, err)
+			}
+			for _, m := range k.emails("customerId=c") {
+				if m["status"] != "sent" || num(m["attempts"]) != 1 {
+					t.Fatalf("once the API is idle: %v", m)
+				}
+			}
+			if got := mp.WaitForMessages(t, 3, 10*time.Second); len(got) != 3 {
+				t.Fatalf("%d messages delivered, want 3", len(got))
 			}
 		})
 	}

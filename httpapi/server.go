@@ -215,6 +215,9 @@ func hasScheme(reqs openapi3.SecurityRequirements, name string) bool {
 
 // ServeHTTP serves the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.eng.Foreground != nil {
+		defer s.eng.Foreground.Serving()()
+	}
 	s.withRequestID(s.mux).ServeHTTP(w, r)
 }
 

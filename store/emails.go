@@ -166,6 +166,15 @@ func (q Q) FinishEmail(ctx context.Context, d DueEmail, owner string, o EmailOut
 	return n > 0, wrapErr(err, "store.FinishEmail")
 }
 
+// ReleaseEmail gives back a message a worker claimed and did not try: it is due at next, and its
+// attempt is not counted. It changes nothing when the worker no longer holds the message.
+func (q Q) ReleaseEmail(ctx context.Context, d DueEmail, owner string, next time.Time) error {
+	_, err := q.exec(ctx, `UPDATE emails SET attempts = attempts - 1, next_attempt_at = $5, lease_owner = ''
+		WHERE merchant_account_id = $1 AND id = $2 AND lease_owner = $3 AND attempts = $4`,
+		d.MerchantAccountID, d.EmailID, owner, d.Attempts, remit.Micros(next))
+	return wrapErr(err, "store.ReleaseEmail")
+}
+
 // NextEmailDue returns when the earliest queued message falls due, or ok=false when none is.
 func (q Q) NextEmailDue(ctx context.Context) (t time.Time, ok bool, err error) {
 	var v sql.NullInt64
