@@ -63,6 +63,7 @@ type Config struct {
 	EmailBatch       int             // messages sent over one SMTP connection (25)
 	EmailConcurrency int             // SMTP connections in flight per process (16)
 	EmailRenders     int             // attachments rendered at once per process (1): the CPU the worker may take
+	EmailBusyRate    int             // messages a second at most while the API is busy (5; Foreground)
 	OperatorHashCost int             // bcrypt cost of dashboard passwords (0: bcrypt.DefaultCost); tests lower it
 }
 
@@ -82,6 +83,10 @@ type core struct {
 	webhooks  *webhookState
 	emailWake chan struct{}
 	sealer    *sealer
+
+	// Foreground is how busy this process's HTTP edge is: the edge marks each request in it, and
+	// the e-mail worker yields to it (foreground.go).
+	Foreground *Foreground
 }
 
 // App is the engine: one service per area, composed by New. Its zero value is not usable.
@@ -177,9 +182,10 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 		cfg.Dunning = remit.DefaultDunning
 	}
 	c := &core{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}, sealer: &sealer{},
-		reactions: map[remit.EventType][]reaction{}, emailWake: make(chan struct{}, 1)}
+		reactions: map[remit.EventType][]reaction{}, emailWake: make(chan struct{}, 1), Foreground: NewForeground(time.Now)}
 	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
+	db.OnChained(c.wakeWebhooks) // on PostgreSQL a change's events become dispatchable after commit (store/chain.go)
 	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
 		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
@@ -199,6 +205,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 		ledger: a.Ledger, usage: a.Usage}
 	a.Quotes.emails = a.Emails
 	a.Verification = &Verification{core: c}
+	db.OnChainDispatch(a.Webhooks.dispatchChained) // the pass that chains events dispatches them (store/chain.go)
 	a.Emails.registerReactions()
 	a.Ledger.registerJobs()
 	a.Invoicing.registerJobs()

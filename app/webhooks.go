@@ -129,6 +129,9 @@ func (wh *Webhooks) disableEndpoint(ctx context.Context, tx *store.Tx, scope rem
 //
 // Errors: not_found.
 func (wh *Webhooks) GetEvent(ctx context.Context, scope remit.Scope, id string) (remit.Event, error) {
+	if err := wh.DB.ChainBeforeRead(ctx, scope.MerchantAccountID); err != nil {
+		return remit.Event{}, err
+	}
 	return wh.DB.Read(ctx).GetEvent(ctx, scope.MerchantAccountID, id)
 }
 
@@ -139,6 +142,9 @@ func (wh *Webhooks) ListEvents(ctx context.Context, scope remit.Scope, typ, limi
 	list := "events|" + typ // a cursor of one type's list does not page another's
 	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
 	if err != nil {
+		return remit.List[remit.Event]{}, err
+	}
+	if err := wh.DB.ChainBeforeRead(ctx, scope.MerchantAccountID); err != nil {
 		return remit.List[remit.Event]{}, err
 	}
 	items, err := wh.DB.Read(ctx).ListEvents(ctx, scope.MerchantAccountID, typ, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
@@ -152,10 +158,10 @@ func (wh *Webhooks) ListEvents(ctx context.Context, scope remit.Scope, typ, limi
 //
 // Errors: not_found (event), validation_failure (limit, cursor).
 func (wh *Webhooks) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error) {
-	q := wh.DB.Read(ctx)
-	if _, err := q.GetEvent(ctx, scope.MerchantAccountID, eventID); err != nil {
+	if _, err := wh.GetEvent(ctx, scope, eventID); err != nil {
 		return remit.List[remit.WebhookDelivery]{}, err
 	}
+	q := wh.DB.Read(ctx)
 	list := "webhook_deliveries|" + eventID
 	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
 	if err != nil {

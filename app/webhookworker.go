@@ -113,14 +113,14 @@ func (wh *Webhooks) webhookTimeout() time.Duration {
 // left unchained (store.ChainLeftovers; not at every wake-up, when the events found unchained are
 // mostly those of requests chaining them right then): only chained events are dispatched.
 func (wh *Webhooks) DispatchEvents(ctx context.Context) (int, error) {
-	if pending, err := wh.DB.Read(ctx).HasUndispatchedEvents(ctx); err != nil || !pending {
-		return 0, err
-	}
 	if now, last := time.Now().UnixNano(), wh.webhooks.leftovers.Load(); now-last >= int64(wh.Config.WebhookPoll) &&
 		wh.webhooks.leftovers.CompareAndSwap(last, now) {
 		if err := wh.DB.ChainLeftovers(ctx); err != nil {
 			return 0, err
 		}
+	}
+	if pending, err := wh.DB.Read(ctx).HasUndispatchedEvents(ctx); err != nil || !pending {
+		return 0, err
 	}
 	total := 0
 	for {
@@ -132,22 +132,8 @@ func (wh *Webhooks) DispatchEvents(ctx context.Context) (int, error) {
 			}
 			n = len(evs)
 			now := wh.Clock.Now().Truncate(time.Microsecond)
-			endpoints := map[string][]remit.WebhookEndpoint{}
-			for _, ev := range evs {
-				eps, ok := endpoints[ev.MerchantAccountID]
-				if !ok {
-					if eps, err = tx.EnabledWebhookEndpoints(ctx, ev.MerchantAccountID); err != nil {
-						return err
-					}
-					endpoints[ev.MerchantAccountID] = eps
-				}
-				for _, ep := range eps {
-					if ep.Subscribed(ev.Type) && !ep.CreatedAt.After(ev.CreatedAt) {
-						if err := tx.InsertWebhookDelivery(ctx, newDelivery(ev, ep.ID, remit.TriggerDispatch, now)); err != nil {
-							return err
-						}
-					}
-				}
+			if err := wh.insertDeliveries(ctx, tx, evs, now); err != nil {
+				return err
 			}
 			ids := make([]string, len(evs))
 			for i, ev := range evs {
@@ -163,6 +149,38 @@ func (wh *Webhooks) DispatchEvents(ctx context.Context) (int, error) {
 			return total, nil
 		}
 	}
+}
+
+// insertDeliveries makes the deliveries of evs, dispatched at now: one to each enabled endpoint
+// subscribed to an event's type that existed when the event happened. The caller marks the events
+// dispatched.
+func (wh *Webhooks) insertDeliveries(ctx context.Context, tx *store.Tx, evs []remit.Event, now time.Time) error {
+	endpoints := map[string][]remit.WebhookEndpoint{}
+	for _, ev := range evs {
+		eps, ok := endpoints[ev.MerchantAccountID]
+		if !ok {
+			var err error
+			if eps, err = tx.EnabledWebhookEndpoints(ctx, ev.MerchantAccountID); err != nil {
+				return err
+			}
+			endpoints[ev.MerchantAccountID] = eps
+		}
+		for _, ep := range eps {
+			if ep.Subscribed(ev.Type) && !ep.CreatedAt.After(ev.CreatedAt) {
+				if err := tx.InsertWebhookDelivery(ctx, newDelivery(ev, ep.ID, remit.TriggerDispatch, now)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// dispatchChained is the chaining pass's dispatch (store.DB.OnChainDispatch): on PostgreSQL the
+// pass that gives events their links also makes their deliveries, in its transaction.
+func (wh *Webhooks) dispatchChained(ctx context.Context, tx *store.Tx, evs []remit.Event) (time.Time, error) {
+	now := wh.Clock.Now().Truncate(time.Microsecond)
+	return now, wh.insertDeliveries(ctx, tx, evs, now)
 }
 
 // claim is one batch of claimed deliveries.

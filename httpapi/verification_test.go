@@ -106,6 +106,11 @@ func wantViolation(t *testing.T, v remit.Verification, check, resource, id, part
 // tamper changes the store behind the engine's back, as an intruder with database access would.
 func tamper(t *testing.T, e *testkit.Env, query string, args ...any) {
 	t.Helper()
+	for _, account := range []string{e.Tenant.Sandbox, e.Tenant.Production} { // PostgreSQL chains after commit, in the background
+		if err := e.App.DB.ChainBeforeRead(context.Background(), account); err != nil {
+			t.Fatal(err)
+		}
+	}
 	res, err := e.App.DB.SQL().ExecContext(context.Background(), query, args...)
 	if err != nil {
 		t.Fatalf("tamper %q: %v", query, err)
@@ -389,10 +394,10 @@ func TestVerificationMoneyTampering(t *testing.T) {
 	})
 }
 
-// An event that lost its link before anyone saw it (on PostgreSQL: the chaining step after its
-// commit failed; made here by removing its sequence and hash) is not shown, not dispatched and not
-// verified; the webhook worker chains it at its next pass, at the end of the chain, and then it is
-// listed and delivered with its place.
+// An event that lost its link (on PostgreSQL: the chaining pass after its commit failed; made here
+// by removing its sequence and hash) is not verified and not dispatched until it is chained again:
+// by the webhook worker at its next pass, or by the next read of the account's events, at the end
+// of the chain. Then it is listed and delivered with its place.
 func TestEventChainedByTheWorker(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		rc := newReceiver(t, nil)
@@ -400,10 +405,6 @@ func TestEventChainedByTheWorker(t *testing.T) {
 		before := listEvents(t, e)
 		id := emitEvents(t, e, "invoice.paid", 1)[0]
 		tamper(t, e, `UPDATE events SET sequence = NULL, hash = NULL WHERE id = $1`, id)
-		e.Must(404, "GET", "/v1/events/"+id, nil)
-		if got := listEvents(t, e); len(got) != len(before) {
-			t.Fatalf("%d events listed, want %d (the unchained one hidden)", len(got), len(before))
-		}
 		wantClean(t, verify(t, e))
 
 		deliverUntil(t, e, "the delivery", func() bool { return len(rc.Hits()) == 1 })

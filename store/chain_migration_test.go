@@ -49,6 +49,9 @@ func TestChainMigration(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, account := range []string{"ma_a", "ma_b"} {
+				if err := db.ChainBeforeRead(ctx, account); err != nil { // PostgreSQL chains after commit, in the background
+					t.Fatal(err)
+				}
 				want, prev, last := int64(1), "", ""
 				err := db.Snapshot(ctx, func(ctx context.Context, q store.Q) error {
 					return q.ChainEvents(ctx, account, func(e remit.Event) error {
@@ -104,6 +107,9 @@ func TestChainUnderConcurrentCommits(t *testing.T) {
 		}
 		wg.Wait()
 		for _, account := range []string{"ma_a", "ma_b"} {
+			if err := db.ChainBeforeRead(ctx, account); err != nil { // PostgreSQL chains after commit, in the background
+				t.Fatal(err)
+			}
 			want, prev := int64(1), ""
 			err := db.Snapshot(ctx, func(ctx context.Context, q store.Q) error {
 				return q.ChainEvents(ctx, account, func(e remit.Event) error {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
@@ -35,6 +36,9 @@ type DB struct {
 	gc      *groupCommitter // SQLite only
 	ck      *checkpointer   // SQLite only
 	chains  chainGroups     // PostgreSQL: chaining after commit, coalesced per account (chain.go)
+
+	onChained     atomic.Pointer[func()]        // runs after each background chaining pass
+	chainDispatch atomic.Pointer[ChainDispatch] // dispatches what a chaining pass chains (chain.go)
 }
 
 // The SQLite writer's page cache (negative: KiB), which holds a group-commit batch's pages. The
@@ -119,6 +123,7 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Close closes the store's connections.
 func (db *DB) Close() error {
+	db.chains.loops.Wait()
 	if db.gc != nil {
 		db.gc.close()
 	}
@@ -151,8 +156,8 @@ type txKey struct{}
 // call) is joined instead, so a request's whole effect and its event commit together.
 //
 // On PostgreSQL the transaction is READ COMMITTED; rules that must not race take row locks
-// (Q.ForUpdate). The events it wrote get their place in their chains after the commit, before Tx
-// returns (chain.go). On SQLite all writes are serialized through one connection with group commit
+// (Q.ForUpdate). The events it wrote get their place in their chains just after the commit, in
+// the background (chain.go). On SQLite all writes are serialized through one connection with group commit
 // (see groupcommit.go): concurrent callers' functions run one after another inside one
 // transaction, each in its own savepoint, and share one commit (one fsync). Tx returns only after
 // that commit, so a nil error still means the effect is durable.
@@ -183,7 +188,7 @@ func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error
 		return wrapErr(err, "store.Tx: commit")
 	}
 	if len(tx.unchained) > 0 {
-		db.chainAfterCommit(ctx, tx.unchained)
+		db.chainAfterCommit(tx.unchained)
 	}
 	tx.committed()
 	return nil

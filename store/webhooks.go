@@ -467,11 +467,11 @@ func (q Q) NextDeliveryDue(ctx context.Context) (t time.Time, ok bool, err error
 	return remit.FromMicros(v.Int64), true, nil
 }
 
-// HasUndispatchedEvents reports whether an event awaits dispatch (a cheap read that spares an
-// idle worker a write transaction).
+// HasUndispatchedEvents reports whether a chained event awaits dispatch (a cheap read that spares
+// an idle worker a write transaction; an unchained one waits for its chaining pass, chain.go).
 func (q Q) HasUndispatchedEvents(ctx context.Context) (bool, error) {
 	var one int
-	err := q.QueryRow(ctx, `SELECT 1 FROM events WHERE dispatched_at IS NULL LIMIT 1`).Scan(&one)
+	err := q.QueryRow(ctx, `SELECT 1 FROM events WHERE dispatched_at IS NULL AND sequence IS NOT NULL LIMIT 1`).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

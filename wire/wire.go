@@ -390,6 +390,7 @@ func Engine(a *app.App) httpapi.Engine {
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
 		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
+		Foreground: a.Foreground,
 	}
 }
 

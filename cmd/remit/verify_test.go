@@ -28,6 +28,9 @@ func TestVerifyCommand(t *testing.T) {
 			t.Fatalf("clean store: %v\n%s", err, out)
 		}
 		var evID string
+		if err := e.App.DB.ChainBeforeRead(context.Background(), e.Tenant.Sandbox); err != nil { // PostgreSQL chains after commit, in the background
+			t.Fatal(err)
+		}
 		if err := e.App.DB.SQL().QueryRow(`SELECT id FROM events WHERE merchant_account_id = $1 AND sequence = 2`, e.Tenant.Sandbox).Scan(&evID); err != nil {
 			t.Fatal(err)
 		}
