@@ -65,6 +65,7 @@ type Config struct {
 	SMTPURL              string        // REMIT_SMTP_URL (smtp://user:pass@host:port): sends customer e-mail; unset records it skipped
 	EmailFrom            string        // REMIT_EMAIL_FROM (billing@remit.invalid): the sender address of customer e-mail
 	EmailRetry           string        // REMIT_EMAIL_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
+	EmailBusyRate        int           // REMIT_EMAIL_BUSY_RATE (5): messages a second at most while the API is busy
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -77,7 +78,7 @@ func Defaults() Config {
 	return Config{
 		Addr: "127.0.0.1:8080", DatabaseURL: "sqlite:remit.db", RateLimit: 100, RateBurst: 200,
 		SchedulerInterval: time.Second, LogLevel: "info", WebhookRetry: "5s,5m,30m,2h,5h,10h,10h",
-		WebhookLease: time.Minute, WebhookWorkers: 16, IdempotencyLease: time.Minute, EmailRetry: "5s,5m,30m,2h,5h,10h,10h",
+		WebhookLease: time.Minute, WebhookWorkers: 16, IdempotencyLease: time.Minute, EmailRetry: "5s,5m,30m,2h,5h,10h,10h", EmailBusyRate: 5,
 		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		ProcessorTimeout: 10 * time.Second, ReconcileInterval: 30 * time.Second,
 		VerifyInterval: time.Hour,
@@ -167,6 +168,7 @@ func numbersFromEnv(c *Config) error {
 	}{
 		{"REMIT_DATABASE_MAX_CONNS", "an integer from 2 to 1000", 2, 1000, &c.DatabaseMaxConns},
 		{"REMIT_WEBHOOK_CONCURRENCY", "an integer from 1 to 1024", 1, 1024, &c.WebhookWorkers},
+		{"REMIT_EMAIL_BUSY_RATE", "an integer from 1 to 10000", 1, 10000, &c.EmailBusyRate},
 		{"REMIT_RATE_BURST", "a positive integer", 1, math.MaxInt, &c.RateBurst},
 	} {
 		if v := os.Getenv(n.name); v != "" {
@@ -424,7 +426,7 @@ func emailConfig(c Config, cfg *app.Config) error {
 	if retry == nil {
 		retry = []time.Duration{} // one attempt, no retries
 	}
-	cfg.EmailRetry, cfg.EmailFrom = retry, c.EmailFrom
+	cfg.EmailRetry, cfg.EmailFrom, cfg.EmailBusyRate = retry, c.EmailFrom, c.EmailBusyRate
 	if c.EmailFrom != "" && !remit.ValidEmail(c.EmailFrom) {
 		return fmt.Errorf("REMIT_EMAIL_FROM must be an e-mail address such as billing@example.com, not %q", c.EmailFrom)
 	}
