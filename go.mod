@@ -135,3 +135,5 @@ tool (
 	github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 	github.com/stripe/stripe-mock
 )
+
+replace github.com/go-pdf/fpdf => ./third_party/fpdf

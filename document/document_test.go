@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -509,4 +510,43 @@ func BenchmarkInvoicePDF3Lines(b *testing.B) {
 	if cpu := testkit.ProcessCPU() - start; cpu > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	}
+}
+
+// TestPDFsRenderedAtOnceMatch renders documents in every language from many goroutines at once:
+// each must be byte for byte what a render alone gives. The renderer shares parsed fonts and
+// compressors between documents (third_party/fpdf/REMIT.md); under -race this also checks that
+// nothing shared is written.
+func TestPDFsRenderedAtOnceMatch(t *testing.T) {
+	langs := []string{"en", "fr", "de", "es"}
+	render := func(i int) []byte {
+		lang := langs[i%len(langs)]
+		var out []byte
+		var err error
+		switch i % 3 {
+		case 0:
+			out, err = document.InvoicePDF(localizedInvoice(lang))
+		case 1:
+			out, err = document.CreditNotePDF(localizedCreditNote(lang))
+		default:
+			out, err = document.ReceiptPDF(localizedReceipt(lang))
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		return out
+	}
+	const kinds = 12 // every language with every document
+	want := make([][]byte, kinds)
+	for i := range want {
+		want[i] = render(i)
+	}
+	var wg sync.WaitGroup
+	for i := range 4 * kinds {
+		wg.Go(func() {
+			if got := render(i % kinds); !bytes.Equal(got, want[i%kinds]) {
+				t.Errorf("render %d at once differs from the render alone (%d against %d bytes)", i%kinds, len(got), len(want[i%kinds]))
+			}
+		})
+	}
+	wg.Wait()
 }
