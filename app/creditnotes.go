@@ -69,7 +69,7 @@ func (cns *CreditNotes) issueCreditNote(ctx context.Context, tx *store.Tx, m rem
 		return cn, err
 	}
 	for _, j := range plan.Touched {
-		if err := tx.UpdateInvoiceLineFigures(ctx, m.ID, inv.Lines[j]); err != nil {
+		if err := tx.UpdateInvoiceLineFigures(ctx, m.ID, inv.InvoiceID, inv.Lines[j]); err != nil {
 			return cn, err
 		}
 	}

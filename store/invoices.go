@@ -69,19 +69,21 @@ func invoiceArgs(inv remit.Invoice) []any {
 		ptrMicros(inv.NextPaymentAttemptAt), string(dunningStatus), ptrMicros(inv.DunningStartedAt), inv.DunningRetries}
 }
 
-// InsertInvoice inserts an invoice and its lines. A duplicate caller-chosen ID is a conflict.
+// InsertInvoice inserts an invoice and its lines: the invoice_lines rows and, in the invoice's
+// row, the same lines as its lines_doc (invoice_lines.go). A duplicate caller-chosen ID is a conflict.
 func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
-	args := append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...)
-	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+	rows := lineRowsOf(inv.Lines)
+	args := append(append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...), linesDoc(rows))
+	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`, lines_doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
 		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
-		$37, $38, $39, $40, $41)`, args...)
+		$37, $38, $39, $40, $41, $42)`, args...)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
 	if err != nil {
 		return wrapErr(err, "store.InsertInvoice")
 	}
-	return q.insertInvoiceLines(ctx, inv)
+	return q.insertInvoiceLines(ctx, inv.MerchantAccountID, inv.InvoiceID, rows)
 }
 
 // unmarshalIf decodes a JSON column into v unless it is NULL.
@@ -92,40 +94,30 @@ func unmarshalIf(s sql.NullString, v any) error {
 	return json.Unmarshal([]byte(s.String), v)
 }
 
-// AddLineUsageCorrection appends a usage correction to a finalized invoice line's trail.
+// AddLineUsageCorrection appends a usage correction to a finalized invoice line's trail, in its
+// invoice_lines row and in the invoice's lines_doc.
 func (q Q) AddLineUsageCorrection(ctx context.Context, merchantAccountID, invoiceID string, l remit.InvoiceLine, c remit.UsageCorrection) error {
 	all := append(append([]remit.UsageCorrection(nil), l.UsageCorrections...), c)
 	_, err := q.exec(ctx, `UPDATE invoice_lines SET usage_corrections = $4 WHERE merchant_account_id = $1 AND invoice_id = $2 AND id = $3`,
 		merchantAccountID, invoiceID, l.InvoiceLineID, mustJSON(all))
+	if err == nil {
+		err = q.rewriteLinesDoc(ctx, merchantAccountID, invoiceID)
+	}
 	return wrapErr(err, "store.AddLineUsageCorrection")
 }
 
-func (q Q) insertInvoiceLines(ctx context.Context, inv remit.Invoice) error {
-	for i, l := range inv.Lines {
-		taxes := l.Taxes
-		if taxes == nil {
-			taxes = []remit.LineTax{}
-		}
-		_, err := q.exec(ctx, `INSERT INTO invoice_lines (merchant_account_id, invoice_id, id, position, line_type, price_id,
-			price_type, meter_id, description, quantity, unit_amount, unit_override, amount, discount_amount, prepaid_applied,
-			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax, tier_breakdown, usage_quantity, usage_corrections,
-			usage_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
-			inv.MerchantAccountID, inv.InvoiceID, l.InvoiceLineID, i, l.LineType, l.PriceID, l.PriceType, ptrStr(l.MeterID),
-			l.Description, l.Quantity, l.UnitAmount, l.UnitOverride, l.Amount, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount,
-			l.CreditedAmount, mustJSON(taxes), ptrMicros(l.PeriodStart), ptrMicros(l.PeriodEnd), l.CreditedTax,
-			optJSON(l.TierBreakdown != nil, l.TierBreakdown), optInt(l.UsageQuantity), optJSON(l.UsageCorrections != nil, l.UsageCorrections),
-			optInt(l.UsageSeq))
-		if err != nil {
-			return wrapErr(err, "store.InsertInvoice: line")
-		}
-	}
-	return nil
-}
-
 // UpdateInvoice writes every field of the invoice's header. With lines, the lines are replaced
-// too (drafts only: a finalized invoice's lines change only through UpdateInvoiceLineCredited).
+// too, in invoice_lines and in the same UPDATE's lines_doc (drafts only: a finalized invoice's
+// lines change only through UpdateInvoiceLineFigures and AddLineUsageCorrection).
 func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) error {
 	args := append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...)
+	var rows []lineRow
+	setDoc := ""
+	if lines {
+		rows = lineRowsOf(inv.Lines)
+		args = append(args, linesDoc(rows))
+		setDoc = ", lines_doc = $42"
+	}
 	_, err := q.exec(ctx, `UPDATE invoices SET number = $3, customer_id = $4, billing_account_id = $5, currency = $6, status = $7,
 		collection_method = $8, subscription_id = $9, quote_id = $10, period_start = $11, period_end = $12, coupon_ids = $13,
 		subtotal = $14, discount_total = $15, prepaid_applied = $16, tax_total = $17, total = $18, amount_due = $19,
@@ -133,7 +125,7 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 		tax_transaction_id = $25, payment_url = $26, auto_finalize_at = $27, last_payment_error = $28, finalized_by_ref = $29,
 		finalized_at = $30, paid_at = $31, voided_at = $32, metadata = $33, created_at = $34, updated_at = $35,
 		latest_payment_id = $36, attempt_count = $37, next_payment_attempt_at = $38, dunning_status = $39,
-		dunning_started_at = $40, dunning_retries = $41 WHERE merchant_account_id = $1 AND id = $2`, args...)
+		dunning_started_at = $40, dunning_retries = $41`+setDoc+` WHERE merchant_account_id = $1 AND id = $2`, args...)
 	if err != nil {
 		return wrapErr(err, "store.UpdateInvoice")
 	}
@@ -143,31 +135,39 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 	if _, err := q.exec(ctx, `DELETE FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2`, inv.MerchantAccountID, inv.InvoiceID); err != nil {
 		return wrapErr(err, "store.UpdateInvoice: lines")
 	}
-	return q.insertInvoiceLines(ctx, inv)
+	return q.insertInvoiceLines(ctx, inv.MerchantAccountID, inv.InvoiceID, rows)
 }
 
-// UpdateInvoiceLineFigures writes a finalized line's prepaid, tax and credited figures.
-func (q Q) UpdateInvoiceLineFigures(ctx context.Context, merchantAccountID string, l remit.InvoiceLine) error {
-	taxes := l.Taxes
-	if taxes == nil {
-		taxes = []remit.LineTax{}
+// UpdateInvoiceLineFigures writes a finalized line's discount, prepaid, tax and credited figures,
+// in its invoice_lines row and in the invoice's lines_doc.
+func (q Q) UpdateInvoiceLineFigures(ctx context.Context, merchantAccountID, invoiceID string, l remit.InvoiceLine) error {
+	r := lineRowsOf([]remit.InvoiceLine{l})[0]
+	_, err := q.exec(ctx, `UPDATE invoice_lines SET discount_amount = $4, prepaid_applied = $5, tax_amount = $6,
+		credited_amount = $7, taxes = $8, credited_tax = $9 WHERE merchant_account_id = $1 AND invoice_id = $2 AND id = $3`,
+		merchantAccountID, invoiceID, r.ID, r.DiscountAmount, r.PrepaidApplied, r.TaxAmount, r.CreditedAmount,
+		mustJSON(r.Taxes), r.CreditedTax)
+	if err == nil {
+		err = q.rewriteLinesDoc(ctx, merchantAccountID, invoiceID)
 	}
-	_, err := q.exec(ctx, `UPDATE invoice_lines SET discount_amount = $3, prepaid_applied = $4, tax_amount = $5,
-		credited_amount = $6, taxes = $7, credited_tax = $8 WHERE merchant_account_id = $1 AND id = $2`,
-		merchantAccountID, l.InvoiceLineID, l.DiscountAmount, l.PrepaidApplied, l.TaxAmount, l.CreditedAmount, mustJSON(taxes), l.CreditedTax)
 	return wrapErr(err, "store.UpdateInvoiceLineFigures")
 }
 
-func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err error) {
+// scanInvoice scans a row of invoiceColumns.
+func scanInvoice(row interface{ Scan(...any) error }) (remit.Invoice, error) {
+	return scanInvoiceAnd(row)
+}
+
+// scanInvoiceAnd scans a row of invoiceColumns followed by more columns, into more.
+func scanInvoiceAnd(row interface{ Scan(...any) error }, more ...any) (inv remit.Invoice, err error) {
 	var number, sub, quote, taxTxn, payURL, lastErr, byRef, latest sql.NullString
 	var pStart, pEnd, autoFin, fin, paid, voided, nextAttempt, dunStart sql.NullInt64
 	var coupons, md string
 	var created, updated int64
-	err = row.Scan(&inv.InvoiceID, &number, &inv.CustomerID, &inv.BillingAccountID, &inv.Currency, &inv.Status,
+	err = row.Scan(append([]any{&inv.InvoiceID, &number, &inv.CustomerID, &inv.BillingAccountID, &inv.Currency, &inv.Status,
 		&inv.CollectionMethod, &sub, &quote, &pStart, &pEnd, &coupons, &inv.Subtotal, &inv.DiscountTotal, &inv.PrepaidApplied,
 		&inv.TaxTotal, &inv.Total, &inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal,
 		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated, &latest,
-		&inv.AttemptCount, &nextAttempt, &inv.DunningStatus, &dunStart, &inv.DunningRetries)
+		&inv.AttemptCount, &nextAttempt, &inv.DunningStatus, &dunStart, &inv.DunningRetries}, more...)...)
 	if err != nil {
 		return inv, err
 	}
@@ -198,11 +198,14 @@ func scanInvoice(row interface{ Scan(...any) error }) (inv remit.Invoice, err er
 	return inv, nil
 }
 
-// GetInvoice returns an invoice with its lines, or not_found. Locked, the invoice row is locked
-// (PostgreSQL) until the transaction ends: every change to an invoice takes this lock first.
+// GetInvoice returns an invoice with its lines, or not_found: one row, the lines coming from its
+// lines_doc (invoice_lines.go), or from invoice_lines when the doc is not kept. Locked, the
+// invoice row is locked (PostgreSQL) until the transaction ends: every change to an invoice takes
+// this lock first.
 func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, read Read) (remit.Invoice, error) {
-	query := `SELECT ` + invoiceColumns + ` FROM invoices WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	inv, err := scanInvoice(q.QueryRow(ctx, query, merchantAccountID, invoiceID))
+	query := `SELECT ` + invoiceColumns + `, lines_doc FROM invoices WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
+	var doc sql.NullString
+	inv, err := scanInvoiceAnd(q.QueryRow(ctx, query, merchantAccountID, invoiceID), &doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return inv, remit.NotFound("invoice", invoiceID, "")
 	}
@@ -210,39 +213,13 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 		return inv, wrapErr(err, "store.GetInvoice")
 	}
 	inv.MerchantAccountID = merchantAccountID
-	rows, err := q.Query(ctx, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
-		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end,
-		credited_tax, tier_breakdown, usage_quantity, usage_corrections, usage_seq FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2
-		ORDER BY position`, merchantAccountID, invoiceID)
-	if err != nil {
-		return inv, wrapErr(err, "store.GetInvoice: lines")
+	if doc.Valid {
+		inv.Lines, err = linesOfDoc(doc.String)
+		return inv, wrapErr(err, "store.GetInvoice: lines_doc")
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var l remit.InvoiceLine
-		var meter sql.NullString
-		var taxes string
-		var ps, pe, usage, seq sql.NullInt64
-		var tiers, corrections sql.NullString
-		if err := rows.Scan(&l.InvoiceLineID, &l.LineType, &l.PriceID, &l.PriceType, &meter, &l.Description, &l.Quantity,
-			&l.UnitAmount, &l.UnitOverride, &l.Amount, &l.DiscountAmount, &l.PrepaidApplied, &l.TaxAmount, &l.CreditedAmount,
-			&taxes, &ps, &pe, &l.CreditedTax, &tiers, &usage, &corrections, &seq); err != nil {
-			return inv, wrapErr(err, "store.GetInvoice: lines")
-		}
-		l.UsageQuantity, l.UsageSeq = intPtr(usage), intPtr(seq)
-		if err := unmarshalIf(tiers, &l.TierBreakdown); err != nil {
-			return inv, wrapErr(err, "store.GetInvoice: tier breakdown")
-		}
-		if err := unmarshalIf(corrections, &l.UsageCorrections); err != nil {
-			return inv, wrapErr(err, "store.GetInvoice: usage corrections")
-		}
-		l.Object, l.MeterID, l.PeriodStart, l.PeriodEnd = "invoice_line", nullStr(meter), nullTime(ps), nullTime(pe)
-		if err := json.Unmarshal([]byte(taxes), &l.Taxes); err != nil {
-			return inv, wrapErr(err, "store.GetInvoice: taxes")
-		}
-		inv.Lines = append(inv.Lines, l)
-	}
-	return inv, wrapErr(rows.Err(), "store.GetInvoice: lines")
+	rows, err := q.tableLineRows(ctx, merchantAccountID, invoiceID)
+	inv.Lines = linesOf(rows)
+	return inv, wrapErr(err, "store.GetInvoice: lines")
 }
 
 // --- tax transactions ---
