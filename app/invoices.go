@@ -463,16 +463,19 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", iv.Config.PublicURL, inv.InvoiceID, token)
 		inv.PaymentURL = &url
 	}
-	// The number last, just before the first write that carries it: the merchant account's
-	// counter row stays locked until commit (gap-free numbering), and every other finalization of
-	// the account waits for it on PostgreSQL.
+	// The invoice and its lines first, the number last: the merchant account's counter row stays
+	// locked until commit (gap-free numbering), and every other finalization of the account waits
+	// for it on PostgreSQL, so after taking it only the number itself is written here.
+	if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
+		return inv, err
+	}
 	n, err := tx.NextNumber(ctx, m.ID, "invoice")
 	if err != nil {
 		return inv, err
 	}
 	number := fmt.Sprintf("INV-%06d", n)
 	inv.Number = &number
-	if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
+	if err := tx.SetInvoiceNumber(ctx, m.ID, inv.InvoiceID, number); err != nil {
 		return inv, err
 	}
 	if err := iv.Emit(ctx, tx, scope, now, "invoice.finalized", inv.InvoiceID, inv); err != nil {

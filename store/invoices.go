@@ -138,6 +138,14 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 	return q.insertInvoiceLines(ctx, inv.MerchantAccountID, inv.InvoiceID, rows)
 }
 
+// SetInvoiceNumber writes a finalized invoice's number, and nothing else: finalization writes the
+// rest first and takes the number last, so the merchant account's counter row stays locked for
+// this one statement and the commit (app.Invoicing.finalizeInTx).
+func (q Q) SetInvoiceNumber(ctx context.Context, merchantAccountID, invoiceID, number string) error {
+	_, err := q.exec(ctx, `UPDATE invoices SET number = $3 WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, invoiceID, number)
+	return wrapErr(err, "store.SetInvoiceNumber")
+}
+
 // UpdateInvoiceLineFigures writes a finalized line's discount, prepaid, tax and credited figures,
 // in its invoice_lines row and in the invoice's lines_doc.
 func (q Q) UpdateInvoiceLineFigures(ctx context.Context, merchantAccountID, invoiceID string, l remit.InvoiceLine) error {
