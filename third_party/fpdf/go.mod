@@ -1,3 +1,5 @@
 module github.com/go-pdf/fpdf
 
-go 1.20
+go 1.25
+
+require github.com/klauspost/compress v1.20.1

@@ -3,13 +3,14 @@
 
 package fpdf
 
-// Remit's changes to fpdf v0.9.0 (REMIT.md says why): what a document used to redo for every
-// PDF, parsing and naming a UTF-8 TrueType font and allocating a zlib compressor for every
-// stream, is done once per process and reused. The output is byte for byte what v0.9.0 writes.
+// Remit's changes to fpdf v0.9.0 (REMIT.md lists them and says why): what a document used to redo
+// for every PDF, parsing and naming a UTF-8 TrueType font, reading its cmap and allocating a zlib
+// compressor for every stream, is done once per process and reused.
 
 import (
 	"bytes"
-	"compress/zlib"
+	"fmt"
+	"github.com/klauspost/compress/zlib"
 	"hash/maphash"
 	"sync"
 )
@@ -99,6 +100,11 @@ func parseUTF8(fontkey string, utf8Bytes []byte) (*parsedUTF8, error) {
 	if def.i, err = generateFontID(def); err != nil {
 		return nil, err
 	}
+	// The characters-to-glyphs map every subset of this font starts from.
+	if file.generateCMAP() == nil {
+		return nil, fmt.Errorf("fpdf: font has no Unicode cmap")
+	}
+	file.parsedCharSymbols = file.charSymbolDictionary
 	return &parsedUTF8{src: src, file: *file, def: def}, nil
 }
 

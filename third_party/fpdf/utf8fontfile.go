@@ -59,6 +59,7 @@ type utf8FontFile struct {
 	DefaultWidth         float64
 	symbolData           map[int]map[string][]int
 	CodeSymbolDictionary map[int]int
+	parsedCharSymbols    map[int]int // Remit: the cmap's characters to glyphs, shared and only read (remit_cache.go)
 }
 
 type tableDescription struct {
@@ -661,8 +662,11 @@ func (utf *utf8FontFile) GenerateCutFont(usedRunes map[int]int) []byte {
 	utf.skip(4)
 	numSymbols := utf.readUint16()
 
-	symbolCharDictionary := utf.generateCMAP()
-	if symbolCharDictionary == nil {
+	// Remit: the font's character-to-glyph map comes from its parse (remit_cache.go) instead of
+	// being read from the cmap table again for every document.
+	if utf.parsedCharSymbols != nil {
+		utf.charSymbolDictionary = utf.parsedCharSymbols
+	} else if utf.generateCMAP() == nil {
 		return nil
 	}
 

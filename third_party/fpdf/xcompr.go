@@ -6,8 +6,8 @@ package fpdf
 
 import (
 	"bytes"
-	"compress/zlib"
 	"fmt"
+	"github.com/klauspost/compress/zlib"
 	"sync"
 )
 
