@@ -174,7 +174,7 @@ func (es *Emails) SendRound(ctx context.Context, size int, yieldToAPI bool) (int
 func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield func() bool) []*mail.Result {
 	ctx, cancel := context.WithTimeout(ctx, es.Config.EmailLease/2)
 	defer cancel()
-	renders := make(chan struct{}, es.Config.EmailRenders)
+	r := &round{renders: make(chan struct{}, es.Config.EmailRenders), merchants: map[string]remit.MerchantAccount{}}
 	results := make([]*mail.Result, len(due))
 	var wg sync.WaitGroup
 	for start := 0; start < len(due); start += es.Config.EmailBatch {
@@ -185,7 +185,7 @@ func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield f
 			out := make([]mail.Outgoing, 0, end-start)
 			idx := make([]int, 0, end-start)
 			for i := start; i < end && !yield(); i++ {
-				o, err := es.outgoing(ctx, due[i], renders)
+				o, err := es.outgoing(ctx, due[i], r)
 				if err != nil {
 					results[i] = &mail.Result{Err: err, Temporary: true}
 					continue
@@ -202,7 +202,7 @@ func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield f
 }
 
 // outgoing is a claimed message as it is sent: the sender, the stable Message-ID and the PDF.
-func (es *Emails) outgoing(ctx context.Context, d store.DueEmail, renders chan struct{}) (mail.Outgoing, error) {
+func (es *Emails) outgoing(ctx context.Context, d store.DueEmail, r *round) (mail.Outgoing, error) {
 	o := mail.Outgoing{
 		MessageID: d.EmailID + "@remit", From: es.Config.EmailFrom, FromName: d.FromName, To: deref(d.To), Subject: d.Subject,
 		Text: d.TextBody, HTML: d.HTMLBody, Date: d.CreatedAt,
@@ -210,9 +210,15 @@ func (es *Emails) outgoing(ctx context.Context, d store.DueEmail, renders chan s
 	if d.Attachment == nil {
 		return o, nil
 	}
-	renders <- struct{}{}
-	pdf, err := es.attachment(ctx, d.MerchantAccountID, *d.Attachment)
-	<-renders
+	// The document's facts are read first; only its rendering (CPU) takes one of the EmailRenders
+	// slots, so a store's round trips never hold a slot.
+	render, err := es.attachment(ctx, r, d.MerchantAccountID, *d.Attachment)
+	var pdf []byte
+	if err == nil {
+		r.renders <- struct{}{}
+		pdf, err = render()
+		<-r.renders
+	}
 	if err != nil {
 		return o, fmt.Errorf("the attachment %s could not be rendered: %w", d.Attachment.FileName, err)
 	}
@@ -220,33 +226,49 @@ func (es *Emails) outgoing(ctx context.Context, d store.DueEmail, renders chan s
 	return o, nil
 }
 
-// attachment renders the PDF a message carries, exactly as its PDF route would now.
-func (es *Emails) attachment(ctx context.Context, merchantAccountID string, f remit.EmailFile) ([]byte, error) {
-	m, err := es.DB.Read(ctx).GetMerchantAccount(ctx, merchantAccountID, store.Unlocked)
+// attachment reads what the PDF a message carries shows, exactly as its PDF route would now, and
+// returns its rendering.
+func (es *Emails) attachment(ctx context.Context, r *round, merchantAccountID string, f remit.EmailFile) (func() ([]byte, error), error) {
+	m, err := r.merchant(ctx, es.DB, merchantAccountID)
 	if err != nil {
 		return nil, err
 	}
 	switch f.Kind {
 	case remit.AttachInvoice:
 		d, err := es.documents.InvoiceDocument(ctx, m, f.DocumentID)
-		if err != nil {
-			return nil, err
-		}
-		return document.InvoicePDF(d)
+		return func() ([]byte, error) { return document.InvoicePDF(d) }, err
 	case remit.AttachReceipt:
 		d, err := es.documents.ReceiptDocument(ctx, m, f.DocumentID)
-		if err != nil {
-			return nil, err
-		}
-		return document.ReceiptPDF(d)
+		return func() ([]byte, error) { return document.ReceiptPDF(d) }, err
 	case remit.AttachCreditNote:
 		d, err := es.documents.CreditNoteDocument(ctx, m, f.DocumentID)
-		if err != nil {
-			return nil, err
-		}
-		return document.CreditNotePDF(d)
+		return func() ([]byte, error) { return document.CreditNotePDF(d) }, err
 	}
 	return nil, fmt.Errorf("unknown attachment kind %q", f.Kind)
+}
+
+// round is what the batches of one round share: the render slots, and the merchant accounts their
+// attachments show (read once per round, not once per message).
+type round struct {
+	renders   chan struct{}
+	mu        sync.Mutex
+	merchants map[string]remit.MerchantAccount
+}
+
+func (r *round) merchant(ctx context.Context, db *store.DB, id string) (remit.MerchantAccount, error) {
+	r.mu.Lock()
+	m, ok := r.merchants[id]
+	r.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := db.Read(ctx).GetMerchantAccount(ctx, id, store.Unlocked)
+	if err == nil {
+		r.mu.Lock()
+		r.merchants[id] = m
+		r.mu.Unlock()
+	}
+	return m, err
 }
 
 // finish records the outcomes of one round in one transaction; a message that was not tried (nil

@@ -4545,7 +4545,7 @@ func implode(sep string, arr []int) string {
 	var s fmtBuffer
 	for i := 0; i < len(arr)-1; i++ {
 		s.printf("%v", arr[i])
-		s.printf(sep)
+		s.printf("%s", sep) // Remit: a constant format, for go vet
 	}
 	if len(arr) > 0 {
 		s.printf("%v", arr[len(arr)-1])
@@ -5159,7 +5159,7 @@ func (f *Fpdf) ClosePath() {
 //
 // The MoveTo() example demonstrates this method.
 func (f *Fpdf) DrawPath(styleStr string) {
-	f.outf(fillDrawOp(styleStr))
+	f.outf("%s", fillDrawOp(styleStr)) // Remit: a constant format, for go vet
 }
 
 // ArcTo draws an elliptical arc centered at point (x, y). rx and ry specify its
