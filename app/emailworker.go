@@ -169,12 +169,12 @@ func (es *Emails) SendRound(ctx context.Context, size int, yieldToAPI bool) (int
 // sendClaimed sends claimed messages in batches, EmailConcurrency at a time, within half the lease.
 // Sending mostly waits on the SMTP server; rendering PDFs is what takes CPU (docs/performance.md,
 // "Customer e-mail"), so at most EmailRenders render at once, whatever the concurrency. A batch
-// asks yield before each message and, when it says so, leaves the rest untried (a nil result
-// pointer: released by finish).
+// asks yield before each message and again before each render and, when it says so, leaves the
+// rest untried (a nil result pointer: released by finish).
 func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield func() bool) []*mail.Result {
 	ctx, cancel := context.WithTimeout(ctx, es.Config.EmailLease/2)
 	defer cancel()
-	r := &round{renders: make(chan struct{}, es.Config.EmailRenders), merchants: map[string]remit.MerchantAccount{}}
+	r := &round{renders: make(chan struct{}, es.Config.EmailRenders), merchants: map[string]remit.MerchantAccount{}, yield: yield}
 	results := make([]*mail.Result, len(due))
 	var wg sync.WaitGroup
 	for start := 0; start < len(due); start += es.Config.EmailBatch {
@@ -186,6 +186,9 @@ func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield f
 			idx := make([]int, 0, end-start)
 			for i := start; i < end && !yield(); i++ {
 				o, err := es.outgoing(ctx, due[i], r)
+				if errors.Is(err, errYield) {
+					break // this message and the rest of the batch stay untried
+				}
 				if err != nil {
 					results[i] = &mail.Result{Err: err, Temporary: true}
 					continue
@@ -216,6 +219,10 @@ func (es *Emails) outgoing(ctx context.Context, d store.DueEmail, r *round) (mai
 	var pdf []byte
 	if err == nil {
 		r.renders <- struct{}{}
+		if r.yield() { // the API became busy while this batch waited for its turn to render
+			<-r.renders
+			return o, errYield
+		}
 		pdf, err = render()
 		<-r.renders
 	}
@@ -251,9 +258,13 @@ func (es *Emails) attachment(ctx context.Context, r *round, merchantAccountID st
 // attachments show (read once per round, not once per message).
 type round struct {
 	renders   chan struct{}
+	yield     func() bool // asked before each message and again before each render
 	mu        sync.Mutex
 	merchants map[string]remit.MerchantAccount
 }
+
+// errYield: the message was not tried, because the API became busy (SendRound's yieldToAPI).
+var errYield = errors.New("app: e-mail worker yields to the API")
 
 func (r *round) merchant(ctx context.Context, db *store.DB, id string) (remit.MerchantAccount, error) {
 	r.mu.Lock()
