@@ -62,7 +62,7 @@ type Config struct {
 	EmailPoll        time.Duration   // how often an idle worker looks for messages other processes queued (1s)
 	EmailBatch       int             // messages sent over one SMTP connection (25)
 	EmailConcurrency int             // SMTP connections in flight per process (16)
-	EmailRenders     int             // attachments rendered at once per process (1): the CPU the worker may take
+	EmailRenders     int             // attachments rendered at once per process while its API is idle (2; 1 otherwise): the CPU the worker may take
 	EmailBusyRate    int             // messages a second at most while the API is busy (5; Foreground)
 	OperatorHashCost int             // bcrypt cost of dashboard passwords (0: bcrypt.DefaultCost); tests lower it
 }

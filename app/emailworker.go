@@ -48,7 +48,7 @@ func setEmailDefaults(cfg *Config) {
 		cfg.EmailConcurrency = 16
 	}
 	if cfg.EmailRenders <= 0 {
-		cfg.EmailRenders = 1
+		cfg.EmailRenders = 2
 	}
 	if cfg.EmailBusyRate <= 0 {
 		cfg.EmailBusyRate = 5
@@ -158,23 +158,25 @@ func (es *Emails) SendRound(ctx context.Context, size int, yieldToAPI bool) (int
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
-	yield := func() bool { return false }
+	yield, idle := func() bool { return false }, func() bool { return true }
 	if yieldToAPI {
-		yield = es.Foreground.Busy
+		yield, idle = es.Foreground.Busy, es.Foreground.Idle
 	}
-	results := es.sendClaimed(context.WithoutCancel(ctx), due, yield)
+	results := es.sendClaimed(context.WithoutCancel(ctx), due, yield, idle)
 	return len(due), es.finish(context.WithoutCancel(ctx), due, results, owner)
 }
 
 // sendClaimed sends claimed messages in batches, EmailConcurrency at a time, within half the lease.
 // Sending mostly waits on the SMTP server; rendering PDFs is what takes CPU (docs/performance.md,
-// "Customer e-mail"), so at most EmailRenders render at once, whatever the concurrency. A batch
+// "Customer e-mail"), so at most EmailRenders render at once (one while the API is not idle),
+// whatever the concurrency. A batch
 // asks yield before each message and again before each render and, when it says so, leaves the
 // rest untried (a nil result pointer: released by finish).
-func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield func() bool) []*mail.Result {
+func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield, idle func() bool) []*mail.Result {
 	ctx, cancel := context.WithTimeout(ctx, es.Config.EmailLease/2)
 	defer cancel()
-	r := &round{renders: make(chan struct{}, es.Config.EmailRenders), merchants: map[string]remit.MerchantAccount{}, yield: yield}
+	r := &round{first: make(chan struct{}, 1), more: make(chan struct{}, es.Config.EmailRenders-1), yield: yield, idle: idle,
+		merchants: map[string]remit.MerchantAccount{}}
 	results := make([]*mail.Result, len(due))
 	var wg sync.WaitGroup
 	for start := 0; start < len(due); start += es.Config.EmailBatch {
@@ -213,18 +215,18 @@ func (es *Emails) outgoing(ctx context.Context, d store.DueEmail, r *round) (mai
 	if d.Attachment == nil {
 		return o, nil
 	}
-	// The document's facts are read first; only its rendering (CPU) takes one of the EmailRenders
-	// slots, so a store's round trips never hold a slot.
+	// The document's facts are read first; only its rendering (CPU) takes a render slot, so a
+	// store's round trips never hold one.
 	render, err := es.attachment(ctx, r, d.MerchantAccountID, *d.Attachment)
 	var pdf []byte
 	if err == nil {
-		r.renders <- struct{}{}
+		release := r.slot()
 		if r.yield() { // the API became busy while this batch waited for its turn to render
-			<-r.renders
+			release()
 			return o, errYield
 		}
 		pdf, err = render()
-		<-r.renders
+		release()
 	}
 	if err != nil {
 		return o, fmt.Errorf("the attachment %s could not be rendered: %w", d.Attachment.FileName, err)
@@ -257,10 +259,27 @@ func (es *Emails) attachment(ctx context.Context, r *round, merchantAccountID st
 // round is what the batches of one round share: the render slots, and the merchant accounts their
 // attachments show (read once per round, not once per message).
 type round struct {
-	renders   chan struct{}
-	yield     func() bool // asked before each message and again before each render
-	mu        sync.Mutex
-	merchants map[string]remit.MerchantAccount
+	first, more chan struct{} // render slots: one always, EmailRenders-1 more while the API is idle
+	yield       func() bool   // asked before each message and again before each render
+	idle        func() bool   // whether the more slots may be taken
+	mu          sync.Mutex
+	merchants   map[string]remit.MerchantAccount
+}
+
+// slot waits for a render slot and returns its release. The first slot is always there to take;
+// the others only while the API is idle, so that the worker renders on a second core only when no
+// request needs it.
+func (r *round) slot() (release func()) {
+	if r.idle() {
+		select {
+		case r.first <- struct{}{}:
+			return func() { <-r.first }
+		case r.more <- struct{}{}:
+			return func() { <-r.more }
+		}
+	}
+	r.first <- struct{}{}
+	return func() { <-r.first }
 }
 
 // errYield: the message was not tried, because the API became busy (SendRound's yieldToAPI).

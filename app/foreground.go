@@ -78,6 +78,19 @@ func (f *Foreground) Busy() bool {
 	return float64(served)/float64(elapsed) > foregroundBusy
 }
 
+// Idle reports whether no request is in flight and none was served in the last complete window
+// or in the window under way: then the e-mail worker may render on more than one core
+// (EmailRenders). A nil Foreground is always idle.
+func (f *Foreground) Idle() bool {
+	if f == nil {
+		return true
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.roll(f.now())
+	return f.inflight == 0 && f.served == 0 && f.last == 0
+}
+
 // roll closes the windows that ended by now. Called with mu held.
 func (f *Foreground) roll(now time.Time) {
 	for now.Sub(f.start) >= foregroundWindow {

@@ -14,21 +14,22 @@ func TestForegroundBusy(t *testing.T) {
 		name     string
 		requests []span
 		at       time.Duration
-		want     bool
+		want     bool // Busy
+		idle     bool // Idle: nothing served in the last window nor in this one
 	}{
-		{"nothing served", nil, ms(600), false},
-		{"too early in the first window to judge", []span{{0, ms(40)}}, ms(45), false},
-		{"busy in the window under way", []span{{0, ms(60)}}, ms(70), true},
-		{"idle in the window under way", []span{{0, ms(20)}}, ms(100), false},
-		{"a burst early in the second window", []span{{ms(260), ms(400)}}, ms(400), true},
-		{"one long request over most of the last window", []span{{ms(10), ms(200)}}, ms(260), true},
-		{"half of it is not more than half", []span{{0, ms(125)}}, ms(260), false},
-		{"overlapping requests count once", []span{{0, ms(100)}, {ms(50), ms(120)}}, ms(260), false},
-		{"many short requests back to back", []span{{0, ms(60)}, {ms(60), ms(120)}, {ms(120), ms(180)}, {ms(180), ms(240)}}, ms(251), true},
-		{"a request still in flight across windows", []span{{ms(100), ms(10_000)}}, ms(600), true},
-		{"busy, then a whole idle window", []span{{0, ms(240)}}, ms(520), false},
-		{"busy, then the next window idle so far", []span{{0, ms(240)}}, ms(300), true},
-		{"busy, then long idle", []span{{0, ms(240)}}, ms(60_000), false},
+		{"nothing served", nil, ms(600), false, true},
+		{"too early in the first window to judge", []span{{0, ms(40)}}, ms(45), false, false},
+		{"busy in the window under way", []span{{0, ms(60)}}, ms(70), true, false},
+		{"idle in the window under way", []span{{0, ms(20)}}, ms(100), false, false},
+		{"a burst early in the second window", []span{{ms(260), ms(400)}}, ms(400), true, false},
+		{"one long request over most of the last window", []span{{ms(10), ms(200)}}, ms(260), true, false},
+		{"half of it is not more than half", []span{{0, ms(125)}}, ms(260), false, false},
+		{"overlapping requests count once", []span{{0, ms(100)}, {ms(50), ms(120)}}, ms(260), false, false},
+		{"many short requests back to back", []span{{0, ms(60)}, {ms(60), ms(120)}, {ms(120), ms(180)}, {ms(180), ms(240)}}, ms(251), true, false},
+		{"a request still in flight across windows", []span{{ms(100), ms(10_000)}}, ms(600), true, false},
+		{"busy, then a whole idle window", []span{{0, ms(240)}}, ms(520), false, true},
+		{"busy, then the next window idle so far", []span{{0, ms(240)}}, ms(300), true, false},
+		{"busy, then long idle", []span{{0, ms(240)}}, ms(60_000), false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -68,9 +69,12 @@ func TestForegroundBusy(t *testing.T) {
 			if got := f.Busy(); got != c.want {
 				t.Fatalf("Busy at %v = %v, want %v", c.at, got, c.want)
 			}
+			if got := f.Idle(); got != c.idle {
+				t.Fatalf("Idle at %v = %v, want %v", c.at, got, c.idle)
+			}
 		})
 	}
-	if (*Foreground)(nil).Busy() {
-		t.Fatal("a nil Foreground is busy")
+	if (*Foreground)(nil).Busy() || !(*Foreground)(nil).Idle() {
+		t.Fatal("a nil Foreground is busy, or not idle")
 	}
 }
