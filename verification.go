@@ -47,12 +47,13 @@ const (
 	CheckSettlements      = "settlements"
 	CheckDocumentNumbers  = "document_numbers"
 	CheckProcessorCharges = "processor_charges"
+	CheckInvoiceLines     = "invoice_lines"
 )
 
 // VerificationChecks lists every check by name, in order.
 var VerificationChecks = []string{
 	CheckEventChain, CheckBalances, CheckInvoicePayments, CheckReceipts, CheckCreditNotes,
-	CheckTaxReversals, CheckSettlements, CheckDocumentNumbers, CheckProcessorCharges,
+	CheckTaxReversals, CheckSettlements, CheckDocumentNumbers, CheckProcessorCharges, CheckInvoiceLines,
 }
 
 // Add records a violation in the check: listed while fewer than MaxViolationsShown are, counted

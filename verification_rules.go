@@ -985,3 +985,19 @@ func CheckProcessorRefundFacts(f ProcessorRefundFacts) []string {
 	}
 	return nil
 }
+
+// InvoiceLinesFacts is whether an invoice's lines as kept in its own row (what an invoice read
+// answers) are its lines as stored line by line (what the ledger of usage corrections, the MRR
+// chart and the other checks read).
+type InvoiceLinesFacts struct {
+	InvoiceID string
+	Agree     bool
+}
+
+// CheckInvoiceLinesFacts checks that an invoice's two copies of its lines agree.
+func CheckInvoiceLinesFacts(f InvoiceLinesFacts) []string {
+	if f.Agree {
+		return nil
+	}
+	return []string{"its lines as kept with the invoice (what GET /v1/invoices/{id} answers) differ from its stored lines"}
+}

@@ -667,3 +667,17 @@ func TestCheckProcessorRefundFacts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { wantRule(t, remit.CheckProcessorRefundFacts(c.f), c.want...) })
 	}
 }
+
+func TestCheckInvoiceLinesFacts(t *testing.T) {
+	for _, c := range []struct {
+		f    remit.InvoiceLinesFacts
+		want int
+	}{
+		{remit.InvoiceLinesFacts{InvoiceID: "inv_1", Agree: true}, 0},
+		{remit.InvoiceLinesFacts{InvoiceID: "inv_1", Agree: false}, 1},
+	} {
+		if got := remit.CheckInvoiceLinesFacts(c.f); len(got) != c.want {
+			t.Errorf("%+v: %q, want %d problems", c.f, got, c.want)
+		}
+	}
+}

@@ -39,6 +39,7 @@ func (vs *Verification) checks() []verifyCheck {
 		{remit.CheckSettlements, verifySettlements},
 		{remit.CheckDocumentNumbers, verifyDocumentNumbers},
 		{remit.CheckProcessorCharges, verifyProcessorCharges},
+		{remit.CheckInvoiceLines, verifyInvoiceLines},
 	}
 }
 

@@ -201,3 +201,12 @@ func verifyProcessorCharges(ctx context.Context, q store.Q, account remit.Scope,
 		return nil
 	})
 }
+
+// verifyInvoiceLines checks that every invoice's lines as kept in its row (what an invoice read
+// answers) are its stored lines (remit.CheckInvoiceLinesFacts).
+func verifyInvoiceLines(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
+	return q.InvoiceLinesFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceLinesFacts) error {
+		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceLinesFacts(f))
+		return nil
+	})
+}

@@ -813,6 +813,7 @@ const (
 	CreditNotes      VerificationCheckName = "credit_notes"
 	DocumentNumbers  VerificationCheckName = "document_numbers"
 	EventChain       VerificationCheckName = "event_chain"
+	InvoiceLines     VerificationCheckName = "invoice_lines"
 	InvoicePayments  VerificationCheckName = "invoice_payments"
 	ProcessorCharges VerificationCheckName = "processor_charges"
 	Receipts         VerificationCheckName = "receipts"
@@ -830,6 +831,8 @@ func (e VerificationCheckName) Valid() bool {
 	case DocumentNumbers:
 		return true
 	case EventChain:
+		return true
+	case InvoiceLines:
 		return true
 	case InvoicePayments:
 		return true
@@ -5165,7 +5168,7 @@ type Verification struct {
 	// CheckedAt When the checks ran (real time). RFC 3339, UTC.
 	CheckedAt time.Time `json:"checkedAt"`
 
-	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges.
+	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines.
 	Checks []VerificationCheck `json:"checks"`
 
 	// MerchantAccountId The merchant account checked.

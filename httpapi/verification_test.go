@@ -370,6 +370,7 @@ func TestVerificationMoneyTampering(t *testing.T) {
 			{"a settlement's gross", "settlements", "gross_amount", settlement, 1, remit.CheckSettlements, "settlement", settlement},
 			{"a tax reversal's total", "tax_transactions", "total_tax", reversal, -1, remit.CheckTaxReversals, "tax_transaction", reversal},
 			{"a processor charge's status", "sandbox_charges", "status", cardPayment, "failed", remit.CheckProcessorCharges, "payment", cardPayment},
+			{"an invoice's lines as kept with it", "invoices", "lines_doc", cardInvoice, "[]", remit.CheckInvoiceLines, "invoice", cardInvoice},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				// The row's condition with its parameters numbered from n.

@@ -19,14 +19,7 @@ func TestChainMigration(t *testing.T) {
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, testkit.NewStoreURL(t, s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			if err := db.MigrateTo(ctx, 18); err != nil {
-				t.Fatal(err)
-			}
+			db := storeBefore(t, s, 18)
 			// 2,100 events over two accounts (each more than a page of 1,000), written the old way: no sequence,
 			// no hash; equal times are ordered by ID.
 			for i := range 2100 {
@@ -40,7 +33,7 @@ func TestChainMigration(t *testing.T) {
 			if err := db.Migrate(ctx); err != nil {
 				t.Fatal(err)
 			}
-			err = db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 				tx.AppendEvent(remit.Event{ID: "evt_new", Type: "customer.created", MerchantAccountID: "ma_a", Environment: remit.Sandbox,
 					CreatedAt: remit.FromMicros(1_800_000_000_000_000), Data: []byte(`{"object":{}}`)}, "")
 				return nil

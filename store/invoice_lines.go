@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"reflect"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -192,6 +193,40 @@ func (q Q) rewriteLinesDoc(ctx context.Context, merchantAccountID, invoiceID str
 	_, err = q.exec(ctx, `UPDATE invoices SET lines_doc = $3 WHERE merchant_account_id = $1 AND id = $2`,
 		merchantAccountID, invoiceID, linesDoc(rows))
 	return err
+}
+
+// InvoiceLinesFacts calls fn with every invoice of the merchant account whose lines document is
+// kept, by ID, with whether the document says what its invoice_lines rows say (compared as lines,
+// not as text). Verification reads it (the invoice_lines check): a document left behind by a
+// writer that bypassed these functions would otherwise be answered by every invoice read.
+func (q Q) InvoiceLinesFacts(ctx context.Context, account string, fn func(remit.InvoiceLinesFacts) error) (err error) {
+	defer wrap(&err, "store.InvoiceLinesFacts")
+	type kept struct{ id, doc string }
+	after := ""
+	for {
+		page, err := queryAll(ctx, q, "page", func(row interface{ Scan(...any) error }) (k kept, err error) {
+			return k, row.Scan(&k.id, &k.doc)
+		}, nil, `SELECT id, lines_doc FROM invoices WHERE merchant_account_id = $1 AND id > $2 AND lines_doc IS NOT NULL
+			ORDER BY id LIMIT $3`, account, after, verifyPage)
+		if err != nil {
+			return err
+		}
+		for _, k := range page {
+			rows, err := q.tableLineRows(ctx, account, k.id)
+			if err != nil {
+				return err
+			}
+			fromDoc, docErr := linesOfDoc(k.doc) // a document that does not parse does not agree
+			agree := docErr == nil && reflect.DeepEqual(fromDoc, linesOf(rows))
+			if err := fn(remit.InvoiceLinesFacts{InvoiceID: k.id, Agree: agree}); err != nil {
+				return err
+			}
+		}
+		if len(page) < verifyPage {
+			return nil
+		}
+		after = page[len(page)-1].id
+	}
 }
 
 // fillPage is how many invoices FillInvoiceLinesDocs reads at a time.

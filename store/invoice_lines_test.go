@@ -140,14 +140,7 @@ func TestLinesDocMigration(t *testing.T) {
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, testkit.NewStoreURL(t, s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			if err := db.MigrateTo(ctx, 27); err != nil {
-				t.Fatal(err)
-			}
+			db := storeBefore(t, s, 27)
 			for _, id := range []string{"inv_1", "inv_2"} {
 				if _, err := db.SQL().ExecContext(ctx, `INSERT INTO invoices (merchant_account_id, id, customer_id, billing_account_id,
 					currency, status, collection_method, created_at, updated_at) VALUES ('ma_1', $1, 'cus_1', 'ba_1', 'USD', 'open',

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/remit-billing/remit/internal/testkit"
-	"github.com/remit-billing/remit/store"
 )
 
 // Migration 24 keeps every row of the usage pre-aggregates; on SQLite the tables are then
@@ -14,14 +13,7 @@ func TestUsagePreaggregatesClusteredMigration(t *testing.T) {
 	for _, s := range testkit.Stores() {
 		t.Run(string(s), func(t *testing.T) {
 			ctx := context.Background()
-			db, err := store.Open(ctx, testkit.NewStoreURL(t, s))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			if err := db.MigrateTo(ctx, 23); err != nil {
-				t.Fatal(err)
-			}
+			db := storeBefore(t, s, 23)
 			rows := map[string]string{
 				"usage_totals": `INSERT INTO usage_totals (merchant_account_id, customer_id, meter_id, total, event_count, next_threshold, updated_at, latest_ts, latest_seq, seq)
 					VALUES ('ma', 'c', 'm', 7, 2, 10, 5, 4, 2, 2)`,
