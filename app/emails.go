@@ -36,8 +36,11 @@ func (co *core) react(typ remit.EventType, fn reaction) {
 
 // registerReactions installs the e-mails' event reactions and the renewal notice job.
 func (es *Emails) registerReactions() {
-	es.react(remit.EventInvoiceFinalized, reactTo(es.invoiceFinalized))
-	es.react(remit.EventPaymentReceiptCreated, reactTo(es.paymentSucceeded))
+	// Most finalized invoices and receipts are not mailed: those cost no read (reactToIf).
+	es.react(remit.EventInvoiceFinalized, reactToIf(func(inv remit.Invoice) bool { return remit.MailsInvoice(inv.CollectionMethod) },
+		es.invoiceFinalized))
+	es.react(remit.EventPaymentReceiptCreated, reactToIf(func(r remit.PaymentReceipt) bool { return remit.MailsReceipt(r.PaymentMethod.Type) },
+		es.paymentSucceeded))
 	es.react(remit.EventInvoicePaymentFailed, reactTo(es.paymentFailed))
 	es.react(remit.EventPaymentRequiresAction, reactTo(es.actionRequired))
 	es.react(remit.EventCreditNoteCreated, reactTo(es.creditNoteIssued))
@@ -46,6 +49,12 @@ func (es *Emails) registerReactions() {
 
 // reactTo adapts a reaction to one resource type: Emit passes the resource as a value or a pointer.
 func reactTo[T any](fn func(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, v T, now time.Time) error) reaction {
+	return reactToIf(nil, fn)
+}
+
+// reactToIf is reactTo for a reaction only the resources wants accepts need: for the others it
+// reads nothing (an emitting transaction may hold a merchant account's hot rows).
+func reactToIf[T any](wants func(T) bool, fn func(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, v T, now time.Time) error) reaction {
 	return func(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, obj any) error {
 		var v T
 		switch o := obj.(type) {
@@ -62,6 +71,9 @@ func reactTo[T any](fn func(ctx context.Context, tx *store.Tx, m remit.MerchantA
 				return remit.Internal(fmt.Errorf("app: an e-mail reaction got %T: %w", obj, err))
 			}
 		}
+		if wants != nil && !wants(v) {
+			return nil
+		}
 		m, err := tx.GetMerchantAccount(ctx, scope.MerchantAccountID, store.Unlocked)
 		if err != nil {
 			return err
@@ -72,9 +84,6 @@ func reactTo[T any](fn func(ctx context.Context, tx *store.Tx, m remit.MerchantA
 
 // invoiceFinalized mails a send_invoice account's finalized invoice: its PDF and its paymentUrl.
 func (es *Emails) invoiceFinalized(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, now time.Time) error {
-	if !remit.MailsInvoice(inv.CollectionMethod) {
-		return nil
-	}
 	f := mail.Facts{Type: remit.EmailInvoiceFinalized, InvoiceNumber: deref(inv.Number), Amount: inv.AmountRemaining,
 		Currency: inv.Currency, Date: now}
 	if inv.PaymentURL != nil {
@@ -86,9 +95,6 @@ func (es *Emails) invoiceFinalized(ctx context.Context, tx *store.Tx, m remit.Me
 
 // paymentSucceeded mails the receipt of a card payment, its PDF attached.
 func (es *Emails) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, r remit.PaymentReceipt, now time.Time) error {
-	if !remit.MailsReceipt(r.PaymentMethod.Type) {
-		return nil
-	}
 	f := mail.Facts{Type: remit.EmailPaymentSucceeded, InvoiceNumber: deref(r.InvoiceNumber), ReceiptNumber: r.ReceiptNumber,
 		Amount: r.Amount, Currency: r.Currency, Date: r.CreatedAt, PaymentMethod: CardLabel(deref(r.PaymentMethod.Brand), deref(r.PaymentMethod.Last4))}
 	att := &remit.EmailFile{Kind: remit.AttachReceipt, DocumentID: r.ReceiptID, FileName: r.ReceiptNumber + ".pdf"}

@@ -69,19 +69,16 @@ func (co *core) takesOver(existing, rec store.IdempotencyRecord, now time.Time) 
 // Errors: conflict with details.reason idempotency_key_reused or idempotency_key_in_flight.
 func (co *core) ClaimIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key, route, fingerprint string) (claim IdempotencyClaim, replay *StoredResponse, err error) {
 	ns := IdempotencyScope(scope)
-	ok, err := tx.LockIdempotencyKey(ctx, ns, key)
-	if err != nil {
+	ok, existing, found, err := tx.LockAndLookupIdempotency(ctx, ns, key)
+	switch {
+	case err != nil:
 		return claim, nil, err
-	}
-	if !ok {
+	case !ok:
 		return claim, nil, errInFlight()
 	}
 	now := co.Clock.Now()
 	rec := co.newIdempotencyRecord(route, fingerprint, now)
-	existing, found, err := tx.LookupIdempotency(ctx, ns, key)
 	switch {
-	case err != nil:
-		return claim, nil, err
 	case !found:
 		return IdempotencyClaim{record: rec}, nil, nil
 	case existing.CreatedAt.Before(now.Add(-co.Config.IdempotencyRetention)) || co.takesOver(existing, rec, now):
@@ -143,6 +140,13 @@ func (co *core) openResponse(ctx context.Context, scope remit.Scope, key string,
 // or drops that very record. A retry after the hold's lease ran out (the request died before its
 // follow-ups answered) replays the provisional answer: the work committed and must not run again.
 func (co *core) HoldIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim *IdempotencyClaim, status int, body []byte) error {
+	if claim.replaces == "" { // a free key: its hold is written with the commit, as FinishIdempotent's answer
+		if err := co.newKeyAtCommit(ctx, tx, "in_flight", scope, key, *claim, status, body); err != nil {
+			return err
+		}
+		claim.replaces = claim.record.Owner
+		return nil
+	}
 	if err := co.writeKey(ctx, scope, key, body, func(sealed []byte) (bool, error) {
 		return tx.HoldIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
 	}); err != nil {
@@ -165,10 +169,16 @@ func (co *core) writeKey(ctx context.Context, scope remit.Scope, key string, bod
 		return err
 	}
 	if !ok {
-		return remit.Errorf(remit.EConflict, "A retry of this request took over its Idempotency-Key; this attempt was not applied.").
-			With("reason", "idempotency_key_in_flight")
+		return errKeyLost()
 	}
 	return nil
+}
+
+// errKeyLost answers a request whose key a retry took over (or another request answered) before
+// it could store its answer: its transaction rolls back.
+func errKeyLost() error {
+	return remit.Errorf(remit.EConflict, "A retry of this request took over its Idempotency-Key; this attempt was not applied.").
+		With("reason", "idempotency_key_in_flight")
 }
 
 // ForgetIdempotent drops, in a transaction of its own, the key the claim holds: its answer is not
@@ -185,7 +195,28 @@ func (co *core) ForgetIdempotent(ctx context.Context, scope remit.Scope, key str
 // FinishIdempotent remembers the response for key. Call it inside the request's transaction so it
 // commits with the work; if the request lost its key (a retry took it over after its lease ran
 // out, or another request stored an answer first) it fails and the transaction must roll back.
+//
+// A new record (the key was free) is written with the commit (store.Tx.Later): on PostgreSQL it
+// travels with the COMMIT in one round trip, and the commit fails with the same conflict if the
+// key has a record by then.
 func (co *core) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
+	if claim.replaces != "" {
+		return co.storeKey(ctx, tx, scope, key, claim, status, body)
+	}
+	return co.newKeyAtCommit(ctx, tx, "done", scope, key, claim, status, body)
+}
+
+// newKeyAtCommit writes a free key's first record in state with the commit (store.Tx.Later).
+func (co *core) newKeyAtCommit(ctx context.Context, tx *store.Tx, state string, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
+	sealed, err := co.sealResponse(ctx, scope, key, body)
+	if err != nil {
+		return remit.Internal(err)
+	}
+	return tx.NewIdempotencyAtCommit(ctx, state, IdempotencyScope(scope), key, claim.record, status, sealed, errKeyLost())
+}
+
+// storeKey writes the answer for key now, reporting a lost key as FinishIdempotent does.
+func (co *core) storeKey(ctx context.Context, tx *store.Tx, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
 	return co.writeKey(ctx, scope, key, body, func(sealed []byte) (bool, error) {
 		return tx.StoreIdempotency(ctx, IdempotencyScope(scope), key, claim.record, claim.replaces, status, sealed)
 	})
@@ -197,7 +228,7 @@ func (co *core) FinishIdempotent(ctx context.Context, tx *store.Tx, scope remit.
 func (co *core) RememberIdempotent(ctx context.Context, scope remit.Scope, key string, claim IdempotencyClaim, status int, body []byte) error {
 	// Not cancelled with the request: a client that went away must still find its answer.
 	return co.DB.Tx(context.WithoutCancel(ctx), func(ctx context.Context, tx *store.Tx) error {
-		err := co.FinishIdempotent(ctx, tx, scope, key, claim, status, body)
+		err := co.storeKey(ctx, tx, scope, key, claim, status, body)
 		if remit.ErrorCode(err) == remit.EConflict {
 			return nil
 		}

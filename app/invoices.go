@@ -465,26 +465,38 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 	}
 	// The invoice and its lines first, the number last: the merchant account's counter row stays
 	// locked until commit (gap-free numbering), and every other finalization of the account waits
-	// for it on PostgreSQL, so after taking it only the number itself is written here.
+	// for it on PostgreSQL, so after taking it only the number itself is written here. A payment
+	// attempt is opened before it (its rows do not carry the number); invoice.finalized still
+	// comes first among the events (Tx.EventsAt).
 	if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
 		return inv, err
 	}
-	n, err := tx.NextNumber(ctx, m.ID, "invoice")
-	if err != nil {
-		return inv, err
-	}
-	number := fmt.Sprintf("INV-%06d", n)
-	inv.Number = &number
-	if err := tx.SetInvoiceNumber(ctx, m.ID, inv.InvoiceID, number); err != nil {
-		return inv, err
-	}
-	if err := iv.Emit(ctx, tx, scope, now, "invoice.finalized", inv.InvoiceID, inv); err != nil {
-		return inv, err
-	}
-	if inv.AmountRemaining == 0 {
+	if inv.AmountRemaining == 0 { // paid at once: invoice.paid carries the number
+		if err := iv.numberInvoice(ctx, tx, m, &inv, inv, now); err != nil {
+			return inv, err
+		}
 		return inv, iv.MarkInvoicePaid(ctx, tx, m, &inv, now)
 	}
-	return inv, iv.payments.collectAtFinalize(ctx, tx, m, &inv, now)
+	finalized, mark := inv, tx.EventMark() // invoice.finalized shows it before its payment attempt
+	if err := iv.payments.collectAtFinalize(ctx, tx, m, &inv, now); err != nil {
+		return inv, err
+	}
+	return inv, tx.EventsAt(mark, func() error { return iv.numberInvoice(ctx, tx, m, &inv, finalized, now) })
+}
+
+// numberInvoice gives a finalized invoice the merchant account's next gap-free number and emits
+// invoice.finalized with the invoice as finalized (before a payment attempt changed it).
+func (iv *Invoicing) numberInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, finalized remit.Invoice, now time.Time) error {
+	n, err := tx.NextNumber(ctx, m.ID, "invoice")
+	if err != nil {
+		return err
+	}
+	number := fmt.Sprintf("INV-%06d", n)
+	inv.Number, finalized.Number = &number, &number
+	if err := tx.SetInvoiceNumber(ctx, m.ID, inv.InvoiceID, number); err != nil {
+		return err
+	}
+	return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.finalized", inv.InvoiceID, finalized)
 }
 
 // MarkInvoicePaid moves an open invoice whose amount remaining reached 0 to paid, adds top_up

@@ -402,10 +402,41 @@ func (ps *Payments) recordOutOfBand(ctx context.Context, tx *store.Tx, m remit.M
 	return p, ps.paymentSucceeded(ctx, tx, m, inv, pi, &p, "", now)
 }
 
-// paymentSucceeded records a successful payment: the settlement (card payments), the payment, the
-// intent, the receipt and the paid invoice, with their events.
+// paymentSucceeded records a successful payment: the payment, the intent, the paid invoice, the
+// settlement (card payments) and the receipt, with their events in the order payment.succeeded,
+// payment_receipt.created, then the invoice's (invoice.paid last).
+//
+// The merchant account's hot rows (the day's settlement, the receipt counter) are taken last and
+// held for the last few statements only (docs/performance.md, "Finalization's hot rows"): the
+// invoice is marked paid first, and the events of the steps that take them move ahead of its.
 func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p *remit.Payment, from remit.PaymentStatus, now time.Time) error {
-	scope := scopeOf(m)
+	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID)
+	if err != nil {
+		return err
+	}
+	pi.Status, pi.LastPaymentError = remit.IntentSucceeded, nil
+	if err := tx.UpsertPaymentIntent(ctx, pi); err != nil {
+		return err
+	}
+	billed := *inv // the invoice as the receipt shows it
+	inv.AmountPaid += p.Amount
+	inv.AmountRemaining -= p.Amount
+	inv.LastPaymentError = nil
+	if inv.AmountRemaining != 0 {
+		return remit.Internal(fmt.Errorf("app.paymentSucceeded: invoice %s has %d remaining after a full payment", inv.InvoiceID, inv.AmountRemaining))
+	}
+	mark := tx.EventMark()
+	if err := ps.invoicing.MarkInvoicePaid(ctx, tx, m, inv, now); err != nil {
+		return err
+	}
+	return tx.EventsAt(mark, func() error {
+		return ps.settlePayment(ctx, tx, m, billed, cust, p, from, now)
+	})
+}
+
+// settlePayment is paymentSucceeded's last step, the one that takes the merchant account's hot
+// rows: the payment's settlement, the payment, and its receipt with the next receipt number.
+func (ps *Payments) settlePayment(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, cust remit.Customer, p *remit.Payment, from remit.PaymentStatus, now time.Time) error {
 	if p.Settled() {
 		s, err := ps.settle(ctx, tx, m, p.Currency, now, func(s *remit.Settlement) {
 			s.GrossAmount += p.Amount
@@ -420,23 +451,11 @@ func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.
 	if err := ps.savePayment(ctx, tx, *p, from); err != nil {
 		return err
 	}
-	pi.Status, pi.LastPaymentError = remit.IntentSucceeded, nil
-	if err := tx.UpsertPaymentIntent(ctx, pi); err != nil {
+	if err := ps.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentSucceeded, p.PaymentID, *p); err != nil {
 		return err
 	}
-	if err := ps.Emit(ctx, tx, scope, now, remit.EventPaymentSucceeded, p.PaymentID, *p); err != nil {
-		return err
-	}
-	if _, err := ps.createReceipt(ctx, tx, m, *inv, *p, now); err != nil {
-		return err
-	}
-	inv.AmountPaid += p.Amount
-	inv.AmountRemaining -= p.Amount
-	inv.LastPaymentError = nil
-	if inv.AmountRemaining != 0 {
-		return remit.Internal(fmt.Errorf("app.paymentSucceeded: invoice %s has %d remaining after a full payment", inv.InvoiceID, inv.AmountRemaining))
-	}
-	return ps.invoicing.MarkInvoicePaid(ctx, tx, m, inv, now)
+	_, err := ps.createReceipt(ctx, tx, m, inv, cust, *p, now)
+	return err
 }
 
 // paymentFailed records a declined attempt: the payment, the intent's and the invoice's
@@ -473,11 +492,7 @@ func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.Mer
 
 // createReceipt makes the receipt of a successful payment with the next gap-free receipt number of
 // the merchant account, and emits payment_receipt.created.
-func (ps *Payments) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, p remit.Payment, now time.Time) (remit.PaymentReceipt, error) {
-	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID)
-	if err != nil {
-		return remit.PaymentReceipt{}, err
-	}
+func (ps *Payments) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, cust remit.Customer, p remit.Payment, now time.Time) (remit.PaymentReceipt, error) {
 	n, err := tx.NextNumber(ctx, m.ID, "receipt")
 	if err != nil {
 		return remit.PaymentReceipt{}, err

@@ -771,3 +771,39 @@ func TestSettlementsOverThirtyDays(t *testing.T) {
 		e.Must(404, "GET", base, nil, testkit.As(other))
 	})
 }
+
+// A finalization that charges at once keeps its events in the order things happened, across
+// objects and in the chain, though the merchant account's counters and settlement are taken last
+// (docs/performance.md): invoice.finalized shows the invoice before its attempt.
+func TestPaidAtFinalizeEventsInOrder(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newPayKit(t, e)
+		k.account("order", "charge_automatically")
+		k.attach("order", "pm_card_visa")
+		inv := k.invoice("order", 2500)
+		if inv["status"] != "paid" {
+			t.Fatalf("invoice %v", inv)
+		}
+		page := e.Must(200, "GET", "/v1/events?limit=100", nil).Data()
+		var got []string
+		var finalized map[string]any
+		items, _ := page["items"].([]any)
+		for i := len(items) - 1; i >= 0; i-- { // newest first: read oldest first
+			ev := items[i].(map[string]any)
+			switch typ := ev["type"].(string); typ {
+			case "invoice.finalized", "payment.processing", "payment.succeeded", "payment_receipt.created", "invoice.paid":
+				got = append(got, typ)
+				if typ == "invoice.finalized" {
+					finalized = ev["data"].(map[string]any)["object"].(map[string]any)
+				}
+			}
+		}
+		want := []string{"invoice.finalized", "payment.processing", "payment.succeeded", "payment_receipt.created", "invoice.paid"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("events %v, want %v", got, want)
+		}
+		if finalized["number"] != inv["number"] || finalized["status"] != "open" || num(finalized["attemptCount"]) != 0 || finalized["latestPaymentId"] != nil {
+			t.Fatalf("invoice.finalized shows %v", finalized)
+		}
+	})
+}

@@ -54,8 +54,8 @@ func (tx *Tx) writeEvents(ctx context.Context) error {
 	slices.Sort(accounts)
 	if tx.d == Postgres {
 		tx.unchained = accounts
-		for _, e := range pending {
-			if err := tx.insertEvent(ctx, e, nil, nil); err != nil {
+		for _, e := range pending { // sent with the COMMIT (pipeline.go)
+			if err := tx.Later(ctx, nil, insertEventSQL, e.insertArgs(nil, nil)...); err != nil {
 				return err
 			}
 		}
@@ -88,10 +88,16 @@ func (tx *Tx) writeEvents(ctx context.Context) error {
 	return nil
 }
 
+const insertEventSQL = `INSERT INTO events (id, merchant_account_id, environment, type, object_id, data, created_at, sequence, hash)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// insertArgs are insertEventSQL's arguments for e with its link (nil and nil: unchained).
+func (e pendingEvent) insertArgs(seq, hash any) []any {
+	return []any{e.ID, e.MerchantAccountID, string(e.Environment), e.Type, e.objectID, string(e.Data), remit.Micros(e.CreatedAt), seq, hash}
+}
+
 func (tx *Tx) insertEvent(ctx context.Context, e pendingEvent, seq, hash any) error {
-	_, err := tx.exec(ctx, `INSERT INTO events (id, merchant_account_id, environment, type, object_id, data, created_at, sequence, hash)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		e.ID, e.MerchantAccountID, string(e.Environment), e.Type, e.objectID, string(e.Data), remit.Micros(e.CreatedAt), seq, hash)
+	_, err := tx.exec(ctx, insertEventSQL, e.insertArgs(seq, hash)...)
 	return wrapErr(err, "store.AppendEvent")
 }
 

@@ -168,30 +168,7 @@ func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error
 	if db.gc != nil {
 		return db.gc.run(ctx, fn)
 	}
-	sqlTx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return wrapErr(err, "store.Tx: begin")
-	}
-	tx := &Tx{Q: Q{q: sqlTx, d: db.dialect}, sql: sqlTx}
-	ctx = context.WithValue(ctx, txKey{}, tx)
-	defer func() {
-		if p := recover(); p != nil {
-			_ = sqlTx.Rollback()
-			panic(p)
-		}
-	}()
-	if err := runFn(ctx, tx, fn); err != nil {
-		_ = sqlTx.Rollback()
-		return err
-	}
-	if err := sqlTx.Commit(); err != nil {
-		return wrapErr(err, "store.Tx: commit")
-	}
-	if len(tx.unchained) > 0 {
-		db.chainAfterCommit(tx.unchained)
-	}
-	tx.committed()
-	return nil
+	return db.pgTx(ctx, fn)
 }
 
 // runFn runs fn and then the transaction's before-commit hooks.
@@ -234,10 +211,10 @@ func (db *DB) Read(ctx context.Context) Q {
 // Tx is an open transaction. Its methods (through Q) are the store's operations.
 type Tx struct {
 	Q
-	sql          *sql.Tx
 	beforeCommit []func(context.Context) error
 	afterCommit  []func()
 	spSeq        int
+	later        []laterWrite         // PostgreSQL: writes sent with the COMMIT (pipeline.go)
 	events       []pendingEvent       // written before commit (AppendEvent)
 	unchained    []string             // PostgreSQL: accounts whose events it wrote unchained (chain.go)
 	heads        map[string]chainLink // the chain links this transaction wrote, by merchant account
@@ -337,19 +314,20 @@ func wrapErr(err error, op string) error {
 func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
 	tx.spSeq++
 	name := fmt.Sprintf("sp_%d", tx.spSeq)
-	events := len(tx.events)
-	if _, err := tx.sql.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
+	events, later := len(tx.events), len(tx.later)
+	if _, err := tx.q.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
 		return wrapErr(err, "store.Savepoint")
 	}
 	if err := fn(); err != nil {
-		tx.events = tx.events[:events] // the savepoint's events go with its writes
-		if _, rerr := tx.sql.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
+		tx.events = tx.events[:events] // the savepoint's events and queued writes go with its writes
+		tx.later = tx.later[:later]
+		if _, rerr := tx.q.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
 			return wrapErr(rerr, "store.Savepoint: rollback")
 		}
-		_, _ = tx.sql.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
+		_, _ = tx.q.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
 		return err
 	}
-	_, err := tx.sql.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
+	_, err := tx.q.ExecContext(ctx, "RELEASE SAVEPOINT "+name)
 	return wrapErr(err, "store.Savepoint: release")
 }
 

@@ -132,7 +132,7 @@ func (g *groupCommitter) runBatch(batch []*txRequest) {
 			r.err = wrapErr(err, "store.Tx: savepoint")
 			continue
 		}
-		tx := &Tx{Q: Q{q: sqlTx, d: SQLite}, sql: sqlTx, batchHeads: heads}
+		tx := &Tx{Q: Q{q: sqlTx, d: SQLite}, batchHeads: heads}
 		r.tx = tx
 		ctx := context.WithValue(context.WithoutCancel(r.ctx), txKey{}, tx)
 		r.err, r.panic = safeRun(ctx, tx, r.fn)
