@@ -37,7 +37,7 @@ type authEntry struct {
 // read. Errors as store.GetAPIKeyAndMerchant.
 func (ac *Access) keyAndMerchant(ctx context.Context, keyID, merchantAccountID string) (remit.APIKey, *remit.MerchantAccount, error) {
 	q := ac.DB.Read(ctx)
-	version, err := q.AuthVersion(ctx)
+	version, err := ac.DB.AuthVersion(ctx)
 	if err != nil {
 		return remit.APIKey{}, nil, err
 	}

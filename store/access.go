@@ -134,6 +134,7 @@ func (p prefixScanner) Scan(dest ...any) error {
 
 // RevokeAPIKey marks a key revoked. Revoking an unknown key is not_found; revoking twice is a no-op.
 func (q Q) RevokeAPIKey(ctx context.Context, id string, at time.Time) error {
+	q.authChanged(ctx)
 	n, err := q.exec(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, id, remit.Micros(at))
 	if err != nil {
 		return wrapErr(err, "store.RevokeAPIKey")

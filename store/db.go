@@ -36,6 +36,7 @@ type DB struct {
 	gc      *groupCommitter // SQLite only
 	ck      *checkpointer   // SQLite only
 	chains  chainGroups     // PostgreSQL: chaining after commit, coalesced per account (chain.go)
+	auth    *authListener   // PostgreSQL: the auth version kept by LISTEN (auth_listen.go)
 
 	onChained     atomic.Pointer[func()]        // runs after each background chaining pass
 	chainDispatch atomic.Pointer[ChainDispatch] // dispatches what a chaining pass chains (chain.go)
@@ -95,7 +96,7 @@ func Open(ctx context.Context, rawURL string) (db *DB, err error) {
 			p.Close()
 			return nil, err
 		}
-		return &DB{dialect: Postgres, write: p, read: p, url: rawURL}, nil
+		return &DB{dialect: Postgres, write: p, read: p, url: rawURL, auth: &authListener{url: rawURL}}, nil
 	default:
 		return nil, fmt.Errorf("unsupported database URL %q: use sqlite:PATH or postgres://", redactURL(rawURL))
 	}
@@ -124,6 +125,9 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // Close closes the store's connections.
 func (db *DB) Close() error {
 	db.chains.loops.Wait()
+	if db.auth != nil {
+		db.auth.close()
+	}
 	if db.gc != nil {
 		db.gc.close()
 	}
@@ -215,6 +219,7 @@ type Tx struct {
 	afterCommit  []func()
 	spSeq        int
 	later        []laterWrite         // PostgreSQL: writes sent with the COMMIT (pipeline.go)
+	changesAuth  bool                 // it changed an API key or a merchant account (auth_listen.go)
 	events       []pendingEvent       // written before commit (AppendEvent)
 	unchained    []string             // PostgreSQL: accounts whose events it wrote unchained (chain.go)
 	heads        map[string]chainLink // the chain links this transaction wrote, by merchant account

@@ -19,6 +19,7 @@ func (q Q) SetMerchantStatus(ctx context.Context, id string, status remit.Mercha
 	if err != nil {
 		return wrapErr(err, "store.SetMerchantStatus")
 	}
+	q.authChanged(ctx)
 	n, err := q.exec(ctx, `UPDATE merchant_accounts SET status = $2, onboarding = $3, updated_at = $4 WHERE id = $1`,
 		id, status, string(raw), remit.Micros(now))
 	if err != nil {
@@ -33,6 +34,7 @@ func (q Q) SetMerchantStatus(ctx context.Context, id string, status remit.Mercha
 // SetMerchantSecrets stores a merchant account's sealed secrets (see package app). The store never
 // sees them in the clear.
 func (q Q) SetMerchantSecrets(ctx context.Context, id, sealed string) error {
+	q.authChanged(ctx)
 	_, err := q.exec(ctx, `UPDATE merchant_accounts SET secrets = $2 WHERE id = $1`, id, sealed)
 	return wrapErr(err, "store.SetMerchantSecrets")
 }
@@ -97,6 +99,7 @@ func (q Q) MarkMerchantClaimed(ctx context.Context, tokenHash, merchantAccountID
 	if n == 0 {
 		return ErrConflict
 	}
+	q.authChanged(ctx)
 	_, err = q.exec(ctx, `UPDATE merchant_accounts SET claimed_at = $2, updated_at = $2 WHERE id = $1`, merchantAccountID, remit.Micros(at))
 	return wrapErr(err, "store.MarkMerchantClaimed")
 }
@@ -179,6 +182,7 @@ func (q Q) GetMerchantAccount(ctx context.Context, id string, read Read) (remit.
 
 // SetMerchantClockOffset stores the sandbox clock offset of a merchant account.
 func (q Q) SetMerchantClockOffset(ctx context.Context, id string, offset time.Duration, now time.Time) error {
+	q.authChanged(ctx)
 	_, err := q.exec(ctx, `UPDATE merchant_accounts SET clock_offset_us = $2, updated_at = $3 WHERE id = $1`,
 		id, int64(offset/time.Microsecond), remit.Micros(now))
 	return wrapErr(err, "store.SetMerchantClockOffset")

@@ -56,7 +56,7 @@ func (db *DB) migrations(ctx context.Context) (*goose.Provider, error) {
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	opts = append(opts, goose.WithGoMigrations(chainMigration(), authVersionMigration(db.dialect), usageClusteredMigration(db.dialect), linesDocMigration(db.dialect)))
+	opts = append(opts, goose.WithGoMigrations(chainMigration(), authVersionMigration(db.dialect), usageClusteredMigration(db.dialect), linesDocMigration(db.dialect), authNotifyMigration(db.dialect)))
 	return goose.NewProvider(dialect, db.write, fsys, opts...)
 }
 

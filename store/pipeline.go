@@ -82,6 +82,9 @@ func (db *DB) pgTx(ctx context.Context, fn func(ctx context.Context, tx *Tx) err
 		rollbackConn(ctx, conn)
 		return wrapErr(err, "store.Tx: commit")
 	}
+	if tx.changesAuth {
+		db.afterAuthChange(ctx)
+	}
 	if len(tx.unchained) > 0 {
 		db.chainAfterCommit(tx.unchained)
 	}
