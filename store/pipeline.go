@@ -102,11 +102,10 @@ func rollbackConn(ctx context.Context, conn *sql.Conn) {
 
 // commitPipelined sends the queued writes and COMMIT in one batch and reads every result: the
 // first failure is the commit's error (a write's onUnique for its unique violation).
+//
+// A COMMIT of a transaction a failed statement aborted answers ROLLBACK, not an error: that is an
+// error here (errCommitRolledBack), as pgx's own Tx.Commit makes it.
 func commitPipelined(ctx context.Context, conn *sql.Conn, later []laterWrite) error {
-	if len(later) == 0 {
-		_, err := conn.ExecContext(ctx, "COMMIT")
-		return err
-	}
 	return conn.Raw(func(dc any) error {
 		sc, ok := dc.(*stdlib.Conn)
 		if !ok {
@@ -124,8 +123,13 @@ func commitPipelined(ctx context.Context, conn *sql.Conn, later []laterWrite) er
 				first = w.failed(err)
 			}
 		}
-		if _, err := br.Exec(); err != nil && first == nil {
+		tag, err := br.Exec()
+		switch {
+		case first != nil:
+		case err != nil:
 			first = err
+		case tag.String() == "ROLLBACK":
+			first = errCommitRolledBack
 		}
 		if err := br.Close(); err != nil && first == nil {
 			first = err
@@ -133,6 +137,10 @@ func commitPipelined(ctx context.Context, conn *sql.Conn, later []laterWrite) er
 		return first
 	})
 }
+
+// errCommitRolledBack: the transaction was aborted by a statement whose failure its caller went
+// past, so its COMMIT rolled it back.
+var errCommitRolledBack = errors.New("the transaction was aborted by a failed statement: COMMIT rolled it back")
 
 // failed is what the transaction answers when w failed with err.
 func (w laterWrite) failed(err error) error {

@@ -146,3 +146,37 @@ func TestEventsAtKeepsTheOrderOfWhatHappened(t *testing.T) {
 		}
 	})
 }
+
+// A transaction whose function went past a failed statement: on PostgreSQL the failure aborted it,
+// so its COMMIT rolls it back and Tx says so (as pgx's own Tx.Commit does); SQLite undoes only the
+// failed statement and commits the rest.
+func TestTxPastAFailedStatement(t *testing.T) {
+	forEachStore(t, func(t *testing.T, db *store.DB) {
+		ctx := context.Background()
+		err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+			if _, err := tx.NextNumber(ctx, "acct", "past-failure"); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (scope, idem_key) VALUES ($1, $2)`, "scope", "bad"); err == nil {
+				t.Error("a statement that breaks a NOT NULL constraint succeeded")
+			}
+			return nil // went past it
+		})
+		var n int64
+		if err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) (err error) {
+			n, err = tx.NextNumber(ctx, "acct", "past-failure")
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if db.Dialect() == store.Postgres {
+			if err == nil || n != 1 {
+				t.Fatalf("PostgreSQL: err %v and next number %d, want an error and 1 (nothing committed)", err, n)
+			}
+			return
+		}
+		if err != nil || n != 2 {
+			t.Fatalf("SQLite: err %v and next number %d, want nil and 2", err, n)
+		}
+	})
+}
