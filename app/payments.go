@@ -407,8 +407,9 @@ func (ps *Payments) recordOutOfBand(ctx context.Context, tx *store.Tx, m remit.M
 // payment_receipt.created, then the invoice's (invoice.paid last).
 //
 // The merchant account's hot rows (the day's settlement, the receipt counter) are taken last and
-// held for the last few statements only (docs/performance.md, "Finalization's hot rows"): the
-// invoice is marked paid first, and the events of the steps that take them move ahead of its.
+// held for the last few statements only (docs/performance.md, "A PostgreSQL request's round
+// trips"): the invoice is marked paid first, and the events of the steps that take them move
+// ahead of its.
 func (ps *Payments) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, pi remit.PaymentIntent, p *remit.Payment, from remit.PaymentStatus, now time.Time) error {
 	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID)
 	if err != nil {

@@ -23,8 +23,8 @@ func (tx *Tx) AppendEvent(e remit.Event, objectID string) {
 func (tx *Tx) EventMark() int { return len(tx.events) }
 
 // EventsAt runs fn and moves the events it appends to mark, ahead of those appended since: a step
-// done last because it takes an account-wide hot row (docs/performance.md, "Finalization's hot
-// rows") keeps its events' place in the order of what happened. The events from mark on get new
+// done last because it takes an account-wide hot row (docs/performance.md, "A PostgreSQL
+// request's round trips") keeps its events' place in the order of what happened. The events from mark on get new
 // IDs in their new order, because PostgreSQL's chaining pass orders a transaction's events by
 // creation time and ID (chain.go); nothing refers to an event's ID before it commits.
 func (tx *Tx) EventsAt(mark int, fn func() error) error {
