@@ -108,7 +108,8 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 		CreatedAt: now, Seq: nextSeq(),
 	}
 	err := lg.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := tx.RequireCustomer(ctx, m.ID, customerID); err != nil {
+		// The insert comes first: it is also the customer's check (not_found, by the foreign key).
+		if err := duplicateAs(tx.InsertBalanceEntry(ctx, e), "balance entry", "entryId", e.EntryID); err != nil {
 			return err
 		}
 		if in.Targets != nil && len(in.Targets.PriceIDs) > 0 {
@@ -121,9 +122,6 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 					return remit.NotFound("price", id, fmt.Sprintf("targets.priceIds[%d]", i))
 				}
 			}
-		}
-		if err := duplicateAs(tx.InsertBalanceEntry(ctx, e), "balance entry", "entryId", e.EntryID); err != nil {
-			return err
 		}
 		job := grantJob{CustomerID: customerID, EntryID: e.EntryID}
 		if effective.After(now) {

@@ -89,6 +89,11 @@ func TestBalanceGrantAndExpireBounds(t *testing.T) {
 
 		// References: unknown customer, another merchant account's customer, unknown target price.
 		e.Must(404, "POST", "/v1/customers/nope/balance/grant", map[string]any{"currency": "USD", "amount": 5})
+		// Both unknown: the customer is named (the entry's insert checks it before the prices).
+		r0 := e.Must(404, "POST", "/v1/customers/nope/balance/grant", map[string]any{"currency": "USD", "amount": 5, "targets": map[string]any{"priceIds": []string{"price_nope"}}})
+		if _, ok := r0.ErrorDetails()["field"]; ok || !strings.Contains(string(r0.Body), "nope") || strings.Contains(string(r0.Body), "price_nope") {
+			t.Fatalf("unknown customer and price: %s", r0.Body)
+		}
 		other := e.NewTenant("Other", false)
 		e.Must(404, "POST", grant, map[string]any{"currency": "USD", "amount": 5}, testkit.As(other))
 		e.Must(404, "GET", "/v1/customers/c1/balance", nil, testkit.As(other))

@@ -287,6 +287,16 @@ func (q Q) Query(ctx context.Context, query string, args ...any) (*sql.Rows, err
 	return q.q.QueryContext(ctx, query, args...)
 }
 
+// isForeignKeyViolation reports whether err is a foreign-key violation in either dialect: a row
+// that names a parent row that does not exist.
+func isForeignKeyViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
+}
+
 // IsUniqueViolation reports whether err is a unique-constraint violation in either dialect.
 func IsUniqueViolation(err error) bool {
 	if err == nil {

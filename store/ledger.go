@@ -34,7 +34,9 @@ func scanEntry(row interface{ Scan(...any) error }, merchantAccountID string) (e
 	return e, nil
 }
 
-// InsertBalanceEntry appends an entry. An entryId already used for the customer is a conflict.
+// InsertBalanceEntry appends an entry. An entryId already used for the customer is a conflict; a
+// customer that does not exist is not_found (the table's foreign key checks it, so a caller need
+// not read the customer first).
 func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 	_, err := q.exec(ctx, `INSERT INTO balance_entries (merchant_account_id, customer_id, id, seq, type, currency, amount, remaining,
 		source_entry_id, invoice_id, credit_note_id, targets, description, effective_at, expires_at, metadata, created_at)
@@ -42,8 +44,11 @@ func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 		e.MerchantAccountID, e.CustomerID, e.EntryID, e.Seq, e.Type, e.Currency, e.Amount, optInt(e.Remaining),
 		optText(e.SourceEntryID), optText(e.InvoiceID), optText(e.CreditNoteID), jsonText(e.Targets), optText(e.Description),
 		remit.Micros(e.EffectiveAt), optMicros(e.ExpiresAt), metadataText(e.Metadata), remit.Micros(e.CreatedAt))
-	if IsUniqueViolation(err) {
+	switch {
+	case IsUniqueViolation(err):
 		return duplicate("id")
+	case isForeignKeyViolation(err):
+		return remit.NotFound("customer", e.CustomerID, "")
 	}
 	return wrapErr(err, "store.InsertBalanceEntry")
 }

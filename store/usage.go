@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -35,15 +34,6 @@ func ceilHour(us int64) int64 {
 		h += hourMicros
 	}
 	return h
-}
-
-// isForeignKeyViolation reports whether err is a foreign-key violation in either dialect.
-func isForeignKeyViolation(err error) bool {
-	if err == nil {
-		return false
-	}
-	s := err.Error()
-	return strings.Contains(s, "FOREIGN KEY constraint failed") || strings.Contains(s, "SQLSTATE 23503")
 }
 
 // GetUsageEvent returns a merchant account's usage event, or not_found. Locked, it takes the
