@@ -21,13 +21,3 @@ type Event struct {
 	Sequence int64  `json:"sequence"`
 	Hash     string `json:"hash"`
 }
-
-// Job is scheduled work on a merchant account's clock.
-type Job struct {
-	ID                string
-	MerchantAccountID string
-	Kind              string
-	DueAt             time.Time
-	Payload           json.RawMessage
-	Attempts          int
-}

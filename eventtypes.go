@@ -90,6 +90,9 @@ const (
 	EventWebhookEndpointDisabled EventType = "webhook_endpoint.disabled"
 
 	EventVerificationFailed EventType = "verification.failed"
+
+	EventJobFailed  EventType = "job.failed"
+	EventJobRetried EventType = "job.retried"
 )
 
 // EventTypes is the catalog of event types Remit emits, in the order docs/events.md lists them. An
@@ -113,6 +116,7 @@ var EventTypes = []EventType{
 	EventMeterCreated, EventMeterUpdated, EventUsageEventVoided,
 	EventWebhookEndpointCreated, EventWebhookEndpointDisabled,
 	EventVerificationFailed,
+	EventJobFailed, EventJobRetried,
 }
 
 // KnownEventType reports whether typ is in the catalog.

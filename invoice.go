@@ -195,6 +195,10 @@ type InvoiceLineInput struct {
 	// Trial marks a fixed line of a subscription's trial: billed at its UnitAmount (0), whatever
 	// the price's tiers or packages.
 	Trial bool
+	// Prorated marks a proration charge: its UnitAmount is the share of a period that the price's
+	// own pricing (LineAmount, through ItemAmounts) already priced, billed once as it is, whatever
+	// the price's tiers or packages.
+	Prorated bool
 }
 
 // InvoiceDraftInput is a draft invoice to create, from the API or from a quote or subscription.

@@ -97,7 +97,7 @@ func PriceLine(doc LineDocument, field, currency string, price Price, in Invoice
 		in.UnitAmount = nil // the price's tiers or packages bill what was agreed
 	}
 	switch {
-	case price.PricedByTiersOrPackages() && in.UnitAmount != nil && !in.Trial:
+	case price.PricedByTiersOrPackages() && in.UnitAmount != nil && !in.Trial && !in.Prorated:
 		p.Body(field+".unitAmount", "not_allowed", fmt.Sprintf("Price '%s' is priced by tiers or packages; leave unitAmount out.", price.PriceID))
 	case price.Tiered() && in.UnitAmount == nil:
 	default:

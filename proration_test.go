@@ -97,3 +97,77 @@ func TestProrateChange(t *testing.T) {
 		})
 	}
 }
+
+// Prorations of prices priced by tiers or packages: each item's whole period is priced by the
+// price's own pricing (ItemAmounts → LineAmount), across tier boundaries, then prorated.
+func TestProrateChangeTieredAndPackaged(t *testing.T) {
+	q := func(n int64) *int64 { return &n }
+	up := func(n int64) *int64 { return &n }
+	graduated, volume := TiersGraduated, TiersVolume
+	tiers := []Tier{{UpTo: up(2), UnitAmount: 1000}, {UpTo: up(5), UnitAmount: 700, FlatAmount: 100}, {UnitAmount: 500}}
+	prices := map[string]Price{
+		"grad": {PriceID: "grad", PriceType: PriceFixedRecurring, Tiers: tiers, TiersMode: &graduated},
+		"vol":  {PriceID: "vol", PriceType: PriceFixedRecurring, Tiers: tiers, TiersMode: &volume},
+		"pack": {PriceID: "pack", PriceType: PriceFixedRecurring, UnitAmount: q(2500), TransformQuantity: &TransformQuantity{DivideBy: 5, Round: "up"}},
+	}
+	item := func(price string, n int64) SubscriptionItem { // as a subscription holds it: a tiered item has no unit amount
+		it := SubscriptionItem{PriceID: price, PriceType: PriceFixedRecurring, Quantity: q(n), Description: price}
+		if p := prices[price]; p.UnitAmount != nil {
+			it.UnitAmount = *p.UnitAmount
+		}
+		return it
+	}
+	start, end := day(2026, 3, 1), day(2026, 3, 31) // 30 days
+	at := day(2026, 3, 11)                          // 20 of 30 days left: two thirds
+	for _, c := range []struct {
+		name                  string
+		from, to              SubscriptionItem
+		credit, charge        int64
+		wholeOld, wholeCharge int64 // the whole periods, for the reader
+	}{
+		// graduated: 2 × 1000 = 2000; 4 → 2000 + 2 × 700 + 100 = 3500; 7 → 2000 + 3 × 700 + 100 + 2 × 500 = 5200.
+		{"graduated within the first tier to the second", item("grad", 2), item("grad", 4), 1333, 2333, 2000, 3500},
+		{"graduated across two boundaries", item("grad", 2), item("grad", 7), 1333, 3467, 2000, 5200},
+		{"graduated down a tier", item("grad", 7), item("grad", 1), 3467, 667, 5200, 1000},
+		// volume: 2 → 2 × 1000 = 2000; 4 → 4 × 700 + 100 = 2900; 7 → 7 × 500 = 3500 (cheaper per seat).
+		{"volume into the second tier", item("vol", 2), item("vol", 4), 1333, 1933, 2000, 2900},
+		{"volume into the last tier", item("vol", 4), item("vol", 7), 1933, 2333, 2900, 3500},
+		// packages of 5, rounded up: 2 → 1 pack 2500, 7 → 2 packs 5000; 5 → 1 pack.
+		{"packages: one more pack", item("pack", 2), item("pack", 7), 1667, 3333, 2500, 5000},
+		{"packages: same pack count still prorates (quantity changed)", item("pack", 2), item("pack", 5), 1667, 1667, 2500, 2500},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			amounts := ItemAmounts(prices)
+			if got := amounts(c.from); got != c.wholeOld {
+				t.Fatalf("whole period of %v: %d, want %d", c.from, got, c.wholeOld)
+			}
+			if got := amounts(c.to); got != c.wholeCharge {
+				t.Fatalf("whole period of %v: %d, want %d", c.to, got, c.wholeCharge)
+			}
+			got := ProrateChange([]SubscriptionItem{c.from}, []SubscriptionItem{c.to}, start, end, at, amounts)
+			if len(got) != 2 || !got[0].Credit || got[0].Amount != c.credit || got[1].Credit || got[1].Amount != c.charge {
+				t.Fatalf("lines %+v, want credit %d and charge %d", got, c.credit, c.charge)
+			}
+		})
+	}
+}
+
+// A proration charge on a price priced by tiers or packages is billed as the engine priced it;
+// the same unit amount from a caller is refused.
+func TestPriceLineProratedCharge(t *testing.T) {
+	up := func(n int64) *int64 { return &n }
+	graduated := TiersGraduated
+	price := Price{PriceID: "grad", PriceType: PriceFixedRecurring, Currency: "USD",
+		Tiers: []Tier{{UpTo: up(2), UnitAmount: 1000}, {UnitAmount: 700}}, TiersMode: &graduated}
+	one, amount := int64(1), int64(2333)
+	var p Problems
+	got := PriceLine(ForInvoice, "lines[0]", "USD", price, InvoiceLineInput{PriceID: "grad", Quantity: &one, UnitAmount: &amount, Prorated: true}, &p)
+	if p.Err() != nil || got.Amount != 2333 || got.Quantity != 1 || !got.UnitOverride || got.Breakdown != nil {
+		t.Fatalf("prorated charge: %+v, %v", got, p.Err())
+	}
+	var p2 Problems
+	PriceLine(ForInvoice, "lines[0]", "USD", price, InvoiceLineInput{PriceID: "grad", Quantity: &one, UnitAmount: &amount}, &p2)
+	if p2.Err() == nil {
+		t.Fatal("a caller's unitAmount on a tiered price was accepted")
+	}
+}

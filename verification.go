@@ -48,12 +48,13 @@ const (
 	CheckDocumentNumbers  = "document_numbers"
 	CheckProcessorCharges = "processor_charges"
 	CheckInvoiceLines     = "invoice_lines"
+	CheckDueWork          = "due_work"
 )
 
 // VerificationChecks lists every check by name, in order.
 var VerificationChecks = []string{
 	CheckEventChain, CheckBalances, CheckInvoicePayments, CheckReceipts, CheckCreditNotes,
-	CheckTaxReversals, CheckSettlements, CheckDocumentNumbers, CheckProcessorCharges, CheckInvoiceLines,
+	CheckTaxReversals, CheckSettlements, CheckDocumentNumbers, CheckProcessorCharges, CheckInvoiceLines, CheckDueWork,
 }
 
 // Add records a violation in the check: listed while fewer than MaxViolationsShown are, counted

@@ -108,6 +108,7 @@ type App struct {
 	Emails       *Emails       // the e-mail log and its worker (emails.go, emailworker.go)
 	Verification *Verification // the money checks and the event chain (verification.go)
 	Operators    *Operators    // dashboard operators, sign-in and sessions (operators.go)
+	Jobs         *Jobs         // scheduled work as operators see it: list, failed, retry (jobs.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -117,6 +118,7 @@ type (
 		known authCache // the keys and merchant accounts of recent requests (authcache.go)
 	}
 	TestClocks struct{ *core }
+	Jobs       struct{ *core }
 	Merchants  struct {
 		*core
 		access *Access
@@ -186,7 +188,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
 	db.OnChained(c.wakeWebhooks) // on PostgreSQL a change's events become dispatchable after commit (store/chain.go)
-	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
+	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Jobs: &Jobs{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
 		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}

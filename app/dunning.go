@@ -18,7 +18,7 @@ import (
 // another way stops the schedule (MarkInvoicePaid). A new default payment method attached through
 // the portal retries the billing account's open invoices at once (retryOpenInvoices).
 
-const jobDunningRetry = "invoice.dunning_retry"
+const jobDunningRetry = remit.JobDunningRetry
 
 // dunningJob names the invoice and the retry number a retry job is for: a job whose retry is no
 // longer the invoice's next one (the invoice moved on) does nothing.

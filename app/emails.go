@@ -24,7 +24,7 @@ import (
 const emailSetupTTL = 7 * 24 * time.Hour
 
 // jobRenewalNotice records the subscription.renewal_upcoming message (RenewalNoticeAt).
-const jobRenewalNotice = "subscription.renewal_notice"
+const jobRenewalNotice = remit.JobRenewalNotice
 
 // reaction is work an event type causes in the event's own transaction (registered with react).
 type reaction func(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, obj any) error

@@ -48,10 +48,25 @@ func (co *core) after(ctx context.Context, fn FollowUp) error {
 // back).
 func (f *followUps) reset() { f.mu.Lock(); f.fns = nil; f.mu.Unlock() }
 
-// mark and truncate drop what was registered after a mark (a job rolled back to its savepoint).
-func (f *followUps) mark() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.fns) }
+// mark and truncate drop what was registered after a mark (a job rolled back to its savepoint, a
+// transaction about to run again). On a nil collector (no owner in the context) they do nothing.
+func (f *followUps) mark() int {
+	if f == nil {
+		return 0
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.fns)
+}
 
-func (f *followUps) truncate(n int) { f.mu.Lock(); f.fns = f.fns[:n]; f.mu.Unlock() }
+func (f *followUps) truncate(n int) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.fns = f.fns[:n]
+	f.mu.Unlock()
+}
 
 // pending reports whether follow-ups wait to run.
 func (f *followUps) pending() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.fns) > 0 }

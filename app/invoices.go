@@ -603,14 +603,17 @@ func (iv *Invoicing) reverseVoidedTax(ctx context.Context, tx *store.Tx, m remit
 	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionReversed, rev.TaxTransactionID, rev)
 }
 
-const jobAutoFinalize = "invoice.auto_finalize"
+const jobAutoFinalize = remit.JobInvoiceAutoFinalize
 
 type autoFinalizeJob struct {
 	InvoiceID string `json:"invoiceId"`
 }
 
 // runAutoFinalize finalizes a subscription's draft when its hour has passed, unless it was
-// finalized or changed state meanwhile.
+// finalized or changed state meanwhile. A rule that refuses leaves the draft as it was (the job's
+// savepoint) and fails the job: it is tried again later, the merchant may fix the draft meanwhile,
+// and after its last attempt it is failed for good and listed (docs/reliability.md, "Scheduled
+// work that fails").
 func (iv *Invoicing) runAutoFinalize(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.Job, at time.Time) error {
 	m, p, inv, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p autoFinalizeJob) (remit.Invoice, error) {
 		return tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
@@ -618,16 +621,7 @@ func (iv *Invoicing) runAutoFinalize(ctx context.Context, tx *store.Tx, scope re
 	if !found || inv.Status != remit.InvoiceDraft {
 		return err
 	}
-	// Finalize in a savepoint of its own: a rule that refuses (a domain error) leaves the draft for
-	// the merchant to fix instead of failing the clock advance or the scheduler.
-	err = tx.Savepoint(ctx, func() error {
-		_, err := iv.finalizeInTx(ctx, tx, m, p.InvoiceID, nil, micro(at))
-		return err
-	})
-	if err != nil && remit.ErrorCode(err) != remit.EInternal {
-		iv.Log.Warn("automatic finalization refused; the invoice stays a draft", "invoiceId", p.InvoiceID, "err", err.Error())
-		return nil
-	}
+	_, err = iv.finalizeInTx(ctx, tx, m, p.InvoiceID, nil, micro(at))
 	return err
 }
 

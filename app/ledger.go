@@ -36,8 +36,8 @@ import (
 
 // Scheduled-job kinds of the ledger.
 const (
-	JobGrantEffective = "balance.grant_effective"
-	JobGrantExpire    = "balance.grant_expire"
+	JobGrantEffective = remit.JobGrantEffective
+	JobGrantExpire    = remit.JobGrantExpire
 )
 
 type grantJob struct {

@@ -182,7 +182,7 @@ func (qs *Quotes) invoiceCharges(ctx context.Context, tx *store.Tx, m remit.Merc
 	var periods []*[2]time.Time
 	for _, c := range charges {
 		unit, desc, q := c.Amount, c.Description, int64(1)
-		lines = append(lines, remit.InvoiceLineInput{PriceID: c.Item.PriceID, Quantity: &q, UnitAmount: &unit, Description: &desc})
+		lines = append(lines, remit.InvoiceLineInput{PriceID: c.Item.PriceID, Quantity: &q, UnitAmount: &unit, Description: &desc, Prorated: true})
 		periods = append(periods, &[2]time.Time{c.From, c.To})
 	}
 	inv, err := qs.invoicing.CreateDraftInvoice(ctx, tx, m, remit.InvoiceDraftInput{CustomerID: sub.CustomerID, BillingAccountID: sub.BillingAccountID,
@@ -201,7 +201,7 @@ func pendingProrationLines(sub remit.Subscription) ([]remit.InvoiceLineInput, []
 	var periods []*[2]time.Time
 	for _, p := range sub.PendingProrations {
 		unit, desc, q := p.Amount, p.Description, int64(1)
-		lines = append(lines, remit.InvoiceLineInput{PriceID: p.PriceID, Quantity: &q, UnitAmount: &unit, Description: &desc})
+		lines = append(lines, remit.InvoiceLineInput{PriceID: p.PriceID, Quantity: &q, UnitAmount: &unit, Description: &desc, Prorated: true})
 		periods = append(periods, &[2]time.Time{p.PeriodStart, p.PeriodEnd})
 	}
 	return lines, periods

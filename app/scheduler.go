@@ -46,8 +46,10 @@ const jobBatch = 50
 // RunDue runs in the background, in due order, every pending job of the merchant account due at
 // or before upTo, in transactions of up to jobBatch jobs, each job in a savepoint of its own, and
 // returns how many ran. One runner at a time works through an account's jobs (store.LockJobRunner),
-// whichever process it is in. A failing job is rolled back to its savepoint (what it registered to run
-// after the commit too) and marked failed, so it neither blocks later jobs nor repeats.
+// whichever process it is in. A failing job is rolled back to its savepoint (what it registered to
+// run after the commit too) and tried again later (remit.JobRetryAt), so it neither blocks later
+// jobs nor repeats at once; after its last attempt it is failed for good (docs/reliability.md,
+// "Scheduled work that fails").
 func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.Time) (int, error) {
 	ran := 0
 	for {
@@ -60,40 +62,33 @@ func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.
 }
 
 // runDueBatch runs up to jobBatch due jobs in one transaction, then their follow-ups (a payment
-// attempt's charge), and reports whether more may be due (a full batch, or follow-ups that ran).
+// attempt's charge), and reports whether more may be due (a batch that ended early or was full,
+// or follow-ups that ran).
+//
+// A batch ends after a job that took a hot row (a document counter, a customer's lots:
+// store.Tx.TookHotRows), so that the runner takes rows in the order API writes take them (the
+// resource's own first, shared ones last, then the commit) and never holds a shared row while it
+// locks the next job's. A batch that lost a deadlock anyway is run again whole (store.RetryTx).
 func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo time.Time) (int, bool, error) {
 	jobCtx, fu := withFollowUps(ctx)
 	var ran int
 	var more bool
-	err := co.DB.Tx(jobCtx, func(ctx context.Context, tx *store.Tx) error {
+	err := co.DB.RetryTx(jobCtx, func(ctx context.Context, tx *store.Tx) error {
 		fu.reset()
 		ran, more = 0, true
 		if err := tx.LockJobRunner(ctx, merchantAccountID); err != nil {
 			return err
 		}
 		for ran < jobBatch {
-			var found bool
-			var failedJob string
-			mark := fu.mark()
-			err := tx.Savepoint(ctx, func() error {
-				var err error
-				found, failedJob, err = co.runNextJob(ctx, tx, merchantAccountID, upTo)
-				return err
-			})
-			switch {
-			case err != nil && failedJob != "":
-				fu.truncate(mark)
-				co.Log.Error("scheduled job failed", "jobId", failedJob, "err", err)
-				if err := tx.FinishJob(ctx, failedJob, co.Clock.Now(), err.Error()); err != nil {
-					return err
-				}
-			case err != nil:
-				return err
-			case !found:
+			found, err := co.runNextJob(ctx, tx, fu, merchantAccountID, upTo)
+			if err != nil || !found {
 				more = false
-				return nil
+				return err
 			}
 			ran++
+			if tx.TookHotRows() {
+				return nil
+			}
 		}
 		return nil
 	})
@@ -111,26 +106,53 @@ func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo 
 	return ran, more, nil
 }
 
-// runNextJob claims the merchant account's next job due at or before upTo and runs it in tx.
-// found is false when none is due; failedJob names the job whose function failed.
-func (co *core) runNextJob(ctx context.Context, tx *store.Tx, merchantAccountID string, upTo time.Time) (found bool, failedJob string, err error) {
+// runNextJob claims the merchant account's next job due at or before upTo and runs it in a
+// savepoint of tx; found is false when none is due. A job that fails is rolled back to its
+// savepoint and its failure recorded (failJob). The error is the batch's own: the store went away,
+// or the transaction lost a deadlock; the whole batch then rolls back.
+func (co *core) runNextJob(ctx context.Context, tx *store.Tx, fu *followUps, merchantAccountID string, upTo time.Time) (found bool, err error) {
 	job, ok, err := tx.ClaimDueJob(ctx, merchantAccountID, upTo)
 	if err != nil || !ok {
-		return false, "", err
+		return false, err
 	}
 	m, err := tx.GetMerchantAccount(ctx, merchantAccountID, store.Unlocked)
 	if err != nil {
-		return true, "", err
+		return true, err
 	}
 	fn := co.jobs[job.Kind]
 	if fn == nil {
-		return true, "", tx.FinishJob(ctx, job.ID, co.Clock.Now(), "no job function for kind "+job.Kind)
+		return true, co.failJob(ctx, tx, m, job, remit.Internal(fmt.Errorf("no job function for kind %q", job.Kind)))
 	}
 	scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
-	if err := fn(ctx, tx, scope, job, job.DueAt); err != nil {
-		return true, job.ID, fmt.Errorf("job %s (%s): %w", job.ID, job.Kind, err)
+	mark := fu.mark()
+	jerr := tx.Savepoint(ctx, func() error { return fn(ctx, tx, scope, job, job.ScheduledFor) })
+	switch {
+	case jerr == nil:
+		return true, tx.FinishJob(ctx, job.ID, co.Clock.Now())
+	case store.IsRetryable(jerr), store.IsUnavailable(jerr), ctx.Err() != nil:
+		return true, jerr
 	}
-	return true, "", tx.FinishJob(ctx, job.ID, co.Clock.Now(), "")
+	fu.truncate(mark)
+	return true, co.failJob(ctx, tx, m, job, jerr)
+}
+
+// failJob records a failed attempt of job: its next attempt later on the merchant clock
+// (remit.JobRetryAt), or, after its last one, failed for good.
+func (co *core) failJob(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, job remit.Job, jerr error) error {
+	attempt := job.Attempts + 1
+	retryAt, retry := remit.JobRetryAt(attempt, co.Now(m))
+	co.Log.Error("scheduled job failed", "jobId", job.ID, "kind", job.Kind, "merchantAccountId", m.ID, "attempt", attempt,
+		"retries", retry, "err", jerr.Error())
+	why := remit.JobFailure(jerr)
+	if retry {
+		return tx.FailJob(ctx, job.ID, co.Clock.Now(), why, &retryAt)
+	}
+	if err := tx.FailJob(ctx, job.ID, co.Clock.Now(), why, nil); err != nil {
+		return err
+	}
+	finished := co.Clock.Now().UTC()
+	job.Object, job.Environment, job.Status, job.Attempts, job.LastError, job.FinishedAt = "job", m.Environment, remit.JobFailed, attempt, &why, &finished
+	return co.Emit(ctx, tx, scopeOf(m), co.Now(m), remit.EventJobFailed, job.ID, job)
 }
 
 // RunScheduler runs due jobs of every merchant account every interval until ctx ends, and purges

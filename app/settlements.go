@@ -20,8 +20,8 @@ import (
 // settlement: a closed settlement never changes.
 
 const (
-	jobSettlementClose  = "settlement.close"
-	jobSettlementPayout = "settlement.payout"
+	jobSettlementClose  = remit.JobSettlementClose
+	jobSettlementPayout = remit.JobSettlementPayout
 	settlementDay       = 24 * time.Hour
 )
 

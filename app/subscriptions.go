@@ -22,8 +22,8 @@ import (
 const autoFinalizeDelay = time.Hour
 
 const (
-	jobRenewSubscription = "subscription.renew"
-	jobTrialEnding       = "subscription.trial_ending"
+	jobRenewSubscription = remit.JobSubscriptionRenew
+	jobTrialEnding       = remit.JobTrialEnding
 )
 
 // renewJob names the period a renewal closes; a renewal whose period is no longer current (it

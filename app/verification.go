@@ -40,6 +40,7 @@ func (vs *Verification) checks() []verifyCheck {
 		{remit.CheckDocumentNumbers, verifyDocumentNumbers},
 		{remit.CheckProcessorCharges, verifyProcessorCharges},
 		{remit.CheckInvoiceLines, verifyInvoiceLines},
+		{remit.CheckDueWork, vs.verifyDueWork},
 	}
 }
 

@@ -210,3 +210,35 @@ func verifyInvoiceLines(ctx context.Context, q store.Q, account remit.Scope, c *
 		return nil
 	})
 }
+
+// verifyDueWork names the work that bills or collects and is late on the account's clock: live
+// subscriptions not renewed, drafts not finalized (remit.CheckSubscriptionDue, CheckDraftDue, each
+// past remit.DueWorkGrace) and jobs failed for good (remit.CheckFailedJob).
+func (vs *Verification) verifyDueWork(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
+	m, err := q.GetMerchantAccount(ctx, account.MerchantAccountID, store.Unlocked)
+	if err != nil {
+		return err
+	}
+	now := vs.Now(m)
+	cutoff := now.Add(-remit.DueWorkGrace)
+	err = q.OverdueSubscriptions(ctx, m.ID, cutoff, func(f remit.SubscriptionDueFacts) error {
+		f.Now = now
+		addAll(c, "subscription", f.SubscriptionID, remit.CheckSubscriptionDue(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = q.OverdueDrafts(ctx, m.ID, cutoff, func(f remit.DraftDueFacts) error {
+		f.Now = now
+		addAll(c, "invoice", f.InvoiceID, remit.CheckDraftDue(f))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return q.FailedJobs(ctx, m.ID, func(j remit.Job) error {
+		addAll(c, "job", j.ID, remit.CheckFailedJob(j))
+		return nil
+	})
+}

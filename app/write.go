@@ -31,7 +31,7 @@ func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkF
 	}
 	var out writeOutcome
 	ctx, fu := withFollowUps(ctx)
-	txErr := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	txErr := co.DB.RetryTx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		out = writeOutcome{follow: fu}
 		fu.reset()
 		if !idem {
@@ -142,10 +142,15 @@ func (co *core) idempotentWork(ctx context.Context, tx *store.Tx, w remit.WriteR
 	return co.FinishIdempotent(ctx, tx, w.Scope, w.Key, c, out.answer.Status, out.answer.Body)
 }
 
-// inTx runs fn in one store transaction and returns what it returns.
+// inTx runs fn in one store transaction and returns what it returns. Inside a transaction it
+// joins it; on its own, a transaction that lost a deadlock runs again (store.RetryTx), without
+// what the lost attempt registered to run after the commit.
 func inTx[T any](ctx context.Context, db *store.DB, fn func(ctx context.Context, tx *store.Tx) (T, error)) (T, error) {
 	var out T
-	err := db.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+	fu, _ := ctx.Value(followUpsKey{}).(*followUps)
+	mark := fu.mark()
+	err := db.RetryTx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		fu.truncate(mark)
 		var err error
 		out, err = fn(ctx, tx)
 		return err

@@ -16,6 +16,7 @@ type Engine struct {
 	Writes      Writes
 	Health      Health
 	TestClocks  TestClocks
+	Jobs        Jobs
 	Merchants   Merchants
 	Catalog     Catalog
 	Ledger      Ledger
@@ -194,4 +195,14 @@ type Verification interface {
 	Verify(ctx context.Context, scope remit.Scope) (remit.Verification, error)
 	// Violations is the last periodic run's violation count per check (remit_verify_violations).
 	Violations() map[string]int
+}
+
+// Jobs is the merchant account's scheduled work as operators see it (docs/reliability.md,
+// "Scheduled work that fails").
+type Jobs interface {
+	ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.JobQuery) (remit.List[remit.Job], error)
+	GetJob(ctx context.Context, m remit.MerchantAccount, jobID string) (remit.Job, error)
+	RetryJob(ctx context.Context, m remit.MerchantAccount, jobID string) (remit.Job, error)
+	// FailedJobCounts is the number of jobs failed for good by kind, over every merchant account.
+	FailedJobCounts(ctx context.Context) (map[string]int, error)
 }

@@ -161,10 +161,11 @@ func TestSandboxClockRunsDueJobs(t *testing.T) {
 	})
 }
 
-// TestSandboxClockFailingJobIsMarkedFailed: a job that fails during an advance is marked failed,
-// as the scheduler does in production; the clock moves, the jobs after it run, and the failed job
-// does not run again.
-func TestSandboxClockFailingJobIsMarkedFailed(t *testing.T) {
+// TestSandboxClockFailingJobIsRetriedLater: a job that fails during an advance is rolled back and
+// tried again later on its backoff (remit.JobRetryDelays), as the scheduler does in production; the
+// clock moves, the jobs after it run, and after its last attempt it is failed for good and runs no
+// more.
+func TestSandboxClockFailingJobIsRetriedLater(t *testing.T) {
 	runFixed(t, func(t *testing.T, e *testkit.Env, clock *remit.FixedClock) {
 		ctx := context.Background()
 		var flaky, after atomic.Int64
@@ -189,9 +190,23 @@ func TestSandboxClockFailingJobIsMarkedFailed(t *testing.T) {
 		if got := clockNow(t, e).Sub(start); got != 2*time.Minute || flaky.Load() != 1 || after.Load() != 1 {
 			t.Fatalf("clock moved %v; flaky ran %d times, the next job %d", got, flaky.Load(), after.Load())
 		}
-		e.Must(201, "POST", advancePath, map[string]any{"seconds": 120})
+		e.Must(201, "POST", advancePath, map[string]any{"seconds": 30})
 		if flaky.Load() != 1 {
-			t.Fatalf("the failed job ran again: %d", flaky.Load())
+			t.Fatalf("the failed job ran again before its backoff: %d", flaky.Load())
+		}
+		for i, d := range remit.JobRetryDelays {
+			e.Must(201, "POST", advancePath, map[string]any{"seconds": int64(d / time.Second)})
+			if flaky.Load() != int64(i+2) {
+				t.Fatalf("after backoff %d (%v) the job ran %d times, want %d", i+1, d, flaky.Load(), i+2)
+			}
+		}
+		e.Must(201, "POST", advancePath, map[string]any{"seconds": 7 * 86400})
+		if flaky.Load() != int64(remit.MaxJobAttempts) {
+			t.Fatalf("the job failed for good ran again: %d", flaky.Load())
+		}
+		failed := e.Must(200, "GET", "/v1/jobs?status=failed&kind=test.flaky", nil).Data()["items"].([]any)
+		if len(failed) != 1 || failed[0].(map[string]any)["attempts"] != float64(remit.MaxJobAttempts) {
+			t.Fatalf("failed jobs %v", failed)
 		}
 	})
 }

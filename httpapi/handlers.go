@@ -23,6 +23,9 @@ func (s *Server) registry() []registration {
 	return []registration{
 		{"testClocks", "getTestClock", s.getTestClock},
 		{"testClocks", "advanceTestClock", decoded(s.advanceTestClock)},
+		{"jobs", "listJobs", s.listJobs},
+		{"jobs", "getJob", byPath("jobId", s.eng.Jobs.GetJob)},
+		{"jobs", "retryJob", byPath("jobId", s.eng.Jobs.RetryJob)},
 		{"merchants", "createMerchantAccount", decoded(s.createMerchantAccount)},
 		{"merchants", "submitMerchantOnboarding", decoded(s.submitMerchantOnboarding)},
 		{"merchants", "getPayoutProfile", s.getPayoutProfile},

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -49,6 +50,42 @@ func (m *metrics) watchVerification(v Verification) {
 			Name: "remit_verify_violations", Help: "Violations found by the last periodic verification (docs/verification.md), by check.",
 			ConstLabels: prometheus.Labels{"check": name},
 		}, func() float64 { return float64(v.Violations()[name]) }))
+	}
+}
+
+// watchJobs exports remit_jobs_failed{kind}: the jobs failed for good, over every merchant account,
+// read from the store at each scrape (docs/reliability.md, "Scheduled work that fails").
+func (m *metrics) watchJobs(j Jobs) {
+	if j != nil {
+		m.reg.MustRegister(&failedJobs{jobs: j, desc: prometheus.NewDesc("remit_jobs_failed",
+			"Scheduled jobs failed for good (GET /v1/jobs?status=failed), by kind; every kind that bills or collects is listed, 0 when none failed.",
+			[]string{"kind"}, nil)})
+	}
+}
+
+// failedJobs is the collector of remit_jobs_failed.
+type failedJobs struct {
+	jobs Jobs
+	desc *prometheus.Desc
+}
+
+func (f *failedJobs) Describe(ch chan<- *prometheus.Desc) { ch <- f.desc }
+
+func (f *failedJobs) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	counts, err := f.jobs.FailedJobCounts(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(f.desc, errors.New("the store did not answer"))
+		return
+	}
+	for _, kind := range remit.JobKinds {
+		if _, ok := counts[kind]; !ok {
+			counts[kind] = 0
+		}
+	}
+	for kind, n := range counts {
+		ch <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, float64(n), kind)
 	}
 }
 

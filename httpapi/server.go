@@ -97,6 +97,7 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{eng: eng, cfg: cfg, log: log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
 	s.metrics.watchVerification(eng.Verification)
+	s.metrics.watchJobs(eng.Jobs)
 	handlers, err := s.handlers()
 	if err != nil {
 		return nil, err

@@ -585,3 +585,74 @@ func TestSubscriptionChangeTwiceThenCancel(t *testing.T) {
 		}
 	})
 }
+
+// Issue 44, finding 1: a proration of a price priced by tiers or packages bills the prorated
+// amount, and the subscription keeps renewing. Before the fix the renewal job failed on the
+// pending proration's line ("priced by tiers or packages; leave unitAmount out"), was marked
+// failed and the subscription's period never moved; always_invoice and a prorated cancel answered
+// 422 on lines[0].unitAmount, a field the caller never sent.
+func TestTieredSubscriptionProrations(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newLifecycleKit(t, e)
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "seats-grad", "productId": "seats", "name": "Seats", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "tiersMode": "graduated",
+			"tiers": []any{map[string]any{"upTo": 2, "unitAmount": 1000}, map[string]any{"upTo": nil, "unitAmount": 700}}})
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "seats-vol", "productId": "seats", "name": "Seats (volume)", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "tiersMode": "volume",
+			"tiers": []any{map[string]any{"upTo": 2, "unitAmount": 1000}, map[string]any{"upTo": nil, "unitAmount": 700, "flatAmount": 100}}})
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "seats-pack", "productId": "seats", "name": "Seat packs", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 2500, "transformQuantity": map[string]any{"divideBy": 5, "round": "up"}})
+
+		for _, price := range []string{"seats-grad", "seats-vol", "seats-pack"} {
+			func() { // create_prorations, then the renewal
+				cust := "c-" + price
+				k.customer(cust, "pm_card_visa")
+				s, start := k.subscribe(cust, line(price, "quantity", 2))
+				id := s["subscriptionId"].(string)
+				end := ts(t, s["currentPeriodEnd"])
+				advanceTo(e, start.Add(2*time.Hour))
+				got := e.Must(200, "POST", "/v1/subscriptions/"+id+"/change", map[string]any{"items": []any{
+					map[string]any{"priceId": price, "quantity": 7}}, "prorationBehavior": "create_prorations"}).Data()
+				pending := got["pendingProrations"].([]any)
+				if len(pending) != 1 || num(pending[0].(map[string]any)["amount"]) <= 0 {
+					t.Fatalf("pending prorations %v", pending)
+				}
+				advanceTo(e, end.Add(time.Second))
+				next := k.sub(id)
+				if !ts(t, next["currentPeriodStart"]).Equal(end) || len(next["pendingProrations"].([]any)) != 0 {
+					t.Fatalf("the subscription did not renew: %v", next)
+				}
+				inv := k.invoice(next["latestInvoiceId"].(string))
+				amounts := lineFigures(inv, "amount")
+				if len(amounts) != 2 || amounts[1] != num(pending[0].(map[string]any)["amount"]) {
+					t.Fatalf("renewal lines %v, pending %v", amounts, pending)
+				}
+				if failed := e.Do("GET", "/v1/jobs?status=failed", nil); failed.Status == 200 && len(failed.Data()["items"].([]any)) != 0 {
+					t.Fatalf("failed jobs: %v", failed.Data())
+				}
+			}()
+		}
+
+		func() { // always_invoice
+			k.customer("ai", "pm_card_visa")
+			s, start := k.subscribe("ai", line("seats-grad", "quantity", 2))
+			advanceTo(e, start.Add(2*time.Hour))
+			e.Must(200, "POST", "/v1/subscriptions/"+s["subscriptionId"].(string)+"/change", map[string]any{"items": []any{
+				map[string]any{"priceId": "seats-grad", "quantity": 3}}, "prorationBehavior": "always_invoice"})
+		}()
+		func() { // cancel now, prorated
+			k.customer("cn", "pm_card_visa")
+			s, start := k.subscribe("cn", line("seats-vol", "quantity", 3))
+			advanceTo(e, start.Add(2*time.Hour))
+			got := e.Must(200, "POST", "/v1/subscriptions/"+s["subscriptionId"].(string)+"/cancel", map[string]any{"at": "now", "prorate": true}).Data()
+			if got["status"] != "canceled" {
+				t.Fatalf("cancel: %v", got)
+			}
+			cn := k.creditNote(t, s["latestInvoiceId"].(string))
+			// 3 seats by volume: 3 × 700 + 100 = 2200 for the month; all but two hours come back.
+			if c := num(cn["creditAmount"]); c < 2190 || c > 2200 {
+				t.Fatalf("credit note %v", cn)
+			}
+		}()
+	})
+}

@@ -40,6 +40,7 @@ type DB struct {
 
 	onChained     atomic.Pointer[func()]        // runs after each background chaining pass
 	chainDispatch atomic.Pointer[ChainDispatch] // dispatches what a chaining pass chains (chain.go)
+	retries       atomic.Int64                  // transactions RetryTx ran again (retry.go)
 }
 
 // The SQLite writer's page cache (negative: KiB), which holds a group-commit batch's pages. The
@@ -224,6 +225,7 @@ type Tx struct {
 	unchained    []string             // PostgreSQL: accounts whose events it wrote unchained (chain.go)
 	heads        map[string]chainLink // the chain links this transaction wrote, by merchant account
 	batchHeads   map[string]chainLink // SQLite: the links earlier transactions of its group commit wrote
+	hot          bool                 // it locked a row many writes share (retry.go, TookHotRows)
 }
 
 // BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.

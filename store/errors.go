@@ -71,3 +71,11 @@ var ErrNotFound = errors.New("store: not found")
 // ErrConflict is a conditional change whose condition no longer held (another request changed
 // the row first).
 var ErrConflict = errors.New("store: conflict")
+
+// IsRetryable reports whether err is a transaction that lost to another one and may simply run
+// again: a deadlock (PostgreSQL 40P01, the victim PostgreSQL chose) or a serialization failure
+// (40001). Nothing of the transaction committed. RetryTx runs such a transaction again.
+func IsRetryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}

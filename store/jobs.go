@@ -39,31 +39,126 @@ func (tx *Tx) LockJobRunner(ctx context.Context, merchantAccountID string) error
 // upTo, or ok=false. Several processes never claim the same job (SKIP LOCKED on PostgreSQL; the
 // single writer on SQLite).
 func (q Q) ClaimDueJob(ctx context.Context, merchantAccountID string, upTo time.Time) (j remit.Job, ok bool, err error) {
-	var due int64
-	var payload string
-	err = q.QueryRow(ctx, `SELECT id, merchant_account_id, kind, due_at, payload, attempts FROM jobs
+	j, err = scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs
 		WHERE status = 'pending' AND merchant_account_id = $1 AND due_at <= $2
-		ORDER BY due_at, id LIMIT 1`+q.SkipLocked(), merchantAccountID, remit.Micros(upTo)).
-		Scan(&j.ID, &j.MerchantAccountID, &j.Kind, &due, &payload, &j.Attempts)
+		ORDER BY due_at, id LIMIT 1`+q.SkipLocked(), merchantAccountID, remit.Micros(upTo)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, false, nil
 	}
-	if err != nil {
-		return j, false, wrapErr(err, "store.ClaimDueJob")
-	}
-	j.DueAt, j.Payload = remit.FromMicros(due), json.RawMessage(payload)
-	return j, true, nil
+	return j, err == nil, wrapErr(err, "store.ClaimDueJob")
 }
 
-// FinishJob marks a job done (errMsg empty) or failed.
-func (q Q) FinishJob(ctx context.Context, id string, now time.Time, errMsg string) error {
-	status := "done"
-	if errMsg != "" {
-		status = "failed"
+const jobColumns = `id, merchant_account_id, kind, status, payload, COALESCE(scheduled_at, due_at), due_at, attempts, last_error, created_at, done_at`
+
+func scanJob(row interface{ Scan(...any) error }) (remit.Job, error) {
+	var j remit.Job
+	var payload, lastError, status string
+	var scheduled, due, created int64
+	var done sql.NullInt64
+	err := row.Scan(&j.ID, &j.MerchantAccountID, &j.Kind, &status, &payload, &scheduled, &due, &j.Attempts, &lastError, &created, &done)
+	if err != nil {
+		return j, err
 	}
-	_, err := q.exec(ctx, `UPDATE jobs SET status = $2, attempts = attempts + 1, last_error = $3, done_at = $4 WHERE id = $1`,
-		id, status, errMsg, remit.Micros(now))
+	j.Object, j.Status, j.Payload = "job", remit.JobStatus(status), json.RawMessage(payload)
+	j.ScheduledFor, j.DueAt, j.CreatedAt = remit.FromMicros(scheduled), remit.FromMicros(due), remit.FromMicros(created)
+	if done.Valid {
+		t := remit.FromMicros(done.Int64)
+		j.FinishedAt = &t
+	}
+	j.LastError = jobError(lastError)
+	return j, nil
+}
+
+// jobError reads last_error: the API's words as JSON, or (from a version of Remit before job
+// retries) a raw error, which may name internals and is answered as an internal error.
+func jobError(s string) *remit.JobError {
+	if s == "" {
+		return nil
+	}
+	var e remit.JobError
+	if json.Unmarshal([]byte(s), &e) != nil || e.Code == "" {
+		e = remit.JobFailure(errors.New(s))
+	}
+	return &e
+}
+
+// FinishJob marks a job done.
+func (q Q) FinishJob(ctx context.Context, id string, now time.Time) error {
+	_, err := q.exec(ctx, `UPDATE jobs SET status = 'done', attempts = attempts + 1, last_error = '', done_at = $2 WHERE id = $1`,
+		id, remit.Micros(now))
 	return wrapErr(err, "store.FinishJob")
+}
+
+// FailJob records a failed attempt of a job: with retryAt, the job stays pending and its next
+// attempt is due then (the moment it is for is kept); without, it is failed for good at now.
+func (q Q) FailJob(ctx context.Context, id string, now time.Time, why remit.JobError, retryAt *time.Time) error {
+	msg, err := json.Marshal(why)
+	if err != nil {
+		return wrapErr(err, "store.FailJob")
+	}
+	if retryAt != nil {
+		_, err = q.exec(ctx, `UPDATE jobs SET attempts = attempts + 1, last_error = $2, scheduled_at = COALESCE(scheduled_at, due_at), due_at = $3
+			WHERE id = $1`, id, string(msg), remit.Micros(*retryAt))
+		return wrapErr(err, "store.FailJob")
+	}
+	_, err = q.exec(ctx, `UPDATE jobs SET status = 'failed', attempts = attempts + 1, last_error = $2, done_at = $3 WHERE id = $1`,
+		id, string(msg), remit.Micros(now))
+	return wrapErr(err, "store.FailJob")
+}
+
+// RequeueJob puts a job back to pending, due at dueAt (an operator's retry of a failed job).
+func (q Q) RequeueJob(ctx context.Context, id string, dueAt time.Time) error {
+	_, err := q.exec(ctx, `UPDATE jobs SET status = 'pending', scheduled_at = COALESCE(scheduled_at, due_at), due_at = $2, done_at = NULL
+		WHERE id = $1`, id, remit.Micros(dueAt))
+	return wrapErr(err, "store.RequeueJob")
+}
+
+// GetJob reads one job of the merchant account (locked: FOR UPDATE on PostgreSQL).
+func (q Q) GetJob(ctx context.Context, merchantAccountID, id string, read Read) (remit.Job, error) {
+	j, err := scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
+		merchantAccountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, remit.NotFound("job", id, "")
+	}
+	return j, wrapErr(err, "store.GetJob")
+}
+
+// JobFilter is a jobs list's filters and keyset position.
+type JobFilter struct {
+	Status, Kind string
+	AfterCreated int64
+	AfterID      string
+	Limit        int
+}
+
+// ListJobs returns the merchant account's jobs newest first, filtered, one more than Limit.
+func (q Q) ListJobs(ctx context.Context, merchantAccountID string, f JobFilter) ([]remit.Job, error) {
+	query, args := equalFilters(`SELECT `+jobColumns+` FROM jobs WHERE merchant_account_id = $1`, []any{merchantAccountID},
+		colValue{"status", f.Status}, colValue{"kind", f.Kind})
+	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
+	args = append(args, kargs...)
+	args = append(args, f.Limit+1)
+	query += cond + order + " LIMIT $" + itoa(len(args))
+	return queryAll(ctx, q, "store.ListJobs", scanJob, nil, query, args...)
+}
+
+// FailedJobCounts is the number of jobs failed for good, by kind, over every merchant account.
+func (q Q) FailedJobCounts(ctx context.Context) (map[string]int, error) {
+	rows, err := q.Query(ctx, `SELECT kind, COUNT(*) FROM jobs WHERE status = 'failed' GROUP BY kind`)
+	if err != nil {
+		return nil, wrapErr(err, "store.FailedJobCounts")
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var kind string
+		var n int
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, wrapErr(err, "store.FailedJobCounts")
+		}
+		out[kind] = n
+	}
+	return out, wrapErr(rows.Err(), "store.FailedJobCounts")
 }
 
 // MerchantsWithDueJobs lists merchant accounts that have a pending job due by their own clock at

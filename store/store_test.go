@@ -277,7 +277,7 @@ func TestJobsRunInDueOrderOnce(t *testing.T) {
 					return err
 				}
 				id = j.ID
-				return tx.FinishJob(ctx, j.ID, now, "")
+				return tx.FinishJob(ctx, j.ID, now)
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -389,7 +389,7 @@ func withCeiling(api http.Handler) http.Handler {
 // Engine is the engine as the HTTP edge sees it: each area's service under its interface.
 func Engine(a *app.App) httpapi.Engine {
 	return httpapi.Engine{
-		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Merchants: a.Merchants, Catalog: a.Catalog,
+		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Jobs: a.Jobs, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
 		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
 		Foreground: a.Foreground,
@@ -402,6 +402,7 @@ var (
 	_ httpapi.Writes       = (*app.App)(nil)
 	_ httpapi.Health       = (*app.App)(nil)
 	_ httpapi.TestClocks   = (*app.TestClocks)(nil)
+	_ httpapi.Jobs         = (*app.Jobs)(nil)
 	_ httpapi.Merchants    = (*app.Merchants)(nil)
 	_ httpapi.Catalog      = (*app.Catalog)(nil)
 	_ httpapi.Ledger       = (*app.Ledger)(nil)

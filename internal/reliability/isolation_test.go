@@ -64,6 +64,10 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 	}
 	evs := e.Must(200, "GET", "/v1/events?limit=1", nil).Data()["items"].([]any)
 	ev := evs[0].(map[string]any)
+	jobs := e.Must(200, "GET", "/v1/jobs?limit=1", nil).Data()["items"].([]any) // the subscription's renewal, at least
+	if len(jobs) != 1 {
+		t.Fatalf("jobs: %v", jobs)
+	}
 
 	A.ids = map[string]string{
 		"customerId": "a-cus", "priceId": "a-price", "couponId": "a-coupon", "billingAccountId": "a-ba",
@@ -74,6 +78,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"emailId":     str(mails[0].(map[string]any), "emailId"),
 		"thresholdId": "thr_alpha", // usage thresholds answer 501 on this branch
 		"meterId":     "a-meter",
+		"jobId":       str(jobs[0].(map[string]any), "jobId"),
 	}
 	lines := []any{map[string]any{"priceId": "a-price"}}
 	A.bodies = map[string]any{
