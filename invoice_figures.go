@@ -146,3 +146,83 @@ func ApplyPrepaid(lines []PricedLine, afterDiscount []int64, grants []SpendableG
 	}
 	return apps, perLine
 }
+
+// TaxOnLine is one line's tax in one jurisdiction, as the tax engine (package tax) computes it:
+// the line's index, the jurisdiction and its rate, what was taxable and the tax, rounded.
+type TaxOnLine struct {
+	Line          int
+	Jurisdiction  string
+	RatePPM       int64
+	TaxableAmount int64
+	TaxAmount     int64
+}
+
+// TaxFunc computes the tax of each line on its taxable amount (what is left after discounts and
+// prepaid balance), for the invoice's place: the tax engine, bound to a place (tax.Calculator).
+type TaxFunc func(taxable []int64) []TaxOnLine
+
+// InvoiceFiguresInput is everything the arithmetic of one invoice needs besides its tax.
+type InvoiceFiguresInput struct {
+	Lines   []PricedLine
+	Coupons []CouponTerms
+	Grants  []SpendableGrant // spendable prepaid balance, earliest expiry first; nil for a draft
+}
+
+// LineFigures are one line's computed figures.
+type LineFigures struct {
+	Amount         int64
+	DiscountAmount int64
+	PrepaidApplied int64
+	TaxAmount      int64
+	Taxes          []TaxOnLine // one per jurisdiction
+}
+
+// InvoiceFigures are the computed lines and totals. Totals are sums of the line figures:
+// Total = Subtotal − DiscountTotal − PrepaidApplied + TaxTotal.
+type InvoiceFigures struct {
+	Lines          []LineFigures
+	Applications   []Application
+	Subtotal       int64
+	DiscountTotal  int64
+	PrepaidApplied int64
+	TaxTotal       int64
+	Total          int64
+}
+
+// ComputeInvoiceFigures runs the invoice arithmetic in its fixed order: discounts (DiscountLines),
+// then prepaid balance on eligible lines after discounts (ApplyPrepaid), then tax per line and
+// jurisdiction on what is left (taxOf). It is pure: the same input always gives the same figures.
+func ComputeInvoiceFigures(in InvoiceFiguresInput, taxOf TaxFunc) InvoiceFigures {
+	n := len(in.Lines)
+	amounts := make([]int64, n)
+	for i, l := range in.Lines {
+		amounts[i] = l.Amount
+	}
+	disc := DiscountLines(amounts, in.Coupons)
+	after := make([]int64, n)
+	for i := range amounts {
+		after[i] = amounts[i] - disc[i]
+	}
+	apps, prepaid := ApplyPrepaid(in.Lines, after, in.Grants)
+	taxable := make([]int64, n)
+	for i := range after {
+		taxable[i] = after[i] - prepaid[i]
+	}
+	out := InvoiceFigures{Lines: make([]LineFigures, n), Applications: apps}
+	for i := range in.Lines {
+		out.Lines[i] = LineFigures{Amount: amounts[i], DiscountAmount: disc[i], PrepaidApplied: prepaid[i]}
+	}
+	for _, t := range taxOf(taxable) {
+		lf := &out.Lines[t.Line]
+		lf.TaxAmount += t.TaxAmount
+		lf.Taxes = append(lf.Taxes, t)
+	}
+	for _, lf := range out.Lines {
+		out.Subtotal += lf.Amount
+		out.DiscountTotal += lf.DiscountAmount
+		out.PrepaidApplied += lf.PrepaidApplied
+		out.TaxTotal += lf.TaxAmount
+	}
+	out.Total = out.Subtotal - out.DiscountTotal - out.PrepaidApplied + out.TaxTotal
+	return out
+}

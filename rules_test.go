@@ -180,3 +180,18 @@ func TestPaymentStateMachine(t *testing.T) {
 		}
 	}
 }
+
+func TestDocumentNumber(t *testing.T) {
+	for _, c := range []struct {
+		kind remit.NumberedDocument
+		n    int64
+		want string
+	}{
+		{remit.InvoiceNumbers, 1, "INV-000001"}, {remit.ReceiptNumbers, 42, "RCPT-000042"}, {remit.CreditNoteNumbers, 999999, "CN-999999"},
+		{remit.InvoiceNumbers, 1234567, "INV-1234567"}, // past six digits the number grows
+	} {
+		if got := remit.DocumentNumber(c.kind, c.n); got != c.want {
+			t.Errorf("DocumentNumber(%s, %d) = %s, want %s", c.kind.Prefix, c.n, got, c.want)
+		}
+	}
+}

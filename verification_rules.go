@@ -783,7 +783,7 @@ func NewDocumentNumbering(prefix string, counter, documents int64) *DocumentNumb
 }
 
 // Format writes number n of the sequence.
-func (d *DocumentNumbering) Format(n int64) string { return fmt.Sprintf("%s%06d", d.Prefix, n) }
+func (d *DocumentNumbering) Format(n int64) string { return formatNumber(d.Prefix, n) }
 
 // Add records a document's number and returns what is wrong with it, or "".
 func (d *DocumentNumbering) Add(number string) string {

@@ -60,11 +60,11 @@ func (cns *CreditNotes) issueCreditNote(ctx context.Context, tx *store.Tx, m rem
 	for i := range cn.Lines {
 		cn.Lines[i].CreditNoteLineID = remit.NewID("cnl")
 	}
-	n, err := tx.NextNumber(ctx, m.ID, "credit_note")
+	n, err := tx.NextNumber(ctx, m.ID, remit.CreditNoteNumbers.Counter)
 	if err != nil {
 		return cn, err
 	}
-	cn.Number = fmt.Sprintf("CN-%06d", n)
+	cn.Number = remit.DocumentNumber(remit.CreditNoteNumbers, n)
 	if err := cns.applyBuckets(ctx, tx, m, &cn, &inv, now); err != nil {
 		return cn, err
 	}

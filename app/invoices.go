@@ -188,7 +188,7 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 	if err != nil {
 		return nil, err
 	}
-	fig := tax.ComputeInvoice(tax.InvoiceInput{Lines: priced, Coupons: coupons, Grants: grants, Rates: comps, Exempt: exempt})
+	fig := remit.ComputeInvoiceFigures(remit.InvoiceFiguresInput{Lines: priced, Coupons: coupons, Grants: grants}, tax.Calculator(comps, exempt))
 	for i := range inv.Lines {
 		lf := fig.Lines[i]
 		l := &inv.Lines[i]
@@ -292,7 +292,7 @@ func (iv *Invoicing) quoteTax(ctx context.Context, tx *store.Tx, m remit.Merchan
 		}
 	}
 	if created {
-		return iv.Emit(ctx, tx, scopeOf(m), now, "tax_transaction.created", t.TaxTransactionID, t)
+		return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCreated, t.TaxTransactionID, t)
 	}
 	return nil
 }
@@ -380,7 +380,7 @@ func (iv *Invoicing) reviseDraft(ctx context.Context, tx *store.Tx, m remit.Merc
 	if err := iv.quoteTax(ctx, tx, m, inv, now); err != nil {
 		return err
 	}
-	return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.refreshed", inv.InvoiceID, *inv)
+	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventInvoiceRefreshed, inv.InvoiceID, *inv)
 }
 
 // FinalizeInvoice finalizes a draft: it recomputes it, assigns the next number of the merchant
@@ -448,11 +448,11 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 	}
 	inv.TaxTransactionID = &t.TaxTransactionID
 	if created {
-		if err := iv.Emit(ctx, tx, scope, now, "tax_transaction.created", t.TaxTransactionID, t); err != nil {
+		if err := iv.Emit(ctx, tx, scope, now, remit.EventTaxTransactionCreated, t.TaxTransactionID, t); err != nil {
 			return inv, err
 		}
 	}
-	if err := iv.Emit(ctx, tx, scope, now, "tax_transaction.committed", t.TaxTransactionID, t); err != nil {
+	if err := iv.Emit(ctx, tx, scope, now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t); err != nil {
 		return inv, err
 	}
 	if inv.AmountRemaining > 0 {
@@ -487,16 +487,16 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 // numberInvoice gives a finalized invoice the merchant account's next gap-free number and emits
 // invoice.finalized with the invoice as finalized (before a payment attempt changed it).
 func (iv *Invoicing) numberInvoice(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, finalized remit.Invoice, now time.Time) error {
-	n, err := tx.NextNumber(ctx, m.ID, "invoice")
+	n, err := tx.NextNumber(ctx, m.ID, remit.InvoiceNumbers.Counter)
 	if err != nil {
 		return err
 	}
-	number := fmt.Sprintf("INV-%06d", n)
+	number := remit.DocumentNumber(remit.InvoiceNumbers, n)
 	inv.Number, finalized.Number = &number, &number
 	if err := tx.SetInvoiceNumber(ctx, m.ID, inv.InvoiceID, number); err != nil {
 		return err
 	}
-	return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.finalized", inv.InvoiceID, finalized)
+	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventInvoiceFinalized, inv.InvoiceID, finalized)
 }
 
 // MarkInvoicePaid moves an open invoice whose amount remaining reached 0 to paid, adds top_up
@@ -524,7 +524,7 @@ func (iv *Invoicing) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.
 	if err := iv.subscriptionPaymentOutcome(ctx, tx, m, *inv, true, now); err != nil {
 		return err
 	}
-	return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.paid", inv.InvoiceID, *inv)
+	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventInvoicePaid, inv.InvoiceID, *inv)
 }
 
 // VoidInvoice voids an open invoice: nothing more is due, its hosted payment link stops working,
@@ -554,7 +554,7 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 		if err := iv.reverseVoidedTax(ctx, tx, m, *inv, now); err != nil {
 			return err
 		}
-		return iv.Emit(ctx, tx, scopeOf(m), now, "invoice.voided", inv.InvoiceID, *inv)
+		return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventInvoiceVoided, inv.InvoiceID, *inv)
 	})
 	inv.Environment = m.Environment
 	return inv, err

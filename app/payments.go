@@ -494,12 +494,12 @@ func (ps *Payments) paymentFailed(ctx context.Context, tx *store.Tx, m remit.Mer
 // createReceipt makes the receipt of a successful payment with the next gap-free receipt number of
 // the merchant account, and emits payment_receipt.created.
 func (ps *Payments) createReceipt(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, cust remit.Customer, p remit.Payment, now time.Time) (remit.PaymentReceipt, error) {
-	n, err := tx.NextNumber(ctx, m.ID, "receipt")
+	n, err := tx.NextNumber(ctx, m.ID, remit.ReceiptNumbers.Counter)
 	if err != nil {
 		return remit.PaymentReceipt{}, err
 	}
 	r := remit.PaymentReceipt{
-		Object: "payment_receipt", ReceiptID: remit.NewID("rcpt"), ReceiptNumber: fmt.Sprintf("RCPT-%06d", n),
+		Object: "payment_receipt", ReceiptID: remit.NewID("rcpt"), ReceiptNumber: remit.DocumentNumber(remit.ReceiptNumbers, n),
 		InvoiceID: inv.InvoiceID, InvoiceNumber: inv.Number, CustomerID: inv.CustomerID, CustomerExternalID: cust.ExternalID,
 		BillingAccountID: inv.BillingAccountID, PaymentID: p.PaymentID, PaymentIntentID: p.PaymentIntentID, Amount: p.Amount,
 		Currency: p.Currency, Status: remit.ReceiptSucceeded, PaymentMethod: remit.ReceiptPaymentMethod{Type: p.Method},

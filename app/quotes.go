@@ -130,7 +130,7 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 			return err
 		}
 		qt.Environment = m.Environment
-		return qs.Emit(ctx, tx, scopeOf(m), now, "quote.accepted", qt.QuoteID, *qt)
+		return qs.Emit(ctx, tx, scopeOf(m), now, remit.EventQuoteAccepted, qt.QuoteID, *qt)
 	})
 	qt.Environment = m.Environment
 	return qt, err

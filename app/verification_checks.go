@@ -135,26 +135,19 @@ func verifySettlements(ctx context.Context, q store.Q, account remit.Scope, c *r
 	return err
 }
 
-// numberedDocuments are the gap-free numbered documents: counter name, resource, what a reader
-// calls it, number prefix.
-var numberedDocuments = []struct{ counter, resource, noun, prefix string }{
-	{"invoice", "invoice", "invoice", "INV-"}, {"receipt", "payment_receipt", "receipt", "RCPT-"},
-	{"credit_note", "credit_note", "credit note", "CN-"},
-}
-
 // verifyDocumentNumbers checks that each kind of numbered document uses exactly the numbers 1 to
 // its counter, once each (remit.DocumentNumbering), and that an invoice has a number exactly when
 // it was finalized (remit.CheckInvoiceNumberFacts).
 func verifyDocumentNumbers(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	for _, d := range numberedDocuments {
-		counter, documents, err := q.DocumentCounter(ctx, account.MerchantAccountID, d.counter)
+	for _, d := range remit.NumberedDocuments {
+		counter, documents, err := q.DocumentCounter(ctx, account.MerchantAccountID, d.Counter)
 		if err != nil {
 			return err
 		}
-		nb := remit.NewDocumentNumbering(d.prefix, counter, documents)
-		err = q.DocumentNumbers(ctx, account.MerchantAccountID, d.counter, func(id, number string) error {
+		nb := remit.NewDocumentNumbering(d.Prefix, counter, documents)
+		err = q.DocumentNumbers(ctx, account.MerchantAccountID, d.Counter, func(id, number string) error {
 			if p := nb.Add(number); p != "" {
-				c.Add(remit.Violation{Resource: d.resource, ID: id, Detail: p})
+				c.Add(remit.Violation{Resource: d.Resource, ID: id, Detail: p})
 			}
 			return nil
 		})
@@ -162,12 +155,12 @@ func verifyDocumentNumbers(ctx context.Context, q store.Q, account remit.Scope, 
 			return err
 		}
 		nb.Gaps(func(from, to, unused int64) {
-			id, detail := nb.Format(from), fmt.Sprintf("is carried by no %s, though the counter stands at %d", d.noun, counter)
+			id, detail := nb.Format(from), fmt.Sprintf("is carried by no %s, though the counter stands at %d", d.Noun, counter)
 			if to > from {
 				id = nb.Format(from) + " to " + nb.Format(to)
-				detail = fmt.Sprintf("%d of these numbers are carried by no %s, though the counter stands at %d", unused, d.noun, counter)
+				detail = fmt.Sprintf("%d of these numbers are carried by no %s, though the counter stands at %d", unused, d.Noun, counter)
 			}
-			c.Add(remit.Violation{Resource: d.resource + "_number", ID: id, Detail: detail})
+			c.Add(remit.Violation{Resource: d.Resource + "_number", ID: id, Detail: detail})
 		})
 	}
 	return q.InvoiceNumberFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceNumberFacts) error {

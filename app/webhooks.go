@@ -59,7 +59,7 @@ func (wh *Webhooks) CreateWebhookEndpoint(ctx context.Context, scope remit.Scope
 		if err := duplicateAs(tx.CreateWebhookEndpoint(ctx, ep, sealed), "webhook endpoint", "endpointId", ep.ID); err != nil {
 			return err
 		}
-		return wh.Emit(ctx, tx, scope, ep.CreatedAt, "webhook_endpoint.created", ep.ID, ep)
+		return wh.Emit(ctx, tx, scope, ep.CreatedAt, remit.EventWebhookEndpointCreated, ep.ID, ep)
 	})
 	if err != nil {
 		return remit.WebhookEndpoint{}, err
@@ -122,7 +122,7 @@ func (wh *Webhooks) disableEndpoint(ctx context.Context, tx *store.Tx, scope rem
 	if err != nil || !changed {
 		return ep, err
 	}
-	return ep, wh.Emit(ctx, tx, scope, now, "webhook_endpoint.disabled", ep.ID, ep)
+	return ep, wh.Emit(ctx, tx, scope, now, remit.EventWebhookEndpointDisabled, ep.ID, ep)
 }
 
 // GetEvent returns one of the merchant account's events.

@@ -60,7 +60,7 @@ func lineFigures(d map[string]any, field string) []int64 {
 	return out
 }
 
-// The hand-checked case (see tax/invoice_test.go for the arithmetic): coupons of 10% and 5.00, a
+// The hand-checked case (see invoice_arithmetic_test.go for the arithmetic): coupons of 10% and 5.00, a
 // grant of 30.00 targeted at the seats price, billed in British Columbia (GST 5% + PST 7%).
 func TestInvoiceLifecycleHandChecked(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {

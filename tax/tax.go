@@ -75,14 +75,8 @@ func Parse(b []byte) (*Table, error) {
 	return &Table{entries: m}, nil
 }
 
-// LineTax is the tax of one line in one jurisdiction.
-type LineTax struct {
-	Line          int
-	Jurisdiction  string
-	RatePPM       int64
-	TaxableAmount int64
-	TaxAmount     int64
-}
+// LineTax is the tax of one line in one jurisdiction (the invoice arithmetic's type).
+type LineTax = remit.TaxOnLine
 
 // Amount is the one rounding rule: taxable × rate, rounded half-up to the minor unit.
 func Amount(taxable, ratePPM int64) int64 {

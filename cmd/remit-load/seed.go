@@ -31,7 +31,7 @@ import (
 // the day's settlement — open today, closed, or paid out — out of band for the others), and a
 // prepaid balance ledger per customer (grants; applications of whole grants to the customer's
 // paid invoices, reflected in those invoices' figures; expiries of older grants; a few grants
-// still available). Figures come from the engine's own arithmetic (tax.ComputeInvoice), numbers
+// still available). Figures come from the engine's own arithmetic (remit.ComputeInvoiceFigures), numbers
 // are gap-free and the counters continue after them, so the server's writes (finalization,
 // grants, settlement jobs) carry on from the seeded state, which passes every money check of
 // `remit verify` (seed_test.go).
@@ -379,7 +379,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 					spend = append(spend, remit.SpendableGrant{EntryID: g.id, Remaining: grantUnit})
 				}
 			}
-			fig := tax.ComputeInvoice(tax.InvoiceInput{Lines: priced, Grants: spend, Rates: rates})
+			fig := remit.ComputeInvoiceFigures(remit.InvoiceFiguresInput{Lines: priced, Grants: spend}, tax.Calculator(rates, false))
 			for _, g := range bought {
 				for _, ap := range fig.Applications {
 					if ap.EntryID == g.id {
@@ -415,7 +415,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 			taxStatus, committed := remit.TaxQuoted, any(nil)
 			if status != remit.InvoiceDraft {
 				invNumber++
-				n := fmt.Sprintf("INV-%06d", invNumber)
+				n := remit.DocumentNumber(remit.InvoiceNumbers, int64(invNumber))
 				number, finalized, taxStatus, committed = &n, us(created), remit.TaxCommitted, us(created)
 			}
 			if status == remit.InvoiceOpen {
@@ -461,7 +461,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 					return nil, err
 				}
 				rcptNumber++
-				if err := receipts.add(mid, rcpt, fmt.Sprintf("RCPT-%06d", rcptNumber), id, *number, cid, ext, ba, pay, pi, fig.Total,
+				if err := receipts.add(mid, rcpt, remit.DocumentNumber(remit.ReceiptNumbers, int64(rcptNumber)), id, *number, cid, ext, ba, pay, pi, fig.Total,
 					"USD", remit.ReceiptSucceeded, meth, brand, last4, us(paidTime), us(paidTime)); err != nil {
 					return nil, err
 				}
