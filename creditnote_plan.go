@@ -93,12 +93,10 @@ func PlanCreditNote(inv Invoice, in CreditNoteInput) (CreditNotePlan, error) {
 	return plan, creditLimits(inv, plan.Note)
 }
 
-// CheckCreditable refuses an invoice that is neither open nor paid: only those take credit notes.
+// CheckCreditable refuses an invoice that is neither open nor paid: only those take credit notes
+// (InvoiceStates).
 func CheckCreditable(inv Invoice) error {
-	if inv.Status != InvoiceOpen && inv.Status != InvoicePaid {
-		return StateConflict("invoice", inv.InvoiceID, inv.Status, "credited (credit notes apply to open or paid invoices)")
-	}
-	return nil
+	return InvoiceStates.Check(inv.InvoiceID, inv.Status, ActionCredit)
 }
 
 // CreditLimit is a credit note asking for more than is left: 409 with the reason, the field and
@@ -116,9 +114,9 @@ type creditBucketsOf struct {
 // creditBuckets checks the lines' references (404) and that the bucket totals given agree with
 // the lines (422, every one).
 func creditBuckets(inv Invoice, in CreditNoteInput, lineIndex map[string]int) (creditBucketsOf, error) {
-	defaultBucket := BucketOffset
-	if inv.Status == InvoicePaid {
-		defaultBucket = BucketCredit
+	defaultBucket := BucketCredit // paid: the credit becomes prepaid balance
+	if inv.Status.Allows(ActionOffset) {
+		defaultBucket = BucketOffset // open: the customer owes less
 	}
 	b := creditBucketsOf{sums: map[string]int64{}}
 	for i, l := range in.Lines {

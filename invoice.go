@@ -18,8 +18,8 @@ const (
 type InvoiceStatus string
 
 // Payable reports whether an invoice in state s can still be paid: open, or marked uncollectible
-// by dunning (a late payment makes it paid).
-func (s InvoiceStatus) Payable() bool { return s == InvoiceOpen || s == InvoiceUncollectible }
+// by dunning (a late payment makes it paid). InvoiceStates is the table.
+func (s InvoiceStatus) Payable() bool { return s.Allows(ActionPay) }
 
 // Invoice is an invoice with its lines and figures. Amounts are minor units of Currency.
 //

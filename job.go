@@ -53,21 +53,8 @@ const (
 // JobStatuses lists the states.
 var JobStatuses = []JobStatus{JobPending, JobDone, JobFailed}
 
-// Job actions.
+// ActionRetry is an operator's retry of a job failed for good (JobStates).
 const ActionRetry = "retried"
-
-// jobMoves: the states from which each action may be taken.
-var jobMoves = map[string][]JobStatus{ActionRetry: {JobFailed}}
-
-// Allows reports whether a job in state s may be acted on.
-func (s JobStatus) Allows(action string) bool {
-	for _, from := range jobMoves[action] {
-		if from == s {
-			return true
-		}
-	}
-	return false
-}
 
 // Job is scheduled work on a merchant account's clock, as the runner and the API see it.
 type Job struct {

@@ -2,7 +2,6 @@ package remit
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -22,43 +21,16 @@ const (
 	ActionAmend  = "amended"
 )
 
-// subscriptionMoves: the states from which each action may be taken.
-var subscriptionMoves = map[string][]SubscriptionStatus{
-	ActionCancel: {SubscriptionTrialing, SubscriptionActive, SubscriptionPastDue, SubscriptionPaused},
-	ActionPause:  {SubscriptionActive},
-	ActionResume: {SubscriptionPaused},
-	ActionChange: {SubscriptionTrialing, SubscriptionActive, SubscriptionPastDue},
-	ActionAmend:  {SubscriptionTrialing, SubscriptionActive, SubscriptionPastDue},
-}
-
-// Allows reports whether a subscription in state s may be acted on.
-func (s SubscriptionStatus) Allows(action string) bool {
-	for _, from := range subscriptionMoves[action] {
-		if s == from {
-			return true
-		}
-	}
-	return false
-}
-
 // Renews reports whether a subscription in state s bills its periods (trialing renews into its
 // first paid period; paused and canceled do not renew).
 func (s SubscriptionStatus) Renews() bool {
 	return s == SubscriptionTrialing || s == SubscriptionActive || s == SubscriptionPastDue
 }
 
-// CheckSubscriptionAction answers 409 with currentState when sub's state forbids the action.
+// CheckSubscriptionAction answers 409 with currentState when sub's state forbids the action
+// (SubscriptionStates).
 func CheckSubscriptionAction(sub Subscription, action string) error {
-	if sub.Status.Allows(action) {
-		return nil
-	}
-	var from []string
-	for _, s := range subscriptionMoves[action] {
-		from = append(from, string(s))
-	}
-	e := StateConflict("subscription", sub.SubscriptionID, sub.Status, action)
-	e.Message = fmt.Sprintf("Subscription '%s' is %s; it can be %s only when %s.", sub.SubscriptionID, sub.Status, action, strings.Join(from, " or "))
-	return e
+	return SubscriptionStates.Check(sub.SubscriptionID, sub.Status, action)
 }
 
 // CancelInput is the body of POST /v1/subscriptions/{id}/cancel.

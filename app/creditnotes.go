@@ -129,7 +129,7 @@ func (cns *CreditNotes) reverseTax(ctx context.Context, tx *store.Tx, m remit.Me
 // settleByCredit stores the invoice's new figures (an open invoice with nothing left due is now
 // paid) and emits credit_note.created, and invoice.paid when it settled the invoice.
 func (cns *CreditNotes) settleByCredit(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, cn remit.CreditNote, inv remit.Invoice, now time.Time) error {
-	settled := inv.Status == remit.InvoiceOpen && inv.AmountRemaining == 0
+	settled := inv.Status.Allows(remit.ActionSettle) && inv.AmountRemaining == 0
 	if settled {
 		inv.Status, inv.PaidAt, inv.PaymentURL = remit.InvoicePaid, &now, nil
 	}

@@ -42,7 +42,7 @@ func (ps *Payments) dunningPolicy(ctx context.Context, tx *store.Tx, m remit.Mer
 func (ps *Payments) dunningAfterFailure(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, p remit.Payment, now time.Time) (func() error, error) {
 	none := func() error { return nil }
 	if inv.CollectionMethod != remit.ChargeAutomatically || (p.Source != remit.SourceFinalize && p.Source != remit.SourceDunning) ||
-		inv.DunningStatus == remit.DunningExhausted || inv.Status != remit.InvoiceOpen {
+		inv.DunningStatus == remit.DunningExhausted || !inv.Status.Allows(remit.ActionDun) {
 		return none, nil
 	}
 	policy, err := ps.dunningPolicy(ctx, tx, m, *inv)
@@ -101,7 +101,7 @@ func (ps *Payments) runDunningRetry(ctx context.Context, tx *store.Tx, scope rem
 	m, p, inv, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p dunningJob) (remit.Invoice, error) {
 		return tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
 	})
-	if !found || inv.Status != remit.InvoiceOpen || inv.DunningStatus != remit.DunningRetrying || inv.DunningRetries != p.Retry {
+	if !found || !inv.Status.Allows(remit.ActionDun) || inv.DunningStatus != remit.DunningRetrying || inv.DunningRetries != p.Retry {
 		return err
 	}
 	inv.Environment = m.Environment
@@ -137,7 +137,7 @@ func (ps *Payments) retryOpenInvoices(ctx context.Context, tx *store.Tx, m remit
 		if err != nil {
 			return err
 		}
-		if inv.Status != remit.InvoiceOpen || inv.AmountRemaining <= 0 {
+		if !inv.Status.Allows(remit.ActionDun) || inv.AmountRemaining <= 0 {
 			continue
 		}
 		inv.Environment = m.Environment

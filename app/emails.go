@@ -107,7 +107,7 @@ func (es *Emails) paymentSucceeded(ctx context.Context, tx *store.Tx, m remit.Me
 func (es *Emails) paymentFailed(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, now time.Time) error {
 	f := mail.Facts{Type: remit.EmailPaymentFailed, InvoiceNumber: deref(inv.Number), Amount: inv.AmountRemaining, Currency: inv.Currency,
 		Date: now, NextAttempt: inv.NextPaymentAttemptAt}
-	if inv.PaymentURL != nil && inv.Status == remit.InvoiceOpen {
+	if inv.PaymentURL != nil && inv.Status.Allows(remit.ActionPay) {
 		f.InvoiceURL = HostedInvoiceURL(*inv.PaymentURL)
 	}
 	c, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID)

@@ -132,29 +132,48 @@ func (iv *Invoicing) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAc
 	return iv.TaxTable().Lookup(addr.Country, region), cust.TaxExempt, nil
 }
 
-// priceDraft recomputes a draft's quantities, unit amounts and figures: catalog prices (unless the
-// line overrides them), usage in the period, coupons and tax. No prepaid balance is applied to a
-// draft; that happens at finalization.
-func (iv *Invoicing) priceDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, now time.Time) error {
-	_, err := iv.computeFigures(ctx, tx, m, inv, coupons, nil)
-	return err
-}
-
-// computeFigures refreshes line quantities and unit amounts and runs the invoice arithmetic with
-// the given spendable grants (nil for drafts). It returns the prepaid applications to record.
-func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, grants []remit.SpendableGrant) ([]remit.Application, error) {
-	var p remit.Problems
-	priced := make([]remit.PricedLine, len(inv.Lines))
-	prices, err := tx.GetPrices(ctx, m.ID, linePriceIDs(inv.Lines, func(l remit.InvoiceLine) string { return l.PriceID }))
+// taxOf is the tax of the invoice's lines at the customer's place (taxPlace, tax.Calculator).
+func (iv *Invoicing) taxOf(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) (remit.TaxFunc, error) {
+	comps, exempt, err := iv.taxPlace(ctx, q, m, inv)
 	if err != nil {
 		return nil, err
 	}
-	var counted map[string]int64 // finalizing: the seq of the last usage event counted, by meter
-	if grants != nil {
-		if counted, err = iv.lockUsage(ctx, tx, m, *inv, prices); err != nil {
-			return nil, err
-		}
+	return tax.Calculator(comps, exempt), nil
+}
+
+// priceDraft recomputes a draft's quantities, unit amounts and figures: catalog prices (unless the
+// line overrides them), usage in the period as it stands, coupons and tax. No prepaid balance is
+// applied to a draft; that happens at finalization (finalizeInTx).
+func (iv *Invoicing) priceDraft(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, coupons []remit.CouponTerms, now time.Time) error {
+	prices, err := iv.linePrices(ctx, tx, m, *inv)
+	if err != nil {
+		return err
 	}
+	priced, err := iv.priceLines(ctx, tx, m, inv, prices, nil)
+	if err != nil {
+		return err
+	}
+	taxOf, err := iv.taxOf(ctx, tx.Q, m, *inv)
+	if err != nil {
+		return err
+	}
+	remit.ApplyFigures(inv, remit.ComputeInvoiceFigures(remit.InvoiceFiguresInput{Lines: priced, Coupons: coupons}, taxOf))
+	return nil
+}
+
+// linePrices reads the prices of an invoice's lines, by ID.
+func (iv *Invoicing) linePrices(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) (map[string]remit.Price, error) {
+	return tx.GetPrices(ctx, m.ID, linePriceIDs(inv.Lines, func(l remit.InvoiceLine) string { return l.PriceID }))
+}
+
+// priceLines prices every line of inv again (priceLine) and returns them as the invoice
+// arithmetic takes them, or one validation_failure naming every line (and the subtotal) too large.
+// Finalizing, counted holds the seq of the last usage event counted by meter (lockUsage); nil
+// for a draft.
+func (iv *Invoicing) priceLines(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, prices map[string]remit.Price, counted map[string]int64) ([]remit.PricedLine, error) {
+	var p remit.Problems
+	priced := make([]remit.PricedLine, len(inv.Lines))
+	var subtotal int64
 	for i := range inv.Lines {
 		l := &inv.Lines[i]
 		price, ok := prices[l.PriceID]
@@ -173,36 +192,12 @@ func (iv *Invoicing) computeFigures(ctx context.Context, tx *store.Tx, m remit.M
 			meter = *l.MeterID
 		}
 		priced[i] = remit.PricedLine{LineType: l.LineType, PriceID: l.PriceID, MeterID: meter, Amount: l.Amount}
-	}
-	var subtotal int64
-	for _, pl := range priced {
-		subtotal += pl.Amount
+		subtotal += l.Amount
 	}
 	if subtotal > remit.MaxAmount {
 		p.Body("lines", "amount_too_large", fmt.Sprintf("An invoice's subtotal may be at most %d minor units.", int64(remit.MaxAmount)))
 	}
-	if err := p.Err(); err != nil {
-		return nil, err
-	}
-	comps, exempt, err := iv.taxPlace(ctx, tx.Q, m, *inv)
-	if err != nil {
-		return nil, err
-	}
-	fig := remit.ComputeInvoiceFigures(remit.InvoiceFiguresInput{Lines: priced, Coupons: coupons, Grants: grants}, tax.Calculator(comps, exempt))
-	for i := range inv.Lines {
-		lf := fig.Lines[i]
-		l := &inv.Lines[i]
-		l.DiscountAmount, l.PrepaidApplied, l.TaxAmount = lf.DiscountAmount, lf.PrepaidApplied, lf.TaxAmount
-		l.Taxes = l.Taxes[:0]
-		for _, t := range lf.Taxes {
-			l.Taxes = append(l.Taxes, remit.LineTax{Jurisdiction: t.Jurisdiction, Rate: float64(t.RatePPM) / 1e6, RatePPM: t.RatePPM,
-				TaxableAmount: t.TaxableAmount, TaxAmount: t.TaxAmount})
-		}
-	}
-	inv.Subtotal, inv.DiscountTotal, inv.PrepaidApplied, inv.TaxTotal, inv.Total = fig.Subtotal, fig.DiscountTotal, fig.PrepaidApplied, fig.TaxTotal, fig.Total
-	inv.AmountDue = fig.Total
-	inv.AmountRemaining = fig.Total - inv.AmountPaid - inv.OffsetTotal
-	return fig.Applications, nil
+	return priced, p.Err()
 }
 
 // lockUsage takes, before a finalization reads usage, the running usage total's lock of the
@@ -313,7 +308,7 @@ func (iv *Invoicing) taxTransactionFor(ctx context.Context, tx *store.Tx, m remi
 		if err != nil {
 			return t, false, err
 		}
-		if old.Status == remit.TaxQuoted {
+		if old.Status.Allows(remit.ActionCommit) { // still quoted: rewritten, not replaced
 			t, created = old, false
 		}
 	}
@@ -336,15 +331,6 @@ func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, in
 	return inv, err
 }
 
-// checkDraft is the one place that decides whether an invoice may still change: only drafts are
-// refreshed or finalized.
-func checkDraft(inv remit.Invoice, action string) error {
-	if inv.Status != remit.InvoiceDraft {
-		return remit.StateConflict("invoice", inv.InvoiceID, inv.Status, action)
-	}
-	return nil
-}
-
 // RefreshInvoice recomputes a draft from current prices, usage in its period, coupons and tax,
 // keeps its quoted tax transaction current and emits invoice.refreshed.
 //
@@ -353,7 +339,7 @@ func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount
 	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
 		return tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
-		if err := checkDraft(*inv, "refreshed"); err != nil {
+		if err := remit.InvoiceStates.Check(inv.InvoiceID, inv.Status, remit.ActionRefresh); err != nil {
 			return err
 		}
 		return iv.reviseDraft(ctx, tx, m, inv, micro(iv.Now(m)))
@@ -403,85 +389,139 @@ func (iv *Invoicing) FinalizeInvoice(ctx context.Context, m remit.MerchantAccoun
 	return inv, err
 }
 
+// finalizeInTx finalizes a draft in tx at merchant time now: load what it needs
+// (loadFinalization), decide (remit.PlanFinalization), persist (persistFinalization), then take
+// the number last and emit (finishFinalization).
 func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, invoiceID string, finalizedByRef *string, now time.Time) (remit.Invoice, error) {
+	in, err := iv.loadFinalization(ctx, tx, m, invoiceID, finalizedByRef, now)
+	if err != nil {
+		return in.Draft, err
+	}
+	plan, err := remit.PlanFinalization(in)
+	if err != nil {
+		return in.Draft, err
+	}
+	inv := plan.Invoice
+	if err := iv.persistFinalization(ctx, tx, m, &inv, plan, now); err != nil {
+		return inv, err
+	}
+	return inv, iv.finishFinalization(ctx, tx, m, &inv, plan, now)
+}
+
+// loadFinalization reads what a finalization decides from, with the locks it needs: the draft
+// (its row lock first, its state checked before any other work), its coupons, the customer's
+// spendable lots (locked), its lines priced again with their usage read under the running
+// totals' locks (lockUsage: what a finalized usage line billed), and the tax at the customer's
+// place. A coupon that no longer applies to the draft is left out, as before a refresh.
+func (iv *Invoicing) loadFinalization(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, invoiceID string, finalizedByRef *string, now time.Time) (remit.FinalizationInput, error) {
 	inv, err := tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
-	if err != nil {
-		return inv, err
-	}
 	inv.Environment = m.Environment
-	if err := checkDraft(inv, "finalized"); err != nil {
-		return inv, err
-	}
-	scope := scopeOf(m)
-	var p remit.Problems
-	coupons, err := iv.loadCoupons(ctx, tx.Q, m, inv, &p)
+	in := remit.FinalizationInput{Draft: inv, FinalizedByRef: finalizedByRef, Now: now}
 	if err != nil {
-		return inv, err
+		return in, err
 	}
-	lots, err := iv.ledger.AvailableGrants(ctx, tx, scope, inv.CustomerID, inv.Currency, now)
+	if err := remit.InvoiceStates.Check(inv.InvoiceID, inv.Status, remit.ActionFinalize); err != nil {
+		return in, err
+	}
+	var dropped remit.Problems
+	if in.Coupons, err = iv.loadCoupons(ctx, tx.Q, m, inv, &dropped); err != nil {
+		return in, err
+	}
+	if in.Grants, err = iv.spendableGrants(ctx, tx, m, inv, now); err != nil {
+		return in, err
+	}
+	prices, err := iv.linePrices(ctx, tx, m, inv)
 	if err != nil {
-		return inv, err
+		return in, err
+	}
+	counted, err := iv.lockUsage(ctx, tx, m, inv, prices)
+	if err != nil {
+		return in, err
+	}
+	if in.Lines, err = iv.priceLines(ctx, tx, m, &in.Draft, prices, counted); err != nil {
+		return in, err
+	}
+	in.TaxOf, err = iv.taxOf(ctx, tx.Q, m, inv)
+	return in, err
+}
+
+// spendableGrants is the customer's prepaid balance that may pay the invoice, its lots locked,
+// earliest expiry first.
+func (iv *Invoicing) spendableGrants(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice, now time.Time) ([]remit.SpendableGrant, error) {
+	lots, err := iv.ledger.AvailableGrants(ctx, tx, scopeOf(m), inv.CustomerID, inv.Currency, now)
+	if err != nil {
+		return nil, err
 	}
 	grants := make([]remit.SpendableGrant, 0, len(lots))
 	for _, l := range lots {
 		grants = append(grants, remit.SpendableGrant{EntryID: l.EntryID, Remaining: *l.Remaining, Targets: l.Targets})
 	}
-	apps, err := iv.computeFigures(ctx, tx, m, &inv, coupons, grants)
-	if err != nil {
-		return inv, err
-	}
-	for _, ap := range apps {
-		if _, err := iv.ledger.ApplyBalance(ctx, tx, scope, inv.CustomerID, inv.InvoiceID, ap.EntryID, ap.Amount, now); err != nil {
-			return inv, err
+	return grants, nil
+}
+
+// persistFinalization writes a finalization's plan: the prepaid balance taken from each lot, the
+// tax transaction committed with the final lines, the hosted payment page's token, and the
+// invoice with its lines (not its number yet: finishFinalization).
+func (iv *Invoicing) persistFinalization(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, plan remit.FinalizationPlan, now time.Time) error {
+	for _, ap := range plan.Applications {
+		if _, err := iv.ledger.ApplyBalance(ctx, tx, scopeOf(m), inv.CustomerID, inv.InvoiceID, ap.EntryID, ap.Amount, now); err != nil {
+			return err
 		}
 	}
-	inv.FinalizedAt, inv.FinalizedByRef, inv.UpdatedAt, inv.AutoFinalizeAt = &now, finalizedByRef, now, nil
-	inv.Status = remit.InvoiceOpen
-	// Commit the tax transaction with the final lines.
-	t, created, err := iv.taxTransactionFor(ctx, tx, m, &inv, now)
-	if err != nil {
-		return inv, err
+	if err := iv.commitTax(ctx, tx, m, inv, now); err != nil {
+		return err
 	}
-	t.Status, t.CommittedAt = remit.TaxCommitted, &now
-	if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
-		return inv, err
-	}
-	inv.TaxTransactionID = &t.TaxTransactionID
-	if created {
-		if err := iv.Emit(ctx, tx, scope, now, remit.EventTaxTransactionCreated, t.TaxTransactionID, t); err != nil {
-			return inv, err
-		}
-	}
-	if err := iv.Emit(ctx, tx, scope, now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t); err != nil {
-		return inv, err
-	}
-	if inv.AmountRemaining > 0 {
+	if plan.HostedPage {
 		token, err := iv.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedInvoice, inv.InvoiceID, now.AddDate(1, 0, 0))
 		if err != nil {
-			return inv, err
+			return err
 		}
 		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", iv.Config.PublicURL, inv.InvoiceID, token)
 		inv.PaymentURL = &url
 	}
-	// The invoice and its lines first, the number last: the merchant account's counter row stays
-	// locked until commit (gap-free numbering), and every other finalization of the account waits
-	// for it on PostgreSQL, so after taking it only the number itself is written here. A payment
-	// attempt is opened before it (its rows do not carry the number); invoice.finalized still
-	// comes first among the events (Tx.EventsAt).
-	if err := tx.UpdateInvoice(ctx, inv, true); err != nil {
-		return inv, err
+	return tx.UpdateInvoice(ctx, *inv, true)
+}
+
+// commitTax commits the invoice's tax transaction with its final lines (the draft's quoted one,
+// rewritten, or a new one) and emits tax_transaction.created (when new) and .committed.
+func (iv *Invoicing) commitTax(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, now time.Time) error {
+	t, created, err := iv.taxTransactionFor(ctx, tx, m, inv, now)
+	if err != nil {
+		return err
 	}
-	if inv.AmountRemaining == 0 { // paid at once: invoice.paid carries the number
-		if err := iv.numberInvoice(ctx, tx, m, &inv, inv, now); err != nil {
-			return inv, err
+	t.Status, t.CommittedAt = remit.TaxCommitted, &now
+	if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
+		return err
+	}
+	inv.TaxTransactionID = &t.TaxTransactionID
+	if created {
+		if err := iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCreated, t.TaxTransactionID, t); err != nil {
+			return err
 		}
-		return inv, iv.MarkInvoicePaid(ctx, tx, m, &inv, now)
 	}
-	finalized, mark := inv, tx.EventMark() // invoice.finalized shows it before its payment attempt
-	if err := iv.payments.collectAtFinalize(ctx, tx, m, &inv, now); err != nil {
-		return inv, err
+	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t)
+}
+
+// finishFinalization does what follows the plan, the number last: the merchant account's counter
+// row stays locked until commit (gap-free numbering), and every other finalization of the account
+// waits for it on PostgreSQL, so after taking it only the number itself is written. Paid at once,
+// the invoice is marked paid (invoice.paid carries the number); otherwise a collection attempt is
+// opened first (its rows do not carry the number) and invoice.finalized still comes first among
+// the events (Tx.EventsAt).
+func (iv *Invoicing) finishFinalization(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, plan remit.FinalizationPlan, now time.Time) error {
+	if plan.PaidAtOnce {
+		if err := iv.numberInvoice(ctx, tx, m, inv, *inv, now); err != nil {
+			return err
+		}
+		return iv.MarkInvoicePaid(ctx, tx, m, inv, now)
 	}
-	return inv, tx.EventsAt(mark, func() error { return iv.numberInvoice(ctx, tx, m, &inv, finalized, now) })
+	finalized, mark := *inv, tx.EventMark() // invoice.finalized shows it before its payment attempt
+	if plan.Collect {
+		if err := iv.payments.collectAtFinalize(ctx, tx, m, inv, now); err != nil {
+			return err
+		}
+	}
+	return tx.EventsAt(mark, func() error { return iv.numberInvoice(ctx, tx, m, inv, finalized, now) })
 }
 
 // numberInvoice gives a finalized invoice the merchant account's next gap-free number and emits
@@ -536,8 +576,8 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
 		return tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
-		if inv.Status != remit.InvoiceOpen {
-			return remit.StateConflict("invoice", inv.InvoiceID, inv.Status, "voided")
+		if err := remit.InvoiceStates.Check(inv.InvoiceID, inv.Status, remit.ActionVoid); err != nil {
+			return err
 		}
 		if inv.AmountPaid > 0 {
 			return remit.Errorf(remit.EConflict, "Invoice '%s' has payments; refund them with a credit note instead of voiding it.", inv.InvoiceID).
@@ -618,7 +658,7 @@ func (iv *Invoicing) runAutoFinalize(ctx context.Context, tx *store.Tx, scope re
 	m, p, inv, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p autoFinalizeJob) (remit.Invoice, error) {
 		return tx.GetInvoice(ctx, m.ID, p.InvoiceID, store.Locked)
 	})
-	if !found || inv.Status != remit.InvoiceDraft {
+	if !found || !inv.Status.Allows(remit.ActionFinalize) {
 		return err
 	}
 	_, err = iv.finalizeInTx(ctx, tx, m, p.InvoiceID, nil, micro(at))

@@ -55,8 +55,8 @@ func (js *Jobs) RetryJob(ctx context.Context, m remit.MerchantAccount, jobID str
 		return tx.GetJob(ctx, m.ID, jobID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, j *remit.Job) error {
 		j.Environment = m.Environment
-		if !j.Status.Allows(remit.ActionRetry) {
-			return remit.StateConflict("job", j.ID, j.Status, remit.ActionRetry)
+		if err := remit.JobStates.Check(j.ID, j.Status, remit.ActionRetry); err != nil {
+			return err
 		}
 		now := js.Now(m)
 		if err := tx.RequeueJob(ctx, j.ID, now); err != nil {

@@ -104,9 +104,8 @@ func (ps *Payments) payInvoice(ctx context.Context, m remit.MerchantAccount, inv
 			return inv, err
 		}
 		inv.Environment = m.Environment
-		if !inv.Status.Payable() {
-			return inv, remit.Errorf(remit.EConflict, "Invoice '%s' is %s; only an open (or uncollectible) invoice can be paid.", inv.InvoiceID, inv.Status).
-				With("currentState", inv.Status).With("reason", "invalid_state")
+		if err := remit.InvoiceStates.Check(inv.InvoiceID, inv.Status, remit.ActionPay); err != nil {
+			return inv, err
 		}
 		now := micro(ps.Now(m))
 		if err := ps.noOpenAttempt(ctx, tx, m, inv); err != nil {

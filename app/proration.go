@@ -33,7 +33,7 @@ func (qs *Quotes) applyProration(ctx context.Context, tx *store.Tx, m remit.Merc
 	if err != nil {
 		return err
 	}
-	if ok && inv.Status == remit.InvoiceDraft {
+	if ok && inv.Status.Allows(remit.ActionRevise) {
 		if err := qs.reviseForProration(ctx, tx, m, &inv, lines, now); err != nil {
 			return err
 		}
@@ -50,7 +50,7 @@ func (qs *Quotes) applyProration(ctx context.Context, tx *store.Tx, m remit.Merc
 			charges = append(charges, l)
 		}
 	}
-	if ok && (inv.Status == remit.InvoiceOpen || inv.Status == remit.InvoicePaid) {
+	if ok && inv.Status.Allows(remit.ActionCredit) {
 		if err := qs.creditUnusedTime(ctx, tx, m, *sub, inv, lines, reason, now); err != nil {
 			return err
 		}
@@ -146,9 +146,9 @@ func shortenPending(sub *remit.Subscription, lines []remit.ProrationLine, at tim
 // (after discounts, with tax), less what earlier credits of it gave back.
 func (qs *Quotes) creditUnusedTime(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub remit.Subscription, inv remit.Invoice,
 	lines []remit.ProrationLine, reason string, now time.Time) error {
-	bucket := "credit"
-	if inv.Status == remit.InvoiceOpen {
-		bucket = "offset"
+	bucket := "credit" // paid: the credit becomes prepaid balance
+	if inv.Status.Allows(remit.ActionOffset) {
+		bucket = "offset" // open: the customer owes less
 	}
 	var in []remit.CreditNoteLineInput
 	for _, pl := range lines {

@@ -95,9 +95,8 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 	qt, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
 		return tx.GetQuote(ctx, m.ID, quoteID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
-		if qt.Status != remit.QuoteDraft {
-			return remit.Errorf(remit.EConflict, "Quote '%s' is %s: a quote is accepted once. Create a new quote for other terms.", qt.QuoteID, qt.Status).
-				With("currentState", qt.Status).With("reason", "invalid_state")
+		if err := remit.QuoteStates.Check(qt.QuoteID, qt.Status, remit.ActionAccept); err != nil {
+			return err
 		}
 		now := micro(qs.Now(m))
 		v := qt.Current()

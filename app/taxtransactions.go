@@ -63,8 +63,8 @@ func (iv *Invoicing) CommitTaxTransaction(ctx context.Context, m remit.MerchantA
 	t, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.TaxTransaction, error) {
 		return tx.GetTaxTransaction(ctx, m.ID, id, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, t *remit.TaxTransaction) error {
-		if t.Status != remit.TaxQuoted {
-			return remit.StateConflict("tax transaction", id, t.Status, "committed")
+		if err := remit.TaxTransactionStates.Check(id, t.Status, remit.ActionCommit); err != nil {
+			return err
 		}
 		now := micro(iv.Now(m))
 		t.Status, t.CommittedAt, t.UpdatedAt = remit.TaxCommitted, &now, now

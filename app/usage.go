@@ -231,8 +231,8 @@ func (us *Usage) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAcco
 		if err != nil {
 			return err
 		}
-		if t.Status != remit.ThresholdActive {
-			return remit.StateConflict("usage threshold", thresholdID, t.Status, "archived")
+		if err := remit.ThresholdStates.Check(thresholdID, t.Status, remit.ActionArchive); err != nil {
+			return err
 		}
 		now := micro(us.Now(m))
 		if ok, err := tx.ArchiveUsageThreshold(ctx, m.ID, thresholdID, now); err != nil {

@@ -103,8 +103,8 @@ func (wh *Webhooks) DisableWebhookEndpoint(ctx context.Context, scope remit.Scop
 		if err != nil {
 			return err
 		}
-		if ep.Status != remit.EndpointEnabled {
-			return remit.StateConflict("webhook endpoint", id, ep.Status, "disabled")
+		if err := remit.EndpointStates.Check(id, ep.Status, remit.ActionDisable); err != nil {
+			return err
 		}
 		out, err = wh.disableEndpoint(ctx, tx, scope, wh.Now(m).Truncate(time.Microsecond), ep.ID, remit.DisabledRequested)
 		return err
@@ -196,8 +196,8 @@ func (wh *Webhooks) ResendEvent(ctx context.Context, scope remit.Scope, eventID 
 			if err != nil {
 				return err
 			}
-			if ep.Status != remit.EndpointEnabled {
-				return remit.StateConflict("webhook endpoint", ep.ID, ep.Status, "sent events")
+			if err := remit.EndpointStates.Check(ep.ID, ep.Status, remit.ActionSend); err != nil {
+				return err
 			}
 			targets = []remit.WebhookEndpoint{ep}
 		} else {

@@ -1,0 +1,142 @@
+package remit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Status tables (docs/architecture.md, "Where each rule lives"): every resource with states has
+// one table here that says, for each action, the states it may be taken from. The engine asks the
+// table before it acts (Check: nil, or the 409 with details.currentState) and never compares a
+// status inline; a new action or state is a row here, with a row in states_test.go. Payments keep
+// their transitions from state to state instead (PaymentStatus.CanMove).
+
+// StatusTable is one resource's states and the moves between them.
+type StatusTable[S ~string] struct {
+	// Resource names the resource in a refusal ("invoice", "usage threshold").
+	Resource string
+	// From lists, for each action (named as a refusal says it: "finalized"), the states it may be
+	// taken from.
+	From map[string][]S
+	// Instead says, for an action, what to do when the state refuses it; it ends the refusal's
+	// message.
+	Instead map[string]string
+}
+
+// Allows reports whether a resource in state s may be acted on.
+func (t StatusTable[S]) Allows(s S, action string) bool { return slices.Contains(t.From[action], s) }
+
+// Check is nil when a resource in state s may be acted on; otherwise the conflict a refusal
+// answers: 409 with details.currentState and details.reason invalid_state, and a message that
+// names the resource, its state, the action and the states that allow it (and, if the table has
+// one, what to do instead).
+func (t StatusTable[S]) Check(id string, s S, action string) error {
+	if t.Allows(s, action) {
+		return nil
+	}
+	from := make([]string, len(t.From[action]))
+	for i, f := range t.From[action] {
+		from[i] = string(f)
+	}
+	msg := fmt.Sprintf("The %s '%s' is %s; it can be %s only when %s.", t.Resource, id, s, action, strings.Join(from, " or "))
+	if hint := t.Instead[action]; hint != "" {
+		msg += " " + hint
+	}
+	return Errorf(EConflict, "%s", msg).With("currentState", string(s)).With("reason", "invalid_state")
+}
+
+// Resource actions, named as a refusal says them.
+const (
+	ActionRefresh  = "refreshed"
+	ActionFinalize = "finalized"
+	ActionVoid     = "voided"
+	ActionPay      = "paid"
+	ActionCredit   = "credited"
+	ActionRevise   = "revised"
+	ActionAccept   = "accepted"
+	ActionCommit   = "committed"
+	ActionArchive  = "archived"
+	ActionDisable  = "disabled"
+	ActionDun      = "retried by dunning"
+	ActionSend     = "sent events"
+	ActionSettle   = "settled" // an open invoice whose remaining amount reached 0 is paid
+	ActionOffset   = "offset"  // a credit taken off what the invoice still asks
+)
+
+// InvoiceStates: drafts change (refresh, a proration's revision) and finalize; open invoices are
+// paid, voided and dunned; an uncollectible one may still be paid; finalized invoices are
+// credited (docs/invoices-and-tax.md, "States").
+var InvoiceStates = StatusTable[InvoiceStatus]{
+	Resource: "invoice",
+	From: map[string][]InvoiceStatus{
+		ActionRefresh:  {InvoiceDraft},
+		ActionRevise:   {InvoiceDraft},
+		ActionFinalize: {InvoiceDraft},
+		ActionVoid:     {InvoiceOpen},
+		ActionPay:      {InvoiceOpen, InvoiceUncollectible},
+		ActionDun:      {InvoiceOpen},
+		ActionCredit:   {InvoiceOpen, InvoicePaid},
+		ActionSettle:   {InvoiceOpen},
+		ActionOffset:   {InvoiceOpen},
+	},
+	Instead: map[string]string{
+		ActionVoid: "A paid invoice is credited with a credit note instead.",
+	},
+}
+
+// Allows reports whether an invoice in state s may be acted on (InvoiceStates).
+func (s InvoiceStatus) Allows(action string) bool { return InvoiceStates.Allows(s, action) }
+
+// QuoteStates: a quote is accepted once, from draft.
+var QuoteStates = StatusTable[QuoteStatus]{
+	Resource: "quote",
+	From:     map[string][]QuoteStatus{ActionAccept: {QuoteDraft}},
+	Instead:  map[string]string{ActionAccept: "A quote is accepted once: create a new quote for other terms."},
+}
+
+// TaxTransactionStates: a quoted tax transaction is committed once.
+var TaxTransactionStates = StatusTable[TaxStatus]{
+	Resource: "tax transaction",
+	From:     map[string][]TaxStatus{ActionCommit: {TaxQuoted}},
+}
+
+// Allows reports whether a tax transaction in state s may be acted on (TaxTransactionStates).
+func (s TaxStatus) Allows(action string) bool { return TaxTransactionStates.Allows(s, action) }
+
+// ThresholdStates: an active usage threshold is archived once.
+var ThresholdStates = StatusTable[ThresholdStatus]{
+	Resource: "usage threshold",
+	From:     map[string][]ThresholdStatus{ActionArchive: {ThresholdActive}},
+}
+
+// EndpointStates: an enabled webhook endpoint is disabled, and is sent events (a resend to a
+// disabled one is refused).
+var EndpointStates = StatusTable[EndpointStatus]{
+	Resource: "webhook endpoint",
+	From:     map[string][]EndpointStatus{ActionDisable: {EndpointEnabled}, ActionSend: {EndpointEnabled}},
+}
+
+// SubscriptionStates: the subscription lifecycle (docs/quotes-and-subscriptions.md "States").
+var SubscriptionStates = StatusTable[SubscriptionStatus]{
+	Resource: "subscription",
+	From: map[string][]SubscriptionStatus{
+		ActionCancel: {SubscriptionTrialing, SubscriptionActive, SubscriptionPastDue, SubscriptionPaused},
+		ActionPause:  {SubscriptionActive},
+		ActionResume: {SubscriptionPaused},
+		ActionChange: {SubscriptionTrialing, SubscriptionActive, SubscriptionPastDue},
+		ActionAmend:  {SubscriptionTrialing, SubscriptionActive, SubscriptionPastDue},
+	},
+}
+
+// Allows reports whether a subscription in state s may be acted on (SubscriptionStates).
+func (s SubscriptionStatus) Allows(action string) bool { return SubscriptionStates.Allows(s, action) }
+
+// JobStates: a job failed for good is retried by an operator (docs/reliability.md).
+var JobStates = StatusTable[JobStatus]{
+	Resource: "job",
+	From:     map[string][]JobStatus{ActionRetry: {JobFailed}},
+}
+
+// Allows reports whether a job in state s may be acted on (JobStates).
+func (s JobStatus) Allows(action string) bool { return JobStates.Allows(s, action) }

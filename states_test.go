@@ -1,0 +1,99 @@
+package remit
+
+import (
+	"strings"
+	"testing"
+)
+
+// Every status table, row by row: the states each action may be taken from, and the refusal's
+// shape (409, currentState, invalid_state, the states that allow it).
+func TestStatusTables(t *testing.T) {
+	invoice := func(action string, allowed ...InvoiceStatus) func(t *testing.T) {
+		return func(t *testing.T) {
+			for _, s := range []InvoiceStatus{InvoiceDraft, InvoiceOpen, InvoicePaid, InvoiceVoid, InvoiceUncollectible} {
+				want := false
+				for _, a := range allowed {
+					want = want || a == s
+				}
+				if got := s.Allows(action); got != want {
+					t.Errorf("invoice %s, %s: allowed %v, want %v", s, action, got, want)
+				}
+			}
+		}
+	}
+	t.Run("invoice refresh", invoice(ActionRefresh, InvoiceDraft))
+	t.Run("invoice revise", invoice(ActionRevise, InvoiceDraft))
+	t.Run("invoice finalize", invoice(ActionFinalize, InvoiceDraft))
+	t.Run("invoice void", invoice(ActionVoid, InvoiceOpen))
+	t.Run("invoice pay", invoice(ActionPay, InvoiceOpen, InvoiceUncollectible))
+	t.Run("invoice dunning", invoice(ActionDun, InvoiceOpen))
+	t.Run("invoice credit", invoice(ActionCredit, InvoiceOpen, InvoicePaid))
+	t.Run("invoice settle", invoice(ActionSettle, InvoiceOpen))
+	t.Run("invoice offset", invoice(ActionOffset, InvoiceOpen))
+	t.Run("an unknown action is never allowed", invoice("teleported"))
+
+	for _, c := range []struct {
+		name    string
+		allowed bool
+	}{
+		{"quote draft accept", QuoteDraft.allowsIn(QuoteStates, ActionAccept)},
+		{"tax quoted commit", TaxQuoted.Allows(ActionCommit)},
+		{"threshold active archive", ThresholdStates.Allows(ThresholdActive, ActionArchive)},
+		{"endpoint enabled disable", EndpointStates.Allows(EndpointEnabled, ActionDisable)},
+		{"endpoint enabled send", EndpointStates.Allows(EndpointEnabled, ActionSend)},
+		{"subscription paused resume", SubscriptionPaused.Allows(ActionResume)},
+		{"subscription active pause", SubscriptionActive.Allows(ActionPause)},
+		{"subscription trialing change", SubscriptionTrialing.Allows(ActionChange)},
+		{"subscription paused cancel", SubscriptionPaused.Allows(ActionCancel)},
+		{"job failed retry", JobFailed.Allows(ActionRetry)},
+	} {
+		if !c.allowed {
+			t.Errorf("%s: refused", c.name)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		allowed bool
+	}{
+		{"quote accepted accept", QuoteAccepted.allowsIn(QuoteStates, ActionAccept)},
+		{"tax committed commit", TaxCommitted.Allows(ActionCommit)},
+		{"threshold archived archive", ThresholdStates.Allows(ThresholdArchived, ActionArchive)},
+		{"endpoint disabled disable", EndpointStates.Allows(EndpointDisabled, ActionDisable)},
+		{"endpoint disabled send", EndpointStates.Allows(EndpointDisabled, ActionSend)},
+		{"subscription canceled cancel", SubscriptionCanceled.Allows(ActionCancel)},
+		{"subscription paused change", SubscriptionPaused.Allows(ActionChange)},
+		{"subscription paused pause", SubscriptionPaused.Allows(ActionPause)},
+		{"job pending retry", JobPending.Allows(ActionRetry)},
+		{"job done retry", JobDone.Allows(ActionRetry)},
+	} {
+		if c.allowed {
+			t.Errorf("%s: allowed", c.name)
+		}
+	}
+}
+
+func (s QuoteStatus) allowsIn(t StatusTable[QuoteStatus], action string) bool { return t.Allows(s, action) }
+
+func TestStatusTableRefusal(t *testing.T) {
+	if err := InvoiceStates.Check("inv_1", InvoiceDraft, ActionFinalize); err != nil {
+		t.Fatalf("a draft may be finalized: %v", err)
+	}
+	err := InvoiceStates.Check("inv_1", InvoicePaid, ActionVoid)
+	e, ok := err.(*Error)
+	if !ok || e.Code != EConflict || e.Details["currentState"] != "paid" || e.Details["reason"] != "invalid_state" {
+		t.Fatalf("refusal %#v", err)
+	}
+	for _, part := range []string{"invoice 'inv_1' is paid", "voided only when open", "credited with a credit note instead"} {
+		if !strings.Contains(e.Message, part) {
+			t.Errorf("message %q lacks %q", e.Message, part)
+		}
+	}
+	e = QuoteStates.Check("qt_1", QuoteAccepted, ActionAccept).(*Error)
+	if !strings.Contains(e.Message, "accepted only when draft") || !strings.Contains(e.Message, "A quote is accepted once") {
+		t.Errorf("quote refusal %q", e.Message)
+	}
+	e = InvoiceStates.Check("inv_2", InvoiceVoid, ActionPay).(*Error)
+	if !strings.Contains(e.Message, "paid only when open or uncollectible") {
+		t.Errorf("pay refusal %q", e.Message)
+	}
+}
