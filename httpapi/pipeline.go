@@ -119,14 +119,16 @@ const requestIDKey ctxKey = 0
 // RequestID returns the request ID carried by ctx.
 func RequestID(ctx context.Context) string { id, _ := ctx.Value(requestIDKey).(string); return id }
 
-// withRequestID gives every request an ID (header Request-Id), recovers panics into a 500
-// envelope, logs one line per request and records metrics.
+// withRequestID gives every request an ID (header Request-Id) and the headers every answer carries
+// (answerHeaders), recovers panics into a 500 envelope, logs one line per request and records
+// metrics.
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := remit.NewID("req")
 		rw := &responseWriter{ResponseWriter: w}
 		rw.Header().Set("Request-Id", id)
+		answerHeaders(rw.Header())
 		ctx := context.WithValue(r.Context(), requestIDKey, id)
 		r = r.WithContext(ctx)
 		defer func() {
@@ -150,6 +152,16 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rw, r)
 	})
+}
+
+// answerHeaders are set on every answer before its handler runs (docs/security.md, "Headers"):
+// answers carry shown-once secrets (a webhook signing secret, a setup session's token, a claim URL,
+// the API key a claim returns) and tenant data, which no cache may keep, and no answer is to be
+// read as another content type than it says. A route whose content may be cached (the vendored
+// Redoc bundle) replaces Cache-Control itself.
+func answerHeaders(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 type responseWriter struct {
@@ -642,7 +654,6 @@ func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, 
 		}
 		h.Set("Content-Type", b.ContentType)
 		h.Set("Content-Length", strconv.Itoa(len(b.Body)))
-		h.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(o.success)
 		_, _ = w.Write(b.Body)
 		return
