@@ -2,6 +2,7 @@ package remit
 
 import (
 	"net/netip"
+	"net/url"
 	"testing"
 )
 
@@ -71,17 +72,8 @@ func TestWebhookTargetSpellings(t *testing.T) {
 		"https://[100::1]/":                 "100::1",
 	}
 	for raw, want := range blocked {
-		var p Problems
-		u, ok := EndpointURL(raw, Production, &p)
-		if !ok || p.Err() != nil {
-			t.Errorf("%s: refused as a URL (%v), want a blocked address", raw, p.Err())
-			continue
-		}
-		if got := u.Hostname(); got != want {
-			t.Errorf("%s: host %s, want %s", raw, got, want)
-		}
-		if name, isBlocked := EndpointTarget(u); name != "" || !isBlocked {
-			t.Errorf("%s: EndpointTarget = %q, %v; want blocked", raw, name, isBlocked)
+		if u, name, refused := target(t, raw); u != nil && (u.Hostname() != want || name != "" || !refused) {
+			t.Errorf("%s: host %s, to look up %q, blocked %v; want %s, blocked", raw, u.Hostname(), name, refused, want)
 		}
 	}
 	public := map[string]string{ // URL → the URL stored
@@ -98,19 +90,24 @@ func TestWebhookTargetSpellings(t *testing.T) {
 		"https://[::ffff:93.184.216.34]/": "https://[::ffff:93.184.216.34]/",
 	}
 	for raw, want := range public {
-		var p Problems
-		u, ok := EndpointURL(raw, Production, &p)
-		if !ok || p.Err() != nil {
-			t.Errorf("%s: refused (%v)", raw, p.Err())
-			continue
-		}
-		if u.String() != want {
-			t.Errorf("%s: stored as %s, want %s", raw, u, want)
-		}
-		if name, isBlocked := EndpointTarget(u); name != "" || isBlocked {
-			t.Errorf("%s: EndpointTarget = %q, %v; want a public address", raw, name, isBlocked)
+		if u, name, refused := target(t, raw); u != nil && (u.String() != want || name != "" || refused) {
+			t.Errorf("%s: stored as %s, to look up %q, blocked %v; want %s, a public address", raw, u, name, refused, want)
 		}
 	}
+}
+
+// target runs the whole rule on raw: the URL EndpointURL keeps, and where EndpointTarget says it
+// points (u is nil when the URL is refused).
+func target(t *testing.T, raw string) (u *url.URL, name string, blocked bool) {
+	t.Helper()
+	var p Problems
+	u, ok := EndpointURL(raw, Production, &p)
+	if !ok || p.Err() != nil {
+		t.Errorf("%s: refused as a URL (%v)", raw, p.Err())
+		return nil, "", false
+	}
+	name, blocked = EndpointTarget(u)
+	return u, name, blocked
 }
 
 // TestWebhookTargetNames: names are looked up (lower case, IDNA-mapped), except the local ones;
@@ -124,25 +121,13 @@ func TestWebhookTargetNames(t *testing.T) {
 		"https://0x7f000001.example.com/": "0x7f000001.example.com",
 		"https://bücher.example/":         "xn--bcher-kva.example",
 	} {
-		var p Problems
-		u, ok := EndpointURL(raw, Production, &p)
-		if !ok || p.Err() != nil {
-			t.Errorf("%s: refused (%v)", raw, p.Err())
-			continue
-		}
-		if name, blocked := EndpointTarget(u); name != want || blocked {
-			t.Errorf("%s: EndpointTarget = %q, %v; want %q to look up", raw, name, blocked, want)
+		if u, name, blocked := target(t, raw); u != nil && (name != want || blocked) {
+			t.Errorf("%s: to look up %q, blocked %v; want %q", raw, name, blocked, want)
 		}
 	}
 	for _, raw := range []string{"https://localhost/", "https://LOCALHOST./", "https://api.localhost/", "https://ｌｏｃａｌｈｏｓｔ/"} {
-		var p Problems
-		u, ok := EndpointURL(raw, Production, &p)
-		if !ok {
-			t.Errorf("%s: refused as a URL (%v)", raw, p.Err())
-			continue
-		}
-		if name, blocked := EndpointTarget(u); name != "" || !blocked {
-			t.Errorf("%s: EndpointTarget = %q, %v; want blocked", raw, name, blocked)
+		if u, name, blocked := target(t, raw); u != nil && (name != "" || !blocked) {
+			t.Errorf("%s: to look up %q, blocked %v; want blocked", raw, name, blocked)
 		}
 	}
 	for raw, reason := range map[string]string{
