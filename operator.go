@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/bojanz/currency"
 )
@@ -61,20 +60,6 @@ func NormalizeOperatorEmail(email string, p *Problems) string {
 		p.Body("email", "invalid_format", "email must be one address, such as ops@example.com.")
 	}
 	return e
-}
-
-// CheckOperatorPassword applies the password rules: OperatorPasswordMin characters at least,
-// OperatorPasswordMax bytes at most, and the confirmation equal to it.
-func CheckOperatorPassword(password, confirm string, p *Problems) {
-	switch {
-	case utf8.RuneCountInString(password) < OperatorPasswordMin:
-		p.Body("password", "too_short", fmt.Sprintf("The password must be at least %d characters long.", OperatorPasswordMin))
-	case len(password) > OperatorPasswordMax:
-		p.Body("password", "too_long", fmt.Sprintf("The password may be at most %d bytes long.", OperatorPasswordMax))
-	}
-	if confirm != password {
-		p.Body("confirm", "mismatch", "The two passwords differ; type the same password twice.")
-	}
 }
 
 // CustomerOverview is what the dashboard shows of a customer: the customer and the first page of

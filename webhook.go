@@ -98,8 +98,11 @@ type WebhookEndpointInput struct {
 }
 
 // EndpointURL parses a webhook endpoint URL and records the problems of its shape: absolute http or
-// https (https in production), no fragment. It reports false when the URL is unusable. Where it
-// may point (no private address) is the engine's part, which needs a lookup.
+// https (https in production), no fragment, a host that is a name or an address (HostAddress). It
+// reports false when the URL is unusable. An address host is returned in its usual spelling
+// (http://0x7f000001/ becomes http://127.0.0.1/, as a browser writes it), so what is stored is
+// what is dialled. Where it may point (EndpointTarget, no private address) is checked apart: the
+// engine's part needs a lookup.
 func EndpointURL(raw string, env Environment, p *Problems) (*url.URL, bool) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" || u.Hostname() == "" || u.Opaque != "" {
@@ -117,7 +120,39 @@ func EndpointURL(raw string, env Environment, p *Problems) (*url.URL, bool) {
 	if u.Fragment != "" {
 		p.Body("url", "invalid_url", "url must not carry a #fragment.")
 	}
+	addr, isAddr, err := HostAddress(u.Hostname())
+	switch {
+	case err != nil:
+		p.Body("url", "invalid_url", "url's host must be a name such as hooks.example.com or an IP address.")
+		return nil, false
+	case isAddr && addr.Is4():
+		u.Host = joinPort(addr.String(), u.Port())
+	case isAddr:
+		u.Host = joinPort("["+addr.String()+"]", u.Port())
+	}
 	return u, true
+}
+
+func joinPort(host, port string) string {
+	if port == "" {
+		return host
+	}
+	return host + ":" + port
+}
+
+// EndpointTarget says where an endpoint URL (as EndpointURL returned it) points: name is the host
+// name to resolve, lower case ("" when the host is an address literal or a local name); blocked
+// reports an address literal or a local name that endpoints may not reach unless private
+// addresses are allowed (BlockedAddress, LocalName).
+func EndpointTarget(u *url.URL) (name string, blocked bool) {
+	if addr, isAddr, err := HostAddress(u.Hostname()); err != nil || isAddr {
+		return "", err != nil || BlockedAddress(addr)
+	}
+	host, err := ASCIIHost(strings.TrimSuffix(u.Hostname(), "."))
+	if err != nil || LocalName(host) {
+		return "", true
+	}
+	return host, false
 }
 
 // CheckWebhookEndpoint records the problems of an endpoint to create that need no lookup: the

@@ -133,11 +133,17 @@ func (op *Operators) OperatorForLink(ctx context.Context, token string) (remit.O
 var errLinkGone = remit.Errorf(remit.ENotFound, "This link is unknown, was used already, or has expired. Ask an administrator for a new one (remit user create prints it).").With("resource", "link")
 
 // SetOperatorPassword sets the password of the operator a one-time link is for, and uses the link.
+// The password follows remit.CheckOperatorPassword, which needs the operator's e-mail address: the
+// link is read first.
 //
-// Errors: validation_failure (password, confirm), not_found (the link: unknown, used or expired).
+// Errors: not_found (the link: unknown, used or expired), validation_failure (password, confirm).
 func (op *Operators) SetOperatorPassword(ctx context.Context, token, password, confirm string) (remit.Operator, error) {
+	who, err := op.OperatorForLink(ctx, token)
+	if err != nil {
+		return remit.Operator{}, err
+	}
 	var p remit.Problems
-	remit.CheckOperatorPassword(password, confirm, &p)
+	remit.CheckOperatorPassword(password, confirm, who.Email, &p)
 	if err := p.Err(); err != nil {
 		return remit.Operator{}, err
 	}

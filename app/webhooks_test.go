@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,15 +16,22 @@ import (
 	"github.com/remit-billing/remit/store"
 )
 
-func TestBlockedAddr(t *testing.T) {
-	for s, want := range map[string]bool{
-		"127.0.0.1": true, "10.0.0.1": true, "172.31.255.255": true, "192.168.0.1": true, "169.254.169.254": true,
-		"100.64.0.1": true, "0.0.0.0": true, "224.0.0.1": true, "255.255.255.255": true, "::1": true, "::": true,
-		"fe80::1": true, "fd12::1": true, "::ffff:10.0.0.1": true, "64:ff9b::7f00:1": true,
-		"93.184.216.34": false, "8.8.8.8": false, "172.32.0.1": false, "2606:4700::1111": false, "64:ff9b::808:808": false,
+// TestGuardControlRefusesBlockedAddresses: the dialer's Control hook, which sees the address each
+// connection is about to reach (after any DNS answer), refuses every blocked one, in IPv4 and in
+// each IPv6 form that carries an IPv4 address, and lets public ones through.
+func TestGuardControlRefusesBlockedAddresses(t *testing.T) {
+	for _, addr := range []string{
+		"127.0.0.1:443", "10.0.0.7:443", "169.254.169.254:80", "0.0.0.0:443", "[::1]:443", "[::]:443",
+		"[::ffff:127.0.0.1]:443", "[64:ff9b::7f00:1]:443", "[2002:7f00:1::]:443", "[2002:a00:1::1]:443",
+		"[fe80::1%lo]:443", "[fd00::1]:443",
 	} {
-		if got := blockedAddr(netip.MustParseAddr(s)); got != want {
-			t.Errorf("blockedAddr(%s) = %v, want %v", s, got, want)
+		if err := guardControl("tcp", addr, nil); err == nil || !strings.Contains(err.Error(), "private") {
+			t.Errorf("guardControl(%s) = %v, want a refusal", addr, err)
+		}
+	}
+	for _, addr := range []string{"93.184.216.34:443", "[2606:4700::1111]:443", "[2002:5db8:d822::1]:443", "[64:ff9b::808:808]:443"} {
+		if err := guardControl("tcp", addr, nil); err != nil {
+			t.Errorf("guardControl(%s) = %v, want nil", addr, err)
 		}
 	}
 }

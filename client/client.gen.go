@@ -5529,7 +5529,7 @@ type WebhookEndpointCreateRequest struct {
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
-	// Url HTTPS (or HTTP) URL that receives deliveries. URLs on loopback or private addresses are refused (422) unless allowed by configuration.
+	// Url HTTPS (or HTTP in the sandbox) URL that receives deliveries. Its host is read as browsers read it, so an address in any spelling (2130706433, 0x7f000001, 127.1) is that address, and the URL is stored with the address in its usual form (https://127.0.0.1/). URLs on loopback, private, link-local, unique-local or other non-public addresses, or on a name that resolves to one, are refused (422 private_address) unless allowed by configuration (REMIT_WEBHOOK_ALLOW_PRIVATE; allowed in the sandbox by default), and so is every connection to such an address when a delivery is sent. A scheme other than http or https is refused (invalid_scheme) without a lookup.
 	Url string `json:"url"`
 }
 

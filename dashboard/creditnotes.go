@@ -55,8 +55,10 @@ func (s *Server) issueCreditNote(w http.ResponseWriter, r *http.Request) {
 	p.Form, p.Key = f, r.PostFormValue("key")
 	var probs remit.Problems
 	amount := remit.ParseMajorAmount(f.Amount, p.Invoice.Currency, "amount", &probs)
+	remit.CheckText(&probs, "description", f.Description, true) // the API's text rule (docs/security.md)
 	if err := probs.Err(); err != nil {
 		p.Errors = remit.FieldMessages(err)
+		p.Form.Description = remit.CleanText(f.Description) // shown again without what it may not hold
 		s.renderCreditNote(w, r, http.StatusUnprocessableEntity, p)
 		return
 	}

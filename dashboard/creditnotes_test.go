@@ -30,6 +30,14 @@ func TestCreditNoteFromTheDashboard(t *testing.T) {
 		wantStatus(t, stale, 422, `role="alert">This form is out of date`)
 		bad := send(form, "ten dollars")
 		wantStatus(t, bad, 422, `id="amount-error"`, "Type the amount in USD with at most 2 decimals")
+		// The API's text rule: no bidirectional override in the description (docs/security.md).
+		spoof := admin.post(path+"/credit-notes", url.Values{"csrf": {csrfOf(t, bad)}, "key": {regexpValue(t, bad.body, "key")},
+			"amount": {"1"}, "kind": {"credit"}, "reason": {"other"}, "description": {"Refund \u202efdp.exe"}})
+		wantStatus(t, spoof, 422, `id="description-error"`, "may not contain control characters", `value="Refund fdp.exe"`)
+		if strings.ContainsRune(spoof.body, '\u202e') {
+			t.Error("the refused form shows the override again")
+		}
+		bad = spoof
 		tooMuch := send(bad, "30.00") // the engine's rule: its status (409) and its words
 		wantStatus(t, tooMuch, 409, `role="alert"`, "only 2500 is left to credit", `value="30.00"`)
 		good := url.Values{"csrf": {csrfOf(t, tooMuch)}, "key": {regexpValue(t, tooMuch.body, "key")}, "amount": {"10"}, "kind": {"credit"},

@@ -212,7 +212,7 @@ type page struct {
 	// sign-in, set-password, message
 	Email, Notice, Error, Message, Token string
 	Errors                               map[string]string
-	PasswordMin                          int
+	PasswordRule                         string // remit.OperatorPasswordRule
 	// overview
 	Organization remit.Organization
 	Accounts     []remit.MerchantAccount

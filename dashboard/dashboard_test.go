@@ -94,6 +94,40 @@ func wantRedirect(t *testing.T, p page, to string) {
 	}
 }
 
+// The set-password form says the password rule, and refuses a password that is blank once
+// trimmed (eleven spaces and an x), common, or the operator's own e-mail address, each with its
+// message next to the field; the link still works after each refusal.
+func TestSetPasswordRule(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		_, link, err := e.App.Operators.CreateOperator(context.Background(), e.Tenant.OrganizationID, "Finance.Team@Example.com", remit.OperatorAdmin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := newBrowser(t, e)
+		path := strings.TrimPrefix(link, e.App.Config.PublicURL)
+		token := strings.TrimPrefix(path, "/dashboard/set-password?token=")
+		form := b.get(path)
+		wantStatus(t, form, 200, `id="password-rule"`, "At least 12 characters", "not a common password", "not your e-mail address")
+		for pw, want := range map[string]string{
+			"           x":             "at least 12 characters long, not counting spaces",
+			"            ":             "may not be blank",
+			"Password1234!":            "among the most common",
+			"123456789012":             "among the most common",
+			"finance.team@example.com": "may not be your e-mail address",
+		} {
+			bad := b.post("/dashboard/set-password", url.Values{"csrf": {csrfOf(t, form)}, "token": {token}, "password": {pw}, "confirm": {pw}})
+			wantStatus(t, bad, 422, `id="password-error"`, want, `aria-describedby="password-rule password-error"`)
+			form = bad
+		}
+		set := b.post("/dashboard/set-password", url.Values{"csrf": {csrfOf(t, form)}, "token": {token},
+			"password": {"  a quiet harbour at dusk  "}, "confirm": {"  a quiet harbour at dusk  "}})
+		wantRedirect(t, set, "/dashboard/sign-in?password=set")
+		if _, err := e.App.Operators.SignIn(context.Background(), "finance.team@example.com", "  a quiet harbour at dusk  "); err != nil {
+			t.Errorf("sign in with the password as typed: %v", err)
+		}
+	})
+}
+
 // An operator is created with a one-time link, sets a password through it (the rules' messages
 // next to their fields), signs in, sees their organization, and signs out. Every page carries the
 // security headers; the link works once.

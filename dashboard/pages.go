@@ -82,7 +82,7 @@ func (s *Server) setPasswordPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.render(w, r, http.StatusOK, "set-password", page{Title: "Set your password", Email: op.Email, Token: token,
-		PasswordMin: remit.OperatorPasswordMin})
+		PasswordRule: remit.OperatorPasswordRule})
 }
 
 // setPassword sets the password through the link; the engine's field errors are shown next to
@@ -100,7 +100,7 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		s.render(w, r, http.StatusUnprocessableEntity, "set-password", page{Title: "Set your password", Email: op.Email, Token: token,
-			PasswordMin: remit.OperatorPasswordMin, Errors: fields})
+			PasswordRule: remit.OperatorPasswordRule, Errors: fields})
 		return
 	}
 	if s.linkGone(w, r, err) {

@@ -24,6 +24,15 @@ type gen struct {
 	now  time.Time           // real time when the check started, plus an hour
 	// merchantNow reads the sandbox clock, which advances move past real time.
 	merchantNow func() time.Time
+	// foreign: the operation's body is another system's (a processor's webhook), which the text
+	// rule leaves alone.
+	foreign bool
+}
+
+// refusedText draws a string the text rule refuses in every field (docs/security.md, "Input
+// characters"): a control character or a bidirectional override or isolate among letters.
+func (g *gen) refusedText(label string) string {
+	return "a" + rapid.SampledFrom([]string{"\u202e", "\u202a", "\u2066", "\u2069", "\u0007", "\u001b", "\u007f", "\u0085", "\u009b"}).Draw(g.t, label) + "b"
 }
 
 // value draws a value the schema accepts. name is the field's name (for the pool of IDs).
@@ -298,6 +307,9 @@ func (g *gen) valueBreaches(s *openapi3.Schema, parent map[string]any, name stri
 	switch {
 	case s.Type.Is("string"):
 		add("type", 12345)
+		if !g.foreign {
+			add("characters", g.refusedText(f[0]))
+		}
 		if len(s.Enum) > 0 {
 			add("enum", "not_a_value")
 		}
@@ -378,6 +390,11 @@ func (g *gen) mapBreaches(s *openapi3.Schema, m map[string]any, path []string, o
 	}
 	if ap := s.AdditionalProperties.Schema; ap != nil && ap.Value.MaxLength != nil {
 		add("long value", []string{f + ".k", f}, func() { m["k"] = strings.Repeat("a", int(*ap.Value.MaxLength)+1) })
+	}
+	if !g.foreign {
+		bad := g.refusedText(f)
+		add("characters in a value", []string{f + ".k"}, func() { m["k"] = bad })
+		add("characters in a key", []string{f + ".kk"}, func() { m["k"+bad[1:len(bad)-1]+"k"] = "v" })
 	}
 	if s.MaxProps != nil {
 		add("maxProperties", []string{f}, func() {

@@ -169,7 +169,7 @@ func statusKeys(m map[int]int) map[string]bool {
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func checkOperation(rt *rapid.T, e *testkit.Env, op contractOp, pool map[string][]string, tally map[int]int) {
-	g := &gen{t: rt, pool: pool, own: createdID[op.op.OperationID], now: e.Clock.Now().Add(time.Hour).UTC(), merchantNow: func() time.Time {
+	g := &gen{t: rt, pool: pool, own: createdID[op.op.OperationID], now: e.Clock.Now().Add(time.Hour).UTC(), foreign: strings.HasPrefix(op.path, "/processor-webhooks/"), merchantNow: func() time.Time {
 		now, err := time.Parse(time.RFC3339Nano, fmt.Sprint(e.Must(200, "GET", "/v1/test-helpers/clock", nil).Data()["now"]))
 		if err != nil {
 			rt.Fatalf("clock: %v", err)

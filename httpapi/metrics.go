@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strconv"
@@ -103,4 +105,35 @@ func (m *metrics) storeError(err error) {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// metricsRoute is GET /metrics: Prometheus's exposition format, behind the bearer token
+// REMIT_METRICS_TOKEN when one is set (docs/operations.md, "Metrics endpoint"), compared in
+// constant time (as SHA-256 digests, so that not even its length shows).
+func (s *Server) metricsRoute() http.Handler {
+	h := s.metrics.handler()
+	if s.cfg.MetricsToken == "" {
+		return h
+	}
+	want := sha256.Sum256([]byte(s.cfg.MetricsToken))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := sha256.Sum256([]byte(bearerToken(r)))
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			s.writeError(w, r, remit.Errorf(remit.EUnauthorized, "GET /metrics needs Authorization: Bearer with the token of REMIT_METRICS_TOKEN."))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// MetricsHandler serves GET /metrics alone (behind its token, when set), with the headers, request
+// ID and log line of every answer: the handler of REMIT_METRICS_ADDR's own listener.
+func (s *Server) MetricsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", s.metricsRoute())
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, remit.Errorf(remit.ENotFound, "No route %s %s: this address serves GET /metrics only.", r.Method, r.URL.Path))
+	})
+	return s.withRequestID(mux)
 }

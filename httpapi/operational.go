@@ -25,7 +25,9 @@ func (s *Server) mountOperational() {
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "store": dialect})
 	})
-	s.mux.Handle("GET /metrics", s.metrics.handler())
+	if !s.cfg.MetricsElsewhere {
+		s.mux.Handle("GET /metrics", s.metricsRoute())
+	}
 	s.mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(api.Document)

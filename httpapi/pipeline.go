@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"mime"
 	"net/http"
@@ -119,14 +120,16 @@ const requestIDKey ctxKey = 0
 // RequestID returns the request ID carried by ctx.
 func RequestID(ctx context.Context) string { id, _ := ctx.Value(requestIDKey).(string); return id }
 
-// withRequestID gives every request an ID (header Request-Id), recovers panics into a 500
-// envelope, logs one line per request and records metrics.
+// withRequestID gives every request an ID (header Request-Id) and the headers every answer carries
+// (answerHeaders), recovers panics into a 500 envelope, logs one line per request and records
+// metrics.
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := remit.NewID("req")
 		rw := &responseWriter{ResponseWriter: w}
 		rw.Header().Set("Request-Id", id)
+		answerHeaders(rw.Header())
 		ctx := context.WithValue(r.Context(), requestIDKey, id)
 		r = r.WithContext(ctx)
 		defer func() {
@@ -150,6 +153,16 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(rw, r)
 	})
+}
+
+// answerHeaders are set on every answer before its handler runs (docs/security.md, "Headers"):
+// answers carry shown-once secrets (a webhook signing secret, a setup session's token, a claim URL,
+// the API key a claim returns) and tenant data, which no cache may keep, and no answer is to be
+// read as another content type than it says. A route whose content may be cached (the vendored
+// Redoc bundle) replaces Cache-Control itself.
+func answerHeaders(h http.Header) {
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
 }
 
 type responseWriter struct {
@@ -325,7 +338,7 @@ func (s *Server) resolveScope(ctx context.Context, o *operation, req *Request, s
 }
 
 // parseBody checks that an operation's body is one JSON object (an empty body counts as {}) in
-// UTF-8 without NUL characters (400, 422).
+// UTF-8 (400). Its characters are checked with the contract (validate, bodyText).
 func parseBody(hr *http.Request, o *operation, body []byte) ([]byte, error) {
 	if o.route.Operation.RequestBody == nil {
 		return body, nil
@@ -336,9 +349,6 @@ func parseBody(hr *http.Request, o *operation, body []byte) ([]byte, error) {
 	if err := checkJSONObject(hr, body); err != nil {
 		return nil, err
 	}
-	if err := bodyCharacters(body); err != nil {
-		return nil, err
-	}
 	// The body is one JSON object: validate it as the contract's application/json (kin-openapi
 	// knows no +json types, and a missing Content-Type is read as JSON).
 	hr.Header.Set("Content-Type", "application/json")
@@ -346,7 +356,8 @@ func parseBody(hr *http.Request, o *operation, body []byte) ([]byte, error) {
 }
 
 // validate checks the parameters and the body against the contract, every problem at once (422).
-// What the contract cannot express (beyondContract) and the operation's own body rules (its
+// What the contract cannot express (beyondContract, the characters of its text: bodyText) and the
+// operation's own body rules (its
 // BodyCheck) are checked beside it. When the contract fails, one 422 lists all three kinds; when it
 // holds, the other problems are kept for the answer (withProblems), which they replace: a body
 // that breaks a rule never takes effect, and its 422 also lists what the engine found.
@@ -361,6 +372,7 @@ func (s *Server) validate(o *operation, req *Request) error {
 		Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
 	})
 	metaProblems, bounds := beyondContract(o.bodySchema, req.Body)
+	bounds = append(bodyText(o, req.Body), bounds...)
 	if err != nil || len(bounds) > 0 {
 		return withBodyRules(validationError(err, append(bounds, metaProblems...)...), o, req)
 	}
@@ -531,41 +543,57 @@ func pathParamNames(o *operation) []string {
 	return out
 }
 
-// bodyCharacters refuses a body with a NUL character (\u0000) in a string or key: no field of the
-// API takes one, and PostgreSQL cannot store it. Every such field is listed.
-func bodyCharacters(body []byte) error {
-	if !bytes.Contains(body, []byte(`\u0000`)) {
+// bodyText applies the text rule (remit.CheckText; docs/security.md, "Input characters") to every
+// string of an operation's body, multi-line or not as remit.MultilineField says, and to every key
+// (one line): a refused character is a 422 invalid_characters naming each field that holds one. A
+// body another system wrote and signed (foreignBody: a processor's webhook) is held to no NUL only,
+// which no field takes and PostgreSQL cannot store.
+func bodyText(o *operation, body []byte) []remit.FieldError {
+	if o.route.Operation.RequestBody == nil || !mayHoldRefusedText(body) {
 		return nil
 	}
 	var doc any
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return nil // reported by the parser
 	}
+	refused := func(r rune, multiline bool) bool {
+		return r == 0 || (!o.foreignBody && remit.TextRefused(r, multiline))
+	}
 	var p remit.Problems
 	var walk func(v any, path []string)
 	walk = func(v any, path []string) {
 		switch t := v.(type) {
 		case map[string]any:
-			for k, e := range t {
-				if strings.ContainsRune(k, 0) {
-					p.Body(pointerToField(append(slices.Clone(path), strings.ReplaceAll(k, "\x00", ""))), "invalid_characters", "Keys may not contain a NUL character.")
+			for _, k := range slices.Sorted(maps.Keys(t)) {
+				if strings.ContainsFunc(k, func(r rune) bool { return refused(r, false) }) {
+					p.Body(pointerToField(append(slices.Clone(path), remit.CleanText(k))), "invalid_characters",
+						"Keys may not contain control characters, nor bidirectional overrides or isolates.")
 					continue
 				}
-				walk(e, append(slices.Clone(path), k))
+				walk(t[k], append(slices.Clone(path), k))
 			}
 		case []any:
 			for i, e := range t {
 				walk(e, append(slices.Clone(path), strconv.Itoa(i)))
 			}
 		case string:
-			if strings.ContainsRune(t, 0) {
-				f := pointerToField(path)
+			if f, multiline := pointerToField(path), remit.MultilineField(path); o.foreignBody && strings.ContainsRune(t, 0) {
 				p.Body(f, "invalid_characters", f+" may not contain a NUL character.")
+			} else if !o.foreignBody {
+				remit.CheckText(&p, f, t, multiline)
 			}
 		}
 	}
 	walk(doc, nil)
-	return p.Err()
+	return p.Fields()
+}
+
+// mayHoldRefusedText reports whether a JSON body may hold a character the text rule refuses: as an
+// escape (a backslash), DEL, or in UTF-8 beginning 0xC2 (C1 controls) or 0xE2 (the bidirectional
+// controls, the line and paragraph separators). A raw C0 control is no valid JSON.
+func mayHoldRefusedText(body []byte) bool {
+	return bytes.IndexByte(body, '\\') >= 0 || bytes.IndexByte(body, 0x7f) >= 0 ||
+		bytes.IndexByte(body, 0xc2) >= 0 || bytes.IndexByte(body, 0xe2) >= 0
 }
 
 // checkJSONObject enforces the content type and that the body is one JSON object.
@@ -642,7 +670,6 @@ func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, 
 		}
 		h.Set("Content-Type", b.ContentType)
 		h.Set("Content-Length", strconv.Itoa(len(b.Body)))
-		h.Set("X-Content-Type-Options", "nosniff")
 		w.WriteHeader(o.success)
 		_, _ = w.Write(b.Body)
 		return

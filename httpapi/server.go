@@ -30,6 +30,11 @@ type Config struct {
 	// DisabledOperations are operationIds this deployment does not offer: they answer 501
 	// not_implemented after auth and validation, like an operation without a handler.
 	DisabledOperations []string
+	// MetricsToken, when set, is the bearer token GET /metrics asks for (401 without it).
+	MetricsToken string
+	// MetricsElsewhere leaves GET /metrics off the API's routes: it is served on its own address
+	// (MetricsHandler).
+	MetricsElsewhere bool
 }
 
 // Server is the HTTP API. It implements http.Handler.
@@ -81,6 +86,9 @@ type operation struct {
 	check      BodyCheck           // optional: the operation's own rules on its body, for one-pass 422s
 	bodyIdem   bool                // the body has an idempotencyKey field that stands in for the header
 	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
+	// foreignBody: the body is another system's, verified by its signature (a processor's
+	// webhook), whose text Remit neither stores nor shows as it is: the text rule does not apply.
+	foreignBody bool
 }
 
 // New builds the server: it mounts every operation of the contract. An operation without a
@@ -165,9 +173,10 @@ func (s *Server) newOperation(path string, item *openapi3.PathItem, method strin
 	}
 	o := &operation{
 		id: op.OperationID, method: method, path: path,
-		route:    &routers.Route{Spec: s.spec, Path: path, PathItem: item, Method: method, Operation: op},
-		mutating: method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete,
-		success:  http.StatusOK,
+		route:       &routers.Route{Spec: s.spec, Path: path, PathItem: item, Method: method, Operation: op},
+		mutating:    method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete,
+		success:     http.StatusOK,
+		foreignBody: strings.HasPrefix(path, "/processor-webhooks/"),
 	}
 	sec := s.spec.Security
 	if op.Security != nil {

@@ -391,11 +391,28 @@ func TestWebhookURLSafety(t *testing.T) {
 			{"not a url", "invalid_url"},
 			{"/relative/path", "invalid_url"},
 			{"ftp://hooks.example.com/", "invalid_scheme"},
+			{"https://256.0.0.1/", "invalid_url"},
+		}
+		// Every other spelling of a refused address, as browsers and inet_aton read hosts
+		// (remit.TestWebhookTargetSpellings holds the whole table of the rule).
+		for _, host := range []string{
+			"2130706433", "0x7f000001", "0177.0.0.1", "127.1", "0", "127.0.0.1.", "167772161", "0xc0.0xa8.1.10",
+			"2852039166", "１２７.０.０.１", "[2002:7f00:1::]", "[2002:a9fe:a9fe::]", "[64:ff9b::7f00:1]",
+			"[::ffff:7f00:1]", "[::127.0.0.1]", "[::]", "[fe80::1%25eth0]", "[fc00::1]", "[2001::1]",
+		} {
+			cases = append(cases, struct{ url, reason string }{"https://" + host + "/hook", "private_address"})
 		}
 		for _, c := range cases {
 			r := e.Must(422, "POST", "/v1/webhook-endpoints", map[string]any{"url": c.url}, prod)
 			if fe := r.FieldErrors(); !slices.Contains(fe, "body:url:"+c.reason) {
 				t.Errorf("%s: %v, want reason %s", c.url, fe, c.reason)
+			}
+		}
+		// The spellings of the finding, with http: both problems.
+		for _, host := range []string{"2130706433", "0x7f000001", "0177.0.0.1", "127.1", "0", "[2002:7f00:1::]"} {
+			fe := e.Must(422, "POST", "/v1/webhook-endpoints", map[string]any{"url": "http://" + host + "/"}, prod).FieldErrors()
+			if !slices.Contains(fe, "body:url:https_required") || !slices.Contains(fe, "body:url:private_address") {
+				t.Errorf("http://%s/ in production: %v", host, fe)
 			}
 		}
 		// http to a private address in production: both problems.
@@ -406,6 +423,13 @@ func TestWebhookURLSafety(t *testing.T) {
 		// A public https address is fine in production; private ones are fine in the sandbox.
 		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://93.184.216.34/hook"}, prod)
 		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "http://127.0.0.1:9/hook"})
+		// An address in another spelling is stored as it is dialled.
+		if u := e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://1572395042:8443/hook"}, prod).Data()["url"]; u != "https://93.184.216.34:8443/hook" {
+			t.Errorf("stored url %v", u)
+		}
+		if u := e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "http://0x7f000001:9/hook"}).Data()["url"]; u != "http://127.0.0.1:9/hook" {
+			t.Errorf("stored sandbox url %v", u)
+		}
 	})
 }
 
@@ -444,10 +468,14 @@ func TestWebhookHostResolvedBeforeTheTransaction(t *testing.T) {
 		}
 		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.public.test/remit"}, prod, testkit.Key("pub"))
 		e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.unknown.test/remit"}, prod)
+		// A scheme other than http(s) is refused before any name is looked up.
+		for _, u := range []string{"ftp://hooks.ftp.test/", "gopher://hooks.ftp.test/"} {
+			e.Must(422, "POST", "/v1/webhook-endpoints", map[string]any{"url": u}, prod)
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		if calls["hooks.internal.test"] != 1 || calls["hooks.public.test"] != 1 || calls["hooks.unknown.test"] != 1 {
-			t.Errorf("lookups %v, want one per request", calls)
+		if calls["hooks.internal.test"] != 1 || calls["hooks.public.test"] != 1 || calls["hooks.unknown.test"] != 1 || calls["hooks.ftp.test"] != 0 {
+			t.Errorf("lookups %v, want one per request with an http(s) URL", calls)
 		}
 	})
 }
@@ -461,22 +489,37 @@ func TestWebhookPrivateRefusedAtConnect(t *testing.T) {
 		if fe := r.FieldErrors(); !slices.Contains(fe, "body:url:private_address") {
 			t.Fatalf("sandbox with REMIT_WEBHOOK_ALLOW_PRIVATE=false: %v", fe)
 		}
-		// The endpoint passed the check when created; later its address turns private (as a
-		// changed DNS answer would). The connection itself is refused.
-		epID, _ := createEndpoint(t, e, "http://93.184.216.34/hook", "invoice.paid")
-		if _, err := e.App.DB.SQL().Exec(`UPDATE webhook_endpoints SET url = $1 WHERE id = $2`, rc.URL+"/rebound", epID); err != nil {
-			t.Fatal(err)
+		// The endpoints passed the check when created; later their addresses turn private (as a
+		// changed DNS answer would): the loopback address itself, a name that resolves to it when
+		// the connection is made, and the 6to4 address that carries it. Each connection is refused
+		// by the dialer's Control hook, on the address about to be dialled.
+		port := rc.URL[strings.LastIndex(rc.URL, ":")+1:]
+		rebound := map[string]string{
+			rc.URL + "/rebound":                        "127.0.0.1",
+			"http://localhost:" + port + "/rebound":    "", // 127.0.0.1 or ::1, whichever is tried first
+			"http://[2002:7f00:1::]:" + port + "/6to4": "2002:7f00:1::",
+		}
+		for u := range rebound {
+			epID, _ := createEndpoint(t, e, "http://93.184.216.34/hook", "invoice.paid")
+			if _, err := e.App.DB.SQL().Exec(`UPDATE webhook_endpoints SET url = $1 WHERE id = $2`, u, epID); err != nil {
+				t.Fatal(err)
+			}
 		}
 		id := emitEvents(t, e, "invoice.paid", 1)[0]
-		deliverUntil(t, e, "the delivery to fail", func() bool { return deliveries(t, e, id)[0]["status"] == "failed" })
+		deliverUntil(t, e, "the deliveries to fail", func() bool {
+			ds := deliveries(t, e, id)
+			return len(ds) == len(rebound) && !slices.ContainsFunc(ds, func(d map[string]any) bool { return d["status"] != "failed" })
+		})
 		if n := len(rc.Hits()); n != 0 {
 			t.Fatalf("a private address got %d requests", n)
 		}
-		d := deliveries(t, e, id)[0]
-		for _, a := range d["attemptHistory"].([]any) {
-			msg, _ := a.(map[string]any)["error"].(string)
-			if !strings.Contains(msg, "127.0.0.1") || !strings.Contains(msg, "private") {
-				t.Fatalf("attempt error: %q", msg)
+		for _, d := range deliveries(t, e, id) {
+			ep := e.Must(200, "GET", "/v1/webhook-endpoints/"+d["endpointId"].(string), nil).Data()
+			for _, a := range d["attemptHistory"].([]any) {
+				msg, _ := a.(map[string]any)["error"].(string)
+				if want := rebound[ep["url"].(string)]; !strings.Contains(msg, want) || !strings.Contains(msg, "private") {
+					t.Errorf("%s: attempt error %q, want a refusal of %s", ep["url"], msg, want)
+				}
 			}
 		}
 	})

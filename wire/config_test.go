@@ -23,3 +23,13 @@ func TestEmailBusyRateFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// REMIT_METRICS_TOKEN and REMIT_METRICS_ADDR are read as they are (docs/operations.md).
+func TestMetricsFromEnv(t *testing.T) {
+	t.Setenv("REMIT_METRICS_TOKEN", "tok-1")
+	t.Setenv("REMIT_METRICS_ADDR", "127.0.0.1:9100")
+	c, err := FromEnv()
+	if err != nil || c.MetricsToken != "tok-1" || c.MetricsAddr != "127.0.0.1:9100" {
+		t.Fatalf("config %q %q, %v", c.MetricsToken, c.MetricsAddr, err)
+	}
+}

@@ -40,6 +40,8 @@ type Config struct {
 	SchedulerInterval    time.Duration // REMIT_SCHEDULER_INTERVAL (1s): how often due work is looked for
 	LogLevel             string        // REMIT_LOG_LEVEL: debug, info, warn, error (info)
 	EnablePprof          bool          // REMIT_PPROF=true mounts /debug/pprof
+	MetricsToken         string        // REMIT_METRICS_TOKEN: GET /metrics asks for Authorization: Bearer <it>
+	MetricsAddr          string        // REMIT_METRICS_ADDR: serve GET /metrics on this address only, not on Addr
 	WebhookRetry         string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	WebhookAllowPriv     string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
 	TaxRatesFile         string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
@@ -95,7 +97,7 @@ func FromEnv() (Config, error) {
 		"REMIT_STRIPE_SECRET_KEY": &c.StripeSecretKey, "REMIT_STRIPE_API_URL": &c.StripeAPIURL,
 		"REMIT_STRIPE_WEBHOOK_SECRET": &c.StripeWebhookKey, "REMIT_STRIPE_PUBLISHABLE_KEY": &c.StripePublishableKey,
 		"REMIT_DUNNING_SCHEDULE": &c.DunningSchedule, "REMIT_SMTP_URL": &c.SMTPURL, "REMIT_EMAIL_FROM": &c.EmailFrom,
-		"REMIT_EMAIL_RETRY_SCHEDULE": &c.EmailRetry,
+		"REMIT_EMAIL_RETRY_SCHEDULE": &c.EmailRetry, "REMIT_METRICS_TOKEN": &c.MetricsToken, "REMIT_METRICS_ADDR": &c.MetricsAddr,
 	} {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
@@ -242,7 +244,8 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		r.closers = append(r.closers, client.Close)
 		limiter = rl
 	}
-	r.Handler, err = httpapi.New(Engine(r.App), log, limiter, httpapi.Config{PublicURL: c.PublicURL, EnablePprof: c.EnablePprof, DisabledOperations: c.DisabledOps})
+	r.Handler, err = httpapi.New(Engine(r.App), log, limiter, httpapi.Config{PublicURL: c.PublicURL, EnablePprof: c.EnablePprof,
+		DisabledOperations: c.DisabledOps, MetricsToken: c.MetricsToken, MetricsElsewhere: c.MetricsAddr != ""})
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -323,6 +326,11 @@ func (r *Remit) HTTPServer() *http.Server {
 // webhook attempts in flight finish (up to their 10 s timeout).
 func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	srv := r.HTTPServer()
+	stopMetrics, err := r.serveMetrics()
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	schedCtx, stopSched := context.WithCancel(context.Background())
 	schedDone := make(chan struct{})
 	go func() { defer close(schedDone); r.App.RunScheduler(schedCtx, r.Config.SchedulerInterval) }()
@@ -337,7 +345,6 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	r.Log.Info("serving", "addr", ln.Addr().String(), "store", string(r.DB.Dialect()))
-	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
@@ -356,6 +363,27 @@ func (r *Remit) Serve(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// serveMetrics serves GET /metrics on REMIT_METRICS_ADDR, when it is set, until stop is called
+// (docs/operations.md, "Metrics endpoint").
+func (r *Remit) serveMetrics() (stop func(), err error) {
+	if r.Config.MetricsAddr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", r.Config.MetricsAddr)
+	if err != nil {
+		return nil, fmt.Errorf("REMIT_METRICS_ADDR: %w", err)
+	}
+	srv := r.HTTPServer()
+	srv.Addr, srv.Handler = ln.Addr().String(), r.Handler.MetricsHandler()
+	go func() { _ = srv.Serve(ln) }()
+	r.Log.Info("serving metrics", "addr", ln.Addr().String())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}, nil
 }
 
 // CeilingPath is the bare JSON handler served beside the API when Config.LoadCeiling is set.

@@ -489,6 +489,11 @@ func checker(t testing.TB) *contractChecker {
 
 func (c *contractChecker) check(t testing.TB, req *http.Request, reqBody []byte, res *Response) {
 	t.Helper()
+	// No answer may be cached or sniffed (docs/security.md, "Headers"): they carry tenant data and
+	// shown-once secrets.
+	if cc, nosniff := res.Header.Get("Cache-Control"), res.Header.Get("X-Content-Type-Options"); cc != "no-store" || nosniff != "nosniff" {
+		t.Errorf("%s %s: answer %d has Cache-Control %q and X-Content-Type-Options %q, want no-store and nosniff", req.Method, req.URL.Path, res.Status, cc, nosniff)
+	}
 	if !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 		return
 	}
