@@ -67,13 +67,7 @@ func failForGood(t *testing.T, e *testkit.Env, jobID string) {
 
 var jobRow = regexp.MustCompile(`/jobs/(job_[0-9a-z]+)"`)
 
-func jobIDs(body string) []string {
-	var out []string
-	for _, m := range jobRow.FindAllStringSubmatch(body, -1) {
-		out = append(out, m[1])
-	}
-	return out
-}
+func jobIDs(body string) []string { return firstGroups(jobRow, body) }
 
 // The Jobs list: failed jobs unless asked otherwise, the status and kind filters, paging like the
 // API, a bad filter next to its field; the account's page links it.
