@@ -99,6 +99,7 @@ type AccountOverview struct {
 	MRR            []DayRevenue // the monthly recurring revenue at the end of each of those days, today at now (MRRByDay)
 	Open           []OpenTotal
 	FailedPayments List[Payment] // the newest failed payments
+	FailedJobs     int           // its scheduled jobs failed for good (docs/reliability.md "Scheduled work that fails")
 }
 
 // RevenueDays is how many days an account's revenue chart shows.

@@ -204,7 +204,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Emails = &Emails{core: c, catalog: a.Catalog, documents: a.Documents}
 	a.Operators = &Operators{core: c, invoicing: a.Invoicing, clocks: a.TestClocks, webhooks: a.Webhooks, payments: a.Payments, quotes: a.Quotes,
 		creditNotes: a.CreditNotes, emails: a.Emails, documents: a.Documents, merchants: a.Merchants,
-		ledger: a.Ledger, usage: a.Usage}
+		ledger: a.Ledger, usage: a.Usage, jobs: a.Jobs}
 	a.Quotes.emails = a.Emails
 	a.Verification = &Verification{core: c}
 	db.OnChainDispatch(a.Webhooks.dispatchChained) // the pass that chains events dispatches them (store/chain.go)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -15,11 +16,18 @@ import (
 // ListJobs lists the merchant account's jobs newest first, filtered by status and kind, paged by
 // cursor.
 //
-// Errors: validation_failure (limit, cursor).
+// Errors: validation_failure (status, limit, cursor).
 func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.JobQuery) (remit.List[remit.Job], error) {
 	scope := scopeOf(m)
 	page, err := js.ParsePage(ctx, scope, "jobs", in.Limit, in.Cursor, 20)
-	if err != nil {
+	var p remit.Problems
+	if in.Status != "" && !slices.Contains(remit.JobStatuses, remit.JobStatus(in.Status)) { // the API's contract refuses it first; the dashboard's form does not
+		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of pending, done, failed.")
+	}
+	if err := ProblemsOf(&p, err); err != nil {
+		return remit.List[remit.Job]{}, err
+	}
+	if err := p.Err(); err != nil {
 		return remit.List[remit.Job]{}, err
 	}
 	f := store.JobFilter{Status: in.Status, Kind: in.Kind, Limit: page.Limit}

@@ -35,6 +35,7 @@ type Operators struct {
 	merchants   *Merchants
 	ledger      *Ledger
 	usage       *Usage
+	jobs        *Jobs
 
 	dummyOnce sync.Once
 	dummy     []byte
@@ -592,7 +593,7 @@ func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, m
 // AccountOverview gathers a merchant account's home: what it was paid per day over the last
 // remit.RevenueDays days of its clock, its monthly recurring revenue on each of those days (from the
 // recurring lines of its draft, open and paid invoices), what its open invoices ask (and of those, what is in
-// dunning), and its newest failed payments.
+// dunning), its newest failed payments and how many of its jobs failed for good.
 //
 // Errors: not_found.
 func (op *Operators) AccountOverview(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.AccountOverview, error) {
@@ -615,7 +616,10 @@ func (op *Operators) AccountOverview(ctx context.Context, o remit.Operator, merc
 	if v.Open, err = q.OpenTotals(ctx, m.ID); err != nil {
 		return v, err
 	}
-	v.FailedPayments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{Status: string(remit.PaymentFailed), Limit: "5"})
+	if v.FailedPayments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{Status: string(remit.PaymentFailed), Limit: "5"}); err != nil {
+		return v, err
+	}
+	v.FailedJobs, err = q.CountFailedJobs(ctx, m.ID)
 	return v, err
 }
 

@@ -19,11 +19,8 @@ import (
 func TestDashboardInBrowser(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		id := openInvoice(t, e)
-		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring",
-			"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
-		q := e.Must(201, "POST", "/v1/quotes", map[string]any{"orderType": "subscription_creation", "customerId": "c1", "billingAccountId": "ba-c1",
-			"currency": "USD", "lines": []any{map[string]any{"priceId": "team"}}}).Data()
-		e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{})
+		subscribe(t, e)
+		jobID := renewalJob(t, e)
 		for _, o := range []struct {
 			email string
 			role  remit.OperatorRole
@@ -118,6 +115,21 @@ func TestDashboardInBrowser(t *testing.T) {
 		if st := e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()["status"]; st != "void" {
 			t.Fatalf("after the dashboard's void the API says %v", st)
 		}
+		// Last, since it moves the clock a month and a day: the renewal fails for good, is listed
+		// and announced, and the admin retries it.
+		failForGood(t, e, jobID)
+		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox)
+		b.Find("main a[href$='/jobs?status=failed']").Click()
+		b.WaitText("main", 10*time.Second, jobID)
+		shot("jobs")
+		b.Find("tbody a").Click()
+		b.WaitText("main h1", 10*time.Second, "Job "+jobID)
+		shot("job")
+		b.Find("a.button[href$='/retry']").Click()
+		b.WaitText("main h1", 10*time.Second, "Retry job")
+		shot("job-retry")
+		b.Find("main form button[type=submit]").Click()
+		b.WaitText("[role=status]", 10*time.Second, "The job is pending again")
 		b.Find("form.signout button").Click()
 		b.WaitText("main h1", 10*time.Second, "Sign in")
 		shot("sign-in")

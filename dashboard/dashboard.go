@@ -62,6 +62,9 @@ type Engine interface {
 	UsageOverview(ctx context.Context, o remit.Operator, merchantAccountID, customerID, meterID string) (remit.UsageOverview, error)
 	AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error)
 	AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error)
+	AccountJobs(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.JobQuery) (remit.MerchantAccount, remit.List[remit.Job], error)
+	OperatorJob(ctx context.Context, o remit.Operator, merchantAccountID, jobID string) (remit.MerchantAccount, remit.Job, error)
+	RetryJob(ctx context.Context, o remit.Operator, merchantAccountID, jobID, key string) (remit.Job, error)
 }
 
 // Config is the dashboard's configuration.
@@ -140,6 +143,10 @@ func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Lo
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}", s.signedIn(s.subscriptionPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(s.subscriptionActionPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(s.subscriptionAct))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs", s.signedIn(s.jobsPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs/{job}", s.signedIn(s.jobPage))
+	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs/{job}/retry", s.signedIn(s.jobRetryPage))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/jobs/{job}/retry", s.signedIn(s.retryJob))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/clock", s.signedIn(s.clockPage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/clock", s.signedIn(s.advanceClock))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/pdf", s.signedIn(s.invoicePDF))
@@ -179,7 +186,7 @@ func secure(next http.Handler) http.Handler {
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"money": money}
-	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note", "list", "usage"} {
+	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note", "list", "usage", "job"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/chart.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -242,6 +249,10 @@ type page struct {
 	Home      remit.AccountOverview
 	MRR       chart
 	Chart     chart
+	// job
+	Job        remit.Job
+	JobPayload []payloadField // nil: the payload is not an object
+	JobRetry   bool           // the job's state allows a retry
 	// subscription
 	Subscription        remit.Subscription
 	SubscriptionActions []subscriptionAction

@@ -26,8 +26,14 @@ func openInvoice(t *testing.T, e *testkit.Env) string {
 // signedInAs creates an operator of the tenant's organization with role and signs it in.
 func signedInAs(t *testing.T, e *testkit.Env, email string, role remit.OperatorRole) *browser {
 	t.Helper()
+	return signedInTo(t, e, e.Tenant.OrganizationID, email, role)
+}
+
+// signedInTo creates an operator of the organization with role and signs it in.
+func signedInTo(t *testing.T, e *testkit.Env, organizationID, email string, role remit.OperatorRole) *browser {
+	t.Helper()
 	ctx := context.Background()
-	_, link, err := e.App.Operators.CreateOperator(ctx, e.Tenant.OrganizationID, email, role)
+	_, link, err := e.App.Operators.CreateOperator(ctx, organizationID, email, role)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,18 +119,7 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 
 		// Another organization's admin, on every page of the first one's account: 404, and none
 		// of its names or IDs.
-		org2 := e.NewTenant("Globex Other", false)
-		ctx := context.Background()
-		_, link, err := e.App.Operators.CreateOperator(ctx, org2.OrganizationID, "admin@globex.example", remit.OperatorAdmin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.App.Operators.SetOperatorPassword(ctx, link[strings.Index(link, "token=")+len("token="):], "a long enough password", "a long enough password"); err != nil {
-			t.Fatal(err)
-		}
-		other := newBrowser(t, e)
-		wantRedirect(t, other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, other.get("/dashboard/sign-in"))},
-			"email": {"admin@globex.example"}, "password": {"a long enough password"}}), "/dashboard")
+		other := signedInTo(t, e, e.NewTenant("Globex Other", false).OrganizationID, "admin@globex.example", remit.OperatorAdmin)
 		home := other.get("/dashboard")
 		pages := []string{path, path + "/void", path2 + "/pay-out-of-band", "/dashboard/accounts/" + e.Tenant.Sandbox + "/clock",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices", "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices?status=paid",
@@ -135,7 +130,8 @@ func TestVoidInvoiceFromTheDashboard(t *testing.T) {
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/receipts", "/dashboard/accounts/" + e.Tenant.Sandbox + "/settlements",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/usage?customer=c1&meter=api", path2 + "/credit-notes",
 			"/dashboard/accounts/" + e.Tenant.Sandbox + "/decide/approve", "/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions/sub_any",
-			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions/sub_any/pause", "/dashboard"}
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/subscriptions/sub_any/pause", "/dashboard/accounts/" + e.Tenant.Sandbox + "/jobs",
+			"/dashboard/accounts/" + e.Tenant.Sandbox + "/jobs/job_any", "/dashboard/accounts/" + e.Tenant.Sandbox + "/jobs/job_any/retry", "/dashboard"}
 		for _, p := range pages[:len(pages)-1] {
 			got := other.get(p)
 			wantStatus(t, got, 404)

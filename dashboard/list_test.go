@@ -51,9 +51,12 @@ func TestInvoicesList(t *testing.T) {
 	})
 }
 
-func ids(body string) []string {
+func ids(body string) []string { return firstGroups(invoiceRow, body) }
+
+// firstGroups is the first group of every match of re in body, in order.
+func firstGroups(re *regexp.Regexp, body string) []string {
 	var out []string
-	for _, m := range invoiceRow.FindAllStringSubmatch(body, -1) {
+	for _, m := range re.FindAllStringSubmatch(body, -1) {
 		out = append(out, m[1])
 	}
 	return out

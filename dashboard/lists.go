@@ -15,17 +15,20 @@ import (
 
 type listView struct {
 	Heading, Action, Empty string
+	Note                   string // under the heading, if any
 	Filters                []filterField
 	Headers                []string
 	Rows                   [][]cell
 	Next                   string
 }
 
-// filterField is one filter: a text input, or a select when it has options. Param is the API's
-// query parameter its errors name.
+// filterField is one filter: a text input, or a select when it has options (and "any", unless
+// Required: one of the options is always chosen). Param is the API's query parameter its errors
+// name.
 type filterField struct {
 	Name, Param, Label, Value string
 	Options                   []string
+	Required                  bool
 }
 
 type cell struct {

@@ -161,6 +161,14 @@ func (q Q) FailedJobCounts(ctx context.Context) (map[string]int, error) {
 	return out, wrapErr(rows.Err(), "store.FailedJobCounts")
 }
 
+// CountFailedJobs is the number of the merchant account's jobs failed for good (one range of the
+// partial index jobs_failed).
+func (q Q) CountFailedJobs(ctx context.Context, merchantAccountID string) (int, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM jobs WHERE merchant_account_id = $1 AND status = 'failed'`, merchantAccountID).Scan(&n)
+	return n, wrapErr(err, "store.CountFailedJobs")
+}
+
 // MerchantsWithDueJobs lists merchant accounts that have a pending job due by their own clock at
 // real time now.
 func (q Q) MerchantsWithDueJobs(ctx context.Context, now time.Time, limit int) ([]string, error) {

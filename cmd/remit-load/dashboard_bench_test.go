@@ -81,6 +81,8 @@ func benchmarkPages(b *testing.B, s testkit.Store, sz Sizes) {
 		{"usage", a + "/usage?customer=" + customer + "&meter=" + meterID}, // 31 period reads
 		{"events", a + "/events"},
 		{"event", a + "/events/" + eventID},
+		{"jobs", a + "/jobs"}, // the failed ones: the partial index jobs_failed
+		{"jobs-all", a + "/jobs?status=all"},
 		{"clock", a + "/clock"},
 	}
 	for _, p := range pages {
