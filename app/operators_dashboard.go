@@ -38,7 +38,6 @@ func (op *Operators) OperatorInvoice(ctx context.Context, o remit.Operator, merc
 		return m, remit.Invoice{}, err
 	}
 	inv, err := op.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
-	inv.Environment = m.Environment
 	return m, inv, err
 }
 
@@ -93,7 +92,6 @@ func (op *Operators) InvoiceAction(ctx context.Context, o remit.Operator, mercha
 			Message: "The invoice actions are void and pay-out-of-band."})
 	}
 	inv, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/invoices/"+invoiceID+"/"+action, key, run)
-	inv.Environment = m.Environment
 	return inv, err
 }
 
@@ -194,9 +192,6 @@ func (op *Operators) ListInvoices(ctx context.Context, o remit.Operator, merchan
 	if err != nil {
 		return m, remit.List[remit.Invoice]{}, err
 	}
-	for i := range items {
-		items[i].Environment = m.Environment
-	}
 	l, err := finishPage(ctx, op.core, scope, list, page, items, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
 	return m, l, err
 }
@@ -272,9 +267,6 @@ func (op *Operators) ListCustomers(ctx context.Context, o remit.Operator, mercha
 	items, err := op.DB.Read(ctx).ListCustomers(ctx, m.ID, f)
 	if err != nil {
 		return m, remit.List[remit.Customer]{}, err
-	}
-	for i := range items {
-		items[i].Environment = m.Environment
 	}
 	l, err := finishPage(ctx, op.core, scope, list, page, items, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
 	return m, l, err
@@ -361,7 +353,6 @@ func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, m
 			Message: "The subscription actions are cancel-at-period-end, cancel-now, pause and resume."})
 	}
 	sub, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/subscriptions/"+subscriptionID+"/"+action, key, run)
-	sub.Environment = m.Environment
 	return sub, err
 }
 
