@@ -56,7 +56,7 @@ func (ps *Payments) dunningAfterFailure(ctx context.Context, tx *store.Tx, m rem
 		// A retry already overdue (the clock jumped past it) is due at once: the scheduler and a
 		// clock advance run past-due jobs first.
 		inv.NextPaymentAttemptAt, inv.DunningStatus = &at, remit.DunningRetrying
-		return none, ps.Schedule(ctx, tx, m.ID, jobDunningRetry, at, dunningJob{InvoiceID: inv.InvoiceID, Retry: inv.DunningRetries})
+		return none, ps.Schedule(ctx, tx, scopeOf(m), jobDunningRetry, at, dunningJob{InvoiceID: inv.InvoiceID, Retry: inv.DunningRetries})
 	}
 	inv.NextPaymentAttemptAt, inv.DunningStatus = nil, remit.DunningExhausted
 	return func() error { return ps.finalAction(ctx, tx, m, inv, policy.FinalAction, now) }, nil

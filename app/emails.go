@@ -164,7 +164,7 @@ func (es *Emails) scheduleRenewalNotice(ctx context.Context, tx *store.Tx, m rem
 	if !ok {
 		return nil
 	}
-	return es.Schedule(ctx, tx, m.ID, jobRenewalNotice, at, renewalNoticeJob{SubscriptionID: sub.SubscriptionID, RenewsAt: sub.CurrentPeriodEnd})
+	return es.Schedule(ctx, tx, scopeOf(m), jobRenewalNotice, at, renewalNoticeJob{SubscriptionID: sub.SubscriptionID, RenewsAt: sub.CurrentPeriodEnd})
 }
 
 // runRenewalNotice records the renewal notice if the subscription will still renew then (active or

@@ -62,7 +62,7 @@ func (iv *Invoicing) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m rem
 		return remit.Invoice{}, err
 	}
 	if inv.AutoFinalizeAt != nil {
-		if err := iv.Schedule(ctx, tx, m.ID, jobAutoFinalize, *inv.AutoFinalizeAt, autoFinalizeJob{InvoiceID: inv.InvoiceID}); err != nil {
+		if err := iv.Schedule(ctx, tx, scopeOf(m), jobAutoFinalize, *inv.AutoFinalizeAt, autoFinalizeJob{InvoiceID: inv.InvoiceID}); err != nil {
 			return remit.Invoice{}, err
 		}
 	}

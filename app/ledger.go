@@ -125,12 +125,12 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 		}
 		job := grantJob{CustomerID: customerID, EntryID: e.EntryID}
 		if effective.After(now) {
-			if err := lg.Schedule(ctx, tx, m.ID, JobGrantEffective, effective, job); err != nil {
+			if err := lg.Schedule(ctx, tx, scopeOf(m), JobGrantEffective, effective, job); err != nil {
 				return err
 			}
 		}
 		if expires != nil {
-			if err := lg.Schedule(ctx, tx, m.ID, JobGrantExpire, *expires, job); err != nil {
+			if err := lg.Schedule(ctx, tx, scopeOf(m), JobGrantExpire, *expires, job); err != nil {
 				return err
 			}
 		}

@@ -22,7 +22,7 @@ type JobFunc func(ctx context.Context, tx *store.Tx, scope remit.Scope, job remi
 func (co *core) RegisterJob(kind string, fn JobFunc) { co.jobs[kind] = fn }
 
 // Schedule adds a job due at dueAt on the merchant account's clock, in the caller's transaction.
-func (co *core) Schedule(ctx context.Context, tx *store.Tx, merchantAccountID, kind string, dueAt time.Time, payload any) error {
+func (co *core) Schedule(ctx context.Context, tx *store.Tx, scope remit.Scope, kind string, dueAt time.Time, payload any) error {
 	if _, ok := co.jobs[kind]; !ok {
 		return remit.Internal(fmt.Errorf("app.Schedule: no job function for kind %q", kind))
 	}
@@ -30,13 +30,49 @@ func (co *core) Schedule(ctx context.Context, tx *store.Tx, merchantAccountID, k
 	if err != nil {
 		return remit.Internal(err)
 	}
-	return tx.InsertJob(ctx, remit.Job{ID: remit.NewID("job"), MerchantAccountID: merchantAccountID, Kind: kind, DueAt: dueAt, Payload: raw}, co.Clock.Now())
+	err = tx.InsertJob(ctx, remit.Job{ID: remit.NewID("job"), MerchantAccountID: scope.MerchantAccountID, Kind: kind, DueAt: dueAt, Payload: raw}, co.Clock.Now())
+	if err != nil || scope.Environment != remit.Sandbox {
+		return err
+	}
+	return co.dueAfterAdvance(ctx, tx, scope.MerchantAccountID, dueAt)
+}
+
+// dueAfterAdvance closes a race of the sandbox clock: a write that read the clock before an
+// advance committed, and commits after the advance ran what fell due, schedules a job the
+// advance never saw (an automatic finalization an hour after the old time, days ago by the new
+// one). The job's transaction reads the clock as it stands, under the row's share lock (an advance
+// waits for it, or it for the advance); when the job is due by it, the jobs due then run once the
+// transaction committed, before the write answers (a follow-up; the job runner's own batches look
+// again anyway). Production clocks never move.
+func (co *core) dueAfterAdvance(ctx context.Context, tx *store.Tx, merchantAccountID string, dueAt time.Time) error {
+	offset, err := tx.SandboxClockShared(ctx, merchantAccountID)
+	if err != nil {
+		return err
+	}
+	now := remit.MerchantNow(co.Clock, offset)
+	if dueAt.After(now) {
+		return nil
+	}
+	if _, owned := ctx.Value(followUpsKey{}).(*followUps); !owned || ctx.Value(jobRunnerKey{}) != nil {
+		// No owner to run it after the commit (the scheduler runs it within a second), or the job
+		// runner scheduled it: its batch claims it next, in the same transaction.
+		return nil
+	}
+	return co.after(ctx, func(ctx context.Context) (any, error) {
+		if _, err := co.RunDue(ctx, merchantAccountID, now); err != nil {
+			co.Log.Error("due jobs after a clock advance", "merchantAccountId", merchantAccountID, "err", err.Error())
+		}
+		return nil, nil
+	})
 }
 
 // Now is the merchant account's current time.
 func (co *core) Now(m remit.MerchantAccount) time.Time {
 	return remit.MerchantNow(co.Clock, m.ClockOffset)
 }
+
+// jobRunnerKey marks the context of the job runner's batches.
+type jobRunnerKey struct{}
 
 // jobBatch bounds the jobs one transaction of RunDue runs: fewer commits for a backlog (ten
 // thousand renewals at one clock advance), while no transaction grows without bound and other
@@ -70,7 +106,7 @@ func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.
 // resource's own first, shared ones last, then the commit) and never holds a shared row while it
 // locks the next job's. A batch that lost a deadlock anyway is run again whole (store.RetryTx).
 func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo time.Time) (int, bool, error) {
-	jobCtx, fu := withFollowUps(ctx)
+	jobCtx, fu := withFollowUps(context.WithValue(ctx, jobRunnerKey{}, true))
 	var ran int
 	var more bool
 	err := co.DB.RetryTx(jobCtx, func(ctx context.Context, tx *store.Tx) error {

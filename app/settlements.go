@@ -61,7 +61,7 @@ func (ps *Payments) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 			if !inserted {
 				continue // created by a concurrent request: read (and lock) it
 			}
-			if err := ps.Schedule(ctx, tx, m.ID, jobSettlementClose, s.PeriodEnd, settlementJob{SettlementID: s.SettlementID}); err != nil {
+			if err := ps.Schedule(ctx, tx, scopeOf(m), jobSettlementClose, s.PeriodEnd, settlementJob{SettlementID: s.SettlementID}); err != nil {
 				return s, err
 			}
 		}
@@ -109,7 +109,7 @@ func (ps *Payments) runSettlementClose(ctx context.Context, tx *store.Tx, scope 
 	if err := ps.Emit(ctx, tx, scope, at, remit.EventSettlementClosed, s.SettlementID, s); err != nil {
 		return err
 	}
-	return ps.Schedule(ctx, tx, scope.MerchantAccountID, jobSettlementPayout, at.Add(remit.PayoutDelayDays*settlementDay), p)
+	return ps.Schedule(ctx, tx, scope, jobSettlementPayout, at.Add(remit.PayoutDelayDays*settlementDay), p)
 }
 
 // runSettlementPayout pays a closed settlement out two days after it closed: a payout of its net
@@ -135,7 +135,7 @@ func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope
 	}
 	if !profile.PayoutsEnabled {
 		ps.Log.Warn("payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
-		return ps.Schedule(ctx, tx, m.ID, jobSettlementPayout, at.Add(settlementDay), p)
+		return ps.Schedule(ctx, tx, scopeOf(m), jobSettlementPayout, at.Add(settlementDay), p)
 	}
 	po := remit.Payout{Object: "payout", PayoutID: remit.NewID("po"), SettlementID: s.SettlementID, Amount: s.NetAmount,
 		Currency: s.Currency, Status: "paid", ArrivalDate: at, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: at}

@@ -157,7 +157,7 @@ func (qs *Quotes) periodDraft(ctx context.Context, tx *store.Tx, m remit.Merchan
 
 // scheduleRenewal schedules the renewal at the end of the subscription's current period.
 func (qs *Quotes) scheduleRenewal(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub remit.Subscription) error {
-	if err := qs.Schedule(ctx, tx, m.ID, jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
+	if err := qs.Schedule(ctx, tx, scopeOf(m), jobRenewSubscription, sub.CurrentPeriodEnd, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: sub.CurrentPeriodEnd}); err != nil {
 		return err
 	}
 	return qs.emails.scheduleRenewalNotice(ctx, tx, m, sub)

@@ -141,7 +141,7 @@ func (qs *Quotes) startSubscription(ctx context.Context, tx *store.Tx, m remit.M
 		if notice.Before(now) {
 			notice = now
 		}
-		if err := qs.Schedule(ctx, tx, m.ID, jobTrialEnding, notice, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: *sub.TrialEnd}); err != nil {
+		if err := qs.Schedule(ctx, tx, scopeOf(m), jobTrialEnding, notice, renewJob{SubscriptionID: sub.SubscriptionID, PeriodEnd: *sub.TrialEnd}); err != nil {
 			return remit.Subscription{}, err
 		}
 	}

@@ -104,7 +104,7 @@ func TestSandboxClockRunsDueJobs(t *testing.T) {
 		due := now.Add(30 * time.Minute)
 		var jobID string
 		if err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			if err := e.App.Schedule(ctx, tx, e.Tenant.Sandbox, "test.ping", due, map[string]any{"n": 1}); err != nil {
+			if err := e.App.Schedule(ctx, tx, sandboxScope(e.Tenant), "test.ping", due, map[string]any{"n": 1}); err != nil {
 				return err
 			}
 			return tx.QueryRow(ctx, `SELECT id FROM jobs WHERE merchant_account_id = $1 AND kind = 'test.ping'`, e.Tenant.Sandbox).Scan(&jobID)
@@ -179,10 +179,10 @@ func TestSandboxClockFailingJobIsRetriedLater(t *testing.T) {
 		})
 		start := clockNow(t, e)
 		if err := e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			if err := e.App.Schedule(ctx, tx, e.Tenant.Sandbox, "test.flaky", start.Add(time.Minute), nil); err != nil {
+			if err := e.App.Schedule(ctx, tx, sandboxScope(e.Tenant), "test.flaky", start.Add(time.Minute), nil); err != nil {
 				return err
 			}
-			return e.App.Schedule(ctx, tx, e.Tenant.Sandbox, "test.after", start.Add(90*time.Second), nil)
+			return e.App.Schedule(ctx, tx, sandboxScope(e.Tenant), "test.after", start.Add(90*time.Second), nil)
 		}); err != nil {
 			t.Fatal(err)
 		}

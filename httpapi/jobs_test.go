@@ -173,3 +173,33 @@ func mustJSON(t *testing.T, v any) []byte {
 // near reports whether got is want or up to ten seconds later: the merchant clock is real time
 // plus its offset, so it moved on a little since the advance.
 func near(got, want time.Time) bool { return !got.Before(want) && got.Sub(want) < 10*time.Second }
+
+// The soak's finding: a write that read the sandbox clock before an advance committed, and
+// commits after the advance ran what fell due, schedules a job the advance never saw (the first
+// invoice's automatic finalization, an hour after the old time: days ago by the new one). Once
+// both answered, no draft may be past its autoFinalizeAt. (On PostgreSQL about one race in six
+// left one before the fix.)
+func TestAcceptRacingClockAdvanceLeavesNothingDue(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newLifecycleKit(t, e)
+		for i := range 12 {
+			id := fmt.Sprintf("r%d", i)
+			k.customer(id, "")
+			q := e.Must(201, "POST", "/v1/quotes", quoteBody("subscription_creation", id, line("plan"))).Data()
+			var wg sync.WaitGroup
+			var accept *testkit.Response
+			wg.Add(2)
+			go func() { defer wg.Done(); e.Must(201, "POST", "/v1/test-helpers/clock/advance", map[string]any{"seconds": 259200}) }()
+			go func() { defer wg.Done(); accept = e.Do("POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{}) }()
+			wg.Wait()
+			if accept.Status != 200 {
+				t.Fatalf("accept: %d %s", accept.Status, accept.Body)
+			}
+			now := ts(t, e.Must(200, "GET", "/v1/test-helpers/clock", nil).Data()["now"])
+			inv := k.invoice(accept.Data()["invoiceId"].(string))
+			if inv["status"] == "draft" && ts(t, inv["autoFinalizeAt"]).Before(now) {
+				t.Fatalf("round %d: the draft %s is past its autoFinalizeAt %v (clock %v)", i, inv["invoiceId"], inv["autoFinalizeAt"], now)
+			}
+		}
+	})
+}

@@ -182,3 +182,16 @@ func (q Q) MerchantsWithDueJobs(ctx context.Context, now time.Time, limit int) (
 	}
 	return ids, wrapErr(rows.Err(), "store.MerchantsWithDueJobs")
 }
+
+// SandboxClockShared reads a sandbox merchant account's clock offset as it stands, holding the
+// row's share lock to the end of tx on PostgreSQL: a clock advance (which updates the row) then
+// waits for tx, or tx for it. On SQLite the one writer orders them already.
+func (tx *Tx) SandboxClockShared(ctx context.Context, merchantAccountID string) (time.Duration, error) {
+	lock := ""
+	if tx.d == Postgres {
+		lock = " FOR SHARE"
+	}
+	var us int64
+	err := tx.QueryRow(ctx, `SELECT clock_offset_us FROM merchant_accounts WHERE id = $1`+lock, merchantAccountID).Scan(&us)
+	return time.Duration(us) * time.Microsecond, wrapErr(err, "store.SandboxClockShared")
+}
