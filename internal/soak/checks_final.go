@@ -115,6 +115,7 @@ func (c *client) checkAllInvoices(ctx context.Context) {
 	if !ok {
 		return
 	}
+	applied := map[*Customer]int64{}
 	for _, ev := range events {
 		id := ev.Data.Object.InvoiceID
 		cu := c.d.m.customerByID(ev.Data.Object.CustomerID)
@@ -126,8 +127,32 @@ func (c *client) checkAllInvoices(ctx context.Context) {
 		if inv, ok := c.readInvoice(ctx, cu, m); ok {
 			c.checkInvoice(inv, m)
 			c.checkPayments(ctx, inv, m)
+			applied[cu] += inv.PrepaidApplied
 		}
 		cu.mu.Unlock()
+	}
+	c.checkApplications(ctx, applied)
+}
+
+// checkApplications: what each customer's ledger says it applied to invoices is what its
+// invoices say they took from the prepaid balance.
+func (c *client) checkApplications(ctx context.Context, applied map[*Customer]int64) {
+	for _, cu := range c.d.m.allCustomers() {
+		var bal remit.CustomerBalance
+		a := c.call(ctx, "GET", "/v1/customers/"+cu.ID+"/balance", nil, "")
+		if !c.want(a, "read a balance", one(200)) || !decode(a, &bal) {
+			continue
+		}
+		c.d.t.check("balance applied = invoices' prepaidApplied")
+		var ledger int64
+		for _, e := range bal.Entries {
+			if e.Type == "application" {
+				ledger -= e.Amount
+			}
+		}
+		if ledger != applied[cu] {
+			c.find(ClassOther, "applications differ from prepaidApplied", fmt.Sprintf("customer %s: the ledger's applications take %d, its invoices say prepaidApplied %d", cu.ID, ledger, applied[cu]))
+		}
 	}
 }
 
