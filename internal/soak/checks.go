@@ -93,13 +93,14 @@ func (c *client) stuckSub(sub remit.Subscription, s *Sub, due time.Time) {
 		sub.SubscriptionID, sub.Status, sub.CurrentPeriodEnd.Format(time.RFC3339), due.Format(time.RFC3339), s.Priced, s.Prorated, raw, strings.Join(defs, "\n    ")), s.history)
 }
 
-// checkDrafts reads every invoice the model does not know to be past draft: no draft is past its
-// autoFinalizeAt, and each invoice's figures add up.
+// checkDrafts reads every invoice the model does not know to be past draft (but the drafts that
+// wait for the merchant, having no autoFinalizeAt): no draft is past its autoFinalizeAt, and each
+// invoice's figures add up.
 func (c *client) checkDrafts(ctx context.Context, due time.Time) {
 	for _, cu := range c.d.m.allCustomers() {
 		cu.mu.Lock()
 		for _, m := range cu.invoices {
-			if m.Status != "" && m.Status != "draft" {
+			if (m.Status != "" && m.Status != "draft") || m.Manual {
 				continue
 			}
 			inv, ok := c.readInvoice(ctx, cu, m)

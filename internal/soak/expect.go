@@ -109,7 +109,11 @@ func (c *client) want(a Answer, what string, statuses []int, history ...*ring) b
 	if a.Status == 422 && pricedLineRefused(e) {
 		class = ClassTieredProration
 	}
-	key := fmt.Sprintf("unexpected %d %s on %s (%s)", a.Status, e.Error.Code, what, strings.Join(append(e.fields(), e.reason()), ", "))
+	why := e.fields()
+	if r := e.reason(); r != "" {
+		why = append(why, r)
+	}
+	key := fmt.Sprintf("unexpected %d %s on %s (%s)", a.Status, e.Error.Code, what, strings.Join(why, ", "))
 	c.find(class, key, fmt.Sprintf("%s: the model expected %v, the server answered %d %s", what, statuses, a.Status, shorten(a.Body, 600)), history...)
 	return false
 }

@@ -63,6 +63,7 @@ type Sub struct {
 type Inv struct {
 	ID, Customer, Sub string
 	Status            string // as last read
+	Manual            bool   // a draft without autoFinalizeAt: it waits for the merchant
 	history           *ring
 }
 

@@ -86,6 +86,7 @@ func (c *client) noteInvoice(cu *Customer, inv remit.Invoice, sub string) *Inv {
 	}
 	m := c.d.m.invoice(cu, inv.InvoiceID, sub)
 	m.Status = string(inv.Status)
+	m.Manual = inv.Status == remit.InvoiceDraft && inv.AutoFinalizeAt == nil
 	return m
 }
 
