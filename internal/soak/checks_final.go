@@ -127,6 +127,7 @@ func (c *client) checkAllInvoices(ctx context.Context) {
 		if inv, ok := c.readInvoice(ctx, cu, m); ok {
 			c.checkInvoice(inv, m)
 			c.checkPayments(ctx, inv, m)
+			c.checkUsageBilled(cu, inv, m)
 			applied[cu] += inv.PrepaidApplied
 		}
 		cu.mu.Unlock()
@@ -220,4 +221,53 @@ func (c *client) checkUsage(ctx context.Context) {
 		}
 		cu.mu.Unlock()
 	}
+}
+
+// checkUsageBilled: each usage line of a finalized invoice billed exactly the usage the model
+// recorded in the line's period before the finalization and had not voided by then (voids after
+// it are corrections, not a new quantity). Every usage price of the soak bills its usage as the
+// quantity (no packages). A line whose period holds an event recorded or voided under a clock
+// advance is left out, and so are the customers one of whose usage requests got no answer.
+func (c *client) checkUsageBilled(cu *Customer, inv remit.Invoice, m *Inv) {
+	if inv.FinalizedAt == nil || cu.usageLost {
+		return
+	}
+	fin := *inv.FinalizedAt
+	for _, l := range inv.Lines {
+		from, to := l.PeriodStart, l.PeriodEnd
+		if from == nil || to == nil {
+			from, to = inv.PeriodStart, inv.PeriodEnd
+		}
+		if l.LineType != "usage" || l.MeterID == nil || *l.MeterID != "soak_calls" || from == nil || to == nil {
+			continue
+		}
+		want, sure := usageAt(cu.usage, *from, *to, fin)
+		if !sure {
+			continue
+		}
+		c.d.t.check("usage billed")
+		if l.Quantity != want {
+			c.find(ClassOther, "usage billed differs from usage recorded", fmt.Sprintf("invoice %s (finalized %s) line %s bills %d of usage in [%s, %s); the model recorded %d live before the finalization",
+				inv.InvoiceID, fin.Format(time.RFC3339Nano), l.InvoiceLineID, l.Quantity, from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano), want), m.history)
+		}
+	}
+}
+
+// usageAt answers the usage of events in [from, to) recorded before fin and not voided by then,
+// and whether the model is sure of it.
+func usageAt(events []*Usage, from, to, fin time.Time) (int64, bool) {
+	var sum int64
+	near := func(t time.Time) bool { return !t.IsZero() && t.Sub(fin).Abs() < time.Millisecond }
+	for _, u := range events {
+		if u.At.Before(from) || !u.At.Before(to) {
+			continue
+		}
+		if u.Unsure || near(u.Recorded) || near(u.VoidedAt) {
+			return 0, false
+		}
+		if u.Recorded.Before(fin) && (!u.Voided || u.VoidedAt.After(fin)) {
+			sum += u.Body["quantity"].(int64)
+		}
+	}
+	return sum, true
 }

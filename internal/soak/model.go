@@ -46,6 +46,7 @@ type Customer struct {
 	subs       []*Sub
 	invoices   []*Inv
 	usage      []*Usage
+	usageLost  bool // a usage request had no answer or a 5xx: whether it counted is unknown
 }
 
 // Sub is a subscription the model made through a quote.
@@ -67,11 +68,17 @@ type Inv struct {
 	history           *ring
 }
 
-// Usage is a usage event the model sent.
+// Usage is a usage event the model sent, with what the server answered of it.
 type Usage struct {
-	ID     string
-	Body   map[string]any
-	Voided bool
+	ID       string
+	Body     map[string]any
+	Voided   bool
+	At       time.Time // its timestamp
+	Recorded time.Time // its createdAt (merchant clock)
+	VoidedAt time.Time
+	// Unsure: recorded or voided while a clock advance ran, whose auto-finalizations may have
+	// read the usage before or after it; the invoices of its period are not checked against it.
+	Unsure bool
 }
 
 func newModel() *Model {

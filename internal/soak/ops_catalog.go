@@ -225,8 +225,13 @@ func opUsage(ctx context.Context, c *client) bool {
 	if c.chance(0.3) {
 		u.Body["timestamp"] = c.clockNow().Add(-time.Duration(c.between(60, 3*86400)) * time.Second).Format(time.RFC3339Nano)
 	}
-	if c.want(c.call(ctx, "POST", "/v1/usage-events", u.Body, ""), "record usage", one(201)) {
+	a := c.call(ctx, "POST", "/v1/usage-events", u.Body, "")
+	var ev remit.UsageEvent
+	if c.want(a, "record usage", one(201)) && decode(a, &ev) {
+		u.At, u.Recorded, u.Unsure = ev.Timestamp, ev.CreatedAt, c.overlapped()
 		cu.usage = append(cu.usage, u)
+	} else if a.Status == 0 || a.Status >= 500 {
+		cu.usageLost = true
 	}
 	return true
 }
@@ -280,8 +285,12 @@ func opUsageVoid(ctx context.Context, c *client) bool {
 	a := c.call(ctx, "POST", "/v1/usage-events/"+u.ID+"/void", map[string]any{}, c.key())
 	// A void credits finalized invoices; a charge in flight (a dunning retry of an overlapping
 	// advance) refuses it with 409 payment_in_progress.
-	if c.wantState(a, "void a usage event", want) && a.Status == 200 {
-		u.Voided = true
+	var ev remit.UsageEvent
+	if c.wantState(a, "void a usage event", want) && a.Status == 200 && decode(a, &ev) && ev.VoidedAt != nil {
+		u.Voided, u.VoidedAt = true, *ev.VoidedAt
+		u.Unsure = u.Unsure || c.overlapped()
+	} else if a.Status == 0 || a.Status >= 500 {
+		cu.usageLost = true
 	}
 	return true
 }
