@@ -3,6 +3,7 @@ package soak
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -58,14 +59,14 @@ func (d *driver) setup(ctx context.Context, c *client) bool {
 	if !c.want(a, "create the meter", one(201)) {
 		return false
 	}
-	for _, p := range baseCatalog() {
+	for _, p := range baseCatalog(d.ref) {
 		if !c.createPrice(ctx, p) {
 			return false
 		}
 	}
 	for _, cp := range []map[string]any{
-		{"couponId": "soak_pct10", "name": "10% off", "percentOff": 10},
-		{"couponId": "soak_off500", "name": "5 off", "amountOff": 500, "currency": "USD"},
+		{"couponId": d.ref("soak_pct10"), "name": "10% off", "percentOff": 10},
+		{"couponId": d.ref("soak_off500"), "name": "5 off", "amountOff": 500, "currency": "USD"},
 	} {
 		if !c.want(c.call(ctx, "POST", "/v1/coupons", cp, ""), "create a coupon", one(201)) {
 			return false
@@ -80,23 +81,24 @@ func (d *driver) setup(ctx context.Context, c *client) bool {
 }
 
 // baseCatalog is the catalog every run starts with: one-time, fixed, tiered (graduated and
-// volume), package and metered prices on a monthly and a yearly interval.
-func baseCatalog() []map[string]any {
+// volume), package and metered prices on a monthly and a yearly interval; ref names each price
+// for the run.
+func baseCatalog(ref func(string) string) []map[string]any {
 	graduated := []any{map[string]any{"upTo": 5, "unitAmount": 1000}, map[string]any{"upTo": nil, "unitAmount": 700, "flatAmount": 500}}
 	volume := []any{map[string]any{"upTo": 10, "unitAmount": 900}, map[string]any{"upTo": nil, "unitAmount": 600, "flatAmount": 1000}}
 	return []map[string]any{
-		priceBody("one_setup", "fixed_one_time", "", map[string]any{"unitAmount": 2500}),
-		priceBody("one_pack", "fixed_one_time", "", map[string]any{"unitAmount": 990}),
-		priceBody("m_basic", "fixed_recurring", "month", map[string]any{"unitAmount": 4900}),
-		priceBody("m_pro", "fixed_recurring", "month", map[string]any{"unitAmount": 12900}),
-		priceBody("m_grad", "fixed_recurring", "month", map[string]any{"tiersMode": "graduated", "tiers": graduated}),
-		priceBody("m_vol", "fixed_recurring", "month", map[string]any{"tiersMode": "volume", "tiers": volume}),
-		priceBody("m_pkg", "fixed_recurring", "month", map[string]any{"unitAmount": 2000, "transformQuantity": map[string]any{"divideBy": 5, "round": "up"}}),
-		priceBody("m_calls", "usage_metered", "month", map[string]any{"unitAmount": 2, "meterId": "soak_calls"}),
-		priceBody("m_calls_grad", "usage_metered", "month", map[string]any{"meterId": "soak_calls", "tiersMode": "graduated", "tiers": graduated}),
-		priceBody("y_basic", "fixed_recurring", "year", map[string]any{"unitAmount": 49000}),
-		priceBody("y_grad", "fixed_recurring", "year", map[string]any{"tiersMode": "graduated", "tiers": graduated}),
-		priceBody("y_calls", "usage_metered", "year", map[string]any{"unitAmount": 1, "meterId": "soak_calls"}),
+		priceBody(ref("one_setup"), "fixed_one_time", "", map[string]any{"unitAmount": 2500}),
+		priceBody(ref("one_pack"), "fixed_one_time", "", map[string]any{"unitAmount": 990}),
+		priceBody(ref("m_basic"), "fixed_recurring", "month", map[string]any{"unitAmount": 4900}),
+		priceBody(ref("m_pro"), "fixed_recurring", "month", map[string]any{"unitAmount": 12900}),
+		priceBody(ref("m_grad"), "fixed_recurring", "month", map[string]any{"tiersMode": "graduated", "tiers": graduated}),
+		priceBody(ref("m_vol"), "fixed_recurring", "month", map[string]any{"tiersMode": "volume", "tiers": volume}),
+		priceBody(ref("m_pkg"), "fixed_recurring", "month", map[string]any{"unitAmount": 2000, "transformQuantity": map[string]any{"divideBy": 5, "round": "up"}}),
+		priceBody(ref("m_calls"), "usage_metered", "month", map[string]any{"unitAmount": 2, "meterId": "soak_calls"}),
+		priceBody(ref("m_calls_grad"), "usage_metered", "month", map[string]any{"meterId": "soak_calls", "tiersMode": "graduated", "tiers": graduated}),
+		priceBody(ref("y_basic"), "fixed_recurring", "year", map[string]any{"unitAmount": 49000}),
+		priceBody(ref("y_grad"), "fixed_recurring", "year", map[string]any{"tiersMode": "graduated", "tiers": graduated}),
+		priceBody(ref("y_calls"), "usage_metered", "year", map[string]any{"unitAmount": 1, "meterId": "soak_calls"}),
 	}
 }
 
@@ -123,6 +125,10 @@ func (c *client) createPrice(ctx context.Context, body map[string]any) bool {
 	c.d.m.addPrice(&Price{ID: body["priceId"].(string), Type: body["priceType"].(string), Interval: interval, Priced: tiered || pkg, Body: string(raw)})
 	return true
 }
+
+// ref names a resource of the run's fixed catalog: the seed keeps runs against one merchant
+// account (cmd/remit-soak) apart.
+func (d *driver) ref(name string) string { return fmt.Sprintf("%s.%d", name, d.cfg.Seed) }
 
 // clockNow is the merchant clock as the model knows it.
 func (c *client) clockNow() time.Time { return c.d.m.Now() }

@@ -45,12 +45,12 @@ func opInvoice(ctx context.Context, c *client) bool {
 	body := map[string]any{"customerId": cu.ID, "billingAccountId": cu.BA, "currency": "USD", "lines": lines}
 	if c.chance(0.1) {
 		now := c.clockNow()
-		body["lines"] = append(lines, map[string]any{"priceId": "m_calls"})
+		body["lines"] = append(lines, map[string]any{"priceId": c.d.ref("m_calls")})
 		body["periodStart"] = now.Add(-72 * time.Hour).Format(time.RFC3339)
 		body["periodEnd"] = now.Add(-24 * time.Hour).Format(time.RFC3339)
 	}
 	if c.chance(0.15) {
-		body["couponIds"] = []string{"soak_pct10"}
+		body["couponIds"] = []string{c.d.ref("soak_pct10")}
 	}
 	a := c.call(ctx, "POST", "/v1/invoices", body, c.key())
 	var inv remit.Invoice

@@ -85,7 +85,7 @@ func opSubscribe(ctx context.Context, c *client) bool {
 	body := map[string]any{"quoteId": c.name("q"), "orderType": "subscription_creation", "customerId": cu.ID,
 		"billingAccountId": cu.BA, "currency": "USD", "lines": lines}
 	if c.chance(0.2) {
-		body["couponIds"] = []string{[]string{"soak_pct10", "soak_off500"}[c.rng.IntN(2)]}
+		body["couponIds"] = []string{c.d.ref([]string{"soak_pct10", "soak_off500"}[c.rng.IntN(2)])}
 	}
 	s := &Sub{Customer: cu.ID, Interval: interval, Priced: c.pricedIn(lines)}
 	qt, ok := c.quoteAccepted(ctx, body, "subscription_creation")

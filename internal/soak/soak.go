@@ -205,15 +205,35 @@ func (c *client) key() string {
 }
 
 // name answers a new ID with prefix p, unique in the run.
-func (c *client) name(p string) string { c.seq++; return fmt.Sprintf("%s-%d-%d", p, c.id, c.seq) }
+func (c *client) name(p string) string {
+	c.seq++
+	return fmt.Sprintf("%s-%d-%d-%d", p, c.d.cfg.Seed, c.id, c.seq)
+}
 
-// call sends one request, records it, and records every 5xx (and a lost answer) as a finding.
+// call sends one request, records it, and records every 5xx (and a lost answer) as a finding. A
+// 429 (the server's rate limit) is sent again after its Retry-After, as a careful client does.
 // touched are the histories of the resources the request concerns.
 func (c *client) call(ctx context.Context, method, path string, body any, key string, touched ...*ring) Answer {
 	var raw []byte
 	if body != nil {
 		raw, _ = json.Marshal(body)
 	}
+	for range 30 {
+		a := c.send(ctx, method, path, raw, key, touched)
+		if a.Status != 429 || ctx.Err() != nil {
+			return a
+		}
+		wait := min(max(a.RetryAfter, 100*time.Millisecond), 10*time.Second)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
+	}
+	return c.send(ctx, method, path, raw, key, touched)
+}
+
+// send sends one request once and records it.
+func (c *client) send(ctx context.Context, method, path string, raw []byte, key string, touched []*ring) Answer {
 	start := time.Now()
 	ans, err := c.d.cfg.Transport.Send(ctx, method, path, raw, key)
 	x := Exchange{At: start, Client: c.id, Op: c.op, Method: method, Path: path, Body: shorten(raw, 400),

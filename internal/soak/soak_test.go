@@ -16,7 +16,7 @@ import (
 )
 
 // TestSoak runs the randomized soak against a real server on each store (SQLite; PostgreSQL when
-// REMIT_TEST_POSTGRES_URL is set). The short form runs 55 s of operations per store; the
+// REMIT_TEST_POSTGRES_URL is set). The short form runs 45 s of operations per store; the
 // environment selects the long form (docs/reliability.md, "The randomized soak"):
 // REMIT_SOAK_DURATION (e.g. 10m), REMIT_SOAK_SEED, REMIT_SOAK_CLIENTS, REMIT_SOAK_CUSTOMERS,
 // REMIT_SOAK_OPS.
@@ -42,7 +42,7 @@ func TestSoak(t *testing.T) {
 
 // configFromEnv reads the long form's settings; without them the short form.
 func configFromEnv(t *testing.T) soak.Config {
-	cfg := soak.Config{Seed: time.Now().UnixNano() % 1_000_000, Clients: 4, Duration: 55 * time.Second, Customers: 20}
+	cfg := soak.Config{Seed: time.Now().UnixNano() % 1_000_000, Clients: 4, Duration: 45 * time.Second, Customers: 20}
 	num := func(name string) int64 {
 		v := os.Getenv(name)
 		if v == "" {

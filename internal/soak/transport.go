@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,6 +18,8 @@ type Answer struct {
 	Body      []byte
 	RequestID string
 	Replayed  bool // Idempotent-Replayed: true
+	// RetryAfter is the Retry-After header of a 429 (0 when absent).
+	RetryAfter time.Duration
 }
 
 // Transport sends one request to a Remit server. path is a /v1 path without the scope parameters
@@ -82,8 +85,12 @@ func (h *HTTPTransport) Send(ctx context.Context, method, path string, body []by
 	if h.Observe != nil {
 		h.Observe(req, body, res.StatusCode, res.Header, b)
 	}
-	return Answer{Status: res.StatusCode, Body: b, RequestID: res.Header.Get("Request-Id"),
-		Replayed: res.Header.Get("Idempotent-Replayed") == "true"}, nil
+	a := Answer{Status: res.StatusCode, Body: b, RequestID: res.Header.Get("Request-Id"),
+		Replayed: res.Header.Get("Idempotent-Replayed") == "true"}
+	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
+		a.RetryAfter = time.Duration(s) * time.Second
+	}
+	return a, nil
 }
 
 // Exchange is one request and its answer, as a finding shows it.
