@@ -99,6 +99,7 @@ type logLine struct {
 	Msg       string `json:"msg"`
 	RequestID string `json:"requestId"`
 	Err       string `json:"err"`
+	Retries   *bool  `json:"retries"` // a failed job's attempt that will be tried again
 }
 
 // explain answers what the server logged about a failed request.
@@ -116,12 +117,14 @@ func explain(logs, requestID string) string {
 }
 
 // serverErrors answers the server's error lines but those of failed requests (each 5xx is a
-// finding of its own): failed jobs and follow-ups among them.
+// finding of its own) and the failed attempts of jobs that will be tried again (a server that
+// retries failed jobs logs "retries": true; their last attempt is logged with false): failed jobs
+// and follow-ups among them.
 func serverErrors(logs string) []string {
 	var out []string
 	for _, l := range strings.Split(logs, "\n") {
 		var ll logLine
-		if json.Unmarshal([]byte(l), &ll) != nil || ll.Level != "ERROR" || ll.Msg == "request failed" {
+		if json.Unmarshal([]byte(l), &ll) != nil || ll.Level != "ERROR" || ll.Msg == "request failed" || (ll.Retries != nil && *ll.Retries) {
 			continue
 		}
 		out = append(out, ll.Msg+": "+ll.Err)
