@@ -110,7 +110,7 @@ func (c *client) checkDrafts(ctx context.Context, due time.Time) {
 			c.checkInvoice(inv, m)
 			c.d.t.check("draft finalized in time")
 			if inv.Status == remit.InvoiceDraft && inv.AutoFinalizeAt != nil && inv.AutoFinalizeAt.Before(due) {
-				c.find(ClassOther, "draft past its autoFinalizeAt", fmt.Sprintf("invoice %s is a draft whose autoFinalizeAt %s is before %s (the clock less the grace); a failed invoice.auto_finalize job (see the server log findings) leaves its draft so",
+				c.find(ClassOther, "draft past its autoFinalizeAt", fmt.Sprintf("invoice %s is a draft whose autoFinalizeAt %s is before %s (the clock less the grace): its invoice.auto_finalize job did not run, or failed (GET /v1/jobs?status=failed and the server log findings say which)",
 					m.ID, inv.AutoFinalizeAt.Format(time.RFC3339), due.Format(time.RFC3339)), m.history)
 			}
 		}
