@@ -429,6 +429,13 @@ func (e *Env) Do(method, path string, body any, opts ...Opt) *Response {
 	return r
 }
 
+// CheckContract checks an answer to req (sent with reqBody) against api/openapi.yaml, as Do checks
+// every answer, for callers that send their own requests: the soak driver (internal/soak), whose
+// hundreds of thousands of answers Do would keep for the secrets check. A mismatch fails the test.
+func (e *Env) CheckContract(req *http.Request, reqBody []byte, status int, header http.Header, body []byte) {
+	e.checker.check(e.T, req, reqBody, &Response{Status: status, Header: header, Body: body})
+}
+
 // Must sends a request and fails the test unless the status is want.
 func (e *Env) Must(want int, method, path string, body any, opts ...Opt) *Response {
 	e.T.Helper()
