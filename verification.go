@@ -5,6 +5,17 @@ import (
 	"time"
 )
 
+// The money checks' rules (docs/verification.md): pure functions over facts the store reads in
+// pages, each returning what is wrong with one record in words a finance person reads (nil: the
+// record is consistent). The facts hold exactly what Remit's own writes keep in step, so every
+// rule holds on every state the engine produces, and altering a stored amount or status by hand
+// breaks one.
+//
+// Each family of checks has its rules in a file of its own: verification_balances.go,
+// verification_invoices.go (and the invoice_lines check), verification_receipts.go,
+// verification_credit_notes.go, verification_tax.go, verification_settlements.go,
+// verification_numbers.go, verification_processor.go and verification_due.go.
+
 // Verification is the result of the money checks over one merchant account (GET
 // /v1/verification, `remit verify`): every check, its violations, and whether all passed.
 // docs/verification.md says what each check means and what to do about a violation.

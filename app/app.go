@@ -227,12 +227,13 @@ func (co *core) TaxTable() *tax.Table {
 var defaultTax = tax.Default()
 
 // Emit appends an event of type typ (a constant of the catalog, remit.EventTypes) to the outbox
-// in the transaction tx. obj is the resource after the change; it is delivered as data.object.
+// in the transaction tx. obj is the resource after the change; it is delivered as data.object,
+// with the scope's environment (remit.StampEnvironment).
 func (co *core) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {
 	if !remit.KnownEventType(string(typ)) {
 		return remit.Internal(fmt.Errorf("app.Emit: event type %q is not in remit.EventTypes (add it there and to docs/events.md)", typ))
 	}
-	data, err := json.Marshal(map[string]any{"object": obj})
+	data, err := json.Marshal(map[string]any{"object": remit.StampEnvironment(obj, scope.Environment)})
 	if err != nil {
 		return remit.Internal(err)
 	}

@@ -44,7 +44,6 @@ func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceI
 	if err != nil {
 		return p, err
 	}
-	p.Environment = m.Environment
 	return p, nil
 }
 
@@ -74,6 +73,5 @@ func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, coupo
 	if err != nil {
 		return c, err
 	}
-	c.Environment = m.Environment
 	return c, nil
 }

@@ -143,7 +143,6 @@ func (cns *CreditNotes) settleByCredit(ctx context.Context, tx *store.Tx, m remi
 	if !settled {
 		return nil
 	}
-	inv.Environment = m.Environment
 	if err := cns.subscriptionPaymentOutcome(ctx, tx, m, inv, true, now); err != nil {
 		return err
 	}
@@ -165,6 +164,5 @@ func nonZeroTax(lines []remit.TaxTransactionLine) []remit.TaxTransactionLine {
 // Errors: not_found.
 func (cns *CreditNotes) GetCreditNote(ctx context.Context, m remit.MerchantAccount, id string) (remit.CreditNote, error) {
 	c, err := cns.DB.Read(ctx).GetCreditNote(ctx, m.ID, id)
-	c.Environment = m.Environment
 	return c, err
 }

@@ -32,7 +32,6 @@ func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, 
 // Errors: not_found.
 func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.Customer, error) {
 	c, err := ca.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID)
-	c.Environment = m.Environment
 	return c, err
 }
 
@@ -67,7 +66,6 @@ func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAcc
 // Errors: not_found.
 func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string) (remit.BillingAccount, error) {
 	b, err := ca.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
-	b.Environment = m.Environment
 	return b, err
 }
 
@@ -77,7 +75,6 @@ func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccoun
 // Errors: not_found.
 func (ca *Catalog) GetPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error) {
 	pm, err := ca.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
-	pm.Environment = m.Environment
 	return pm, err
 }
 

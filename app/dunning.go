@@ -87,7 +87,7 @@ func (ps *Payments) cancelForDunning(ctx context.Context, tx *store.Tx, m remit.
 	if err != nil || !sub.Status.Allows(remit.ActionCancel) {
 		return err
 	}
-	sub.Status, sub.CanceledAt, sub.CancelAt, sub.UpdatedAt, sub.Environment = remit.SubscriptionCanceled, &now, nil, now, m.Environment
+	sub.Status, sub.CanceledAt, sub.CancelAt, sub.UpdatedAt = remit.SubscriptionCanceled, &now, nil, now
 	sub.PendingItems, sub.PendingCouponIDs, sub.PendingQuoteID = nil, nil, nil
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
@@ -104,7 +104,6 @@ func (ps *Payments) runDunningRetry(ctx context.Context, tx *store.Tx, scope rem
 	if !found || !inv.Status.Allows(remit.ActionDun) || inv.DunningStatus != remit.DunningRetrying || inv.DunningRetries != p.Retry {
 		return err
 	}
-	inv.Environment = m.Environment
 	inv.DunningRetries++
 	inv.NextPaymentAttemptAt = nil
 	return ps.retryCharge(ctx, tx, m, &inv, remit.SourceDunning, micro(at))
@@ -140,7 +139,6 @@ func (ps *Payments) retryOpenInvoices(ctx context.Context, tx *store.Tx, m remit
 		if !inv.Status.Allows(remit.ActionDun) || inv.AmountRemaining <= 0 {
 			continue
 		}
-		inv.Environment = m.Environment
 		if err := ps.retryCharge(ctx, tx, m, &inv, remit.SourceDunning, now); err != nil {
 			return err
 		}

@@ -327,7 +327,6 @@ func (iv *Invoicing) taxTransactionFor(ctx context.Context, tx *store.Tx, m remi
 // Errors: not_found.
 func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
 	inv, err := iv.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
-	inv.Environment = m.Environment
 	return inv, err
 }
 
@@ -344,7 +343,6 @@ func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount
 		}
 		return iv.reviseDraft(ctx, tx, m, inv, micro(iv.Now(m)))
 	})
-	inv.Environment = m.Environment
 	return inv, err
 }
 
@@ -385,7 +383,6 @@ func (iv *Invoicing) FinalizeInvoice(ctx context.Context, m remit.MerchantAccoun
 		// A collection attempt was opened: the answer is the invoice as its charge left it.
 		return inv, iv.payments.answerAttempt(ctx, m, inv, remit.SourceFinalize)
 	})
-	inv.Environment = m.Environment
 	return inv, err
 }
 
@@ -415,7 +412,6 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 // place. A coupon that no longer applies to the draft is left out, as before a refresh.
 func (iv *Invoicing) loadFinalization(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, invoiceID string, finalizedByRef *string, now time.Time) (remit.FinalizationInput, error) {
 	inv, err := tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
-	inv.Environment = m.Environment
 	in := remit.FinalizationInput{Draft: inv, FinalizedByRef: finalizedByRef, Now: now}
 	if err != nil {
 		return in, err
@@ -596,7 +592,6 @@ func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, i
 		}
 		return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventInvoiceVoided, inv.InvoiceID, *inv)
 	})
-	inv.Environment = m.Environment
 	return inv, err
 }
 

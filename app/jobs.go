@@ -38,9 +38,6 @@ func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.
 	if err != nil {
 		return remit.List[remit.Job]{}, err
 	}
-	for i := range items {
-		items[i].Environment = m.Environment
-	}
 	return finishPage(ctx, js.core, scope, "jobs", page, items, func(j remit.Job) (time.Time, string) { return j.CreatedAt, j.ID })
 }
 
@@ -49,7 +46,6 @@ func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.
 // Errors: not_found.
 func (js *Jobs) GetJob(ctx context.Context, m remit.MerchantAccount, jobID string) (remit.Job, error) {
 	j, err := js.DB.Read(ctx).GetJob(ctx, m.ID, jobID, store.Unlocked)
-	j.Environment = m.Environment
 	return j, err
 }
 
@@ -62,7 +58,6 @@ func (js *Jobs) RetryJob(ctx context.Context, m remit.MerchantAccount, jobID str
 	return change(ctx, js.DB, func(ctx context.Context, tx *store.Tx) (remit.Job, error) {
 		return tx.GetJob(ctx, m.ID, jobID, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, j *remit.Job) error {
-		j.Environment = m.Environment
 		if err := remit.JobStates.Check(j.ID, j.Status, remit.ActionRetry); err != nil {
 			return err
 		}

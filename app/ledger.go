@@ -257,9 +257,6 @@ func (lg *Ledger) GetCustomerBalance(ctx context.Context, m remit.MerchantAccoun
 	if err != nil {
 		return remit.CustomerBalance{}, err
 	}
-	for i := range entries {
-		entries[i].Environment = m.Environment
-	}
 	return remit.CustomerBalance{
 		Object: "customer_balance", CustomerID: customerID, Balances: remit.Balances(entries, lg.Now(m)), Entries: entries,
 		Environment: m.Environment, MerchantAccountID: m.ID,
@@ -297,9 +294,6 @@ func (lg *Ledger) ListBalanceEntries(ctx context.Context, m remit.MerchantAccoun
 	if err != nil {
 		return remit.List[remit.BalanceEntry]{}, err
 	}
-	for i := range items {
-		items[i].Environment = m.Environment
-	}
 	// The keyset is the ledger's order: creation time, then append order (seq), not entryId.
 	return finishPage(ctx, lg.core, scope, list, page, items, func(e remit.BalanceEntry) (time.Time, string) { return e.CreatedAt, e.Seq })
 }
@@ -315,9 +309,6 @@ func (lg *Ledger) ListBalanceEntries(ctx context.Context, m remit.MerchantAccoun
 // currency, before any ApplyBalance, keeps lock order the same for every caller (no deadlocks).
 func (lg *Ledger) AvailableGrants(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID, currency string, at time.Time) ([]remit.BalanceEntry, error) {
 	lots, err := tx.LockSpendableLots(ctx, scope.MerchantAccountID, customerID, currency, at)
-	for i := range lots {
-		lots[i].Environment = scope.Environment
-	}
 	return lots, err
 }
 
@@ -408,7 +399,6 @@ func grantOfJob(ctx context.Context, tx *store.Tx, scope remit.Scope, job remit.
 	if err != nil {
 		return lot, false, err
 	}
-	lot.Environment = scope.Environment
 	return lot, lot.Type == remit.EntryGrant, nil
 }
 

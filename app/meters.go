@@ -92,7 +92,6 @@ func (us *Usage) CreateMeter(ctx context.Context, m remit.MerchantAccount, in re
 // Errors: not_found.
 func (us *Usage) GetMeter(ctx context.Context, m remit.MerchantAccount, meterID string) (remit.Meter, error) {
 	meter, err := us.DB.Read(ctx).GetMeter(ctx, m.ID, meterID, store.Unlocked, false)
-	meter.Environment = m.Environment
 	return meter, err
 }
 
@@ -112,9 +111,6 @@ func (us *Usage) ListMeters(ctx context.Context, m remit.MerchantAccount, limit,
 	items, err := us.DB.Read(ctx).ListMeters(ctx, m.ID, afterCreated, page.AfterID, page.Limit+1)
 	if err != nil {
 		return remit.List[remit.Meter]{}, err
-	}
-	for i := range items {
-		items[i].Environment = m.Environment
 	}
 	return finishPage(ctx, us.core, scope, "meters", page, items, func(x remit.Meter) (time.Time, string) { return x.CreatedAt, x.MeterID })
 }

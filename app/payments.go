@@ -72,7 +72,6 @@ func (ps *Payments) answerAttempt(ctx context.Context, m remit.MerchantAccount, 
 		if err != nil {
 			return nil, err
 		}
-		inv.Environment = m.Environment
 		p, err := q.GetPayment(ctx, m.ID, paymentID, store.Unlocked)
 		if err != nil {
 			return nil, err
@@ -103,7 +102,6 @@ func (ps *Payments) payInvoice(ctx context.Context, m remit.MerchantAccount, inv
 		if err != nil {
 			return inv, err
 		}
-		inv.Environment = m.Environment
 		if err := remit.InvoiceStates.Check(inv.InvoiceID, inv.Status, remit.ActionPay); err != nil {
 			return inv, err
 		}
@@ -132,7 +130,6 @@ func (ps *Payments) payInvoice(ctx context.Context, m remit.MerchantAccount, inv
 		}
 		return inv, ps.answerAttempt(ctx, m, inv, source)
 	})
-	inv.Environment = m.Environment
 	return inv, err
 }
 
@@ -211,7 +208,7 @@ func (ps *Payments) nextAttempt(ctx context.Context, tx *store.Tx, m remit.Merch
 			CustomerID: inv.CustomerID, Currency: inv.Currency, Status: remit.IntentRequiresPaymentMethod,
 			MerchantAccountID: m.ID, CreatedAt: now}
 	}
-	pi.Amount, pi.UpdatedAt, pi.Environment = inv.AmountRemaining, now, m.Environment
+	pi.Amount, pi.UpdatedAt = inv.AmountRemaining, now
 	n, err := tx.LastPaymentAttempt(ctx, m.ID, inv.InvoiceID)
 	return pi, n + 1, err
 }
@@ -287,15 +284,12 @@ func (ps *Payments) recordOutcome(ctx context.Context, m remit.MerchantAccount, 
 		if err != nil {
 			return inv, err
 		}
-		inv.Environment = m.Environment
 		cur, err := tx.GetPayment(ctx, m.ID, p.PaymentID, store.Locked)
 		if err != nil || !cur.Status.Open() {
 			return inv, err
 		}
-		cur.Environment = m.Environment
 		return inv, ps.applyOutcome(ctx, tx, m, &inv, cur, res, micro(ps.Now(m)))
 	})
-	inv.Environment = m.Environment
 	return inv, err
 }
 
@@ -313,7 +307,6 @@ func (ps *Payments) applyOutcome(ctx context.Context, tx *store.Tx, m remit.Merc
 	if err != nil {
 		return err
 	}
-	pi.Environment = m.Environment
 	switch res.Status {
 	case processor.Succeeded:
 		if res.Fee < 0 {
@@ -554,9 +547,6 @@ func (ps *Payments) ListInvoicePayments(ctx context.Context, m remit.MerchantAcc
 		return nil, err
 	}
 	payments, err := q.ListInvoicePayments(ctx, m.ID, invoiceID)
-	for i := range payments {
-		payments[i].Environment = m.Environment
-	}
 	return payments, err
 }
 
@@ -607,9 +597,6 @@ func (ps *Payments) ListPaymentReceipts(ctx context.Context, m remit.MerchantAcc
 	if more {
 		items = items[:f.Limit]
 	}
-	for i := range items {
-		items[i].Environment = m.Environment
-	}
 	return remit.NewOffsetList(items, more, f.Offset, f.Limit), nil
 }
 
@@ -643,7 +630,6 @@ func looksInteger(s string) bool {
 // Errors: not_found.
 func (ps *Payments) GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error) {
 	r, err := ps.DB.Read(ctx).GetReceipt(ctx, m.ID, receiptID)
-	r.Environment = m.Environment
 	return r, err
 }
 

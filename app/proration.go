@@ -78,7 +78,6 @@ func (qs *Quotes) currentPeriodInvoice(ctx context.Context, tx *store.Tx, m remi
 	if err != nil {
 		return inv, false, err
 	}
-	inv.Environment = m.Environment
 	return inv, inv.PeriodStart != nil && inv.PeriodStart.Equal(sub.CurrentPeriodStart), nil
 }
 

@@ -25,7 +25,6 @@ func (qs *Quotes) CreateQuote(ctx context.Context, m remit.MerchantAccount, in r
 	qt, err := inTx(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
 		return qs.createQuote(ctx, tx, m, in, micro(qs.Now(m)))
 	})
-	qt.Environment = m.Environment
 	return qt, err
 }
 
@@ -74,7 +73,6 @@ func (qs *Quotes) createQuote(ctx context.Context, tx *store.Tx, m remit.Merchan
 // Errors: not_found.
 func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
 	qt, err := qs.DB.Read(ctx).GetQuote(ctx, m.ID, quoteID, store.Unlocked)
-	qt.Environment = m.Environment
 	return qt, err
 }
 
@@ -128,10 +126,8 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 		if err := tx.UpdateQuote(ctx, *qt); err != nil {
 			return err
 		}
-		qt.Environment = m.Environment
 		return qs.Emit(ctx, tx, scopeOf(m), now, remit.EventQuoteAccepted, qt.QuoteID, *qt)
 	})
-	qt.Environment = m.Environment
 	return qt, err
 }
 

@@ -151,7 +151,6 @@ func (ps *Payments) AuthenticatePayment(ctx context.Context, tok remit.HostedTok
 		return remit.Invoice{}, err
 	}
 	inv, err := ps.DB.Read(ctx).GetInvoice(ctx, m.ID, p.InvoiceID, store.Unlocked)
-	inv.Environment = m.Environment
 	return inv, err
 }
 
@@ -160,7 +159,6 @@ func (ps *Payments) AuthenticatePayment(ctx context.Context, tok remit.HostedTok
 // Errors: not_found.
 func (ps *Payments) GetPayment(ctx context.Context, m remit.MerchantAccount, paymentID string) (remit.Payment, error) {
 	p, err := ps.DB.Read(ctx).GetPayment(ctx, m.ID, paymentID, store.Unlocked)
-	p.Environment = m.Environment
 	return p, err
 }
 
@@ -188,9 +186,6 @@ func (ps *Payments) ListPayments(ctx context.Context, m remit.MerchantAccount, i
 	items, err := ps.DB.Read(ctx).ListPayments(ctx, m.ID, f)
 	if err != nil {
 		return remit.List[remit.Payment]{}, err
-	}
-	for i := range items {
-		items[i].Environment = m.Environment
 	}
 	return finishPage(ctx, ps.core, scope, "payments", page, items, func(p remit.Payment) (time.Time, string) {
 		return p.CreatedAt, p.PaymentID

@@ -66,7 +66,7 @@ func (ps *Payments) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 			}
 		}
 		change(&s)
-		s.UpdatedAt, s.Environment = at, m.Environment
+		s.UpdatedAt = at
 		s.NetAmount = s.GrossAmount - s.RefundAmount - s.FeeAmount
 		return s, tx.UpdateSettlement(ctx, s)
 	}
@@ -102,7 +102,7 @@ func (ps *Payments) runSettlementClose(ctx context.Context, tx *store.Tx, scope 
 		return err
 	}
 	at = micro(at)
-	s.Status, s.ClosedAt, s.UpdatedAt, s.Environment = remit.SettlementClosed, &at, at, scope.Environment
+	s.Status, s.ClosedAt, s.UpdatedAt = remit.SettlementClosed, &at, at
 	if err := tx.UpdateSettlement(ctx, s); err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope
 	if err := tx.InsertPayout(ctx, po); err != nil {
 		return err
 	}
-	s.Status, s.PaidAt, s.PayoutID, s.UpdatedAt, s.Environment = remit.SettlementPaid, &at, &po.PayoutID, at, m.Environment
+	s.Status, s.PaidAt, s.PayoutID, s.UpdatedAt = remit.SettlementPaid, &at, &po.PayoutID, at
 	if err := tx.UpdateSettlement(ctx, s); err != nil {
 		return err
 	}
@@ -198,9 +198,6 @@ func (ps *Payments) ListSettlements(ctx context.Context, scope remit.Scope, targ
 	items, err := ps.DB.Read(ctx).ListSettlements(ctx, target.ID, f)
 	if err != nil {
 		return out, err
-	}
-	for i := range items {
-		items[i].Environment = target.Environment
 	}
 	page.Limit = f.Limit // 0: the unpaginated form
 	return finishPage(ctx, ps.core, tscope, list, page, items, func(s remit.Settlement) (time.Time, string) { return s.CreatedAt, s.SettlementID })

@@ -41,9 +41,6 @@ func (qs *Quotes) ListSubscriptions(ctx context.Context, m remit.MerchantAccount
 	if err != nil {
 		return remit.List[remit.Subscription]{}, err
 	}
-	for i := range items {
-		items[i].Environment = m.Environment
-	}
 	return finishPage(ctx, qs.core, scope, "subscriptions", page, items, func(s remit.Subscription) (time.Time, string) {
 		return s.CreatedAt, s.SubscriptionID
 	})
@@ -64,7 +61,6 @@ func (qs *Quotes) changeSubscription(ctx context.Context, m remit.MerchantAccoun
 	sub, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Subscription, error) {
 		return tx.GetSubscription(ctx, m.ID, id, store.Locked)
 	}, func(ctx context.Context, tx *store.Tx, sub *remit.Subscription) error {
-		sub.Environment = m.Environment
 		if err := remit.CheckSubscriptionAction(*sub, action); err != nil {
 			return err
 		}
@@ -78,7 +74,6 @@ func (qs *Quotes) changeSubscription(ctx context.Context, m remit.MerchantAccoun
 		}
 		return qs.Emit(ctx, tx, scopeOf(m), now, typ, sub.SubscriptionID, *sub)
 	})
-	sub.Environment = m.Environment
 	return sub, err
 }
 
@@ -294,7 +289,7 @@ func (co *core) subscriptionPaymentOutcome(ctx context.Context, tx *store.Tx, m 
 	default:
 		return nil
 	}
-	sub.UpdatedAt, sub.Environment = now, m.Environment
+	sub.UpdatedAt = now
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
 	}

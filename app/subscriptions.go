@@ -169,7 +169,6 @@ func (qs *Quotes) amendSubscription(ctx context.Context, tx *store.Tx, m remit.M
 	if err := tx.UpdateSubscription(ctx, sub); err != nil {
 		return err
 	}
-	sub.Environment = m.Environment
 	return qs.Emit(ctx, tx, scopeOf(m), now, remit.EventSubscriptionUpdated, sub.SubscriptionID, sub)
 }
 
@@ -178,7 +177,6 @@ func (qs *Quotes) amendSubscription(ctx context.Context, tx *store.Tx, m remit.M
 // Errors: not_found.
 func (qs *Quotes) GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error) {
 	sub, err := qs.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, store.Unlocked)
-	sub.Environment = m.Environment
 	return sub, err
 }
 
@@ -217,7 +215,6 @@ func (qs *Quotes) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scop
 			return err
 		}
 	}
-	sub.Environment = m.Environment
 	return qs.Emit(ctx, tx, scopeOf(m), now, event, sub.SubscriptionID, sub)
 }
 
@@ -292,7 +289,6 @@ func (qs *Quotes) runTrialEnding(ctx context.Context, tx *store.Tx, scope remit.
 	if !found || sub.Status != remit.SubscriptionTrialing || sub.TrialEnd == nil || !sub.TrialEnd.Equal(micro(p.PeriodEnd)) {
 		return err
 	}
-	sub.Environment = m.Environment
 	return qs.Emit(ctx, tx, scopeOf(m), micro(at), remit.EventSubscriptionTrialEnding, sub.SubscriptionID, sub)
 }
 

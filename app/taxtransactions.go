@@ -38,9 +38,6 @@ func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAc
 	if err != nil {
 		return remit.List[remit.TaxTransaction]{}, err
 	}
-	for i := range items {
-		items[i].Environment = m.Environment
-	}
 	return finishPage(ctx, iv.core, scope, "tax_transactions", page, items, func(t remit.TaxTransaction) (time.Time, string) {
 		return t.CreatedAt, t.TaxTransactionID
 	})
@@ -51,7 +48,6 @@ func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAc
 // Errors: not_found.
 func (iv *Invoicing) GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
 	t, err := iv.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, store.Unlocked)
-	t.Environment = m.Environment
 	return t, err
 }
 
@@ -71,9 +67,7 @@ func (iv *Invoicing) CommitTaxTransaction(ctx context.Context, m remit.MerchantA
 		if err := tx.UpsertTaxTransaction(ctx, *t); err != nil {
 			return err
 		}
-		t.Environment = m.Environment
 		return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, *t)
 	})
-	t.Environment = m.Environment
 	return t, err
 }

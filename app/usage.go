@@ -59,7 +59,6 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 			if err != nil {
 				return err
 			}
-			first.Environment = m.Environment
 			out = first
 			return usageRepeatConflict(first, in)
 		}
@@ -102,7 +101,6 @@ func checkUsageEvent(in remit.UsageEventInput, now time.Time) (time.Time, error)
 // Errors: not_found.
 func (us *Usage) GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error) {
 	e, err := us.DB.Read(ctx).GetUsageEvent(ctx, m.ID, eventID, store.Unlocked)
-	e.Environment = m.Environment
 	return e, err
 }
 
@@ -114,7 +112,6 @@ func (us *Usage) crossThresholds(ctx context.Context, tx *store.Tx, m remit.Merc
 		return err
 	}
 	for _, t := range crossed {
-		t.Environment = m.Environment
 		if err := us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdCrossed, t.ThresholdID, t); err != nil {
 			return err
 		}
@@ -216,7 +213,6 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 // Errors: not_found.
 func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
 	t, err := us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, store.Unlocked)
-	t.Environment = m.Environment
 	return t, err
 }
 
@@ -240,7 +236,7 @@ func (us *Usage) ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAcco
 		} else if !ok {
 			return remit.StateConflict("usage threshold", thresholdID, remit.ThresholdArchived, "archived")
 		}
-		t.Status, t.ArchivedAt, t.Environment = remit.ThresholdArchived, &now, m.Environment
+		t.Status, t.ArchivedAt = remit.ThresholdArchived, &now
 		out = t
 		return us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageThresholdArchived, t.ThresholdID, t)
 	})

@@ -68,10 +68,8 @@ func (us *Usage) VoidUsageEvent(ctx context.Context, m remit.MerchantAccount, ev
 		if err := tx.SetUsageCorrections(ctx, m.ID, e.EventID, e.Corrections); err != nil {
 			return e, err
 		}
-		e.Environment = m.Environment
 		return e, us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageEventVoided, e.EventID, e)
 	})
-	e.Environment = m.Environment
 	return e, err
 }
 

@@ -10,7 +10,7 @@ import (
 
 // The money checks of Verification (docs/verification.md), one function per check: each streams
 // facts from the store (store/verify_money.go) and judges every row with a rule of package remit
-// (verification_rules.go), adding a violation per problem of a record that breaks it.
+// (verification_*.go, one file per family), adding a violation per problem of a record that breaks it.
 
 // addAll adds a violation of resource id for each problem.
 func addAll(c *remit.VerificationCheck, resource, id string, problems []string) {

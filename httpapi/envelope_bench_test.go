@@ -43,7 +43,7 @@ func BenchmarkEnvelope(b *testing.B) {
 			b.ReportAllocs()
 			var n int
 			for b.Loop() {
-				body, err := encodeSuccess(c.data, "req_01hzy3bq2x4d7c6v0s1n9m8k7j")
+				body, err := encodeSuccess(c.data, remit.Sandbox, "req_01hzy3bq2x4d7c6v0s1n9m8k7j")
 				if err != nil {
 					b.Fatal(err)
 				}

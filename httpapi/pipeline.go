@@ -210,7 +210,7 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 		}
 		if !o.mutating {
 			data, err := o.handler(ctx, req)
-			s.respond(w, hr, o, data, err)
+			s.respond(w, hr, o, req.Scope.Environment, data, err)
 			return
 		}
 		s.serveWrite(w, hr, o, req)
@@ -431,7 +431,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, hr *http.Request, o *operatio
 		if err != nil {
 			return s.errorAnswer(hr, req.ID, err)
 		}
-		body, err := encodeSuccess(data, req.ID)
+		body, err := encodeSuccess(data, req.Scope.Environment, req.ID)
 		if err != nil {
 			return s.errorAnswer(hr, req.ID, remit.Internal(err))
 		}
@@ -647,18 +647,20 @@ type Binary struct {
 	Header      http.Header // extra headers (Content-Disposition, Content-Security-Policy, ...)
 }
 
-func encodeSuccess(data any, requestID string) ([]byte, error) {
+// encodeSuccess is a success envelope: data, every resource in it carrying the request's
+// environment (remit.StampEnvironment: the engine does not copy it onto each), and the request ID.
+func encodeSuccess(data any, env remit.Environment, requestID string) ([]byte, error) {
 	if _, ok := data.(Binary); ok {
 		return nil, errors.New("httpapi: a write operation returned a Binary body; only reads may")
 	}
 	if data == nil {
 		data = struct{}{}
 	}
-	return json.Marshal(successBody{Data: data, RequestID: requestID})
+	return json.Marshal(successBody{Data: remit.StampEnvironment(data, env), RequestID: requestID})
 }
 
 // respond writes a read operation's answer: the envelope, or a Binary body as is.
-func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, data any, err error) {
+func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, env remit.Environment, data any, err error) {
 	if err != nil {
 		s.writeError(w, hr, err)
 		return
@@ -674,7 +676,7 @@ func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, 
 		_, _ = w.Write(b.Body)
 		return
 	}
-	body, err := encodeSuccess(data, RequestID(hr.Context()))
+	body, err := encodeSuccess(data, env, RequestID(hr.Context()))
 	if err != nil {
 		s.writeError(w, hr, remit.Internal(err))
 		return
