@@ -14,6 +14,9 @@ const (
 	InvoiceUncollectible InvoiceStatus = "uncollectible"
 )
 
+// InvoiceStatuses lists an invoice's states, in lifecycle order.
+var InvoiceStatuses = []InvoiceStatus{InvoiceDraft, InvoiceOpen, InvoicePaid, InvoiceVoid, InvoiceUncollectible}
+
 // InvoiceStatus is an invoice's state.
 type InvoiceStatus string
 

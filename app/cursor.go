@@ -175,3 +175,46 @@ func ProblemsOf(p *remit.Problems, err error) error {
 	}
 	return nil
 }
+
+// listPage answers one page of a list: the page parsed (limit, cursor: ParsePage), the list's own
+// filter problems (check, nil for none) in one 422 with the page's, one page of rows read (read,
+// given where the page starts and its size) and the next page's cursor (finishPage, by key).
+func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list, limit, cursor string, check func(*remit.Problems),
+	read func(store.ListPage) ([]T, error), key func(T) (time.Time, string)) (remit.List[T], error) {
+	page, err := co.ParsePage(ctx, scope, list, limit, cursor, 20)
+	var p remit.Problems
+	if check != nil {
+		check(&p)
+	}
+	if err := ProblemsOf(&p, err); err != nil {
+		return remit.List[T]{}, err
+	}
+	if err := p.Err(); err != nil {
+		return remit.List[T]{}, err
+	}
+	lp := store.ListPage{Limit: page.Limit}
+	if !page.First() {
+		lp.AfterCreated, lp.AfterID = remit.Micros(page.AfterTime), page.AfterID
+	}
+	items, err := read(lp)
+	if err != nil {
+		return remit.List[T]{}, err
+	}
+	return finishPage(ctx, co, scope, list, page, items, key)
+}
+
+// statusNames lists states as strings (a list filter's allowed values).
+func statusNames[S ~string](ss []S) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return out
+}
+
+// enumProblem records a query filter whose value is not one of allowed (none: any value).
+func enumProblem(p *remit.Problems, param, value string, allowed []string) {
+	if value != "" && !remit.OneOf(value, allowed) {
+		p.Add(remit.InQuery, param, "invalid_enum", param+" must be one of "+strings.Join(allowed, ", ")+".")
+	}
+}

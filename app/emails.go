@@ -230,21 +230,9 @@ func (es *Emails) GetEmail(ctx context.Context, m remit.MerchantAccount, emailID
 //
 // Errors: validation_failure (limit, cursor).
 func (es *Emails) ListEmails(ctx context.Context, m remit.MerchantAccount, in remit.EmailQuery) (remit.List[remit.Email], error) {
-	scope := scopeOf(m)
-	page, err := es.ParsePage(ctx, scope, "emails", in.Limit, in.Cursor, 20)
-	if err != nil {
-		return remit.List[remit.Email]{}, err
-	}
-	var afterCreated int64
-	if !page.First() {
-		afterCreated = remit.Micros(page.AfterTime)
-	}
-	f := store.EmailFilter{CustomerID: in.CustomerID, InvoiceID: in.InvoiceID, Type: in.Type}
-	items, err := es.DB.Read(ctx).ListEmails(ctx, m.ID, f, afterCreated, page.AfterID, page.Limit+1)
-	if err != nil {
-		return remit.List[remit.Email]{}, err
-	}
-	return finishPage(ctx, es.core, scope, "emails", page, items, func(e remit.Email) (time.Time, string) { return e.CreatedAt, e.EmailID })
+	return listPage(ctx, es.core, scopeOf(m), "emails", in.Limit, in.Cursor, nil, func(page store.ListPage) ([]remit.Email, error) {
+		return es.DB.Read(ctx).ListEmails(ctx, m.ID, store.EmailFilter{CustomerID: in.CustomerID, InvoiceID: in.InvoiceID, Type: in.Type, ListPage: page})
+	}, func(e remit.Email) (time.Time, string) { return e.CreatedAt, e.EmailID })
 }
 
 // deref is *s, or "" for nil.

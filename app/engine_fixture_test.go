@@ -295,7 +295,7 @@ func (e *engine) wantNumbers() {
 			e.t.Fatalf("finalization %d took %s, want %s (all: %v)", i+1, n, want, e.numbers)
 		}
 	}
-	invs := must[[]remit.Invoice](e.t)(e.read().ListInvoices(context.Background(), e.m.ID, store.InvoiceFilter{Limit: 1000}))
+	invs := must[[]remit.Invoice](e.t)(e.read().ListInvoices(context.Background(), e.m.ID, store.InvoiceFilter{ListPage: store.ListPage{Limit: 1000}}))
 	var stored []string
 	for _, inv := range invs {
 		if inv.Number != nil {

@@ -157,7 +157,7 @@ func finalizeDeclined(e *engine) {
 		!got.NextPaymentAttemptAt.Equal(got.DunningStartedAt.Add(72*time.Hour)) {
 		e.t.Fatalf("dunning: %s from %v, next %v", got.DunningStatus, got.DunningStartedAt, got.NextPaymentAttemptAt)
 	}
-	jobs, err := e.read().ListJobs(context.Background(), e.m.ID, store.JobFilter{Kind: remit.JobDunningRetry, Limit: 10})
+	jobs, err := e.read().ListJobs(context.Background(), e.m.ID, store.JobFilter{Kind: remit.JobDunningRetry, ListPage: store.ListPage{Limit: 10}})
 	if err != nil || len(jobs) != 1 || jobs[0].Status != remit.JobPending || !jobs[0].DueAt.Equal(*got.NextPaymentAttemptAt) ||
 		!strings.Contains(string(jobs[0].Payload), inv.InvoiceID) {
 		e.t.Fatalf("dunning jobs %+v, %v", jobs, err)
@@ -221,7 +221,7 @@ func finalizeWithoutWriteOwner(e *engine) {
 // number (wantNumbers finds no gap).
 func finalizeTwice(e *engine) {
 	for _, c := range []struct{ customer, state string }{{"sender", "open"}, {"visa", "paid"}} {
-		invs, err := e.read().ListInvoices(context.Background(), e.m.ID, store.InvoiceFilter{CustomerID: c.customer, Limit: 10})
+		invs, err := e.read().ListInvoices(context.Background(), e.m.ID, store.InvoiceFilter{CustomerID: c.customer, ListPage: store.ListPage{Limit: 10}})
 		if err != nil || len(invs) != 1 {
 			e.t.Fatalf("invoices of %s: %d, %v", c.customer, len(invs), err)
 		}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -18,27 +17,11 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor).
 func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.JobQuery) (remit.List[remit.Job], error) {
-	scope := scopeOf(m)
-	page, err := js.ParsePage(ctx, scope, "jobs", in.Limit, in.Cursor, 20)
-	var p remit.Problems
-	if in.Status != "" && !slices.Contains(remit.JobStatuses, remit.JobStatus(in.Status)) { // the API's contract refuses it first; the dashboard's form does not
-		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of pending, done, failed.")
-	}
-	if err := ProblemsOf(&p, err); err != nil {
-		return remit.List[remit.Job]{}, err
-	}
-	if err := p.Err(); err != nil {
-		return remit.List[remit.Job]{}, err
-	}
-	f := store.JobFilter{Status: in.Status, Kind: in.Kind, Limit: page.Limit}
-	if !page.First() {
-		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
-	}
-	items, err := js.DB.Read(ctx).ListJobs(ctx, m.ID, f)
-	if err != nil {
-		return remit.List[remit.Job]{}, err
-	}
-	return finishPage(ctx, js.core, scope, "jobs", page, items, func(j remit.Job) (time.Time, string) { return j.CreatedAt, j.ID })
+	return listPage(ctx, js.core, scopeOf(m), "jobs", in.Limit, in.Cursor,
+		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.JobStatuses)) },
+		func(page store.ListPage) ([]remit.Job, error) {
+			return js.DB.Read(ctx).ListJobs(ctx, m.ID, store.JobFilter{Status: in.Status, Kind: in.Kind, ListPage: page})
+		}, func(j remit.Job) (time.Time, string) { return j.CreatedAt, j.ID })
 }
 
 // GetJob returns one job of the merchant account.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -171,32 +170,14 @@ func (op *Operators) ListInvoices(ctx context.Context, o remit.Operator, merchan
 	if err != nil {
 		return m, remit.List[remit.Invoice]{}, err
 	}
-	scope := scopeOf(m)
 	list := "dashboard-invoices:" + customerID + ":" + status // a cursor serves the list it came from
-	page, err := op.ParsePage(ctx, scope, list, limit, cursor, 20)
-	var p remit.Problems
-	if status != "" && !remit.OneOf(status, invoiceStatusNames) {
-		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of "+strings.Join(invoiceStatusNames, ", ")+".")
-	}
-	if err := ProblemsOf(&p, err); err != nil {
-		return m, remit.List[remit.Invoice]{}, err
-	}
-	if err := p.Err(); err != nil {
-		return m, remit.List[remit.Invoice]{}, err
-	}
-	f := store.InvoiceFilter{CustomerID: customerID, Status: status, Limit: page.Limit}
-	if !page.First() {
-		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
-	}
-	items, err := op.DB.Read(ctx).ListInvoices(ctx, m.ID, f)
-	if err != nil {
-		return m, remit.List[remit.Invoice]{}, err
-	}
-	l, err := finishPage(ctx, op.core, scope, list, page, items, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
+	l, err := listPage(ctx, op.core, scopeOf(m), list, limit, cursor,
+		func(p *remit.Problems) { enumProblem(p, "status", status, statusNames(remit.InvoiceStatuses)) },
+		func(page store.ListPage) ([]remit.Invoice, error) {
+			return op.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: customerID, Status: status, ListPage: page})
+		}, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
 	return m, l, err
 }
-
-var invoiceStatusNames = []string{string(remit.InvoiceDraft), string(remit.InvoiceOpen), string(remit.InvoicePaid), string(remit.InvoiceVoid), string(remit.InvoiceUncollectible)}
 
 // AccountEvents lists a merchant account's events for the dashboard, as GET /v1/events does.
 //
@@ -254,21 +235,9 @@ func (op *Operators) ListCustomers(ctx context.Context, o remit.Operator, mercha
 	if err != nil {
 		return m, remit.List[remit.Customer]{}, err
 	}
-	scope := scopeOf(m)
-	list := "dashboard-customers:" + search
-	page, err := op.ParsePage(ctx, scope, list, limit, cursor, 20)
-	if err != nil {
-		return m, remit.List[remit.Customer]{}, err
-	}
-	f := store.CustomerFilter{Search: search, Limit: page.Limit}
-	if !page.First() {
-		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
-	}
-	items, err := op.DB.Read(ctx).ListCustomers(ctx, m.ID, f)
-	if err != nil {
-		return m, remit.List[remit.Customer]{}, err
-	}
-	l, err := finishPage(ctx, op.core, scope, list, page, items, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
+	l, err := listPage(ctx, op.core, scopeOf(m), "dashboard-customers:"+search, limit, cursor, nil, func(page store.ListPage) ([]remit.Customer, error) {
+		return op.DB.Read(ctx).ListCustomers(ctx, m.ID, store.CustomerFilter{Search: search, ListPage: page})
+	}, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
 	return m, l, err
 }
 

@@ -167,37 +167,11 @@ func (ps *Payments) GetPayment(ctx context.Context, m remit.MerchantAccount, pay
 //
 // Errors: validation_failure (status, limit, cursor).
 func (ps *Payments) ListPayments(ctx context.Context, m remit.MerchantAccount, in remit.PaymentQuery) (remit.List[remit.Payment], error) {
-	scope := scopeOf(m)
-	page, err := ps.ParsePage(ctx, scope, "payments", in.Limit, in.Cursor, 20)
-	var p remit.Problems
-	if in.Status != "" && !remit.OneOf(in.Status, statusNames(remit.PaymentStatuses)) {
-		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of processing, succeeded, failed, requires_action, canceled.")
-	}
-	if err := ProblemsOf(&p, err); err != nil {
-		return remit.List[remit.Payment]{}, err
-	}
-	if err := p.Err(); err != nil {
-		return remit.List[remit.Payment]{}, err
-	}
-	f := store.PaymentFilter{InvoiceID: in.InvoiceID, CustomerID: in.CustomerID, Status: in.Status, Limit: page.Limit}
-	if !page.First() {
-		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
-	}
-	items, err := ps.DB.Read(ctx).ListPayments(ctx, m.ID, f)
-	if err != nil {
-		return remit.List[remit.Payment]{}, err
-	}
-	return finishPage(ctx, ps.core, scope, "payments", page, items, func(p remit.Payment) (time.Time, string) {
-		return p.CreatedAt, p.PaymentID
-	})
-}
-
-func statusNames(ss []remit.PaymentStatus) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = string(s)
-	}
-	return out
+	return listPage(ctx, ps.core, scopeOf(m), "payments", in.Limit, in.Cursor,
+		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.PaymentStatuses)) },
+		func(page store.ListPage) ([]remit.Payment, error) {
+			return ps.DB.Read(ctx).ListPayments(ctx, m.ID, store.PaymentFilter{InvoiceID: in.InvoiceID, CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
+		}, func(p remit.Payment) (time.Time, string) { return p.CreatedAt, p.PaymentID })
 }
 
 // StripeWebhook is POST /processor-webhooks/stripe (docs/payments.md "Stripe"): a verified

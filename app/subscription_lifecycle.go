@@ -21,37 +21,11 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor).
 func (qs *Quotes) ListSubscriptions(ctx context.Context, m remit.MerchantAccount, in remit.SubscriptionQuery) (remit.List[remit.Subscription], error) {
-	scope := scopeOf(m)
-	page, err := qs.ParsePage(ctx, scope, "subscriptions", in.Limit, in.Cursor, 20)
-	var p remit.Problems
-	if in.Status != "" && !remit.OneOf(in.Status, subscriptionStatusNames()) {
-		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of trialing, active, past_due, paused, canceled.")
-	}
-	if err := ProblemsOf(&p, err); err != nil {
-		return remit.List[remit.Subscription]{}, err
-	}
-	if err := p.Err(); err != nil {
-		return remit.List[remit.Subscription]{}, err
-	}
-	f := store.SubscriptionFilter{CustomerID: in.CustomerID, Status: in.Status, Limit: page.Limit}
-	if !page.First() {
-		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
-	}
-	items, err := qs.DB.Read(ctx).ListSubscriptions(ctx, m.ID, f)
-	if err != nil {
-		return remit.List[remit.Subscription]{}, err
-	}
-	return finishPage(ctx, qs.core, scope, "subscriptions", page, items, func(s remit.Subscription) (time.Time, string) {
-		return s.CreatedAt, s.SubscriptionID
-	})
-}
-
-func subscriptionStatusNames() []string {
-	out := make([]string, len(remit.SubscriptionStatuses))
-	for i, s := range remit.SubscriptionStatuses {
-		out[i] = string(s)
-	}
-	return out
+	return listPage(ctx, qs.core, scopeOf(m), "subscriptions", in.Limit, in.Cursor,
+		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.SubscriptionStatuses)) },
+		func(page store.ListPage) ([]remit.Subscription, error) {
+			return qs.DB.Read(ctx).ListSubscriptions(ctx, m.ID, store.SubscriptionFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
+		}, func(s remit.Subscription) (time.Time, string) { return s.CreatedAt, s.SubscriptionID })
 }
 
 // changeSubscription runs apply on the locked subscription after checking that its state allows

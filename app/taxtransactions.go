@@ -11,36 +11,18 @@ import (
 // Tax transactions (docs/invoices-and-tax.md): quoted while their invoice is a draft, committed at
 // finalization; reversal transactions are committed at once.
 
-var taxStatuses = map[remit.TaxStatus]bool{remit.TaxQuoted: true, remit.TaxCommitted: true, remit.TaxReversed: true}
-
 // ListTaxTransactions lists the merchant account's tax transactions newest first, filtered by
 // status and source document, paged by cursor (limit and cursor as raw query strings).
 //
 // Errors: validation_failure (status, limit, cursor).
 func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error) {
-	scope := scopeOf(m)
-	page, err := iv.ParsePage(ctx, scope, "tax_transactions", limit, cursor, 20)
-	var p remit.Problems
-	if status != "" && !taxStatuses[remit.TaxStatus(status)] {
-		p.Add(remit.InQuery, "status", "invalid_enum", "status must be one of quoted, committed, reversed.")
-	}
-	if err := ProblemsOf(&p, err); err != nil {
-		return remit.List[remit.TaxTransaction]{}, err
-	}
-	if err := p.Err(); err != nil {
-		return remit.List[remit.TaxTransaction]{}, err
-	}
-	f := store.TaxFilter{Status: status, SourceDocumentID: sourceDocumentID, Limit: page.Limit}
-	if !page.First() {
-		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
-	}
-	items, err := iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, f)
-	if err != nil {
-		return remit.List[remit.TaxTransaction]{}, err
-	}
-	return finishPage(ctx, iv.core, scope, "tax_transactions", page, items, func(t remit.TaxTransaction) (time.Time, string) {
-		return t.CreatedAt, t.TaxTransactionID
-	})
+	return listPage(ctx, iv.core, scopeOf(m), "tax_transactions", limit, cursor,
+		func(p *remit.Problems) {
+			enumProblem(p, "status", status, statusNames([]remit.TaxStatus{remit.TaxQuoted, remit.TaxCommitted, remit.TaxReversed}))
+		},
+		func(page store.ListPage) ([]remit.TaxTransaction, error) {
+			return iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, store.TaxFilter{Status: status, SourceDocumentID: sourceDocumentID, ListPage: page})
+		}, func(t remit.TaxTransaction) (time.Time, string) { return t.CreatedAt, t.TaxTransactionID })
 }
 
 // GetTaxTransaction returns one tax transaction.

@@ -300,10 +300,8 @@ func (q Q) GetHostedToken(ctx context.Context, tokenHash string) (t remit.Hosted
 // address (exact), or the start of a name (any case); empty lists all. A keyset position
 // (AfterID empty: the first page); one more than Limit is returned.
 type CustomerFilter struct {
-	Search       string
-	Limit        int
-	AfterCreated int64
-	AfterID      string
+	Search string
+	ListPage
 }
 
 // ListCustomers lists a merchant account's customers newest first, over customers_list. A name
@@ -316,10 +314,7 @@ func (q Q) ListCustomers(ctx context.Context, merchantAccountID string, f Custom
 		args = append(args, f.Search, strings.ToLower(escapeLike(f.Search))+"%")
 		query += ` AND (id = $2 OR email = $2 OR LOWER(name) LIKE $3 ESCAPE '\')`
 	}
-	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
-	args = append(args, kargs...)
-	args = append(args, f.Limit+1)
-	query += cond + order + " LIMIT $" + itoa(len(args))
+	query, args = pageQuery(query, args, f.ListPage)
 	return queryAll(ctx, q, "store.ListCustomers", scanCustomerRow, func(c *remit.Customer) { c.MerchantAccountID = merchantAccountID }, query, args...)
 }
 

@@ -61,34 +61,15 @@ func (q Q) GetEmail(ctx context.Context, merchantAccountID, id string) (remit.Em
 // EmailFilter narrows the e-mail log; empty fields match everything.
 type EmailFilter struct {
 	CustomerID, InvoiceID, Type string
+	ListPage
 }
 
-// ListEmails returns up to limit messages of the merchant account, newest first, after the keyset
-// position, without their bodies.
-func (q Q) ListEmails(ctx context.Context, merchantAccountID string, f EmailFilter, afterCreated int64, afterID string, limit int) ([]remit.Email, error) {
-	where := ` WHERE merchant_account_id = $1`
-	args := []any{merchantAccountID}
-	for _, c := range []struct{ col, v string }{{"customer_id", f.CustomerID}, {"invoice_id", f.InvoiceID}, {"type", f.Type}} {
-		if c.v != "" {
-			args = append(args, c.v)
-			where += ` AND ` + c.col + ` = $` + itoa(len(args))
-		}
-	}
-	cond, kargs, order := KeysetClause(len(args)+1, afterCreated, afterID)
-	rows, err := q.Query(ctx, `SELECT `+emailColumns+` FROM emails`+where+cond+order+` LIMIT `+itoa(limit), append(args, kargs...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListEmails")
-	}
-	defer rows.Close()
-	var out []remit.Email
-	for rows.Next() {
-		e, err := scanEmail(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListEmails")
-		}
-		out = append(out, e)
-	}
-	return out, wrapErr(rows.Err(), "store.ListEmails")
+// ListEmails returns a page of the merchant account's messages newest first (one more than the
+// page), filtered, without their bodies.
+func (q Q) ListEmails(ctx context.Context, merchantAccountID string, f EmailFilter) ([]remit.Email, error) {
+	query, args := pageQuery(`SELECT `+emailColumns+` FROM emails WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"customer_id", f.CustomerID}, Eq{"invoice_id", f.InvoiceID}, Eq{"type", f.Type})
+	return queryAll(ctx, q, "store.ListEmails", func(r interface{ Scan(...any) error }) (remit.Email, error) { return scanEmail(r) }, nil, query, args...)
 }
 
 // DueEmail is a message a worker claimed for one send attempt, with what it needs to send it.

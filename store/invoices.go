@@ -278,28 +278,14 @@ func (q Q) GetTaxTransaction(ctx context.Context, merchantAccountID, id string, 
 type TaxFilter struct {
 	Status           string
 	SourceDocumentID string
-	AfterCreated     int64
-	AfterID          string
-	Limit            int
+	ListPage
 }
 
 // ListTaxTransactions returns up to f.Limit+1 transactions newest first after the keyset position
 // (the extra one tells the caller there is a next page).
 func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f TaxFilter) ([]remit.TaxTransaction, error) {
-	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1`
-	args := []any{merchantAccountID}
-	if f.Status != "" {
-		args = append(args, f.Status)
-		query += " AND status = $" + itoa(len(args))
-	}
-	if f.SourceDocumentID != "" {
-		args = append(args, f.SourceDocumentID)
-		query += " AND source_document_id = $" + itoa(len(args))
-	}
-	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
-	args = append(args, kargs...)
-	args = append(args, f.Limit+1)
-	query += cond + order + " LIMIT $" + itoa(len(args))
+	query, args := pageQuery(`SELECT `+taxColumns+` FROM tax_transactions WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"status", f.Status}, Eq{"source_document_id", f.SourceDocumentID})
 	return queryAll(ctx, q, "store.ListTaxTransactions", scanTax, func(t *remit.TaxTransaction) { t.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
@@ -317,20 +303,14 @@ func (q Q) ListDunningInvoices(ctx context.Context, merchantAccountID, billingAc
 // keyset position (AfterID empty: the first page). One more than Limit is returned.
 type InvoiceFilter struct {
 	CustomerID, Status string
-	Limit              int
-	AfterCreated       int64
-	AfterID            string
+	ListPage
 }
 
 // ListInvoices lists a merchant account's invoices newest first, without their lines (the
 // dashboard's list; an invoice's lines come with GetInvoice). A page is one range of an index:
 // invoices_customer_list with a customer, else invoices_list.
 func (q Q) ListInvoices(ctx context.Context, merchantAccountID string, f InvoiceFilter) ([]remit.Invoice, error) {
-	query, args := equalFilters(`SELECT `+invoiceColumns+` FROM invoices WHERE merchant_account_id = $1`, []any{merchantAccountID},
-		colValue{"customer_id", f.CustomerID}, colValue{"status", f.Status})
-	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
-	args = append(args, kargs...)
-	args = append(args, f.Limit+1)
-	query += cond + order + " LIMIT $" + itoa(len(args))
+	query, args := pageQuery(`SELECT `+invoiceColumns+` FROM invoices WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
 	return queryAll(ctx, q, "store.ListInvoices", scanInvoice, func(inv *remit.Invoice) { inv.MerchantAccountID = merchantAccountID }, query, args...)
 }

@@ -123,22 +123,16 @@ func (q Q) GetJob(ctx context.Context, merchantAccountID, id string, read Read) 
 	return j, wrapErr(err, "store.GetJob")
 }
 
-// JobFilter is a jobs list's filters and keyset position.
+// JobFilter is a jobs list's filters and page.
 type JobFilter struct {
 	Status, Kind string
-	AfterCreated int64
-	AfterID      string
-	Limit        int
+	ListPage
 }
 
 // ListJobs returns the merchant account's jobs newest first, filtered, one more than Limit.
 func (q Q) ListJobs(ctx context.Context, merchantAccountID string, f JobFilter) ([]remit.Job, error) {
-	query, args := equalFilters(`SELECT `+jobColumns+` FROM jobs WHERE merchant_account_id = $1`, []any{merchantAccountID},
-		colValue{"status", f.Status}, colValue{"kind", f.Kind})
-	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
-	args = append(args, kargs...)
-	args = append(args, f.Limit+1)
-	query += cond + order + " LIMIT $" + itoa(len(args))
+	query, args := pageQuery(`SELECT `+jobColumns+` FROM jobs WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"status", f.Status}, Eq{"kind", f.Kind})
 	return queryAll(ctx, q, "store.ListJobs", scanJob, nil, query, args...)
 }
 

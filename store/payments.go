@@ -478,20 +478,14 @@ func (q Q) GetPayout(ctx context.Context, merchantAccountID, payoutID string) (p
 // PaymentFilter selects payments for the payments list.
 type PaymentFilter struct {
 	InvoiceID, CustomerID, Status string
-	AfterCreated                  int64 // keyset position: the last item of the previous page
-	AfterID                       string
-	Limit                         int
+	ListPage
 }
 
 // ListPayments returns the merchant account's payments newest first, filtered, one more than
 // Limit (to tell whether there is a next page).
 func (q Q) ListPayments(ctx context.Context, merchantAccountID string, f PaymentFilter) ([]remit.Payment, error) {
-	query, args := equalFilters(`SELECT `+paymentColumns+` FROM payments WHERE merchant_account_id = $1`, []any{merchantAccountID},
-		colValue{"invoice_id", f.InvoiceID}, colValue{"customer_id", f.CustomerID}, colValue{"status", f.Status})
-	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
-	args = append(args, kargs...)
-	args = append(args, f.Limit+1)
-	query += cond + order + " LIMIT $" + itoa(len(args))
+	query, args := pageQuery(`SELECT `+paymentColumns+` FROM payments WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"invoice_id", f.InvoiceID}, Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
 	return queryAll(ctx, q, "store.ListPayments", scanPayment, func(p *remit.Payment) { p.MerchantAccountID = merchantAccountID }, query, args...)
 }
 

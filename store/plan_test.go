@@ -195,7 +195,7 @@ func runLists(t *testing.T, q Q) {
 		f.Limit = 20
 		must(q.ListReceipts(ctx, m, f))
 	}
-	for _, f := range []TaxFilter{{}, {Status: "quoted"}, {SourceDocumentID: "inv"}, {Status: "committed", AfterCreated: at, AfterID: "txn_1"}, {AfterCreated: at, AfterID: "txn_1"}} {
+	for _, f := range []TaxFilter{{}, {Status: "quoted"}, {SourceDocumentID: "inv"}, {Status: "committed", ListPage: ListPage{AfterCreated: at, AfterID: "txn_1"}}, {ListPage: ListPage{AfterCreated: at, AfterID: "txn_1"}}} {
 		f.Limit = 20
 		must(q.ListTaxTransactions(ctx, m, f))
 	}

@@ -149,20 +149,14 @@ func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionI
 // SubscriptionFilter narrows the subscriptions list; After* is the keyset cursor.
 type SubscriptionFilter struct {
 	CustomerID, Status string
-	AfterCreated       int64
-	AfterID            string
-	Limit              int
+	ListPage
 }
 
 // ListSubscriptions returns a page of subscriptions, newest first (Limit+1 rows, to tell whether
 // there are more).
 func (q Q) ListSubscriptions(ctx context.Context, merchantAccountID string, f SubscriptionFilter) ([]remit.Subscription, error) {
-	query, args := equalFilters(`SELECT `+subscriptionColumns+` FROM subscriptions WHERE merchant_account_id = $1`, []any{merchantAccountID},
-		colValue{"customer_id", f.CustomerID}, colValue{"status", f.Status})
-	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
-	args = append(args, kargs...)
-	args = append(args, f.Limit+1)
-	query += cond + order + " LIMIT $" + itoa(len(args))
+	query, args := pageQuery(`SELECT `+subscriptionColumns+` FROM subscriptions WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
 	return queryAll(ctx, q, "store.ListSubscriptions", scanSubscription, func(s *remit.Subscription) { s.MerchantAccountID = merchantAccountID }, query, args...)
 }
 

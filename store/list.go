@@ -1,0 +1,28 @@
+package store
+
+// Lists (docs/api-conventions.md "Pagination"): every list of the API reads one page the same
+// way: the merchant account's rows, equal filters, newest first by (created_at, id) from the
+// keyset position of the page before (one index range, stable while rows are inserted), one more
+// row than the page holds (to tell whether there is a next page).
+
+// ListPage is where a list page starts and how many items it holds: the creation time and ID of
+// the last item of the page before (AfterID empty: the first page), and the page's size.
+type ListPage struct {
+	AfterCreated int64
+	AfterID      string
+	Limit        int
+}
+
+// Eq is an equal filter of a list: column = value, left out when value is empty.
+type Eq = colValue
+
+// pageQuery completes a list's query, base with its args (its WHERE names the merchant account,
+// $1), with the equal filters, the page's keyset condition, the order (newest first) and a LIMIT
+// of one more than the page.
+func pageQuery(base string, args []any, p ListPage, filters ...Eq) (string, []any) {
+	query, args := equalFilters(base, args, filters...)
+	cond, kargs, order := KeysetClause(len(args)+1, p.AfterCreated, p.AfterID)
+	args = append(args, kargs...)
+	args = append(args, p.Limit+1)
+	return query + cond + order + " LIMIT $" + itoa(len(args)), args
+}
