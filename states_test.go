@@ -72,7 +72,9 @@ func TestStatusTables(t *testing.T) {
 	}
 }
 
-func (s QuoteStatus) allowsIn(t StatusTable[QuoteStatus], action string) bool { return t.Allows(s, action) }
+func (s QuoteStatus) allowsIn(t StatusTable[QuoteStatus], action string) bool {
+	return t.Allows(s, action)
+}
 
 func TestStatusTableRefusal(t *testing.T) {
 	if err := InvoiceStates.Check("inv_1", InvoiceDraft, ActionFinalize); err != nil {
