@@ -189,8 +189,14 @@ func TestAcceptRacingClockAdvanceLeavesNothingDue(t *testing.T) {
 			var wg sync.WaitGroup
 			var accept *testkit.Response
 			wg.Add(2)
-			go func() { defer wg.Done(); e.Must(201, "POST", "/v1/test-helpers/clock/advance", map[string]any{"seconds": 259200}) }()
-			go func() { defer wg.Done(); accept = e.Do("POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{}) }()
+			go func() {
+				defer wg.Done()
+				e.Must(201, "POST", "/v1/test-helpers/clock/advance", map[string]any{"seconds": 259200})
+			}()
+			go func() {
+				defer wg.Done()
+				accept = e.Do("POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{})
+			}()
 			wg.Wait()
 			if accept.Status != 200 {
 				t.Fatalf("accept: %d %s", accept.Status, accept.Body)
