@@ -187,19 +187,19 @@ func TestAcceptRacingClockAdvanceLeavesNothingDue(t *testing.T) {
 			k.customer(id, "")
 			q := e.Must(201, "POST", "/v1/quotes", quoteBody("subscription_creation", id, line("plan"))).Data()
 			var wg sync.WaitGroup
-			var accept *testkit.Response
+			var accept, advance *testkit.Response
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				e.Must(201, "POST", "/v1/test-helpers/clock/advance", map[string]any{"seconds": 259200})
+				advance = e.Do("POST", "/v1/test-helpers/clock/advance", map[string]any{"seconds": 259200})
 			}()
 			go func() {
 				defer wg.Done()
 				accept = e.Do("POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{})
 			}()
 			wg.Wait()
-			if accept.Status != 200 {
-				t.Fatalf("accept: %d %s", accept.Status, accept.Body)
+			if accept.Status != 200 || advance.Status != 201 {
+				t.Fatalf("accept: %d %s; advance: %d %s", accept.Status, accept.Body, advance.Status, advance.Body)
 			}
 			now := ts(t, e.Must(200, "GET", "/v1/test-helpers/clock", nil).Data()["now"])
 			inv := k.invoice(accept.Data()["invoiceId"].(string))
