@@ -94,7 +94,7 @@ func RenewalNoticeAt(periodStart, periodEnd time.Time) (at time.Time, ok bool) {
 // EmailQuery is the e-mail log's query, every value the raw query string ("" when absent).
 type EmailQuery struct {
 	CustomerID, InvoiceID, Type string
-	Limit, Cursor               string
+	ListQuery
 }
 
 // RecurringAmount is what a renewal bills for items with a quantity (fixed recurring prices),

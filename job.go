@@ -77,8 +77,8 @@ type Job struct {
 
 // JobQuery is the jobs list's query, every value the raw query string ("" when absent).
 type JobQuery struct {
-	Status, Kind  string
-	Limit, Cursor string
+	Status, Kind string
+	ListQuery
 }
 
 // JobError is why a job's last attempt failed, in the API's words (never an internal detail: an

@@ -330,7 +330,7 @@ func CheckSetupSession(in SetupSessionInput, p *Problems) {
 // PaymentQuery is the payments list's query, every value the raw query string ("" when absent).
 type PaymentQuery struct {
 	InvoiceID, CustomerID, Status string
-	Limit, Cursor                 string
+	ListQuery
 }
 
 // ReceiptQuery is the receipt list's query, every value the raw query string ("" when absent).

@@ -152,5 +152,5 @@ const TrialEndingNotice = 3 * 24 * time.Hour
 // SubscriptionQuery is the subscriptions list's query, every value the raw query string.
 type SubscriptionQuery struct {
 	CustomerID, Status string
-	Limit, Cursor      string
+	ListQuery
 }

@@ -176,13 +176,15 @@ func ProblemsOf(p *remit.Problems, err error) error {
 	return nil
 }
 
-// listPage answers one page of a list: the page parsed (limit, cursor: ParsePage), the list's own
-// filter problems (check, nil for none) in one 422 with the page's, one page of rows read (read,
-// given where the page starts and its size) and the next page's cursor (finishPage, by key).
-func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list, limit, cursor string, check func(*remit.Problems),
+// listPage answers one page of a list: the page parsed (limit, cursor: ParsePage) and its
+// creation range (createdFrom, createdTo), the list's own filter problems (check, nil for none) in
+// one 422 with the page's, one page of rows read (read, given where the page starts, its size and
+// its range) and the next page's cursor (finishPage, by key).
+func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list string, q remit.ListQuery, check func(*remit.Problems),
 	read func(store.ListPage) ([]T, error), key func(T) (time.Time, string)) (remit.List[T], error) {
-	page, err := co.ParsePage(ctx, scope, list, limit, cursor, 20)
+	page, err := co.ParsePage(ctx, scope, list, q.Limit, q.Cursor, 20)
 	var p remit.Problems
+	from, to := q.CreatedRange(&p)
 	if check != nil {
 		check(&p)
 	}
@@ -193,6 +195,12 @@ func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list, lim
 		return remit.List[T]{}, err
 	}
 	lp := store.ListPage{Limit: page.Limit}
+	if !from.IsZero() {
+		lp.CreatedFrom = remit.Micros(from)
+	}
+	if !to.IsZero() {
+		lp.CreatedTo = remit.Micros(to)
+	}
 	if !page.First() {
 		lp.AfterCreated, lp.AfterID = remit.Micros(page.AfterTime), page.AfterID
 	}

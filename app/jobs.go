@@ -17,7 +17,7 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor).
 func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.JobQuery) (remit.List[remit.Job], error) {
-	return listPage(ctx, js.core, scopeOf(m), "jobs", in.Limit, in.Cursor,
+	return listPage(ctx, js.core, scopeOf(m), "jobs", in.ListQuery,
 		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.JobStatuses)) },
 		func(page store.ListPage) ([]remit.Job, error) {
 			return js.DB.Read(ctx).ListJobs(ctx, m.ID, store.JobFilter{Status: in.Status, Kind: in.Kind, ListPage: page})

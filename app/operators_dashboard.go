@@ -171,7 +171,7 @@ func (op *Operators) ListInvoices(ctx context.Context, o remit.Operator, merchan
 		return m, remit.List[remit.Invoice]{}, err
 	}
 	list := "dashboard-invoices:" + customerID + ":" + status // a cursor serves the list it came from
-	l, err := listPage(ctx, op.core, scopeOf(m), list, limit, cursor,
+	l, err := listPage(ctx, op.core, scopeOf(m), list, remit.ListQuery{Limit: limit, Cursor: cursor},
 		func(p *remit.Problems) { enumProblem(p, "status", status, statusNames(remit.InvoiceStatuses)) },
 		func(page store.ListPage) ([]remit.Invoice, error) {
 			return op.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: customerID, Status: status, ListPage: page})
@@ -235,7 +235,7 @@ func (op *Operators) ListCustomers(ctx context.Context, o remit.Operator, mercha
 	if err != nil {
 		return m, remit.List[remit.Customer]{}, err
 	}
-	l, err := listPage(ctx, op.core, scopeOf(m), "dashboard-customers:"+search, limit, cursor, nil, func(page store.ListPage) ([]remit.Customer, error) {
+	l, err := listPage(ctx, op.core, scopeOf(m), "dashboard-customers:"+search, remit.ListQuery{Limit: limit, Cursor: cursor}, nil, func(page store.ListPage) ([]remit.Customer, error) {
 		return op.DB.Read(ctx).ListCustomers(ctx, m.ID, store.CustomerFilter{Search: search, ListPage: page})
 	}, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
 	return m, l, err
@@ -254,10 +254,10 @@ func (op *Operators) Customer(ctx context.Context, o remit.Operator, merchantAcc
 	if v.Customer, err = op.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID); err != nil {
 		return v, err
 	}
-	if v.Payments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{CustomerID: customerID, Limit: "10"}); err != nil {
+	if v.Payments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{CustomerID: customerID, ListQuery: remit.ListQuery{Limit: "10"}}); err != nil {
 		return v, err
 	}
-	if v.Subscriptions, err = op.quotes.ListSubscriptions(ctx, m, remit.SubscriptionQuery{CustomerID: customerID, Limit: "10"}); err != nil {
+	if v.Subscriptions, err = op.quotes.ListSubscriptions(ctx, m, remit.SubscriptionQuery{CustomerID: customerID, ListQuery: remit.ListQuery{Limit: "10"}}); err != nil {
 		return v, err
 	}
 	if v.Methods, err = op.DB.Read(ctx).CustomerPaymentMethods(ctx, m.ID, customerID); err != nil {
@@ -351,7 +351,7 @@ func (op *Operators) AccountOverview(ctx context.Context, o remit.Operator, merc
 	if v.Open, err = q.OpenTotals(ctx, m.ID); err != nil {
 		return v, err
 	}
-	if v.FailedPayments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{Status: string(remit.PaymentFailed), Limit: "5"}); err != nil {
+	if v.FailedPayments, err = op.payments.ListPayments(ctx, m, remit.PaymentQuery{Status: string(remit.PaymentFailed), ListQuery: remit.ListQuery{Limit: "5"}}); err != nil {
 		return v, err
 	}
 	v.FailedJobs, err = q.CountFailedJobs(ctx, m.ID)

@@ -21,7 +21,7 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor).
 func (qs *Quotes) ListSubscriptions(ctx context.Context, m remit.MerchantAccount, in remit.SubscriptionQuery) (remit.List[remit.Subscription], error) {
-	return listPage(ctx, qs.core, scopeOf(m), "subscriptions", in.Limit, in.Cursor,
+	return listPage(ctx, qs.core, scopeOf(m), "subscriptions", in.ListQuery,
 		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.SubscriptionStatuses)) },
 		func(page store.ListPage) ([]remit.Subscription, error) {
 			return qs.DB.Read(ctx).ListSubscriptions(ctx, m.ID, store.SubscriptionFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})

@@ -16,7 +16,7 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor).
 func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error) {
-	return listPage(ctx, iv.core, scopeOf(m), "tax_transactions", limit, cursor,
+	return listPage(ctx, iv.core, scopeOf(m), "tax_transactions", remit.ListQuery{Limit: limit, Cursor: cursor},
 		func(p *remit.Problems) {
 			enumProblem(p, "status", status, statusNames([]remit.TaxStatus{remit.TaxQuoted, remit.TaxCommitted, remit.TaxReversed}))
 		},

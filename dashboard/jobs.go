@@ -26,7 +26,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 	if shown == "" {
 		shown = string(remit.JobFailed)
 	}
-	in := remit.JobQuery{Status: shown, Kind: q.Get("kind"), Limit: q.Get("limit"), Cursor: q.Get("cursor")}
+	in := remit.JobQuery{Status: shown, Kind: q.Get("kind"), ListQuery: remit.ListQueryOf(q.Get)}
 	if shown == "all" {
 		in.Status = ""
 	}

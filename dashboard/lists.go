@@ -84,7 +84,7 @@ func accountPath(m remit.MerchantAccount) string {
 // paymentsPage lists payments, newest first, by status and customer.
 func (s *Server) paymentsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	in := remit.PaymentQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), Limit: q.Get("limit"), Cursor: q.Get("cursor")}
+	in := remit.PaymentQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountPayments(r.Context(), operatorOf(r), r.PathValue("account"), in)
 	a := accountPath(m)
 	v := listView{Heading: "Payments", Action: a + "/payments", Empty: "No payment matches.",
@@ -106,7 +106,7 @@ func (s *Server) paymentsPage(w http.ResponseWriter, r *http.Request) {
 // subscriptionsPage lists subscriptions, newest first, by status and customer.
 func (s *Server) subscriptionsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	in := remit.SubscriptionQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), Limit: q.Get("limit"), Cursor: q.Get("cursor")}
+	in := remit.SubscriptionQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountSubscriptions(r.Context(), operatorOf(r), r.PathValue("account"), in)
 	a := accountPath(m)
 	v := listView{Heading: "Subscriptions", Action: a + "/subscriptions", Empty: "No subscription matches.",
@@ -124,7 +124,7 @@ func (s *Server) subscriptionsPage(w http.ResponseWriter, r *http.Request) {
 // emailsPage lists the e-mails sent (or not) to customers, newest first, by customer and type.
 func (s *Server) emailsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	in := remit.EmailQuery{CustomerID: q.Get("customer"), Type: q.Get("type"), Limit: q.Get("limit"), Cursor: q.Get("cursor")}
+	in := remit.EmailQuery{CustomerID: q.Get("customer"), Type: q.Get("type"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountEmails(r.Context(), operatorOf(r), r.PathValue("account"), in)
 	a := accountPath(m)
 	v := listView{Heading: "E-mails", Action: a + "/emails", Empty: "No e-mail matches.",

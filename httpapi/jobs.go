@@ -8,6 +8,5 @@ import (
 
 // listJobs handles GET /v1/jobs.
 func (s *Server) listJobs(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Jobs.ListJobs(ctx, r.Merchant, remit.JobQuery{Status: r.Query("status"), Kind: r.Query("kind"),
-		Limit: r.Query("limit"), Cursor: r.Query("cursor")})
+	return s.eng.Jobs.ListJobs(ctx, r.Merchant, remit.JobQuery{Status: r.Query("status"), Kind: r.Query("kind"), ListQuery: remit.ListQueryOf(r.Query)})
 }

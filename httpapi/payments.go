@@ -30,7 +30,7 @@ func (s *Server) listSettlements(ctx context.Context, r *Request) (any, error) {
 // listPayments handles GET /v1/payments.
 func (s *Server) listPayments(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Payments.ListPayments(ctx, r.Merchant, remit.PaymentQuery{InvoiceID: r.Query("invoiceId"), CustomerID: r.Query("customerId"),
-		Status: r.Query("status"), Limit: r.Query("limit"), Cursor: r.Query("cursor")})
+		Status: r.Query("status"), ListQuery: remit.ListQueryOf(r.Query)})
 }
 
 // receiveStripeWebhook handles POST /processor-webhooks/stripe: the raw body and its signature go

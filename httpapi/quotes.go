@@ -22,8 +22,7 @@ func quoteInput(body api.QuoteCreateRequest) remit.QuoteInput {
 
 // listSubscriptions handles GET /v1/subscriptions.
 func (s *Server) listSubscriptions(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Quotes.ListSubscriptions(ctx, r.Merchant, remit.SubscriptionQuery{CustomerID: r.Query("customerId"), Status: r.Query("status"),
-		Limit: r.Query("limit"), Cursor: r.Query("cursor")})
+	return s.eng.Quotes.ListSubscriptions(ctx, r.Merchant, remit.SubscriptionQuery{CustomerID: r.Query("customerId"), Status: r.Query("status"), ListQuery: remit.ListQueryOf(r.Query)})
 }
 
 // cancelSubscription handles POST /v1/subscriptions/{subscriptionId}/cancel.

@@ -11,6 +11,10 @@ type ListPage struct {
 	AfterCreated int64
 	AfterID      string
 	Limit        int
+	// CreatedFrom and CreatedTo bound the rows' creation time, [from, to) in Unix microseconds;
+	// 0: no bound. A list whose range is on another column names it in RangeColumn.
+	CreatedFrom, CreatedTo int64
+	RangeColumn            string
 }
 
 // Eq is an equal filter of a list: column = value, left out when value is empty.
@@ -21,6 +25,18 @@ type Eq = colValue
 // of one more than the page.
 func pageQuery(base string, args []any, p ListPage, filters ...Eq) (string, []any) {
 	query, args := equalFilters(base, args, filters...)
+	column := p.RangeColumn
+	if column == "" {
+		column = "created_at"
+	}
+	if p.CreatedFrom != 0 {
+		args = append(args, p.CreatedFrom)
+		query += " AND " + column + " >= $" + itoa(len(args))
+	}
+	if p.CreatedTo != 0 {
+		args = append(args, p.CreatedTo)
+		query += " AND " + column + " < $" + itoa(len(args))
+	}
 	cond, kargs, order := KeysetClause(len(args)+1, p.AfterCreated, p.AfterID)
 	args = append(args, kargs...)
 	args = append(args, p.Limit+1)
