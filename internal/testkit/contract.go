@@ -1,0 +1,227 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/remit-billing/remit/api"
+)
+
+// contractChecker validates every answer against the contract, both ways: a field the schema
+// requires must be there, and a field the schema does not declare must not be (api.Strict: every
+// object of an answer is closed unless the document gives its additionalProperties).
+type contractChecker struct {
+	router routers.Router
+	names  map[*openapi3.Schema]string // component schemas by value, to name them in failures
+}
+
+var (
+	checkerOnce sync.Once
+	checkerVal  *contractChecker
+	checkerErr  error
+)
+
+func checker(t testing.TB) *contractChecker {
+	checkerOnce.Do(func() {
+		spec, err := api.Strict()
+		if err != nil {
+			checkerErr = err
+			return
+		}
+		names := map[*openapi3.Schema]string{}
+		for name, r := range spec.Components.Schemas {
+			names[r.Value] = name
+		}
+		r, err := gorillamux.NewRouter(spec)
+		checkerVal, checkerErr = &contractChecker{router: r, names: names}, err
+	})
+	if checkerErr != nil {
+		t.Fatalf("contract: %v", checkerErr)
+	}
+	return checkerVal
+}
+
+func (c *contractChecker) check(t testing.TB, req *http.Request, res *Response) {
+	t.Helper()
+	if !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		return
+	}
+	checkEnvelope(t, req, res)
+	route, params, err := c.router.FindRoute(req)
+	if err != nil {
+		return // not a contract route (404/405 paths, operational routes)
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.Status, Header: res.Header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true}}
+	out.SetBodyBytes(res.Body)
+	err = openapi3filter.ValidateResponse(context.Background(), out)
+	if err == nil {
+		return
+	}
+	op := fmt.Sprintf("%s (%s %s) answered %d", route.Operation.OperationID, req.Method, route.Path, res.Status)
+	undeclared, other := c.problems(err)
+	if len(undeclared) > 0 {
+		t.Errorf("%s with %d field(s) that api/openapi.yaml does not declare (declare each in its schema, with its type, nullability and description):\n  %s\n%s",
+			op, len(undeclared), strings.Join(undeclared, "\n  "), res.Body)
+	}
+	if len(other) > 0 {
+		t.Errorf("%s, which does not match api/openapi.yaml:\n  %s\n%s", op, strings.Join(other, "\n  "), res.Body)
+	}
+}
+
+// checkEnvelope: every JSON answer is an envelope with a request ID equal to the header's.
+func checkEnvelope(t testing.TB, req *http.Request, res *Response) {
+	t.Helper()
+	m := res.JSON()
+	var rid string
+	if e, ok := m["error"].(map[string]any); ok {
+		rid, _ = e["requestId"].(string)
+		if code, _ := e["code"].(string); code == "" {
+			t.Errorf("%s %s: error envelope without code: %s", req.Method, req.URL.Path, res.Body)
+		}
+	} else if _, ok := m["data"]; ok {
+		rid, _ = m["requestId"].(string)
+	} else if strings.HasPrefix(req.URL.Path, "/v1/") {
+		t.Errorf("%s %s: answer is not an envelope: %s", req.Method, req.URL.Path, res.Body)
+	}
+	if rid != "" && rid != res.Header.Get("Request-Id") {
+		t.Errorf("%s %s: requestId %q differs from Request-Id header %q", req.Method, req.URL.Path, rid, res.Header.Get("Request-Id"))
+	}
+}
+
+// problems sorts the validator's error into undeclared fields ("data.lines[0].periodStart (in
+// schema InvoiceLine)"), each named once at its first place (not again for lines[1], lines[2]),
+// and the other problems ("data.total: reason").
+func (c *contractChecker) problems(err error) (undeclared, other []string) {
+	var re *openapi3filter.ResponseError
+	if !errors.As(err, &re) || re.Err == nil {
+		return nil, []string{err.Error()}
+	}
+	list := []error{re.Err}
+	if me, ok := re.Err.(openapi3.MultiError); ok {
+		list = flatten(me)
+	}
+	seen := map[string]bool{}
+	for _, e := range list {
+		var se *openapi3.SchemaError
+		if !errors.As(e, &se) {
+			other = append(other, re.Reason+": "+e.Error())
+			continue
+		}
+		parts := se.JSONPointer()
+		if fields := undeclaredFields(se); len(fields) > 0 {
+			for _, f := range fields {
+				where := append(slices.Clone(parts), f)
+				if key := jsonPath(where, true); !seen[key] {
+					seen[key] = true
+					undeclared = append(undeclared, jsonPath(where, false)+c.schemaName(se.Schema))
+				}
+			}
+			continue
+		}
+		path := jsonPath(parts, false)
+		if path == "" {
+			path = "(the body)"
+		}
+		other = append(other, path+": "+se.Reason)
+	}
+	return undeclared, other
+}
+
+// undeclaredFields lists the keys of the object se is about that its closed schema does not
+// declare, when se is the closed schema's refusal.
+func undeclaredFields(se *openapi3.SchemaError) []string {
+	s, obj := se.Schema, se.Value
+	m, ok := obj.(map[string]any)
+	if se.SchemaField != "properties" || s == nil || !ok || s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
+		return nil
+	}
+	var out []string
+	for k := range m {
+		if _, declared := s.Properties[k]; !declared {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (c *contractChecker) schemaName(s *openapi3.Schema) string {
+	if name, ok := c.names[s]; ok {
+		return " (in schema " + name + ")"
+	}
+	return ""
+}
+
+func flatten(me openapi3.MultiError) []error {
+	var out []error
+	for _, e := range me {
+		if inner, ok := e.(openapi3.MultiError); ok {
+			out = append(out, flatten(inner)...)
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// jsonPath writes a JSON pointer's parts the way 422 answers name fields (data.lines[0].amount),
+// or with every index left out (data.lines[].amount) when anyIndex.
+func jsonPath(parts []string, anyIndex bool) string {
+	var b strings.Builder
+	for _, p := range parts {
+		switch _, err := strconv.Atoi(p); {
+		case err == nil && anyIndex:
+			b.WriteString("[]")
+		case err == nil:
+			b.WriteString("[" + p + "]")
+		case b.Len() == 0:
+			b.WriteString(p)
+		default:
+			b.WriteString("." + p)
+		}
+	}
+	return b.String()
+}
+
+// HTTPClient is a client of the env's server that checks every answer against the contract as Do
+// does, for tests that call the API through another client (the generated Go client).
+func (e *Env) HTTPClient() *http.Client {
+	return &http.Client{Transport: checkingTransport{e: e, next: e.Server.Client().Transport}}
+}
+
+type checkingTransport struct {
+	e    *Env
+	next http.RoundTripper
+}
+
+func (c checkingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := c.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(b))
+	c.e.checker.check(c.e.T, req, &Response{Status: res.StatusCode, Header: res.Header, Body: b})
+	return res, nil
+}
