@@ -23,9 +23,9 @@ var (
 
 // Strict is the contract as the tests check answers: every object schema an operation's response
 // reaches that does not state additionalProperties gets additionalProperties: false. allOf is
-// merged into the schema that holds it (its members' properties become the schema's own), and
-// the members of a oneOf or anyOf that declare properties become closed copies carrying the
-// outer schema's properties too. It is a separate copy; Spec is unchanged.
+// merged into the schema that holds it (its members' properties become the schema's own); a
+// oneOf or anyOf whose members declare properties stays open and its members are closed instead
+// (see closeObject). It is a separate copy; Spec is unchanged.
 func Strict() (*openapi3.T, error) {
 	strictOnce.Do(func() {
 		strict, strictErr = load()
@@ -110,9 +110,10 @@ func flattenAllOf(w walker, s *openapi3.Schema) {
 }
 
 // closeObject gives an object schema without additionalProperties additionalProperties: false.
-// When members of its oneOf or anyOf declare properties, those members are replaced by closed
-// copies that carry the properties of s too (a variant then describes the whole object), and s
-// itself stays open. Members that only state rules (required, not) are left alone.
+// When members of its oneOf or anyOf declare properties, s itself stays open and the members
+// describe the whole object: each is closed in its turn, as a copy carrying the properties of s
+// too when s has some of its own (a union of whole resources, such as EventObject, keeps its
+// members as they are). Members that only state rules (required, not) are left alone.
 func closeObject(_ walker, s *openapi3.Schema) {
 	split := false
 	for _, list := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
@@ -120,10 +121,13 @@ func closeObject(_ walker, s *openapi3.Schema) {
 			if m == nil || m.Value == nil || len(m.Value.Properties) == 0 {
 				continue
 			}
+			split = true
+			if len(s.Properties) == 0 {
+				continue
+			}
 			v := *m.Value
 			mergeInto(&v, &openapi3.Schema{Properties: s.Properties, Required: s.Required})
 			list[i] = &openapi3.SchemaRef{Ref: m.Ref, Value: &v}
-			split = true
 		}
 	}
 	if !split && objectLike(s) && s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {
@@ -132,15 +136,18 @@ func closeObject(_ walker, s *openapi3.Schema) {
 	}
 }
 
-// mergeInto adds m's properties (those s does not have), required names, type and explicit
-// additionalProperties to s, without changing the maps and lists s shares with other schemas.
+// mergeInto adds m's properties, required names, type and explicit additionalProperties to s,
+// without changing the maps and lists s shares with other schemas. A property both declare
+// becomes a merged copy of the two (mergedCopy), so that both still apply.
 func mergeInto(s, m *openapi3.Schema) {
 	props := maps.Clone(s.Properties)
 	if props == nil {
 		props = openapi3.Schemas{}
 	}
 	for k, p := range m.Properties {
-		if _, ok := props[k]; !ok {
+		if mine, ok := props[k]; ok && mine.Value != p.Value {
+			props[k] = mergedCopy(mine, p)
+		} else {
 			props[k] = p
 		}
 	}
@@ -158,6 +165,27 @@ func mergeInto(s, m *openapi3.Schema) {
 	if s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {
 		s.AdditionalProperties = m.AdditionalProperties
 	}
+}
+
+// mergedCopy is one schema for a property two allOf members declare: a's copy with b's
+// properties merged in, and the two item schemas of an array merged the same way. It takes null
+// only if both do.
+func mergedCopy(a, b *openapi3.SchemaRef) *openapi3.SchemaRef {
+	if a.Value == nil || b.Value == nil {
+		return a
+	}
+	v := *a.Value
+	mergeInto(&v, b.Value)
+	v.Nullable = a.Value.Nullable && b.Value.Nullable
+	if v.Description == "" {
+		v.Description = b.Value.Description
+	}
+	if a.Value.Items != nil && b.Value.Items != nil {
+		v.Items = mergedCopy(a.Value.Items, b.Value.Items)
+	} else if v.Items == nil {
+		v.Items = b.Value.Items
+	}
+	return &openapi3.SchemaRef{Value: &v}
 }
 
 // objectLike reports whether s describes an object: its type says so, or it declares properties.

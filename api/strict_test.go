@@ -78,8 +78,9 @@ func reasons(err error) string {
 }
 
 // The strict view closes the objects of answers, and only what it should: allOf is merged before
-// closing, oneOf/anyOf variants with properties are closed with the outer properties, rule-only
-// variants and explicit maps keep their meaning, and request bodies are not touched.
+// closing, oneOf/anyOf variants with properties are closed with the outer properties, the members
+// of a discriminated union are closed as they are, rule-only variants and explicit maps keep their
+// meaning, and request bodies are not touched.
 func TestStrictViewClosesAnswers(t *testing.T) {
 	doc, err := openapi3.NewLoader().LoadFromData([]byte(strictFixture))
 	if err != nil {
@@ -96,16 +97,20 @@ func TestStrictViewClosesAnswers(t *testing.T) {
 	}{
 		{`{"id": "a", "address": {"city": "x"}, "kind": {"name": "n", "id": "a"}, "labels": {"any": "key"}}`, true},
 		{`{"id": "a", "address": null}`, true},
-		{`{"id": "a", "extra": 1}`, false},                                       // undeclared at the top
-		{`{"id": "a", "address": {"city": "x", "zip": "1"}}`, false},             // undeclared in a nullable allOf
-		{`{"id": "a", "page": {"items": [{"id": "a"}], "hasMore": true}}`, true}, // allOf of two objects
-		{`{"id": "a", "page": {"items": [{"id": "a", "x": 1}]}}`, false},         // undeclared in merged items
-		{`{"id": "a", "page": {"x": 1}}`, false},                                 // undeclared beside allOf
-		{`{"id": "a", "kind": {"id": "a", "name": "n", "x": 1}}`, false},         // undeclared in a oneOf variant
-		{`{"id": "a", "kind": {"id": "a", "size": 2}}`, true},                    // the other variant, with the outer id
-		{`{"id": "a", "rule": {"p": 1}}`, true},                                  // anyOf of rules only: closed on its own
+		{`{"id": "a", "extra": 1}`, false},                                                         // undeclared at the top
+		{`{"id": "a", "address": {"city": "x", "zip": "1"}}`, false},                               // undeclared in a nullable allOf
+		{`{"id": "a", "page": {"items": [{"object": "item", "id": "a"}], "hasMore": true}}`, true}, // allOf of two objects
+		{`{"id": "a", "page": {"items": [{"object": "item", "id": "a", "x": 1}]}}`, false},         // undeclared in merged items
+		{`{"id": "a", "page": {"x": 1}}`, false},                                                   // undeclared beside allOf
+		{`{"id": "a", "kind": {"id": "a", "name": "n", "x": 1}}`, false},                           // undeclared in a oneOf variant
+		{`{"id": "a", "kind": {"id": "a", "size": 2}}`, true},                                      // the other variant, with the outer id
+		{`{"id": "a", "rule": {"p": 1}}`, true},                                                    // anyOf of rules only: closed on its own
 		{`{"id": "a", "rule": {"p": 1, "x": 1}}`, false},
-		{`{"id": "a", "labels": {"k": 1}}`, false}, // an explicit map keeps its value schema
+		{`{"id": "a", "labels": {"k": 1}}`, false},           // an explicit map keeps its value schema
+		{`{"thing": {"object": "item", "id": "x"}}`, true},   // a union member, by its discriminator
+		{`{"thing": {"object": "other", "size": 1}}`, true},  // the other member
+		{`{"thing": {"object": "item", "size": 1}}`, false},  // a field of another member is undeclared here
+		{`{"thing": {"object": "other", "id": "x"}}`, false}, // likewise
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(c.body), &v); err != nil {
@@ -120,17 +125,10 @@ func TestStrictViewClosesAnswers(t *testing.T) {
 	if req.AdditionalProperties.Has != nil {
 		t.Errorf("a request body only schema was closed")
 	}
-	if strings.Contains(string(mustJSON(t, doc.Components.Schemas["Page"].Value)), `"additionalProperties":false`) {
+	page := doc.Components.Schemas["Page"].Value
+	if page.AdditionalProperties.Has != nil || page.Properties["items"].Value.Items.Value.AdditionalProperties.Has != nil {
 		t.Errorf("Page, a member of allOf, was closed on its own (it would refuse the other member's fields)")
 	}
-}
-
-func mustJSON(t *testing.T, v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 const strictFixture = `
@@ -185,6 +183,15 @@ paths:
                   labels:
                     type: object
                     additionalProperties: {type: string}
+                  thing:
+                    oneOf:
+                    - $ref: '#/components/schemas/Item'
+                    - $ref: '#/components/schemas/Other'
+                    discriminator:
+                      propertyName: object
+                      mapping:
+                        item: '#/components/schemas/Item'
+                        other: '#/components/schemas/Other'
     post:
       requestBody:
         content:
@@ -210,6 +217,14 @@ components:
         hasMore: {type: boolean}
     Item:
       type: object
+      required: [object]
       properties:
+        object: {type: string}
         id: {type: string}
+    Other:
+      type: object
+      required: [object]
+      properties:
+        object: {type: string}
+        size: {type: integer}
 `
