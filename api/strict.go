@@ -3,7 +3,6 @@ package api
 import (
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -15,26 +14,14 @@ import (
 // both ways"). A map that takes any key says so in the document with its additionalProperties
 // (metadata: strings; a usage event's properties), and stays as it says.
 
-var (
-	strictOnce sync.Once
-	strict     *openapi3.T
-	strictErr  error
-)
+var strict = view(CloseResponses)
 
 // Strict is the contract as the tests check answers: every object schema an operation's response
 // reaches that does not state additionalProperties gets additionalProperties: false. allOf is
 // merged into the schema that holds it (its members' properties become the schema's own); a
 // oneOf or anyOf whose members declare properties stays open and its members are closed instead
 // (see closeObject). It is a separate copy; Spec is unchanged.
-func Strict() (*openapi3.T, error) {
-	strictOnce.Do(func() {
-		strict, strictErr = load()
-		if strictErr == nil {
-			CloseResponses(strict)
-		}
-	})
-	return strict, strictErr
-}
+func Strict() (*openapi3.T, error) { return strict() }
 
 // CloseResponses closes, in place, every object schema reachable from a response of doc (see
 // Strict). Request bodies and parameters are left as they are, except where they share a schema
