@@ -45,3 +45,16 @@ func load() (*openapi3.T, error) {
 	doc.Servers = nil
 	return doc, nil
 }
+
+// view returns the accessor of a view of the contract: a fresh copy of the document, changed by
+// transform, made once on first use (Enforced, Strict). Spec is never changed.
+func view(transform func(*openapi3.T)) func() (*openapi3.T, error) {
+	return sync.OnceValues(func() (*openapi3.T, error) {
+		doc, err := load()
+		if err != nil {
+			return nil, err
+		}
+		transform(doc)
+		return doc, nil
+	})
+}

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"sync"
-
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
@@ -15,23 +13,11 @@ import (
 // words its failure with the rule of that name, remit.ValueRules.) The generated-input test
 // (httpapi/generated_input_test.go) holds the rules and the document to the same answers.
 
-var (
-	enforcedOnce sync.Once
-	enforced     *openapi3.T
-	enforcedErr  error
-)
+var enforced = view(StripOperationRules)
 
 // Enforced is the contract as the request validator checks it: the document without the rules
 // above, which the operations check themselves. It is a separate copy; Spec is unchanged.
-func Enforced() (*openapi3.T, error) {
-	enforcedOnce.Do(func() {
-		enforced, enforcedErr = load()
-		if enforcedErr == nil {
-			StripOperationRules(enforced)
-		}
-	})
-	return enforced, enforcedErr
-}
+func Enforced() (*openapi3.T, error) { return enforced() }
 
 // StripOperationRules removes from every schema of doc the rules its operations check themselves
 // (see above), leaving each schema's fields and their own bounds.

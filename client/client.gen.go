@@ -59,19 +59,19 @@ func (e BillingAccountCreateRequestCollectionMethod) Valid() bool {
 
 // Defines values for CreditNoteCreateLineBucket.
 const (
-	Credit CreditNoteCreateLineBucket = "credit"
-	Offset CreditNoteCreateLineBucket = "offset"
-	Refund CreditNoteCreateLineBucket = "refund"
+	CreditNoteCreateLineBucketCredit CreditNoteCreateLineBucket = "credit"
+	CreditNoteCreateLineBucketOffset CreditNoteCreateLineBucket = "offset"
+	CreditNoteCreateLineBucketRefund CreditNoteCreateLineBucket = "refund"
 )
 
 // Valid indicates whether the value is a known member of the CreditNoteCreateLineBucket enum.
 func (e CreditNoteCreateLineBucket) Valid() bool {
 	switch e {
-	case Credit:
+	case CreditNoteCreateLineBucketCredit:
 		return true
-	case Offset:
+	case CreditNoteCreateLineBucketOffset:
 		return true
-	case Refund:
+	case CreditNoteCreateLineBucketRefund:
 		return true
 	default:
 		return false
@@ -851,6 +851,7 @@ const (
 	Balances         VerificationCheckName = "balances"
 	CreditNotes      VerificationCheckName = "credit_notes"
 	DocumentNumbers  VerificationCheckName = "document_numbers"
+	DueWork          VerificationCheckName = "due_work"
 	EventChain       VerificationCheckName = "event_chain"
 	InvoiceLines     VerificationCheckName = "invoice_lines"
 	InvoicePayments  VerificationCheckName = "invoice_payments"
@@ -868,6 +869,8 @@ func (e VerificationCheckName) Valid() bool {
 	case CreditNotes:
 		return true
 	case DocumentNumbers:
+		return true
+	case DueWork:
 		return true
 	case EventChain:
 		return true
@@ -2262,7 +2265,7 @@ func (e DisableWebhookEndpointParamsEnvironment) Valid() bool {
 	}
 }
 
-// Address A postal address as returned.
+// Address A postal address as returned; null where the resource has none: a customer's address (none given), a billing account's taxAddress (taxes then use the customer's address).
 type Address struct {
 	// City City.
 	City *string `json:"city,omitempty"`
@@ -2327,7 +2330,7 @@ type BalanceEntry struct {
 	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Object Always "balance_entry".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// Remaining For positive entries (grant, credit_note, top_up): what is left to apply or expire; null for negative entries. Minor units.
 	Remaining *int64 `json:"remaining,omitempty"`
@@ -2349,6 +2352,21 @@ type BalanceEntry struct {
 
 	// Type grant (+), expiry (-), application (- against an invoice), credit_note (+) or top_up (+).
 	Type *string `json:"type,omitempty"`
+}
+
+// BalanceEntryList A page of balance entries.
+type BalanceEntryList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The balance entries, in the list's order (newest first).
+	Items *[]BalanceEntry `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
 }
 
 // BalanceExpireRequest Expires (part of) what remains of a grant. Rules the schema cannot say: sourceEntryId names a grant of the customer (404); the amount is at most what remains of it (409); an expiry takes effect when it is recorded, so effectiveAt is not after the merchant clock (422 in_future).
@@ -2430,7 +2448,7 @@ type BalanceTargetsLineTypes string
 
 // BillingAccount A billing account.
 //
-// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 type BillingAccount struct {
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
@@ -2447,11 +2465,17 @@ type BillingAccount struct {
 	// CustomerId Customer ID.
 	CustomerId *string `json:"customerId,omitempty"`
 
-	// DefaultPaymentMethod The payment method invoices are charged to, or null until one is attached.
+	// DefaultPaymentMethod A payment method, masked; null where there is none: a billing account's defaultPaymentMethod until one is attached, a setup session's paymentMethod until it is completed, a payment's paymentMethod out of band.
 	DefaultPaymentMethod *PaymentMethodSummary `json:"defaultPaymentMethod,omitempty"`
 
-	// Dunning The account's own dunning policy; null when it uses the deployment's (REMIT_DUNNING_SCHEDULE, default 3d, 5d, 7d, then mark_uncollectible).
-	Dunning *Dunning `json:"dunning,omitempty"`
+	// Dunning The account's own dunning policy (docs/dunning.md), as given at creation; null when it uses the deployment's (REMIT_DUNNING_SCHEDULE, default 3d, 5d, 7d, then mark_uncollectible).
+	Dunning *struct {
+		// FinalAction What happens when the schedule is exhausted (mark_uncollectible, leave_open or cancel_subscription).
+		FinalAction *string `json:"finalAction,omitempty"`
+
+		// Schedule When automatic retries of a failed charge happen, strictly increasing.
+		Schedule *[]string `json:"schedule,omitempty"`
+	} `json:"dunning,omitempty"`
 
 	// Environment Environment the resource lives in: sandbox or production.
 	Environment *string `json:"environment,omitempty"`
@@ -2463,9 +2487,9 @@ type BillingAccount struct {
 	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Object Always "billing_account".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
-	// TaxAddress The address taxes are computed for, or null.
+	// TaxAddress A postal address as returned; null where the resource has none: a customer's address (none given), a billing account's taxAddress (taxes then use the customer's address).
 	TaxAddress *Address `json:"taxAddress,omitempty"`
 }
 
@@ -2603,7 +2627,7 @@ type Coupon struct {
 	Name *string `json:"name,omitempty"`
 
 	// Object Always "coupon".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// PercentOff Percent discount.
 	PercentOff *int64 `json:"percentOff,omitempty"`
@@ -2643,10 +2667,25 @@ type CouponCreateRequest0 = interface{}
 // CouponCreateRequest1 defines model for CouponCreateRequest.1.
 type CouponCreateRequest1 = interface{}
 
+// CreditAllocation The part of a credit note line that credits one invoice line.
+type CreditAllocation struct {
+	// Amount Amount credited to it, tax included. Minor units.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// InvoiceLineId Invoice line credited (il_...).
+	InvoiceLineId *string `json:"invoiceLineId,omitempty"`
+
+	// TaxAmount Tax share of the amount. Minor units.
+	TaxAmount *int64 `json:"taxAmount,omitempty"`
+}
+
 // CreditNote A credit note.
 //
-// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
+// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000,"usageEventId":null}
 type CreditNote struct {
+	// BalanceEntryId The credit_note entry (be_...) the credit bucket added to the customer's prepaid balance; null when creditAmount is 0.
+	BalanceEntryId *string `json:"balanceEntryId,omitempty"`
+
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
@@ -2655,6 +2694,12 @@ type CreditNote struct {
 
 	// CreditNoteId Credit note ID.
 	CreditNoteId *string `json:"creditNoteId,omitempty"`
+
+	// Currency ISO 4217 currency, the invoice's.
+	Currency *string `json:"currency,omitempty"`
+
+	// CustomerId The invoice's customer.
+	CustomerId *string `json:"customerId,omitempty"`
 
 	// Description Description.
 	Description *string `json:"description,omitempty"`
@@ -2678,7 +2723,7 @@ type CreditNote struct {
 	Number *string `json:"number,omitempty"`
 
 	// Object Always "credit_note".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// OffsetAmount Offset bucket total. Minor units.
 	OffsetAmount *int64 `json:"offsetAmount,omitempty"`
@@ -2688,6 +2733,9 @@ type CreditNote struct {
 
 	// RefundAmount Refund bucket total. Minor units.
 	RefundAmount *int64 `json:"refundAmount,omitempty"`
+
+	// RefundIds The refunds (re_...) the refund bucket made, one per payment refunded, first payment first; null when refundAmount is 0. Each is followed by refund.created and refund.succeeded or refund.failed events.
+	RefundIds *[]string `json:"refundIds,omitempty"`
 
 	// Status "issued".
 	Status *string `json:"status,omitempty"`
@@ -2766,11 +2814,17 @@ type CreditNoteCreateRequest struct {
 
 // CreditNoteLine A credit note line.
 type CreditNoteLine struct {
+	// Allocations The invoice lines the line credits and how much of each; one entry for a line naming its invoiceLineId, several for an invoice-level line, spread over the invoice's lines.
+	Allocations *[]CreditAllocation `json:"allocations,omitempty"`
+
 	// Amount Amount. Minor units.
 	Amount *int64 `json:"amount,omitempty"`
 
 	// Bucket credit, refund or offset.
 	Bucket *string `json:"bucket,omitempty"`
+
+	// CreditNoteLineId Credit note line ID (cnl_...).
+	CreditNoteLineId *string `json:"creditNoteLineId,omitempty"`
 
 	// Description Description.
 	Description *string `json:"description,omitempty"`
@@ -2793,11 +2847,23 @@ type CreditNoteReason string
 // Example: USD
 type CurrencyCode = string
 
+// CursorPage What every cursor-paged list carries beside its items: {"object": "list", "items": [...], "nextCursor": string|null, "hasMore": bool}. Each list schema (EventList, ...) adds its typed items.
+type CursorPage struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // Customer A customer.
 //
-// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
+// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
 type Customer struct {
-	// Address The customer's address, or null.
+	// Address A postal address as returned; null where the resource has none: a customer's address (none given), a billing account's taxAddress (taxes then use the customer's address).
 	Address *Address `json:"address,omitempty"`
 
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
@@ -2825,7 +2891,7 @@ type Customer struct {
 	Name *string `json:"name,omitempty"`
 
 	// Object Always "customer".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// PreferredLocale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
 	//
@@ -2946,7 +3012,7 @@ type DunningFinalAction string
 //
 // Example: {"attachment":{"documentId":"inv_01jytsq0zvgr1appf5r715r83w","fileName":"INV-000042.pdf","kind":"invoice"},"attempts":1,"createdAt":"2025-06-01T12:00:00.188333Z","customerId":"cus_acme","emailId":"em_01jyt0a4b7q9m1n3p5r7s9t1v3","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","locale":"en","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"email","sentAt":"2025-06-01T12:00:01.204Z","status":"sent","statusReason":null,"subject":"Invoice INV-000042 from Globex","to":"billing@acme.example","type":"invoice.finalized"}
 type Email struct {
-	// Attachment The PDF attached, or null.
+	// Attachment The PDF a message carries, rendered from its document when the message is sent; null for a message without one.
 	Attachment *EmailAttachment `json:"attachment,omitempty"`
 
 	// Attempts Send attempts made so far.
@@ -3008,7 +3074,7 @@ type Email struct {
 // EmailStatus queued: waiting for (another) send attempt; sent: the SMTP server accepted it; failed: refused for good or out of retries (REMIT_EMAIL_RETRY_SCHEDULE); skipped: never to be sent (no SMTP server configured, or a customer without an address).
 type EmailStatus string
 
-// EmailAttachment The PDF a message carries, rendered from its document when the message is sent.
+// EmailAttachment The PDF a message carries, rendered from its document when the message is sent; null for a message without one.
 type EmailAttachment struct {
 	// DocumentId The invoice, receipt or credit note ID.
 	DocumentId *string `json:"documentId,omitempty"`
@@ -3023,6 +3089,21 @@ type EmailAttachment struct {
 // EmailAttachmentKind Which document.
 type EmailAttachmentKind string
 
+// EmailList A page of e-mails.
+type EmailList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The e-mails (without textBody and htmlBody, which GET /v1/emails/{emailId} gives), in the list's order (newest first).
+	Items *[]Email `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // EmailType What a message is about (docs/email.md says when each is sent).
 //
 // Example: invoice.finalized
@@ -3033,6 +3114,63 @@ type EmailType string
 // Example: {}
 type EmptyRequest = map[string]interface{}
 
+// ErrorDetails Structured details of an error, absent when there are none. Every key an error can carry is listed here; each error sets only the keys that apply. For 422: fields. For 409: reason and, for state conflicts, currentState. For 404: resource, and field when the reference came from the body or query.
+type ErrorDetails struct {
+	// AllowedValues The values a field takes (422 on the customer portal's paymentMethod), for example the sandbox's test cards.
+	AllowedValues *[]string `json:"allowedValues,omitempty"`
+
+	// BillingAccountId The billing account without a default payment method (409 no_payment_method).
+	BillingAccountId *string `json:"billingAccountId,omitempty"`
+
+	// Currency The currency of remaining and requested (409 insufficient_remaining).
+	Currency *string `json:"currency,omitempty"`
+
+	// CurrentAggregation The aggregation a meter with usage events keeps (409 meter_has_events).
+	CurrentAggregation *string `json:"currentAggregation,omitempty"`
+
+	// CurrentState The state of the resource that does not allow the action (409), for example open.
+	CurrentState *string `json:"currentState,omitempty"`
+
+	// FailureCode The processor's decline code (409 payment_failed), for example card_declined.
+	FailureCode *string `json:"failureCode,omitempty"`
+
+	// FailureMessage What the decline means and what to do next (409 payment_failed).
+	FailureMessage *string `json:"failureMessage,omitempty"`
+
+	// Field The request field the error is about: the body or query reference that was not found (404), the caller ID already taken (409 duplicate_id), the credit note field over its limit (409), the capability not offered (501).
+	Field *string `json:"field,omitempty"`
+
+	// Fields 422 validation_failure only, and always there: every problem the request has, one entry per field and reason.
+	Fields *[]FieldProblem `json:"fields,omitempty"`
+
+	// InvoiceId The invoice concerned (404 on an invoice line, 409 payment_failed).
+	InvoiceId *string `json:"invoiceId,omitempty"`
+
+	// MismatchedFields The fields in which a usage event sent again with a recorded eventId differs from the recorded one (409 duplicate_id on POST /v1/usage-events).
+	MismatchedFields *[]string `json:"mismatchedFields,omitempty"`
+
+	// PaymentId The payment attempt concerned (409 payment_in_progress, payment_failed).
+	PaymentId *string `json:"paymentId,omitempty"`
+
+	// Reason Why a 409 conflict happened: idempotency_key_reused, idempotency_key_in_flight, invalid_state (see currentState), duplicate_id (see field), insufficient_remaining (a balance lot has less left; see remaining, sourceEntryId), line_amount_exceeds_remaining, total_exceeds_invoice, refund_exceeds_paid and offset_exceeds_remaining (a credit note asks for more than is left; see field and remaining), amount_exceeds_refundable, payment_in_progress (see paymentId), payment_failed (a declined charge; see failureCode, failureMessage, paymentId), no_payment_method (see billingAccountId), concurrent_payment, invoice_has_payments, meter_has_events (see currentAggregation) or setup_incomplete. Also given with some 422 and 501 answers.
+	Reason *string `json:"reason,omitempty"`
+
+	// Recorded The usage event already recorded under an eventId, as it was recorded (409 duplicate_id on POST /v1/usage-events).
+	Recorded *RecordedUsage `json:"recorded,omitempty"`
+
+	// Remaining What is left that the request asked more than (409 insufficient_remaining and the credit note limits). Minor units.
+	Remaining *int64 `json:"remaining,omitempty"`
+
+	// Requested The amount the request asked for (409 insufficient_remaining, when the request gave one). Minor units.
+	Requested *int64 `json:"requested,omitempty"`
+
+	// Resource The kind of resource not found (404), for example invoice or invoice line.
+	Resource *string `json:"resource,omitempty"`
+
+	// SourceEntryId The balance entry (lot) with too little left (409 insufficient_remaining).
+	SourceEntryId *string `json:"sourceEntryId,omitempty"`
+}
+
 // ErrorEnvelope Every error response uses this envelope.
 //
 // Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
@@ -3041,8 +3179,8 @@ type ErrorEnvelope struct {
 		// Code Machine-readable error code; pairs with the HTTP status as tabled in the API description.
 		Code ErrorEnvelopeErrorCode `json:"code"`
 
-		// Details Structured details. For 422: fields, an array of {field, location (body|query|path|header), reason} listing every problem found. For 409: reason (for example idempotency_key_reused, idempotency_key_in_flight) and, for state conflicts, currentState. For 404 on a body reference: field.
-		Details *map[string]interface{} `json:"details,omitempty"`
+		// Details Structured details of an error, absent when there are none. Every key an error can carry is listed here; each error sets only the keys that apply. For 422: fields. For 409: reason and, for state conflicts, currentState. For 404: resource, and field when the reference came from the body or query.
+		Details *ErrorDetails `json:"details,omitempty"`
 
 		// DocsUrl Deep link to the errors guide section for this code: {REMIT_PUBLIC_URL}/docs/errors#<code>.
 		DocsUrl *string `json:"docsUrl,omitempty"`
@@ -3060,15 +3198,15 @@ type ErrorEnvelopeErrorCode string
 
 // Event An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 //
-// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 type Event struct {
 	// CreatedAt When the event happened. RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
 	// Data Event payload.
 	Data *struct {
-		// Object The resource as of the event.
-		Object *map[string]interface{} `json:"object,omitempty"`
+		// Object The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries.
+		Object *EventObject `json:"object,omitempty"`
 	} `json:"data,omitempty"`
 
 	// Environment sandbox or production.
@@ -3093,6 +3231,26 @@ type Event struct {
 	Type *string `json:"type,omitempty"`
 }
 
+// EventList A page of events.
+type EventList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The events, in the list's order (newest first).
+	Items *[]Event `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// EventObject The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries.
+type EventObject struct {
+	union json.RawMessage
+}
+
 // EventResendRequest Resends an event.
 //
 // Example: {"endpointId":"we_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}
@@ -3106,9 +3264,24 @@ type EventResendRequest struct {
 // Example: invoice.finalized
 type EventTypeFilter = string
 
+// FieldProblem One problem with one request field (a 422 answer lists every one in details.fields).
+type FieldProblem struct {
+	// Field The field, as a path into the request (lines[0].amount, metadata.crmId, environment).
+	Field *string `json:"field,omitempty"`
+
+	// Location Where the field is: body, query, path or header.
+	Location *string `json:"location,omitempty"`
+
+	// Message What is wrong and how to fix it, in words.
+	Message *string `json:"message,omitempty"`
+
+	// Reason Machine-readable reason (required, unknown_field, out_of_range, invalid_characters, blank, ...).
+	Reason *string `json:"reason,omitempty"`
+}
+
 // Invoice An invoice.
 //
-// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 type Invoice struct {
 	// AmountDue Due after prepaid balance. Minor units.
 	AmountDue *int64 `json:"amountDue,omitempty"`
@@ -3121,6 +3294,9 @@ type Invoice struct {
 
 	// AttemptCount Card payment attempts made for the invoice (at finalization, by the pay routes and by dunning).
 	AttemptCount *int64 `json:"attemptCount,omitempty"`
+
+	// AutoFinalizeAt When a subscription's renewal draft finalizes itself (one hour after its period starts, merchant clock); null for every other invoice and once finalized. RFC 3339, UTC.
+	AutoFinalizeAt *time.Time `json:"autoFinalizeAt,omitempty"`
 
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
@@ -3195,7 +3371,10 @@ type Invoice struct {
 	Number *string `json:"number,omitempty"`
 
 	// Object Always "invoice".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
+
+	// OffsetTotal What credit notes' offset bucket took off the amount still due (amountRemaining = amountDue − amountPaid − offsetTotal). Minor units.
+	OffsetTotal *int64 `json:"offsetTotal,omitempty"`
 
 	// PaidAt When paid. RFC 3339, UTC.
 	PaidAt *time.Time `json:"paidAt,omitempty"`
@@ -3215,6 +3394,9 @@ type Invoice struct {
 	// QuoteId Quote that produced the invoice.
 	QuoteId *string `json:"quoteId,omitempty"`
 
+	// RefundedTotal What credit notes' refund bucket returned to the invoice's payments, pending refunds included; a failed refund is taken back out of it (docs/payments.md, "Refunds"). Minor units.
+	RefundedTotal *int64 `json:"refundedTotal,omitempty"`
+
 	// Status draft, open, paid, void or uncollectible (dunning's final action mark_uncollectible; an uncollectible invoice can still be paid, which makes it paid).
 	Status *string `json:"status,omitempty"`
 
@@ -3232,6 +3414,9 @@ type Invoice struct {
 
 	// Total Invoice total. Minor units.
 	Total *int64 `json:"total,omitempty"`
+
+	// UpdatedAt When the invoice last changed (merchant clock). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 
 	// VoidedAt When voided. RFC 3339, UTC.
 	VoidedAt *time.Time `json:"voidedAt,omitempty"`
@@ -3299,7 +3484,10 @@ type InvoiceLine struct {
 	// CreditedAmount Credited by credit notes. Minor units.
 	CreditedAmount *int64 `json:"creditedAmount,omitempty"`
 
-	// Description Description.
+	// CreditedTaxAmount The part of taxAmount reversed by credit notes so far. Minor units.
+	CreditedTaxAmount *int64 `json:"creditedTaxAmount,omitempty"`
+
+	// Description The line's description (the line's own, else the price's name).
 	Description *string `json:"description,omitempty"`
 
 	// DiscountAmount Discount on this line. Minor units.
@@ -3314,17 +3502,32 @@ type InvoiceLine struct {
 	// MeterId Meter ID.
 	MeterId *string `json:"meterId,omitempty"`
 
+	// Object Always "invoice_line".
+	Object *string `json:"object,omitempty"`
+
+	// PeriodEnd End (exclusive) of the period the line bills; null when periodStart is. RFC 3339, UTC.
+	PeriodEnd *time.Time `json:"periodEnd,omitempty"`
+
+	// PeriodStart Start of the period the line bills, on a subscription's invoice (in advance for a fixed price, in arrears for usage, the prorated span for a change); null on a line created through POST /v1/invoices, which bills the invoice's period if any. RFC 3339, UTC.
+	PeriodStart *time.Time `json:"periodStart,omitempty"`
+
 	// PrepaidApplied Prepaid balance applied to this line. Minor units.
 	PrepaidApplied *int64 `json:"prepaidApplied,omitempty"`
 
 	// PriceId Price ID.
 	PriceId *string `json:"priceId,omitempty"`
 
+	// PriceType The price's priceType (fixed_recurring, fixed_one_time, usage_metered, free, pay_what_you_want, credit_grant or credit_top_up), which decides how the line is priced.
+	PriceType *string `json:"priceType,omitempty"`
+
 	// Quantity Quantity.
 	Quantity *int64 `json:"quantity,omitempty"`
 
 	// TaxAmount Tax on this line. Minor units.
 	TaxAmount *int64 `json:"taxAmount,omitempty"`
+
+	// Taxes The line's tax, one entry per jurisdiction, adding up to taxAmount; null when no jurisdiction taxes the line (no tax address).
+	Taxes *[]LineTax `json:"taxes,omitempty"`
 
 	// TierBreakdown How a tiered line's amount was reached, one entry per tier charged (graduated) or the one tier the whole quantity falls in (volume); the entries' amounts add up to the line's amount. null for a line not priced by tiers (its amount is quantity × unitAmount; a tiered line's unitAmount is 0).
 	TierBreakdown *[]TierBreakdown `json:"tierBreakdown,omitempty"`
@@ -3415,25 +3618,40 @@ type JobEnvironment string
 // JobStatus The job's state.
 type JobStatus string
 
-// List A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-type List struct {
+// JobList A page of scheduled jobs.
+type JobList struct {
 	// HasMore Whether more items follow.
 	HasMore *bool `json:"hasMore,omitempty"`
 
-	// Items Items, newest first.
-	Items *[]map[string]interface{} `json:"items,omitempty"`
-
-	// Limit Payment receipts only: page size.
-	Limit *int64 `json:"limit,omitempty"`
+	// Items The jobs, in the list's order (newest first).
+	Items *[]Job `json:"items,omitempty"`
 
 	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
 
 	// Object Always "list".
 	Object *string `json:"object,omitempty"`
+}
 
-	// Offset Payment receipts only: offset of this page.
-	Offset *int64 `json:"offset,omitempty"`
+// LineTax An invoice line's tax in one jurisdiction.
+type LineTax struct {
+	// Jurisdiction Jurisdiction (country or country-region, for example CA or CA-BC).
+	Jurisdiction *string `json:"jurisdiction,omitempty"`
+
+	// Rate Rate applied as a decimal fraction (0.0725 = 7.25%).
+	Rate *float32 `json:"rate,omitempty"`
+
+	// RatePpm The exact rate in parts per million (72500 = 7.25%); rate is this divided by 1,000,000.
+	RatePpm *int64 `json:"ratePpm,omitempty"`
+
+	// ReversedAmount The part of taxAmount reversed by credit notes so far. Minor units.
+	ReversedAmount *int64 `json:"reversedAmount,omitempty"`
+
+	// TaxAmount Tax in this jurisdiction, rounded half-up. Minor units.
+	TaxAmount *int64 `json:"taxAmount,omitempty"`
+
+	// TaxableAmount The amount taxed (amount − discountAmount − prepaidApplied). Minor units.
+	TaxableAmount *int64 `json:"taxableAmount,omitempty"`
 }
 
 // Locale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
@@ -3443,7 +3661,7 @@ type Locale string
 
 // MerchantAccount A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 //
-// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 type MerchantAccount struct {
 	// AchMaxTransactionAmount Largest single ACH transaction expected. Minor units.
 	AchMaxTransactionAmount *int64 `json:"achMaxTransactionAmount,omitempty"`
@@ -3533,7 +3751,7 @@ type MerchantAccount struct {
 	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Object Always "merchant_account".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// Onboarding The underwriting record of a merchant account.
 	Onboarding *MerchantOnboarding `json:"onboarding,omitempty"`
@@ -4063,7 +4281,7 @@ type Meter struct {
 	Name *string `json:"name,omitempty"`
 
 	// Object Always "meter".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// UniqueProperty The property whose distinct values a unique_count meter counts; null for other meters.
 	UniqueProperty *string `json:"uniqueProperty,omitempty"`
@@ -4095,6 +4313,21 @@ type MeterCreateRequest struct {
 
 // MeterCreateRequestAggregation How the usage events of a period become one quantity: sum of quantity, count of events, max quantity, unique_count of distinct uniqueProperty values, latest quantity.
 type MeterCreateRequestAggregation string
+
+// MeterList A page of meters.
+type MeterList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The meters, in the list's order (newest first).
+	Items *[]Meter `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
 
 // MeterRulesPlain The fields of a sum, count, max or latest meter: no uniqueProperty.
 type MeterRulesPlain = map[string]interface{}
@@ -4184,7 +4417,7 @@ type Payment struct {
 	} `json:"nextAction,omitempty"`
 
 	// Object Always "payment".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// PaymentId Payment ID (pay_...).
 	PaymentId *string `json:"paymentId,omitempty"`
@@ -4192,7 +4425,7 @@ type Payment struct {
 	// PaymentIntentId The invoice's payment intent (pi_...).
 	PaymentIntentId *string `json:"paymentIntentId,omitempty"`
 
-	// PaymentMethod The method charged; null out of band.
+	// PaymentMethod A payment method, masked; null where there is none: a billing account's defaultPaymentMethod until one is attached, a setup session's paymentMethod until it is completed, a payment's paymentMethod out of band.
 	PaymentMethod *PaymentMethodSummary `json:"paymentMethod,omitempty"`
 
 	// Processor sandbox, stripe or out_of_band.
@@ -4216,6 +4449,54 @@ type Payment struct {
 
 // PaymentStatus The attempt's state.
 type PaymentStatus string
+
+// PaymentList A page of payment attempts.
+type PaymentList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The payment attempts, in the list's order (newest first).
+	Items *[]Payment `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// PaymentMethod A card attached to a customer (in events only: payment_method.attached). No card number is ever accepted or stored; only the brand and last four digits are shown.
+type PaymentMethod struct {
+	// BillingAccountId The billing account the setup session attached it to; null when the session named none.
+	BillingAccountId *string `json:"billingAccountId,omitempty"`
+
+	// Brand Card brand.
+	Brand *string `json:"brand,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// CustomerId The customer the method belongs to.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// Last4 Last four digits.
+	Last4 *string `json:"last4,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Object Always "payment_method".
+	Object string `json:"object"`
+
+	// PaymentMethodId Payment method ID (pm_...).
+	PaymentMethodId *string `json:"paymentMethodId,omitempty"`
+
+	// Type Always "card".
+	Type *string `json:"type,omitempty"`
+}
 
 // PaymentMethodSetupRequest Creates a hosted setup session for a customer's payment method. setAsDefault true needs billingAccountId (the anyOf below; 422 requires_billing_account otherwise). A rule the schema cannot say, the billing account belongs to the customer (422 customer_mismatch).
 //
@@ -4278,9 +4559,9 @@ type PaymentMethodSetupSession struct {
 	MethodType *string `json:"methodType,omitempty"`
 
 	// Object Always "payment_method_setup_session".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
-	// PaymentMethod The attached payment method, masked, once completed.
+	// PaymentMethod A payment method, masked; null where there is none: a billing account's defaultPaymentMethod until one is attached, a setup session's paymentMethod until it is completed, a payment's paymentMethod out of band.
 	PaymentMethod *PaymentMethodSummary `json:"paymentMethod,omitempty"`
 
 	// PaymentMethodId Attached payment method (pm_...) once completed.
@@ -4302,7 +4583,7 @@ type PaymentMethodSetupSession struct {
 	Url *string `json:"url,omitempty"`
 }
 
-// PaymentMethodSummary A payment method, masked.
+// PaymentMethodSummary A payment method, masked; null where there is none: a billing account's defaultPaymentMethod until one is attached, a setup session's paymentMethod until it is completed, a payment's paymentMethod out of band.
 type PaymentMethodSummary struct {
 	// Brand Card brand.
 	Brand *string `json:"brand,omitempty"`
@@ -4316,7 +4597,7 @@ type PaymentMethodSummary struct {
 
 // PaymentReceipt A receipt for one successful payment.
 //
-// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded"}
+// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","invoiceNumber":"INV-000001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","type":"card"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded","updatedAt":"2025-06-01T12:00:00.19309Z"}
 type PaymentReceipt struct {
 	// Amount Amount paid. Minor units.
 	Amount *int64 `json:"amount,omitempty"`
@@ -4352,7 +4633,7 @@ type PaymentReceipt struct {
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
 	// Object Always "payment_receipt".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// PaymentId Payment ID (pay_...).
 	PaymentId *string `json:"paymentId,omitempty"`
@@ -4383,6 +4664,60 @@ type PaymentReceipt struct {
 
 	// UpdatedAt When the receipt last changed (a refund). RFC 3339, UTC.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// PaymentReceiptList A page of payment receipts, paged by offset: {"object": "list", "items": [...], "hasMore": bool, "offset": n, "limit": n}.
+type PaymentReceiptList struct {
+	// HasMore Whether more receipts follow (at offset + limit).
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The payment receipts, newest first.
+	Items *[]PaymentReceipt `json:"items,omitempty"`
+
+	// Limit The page size.
+	Limit *int64 `json:"limit,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+
+	// Offset The offset of this page.
+	Offset *int64 `json:"offset,omitempty"`
+}
+
+// Payout The payout of a closed settlement's net amount to the merchant's bank account (in events only: payout.created). A negative amount (refunds and fees above the day's payments) is a debit.
+type Payout struct {
+	// Amount The settlement's netAmount; negative for a debit. Minor units.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// ArrivalDate When the money arrives (merchant clock). RFC 3339, UTC.
+	ArrivalDate *time.Time `json:"arrivalDate,omitempty"`
+
+	// BankAccountLast4 Last four digits of the settlement bank account paid to; null when the merchant account has none.
+	BankAccountLast4 *string `json:"bankAccountLast4,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Currency ISO 4217 currency.
+	Currency *string `json:"currency,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Object Always "payout".
+	Object string `json:"object"`
+
+	// PayoutId Payout ID (po_...).
+	PayoutId *string `json:"payoutId,omitempty"`
+
+	// SettlementId The settlement paid out.
+	SettlementId *string `json:"settlementId,omitempty"`
+
+	// Status Always "paid".
+	Status *string `json:"status,omitempty"`
 }
 
 // PayoutProfile How and when the merchant is paid out. Never shows the full account number.
@@ -4450,9 +4785,14 @@ type PendingProration struct {
 	PriceId *string `json:"priceId,omitempty"`
 }
 
+// PortalResult What a customer-portal action answers: the completed setup session (setup-sessions/{sessionId}/complete) or the invoice (invoices/{invoiceId}/pay, payments/{paymentId}/authenticate). Its object field names its schema.
+type PortalResult struct {
+	union json.RawMessage
+}
+
 // Price A catalog price.
 //
-// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
+// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 type Price struct {
 	// BillingInterval day, week, month or year.
 	BillingInterval *string `json:"billingInterval,omitempty"`
@@ -4482,7 +4822,7 @@ type Price struct {
 	Name *string `json:"name,omitempty"`
 
 	// Object Always "price".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// PriceId Price ID.
 	PriceId *string `json:"priceId,omitempty"`
@@ -4629,7 +4969,7 @@ type ProcessorWebhookAck struct {
 
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
-// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 type Quote struct {
 	// AcceptedAt When the quote was accepted (merchant clock). RFC 3339, UTC.
 	AcceptedAt *time.Time `json:"acceptedAt,omitempty"`
@@ -4668,7 +5008,7 @@ type Quote struct {
 	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Object Always "quote".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// OrderType one_off, subscription_creation or subscription_amendment.
 	OrderType *string `json:"orderType,omitempty"`
@@ -4830,9 +5170,78 @@ type QuoteVersion struct {
 	Version *int64 `json:"version,omitempty"`
 }
 
+// RecordedUsage The usage event already recorded under an eventId, as it was recorded (409 duplicate_id on POST /v1/usage-events).
+type RecordedUsage struct {
+	// CustomerId Customer ID.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// MeterId Meter ID.
+	MeterId *string `json:"meterId,omitempty"`
+
+	// Properties The properties recorded ({} when there were none).
+	Properties *map[string]string `json:"properties,omitempty"`
+
+	// Quantity Quantity.
+	Quantity *int64 `json:"quantity,omitempty"`
+
+	// Timestamp When the usage happened. RFC 3339, UTC.
+	Timestamp *time.Time `json:"timestamp,omitempty"`
+}
+
+// Refund Money returned to the customer against one payment by a credit note's refund bucket (in events only: refund.created, refund.succeeded, refund.failed; docs/payments.md, "Refunds").
+type Refund struct {
+	// Amount Amount refunded. Minor units.
+	Amount *int64 `json:"amount,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// CreditNoteId The credit note whose refund bucket made the refund.
+	CreditNoteId *string `json:"creditNoteId,omitempty"`
+
+	// Currency ISO 4217 currency.
+	Currency *string `json:"currency,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// FailureCode Why the processor refused the refund; null unless failed.
+	FailureCode *string `json:"failureCode,omitempty"`
+
+	// FailureMessage What the failure means; null unless failed.
+	FailureMessage *string `json:"failureMessage,omitempty"`
+
+	// InvoiceId The invoice paid by the payment.
+	InvoiceId *string `json:"invoiceId,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Object Always "refund".
+	Object string `json:"object"`
+
+	// PaymentId The payment refunded.
+	PaymentId *string `json:"paymentId,omitempty"`
+
+	// Processor The processor of the payment refunded (sandbox or stripe); null for a payment received out of band.
+	Processor *string `json:"processor,omitempty"`
+
+	// ProcessorReference The processor's reference of the refund, once it succeeded.
+	ProcessorReference *string `json:"processorReference,omitempty"`
+
+	// RefundId Refund ID (re_...).
+	RefundId *string `json:"refundId,omitempty"`
+
+	// Status pending (a card payment's refund, until the processor answers), succeeded or failed (its amount was credited to the customer's prepaid balance instead).
+	Status *string `json:"status,omitempty"`
+
+	// UpdatedAt When the refund last changed (merchant clock). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
 // Settlement A settlement: the merchant's successful payments and refunds for one currency and UTC day.
 //
-// Example: {"closedAt":"2025-06-02T00:00:00Z","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","environment":"sandbox","feeAmount":513,"grossAmount":16640,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","netAmount":16127,"object":"settlement","paidAt":"2025-06-04T00:00:00Z","paymentCount":1,"payoutId":"po_01jy70rs6fsab0ktfreek8xf5m","periodEnd":"2025-06-02T00:00:00Z","periodStart":"2025-06-01T00:00:00Z","refundAmount":0,"refundCount":0,"settlementId":"stl_01jyw7m165tyc6n3gfehqsmdbs","status":"paid"}
+// Example: {"closedAt":"2025-06-02T00:00:00Z","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","environment":"sandbox","feeAmount":513,"grossAmount":16640,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","netAmount":16127,"object":"settlement","paidAt":"2025-06-04T00:00:00Z","paymentCount":1,"payoutId":"po_01jy70rs6fsab0ktfreek8xf5m","periodEnd":"2025-06-02T00:00:00Z","periodStart":"2025-06-01T00:00:00Z","refundAmount":0,"refundCount":0,"settlementId":"stl_01jyw7m165tyc6n3gfehqsmdbs","status":"paid","updatedAt":"2025-06-04T00:00:00Z"}
 type Settlement struct {
 	// ClosedAt When the settlement closed. RFC 3339, UTC.
 	ClosedAt *time.Time `json:"closedAt,omitempty"`
@@ -4859,7 +5268,7 @@ type Settlement struct {
 	NetAmount *int64 `json:"netAmount,omitempty"`
 
 	// Object Always "settlement".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// PaidAt When the settlement was paid out. RFC 3339, UTC.
 	PaidAt *time.Time `json:"paidAt,omitempty"`
@@ -4890,6 +5299,21 @@ type Settlement struct {
 
 	// UpdatedAt When the settlement last changed. RFC 3339, UTC.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// SettlementList A page of settlements.
+type SettlementList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The settlements, in the list's order (newest first).
+	Items *[]Settlement `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
 }
 
 // StripeEvent A Stripe event (https://docs.stripe.com/api/events/object); Remit reads payment_intent events only.
@@ -4953,7 +5377,7 @@ type Subscription struct {
 	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Object Always "subscription".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// PausedAt While paused, since when. RFC 3339, UTC.
 	PausedAt *time.Time `json:"pausedAt,omitempty"`
@@ -4964,7 +5388,7 @@ type Subscription struct {
 	// PendingItems Items of an accepted amendment, in force from the next period; null when none is pending.
 	PendingItems *[]SubscriptionItem `json:"pendingItems,omitempty"`
 
-	// PendingProrations Proration charges waiting for the next renewal invoice (create_prorations).
+	// PendingProrations Proration charges waiting for the next renewal invoice (create_prorations); empty when there are none ([] in the API's answers, null in an event that carries the subscription as it was made, such as subscription.created).
 	PendingProrations *[]PendingProration `json:"pendingProrations,omitempty"`
 
 	// PendingQuoteId The amendment quote whose terms are pending; null when none is pending.
@@ -5041,17 +5465,23 @@ type SubscriptionItem struct {
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
 
+// SubscriptionList A page of subscriptions.
+type SubscriptionList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The subscriptions, in the list's order (newest first).
+	Items *[]Subscription `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // SubscriptionStatus A subscription's state: trialing → active → past_due → canceled, active ⇄ paused (docs/quotes-and-subscriptions.md).
 type SubscriptionStatus string
-
-// SuccessEnvelope Success envelope shared by every operation. data is the resource (or list) the operation returns; requestId equals the Request-Id header.
-type SuccessEnvelope struct {
-	// Data The operation's result.
-	Data map[string]interface{} `json:"data"`
-
-	// RequestId Request ID (req_...), equal to the Request-Id response header.
-	RequestId string `json:"requestId"`
-}
 
 // TaxTransaction A tax transaction.
 //
@@ -5066,23 +5496,29 @@ type TaxTransaction struct {
 	// Currency ISO 4217 currency.
 	Currency *string `json:"currency,omitempty"`
 
+	// CustomerId The customer of the invoice or credit note.
+	CustomerId *string `json:"customerId,omitempty"`
+
 	// Environment Environment the resource lives in: sandbox or production.
 	Environment *string `json:"environment,omitempty"`
 
-	// Lines Lines.
+	// Lines The tax of each line in each jurisdiction; empty when no jurisdiction taxes the document ([] in the API's answers, null in the tax_transaction.* events, which carry the transaction as it was made).
 	Lines *[]TaxTransactionLine `json:"lines,omitempty"`
 
 	// MerchantAccountId Merchant account the resource belongs to.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
 	// Object Always "tax_transaction".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// SourceDocumentId Invoice or credit note the transaction is for.
 	SourceDocumentId *string `json:"sourceDocumentId,omitempty"`
 
 	// Status quoted, committed or reversed.
 	Status *string `json:"status,omitempty"`
+
+	// TaxExempt Whether the customer was tax exempt when the tax was computed (its lines are then at rate 0).
+	TaxExempt *bool `json:"taxExempt,omitempty"`
 
 	// TaxTransactionId Tax transaction ID (txn_...).
 	TaxTransactionId *string `json:"taxTransactionId,omitempty"`
@@ -5092,6 +5528,9 @@ type TaxTransaction struct {
 
 	// Type sale or reversal.
 	Type *string `json:"type,omitempty"`
+
+	// UpdatedAt When the transaction last changed (merchant clock). RFC 3339, UTC.
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
 // TaxTransactionLine Tax on one line.
@@ -5105,6 +5544,9 @@ type TaxTransactionLine struct {
 	// Rate Rate applied as a decimal fraction (0.0725 = 7.25%).
 	Rate *float32 `json:"rate,omitempty"`
 
+	// RatePpm The exact rate in parts per million (72500 = 7.25%); rate is this divided by 1,000,000.
+	RatePpm *int64 `json:"ratePpm,omitempty"`
+
 	// TaxAmount Tax, rounded half-up. Minor units.
 	TaxAmount *int64 `json:"taxAmount,omitempty"`
 
@@ -5112,10 +5554,31 @@ type TaxTransactionLine struct {
 	TaxableAmount *int64 `json:"taxableAmount,omitempty"`
 }
 
+// TaxTransactionList A page of tax transactions.
+type TaxTransactionList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The tax transactions, in the list's order (newest first).
+	Items *[]TaxTransaction `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // TestClock The sandbox merchant account's clock.
 //
 // Example: {"createdAt":"2025-06-01T12:00:00.131582Z","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","now":"2025-06-01T12:00:00.245719Z","object":"test_clock"}
 type TestClock struct {
+	// CreatedAt When the merchant account, and so its clock, was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Environment Always sandbox (production has no test clock).
+	Environment *string `json:"environment,omitempty"`
+
 	// MerchantAccountId Merchant account ID.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
 
@@ -5167,7 +5630,7 @@ type TransformQuantityInputRound string
 
 // UsageEvent A usage event.
 //
-// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 type UsageEvent struct {
 	// Corrections What the void changed on each finalized invoice line that billed the event; empty before a void.
 	Corrections *[]UsageEventCorrection `json:"corrections,omitempty"`
@@ -5191,7 +5654,7 @@ type UsageEvent struct {
 	MeterId *string `json:"meterId,omitempty"`
 
 	// Object Always "usage_event".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// Properties The event's properties (string keys to string values); a unique_count meter counts the distinct values of its uniqueProperty.
 	Properties *map[string]string `json:"properties,omitempty"`
@@ -5295,7 +5758,7 @@ type UsageThreshold struct {
 	MeterId *string `json:"meterId,omitempty"`
 
 	// Object Always "usage_threshold".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
 	// Status active or archived. A crossed threshold stays active (with crossedAt) until archived.
 	Status *string `json:"status,omitempty"`
@@ -5336,7 +5799,7 @@ type Verification struct {
 	// CheckedAt When the checks ran (real time). RFC 3339, UTC.
 	CheckedAt time.Time `json:"checkedAt"`
 
-	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines.
+	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work.
 	Checks []VerificationCheck `json:"checks"`
 
 	// MerchantAccountId The merchant account checked.
@@ -5467,6 +5930,21 @@ type WebhookDelivery struct {
 	Trigger *string `json:"trigger,omitempty"`
 }
 
+// WebhookDeliveryList A page of webhook deliveries.
+type WebhookDeliveryList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The webhook deliveries, in the list's order (newest first).
+	Items *[]WebhookDelivery `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // WebhookEndpoint A webhook endpoint.
 //
 // Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
@@ -5499,9 +5977,9 @@ type WebhookEndpoint struct {
 	Metadata *map[string]string `json:"metadata,omitempty"`
 
 	// Object Always "webhook_endpoint".
-	Object *string `json:"object,omitempty"`
+	Object string `json:"object"`
 
-	// Secret Signing secret (whsec_...); returned only by the create operation.
+	// Secret Signing secret (whsec_...); present only in the answer to the create operation, absent from every other answer and from events.
 	Secret *string `json:"secret,omitempty"`
 
 	// Status enabled or disabled.
@@ -5531,6 +6009,21 @@ type WebhookEndpointCreateRequest struct {
 
 	// Url HTTPS (or HTTP in the sandbox) URL that receives deliveries. Its host is read as browsers read it, so an address in any spelling (2130706433, 0x7f000001, 127.1) is that address, and the URL is stored with the address in its usual form (https://127.0.0.1/). URLs on loopback, private, link-local, unique-local or other non-public addresses, or on a name that resolves to one, are refused (422 private_address) unless allowed by configuration (REMIT_WEBHOOK_ALLOW_PRIVATE; allowed in the sandbox by default), and so is every connection to such an address when a delivery is sent. A scheme other than http or https is refused (invalid_scheme) without a lookup.
 	Url string `json:"url"`
+}
+
+// WebhookEndpointList A page of webhook endpoints.
+type WebhookEndpointList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The webhook endpoints (never with their secret), in the list's order (newest first).
+	Items *[]WebhookEndpoint `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
 }
 
 // BillingAccountIdPath defines model for BillingAccountIdPath.
@@ -5635,11 +6128,6 @@ type Forbidden = ErrorEnvelope
 //
 // Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
 type InternalError = ErrorEnvelope
-
-// MethodNotAllowed Every error response uses this envelope.
-//
-// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
-type MethodNotAllowed = ErrorEnvelope
 
 // NotFound Every error response uses this envelope.
 //
@@ -7148,6 +7636,899 @@ func (t *CouponCreateRequest) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsMerchantAccount returns the union data inside the EventObject as a MerchantAccount
+func (t EventObject) AsMerchantAccount() (MerchantAccount, error) {
+	var body MerchantAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMerchantAccount overwrites any union data inside the EventObject as the provided MerchantAccount
+func (t *EventObject) FromMerchantAccount(v MerchantAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"merchant_account"}`))
+	t.union = b
+	return err
+}
+
+// MergeMerchantAccount performs a merge with any union data inside the EventObject, using the provided MerchantAccount
+func (t *EventObject) MergeMerchantAccount(v MerchantAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"merchant_account"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPrice returns the union data inside the EventObject as a Price
+func (t EventObject) AsPrice() (Price, error) {
+	var body Price
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPrice overwrites any union data inside the EventObject as the provided Price
+func (t *EventObject) FromPrice(v Price) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"price"}`))
+	t.union = b
+	return err
+}
+
+// MergePrice performs a merge with any union data inside the EventObject, using the provided Price
+func (t *EventObject) MergePrice(v Price) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"price"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCoupon returns the union data inside the EventObject as a Coupon
+func (t EventObject) AsCoupon() (Coupon, error) {
+	var body Coupon
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCoupon overwrites any union data inside the EventObject as the provided Coupon
+func (t *EventObject) FromCoupon(v Coupon) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"coupon"}`))
+	t.union = b
+	return err
+}
+
+// MergeCoupon performs a merge with any union data inside the EventObject, using the provided Coupon
+func (t *EventObject) MergeCoupon(v Coupon) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"coupon"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCustomer returns the union data inside the EventObject as a Customer
+func (t EventObject) AsCustomer() (Customer, error) {
+	var body Customer
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCustomer overwrites any union data inside the EventObject as the provided Customer
+func (t *EventObject) FromCustomer(v Customer) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"customer"}`))
+	t.union = b
+	return err
+}
+
+// MergeCustomer performs a merge with any union data inside the EventObject, using the provided Customer
+func (t *EventObject) MergeCustomer(v Customer) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"customer"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBillingAccount returns the union data inside the EventObject as a BillingAccount
+func (t EventObject) AsBillingAccount() (BillingAccount, error) {
+	var body BillingAccount
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBillingAccount overwrites any union data inside the EventObject as the provided BillingAccount
+func (t *EventObject) FromBillingAccount(v BillingAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"billing_account"}`))
+	t.union = b
+	return err
+}
+
+// MergeBillingAccount performs a merge with any union data inside the EventObject, using the provided BillingAccount
+func (t *EventObject) MergeBillingAccount(v BillingAccount) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"billing_account"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBalanceEntry returns the union data inside the EventObject as a BalanceEntry
+func (t EventObject) AsBalanceEntry() (BalanceEntry, error) {
+	var body BalanceEntry
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBalanceEntry overwrites any union data inside the EventObject as the provided BalanceEntry
+func (t *EventObject) FromBalanceEntry(v BalanceEntry) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"balance_entry"}`))
+	t.union = b
+	return err
+}
+
+// MergeBalanceEntry performs a merge with any union data inside the EventObject, using the provided BalanceEntry
+func (t *EventObject) MergeBalanceEntry(v BalanceEntry) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"balance_entry"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPaymentMethodSetupSession returns the union data inside the EventObject as a PaymentMethodSetupSession
+func (t EventObject) AsPaymentMethodSetupSession() (PaymentMethodSetupSession, error) {
+	var body PaymentMethodSetupSession
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentMethodSetupSession overwrites any union data inside the EventObject as the provided PaymentMethodSetupSession
+func (t *EventObject) FromPaymentMethodSetupSession(v PaymentMethodSetupSession) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_method_setup_session"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentMethodSetupSession performs a merge with any union data inside the EventObject, using the provided PaymentMethodSetupSession
+func (t *EventObject) MergePaymentMethodSetupSession(v PaymentMethodSetupSession) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_method_setup_session"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPaymentMethod returns the union data inside the EventObject as a PaymentMethod
+func (t EventObject) AsPaymentMethod() (PaymentMethod, error) {
+	var body PaymentMethod
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentMethod overwrites any union data inside the EventObject as the provided PaymentMethod
+func (t *EventObject) FromPaymentMethod(v PaymentMethod) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_method"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentMethod performs a merge with any union data inside the EventObject, using the provided PaymentMethod
+func (t *EventObject) MergePaymentMethod(v PaymentMethod) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_method"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsQuote returns the union data inside the EventObject as a Quote
+func (t EventObject) AsQuote() (Quote, error) {
+	var body Quote
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromQuote overwrites any union data inside the EventObject as the provided Quote
+func (t *EventObject) FromQuote(v Quote) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"quote"}`))
+	t.union = b
+	return err
+}
+
+// MergeQuote performs a merge with any union data inside the EventObject, using the provided Quote
+func (t *EventObject) MergeQuote(v Quote) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"quote"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSubscription returns the union data inside the EventObject as a Subscription
+func (t EventObject) AsSubscription() (Subscription, error) {
+	var body Subscription
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSubscription overwrites any union data inside the EventObject as the provided Subscription
+func (t *EventObject) FromSubscription(v Subscription) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"subscription"}`))
+	t.union = b
+	return err
+}
+
+// MergeSubscription performs a merge with any union data inside the EventObject, using the provided Subscription
+func (t *EventObject) MergeSubscription(v Subscription) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"subscription"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsInvoice returns the union data inside the EventObject as a Invoice
+func (t EventObject) AsInvoice() (Invoice, error) {
+	var body Invoice
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInvoice overwrites any union data inside the EventObject as the provided Invoice
+func (t *EventObject) FromInvoice(v Invoice) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"invoice"}`))
+	t.union = b
+	return err
+}
+
+// MergeInvoice performs a merge with any union data inside the EventObject, using the provided Invoice
+func (t *EventObject) MergeInvoice(v Invoice) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"invoice"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsTaxTransaction returns the union data inside the EventObject as a TaxTransaction
+func (t EventObject) AsTaxTransaction() (TaxTransaction, error) {
+	var body TaxTransaction
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromTaxTransaction overwrites any union data inside the EventObject as the provided TaxTransaction
+func (t *EventObject) FromTaxTransaction(v TaxTransaction) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"tax_transaction"}`))
+	t.union = b
+	return err
+}
+
+// MergeTaxTransaction performs a merge with any union data inside the EventObject, using the provided TaxTransaction
+func (t *EventObject) MergeTaxTransaction(v TaxTransaction) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"tax_transaction"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPayment returns the union data inside the EventObject as a Payment
+func (t EventObject) AsPayment() (Payment, error) {
+	var body Payment
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayment overwrites any union data inside the EventObject as the provided Payment
+func (t *EventObject) FromPayment(v Payment) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment"}`))
+	t.union = b
+	return err
+}
+
+// MergePayment performs a merge with any union data inside the EventObject, using the provided Payment
+func (t *EventObject) MergePayment(v Payment) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPaymentReceipt returns the union data inside the EventObject as a PaymentReceipt
+func (t EventObject) AsPaymentReceipt() (PaymentReceipt, error) {
+	var body PaymentReceipt
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentReceipt overwrites any union data inside the EventObject as the provided PaymentReceipt
+func (t *EventObject) FromPaymentReceipt(v PaymentReceipt) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_receipt"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentReceipt performs a merge with any union data inside the EventObject, using the provided PaymentReceipt
+func (t *EventObject) MergePaymentReceipt(v PaymentReceipt) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_receipt"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSettlement returns the union data inside the EventObject as a Settlement
+func (t EventObject) AsSettlement() (Settlement, error) {
+	var body Settlement
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSettlement overwrites any union data inside the EventObject as the provided Settlement
+func (t *EventObject) FromSettlement(v Settlement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"settlement"}`))
+	t.union = b
+	return err
+}
+
+// MergeSettlement performs a merge with any union data inside the EventObject, using the provided Settlement
+func (t *EventObject) MergeSettlement(v Settlement) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"settlement"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPayout returns the union data inside the EventObject as a Payout
+func (t EventObject) AsPayout() (Payout, error) {
+	var body Payout
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPayout overwrites any union data inside the EventObject as the provided Payout
+func (t *EventObject) FromPayout(v Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payout"}`))
+	t.union = b
+	return err
+}
+
+// MergePayout performs a merge with any union data inside the EventObject, using the provided Payout
+func (t *EventObject) MergePayout(v Payout) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payout"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCreditNote returns the union data inside the EventObject as a CreditNote
+func (t EventObject) AsCreditNote() (CreditNote, error) {
+	var body CreditNote
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCreditNote overwrites any union data inside the EventObject as the provided CreditNote
+func (t *EventObject) FromCreditNote(v CreditNote) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"credit_note"}`))
+	t.union = b
+	return err
+}
+
+// MergeCreditNote performs a merge with any union data inside the EventObject, using the provided CreditNote
+func (t *EventObject) MergeCreditNote(v CreditNote) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"credit_note"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsRefund returns the union data inside the EventObject as a Refund
+func (t EventObject) AsRefund() (Refund, error) {
+	var body Refund
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromRefund overwrites any union data inside the EventObject as the provided Refund
+func (t *EventObject) FromRefund(v Refund) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"refund"}`))
+	t.union = b
+	return err
+}
+
+// MergeRefund performs a merge with any union data inside the EventObject, using the provided Refund
+func (t *EventObject) MergeRefund(v Refund) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"refund"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUsageThreshold returns the union data inside the EventObject as a UsageThreshold
+func (t EventObject) AsUsageThreshold() (UsageThreshold, error) {
+	var body UsageThreshold
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUsageThreshold overwrites any union data inside the EventObject as the provided UsageThreshold
+func (t *EventObject) FromUsageThreshold(v UsageThreshold) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"usage_threshold"}`))
+	t.union = b
+	return err
+}
+
+// MergeUsageThreshold performs a merge with any union data inside the EventObject, using the provided UsageThreshold
+func (t *EventObject) MergeUsageThreshold(v UsageThreshold) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"usage_threshold"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMeter returns the union data inside the EventObject as a Meter
+func (t EventObject) AsMeter() (Meter, error) {
+	var body Meter
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMeter overwrites any union data inside the EventObject as the provided Meter
+func (t *EventObject) FromMeter(v Meter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"meter"}`))
+	t.union = b
+	return err
+}
+
+// MergeMeter performs a merge with any union data inside the EventObject, using the provided Meter
+func (t *EventObject) MergeMeter(v Meter) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"meter"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUsageEvent returns the union data inside the EventObject as a UsageEvent
+func (t EventObject) AsUsageEvent() (UsageEvent, error) {
+	var body UsageEvent
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUsageEvent overwrites any union data inside the EventObject as the provided UsageEvent
+func (t *EventObject) FromUsageEvent(v UsageEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"usage_event"}`))
+	t.union = b
+	return err
+}
+
+// MergeUsageEvent performs a merge with any union data inside the EventObject, using the provided UsageEvent
+func (t *EventObject) MergeUsageEvent(v UsageEvent) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"usage_event"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWebhookEndpoint returns the union data inside the EventObject as a WebhookEndpoint
+func (t EventObject) AsWebhookEndpoint() (WebhookEndpoint, error) {
+	var body WebhookEndpoint
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWebhookEndpoint overwrites any union data inside the EventObject as the provided WebhookEndpoint
+func (t *EventObject) FromWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"webhook_endpoint"}`))
+	t.union = b
+	return err
+}
+
+// MergeWebhookEndpoint performs a merge with any union data inside the EventObject, using the provided WebhookEndpoint
+func (t *EventObject) MergeWebhookEndpoint(v WebhookEndpoint) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"webhook_endpoint"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsVerification returns the union data inside the EventObject as a Verification
+func (t EventObject) AsVerification() (Verification, error) {
+	var body Verification
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromVerification overwrites any union data inside the EventObject as the provided Verification
+func (t *EventObject) FromVerification(v Verification) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"verification"}`))
+	t.union = b
+	return err
+}
+
+// MergeVerification performs a merge with any union data inside the EventObject, using the provided Verification
+func (t *EventObject) MergeVerification(v Verification) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"verification"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsJob returns the union data inside the EventObject as a Job
+func (t EventObject) AsJob() (Job, error) {
+	var body Job
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromJob overwrites any union data inside the EventObject as the provided Job
+func (t *EventObject) FromJob(v Job) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"job"}`))
+	t.union = b
+	return err
+}
+
+// MergeJob performs a merge with any union data inside the EventObject, using the provided Job
+func (t *EventObject) MergeJob(v Job) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"job"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t EventObject) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"object"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t EventObject) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "balance_entry":
+		return t.AsBalanceEntry()
+	case "billing_account":
+		return t.AsBillingAccount()
+	case "coupon":
+		return t.AsCoupon()
+	case "credit_note":
+		return t.AsCreditNote()
+	case "customer":
+		return t.AsCustomer()
+	case "invoice":
+		return t.AsInvoice()
+	case "job":
+		return t.AsJob()
+	case "merchant_account":
+		return t.AsMerchantAccount()
+	case "meter":
+		return t.AsMeter()
+	case "payment":
+		return t.AsPayment()
+	case "payment_method":
+		return t.AsPaymentMethod()
+	case "payment_method_setup_session":
+		return t.AsPaymentMethodSetupSession()
+	case "payment_receipt":
+		return t.AsPaymentReceipt()
+	case "payout":
+		return t.AsPayout()
+	case "price":
+		return t.AsPrice()
+	case "quote":
+		return t.AsQuote()
+	case "refund":
+		return t.AsRefund()
+	case "settlement":
+		return t.AsSettlement()
+	case "subscription":
+		return t.AsSubscription()
+	case "tax_transaction":
+		return t.AsTaxTransaction()
+	case "usage_event":
+		return t.AsUsageEvent()
+	case "usage_threshold":
+		return t.AsUsageThreshold()
+	case "verification":
+		return t.AsVerification()
+	case "webhook_endpoint":
+		return t.AsWebhookEndpoint()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t EventObject) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *EventObject) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsInvoiceCreateRequest0 returns the union data inside the InvoiceCreateRequest as a InvoiceCreateRequest0
 func (t InvoiceCreateRequest) AsInvoiceCreateRequest0() (InvoiceCreateRequest0, error) {
 	var body InvoiceCreateRequest0
@@ -7660,6 +9041,107 @@ func (t *PaymentMethodSetupRequest) UnmarshalJSON(b []byte) error {
 		}
 	}
 
+	return err
+}
+
+// AsPaymentMethodSetupSession returns the union data inside the PortalResult as a PaymentMethodSetupSession
+func (t PortalResult) AsPaymentMethodSetupSession() (PaymentMethodSetupSession, error) {
+	var body PaymentMethodSetupSession
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPaymentMethodSetupSession overwrites any union data inside the PortalResult as the provided PaymentMethodSetupSession
+func (t *PortalResult) FromPaymentMethodSetupSession(v PaymentMethodSetupSession) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_method_setup_session"}`))
+	t.union = b
+	return err
+}
+
+// MergePaymentMethodSetupSession performs a merge with any union data inside the PortalResult, using the provided PaymentMethodSetupSession
+func (t *PortalResult) MergePaymentMethodSetupSession(v PaymentMethodSetupSession) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"payment_method_setup_session"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsInvoice returns the union data inside the PortalResult as a Invoice
+func (t PortalResult) AsInvoice() (Invoice, error) {
+	var body Invoice
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInvoice overwrites any union data inside the PortalResult as the provided Invoice
+func (t *PortalResult) FromInvoice(v Invoice) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"invoice"}`))
+	t.union = b
+	return err
+}
+
+// MergeInvoice performs a merge with any union data inside the PortalResult, using the provided Invoice
+func (t *PortalResult) MergeInvoice(v Invoice) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"invoice"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PortalResult) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"object"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t PortalResult) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "invoice":
+		return t.AsInvoice()
+	case "payment_method_setup_session":
+		return t.AsPaymentMethodSetupSession()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t PortalResult) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PortalResult) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
 	return err
 }
 
@@ -18671,7 +20153,15 @@ type CustomerPortalPutResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *SuccessEnvelope
+	JSON200 *struct {
+		// Data What a customer-portal action answers: the completed setup session (setup-sessions/{sessionId}/complete) or the invoice (invoices/{invoiceId}/pay, payments/{paymentId}/authenticate). Its object field names its schema.
+		Data PortalResult `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -18701,7 +20191,15 @@ type CustomerPortalPutResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CustomerPortalPutResponse) GetJSON200() *SuccessEnvelope {
+func (r CustomerPortalPutResponse) GetJSON200() *struct {
+	// Data What a customer-portal action answers: the completed setup session (setup-sessions/{sessionId}/complete) or the invoice (invoices/{invoiceId}/pay, payments/{paymentId}/authenticate). Its object field names its schema.
+	Data PortalResult `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
 	return r.JSON200
 }
 
@@ -18919,7 +20417,7 @@ type CreateBillingAccountResponse struct {
 	JSON201 *struct {
 		// Data A billing account.
 		//
-		// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+		// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 		Data BillingAccount `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -18959,7 +20457,7 @@ type CreateBillingAccountResponse struct {
 func (r CreateBillingAccountResponse) GetJSON201() *struct {
 	// Data A billing account.
 	//
-	// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+	// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 	Data BillingAccount `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -19074,7 +20572,7 @@ type GetBillingAccountResponse struct {
 	JSON200 *struct {
 		// Data A billing account.
 		//
-		// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+		// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 		Data BillingAccount `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -19114,7 +20612,7 @@ type GetBillingAccountResponse struct {
 func (r GetBillingAccountResponse) GetJSON200() *struct {
 	// Data A billing account.
 	//
-	// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+	// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 	Data BillingAccount `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -19539,7 +21037,7 @@ type CreateCreditNoteResponse struct {
 	JSON200 *struct {
 		// Data A credit note.
 		//
-		// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
+		// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000,"usageEventId":null}
 		Data CreditNote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -19579,7 +21077,7 @@ type CreateCreditNoteResponse struct {
 func (r CreateCreditNoteResponse) GetJSON200() *struct {
 	// Data A credit note.
 	//
-	// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
+	// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000,"usageEventId":null}
 	Data CreditNote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -19694,7 +21192,7 @@ type GetCreditNoteResponse struct {
 	JSON200 *struct {
 		// Data A credit note.
 		//
-		// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
+		// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000,"usageEventId":null}
 		Data CreditNote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -19734,7 +21232,7 @@ type GetCreditNoteResponse struct {
 func (r GetCreditNoteResponse) GetJSON200() *struct {
 	// Data A credit note.
 	//
-	// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
+	// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000,"usageEventId":null}
 	Data CreditNote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -19977,7 +21475,7 @@ type CreateCustomerResponse struct {
 	JSON201 *struct {
 		// Data A customer.
 		//
-		// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
+		// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
 		Data Customer `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -20017,7 +21515,7 @@ type CreateCustomerResponse struct {
 func (r CreateCustomerResponse) GetJSON201() *struct {
 	// Data A customer.
 	//
-	// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
+	// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
 	Data Customer `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -20132,7 +21630,7 @@ type GetCustomerResponse struct {
 	JSON200 *struct {
 		// Data A customer.
 		//
-		// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
+		// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
 		Data Customer `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -20172,7 +21670,7 @@ type GetCustomerResponse struct {
 func (r GetCustomerResponse) GetJSON200() *struct {
 	// Data A customer.
 	//
-	// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
+	// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
 	Data Customer `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -20440,8 +21938,8 @@ type ListCustomerBalanceEntriesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of balance entries.
+		Data BalanceEntryList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -20478,8 +21976,8 @@ type ListCustomerBalanceEntriesResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListCustomerBalanceEntriesResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of balance entries.
+	Data BalanceEntryList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -21056,8 +22554,8 @@ type ListEmailsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of e-mails.
+		Data EmailList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -21094,8 +22592,8 @@ type ListEmailsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListEmailsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of e-mails.
+	Data EmailList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -21362,8 +22860,8 @@ type ListEventsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of events.
+		Data EventList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -21400,8 +22898,8 @@ type ListEventsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListEventsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of events.
+	Data EventList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -21515,7 +23013,7 @@ type GetEventResponse struct {
 	JSON200 *struct {
 		// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 		//
-		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 		Data Event `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -21555,7 +23053,7 @@ type GetEventResponse struct {
 func (r GetEventResponse) GetJSON200() *struct {
 	// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 	//
-	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 	Data Event `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -21668,8 +23166,8 @@ type ListEventDeliveriesResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of webhook deliveries.
+		Data WebhookDeliveryList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -21706,8 +23204,8 @@ type ListEventDeliveriesResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListEventDeliveriesResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of webhook deliveries.
+	Data WebhookDeliveryList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -21819,8 +23317,8 @@ type ResendEventResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of webhook deliveries.
+		Data WebhookDeliveryList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -21857,8 +23355,8 @@ type ResendEventResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ResendEventResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of webhook deliveries.
+	Data WebhookDeliveryList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -21972,7 +23470,7 @@ type CreateInvoiceResponse struct {
 	JSON201 *struct {
 		// Data An invoice.
 		//
-		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 		Data Invoice `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -22012,7 +23510,7 @@ type CreateInvoiceResponse struct {
 func (r CreateInvoiceResponse) GetJSON201() *struct {
 	// Data An invoice.
 	//
-	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 	Data Invoice `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -22127,7 +23625,7 @@ type GetInvoiceResponse struct {
 	JSON200 *struct {
 		// Data An invoice.
 		//
-		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 		Data Invoice `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -22167,7 +23665,7 @@ type GetInvoiceResponse struct {
 func (r GetInvoiceResponse) GetJSON200() *struct {
 	// Data An invoice.
 	//
-	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 	Data Invoice `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -22282,7 +23780,7 @@ type FinalizeInvoiceResponse struct {
 	JSON200 *struct {
 		// Data An invoice.
 		//
-		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 		Data Invoice `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -22322,7 +23820,7 @@ type FinalizeInvoiceResponse struct {
 func (r FinalizeInvoiceResponse) GetJSON200() *struct {
 	// Data An invoice.
 	//
-	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 	Data Invoice `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -22437,7 +23935,7 @@ type PayInvoiceResponse struct {
 	JSON200 *struct {
 		// Data An invoice.
 		//
-		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 		Data Invoice `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -22477,7 +23975,7 @@ type PayInvoiceResponse struct {
 func (r PayInvoiceResponse) GetJSON200() *struct {
 	// Data An invoice.
 	//
-	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 	Data Invoice `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -22720,7 +24218,7 @@ type RefreshInvoiceResponse struct {
 	JSON200 *struct {
 		// Data An invoice.
 		//
-		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 		Data Invoice `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -22760,7 +24258,7 @@ type RefreshInvoiceResponse struct {
 func (r RefreshInvoiceResponse) GetJSON200() *struct {
 	// Data An invoice.
 	//
-	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 	Data Invoice `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -22875,7 +24373,7 @@ type VoidInvoiceResponse struct {
 	JSON200 *struct {
 		// Data An invoice.
 		//
-		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 		Data Invoice `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -22915,7 +24413,7 @@ type VoidInvoiceResponse struct {
 func (r VoidInvoiceResponse) GetJSON200() *struct {
 	// Data An invoice.
 	//
-	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 	Data Invoice `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -23028,8 +24526,8 @@ type ListJobsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of scheduled jobs.
+		Data JobList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -23066,8 +24564,8 @@ type ListJobsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListJobsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of scheduled jobs.
+	Data JobList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -23483,7 +24981,7 @@ type CreateMerchantAccountResponse struct {
 	JSON200 *struct {
 		// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 		//
-		// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+		// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 		Data MerchantAccount `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -23523,7 +25021,7 @@ type CreateMerchantAccountResponse struct {
 func (r CreateMerchantAccountResponse) GetJSON200() *struct {
 	// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 	//
-	// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+	// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 	Data MerchantAccount `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -23638,7 +25136,7 @@ type SubmitMerchantOnboardingResponse struct {
 	JSON200 *struct {
 		// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 		//
-		// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+		// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 		Data MerchantAccount `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -23678,7 +25176,7 @@ type SubmitMerchantOnboardingResponse struct {
 func (r SubmitMerchantOnboardingResponse) GetJSON200() *struct {
 	// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 	//
-	// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+	// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 	Data MerchantAccount `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -23946,8 +25444,8 @@ type ListSettlementsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of settlements.
+		Data SettlementList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -23984,8 +25482,8 @@ type ListSettlementsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListSettlementsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of settlements.
+	Data SettlementList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -24097,8 +25595,8 @@ type ListMetersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of meters.
+		Data MeterList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -24135,8 +25633,8 @@ type ListMetersResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListMetersResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of meters.
+	Data MeterList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -24558,8 +26056,8 @@ type ListPaymentReceiptsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of payment receipts, paged by offset: {"object": "list", "items": [...], "hasMore": bool, "offset": n, "limit": n}.
+		Data PaymentReceiptList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -24596,8 +26094,8 @@ type ListPaymentReceiptsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListPaymentReceiptsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of payment receipts, paged by offset: {"object": "list", "items": [...], "hasMore": bool, "offset": n, "limit": n}.
+	Data PaymentReceiptList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -24711,7 +26209,7 @@ type GetPaymentReceiptResponse struct {
 	JSON200 *struct {
 		// Data A receipt for one successful payment.
 		//
-		// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded"}
+		// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","invoiceNumber":"INV-000001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","type":"card"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded","updatedAt":"2025-06-01T12:00:00.19309Z"}
 		Data PaymentReceipt `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -24751,7 +26249,7 @@ type GetPaymentReceiptResponse struct {
 func (r GetPaymentReceiptResponse) GetJSON200() *struct {
 	// Data A receipt for one successful payment.
 	//
-	// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded"}
+	// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","invoiceNumber":"INV-000001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","type":"card"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded","updatedAt":"2025-06-01T12:00:00.19309Z"}
 	Data PaymentReceipt `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -24992,8 +26490,8 @@ type ListPaymentsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of payment attempts.
+		Data PaymentList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -25030,8 +26528,8 @@ type ListPaymentsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListPaymentsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of payment attempts.
+	Data PaymentList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -25300,7 +26798,7 @@ type CreatePriceResponse struct {
 	JSON200 *struct {
 		// Data A catalog price.
 		//
-		// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
+		// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 		Data Price `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -25340,7 +26838,7 @@ type CreatePriceResponse struct {
 func (r CreatePriceResponse) GetJSON200() *struct {
 	// Data A catalog price.
 	//
-	// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
+	// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 	Data Price `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -25455,7 +26953,7 @@ type GetPriceResponse struct {
 	JSON200 *struct {
 		// Data A catalog price.
 		//
-		// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
+		// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 		Data Price `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -25495,7 +26993,7 @@ type GetPriceResponse struct {
 func (r GetPriceResponse) GetJSON200() *struct {
 	// Data A catalog price.
 	//
-	// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
+	// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 	Data Price `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -25610,7 +27108,7 @@ type CreateQuoteResponse struct {
 	JSON201 *struct {
 		// Data A billing quote. Status, lines and top-level figures are the current version's.
 		//
-		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 		Data Quote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -25650,7 +27148,7 @@ type CreateQuoteResponse struct {
 func (r CreateQuoteResponse) GetJSON201() *struct {
 	// Data A billing quote. Status, lines and top-level figures are the current version's.
 	//
-	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 	Data Quote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -25765,7 +27263,7 @@ type GetQuoteResponse struct {
 	JSON200 *struct {
 		// Data A billing quote. Status, lines and top-level figures are the current version's.
 		//
-		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 		Data Quote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -25805,7 +27303,7 @@ type GetQuoteResponse struct {
 func (r GetQuoteResponse) GetJSON200() *struct {
 	// Data A billing quote. Status, lines and top-level figures are the current version's.
 	//
-	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 	Data Quote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -25920,7 +27418,7 @@ type AcceptQuoteResponse struct {
 	JSON200 *struct {
 		// Data A billing quote. Status, lines and top-level figures are the current version's.
 		//
-		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 		Data Quote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -25960,7 +27458,7 @@ type AcceptQuoteResponse struct {
 func (r AcceptQuoteResponse) GetJSON200() *struct {
 	// Data A billing quote. Status, lines and top-level figures are the current version's.
 	//
-	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 	Data Quote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -26073,8 +27571,8 @@ type ListSubscriptionsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of subscriptions.
+		Data SubscriptionList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -26111,8 +27609,8 @@ type ListSubscriptionsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListSubscriptionsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of subscriptions.
+	Data SubscriptionList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -26999,8 +28497,8 @@ type ListTaxTransactionsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of tax transactions.
+		Data TaxTransactionList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -27037,8 +28535,8 @@ type ListTaxTransactionsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListTaxTransactionsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of tax transactions.
+	Data TaxTransactionList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -27772,7 +29270,7 @@ type CreateUsageEventResponse struct {
 	JSON201 *struct {
 		// Data A usage event.
 		//
-		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+		// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 		Data UsageEvent `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -27812,7 +29310,7 @@ type CreateUsageEventResponse struct {
 func (r CreateUsageEventResponse) GetJSON201() *struct {
 	// Data A usage event.
 	//
-	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+	// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 	Data UsageEvent `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -27927,7 +29425,7 @@ type GetUsageEventResponse struct {
 	JSON200 *struct {
 		// Data A usage event.
 		//
-		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+		// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 		Data UsageEvent `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -27967,7 +29465,7 @@ type GetUsageEventResponse struct {
 func (r GetUsageEventResponse) GetJSON200() *struct {
 	// Data A usage event.
 	//
-	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+	// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 	Data UsageEvent `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -28082,7 +29580,7 @@ type VoidUsageEventResponse struct {
 	JSON200 *struct {
 		// Data A usage event.
 		//
-		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+		// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 		Data UsageEvent `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -28122,7 +29620,7 @@ type VoidUsageEventResponse struct {
 func (r VoidUsageEventResponse) GetJSON200() *struct {
 	// Data A usage event.
 	//
-	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+	// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 	Data UsageEvent `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -28855,8 +30353,8 @@ type ListWebhookEndpointsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *struct {
-		// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-		Data List `json:"data"`
+		// Data A page of webhook endpoints.
+		Data WebhookEndpointList `json:"data"`
 
 		// RequestId Request ID (req_...).
 		//
@@ -28893,8 +30391,8 @@ type ListWebhookEndpointsResponse struct {
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListWebhookEndpointsResponse) GetJSON200() *struct {
-	// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-	Data List `json:"data"`
+	// Data A page of webhook endpoints.
+	Data WebhookEndpointList `json:"data"`
 
 	// RequestId Request ID (req_...).
 	//
@@ -31293,7 +32791,15 @@ func ParseCustomerPortalPutResponse(rsp *http.Response) (*CustomerPortalPutRespo
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest SuccessEnvelope
+		var dest struct {
+			// Data What a customer-portal action answers: the completed setup session (setup-sessions/{sessionId}/complete) or the invoice (invoices/{invoiceId}/pay, payments/{paymentId}/authenticate). Its object field names its schema.
+			Data PortalResult `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31513,7 +33019,7 @@ func ParseCreateBillingAccountResponse(rsp *http.Response) (*CreateBillingAccoun
 		var dest struct {
 			// Data A billing account.
 			//
-			// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+			// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 			Data BillingAccount `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -31670,7 +33176,7 @@ func ParseGetBillingAccountResponse(rsp *http.Response) (*GetBillingAccountRespo
 		var dest struct {
 			// Data A billing account.
 			//
-			// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+			// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
 			Data BillingAccount `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -32141,7 +33647,7 @@ func ParseCreateCreditNoteResponse(rsp *http.Response) (*CreateCreditNoteRespons
 		var dest struct {
 			// Data A credit note.
 			//
-			// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
+			// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000,"usageEventId":null}
 			Data CreditNote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -32298,7 +33804,7 @@ func ParseGetCreditNoteResponse(rsp *http.Response) (*GetCreditNoteResponse, err
 		var dest struct {
 			// Data A credit note.
 			//
-			// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000}
+			// Example: {"balanceEntryId":null,"createdAt":"2025-06-01T12:00:00.239816Z","creditAmount":0,"creditNoteId":"CN-acme-1","currency":"USD","customerId":"cus_b","description":null,"environment":"sandbox","invoiceId":"inv_01jym4pk2wxbrqejjvf2t2kvxz","lines":[{"allocations":[{"amount":5000,"invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","taxAmount":294}],"amount":5000,"bucket":"offset","creditNoteLineId":"cnl_01jy91y1q13jdj4v3qjeqmrh7q","description":"Discount agreed after delivery","invoiceLineId":"il_01jy61k0jasqpza9rrd089sxe9","metadata":{},"taxAmount":294}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"CN-000001","object":"credit_note","offsetAmount":5000,"reason":"order_change","refundAmount":0,"refundIds":null,"status":"issued","taxTotal":294,"taxTransactionId":"txn_01jyxtfvvrap9tddecwcnc1ex7","total":5000,"usageEventId":null}
 			Data CreditNote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -32595,7 +34101,7 @@ func ParseCreateCustomerResponse(rsp *http.Response) (*CreateCustomerResponse, e
 		var dest struct {
 			// Data A customer.
 			//
-			// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
+			// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
 			Data Customer `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -32752,7 +34258,7 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 		var dest struct {
 			// Data A customer.
 			//
-			// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}
+			// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
 			Data Customer `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -33064,8 +34570,8 @@ func ParseListCustomerBalanceEntriesResponse(rsp *http.Response) (*ListCustomerB
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of balance entries.
+			Data BalanceEntryList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -33690,8 +35196,8 @@ func ParseListEmailsResponse(rsp *http.Response) (*ListEmailsResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of e-mails.
+			Data EmailList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -34002,8 +35508,8 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of events.
+			Data EventList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -34159,7 +35665,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		var dest struct {
 			// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 			//
-			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 			Data Event `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -34314,8 +35820,8 @@ func ParseListEventDeliveriesResponse(rsp *http.Response) (*ListEventDeliveriesR
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of webhook deliveries.
+			Data WebhookDeliveryList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -34469,8 +35975,8 @@ func ParseResendEventResponse(rsp *http.Response) (*ResendEventResponse, error) 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of webhook deliveries.
+			Data WebhookDeliveryList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -34626,7 +36132,7 @@ func ParseCreateInvoiceResponse(rsp *http.Response) (*CreateInvoiceResponse, err
 		var dest struct {
 			// Data An invoice.
 			//
-			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 			Data Invoice `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -34783,7 +36289,7 @@ func ParseGetInvoiceResponse(rsp *http.Response) (*GetInvoiceResponse, error) {
 		var dest struct {
 			// Data An invoice.
 			//
-			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 			Data Invoice `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -34940,7 +36446,7 @@ func ParseFinalizeInvoiceResponse(rsp *http.Response) (*FinalizeInvoiceResponse,
 		var dest struct {
 			// Data An invoice.
 			//
-			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 			Data Invoice `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -35097,7 +36603,7 @@ func ParsePayInvoiceResponse(rsp *http.Response) (*PayInvoiceResponse, error) {
 		var dest struct {
 			// Data An invoice.
 			//
-			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 			Data Invoice `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -35394,7 +36900,7 @@ func ParseRefreshInvoiceResponse(rsp *http.Response) (*RefreshInvoiceResponse, e
 		var dest struct {
 			// Data An invoice.
 			//
-			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 			Data Invoice `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -35551,7 +37057,7 @@ func ParseVoidInvoiceResponse(rsp *http.Response) (*VoidInvoiceResponse, error) 
 		var dest struct {
 			// Data An invoice.
 			//
-			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"unitAmount":25000}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
 			Data Invoice `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -35706,8 +37212,8 @@ func ParseListJobsResponse(rsp *http.Response) (*ListJobsResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of scheduled jobs.
+			Data JobList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -36173,7 +37679,7 @@ func ParseCreateMerchantAccountResponse(rsp *http.Response) (*CreateMerchantAcco
 		var dest struct {
 			// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 			//
-			// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+			// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 			Data MerchantAccount `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -36330,7 +37836,7 @@ func ParseSubmitMerchantOnboardingResponse(rsp *http.Response) (*SubmitMerchantO
 		var dest struct {
 			// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
 			//
-			// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+			// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
 			Data MerchantAccount `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -36642,8 +38148,8 @@ func ParseListSettlementsResponse(rsp *http.Response) (*ListSettlementsResponse,
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of settlements.
+			Data SettlementList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -36797,8 +38303,8 @@ func ParseListMetersResponse(rsp *http.Response) (*ListMetersResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of meters.
+			Data MeterList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -37266,8 +38772,8 @@ func ParseListPaymentReceiptsResponse(rsp *http.Response) (*ListPaymentReceiptsR
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of payment receipts, paged by offset: {"object": "list", "items": [...], "hasMore": bool, "offset": n, "limit": n}.
+			Data PaymentReceiptList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -37423,7 +38929,7 @@ func ParseGetPaymentReceiptResponse(rsp *http.Response) (*GetPaymentReceiptRespo
 		var dest struct {
 			// Data A receipt for one successful payment.
 			//
-			// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded"}
+			// Example: {"amount":16640,"amountRefunded":0,"billingAccountId":"ba_acme_usd","createdAt":"2025-06-01T12:00:00.19309Z","currency":"USD","customerExternalId":"crm-1042","customerId":"cus_acme","environment":"sandbox","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","invoiceNumber":"INV-000001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"payment_receipt","paymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","paymentIntentId":"pi_01jys7w2kzspnyb6kt0weq4hqq","paymentMethod":{"brand":"visa","last4":"4242","type":"card"},"receiptId":"rcpt_01jycdqk10bjrfjsqqxwdjed9g","receiptNumber":"RCPT-000001","status":"succeeded","updatedAt":"2025-06-01T12:00:00.19309Z"}
 			Data PaymentReceipt `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -37718,8 +39224,8 @@ func ParseListPaymentsResponse(rsp *http.Response) (*ListPaymentsResponse, error
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of payment attempts.
+			Data PaymentList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -38032,7 +39538,7 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 		var dest struct {
 			// Data A catalog price.
 			//
-			// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
+			// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 			Data Price `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -38189,7 +39695,7 @@ func ParseGetPriceResponse(rsp *http.Response) (*GetPriceResponse, error) {
 		var dest struct {
 			// Data A catalog price.
 			//
-			// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","unitAmount":4900}
+			// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 			Data Price `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -38346,7 +39852,7 @@ func ParseCreateQuoteResponse(rsp *http.Response) (*CreateQuoteResponse, error) 
 		var dest struct {
 			// Data A billing quote. Status, lines and top-level figures are the current version's.
 			//
-			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 			Data Quote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -38503,7 +40009,7 @@ func ParseGetQuoteResponse(rsp *http.Response) (*GetQuoteResponse, error) {
 		var dest struct {
 			// Data A billing quote. Status, lines and top-level figures are the current version's.
 			//
-			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 			Data Quote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -38660,7 +40166,7 @@ func ParseAcceptQuoteResponse(rsp *http.Response) (*AcceptQuoteResponse, error) 
 		var dest struct {
 			// Data A billing quote. Status, lines and top-level figures are the current version's.
 			//
-			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 			Data Quote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -38815,8 +40321,8 @@ func ParseListSubscriptionsResponse(rsp *http.Response) (*ListSubscriptionsRespo
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of subscriptions.
+			Data SubscriptionList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -39755,8 +41261,8 @@ func ParseListTaxTransactionsResponse(rsp *http.Response) (*ListTaxTransactionsR
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of tax transactions.
+			Data TaxTransactionList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//
@@ -40540,7 +42046,7 @@ func ParseCreateUsageEventResponse(rsp *http.Response) (*CreateUsageEventRespons
 		var dest struct {
 			// Data A usage event.
 			//
-			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+			// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 			Data UsageEvent `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -40697,7 +42203,7 @@ func ParseGetUsageEventResponse(rsp *http.Response) (*GetUsageEventResponse, err
 		var dest struct {
 			// Data A usage event.
 			//
-			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+			// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 			Data UsageEvent `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -40854,7 +42360,7 @@ func ParseVoidUsageEventResponse(rsp *http.Response) (*VoidUsageEventResponse, e
 		var dest struct {
 			// Data A usage event.
 			//
-			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}
+			// Example: {"corrections":[],"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","environment":"sandbox","eventId":"evt-usage-0001","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api_calls","object":"usage_event","properties":{},"quantity":120,"status":"recorded","timestamp":"2025-06-01T12:00:00Z","voidedAt":null}
 			Data UsageEvent `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -41637,8 +43143,8 @@ func ParseListWebhookEndpointsResponse(rsp *http.Response) (*ListWebhookEndpoint
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest struct {
-			// Data A page of a list. Cursor lists carry nextCursor and hasMore; payment receipts, which page by offset, carry offset and limit instead of nextCursor.
-			Data List `json:"data"`
+			// Data A page of webhook endpoints.
+			Data WebhookEndpointList `json:"data"`
 
 			// RequestId Request ID (req_...).
 			//

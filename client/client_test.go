@@ -13,7 +13,8 @@ import (
 
 func newClient(t *testing.T, e *testkit.Env, tenant testkit.Tenant) *client.ClientWithResponses {
 	t.Helper()
-	c, err := client.New(e.Server.URL, client.WithAPIKey(tenant.APIKey), client.WithScope(client.Sandbox, tenant.Sandbox))
+	c, err := client.New(e.Server.URL, client.WithAPIKey(tenant.APIKey), client.WithScope(client.Sandbox, tenant.Sandbox),
+		client.WithHTTPClient(e.HTTPClient()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,8 @@ func TestClientTypedErrors(t *testing.T) {
 		}
 
 		// 401 with a bad key.
-		bad, _ := client.New(e.Server.URL, client.WithAPIKey("rk_bad.key"), client.WithScope(client.Sandbox, e.Tenant.Sandbox))
+		bad, _ := client.New(e.Server.URL, client.WithAPIKey("rk_bad.key"), client.WithScope(client.Sandbox, e.Tenant.Sandbox),
+			client.WithHTTPClient(e.HTTPClient()))
 		_, err = bad.GetTestClockWithResponse(ctx, nil)
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 401 || apiErr.Code != client.CodeUnauthorized || apiErr.Message == "" {
 			t.Fatalf("401: %v", err)

@@ -2,10 +2,12 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,7 +117,7 @@ func emitEvents(t testing.TB, e *testkit.Env, typ remit.EventType, n int) []stri
 	err = e.App.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		for i := range objIDs {
 			objIDs[i] = remit.NewID("obj")
-			if err := e.App.Emit(ctx, tx, scope, e.App.Now(m), typ, objIDs[i], map[string]any{"id": objIDs[i], "object": "test"}); err != nil {
+			if err := e.App.Emit(ctx, tx, scope, e.App.Now(m), typ, objIDs[i], eventObject(t, typ, objIDs[i], m, e.App.Now(m))); err != nil {
 				return err
 			}
 		}
@@ -144,6 +146,35 @@ func emitEvents(t testing.TB, e *testkit.Env, typ remit.EventType, n int) []stri
 		}
 	}
 	return ids
+}
+
+// eventObject is the JSON of a resource of the kind an event of type typ carries (an invoice or a
+// customer, the types these tests emit), with ID id: events are answers too, checked against the
+// contract. The invoice is charged automatically, so that invoice.finalized mails nothing (there
+// is no customer to mail).
+func eventObject(t testing.TB, typ remit.EventType, id string, m remit.MerchantAccount, now time.Time) map[string]any {
+	t.Helper()
+	var obj any
+	switch {
+	case strings.HasPrefix(string(typ), "customer."):
+		obj = remit.Customer{Object: "customer", CustomerID: id, Name: "Event test", PreferredLocale: remit.DefaultLocale,
+			Metadata: map[string]string{}, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now}
+	case strings.HasPrefix(string(typ), "invoice."):
+		obj = remit.Invoice{Object: "invoice", InvoiceID: id, Status: remit.InvoiceOpen, Currency: "USD", CollectionMethod: remit.ChargeAutomatically,
+			CouponIDs: []string{}, Lines: []remit.InvoiceLine{}, Metadata: map[string]string{}, DunningStatus: remit.DunningNone,
+			Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now}
+	default:
+		t.Fatalf("eventObject: no test object for %s", typ)
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // createEndpoint creates a sandbox endpoint and returns its ID and secret.

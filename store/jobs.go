@@ -59,6 +59,9 @@ func scanJob(row interface{ Scan(...any) error }) (remit.Job, error) {
 	if err != nil {
 		return j, err
 	}
+	if payload == "" || payload == "null" {
+		payload = "{}" // a job scheduled without a payload acts on nothing named
+	}
 	j.Object, j.Status, j.Payload = "job", remit.JobStatus(status), json.RawMessage(payload)
 	j.ScheduledFor, j.DueAt, j.CreatedAt = remit.FromMicros(scheduled), remit.FromMicros(due), remit.FromMicros(created)
 	if done.Valid {

@@ -178,11 +178,12 @@ func receiptAndCreditNote(ctx context.Context, c *client.ClientWithResponses, in
 	if len(items) != 1 {
 		return fmt.Errorf("%d receipts for invoice %s, want 1", len(items), invID)
 	}
-	say("receipt %v: %v %v, %v", items[0]["receiptNumber"], items[0]["amount"], items[0]["currency"], items[0]["status"])
+	r := items[0]
+	say("receipt %s: %d %s, %s", *r.ReceiptNumber, *r.Amount, *r.Currency, *r.Status)
 
 	step("8. A credit note refunding one package and its tax")
 	line := (*inv.Lines)[0]
-	refund := client.Refund
+	refund := client.CreditNoteCreateLineBucketRefund
 	cn, err := c.CreateCreditNoteWithResponse(ctx, nil, client.CreditNoteCreateRequest{
 		InvoiceId: invID, Reason: client.OrderChange,
 		Lines: []client.CreditNoteCreateLine{{InvoiceLineId: line.InvoiceLineId, Bucket: &refund, Description: "One package fewer", Amount: 26000}},
@@ -204,7 +205,7 @@ func events(ctx context.Context, c *client.ClientWithResponses) error {
 	}
 	var types []string
 	for _, ev := range slices.Backward(*evs.JSON200.Data.Items) {
-		types = append(types, fmt.Sprint(ev["type"]))
+		types = append(types, *ev.Type)
 	}
 	for _, t := range types {
 		say("%s", t)
