@@ -2,6 +2,7 @@ package remit
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -37,6 +38,8 @@ type Price struct {
 	Tiers                []Tier             `json:"tiers"`
 	TiersMode            *string            `json:"tiersMode"`
 	TransformQuantity    *TransformQuantity `json:"transformQuantity"`
+	Nickname             *string            `json:"nickname"` // the merchant's own label, never shown to customers
+	Active               bool               `json:"active"`   // false: archived (PriceStates)
 	Metadata             map[string]string  `json:"metadata"`
 	Environment          Environment        `json:"environment"`
 	MerchantAccountID    string             `json:"merchantAccountId"`
@@ -156,6 +159,7 @@ type Coupon struct {
 	PercentOff        *int64            `json:"percentOff"`
 	AmountOff         *int64            `json:"amountOff"`
 	Currency          *string           `json:"currency"`
+	Active            bool              `json:"active"` // false: archived (CouponStates)
 	Metadata          map[string]string `json:"metadata"`
 	Environment       Environment       `json:"environment"`
 	MerchantAccountID string            `json:"merchantAccountId"`
@@ -185,4 +189,39 @@ func checkCouponAmount(c *Coupon, probs *Problems) {
 	case c.Currency != nil:
 		CurrencyProblem(probs, InBody, "currency", *c.Currency)
 	}
+}
+
+// PriceRef is where a request names a price: its ID and the field ("lines[0].priceId").
+type PriceRef struct{ PriceID, Field string }
+
+// CheckPricesNamed refuses an archived price that a new quote, invoice or subscription item names
+// (PriceStates: 409 with the price's currentState and details.field), unless it is among kept (the
+// prices a draft or a subscription already bills, which stay). Prices missing from prices are
+// not its concern (not found, answered where they are looked up).
+func CheckPricesNamed(prices map[string]Price, refs []PriceRef, kept []string) error {
+	for _, r := range refs {
+		pr, ok := prices[r.PriceID]
+		if !ok || slices.Contains(kept, r.PriceID) {
+			continue
+		}
+		if err := PriceStates.Check(pr.PriceID, pr.Status(), ActionName); err != nil {
+			return err.(*Error).With("field", r.Field)
+		}
+	}
+	return nil
+}
+
+// CheckCouponsListed refuses an archived coupon that a new quote or invoice lists (CouponStates:
+// 409 with the coupon's currentState and details.field couponIds[i]).
+func CheckCouponsListed(coupons map[string]Coupon, ids []string) error {
+	for i, id := range ids {
+		c, ok := coupons[id]
+		if !ok {
+			continue
+		}
+		if err := CouponStates.Check(c.CouponID, c.Status(), ActionList); err != nil {
+			return err.(*Error).With("field", fmt.Sprintf("couponIds[%d]", i))
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package remit
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -219,8 +218,8 @@ func CheckCustomer(c *Customer, p *Problems) {
 	MetadataProblems(p, "metadata", c.Metadata)
 	if c.PreferredLocale == "" {
 		c.PreferredLocale = DefaultLocale
-	} else if !slices.Contains(Locales, c.PreferredLocale) {
-		p.Body("preferredLocale", "invalid_value", "preferredLocale must be one of en, fr, de, es.")
+	} else {
+		LocaleProblem(p, "preferredLocale", c.PreferredLocale)
 	}
 }
 

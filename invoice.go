@@ -63,6 +63,9 @@ type Invoice struct {
 	FinalizedAt       *time.Time        `json:"finalizedAt"`       //
 	PaidAt            *time.Time        `json:"paidAt"`            //
 	VoidedAt          *time.Time        `json:"voidedAt"`          //
+	DaysUntilDue      *int64            `json:"daysUntilDue"`      // payment terms: dueDate is finalizedAt plus this many days
+	DueDate           *time.Time        `json:"dueDate"`           // set at finalization when daysUntilDue is
+	Memo              *string           `json:"memo"`              // a note to the customer, shown on the invoice
 	Metadata          map[string]string `json:"metadata"`          //
 	Environment       Environment       `json:"environment"`       //
 	MerchantAccountID string            `json:"merchantAccountId"` //
@@ -218,6 +221,8 @@ type InvoiceDraftInput struct {
 	SubscriptionID   *string
 	QuoteID          *string
 	AutoFinalizeAt   *time.Time
+	DaysUntilDue     *int64  // payment terms: dueDate is finalizedAt plus this many days
+	Memo             *string // a note to the customer, shown on the invoice
 	// LinePeriods optionally gives each line its own service period (subscriptions bill fixed
 	// lines in advance and usage in arrears); nil entries use the invoice's period.
 	LinePeriods []*[2]time.Time

@@ -53,6 +53,7 @@ func PlanFinalization(in FinalizationInput) (FinalizationPlan, error) {
 	ApplyFigures(&inv, fig)
 	now := in.Now
 	inv.Status, inv.FinalizedAt, inv.FinalizedByRef, inv.UpdatedAt, inv.AutoFinalizeAt = InvoiceOpen, &now, in.FinalizedByRef, now, nil
+	inv.DueDate = DueDate(now, inv.DaysUntilDue)
 	plan := FinalizationPlan{Invoice: inv, Applications: fig.Applications, Events: []EventType{EventInvoiceFinalized}}
 	if inv.AmountRemaining == 0 {
 		plan.PaidAtOnce = true
@@ -62,6 +63,16 @@ func PlanFinalization(in FinalizationInput) (FinalizationPlan, error) {
 	plan.HostedPage = true
 	plan.Collect = inv.CollectionMethod == ChargeAutomatically
 	return plan, nil
+}
+
+// DueDate is when an invoice finalized at finalizedAt is due: daysUntilDue whole days (of 24
+// hours, UTC) later; none without payment terms.
+func DueDate(finalizedAt time.Time, daysUntilDue *int64) *time.Time {
+	if daysUntilDue == nil {
+		return nil
+	}
+	due := finalizedAt.AddDate(0, 0, int(*daysUntilDue))
+	return &due
 }
 
 // ApplyFigures writes the arithmetic's figures onto the invoice: each line's discount, prepaid

@@ -1,6 +1,9 @@
 package remit
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // PlanDraftInvoice decides a draft invoice from its request and what the request references,
 // already read: its customer and billing account, and the prices and coupons that exist (by ID).
@@ -17,15 +20,33 @@ func PlanDraftInvoice(in InvoiceDraftInput, cust Customer, ba BillingAccount, pr
 		Currency: in.Currency, Status: InvoiceDraft, CollectionMethod: ba.CollectionMethod,
 		SubscriptionID: in.SubscriptionID, QuoteID: in.QuoteID, PeriodStart: in.PeriodStart, PeriodEnd: in.PeriodEnd,
 		CouponIDs: append([]string{}, in.CouponIDs...), Metadata: CopyMetadata(in.Metadata), AutoFinalizeAt: in.AutoFinalizeAt,
-		DunningStatus: DunningNone,
+		DunningStatus: DunningNone, DaysUntilDue: in.DaysUntilDue, Memo: in.Memo,
 	}
-	for i, li := range in.Lines {
+	lines, err := PlanInvoiceLines(in.Lines, in.LinePeriods, inv.PeriodStart, currency, prices, &p)
+	if err != nil {
+		return Invoice{}, nil, err
+	}
+	inv.Lines = lines
+	terms, err := CouponsFor(ForInvoice, currency, inv.CouponIDs, coupons, &p)
+	if err != nil {
+		return Invoice{}, nil, err
+	}
+	return inv, terms, p.Err()
+}
+
+// PlanInvoiceLines turns the lines a request gives an invoice in currency into its lines (not yet
+// priced with usage: the engine's priceDraft does that), recording every problem in p; a price
+// missing from prices is not_found at its line. periods optionally gives each line its own
+// service period; periodStart is the invoice's, which a usage_metered line needs when it has none.
+func PlanInvoiceLines(lines []InvoiceLineInput, periods []*[2]time.Time, periodStart *time.Time, currency string, prices map[string]Price, p *Problems) ([]InvoiceLine, error) {
+	var out []InvoiceLine
+	for i, li := range lines {
 		field := fmt.Sprintf("lines[%d]", i)
 		price, ok := prices[li.PriceID]
 		if !ok {
-			return Invoice{}, nil, NotFound("price", li.PriceID, field+".priceId")
+			return nil, NotFound("price", li.PriceID, field+".priceId")
 		}
-		pl := PriceLine(ForInvoice, field, currency, price, li, &p)
+		pl := PriceLine(ForInvoice, field, currency, price, li, p)
 		l := InvoiceLine{Object: "invoice_line", PriceID: price.PriceID, PriceType: price.PriceType, LineType: price.LineType(),
 			MeterID: price.MeterID, Description: pl.Description, Quantity: pl.Quantity, UnitAmount: pl.UnitAmount, UnitOverride: pl.UnitOverride,
 			TierBreakdown: pl.Breakdown}
@@ -33,20 +54,16 @@ func PlanDraftInvoice(in InvoiceDraftInput, cust Customer, ba BillingAccount, pr
 			units := pl.Units
 			l.UsageQuantity = &units
 		}
-		if i < len(in.LinePeriods) && in.LinePeriods[i] != nil {
-			s, e := in.LinePeriods[i][0], in.LinePeriods[i][1]
+		if i < len(periods) && periods[i] != nil {
+			s, e := periods[i][0], periods[i][1]
 			l.PeriodStart, l.PeriodEnd = &s, &e
 		}
-		if price.PriceType == PriceUsageMetered && inv.PeriodStart == nil && l.PeriodStart == nil {
+		if price.PriceType == PriceUsageMetered && periodStart == nil && l.PeriodStart == nil {
 			p.Body("periodStart", "required", "periodStart and periodEnd are required when a line has a usage_metered price: usage is billed for that period.")
 		}
-		inv.Lines = append(inv.Lines, l)
+		out = append(out, l)
 	}
-	terms, err := CouponsFor(ForInvoice, currency, inv.CouponIDs, coupons, &p)
-	if err != nil {
-		return Invoice{}, nil, err
-	}
-	return inv, terms, p.Err()
+	return out, nil
 }
 
 // CheckInvoiceRequest records the problems an invoice request shows on its own, before anything it

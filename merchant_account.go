@@ -167,6 +167,7 @@ type MerchantProfile struct {
 	BusinessPhone                    *string              `json:"businessPhone"`
 	Phone                            *string              `json:"phone"`
 	Email                            *string              `json:"email"`
+	SupportEmail                     *string              `json:"supportEmail"` // where documents tell customers to write
 	FirstName                        *string              `json:"firstName"`
 	LastName                         *string              `json:"lastName"`
 	MCC                              *string              `json:"mcc"`

@@ -62,6 +62,8 @@ const (
 	ActionSend     = "sent events"
 	ActionSettle   = "settled" // an open invoice whose remaining amount reached 0 is paid
 	ActionOffset   = "offset"  // a credit taken off what the invoice still asks
+	ActionName     = "named by a new quote, invoice or subscription item"
+	ActionList     = "listed by a new quote or invoice"
 )
 
 // InvoiceStates: drafts change (refresh, a proration's revision) and finalize; open invoices are
@@ -79,9 +81,11 @@ var InvoiceStates = StatusTable[InvoiceStatus]{
 		ActionCredit:   {InvoiceOpen, InvoicePaid},
 		ActionSettle:   {InvoiceOpen},
 		ActionOffset:   {InvoiceOpen},
+		ActionUpdate:   {InvoiceDraft},
 	},
 	Instead: map[string]string{
-		ActionVoid: "A paid invoice is credited with a credit note instead.",
+		ActionVoid:   "A paid invoice is credited with a credit note instead.",
+		ActionUpdate: "After finalization only metadata changes; a credit note corrects what it bills.",
 	},
 }
 
@@ -140,3 +144,40 @@ var JobStates = StatusTable[JobStatus]{
 
 // Allows reports whether a job in state s may be acted on (JobStates).
 func (s JobStatus) Allows(action string) bool { return JobStates.Allows(s, action) }
+
+// CatalogStatus is a price's or a coupon's state: active, or archived (active false).
+type CatalogStatus string
+
+// Catalog states.
+const (
+	CatalogActive   CatalogStatus = "active"
+	CatalogArchived CatalogStatus = "archived"
+)
+
+func catalogStatus(active bool) CatalogStatus {
+	if active {
+		return CatalogActive
+	}
+	return CatalogArchived
+}
+
+// Status is the price's state (PriceStates).
+func (p Price) Status() CatalogStatus { return catalogStatus(p.Active) }
+
+// Status is the coupon's state (CouponStates).
+func (c Coupon) Status() CatalogStatus { return catalogStatus(c.Active) }
+
+// PriceStates: an archived price is named by no new quote, invoice or subscription item (what
+// already bills it keeps billing it: a subscription's renewals, a draft's own lines).
+var PriceStates = StatusTable[CatalogStatus]{
+	Resource: "price",
+	From:     map[string][]CatalogStatus{ActionName: {CatalogActive}},
+	Instead:  map[string]string{ActionName: "Use an active price, or set the price's active to true again."},
+}
+
+// CouponStates: an archived coupon is listed by no new quote or invoice.
+var CouponStates = StatusTable[CatalogStatus]{
+	Resource: "coupon",
+	From:     map[string][]CatalogStatus{ActionList: {CatalogActive}},
+	Instead:  map[string]string{ActionList: "Use an active coupon, or set the coupon's active to true again."},
+}

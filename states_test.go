@@ -30,6 +30,7 @@ func TestStatusTables(t *testing.T) {
 	t.Run("invoice credit", invoice(ActionCredit, InvoiceOpen, InvoicePaid))
 	t.Run("invoice settle", invoice(ActionSettle, InvoiceOpen))
 	t.Run("invoice offset", invoice(ActionOffset, InvoiceOpen))
+	t.Run("invoice update", invoice(ActionUpdate, InvoiceDraft))
 	t.Run("an unknown action is never allowed", invoice("teleported"))
 
 	for _, c := range []struct {
@@ -46,6 +47,8 @@ func TestStatusTables(t *testing.T) {
 		{"subscription trialing change", SubscriptionTrialing.Allows(ActionChange)},
 		{"subscription paused cancel", SubscriptionPaused.Allows(ActionCancel)},
 		{"job failed retry", JobFailed.Allows(ActionRetry)},
+		{"price active named", PriceStates.Allows(Price{Active: true}.Status(), ActionName)},
+		{"coupon active listed", CouponStates.Allows(Coupon{Active: true}.Status(), ActionList)},
 	} {
 		if !c.allowed {
 			t.Errorf("%s: refused", c.name)
@@ -65,6 +68,8 @@ func TestStatusTables(t *testing.T) {
 		{"subscription paused pause", SubscriptionPaused.Allows(ActionPause)},
 		{"job pending retry", JobPending.Allows(ActionRetry)},
 		{"job done retry", JobDone.Allows(ActionRetry)},
+		{"price archived named", PriceStates.Allows(Price{}.Status(), ActionName)},
+		{"coupon archived listed", CouponStates.Allows(Coupon{}.Status(), ActionList)},
 	} {
 		if c.allowed {
 			t.Errorf("%s: allowed", c.name)
