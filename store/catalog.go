@@ -121,12 +121,13 @@ func (q Q) EnsureProduct(ctx context.Context, merchantAccountID, productID strin
 // CreatePrice inserts a price. A priceId already used in the merchant account is a conflict.
 func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
 	_, err := q.exec(ctx, `INSERT INTO prices (merchant_account_id, id, product_id, name, price_type, currency,
-		billing_interval, billing_interval_count, unit_amount, meter_id, metadata, created_at, tiers, tiers_mode, transform_quantity)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		billing_interval, billing_interval_count, unit_amount, meter_id, metadata, created_at, tiers, tiers_mode, transform_quantity,
+		nickname, active)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		p.MerchantAccountID, p.PriceID, p.ProductID, p.Name, p.PriceType, p.Currency,
 		optText(p.BillingInterval), optInt(p.BillingIntervalCount), optInt(p.UnitAmount), optText(p.MeterID),
 		metadataText(p.Metadata), remit.Micros(p.CreatedAt), optJSON(p.Tiers != nil, p.Tiers), optText(p.TiersMode),
-		optJSON(p.TransformQuantity != nil, p.TransformQuantity))
+		optJSON(p.TransformQuantity != nil, p.TransformQuantity), optText(p.Nickname), p.Active)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -134,15 +135,15 @@ func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
 }
 
 const priceColumns = `id, product_id, name, price_type, currency, billing_interval, billing_interval_count, unit_amount, meter_id,
-	metadata, created_at, tiers, tiers_mode, transform_quantity`
+	metadata, created_at, tiers, tiers_mode, transform_quantity, nickname, active`
 
 func scanPrice(row interface{ Scan(...any) error }, merchantAccountID string) (p remit.Price, err error) {
-	var interval, meter, tiers, mode, transform sql.NullString
+	var interval, meter, tiers, mode, transform, nickname sql.NullString
 	var count, amount sql.NullInt64
 	var md string
 	var created int64
 	if err = row.Scan(&p.PriceID, &p.ProductID, &p.Name, &p.PriceType, &p.Currency, &interval, &count, &amount, &meter, &md, &created,
-		&tiers, &mode, &transform); err != nil {
+		&tiers, &mode, &transform, &nickname, &p.Active); err != nil {
 		return p, err
 	}
 	if tiers.Valid {
@@ -156,7 +157,7 @@ func scanPrice(row interface{ Scan(...any) error }, merchantAccountID string) (p
 			return p, err
 		}
 	}
-	p.TiersMode = textPtr(mode)
+	p.TiersMode, p.Nickname = textPtr(mode), textPtr(nickname)
 	p.Object, p.MerchantAccountID = "price", merchantAccountID
 	p.BillingInterval, p.BillingIntervalCount, p.UnitAmount, p.MeterID = textPtr(interval), intPtr(count), intPtr(amount), textPtr(meter)
 	p.Metadata, p.CreatedAt = metadataOf(md), remit.FromMicros(created)
@@ -165,12 +166,25 @@ func scanPrice(row interface{ Scan(...any) error }, merchantAccountID string) (p
 
 // GetPrice returns a merchant account's price, or not_found.
 func (q Q) GetPrice(ctx context.Context, merchantAccountID, priceID string) (remit.Price, error) {
-	p, err := scanPrice(q.QueryRow(ctx, `SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1 AND id = $2`,
+	return q.ReadPrice(ctx, merchantAccountID, priceID, Unlocked)
+}
+
+// ReadPrice is GetPrice; Locked, it takes the row lock (PostgreSQL), as an update does.
+func (q Q) ReadPrice(ctx context.Context, merchantAccountID, priceID string, read Read) (remit.Price, error) {
+	p, err := scanPrice(q.QueryRow(ctx, `SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
 		merchantAccountID, priceID), merchantAccountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, remit.NotFound("price", priceID, "")
 	}
 	return p, wrapErr(err, "store.GetPrice")
+}
+
+// UpdatePrice writes what an update changes of a price: its nickname, whether it is active, its
+// metadata.
+func (q Q) UpdatePrice(ctx context.Context, p remit.Price) error {
+	_, err := q.exec(ctx, `UPDATE prices SET nickname = $3, active = $4, metadata = $5 WHERE merchant_account_id = $1 AND id = $2`,
+		p.MerchantAccountID, p.PriceID, optText(p.Nickname), p.Active, metadataText(p.Metadata))
+	return wrapErr(err, "store.UpdatePrice")
 }
 
 // GetPrices returns the merchant account's prices among ids, by ID, in one query (the callers
@@ -222,24 +236,24 @@ func inList(argN int, ids []string) (string, []any) {
 
 // CreateCoupon inserts a coupon. A couponId already used in the merchant account is a conflict.
 func (q Q) CreateCoupon(ctx context.Context, c remit.Coupon) error {
-	_, err := q.exec(ctx, `INSERT INTO coupons (merchant_account_id, id, name, percent_off, amount_off, currency, metadata, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+	_, err := q.exec(ctx, `INSERT INTO coupons (merchant_account_id, id, name, percent_off, amount_off, currency, metadata, created_at, active)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		c.MerchantAccountID, c.CouponID, c.Name, optInt(c.PercentOff), optInt(c.AmountOff), optText(c.Currency),
-		metadataText(c.Metadata), remit.Micros(c.CreatedAt))
+		metadataText(c.Metadata), remit.Micros(c.CreatedAt), c.Active)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
 	return wrapErr(err, "store.CreateCoupon")
 }
 
-const couponColumns = `id, name, percent_off, amount_off, currency, metadata, created_at`
+const couponColumns = `id, name, percent_off, amount_off, currency, metadata, created_at, active`
 
 func scanCoupon(row interface{ Scan(...any) error }, merchantAccountID string) (c remit.Coupon, err error) {
 	var pct, amt sql.NullInt64
 	var cur sql.NullString
 	var md string
 	var created int64
-	if err = row.Scan(&c.CouponID, &c.Name, &pct, &amt, &cur, &md, &created); err != nil {
+	if err = row.Scan(&c.CouponID, &c.Name, &pct, &amt, &cur, &md, &created, &c.Active); err != nil {
 		return c, err
 	}
 	c.Object, c.MerchantAccountID = "coupon", merchantAccountID
@@ -250,7 +264,19 @@ func scanCoupon(row interface{ Scan(...any) error }, merchantAccountID string) (
 
 // GetCoupon returns a merchant account's coupon, or not_found.
 func (q Q) GetCoupon(ctx context.Context, merchantAccountID, couponID string) (remit.Coupon, error) {
-	c, err := scanCoupon(q.QueryRow(ctx, `SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1 AND id = $2`,
+	return q.ReadCoupon(ctx, merchantAccountID, couponID, Unlocked)
+}
+
+// UpdateCoupon writes what an update changes of a coupon: whether it is active, its metadata.
+func (q Q) UpdateCoupon(ctx context.Context, c remit.Coupon) error {
+	_, err := q.exec(ctx, `UPDATE coupons SET active = $3, metadata = $4 WHERE merchant_account_id = $1 AND id = $2`,
+		c.MerchantAccountID, c.CouponID, c.Active, metadataText(c.Metadata))
+	return wrapErr(err, "store.UpdateCoupon")
+}
+
+// ReadCoupon is GetCoupon; Locked, it takes the row lock (PostgreSQL), as an update does.
+func (q Q) ReadCoupon(ctx context.Context, merchantAccountID, couponID string, read Read) (remit.Coupon, error) {
+	c, err := scanCoupon(q.QueryRow(ctx, `SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
 		merchantAccountID, couponID), merchantAccountID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, remit.NotFound("coupon", couponID, "")

@@ -30,8 +30,26 @@ func (q Q) CreateCustomer(ctx context.Context, c remit.Customer) error {
 
 // GetCustomer returns a merchant account's customer, or not_found.
 func (q Q) GetCustomer(ctx context.Context, merchantAccountID, customerID string) (c remit.Customer, err error) {
+	return q.ReadCustomer(ctx, merchantAccountID, customerID, Unlocked)
+}
+
+// UpdateCustomer writes what an update changes of a customer: every field but its ID and creation
+// time. An externalId another customer has is a conflict naming external_id.
+func (q Q) UpdateCustomer(ctx context.Context, c remit.Customer) error {
+	_, err := q.exec(ctx, `UPDATE customers SET external_id = $3, name = $4, email = $5, address = $6, tax_exempt = $7, metadata = $8,
+		preferred_locale = $9 WHERE merchant_account_id = $1 AND id = $2`,
+		c.MerchantAccountID, c.CustomerID, optText(c.ExternalID), c.Name, optText(c.Email), jsonText(c.Address), c.TaxExempt,
+		metadataText(c.Metadata), localeOr(c.PreferredLocale))
+	if violates(err, "external_id") {
+		return duplicate("external_id")
+	}
+	return wrapErr(err, "store.UpdateCustomer")
+}
+
+// ReadCustomer is GetCustomer; Locked, it takes the row lock (PostgreSQL), as an update does.
+func (q Q) ReadCustomer(ctx context.Context, merchantAccountID, customerID string, read Read) (c remit.Customer, err error) {
 	c, err = scanCustomerRow(q.QueryRow(ctx, `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
-		FROM customers WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID))
+		FROM customers WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read), merchantAccountID, customerID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, remit.NotFound("customer", customerID, "")
 	}
@@ -128,6 +146,19 @@ func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAcco
 	}
 	b.Metadata, b.CreatedAt = metadataOf(md), remit.FromMicros(created)
 	return b, nil
+}
+
+// UpdateBillingAccount writes what an update changes of a billing account: its collection method,
+// default payment method, dunning policy and metadata.
+func (q Q) UpdateBillingAccount(ctx context.Context, b remit.BillingAccount, at time.Time) error {
+	var pm any
+	if b.DefaultPaymentMethod != nil {
+		pm = b.DefaultPaymentMethod.PaymentMethodID
+	}
+	_, err := q.exec(ctx, `UPDATE billing_accounts SET collection_method = $3, default_payment_method_id = $4, dunning = $5, metadata = $6,
+		updated_at = $7 WHERE merchant_account_id = $1 AND id = $2`,
+		b.MerchantAccountID, b.BillingAccountID, b.CollectionMethod, pm, jsonText(b.Dunning), metadataText(b.Metadata), remit.Micros(at))
+	return wrapErr(err, "store.UpdateBillingAccount")
 }
 
 // SetDefaultPaymentMethod makes paymentMethodID the billing account's default.

@@ -180,6 +180,15 @@ func (q Q) GetMerchantAccount(ctx context.Context, id string, read Read) (remit.
 	return m, wrapErr(err, "store.GetMerchantAccount")
 }
 
+// UpdateMerchantAccount writes what an update changes of a merchant account: its display name and
+// its profile (the support e-mail and metadata are in it).
+func (q Q) UpdateMerchantAccount(ctx context.Context, id, displayName string, profile json.RawMessage, now time.Time) error {
+	q.authChanged(ctx)
+	_, err := q.exec(ctx, `UPDATE merchant_accounts SET display_name = $2, profile = $3, updated_at = $4 WHERE id = $1`,
+		id, displayName, string(profile), remit.Micros(now))
+	return wrapErr(err, "store.UpdateMerchantAccount")
+}
+
 // SetMerchantClockOffset stores the sandbox clock offset of a merchant account.
 func (q Q) SetMerchantClockOffset(ctx context.Context, id string, offset time.Duration, now time.Time) error {
 	q.authChanged(ctx)

@@ -75,6 +75,15 @@ func (q Q) GetWebhookEndpoint(ctx context.Context, merchantAccountID, id string,
 	return e, secret, wrapErr(err, "store.GetWebhookEndpoint")
 }
 
+// UpdateWebhookEndpoint writes what an update changes of an endpoint: its URL, the events it
+// receives, its description and metadata.
+func (q Q) UpdateWebhookEndpoint(ctx context.Context, e remit.WebhookEndpoint, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE webhook_endpoints SET url = $3, enabled_events = $4, description = $5, metadata = $6, updated_at = $7
+		WHERE merchant_account_id = $1 AND id = $2`,
+		e.MerchantAccountID, e.ID, e.URL, mustJSON(e.EnabledEvents), optText(e.Description), metadataText(e.Metadata), remit.Micros(at))
+	return wrapErr(err, "store.UpdateWebhookEndpoint")
+}
+
 // ListWebhookEndpoints returns up to limit endpoints of the merchant account, newest first, after
 // the keyset position (afterCreated, afterID).
 func (q Q) ListWebhookEndpoints(ctx context.Context, merchantAccountID string, afterCreated int64, afterID string, limit int) ([]remit.WebhookEndpoint, error) {
