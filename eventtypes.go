@@ -17,12 +17,16 @@ const (
 	EventMerchantAccountRejected        EventType = "merchant_account.rejected"
 	EventMerchantAccountUpdateRequested EventType = "merchant_account.update_requested"
 	EventMerchantAccountClaimed         EventType = "merchant_account.claimed"
+	EventMerchantAccountUpdated         EventType = "merchant_account.updated"
 
 	EventPriceCreated          EventType = "price.created"
 	EventCouponCreated         EventType = "coupon.created"
 	EventCustomerCreated       EventType = "customer.created"
 	EventBillingAccountCreated EventType = "billing_account.created"
 	EventBillingAccountUpdated EventType = "billing_account.updated"
+	EventPriceUpdated          EventType = "price.updated"
+	EventCouponUpdated         EventType = "coupon.updated"
+	EventCustomerUpdated       EventType = "customer.updated"
 
 	EventCustomerBalanceGranted        EventType = "customer_balance.granted"
 	EventCustomerBalanceGrantEffective EventType = "customer_balance.grant_effective"
@@ -48,6 +52,7 @@ const (
 	EventSubscriptionCanceled    EventType = "subscription.canceled"
 
 	EventInvoiceCreated       EventType = "invoice.created"
+	EventInvoiceUpdated       EventType = "invoice.updated"
 	EventInvoiceRefreshed     EventType = "invoice.refreshed"
 	EventInvoiceFinalized     EventType = "invoice.finalized"
 	EventInvoiceVoided        EventType = "invoice.voided"
@@ -88,6 +93,7 @@ const (
 
 	EventWebhookEndpointCreated  EventType = "webhook_endpoint.created"
 	EventWebhookEndpointDisabled EventType = "webhook_endpoint.disabled"
+	EventWebhookEndpointUpdated  EventType = "webhook_endpoint.updated"
 
 	EventVerificationFailed EventType = "verification.failed"
 
@@ -100,13 +106,15 @@ const (
 var EventTypes = []EventType{
 	EventMerchantAccountCreated, EventMerchantAccountSubmitted, EventMerchantAccountApproved,
 	EventMerchantAccountRejected, EventMerchantAccountUpdateRequested, EventMerchantAccountClaimed,
+	EventMerchantAccountUpdated,
 	EventPriceCreated, EventCouponCreated, EventCustomerCreated, EventBillingAccountCreated, EventBillingAccountUpdated,
+	EventPriceUpdated, EventCouponUpdated, EventCustomerUpdated,
 	EventCustomerBalanceGranted, EventCustomerBalanceGrantEffective, EventCustomerBalanceExpired, EventCustomerBalanceApplied, EventCustomerBalanceCredited,
 	EventPaymentMethodSetupSessionCreated, EventPaymentMethodSetupSessionCompleted, EventPaymentMethodAttached,
 	EventQuoteCreated, EventQuoteAccepted,
 	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed, EventSubscriptionTrialEnding,
 	EventSubscriptionPastDue, EventSubscriptionPaused, EventSubscriptionResumed, EventSubscriptionCanceled,
-	EventInvoiceCreated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
+	EventInvoiceCreated, EventInvoiceUpdated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
 	EventInvoicePaymentActionRequired, EventInvoiceMarkedUncollectible,
 	EventTaxTransactionCreated, EventTaxTransactionCommitted, EventTaxTransactionReversed,
 	EventPaymentProcessing, EventPaymentSucceeded, EventPaymentFailed, EventPaymentRequiresAction, EventPaymentReceiptCreated, EventPaymentReceiptUpdated,
@@ -115,6 +123,7 @@ var EventTypes = []EventType{
 	EventUsageThresholdCreated, EventUsageThresholdCrossed, EventUsageThresholdArchived,
 	EventMeterCreated, EventMeterUpdated, EventUsageEventVoided,
 	EventWebhookEndpointCreated, EventWebhookEndpointDisabled,
+	EventWebhookEndpointUpdated,
 	EventVerificationFailed,
 	EventJobFailed, EventJobRetried,
 }

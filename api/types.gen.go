@@ -46,6 +46,24 @@ func (e BillingAccountCreateRequestCollectionMethod) Valid() bool {
 	}
 }
 
+// Defines values for BillingAccountPatchCollectionMethod.
+const (
+	PatchChargeAutomatically BillingAccountPatchCollectionMethod = "charge_automatically"
+	PatchSendInvoice         BillingAccountPatchCollectionMethod = "send_invoice"
+)
+
+// Valid indicates whether the value is a known member of the BillingAccountPatchCollectionMethod enum.
+func (e BillingAccountPatchCollectionMethod) Valid() bool {
+	switch e {
+	case PatchChargeAutomatically:
+		return true
+	case PatchSendInvoice:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreditNoteCreateLineBucket.
 const (
 	Credit CreditNoteCreateLineBucket = "credit"
@@ -631,6 +649,28 @@ type BillingAccountCreateRequest struct {
 // BillingAccountCreateRequestCollectionMethod How invoices are collected; defaults to charge_automatically.
 type BillingAccountCreateRequestCollectionMethod string
 
+// BillingAccountPatch A merge patch of a billing account. null clears defaultPaymentMethodId or dunning; it is refused on collectionMethod (422 invalid_type). Immutable (422 immutable_field): billingAccountId, customerId, currency, taxAddress, defaultPaymentMethod (change it with defaultPaymentMethodId), object, environment, merchantAccountId, createdAt.
+//
+// Example: {"collectionMethod":"send_invoice"}
+type BillingAccountPatch struct {
+	// CollectionMethod How invoices created from then on are collected.
+	CollectionMethod *BillingAccountPatchCollectionMethod `json:"collectionMethod,omitempty"`
+
+	// DefaultPaymentMethodId A payment method of the billing account's customer (422 invalid_payment_method otherwise), charged by automatic collection; null leaves the account without one.
+	DefaultPaymentMethodId *string `json:"defaultPaymentMethodId,omitempty"`
+
+	// Dunning The account's dunning policy, replaced whole; null returns it to the deployment's (REMIT_DUNNING_SCHEDULE).
+	Dunning *Dunning `json:"dunning,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+}
+
+// BillingAccountPatchCollectionMethod How invoices created from then on are collected.
+type BillingAccountPatchCollectionMethod string
+
 // CardVolumeDistribution How card volume splits across channels. When given, the percentages sum to 100 (422 otherwise).
 //
 // Example: {"cardPresentPercentage":60,"ecommercePercentage":40,"mailOrderTelephoneOrderPercentage":0}
@@ -691,6 +731,19 @@ type CouponCreateRequest struct {
 
 	// PercentOff Percentage discount applied to each line, rounded half-up per line.
 	PercentOff *int64 `json:"percentOff,omitempty"`
+}
+
+// CouponPatch A merge patch of a coupon. null is refused on active (422 invalid_type). Immutable (422 immutable_field): couponId, name, percentOff, amountOff, currency, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"active":false}
+type CouponPatch struct {
+	// Active false archives the coupon (no new quote or invoice may list it); true makes it usable again.
+	Active *bool `json:"active,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
 }
 
 // CreditNoteCreateLine One credit note line, attributed to an invoice line (or to the invoice as a whole when invoiceLineId is omitted) and a bucket.
@@ -820,6 +873,36 @@ type CustomerCreateRequest struct {
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
 
+// CustomerPatch A merge patch of a customer. null clears email, address or externalId; it is refused on name, taxExempt and preferredLocale (422 invalid_type). Immutable (422 immutable_field): customerId, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"email":"ap@acme.example","metadata":{"legacyId":null}}
+type CustomerPatch struct {
+	// Address The whole address, replaced; null removes it. Draft invoices are taxed at it from their next refresh.
+	Address *CustomerAddress `json:"address,omitempty"`
+
+	// Email Billing email address; null (or "") removes it.
+	Email *string `json:"email,omitempty"`
+
+	// ExternalId The caller's own reference, unique within the merchant account (409 when another customer has it); null removes it.
+	ExternalId *string `json:"externalId,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Name Customer name.
+	Name *string `json:"name,omitempty"`
+
+	// PreferredLocale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+	//
+	// Example: fr
+	PreferredLocale *Locale `json:"preferredLocale,omitempty"`
+
+	// TaxExempt Exempt customers are taxed at 0 (drafts from their next refresh).
+	TaxExempt *bool `json:"taxExempt,omitempty"`
+}
+
 // Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
 //
 // Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
@@ -859,7 +942,7 @@ type InvoiceCreateRequest struct {
 	// BillingAccountId Billing account billed; must exist (404) and belong to the customer.
 	BillingAccountId string `json:"billingAccountId"`
 
-	// CouponIds Coupons applied to the invoice; each must exist (404).
+	// CouponIds Coupons applied to the invoice; each must exist (404) and be active (409 when archived).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
 	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
@@ -870,11 +953,17 @@ type InvoiceCreateRequest struct {
 	// CustomerId Customer billed; must exist (404).
 	CustomerId string `json:"customerId"`
 
+	// DaysUntilDue Payment terms in days; at finalization dueDate becomes finalizedAt plus this many days.
+	DaysUntilDue *int64 `json:"daysUntilDue,omitempty"`
+
 	// InvoiceId Caller-chosen invoice ID, unique within the merchant account; generated (inv_...) when omitted.
 	InvoiceId *string `json:"invoiceId,omitempty"`
 
 	// Lines Invoice lines.
 	Lines []InvoiceLineInput `json:"lines"`
+
+	// Memo A note to the customer shown on the invoice.
+	Memo *string `json:"memo,omitempty"`
 
 	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
@@ -911,6 +1000,25 @@ type InvoiceLineInput struct {
 
 	// UnitAmount Amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
+}
+
+// InvoicePatch A merge patch of an invoice: lines, daysUntilDue and memo while it is a draft (409 with details.currentState after), metadata in any state. null clears daysUntilDue or memo; it is refused on lines (422 invalid_type). Every other field of the invoice is immutable (422 immutable_field).
+//
+// Example: {"daysUntilDue":30,"memo":"Thank you for your business."}
+type InvoicePatch struct {
+	// DaysUntilDue Payment terms in days; at finalization dueDate becomes finalizedAt plus this many days. null clears them.
+	DaysUntilDue *int64 `json:"daysUntilDue,omitempty"`
+
+	// Lines The draft's lines, the whole list replaced and priced again (as at creation, and billing the invoice's period).
+	Lines *[]InvoiceLineInput `json:"lines,omitempty"`
+
+	// Memo A note to the customer shown on the invoice; null clears it.
+	Memo *string `json:"memo,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
 }
 
 // InvoicePayRequest Retries collection of an open invoice.
@@ -1056,6 +1164,22 @@ type MerchantAccountCreateRequestLegalEntityType string
 
 // MerchantAccountCreateRequestMerchantMode How the merchant trades.
 type MerchantAccountCreateRequestMerchantMode string
+
+// MerchantAccountPatch A merge patch of a merchant account. null clears supportEmail; it is refused on displayName (422 invalid_type). Every other field of the merchant account is immutable here (422 immutable_field): the underwriting record changes through onboarding.
+//
+// Example: {"displayName":"Acme Coffee Roasters"}
+type MerchantAccountPatch struct {
+	// DisplayName The name customers see on documents and pages.
+	DisplayName *string `json:"displayName,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// SupportEmail The address documents give customers to write to (in place of the profile's email); null clears it.
+	SupportEmail *string `json:"supportEmail,omitempty"`
+}
 
 // MerchantAddress A postal address.
 //
@@ -1214,6 +1338,11 @@ type MerchantUnderwritingData struct {
 // Example: {"crmId":"hs-1042"}
 type Metadata map[string]string
 
+// MetadataPatch A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+//
+// Example: {"crmId":"hs-2077","legacyId":null}
+type MetadataPatch map[string]*string
+
 // MeterCreateRequest Creates or changes a meter. uniqueProperty is required with aggregation unique_count and not allowed with any other (the oneOf below; 422 required or not_allowed).
 //
 // Example: {"aggregation":"unique_count","meterId":"active_users","name":"Monthly active users","uniqueProperty":"user_id"}
@@ -1333,6 +1462,22 @@ type PriceCreateRequestPriceType string
 
 // PriceCreateRequestTiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
 type PriceCreateRequestTiersMode string
+
+// PricePatch A merge patch of a price. null clears nickname; it is refused on active (422 invalid_type). What the price bills never changes: immutable (422 immutable_field) are priceId, productId, name, priceType, currency, billingInterval, billingIntervalCount, unitAmount, meterId, tiers, tiersMode, transformQuantity, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"active":false}
+type PricePatch struct {
+	// Active false archives the price (no new quote, invoice or subscription item may name it; what bills it keeps billing it); true makes it usable again.
+	Active *bool `json:"active,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Nickname The merchant's own label for the price, never shown to customers; null clears it.
+	Nickname *string `json:"nickname,omitempty"`
+}
 
 // PriceTier One tier of a tiered price, holding the quantities above the previous tier's upTo up to and including its own.
 type PriceTier struct {
@@ -1548,4 +1693,23 @@ type WebhookEndpointCreateRequest struct {
 
 	// Url HTTPS (or HTTP in the sandbox) URL that receives deliveries. Its host is read as browsers read it, so an address in any spelling (2130706433, 0x7f000001, 127.1) is that address, and the URL is stored with the address in its usual form (https://127.0.0.1/). URLs on loopback, private, link-local, unique-local or other non-public addresses, or on a name that resolves to one, are refused (422 private_address) unless allowed by configuration (REMIT_WEBHOOK_ALLOW_PRIVATE; allowed in the sandbox by default), and so is every connection to such an address when a delivery is sent. A scheme other than http or https is refused (invalid_scheme) without a lookup.
 	Url string `json:"url"`
+}
+
+// WebhookEndpointPatch A merge patch of a webhook endpoint. null clears description; it is refused on url and enabledEvents (422 invalid_type). Immutable (422 immutable_field): endpointId, status, disabledReason, disabledAt, secret, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"enabledEvents":["invoice.paid"]}
+type WebhookEndpointPatch struct {
+	// Description Description of the endpoint; null clears it.
+	Description *string `json:"description,omitempty"`
+
+	// EnabledEvents Event types delivered, the whole list replaced.
+	EnabledEvents *[]EventTypeFilter `json:"enabledEvents,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Url The URL that receives deliveries from now on, under the create's rules (https in production; no loopback, private or link-local address unless allowed: 422 private_address).
+	Url *string `json:"url,omitempty"`
 }

@@ -230,10 +230,24 @@ var defaultTax = tax.Default()
 // in the transaction tx. obj is the resource after the change; it is delivered as data.object,
 // with the scope's environment (remit.StampEnvironment).
 func (co *core) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {
+	return co.emit(ctx, tx, scope, now, typ, objectID, obj, nil)
+}
+
+// EmitUpdated is Emit for an update: the event's data also carries previousAttributes, the
+// changed fields' values before it (remit.PatchRule.Previous).
+func (co *core) EmitUpdated(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any, previous map[string]any) error {
+	return co.emit(ctx, tx, scope, now, typ, objectID, obj, previous)
+}
+
+func (co *core) emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any, previous map[string]any) error {
 	if !remit.KnownEventType(string(typ)) {
 		return remit.Internal(fmt.Errorf("app.Emit: event type %q is not in remit.EventTypes (add it there and to docs/events.md)", typ))
 	}
-	data, err := json.Marshal(map[string]any{"object": remit.StampEnvironment(obj, scope.Environment)})
+	payload := map[string]any{"object": remit.StampEnvironment(obj, scope.Environment)}
+	if previous != nil {
+		payload["previousAttributes"] = previous
+	}
+	data, err := json.Marshal(payload)
 	if err != nil {
 		return remit.Internal(err)
 	}

@@ -15,8 +15,10 @@ import (
 // file gathers the facts a document shows into the models of package document, which renders
 // them; nothing here computes a figure. A finalized invoice's document reads the invoice row and
 // its lines as stored at finalization, so it changes only when a payment or a credit note changes
-// them. The parties (the merchant's display name and business address, the customer and its
-// billing address) are read as they are now: no route changes them after creation today. Every
+// them. The parties (the merchant's display name, business address and contacts, the customer and
+// its address) are those the invoice was finalized for (stored with it at finalization, or when
+// an update of the customer or merchant account was about to change them); a draft's are read as
+// they are now (docs/documents.md "Parties"). The billing account's tax address never changes. Every
 // document is in its customer's language (preferredLocale): the model's Locale, and the country
 // names of the addresses gathered here.
 
@@ -34,7 +36,7 @@ func (ds *Documents) invoiceDocument(ctx context.Context, q store.Q, m remit.Mer
 		return d, err
 	}
 	inv.Environment = m.Environment
-	ps, err := documentParties(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	ps, err := documentParties(ctx, q, m, inv)
 	if err != nil {
 		return d, err
 	}
@@ -141,7 +143,7 @@ func invoiceParties(ctx context.Context, q store.Q, m remit.MerchantAccount, inv
 	if err != nil {
 		return inv, docParties{}, err
 	}
-	ps, err := documentParties(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
+	ps, err := documentParties(ctx, q, m, inv)
 	return inv, ps, err
 }
 
@@ -153,22 +155,44 @@ type docParties struct {
 	custAddr []string // the customer's own address, when the billing address is another
 }
 
-// documentParties reads the customer a document is for and gathers the parties in its language:
-// the merchant (seller) and whom the invoice is billed to.
-func documentParties(ctx context.Context, q store.Q, m remit.MerchantAccount, customerID, billingAccountID string) (docParties, error) {
-	cust, err := q.GetCustomer(ctx, m.ID, customerID)
+// documentParties gathers the parties of a document of invoice inv in its customer's language: the
+// merchant (seller) and whom the invoice is billed to, as the invoice keeps them (finalized), else
+// as they are now.
+func documentParties(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) (docParties, error) {
+	cust, merch, err := q.GetInvoiceParties(ctx, m.ID, inv.InvoiceID)
 	if err != nil {
 		return docParties{}, err
 	}
-	tr := locale.For(cust.PreferredLocale)
-	ps := docParties{locale: cust.PreferredLocale}
-	if ps.merchant, err = merchantParty(m, tr); err != nil {
-		return docParties{}, err
+	if cust == nil {
+		c, err := q.GetCustomer(ctx, m.ID, inv.CustomerID)
+		if err != nil {
+			return docParties{}, err
+		}
+		party := c.Party()
+		cust = &party
 	}
-	if ps.billTo, ps.custAddr, err = billToParty(ctx, q, m, cust, billingAccountID, tr); err != nil {
+	if merch == nil {
+		party, err := merchantPartyNow(m)
+		if err != nil {
+			return docParties{}, err
+		}
+		merch = &party
+	}
+	tr := locale.For(cust.PreferredLocale)
+	ps := docParties{locale: cust.PreferredLocale, merchant: merchantParty(*merch, tr)}
+	if ps.billTo, ps.custAddr, err = billToParty(ctx, q, m, *cust, inv.BillingAccountID, tr); err != nil {
 		return docParties{}, err
 	}
 	return ps, nil
+}
+
+// merchantPartyNow is the merchant account as its documents name it now.
+func merchantPartyNow(m remit.MerchantAccount) (remit.MerchantParty, error) {
+	prof, err := merchantProfile(m)
+	if err != nil {
+		return remit.MerchantParty{}, err
+	}
+	return remit.MerchantPartyOf(m, prof), nil
 }
 
 // HostedInvoicePage authorizes the hosted token for the invoice and gathers its page: the invoice's
@@ -221,38 +245,21 @@ func CardLabel(brand, last4 string) string {
 	return name + " •••• " + last4
 }
 
-// merchantParty is the seller on a document: the display name, then the business address and the
-// contact details of the merchant profile (the country named in the document's language).
-func merchantParty(m remit.MerchantAccount, tr *locale.Tr) (document.Merchant, error) {
-	prof, err := merchantProfile(m)
-	if err != nil {
-		return document.Merchant{}, err
-	}
-	p := document.Merchant{Party: document.Party{Name: m.DisplayName}, Country: m.Country}
-	if a := prof.BusinessAddress; a != nil {
+// merchantParty is the seller on a document: the display name, then the business address (its
+// country named in the document's language) and the contacts.
+func merchantParty(mp remit.MerchantParty, tr *locale.Tr) document.Merchant {
+	p := document.Merchant{Party: document.Party{Name: mp.DisplayName}, Country: mp.Country}
+	if a := mp.BusinessAddress; a != nil {
 		p.Lines = document.AddressLines(tr, a.Line1, a.Line2, a.City, a.Region, a.PostalCode, a.Country)
 	}
-	for _, s := range []*string{prof.Email, firstSet(prof.BusinessPhone, prof.Phone), prof.URL} {
-		if s != nil && strings.TrimSpace(*s) != "" {
-			p.Lines = append(p.Lines, strings.TrimSpace(*s))
-		}
-	}
-	return p, nil
-}
-
-func firstSet(ss ...*string) *string {
-	for _, s := range ss {
-		if s != nil && strings.TrimSpace(*s) != "" {
-			return s
-		}
-	}
-	return nil
+	p.Lines = append(p.Lines, mp.Contacts...)
+	return p
 }
 
 // billToParty is the buyer: the customer's name and email and the billing address (the billing
 // account's tax address, else the customer's address). When the billing address is not the
 // customer's own address, that address is returned too. Countries are named in tr's language.
-func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, cust remit.Customer, billingAccountID string, tr *locale.Tr) (document.Party, []string, error) {
+func billToParty(ctx context.Context, q store.Q, m remit.MerchantAccount, cust remit.CustomerParty, billingAccountID string, tr *locale.Tr) (document.Party, []string, error) {
 	ba, err := q.GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
 	if err != nil {
 		return document.Party{}, nil, err

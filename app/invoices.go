@@ -22,9 +22,11 @@ import (
 // invoice.created (and tax_transaction.created for its quoted tax).
 //
 // Errors: validation_failure (every problem), not_found (customer, billing account, price, coupon;
-// details.field names where), conflict (invoiceId taken).
+// details.field names where), conflict (invoiceId taken; an archived price or coupon,
+// details.currentState).
 func (iv *Invoicing) CreateInvoice(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceDraftInput) (remit.Invoice, error) {
 	return inTx(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
+		in.RefuseArchived = true
 		return iv.CreateDraftInvoice(ctx, tx, m, in, micro(iv.Now(m)))
 	})
 }
@@ -48,6 +50,11 @@ func (iv *Invoicing) CreateDraftInvoice(ctx context.Context, tx *store.Tx, m rem
 	inv, coupons, err := remit.PlanDraftInvoice(in, cust, ba, prices, couponsByID)
 	if err != nil {
 		return remit.Invoice{}, err
+	}
+	if in.RefuseArchived {
+		if err := catalogActive(prices, lineRefs(in.Lines), nil, couponsByID, in.CouponIDs); err != nil {
+			return remit.Invoice{}, err
+		}
 	}
 	inv.InvoiceID = cmp.Or(inv.InvoiceID, remit.NewID("inv"))
 	inv.PeriodStart, inv.PeriodEnd, inv.AutoFinalizeAt = microPtr(inv.PeriodStart), microPtr(inv.PeriodEnd), microPtr(inv.AutoFinalizeAt)
@@ -475,7 +482,28 @@ func (iv *Invoicing) persistFinalization(ctx context.Context, tx *store.Tx, m re
 		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", iv.Config.PublicURL, inv.InvoiceID, token)
 		inv.PaymentURL = &url
 	}
-	return tx.UpdateInvoice(ctx, *inv, true)
+	if err := tx.UpdateInvoice(ctx, *inv, true); err != nil {
+		return err
+	}
+	return iv.keepParties(ctx, tx, m, *inv)
+}
+
+// keepParties stores with a finalized invoice the parties its documents show, as they are now: an
+// update of the customer or the merchant account later never changes them.
+func (iv *Invoicing) keepParties(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) error {
+	cust, err := tx.GetCustomer(ctx, m.ID, inv.CustomerID)
+	if err != nil {
+		return err
+	}
+	now, err := tx.GetMerchantAccount(ctx, m.ID, store.Unlocked)
+	if err != nil {
+		return err
+	}
+	merch, err := merchantPartyNow(now)
+	if err != nil {
+		return err
+	}
+	return tx.SetInvoiceParties(ctx, m.ID, inv.InvoiceID, cust.Party(), merch)
 }
 
 // commitTax commits the invoice's tax transaction with its final lines (the draft's quoted one,

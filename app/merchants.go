@@ -376,9 +376,14 @@ func (ms *Merchants) setMerchantStatus(ctx context.Context, tx *store.Tx, m *rem
 // now moved by the difference of the two clocks, so that the events keep their order there too).
 // The object never carries the claim link.
 func (ms *Merchants) emitMerchant(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ remit.EventType, now time.Time, obj remit.MerchantAccountObject, toPlatform bool) error {
+	return ms.emitMerchantChange(ctx, tx, m, typ, now, obj, toPlatform, nil)
+}
+
+// emitMerchantChange is emitMerchant with an update's previous attributes (nil: not an update).
+func (ms *Merchants) emitMerchantChange(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, typ remit.EventType, now time.Time, obj remit.MerchantAccountObject, toPlatform bool, previous map[string]any) error {
 	obj.ClaimURL = nil
 	scope := remit.Scope{OrganizationID: m.OrganizationID, Environment: m.Environment, MerchantAccountID: m.ID}
-	if err := ms.Emit(ctx, tx, scope, now, typ, m.ID, obj); err != nil {
+	if err := ms.emit(ctx, tx, scope, now, typ, m.ID, obj, previous); err != nil {
 		return err
 	}
 	if !toPlatform || m.PlatformMerchantAccountID == "" {
@@ -389,7 +394,7 @@ func (ms *Merchants) emitMerchant(ctx context.Context, tx *store.Tx, m remit.Mer
 		return err
 	}
 	ps := remit.Scope{OrganizationID: p.OrganizationID, Environment: p.Environment, MerchantAccountID: p.ID}
-	return ms.Emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), typ, m.ID, obj)
+	return ms.emit(ctx, tx, ps, now.Add(p.ClockOffset-m.ClockOffset), typ, m.ID, obj, previous)
 }
 
 func (ms *Merchants) loadMerchantSecrets(ctx context.Context, tx *store.Tx, id string) (remit.MerchantSecrets, error) {

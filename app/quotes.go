@@ -20,7 +20,7 @@ import (
 // Errors: validation_failure (every problem: currency, order type and subscriptionId, line
 // currencies, amounts and intervals, billing account and customer that do not belong together),
 // not_found (customer, billing account, subscription, price, coupon; details.field names where),
-// conflict (quoteId taken).
+// conflict (quoteId taken; an archived price or coupon, details.currentState).
 func (qs *Quotes) CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error) {
 	qt, err := inTx(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
 		return qs.createQuote(ctx, tx, m, in, micro(qs.Now(m)))
@@ -56,6 +56,9 @@ func (qs *Quotes) createQuote(ctx context.Context, tx *store.Tx, m remit.Merchan
 	if err != nil {
 		return remit.Quote{}, err
 	}
+	if err := catalogActive(prices, lineRefs(in.Lines), itemPrices(sub), couponsByID, in.CouponIDs); err != nil {
+		return remit.Quote{}, err
+	}
 	v.CreatedAt = now
 	qt := remit.Quote{Object: "quote", QuoteID: cmp.Or(in.QuoteID, remit.NewID("qt")), OrderType: in.OrderType, CustomerID: cust.CustomerID,
 		BillingAccountID: ba.BillingAccountID, SubscriptionID: in.SubscriptionID, Currency: in.Currency, Version: 1,
@@ -88,7 +91,8 @@ func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID
 // The accepted quote names the invoice and subscription it produced. Emits quote.accepted and,
 // by order type, invoice.created, subscription.created or subscription.updated.
 //
-// Errors: not_found, conflict (not a draft; details.currentState).
+// Errors: not_found, conflict (not a draft; a price or coupon archived since the quote was made;
+// details.currentState).
 func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
 	qt, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
 		return tx.GetQuote(ctx, m.ID, quoteID, store.Locked)
@@ -98,6 +102,9 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 		}
 		now := micro(qs.Now(m))
 		v := qt.Current()
+		if err := qs.quoteCatalogActive(ctx, tx, m, *qt, v); err != nil {
+			return err
+		}
 		switch qt.OrderType {
 		case remit.OrderOneOff:
 			lines, periods := quoteInvoiceLines(v.Lines, nil)

@@ -197,7 +197,7 @@ func (qs *Quotes) cancelProrated(ctx context.Context, tx *store.Tx, m remit.Merc
 // subscription.updated.
 //
 // Errors: not_found (a price, details.field), validation_failure (every problem), conflict (paused
-// or canceled; details.currentState).
+// or canceled; a new item's price archived; details.currentState).
 func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccount, id string, in remit.ChangeInput) (remit.Subscription, error) {
 	var p remit.Problems
 	remit.CheckChange(in, &p)
@@ -217,10 +217,15 @@ func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccoun
 		if err != nil {
 			return err
 		}
+		refs := make([]remit.PriceRef, len(in.Items))
 		for i, it := range in.Items {
 			if _, ok := prices[it.PriceID]; !ok {
 				return remit.NotFound("price", it.PriceID, fmt.Sprintf("items[%d].priceId", i))
 			}
+			refs[i] = remit.PriceRef{PriceID: it.PriceID, Field: fmt.Sprintf("items[%d].priceId", i)}
+		}
+		if err := remit.CheckPricesNamed(prices, refs, itemPrices(sub)); err != nil {
+			return err
 		}
 		var ip remit.Problems
 		items := remit.ChangeItems(*sub, in.Items, prices, &ip)

@@ -57,6 +57,24 @@ func (e BillingAccountCreateRequestCollectionMethod) Valid() bool {
 	}
 }
 
+// Defines values for BillingAccountPatchCollectionMethod.
+const (
+	PatchChargeAutomatically BillingAccountPatchCollectionMethod = "charge_automatically"
+	PatchSendInvoice         BillingAccountPatchCollectionMethod = "send_invoice"
+)
+
+// Valid indicates whether the value is a known member of the BillingAccountPatchCollectionMethod enum.
+func (e BillingAccountPatchCollectionMethod) Valid() bool {
+	switch e {
+	case PatchChargeAutomatically:
+		return true
+	case PatchSendInvoice:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreditNoteCreateLineBucket.
 const (
 	CreditNoteCreateLineBucketCredit CreditNoteCreateLineBucket = "credit"
@@ -945,6 +963,24 @@ func (e GetBillingAccountParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for UpdateBillingAccountParamsEnvironment.
+const (
+	UpdateBillingAccountParamsEnvironmentProduction UpdateBillingAccountParamsEnvironment = "production"
+	UpdateBillingAccountParamsEnvironmentSandbox    UpdateBillingAccountParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateBillingAccountParamsEnvironment enum.
+func (e UpdateBillingAccountParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateBillingAccountParamsEnvironmentProduction:
+		return true
+	case UpdateBillingAccountParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateCouponParamsEnvironment.
 const (
 	CreateCouponParamsEnvironmentProduction CreateCouponParamsEnvironment = "production"
@@ -975,6 +1011,24 @@ func (e GetCouponParamsEnvironment) Valid() bool {
 	case GetCouponParamsEnvironmentProduction:
 		return true
 	case GetCouponParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateCouponParamsEnvironment.
+const (
+	UpdateCouponParamsEnvironmentProduction UpdateCouponParamsEnvironment = "production"
+	UpdateCouponParamsEnvironmentSandbox    UpdateCouponParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateCouponParamsEnvironment enum.
+func (e UpdateCouponParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateCouponParamsEnvironmentProduction:
+		return true
+	case UpdateCouponParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -1065,6 +1119,24 @@ func (e GetCustomerParamsEnvironment) Valid() bool {
 	case GetCustomerParamsEnvironmentProduction:
 		return true
 	case GetCustomerParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateCustomerParamsEnvironment.
+const (
+	UpdateCustomerParamsEnvironmentProduction UpdateCustomerParamsEnvironment = "production"
+	UpdateCustomerParamsEnvironmentSandbox    UpdateCustomerParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateCustomerParamsEnvironment enum.
+func (e UpdateCustomerParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateCustomerParamsEnvironmentProduction:
+		return true
+	case UpdateCustomerParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -1305,6 +1377,24 @@ func (e GetInvoiceParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for UpdateInvoiceParamsEnvironment.
+const (
+	UpdateInvoiceParamsEnvironmentProduction UpdateInvoiceParamsEnvironment = "production"
+	UpdateInvoiceParamsEnvironmentSandbox    UpdateInvoiceParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateInvoiceParamsEnvironment enum.
+func (e UpdateInvoiceParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateInvoiceParamsEnvironmentProduction:
+		return true
+	case UpdateInvoiceParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FinalizeInvoiceParamsEnvironment.
 const (
 	FinalizeInvoiceParamsEnvironmentProduction FinalizeInvoiceParamsEnvironment = "production"
@@ -1482,6 +1572,24 @@ func (e CreateMerchantAccountParamsEnvironment) Valid() bool {
 	case CreateMerchantAccountParamsEnvironmentProduction:
 		return true
 	case CreateMerchantAccountParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateMerchantAccountParamsEnvironment.
+const (
+	UpdateMerchantAccountParamsEnvironmentProduction UpdateMerchantAccountParamsEnvironment = "production"
+	UpdateMerchantAccountParamsEnvironmentSandbox    UpdateMerchantAccountParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateMerchantAccountParamsEnvironment enum.
+func (e UpdateMerchantAccountParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateMerchantAccountParamsEnvironmentProduction:
+		return true
+	case UpdateMerchantAccountParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -1788,6 +1896,24 @@ func (e GetPriceParamsEnvironment) Valid() bool {
 	case GetPriceParamsEnvironmentProduction:
 		return true
 	case GetPriceParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdatePriceParamsEnvironment.
+const (
+	UpdatePriceParamsEnvironmentProduction UpdatePriceParamsEnvironment = "production"
+	UpdatePriceParamsEnvironmentSandbox    UpdatePriceParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdatePriceParamsEnvironment enum.
+func (e UpdatePriceParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdatePriceParamsEnvironmentProduction:
+		return true
+	case UpdatePriceParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2247,6 +2373,24 @@ func (e GetWebhookEndpointParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for UpdateWebhookEndpointParamsEnvironment.
+const (
+	UpdateWebhookEndpointParamsEnvironmentProduction UpdateWebhookEndpointParamsEnvironment = "production"
+	UpdateWebhookEndpointParamsEnvironmentSandbox    UpdateWebhookEndpointParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateWebhookEndpointParamsEnvironment enum.
+func (e UpdateWebhookEndpointParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateWebhookEndpointParamsEnvironmentProduction:
+		return true
+	case UpdateWebhookEndpointParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DisableWebhookEndpointParamsEnvironment.
 const (
 	DisableWebhookEndpointParamsEnvironmentProduction DisableWebhookEndpointParamsEnvironment = "production"
@@ -2530,6 +2674,28 @@ type BillingAccountCreateRequest struct {
 // BillingAccountCreateRequestCollectionMethod How invoices are collected; defaults to charge_automatically.
 type BillingAccountCreateRequestCollectionMethod string
 
+// BillingAccountPatch A merge patch of a billing account. null clears defaultPaymentMethodId or dunning; it is refused on collectionMethod (422 invalid_type). Immutable (422 immutable_field): billingAccountId, customerId, currency, taxAddress, defaultPaymentMethod (change it with defaultPaymentMethodId), object, environment, merchantAccountId, createdAt.
+//
+// Example: {"collectionMethod":"send_invoice"}
+type BillingAccountPatch struct {
+	// CollectionMethod How invoices created from then on are collected.
+	CollectionMethod *BillingAccountPatchCollectionMethod `json:"collectionMethod,omitempty"`
+
+	// DefaultPaymentMethodId A payment method of the billing account's customer (422 invalid_payment_method otherwise), charged by automatic collection; null leaves the account without one.
+	DefaultPaymentMethodId *string `json:"defaultPaymentMethodId,omitempty"`
+
+	// Dunning The account's dunning policy, replaced whole; null returns it to the deployment's (REMIT_DUNNING_SCHEDULE).
+	Dunning *Dunning `json:"dunning,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+}
+
+// BillingAccountPatchCollectionMethod How invoices created from then on are collected.
+type BillingAccountPatchCollectionMethod string
+
 // CardVolumeDistribution How card volume splits across channels. When given, the percentages sum to 100 (422 otherwise).
 //
 // Example: {"cardPresentPercentage":60,"ecommercePercentage":40,"mailOrderTelephoneOrderPercentage":0}
@@ -2600,8 +2766,11 @@ type CountryCode = string
 
 // Coupon A coupon.
 //
-// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 type Coupon struct {
+	// Active Whether new quotes and invoices may list the coupon; false once archived (PATCH active false).
+	Active *bool `json:"active,omitempty"`
+
 	// AmountOff Fixed discount. Minor units.
 	AmountOff *int64 `json:"amountOff,omitempty"`
 
@@ -2666,6 +2835,19 @@ type CouponCreateRequest0 = interface{}
 
 // CouponCreateRequest1 defines model for CouponCreateRequest.1.
 type CouponCreateRequest1 = interface{}
+
+// CouponPatch A merge patch of a coupon. null is refused on active (422 invalid_type). Immutable (422 immutable_field): couponId, name, percentOff, amountOff, currency, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"active":false}
+type CouponPatch struct {
+	// Active false archives the coupon (no new quote or invoice may list it); true makes it usable again.
+	Active *bool `json:"active,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+}
 
 // CreditAllocation The part of a credit note line that credits one invoice line.
 type CreditAllocation struct {
@@ -2994,6 +3176,36 @@ type CustomerCreateRequest struct {
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
 
+// CustomerPatch A merge patch of a customer. null clears email, address or externalId; it is refused on name, taxExempt and preferredLocale (422 invalid_type). Immutable (422 immutable_field): customerId, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"email":"ap@acme.example","metadata":{"legacyId":null}}
+type CustomerPatch struct {
+	// Address The whole address, replaced; null removes it. Draft invoices are taxed at it from their next refresh.
+	Address *CustomerAddress `json:"address,omitempty"`
+
+	// Email Billing email address; null (or "") removes it.
+	Email *string `json:"email,omitempty"`
+
+	// ExternalId The caller's own reference, unique within the merchant account (409 when another customer has it); null removes it.
+	ExternalId *string `json:"externalId,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Name Customer name.
+	Name *string `json:"name,omitempty"`
+
+	// PreferredLocale The language Remit writes to the customer in: its e-mails, its invoice, credit-note and receipt PDFs and the hosted pages, with dates and amounts formatted for it (docs/email.md, "Languages"). en when omitted.
+	//
+	// Example: fr
+	PreferredLocale *Locale `json:"preferredLocale,omitempty"`
+
+	// TaxExempt Exempt customers are taxed at 0 (drafts from their next refresh).
+	TaxExempt *bool `json:"taxExempt,omitempty"`
+}
+
 // Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
 //
 // Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
@@ -3207,6 +3419,9 @@ type Event struct {
 	Data *struct {
 		// Object The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries.
 		Object *EventObject `json:"object,omitempty"`
+
+		// PreviousAttributes On an <object>.updated event of an update (PATCH): the fields that changed, each with its value before, as the resource showed it (metadata: the changed keys, null for a key that was added). Absent on other events.
+		PreviousAttributes *map[string]interface{} `json:"previousAttributes,omitempty"`
 	} `json:"data,omitempty"`
 
 	// Environment sandbox or production.
@@ -3319,8 +3534,14 @@ type Invoice struct {
 	// CustomerId Customer ID.
 	CustomerId *string `json:"customerId,omitempty"`
 
+	// DaysUntilDue Payment terms in days (given at creation or by PATCH while a draft).
+	DaysUntilDue *int64 `json:"daysUntilDue,omitempty"`
+
 	// DiscountTotal Discounts. Minor units.
 	DiscountTotal *int64 `json:"discountTotal,omitempty"`
+
+	// DueDate When the invoice is due, set at finalization to finalizedAt plus daysUntilDue days; null without payment terms. RFC 3339, UTC.
+	DueDate *time.Time `json:"dueDate,omitempty"`
 
 	// DunningStatus none (no automatic charge has failed, or the invoice was paid), retrying (a retry is scheduled) or exhausted (the schedule ran out and the final action ran).
 	DunningStatus *InvoiceDunningStatus `json:"dunningStatus,omitempty"`
@@ -3357,6 +3578,9 @@ type Invoice struct {
 
 	// Lines Lines.
 	Lines *[]InvoiceLine `json:"lines,omitempty"`
+
+	// Memo A note to the customer, shown on the invoice.
+	Memo *string `json:"memo,omitempty"`
 
 	// MerchantAccountId Merchant account the resource belongs to.
 	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
@@ -3432,7 +3656,7 @@ type InvoiceCreateRequest struct {
 	// BillingAccountId Billing account billed; must exist (404) and belong to the customer.
 	BillingAccountId string `json:"billingAccountId"`
 
-	// CouponIds Coupons applied to the invoice; each must exist (404).
+	// CouponIds Coupons applied to the invoice; each must exist (404) and be active (409 when archived).
 	CouponIds *[]string `json:"couponIds,omitempty"`
 
 	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
@@ -3443,11 +3667,17 @@ type InvoiceCreateRequest struct {
 	// CustomerId Customer billed; must exist (404).
 	CustomerId string `json:"customerId"`
 
+	// DaysUntilDue Payment terms in days; at finalization dueDate becomes finalizedAt plus this many days.
+	DaysUntilDue *int64 `json:"daysUntilDue,omitempty"`
+
 	// InvoiceId Caller-chosen invoice ID, unique within the merchant account; generated (inv_...) when omitted.
 	InvoiceId *string `json:"invoiceId,omitempty"`
 
 	// Lines Invoice lines.
 	Lines []InvoiceLineInput `json:"lines"`
+
+	// Memo A note to the customer shown on the invoice.
+	Memo *string `json:"memo,omitempty"`
 
 	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
 	//
@@ -3554,6 +3784,25 @@ type InvoiceLineInput struct {
 
 	// UnitAmount Amount per unit; overrides the catalog price when set. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
+}
+
+// InvoicePatch A merge patch of an invoice: lines, daysUntilDue and memo while it is a draft (409 with details.currentState after), metadata in any state. null clears daysUntilDue or memo; it is refused on lines (422 invalid_type). Every other field of the invoice is immutable (422 immutable_field).
+//
+// Example: {"daysUntilDue":30,"memo":"Thank you for your business."}
+type InvoicePatch struct {
+	// DaysUntilDue Payment terms in days; at finalization dueDate becomes finalizedAt plus this many days. null clears them.
+	DaysUntilDue *int64 `json:"daysUntilDue,omitempty"`
+
+	// Lines The draft's lines, the whole list replaced and priced again (as at creation, and billing the invoice's period).
+	Lines *[]InvoiceLineInput `json:"lines,omitempty"`
+
+	// Memo A note to the customer shown on the invoice; null clears it.
+	Memo *string `json:"memo,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
 }
 
 // InvoicePayRequest Retries collection of an open invoice.
@@ -3786,6 +4035,9 @@ type MerchantAccount struct {
 	// SubmittedAt When the account was last submitted for underwriting (same as onboarding.submittedAt). RFC 3339, UTC.
 	SubmittedAt *time.Time `json:"submittedAt,omitempty"`
 
+	// SupportEmail The address documents give customers to write to, in place of email (PATCH).
+	SupportEmail *string `json:"supportEmail,omitempty"`
+
 	// TaxIdProvided Whether a personal tax ID is on file. The tax ID itself is never returned.
 	TaxIdProvided *bool `json:"taxIdProvided,omitempty"`
 
@@ -3929,6 +4181,22 @@ type MerchantAccountCreateRequestLegalEntityType string
 
 // MerchantAccountCreateRequestMerchantMode How the merchant trades.
 type MerchantAccountCreateRequestMerchantMode string
+
+// MerchantAccountPatch A merge patch of a merchant account. null clears supportEmail; it is refused on displayName (422 invalid_type). Every other field of the merchant account is immutable here (422 immutable_field): the underwriting record changes through onboarding.
+//
+// Example: {"displayName":"Acme Coffee Roasters"}
+type MerchantAccountPatch struct {
+	// DisplayName The name customers see on documents and pages.
+	DisplayName *string `json:"displayName,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// SupportEmail The address documents give customers to write to (in place of the profile's email); null clears it.
+	SupportEmail *string `json:"supportEmail,omitempty"`
+}
 
 // MerchantAddress A postal address.
 //
@@ -4254,6 +4522,11 @@ type MerchantUnderwritingView struct {
 //
 // Example: {"crmId":"hs-1042"}
 type Metadata map[string]string
+
+// MetadataPatch A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+//
+// Example: {"crmId":"hs-2077","legacyId":null}
+type MetadataPatch map[string]*string
 
 // Meter A meter and how it aggregates its usage events over a period.
 //
@@ -4792,8 +5065,11 @@ type PortalResult struct {
 
 // Price A catalog price.
 //
-// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 type Price struct {
+	// Active Whether new quotes, invoices and subscription items may name the price; false once archived (PATCH active false).
+	Active *bool `json:"active,omitempty"`
+
 	// BillingInterval day, week, month or year.
 	BillingInterval *string `json:"billingInterval,omitempty"`
 
@@ -4820,6 +5096,9 @@ type Price struct {
 
 	// Name Price name.
 	Name *string `json:"name,omitempty"`
+
+	// Nickname The merchant's own label for the price, never shown to customers.
+	Nickname *string `json:"nickname,omitempty"`
 
 	// Object Always "price".
 	Object string `json:"object"`
@@ -4903,6 +5182,22 @@ type PriceCreateRequestPriceType string
 
 // PriceCreateRequestTiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
 type PriceCreateRequestTiersMode string
+
+// PricePatch A merge patch of a price. null clears nickname; it is refused on active (422 invalid_type). What the price bills never changes: immutable (422 immutable_field) are priceId, productId, name, priceType, currency, billingInterval, billingIntervalCount, unitAmount, meterId, tiers, tiersMode, transformQuantity, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"active":false}
+type PricePatch struct {
+	// Active false archives the price (no new quote, invoice or subscription item may name it; what bills it keeps billing it); true makes it usable again.
+	Active *bool `json:"active,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Nickname The merchant's own label for the price, never shown to customers; null clears it.
+	Nickname *string `json:"nickname,omitempty"`
+}
 
 // PriceRulesFree The fields of a free price: unitAmount 0 or none, no meterId, billingIntervalCount only with billingInterval.
 type PriceRulesFree struct {
@@ -6026,6 +6321,25 @@ type WebhookEndpointList struct {
 	Object *string `json:"object,omitempty"`
 }
 
+// WebhookEndpointPatch A merge patch of a webhook endpoint. null clears description; it is refused on url and enabledEvents (422 invalid_type). Immutable (422 immutable_field): endpointId, status, disabledReason, disabledAt, secret, object, environment, merchantAccountId, createdAt.
+//
+// Example: {"enabledEvents":["invoice.paid"]}
+type WebhookEndpointPatch struct {
+	// Description Description of the endpoint; null clears it.
+	Description *string `json:"description,omitempty"`
+
+	// EnabledEvents Event types delivered, the whole list replaced.
+	EnabledEvents *[]EventTypeFilter `json:"enabledEvents,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Url The URL that receives deliveries from now on, under the create's rules (https in production; no loopback, private or link-local address unless allowed: 422 private_address).
+	Url *string `json:"url,omitempty"`
+}
+
 // BillingAccountIdPath defines model for BillingAccountIdPath.
 type BillingAccountIdPath = string
 
@@ -6204,6 +6518,21 @@ type GetBillingAccountParams struct {
 // GetBillingAccountParamsEnvironment defines parameters for GetBillingAccount.
 type GetBillingAccountParamsEnvironment string
 
+// UpdateBillingAccountParams defines parameters for UpdateBillingAccount.
+type UpdateBillingAccountParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateBillingAccountParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateBillingAccountParamsEnvironment defines parameters for UpdateBillingAccount.
+type UpdateBillingAccountParamsEnvironment string
+
 // CreateCouponParams defines parameters for CreateCoupon.
 type CreateCouponParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -6230,6 +6559,21 @@ type GetCouponParams struct {
 
 // GetCouponParamsEnvironment defines parameters for GetCoupon.
 type GetCouponParamsEnvironment string
+
+// UpdateCouponParams defines parameters for UpdateCoupon.
+type UpdateCouponParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateCouponParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateCouponParamsEnvironment defines parameters for UpdateCoupon.
+type UpdateCouponParamsEnvironment string
 
 // CreateCreditNoteParams defines parameters for CreateCreditNote.
 type CreateCreditNoteParams struct {
@@ -6296,6 +6640,21 @@ type GetCustomerParams struct {
 
 // GetCustomerParamsEnvironment defines parameters for GetCustomer.
 type GetCustomerParamsEnvironment string
+
+// UpdateCustomerParams defines parameters for UpdateCustomer.
+type UpdateCustomerParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateCustomerParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateCustomerParamsEnvironment defines parameters for UpdateCustomer.
+type UpdateCustomerParamsEnvironment string
 
 // GetCustomerBalanceParams defines parameters for GetCustomerBalance.
 type GetCustomerBalanceParams struct {
@@ -6507,6 +6866,21 @@ type GetInvoiceParams struct {
 // GetInvoiceParamsEnvironment defines parameters for GetInvoice.
 type GetInvoiceParamsEnvironment string
 
+// UpdateInvoiceParams defines parameters for UpdateInvoice.
+type UpdateInvoiceParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateInvoiceParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateInvoiceParamsEnvironment defines parameters for UpdateInvoice.
+type UpdateInvoiceParamsEnvironment string
+
 // FinalizeInvoiceParams defines parameters for FinalizeInvoice.
 type FinalizeInvoiceParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -6647,6 +7021,21 @@ type CreateMerchantAccountParams struct {
 
 // CreateMerchantAccountParamsEnvironment defines parameters for CreateMerchantAccount.
 type CreateMerchantAccountParamsEnvironment string
+
+// UpdateMerchantAccountParams defines parameters for UpdateMerchantAccount.
+type UpdateMerchantAccountParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateMerchantAccountParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateMerchantAccountParamsEnvironment defines parameters for UpdateMerchantAccount.
+type UpdateMerchantAccountParamsEnvironment string
 
 // SubmitMerchantOnboardingParams defines parameters for SubmitMerchantOnboarding.
 type SubmitMerchantOnboardingParams struct {
@@ -6884,6 +7273,21 @@ type GetPriceParams struct {
 
 // GetPriceParamsEnvironment defines parameters for GetPrice.
 type GetPriceParamsEnvironment string
+
+// UpdatePriceParams defines parameters for UpdatePrice.
+type UpdatePriceParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdatePriceParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdatePriceParamsEnvironment defines parameters for UpdatePrice.
+type UpdatePriceParamsEnvironment string
 
 // CreateQuoteParams defines parameters for CreateQuote.
 type CreateQuoteParams struct {
@@ -7245,6 +7649,21 @@ type GetWebhookEndpointParams struct {
 // GetWebhookEndpointParamsEnvironment defines parameters for GetWebhookEndpoint.
 type GetWebhookEndpointParamsEnvironment string
 
+// UpdateWebhookEndpointParams defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateWebhookEndpointParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateWebhookEndpointParamsEnvironment defines parameters for UpdateWebhookEndpoint.
+type UpdateWebhookEndpointParamsEnvironment string
+
 // DisableWebhookEndpointParams defines parameters for DisableWebhookEndpoint.
 type DisableWebhookEndpointParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -7269,14 +7688,32 @@ type ReceiveStripeWebhookJSONRequestBody = StripeEvent
 // CreateBillingAccountJSONRequestBody defines body for CreateBillingAccount for application/json ContentType.
 type CreateBillingAccountJSONRequestBody = BillingAccountCreateRequest
 
+// UpdateBillingAccountJSONRequestBody defines body for UpdateBillingAccount for application/json ContentType.
+type UpdateBillingAccountJSONRequestBody = BillingAccountPatch
+
+// UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody defines body for UpdateBillingAccount for application/merge-patch+json ContentType.
+type UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody = BillingAccountPatch
+
 // CreateCouponJSONRequestBody defines body for CreateCoupon for application/json ContentType.
 type CreateCouponJSONRequestBody = CouponCreateRequest
+
+// UpdateCouponJSONRequestBody defines body for UpdateCoupon for application/json ContentType.
+type UpdateCouponJSONRequestBody = CouponPatch
+
+// UpdateCouponApplicationMergePatchPlusJSONRequestBody defines body for UpdateCoupon for application/merge-patch+json ContentType.
+type UpdateCouponApplicationMergePatchPlusJSONRequestBody = CouponPatch
 
 // CreateCreditNoteJSONRequestBody defines body for CreateCreditNote for application/json ContentType.
 type CreateCreditNoteJSONRequestBody = CreditNoteCreateRequest
 
 // CreateCustomerJSONRequestBody defines body for CreateCustomer for application/json ContentType.
 type CreateCustomerJSONRequestBody = CustomerCreateRequest
+
+// UpdateCustomerJSONRequestBody defines body for UpdateCustomer for application/json ContentType.
+type UpdateCustomerJSONRequestBody = CustomerPatch
+
+// UpdateCustomerApplicationMergePatchPlusJSONRequestBody defines body for UpdateCustomer for application/merge-patch+json ContentType.
+type UpdateCustomerApplicationMergePatchPlusJSONRequestBody = CustomerPatch
 
 // ExpireCustomerBalanceJSONRequestBody defines body for ExpireCustomerBalance for application/json ContentType.
 type ExpireCustomerBalanceJSONRequestBody = BalanceExpireRequest
@@ -7292,6 +7729,12 @@ type ResendEventJSONRequestBody = EventResendRequest
 
 // CreateInvoiceJSONRequestBody defines body for CreateInvoice for application/json ContentType.
 type CreateInvoiceJSONRequestBody = InvoiceCreateRequest
+
+// UpdateInvoiceJSONRequestBody defines body for UpdateInvoice for application/json ContentType.
+type UpdateInvoiceJSONRequestBody = InvoicePatch
+
+// UpdateInvoiceApplicationMergePatchPlusJSONRequestBody defines body for UpdateInvoice for application/merge-patch+json ContentType.
+type UpdateInvoiceApplicationMergePatchPlusJSONRequestBody = InvoicePatch
 
 // FinalizeInvoiceJSONRequestBody defines body for FinalizeInvoice for application/json ContentType.
 type FinalizeInvoiceJSONRequestBody = InvoiceFinalizeRequest
@@ -7311,6 +7754,12 @@ type RetryJobJSONRequestBody = EmptyRequest
 // CreateMerchantAccountJSONRequestBody defines body for CreateMerchantAccount for application/json ContentType.
 type CreateMerchantAccountJSONRequestBody = MerchantAccountCreateRequest
 
+// UpdateMerchantAccountJSONRequestBody defines body for UpdateMerchantAccount for application/json ContentType.
+type UpdateMerchantAccountJSONRequestBody = MerchantAccountPatch
+
+// UpdateMerchantAccountApplicationMergePatchPlusJSONRequestBody defines body for UpdateMerchantAccount for application/merge-patch+json ContentType.
+type UpdateMerchantAccountApplicationMergePatchPlusJSONRequestBody = MerchantAccountPatch
+
 // SubmitMerchantOnboardingJSONRequestBody defines body for SubmitMerchantOnboarding for application/json ContentType.
 type SubmitMerchantOnboardingJSONRequestBody = OnboardingSubmitRequest
 
@@ -7319,6 +7768,12 @@ type CreateMeterJSONRequestBody = MeterCreateRequest
 
 // CreatePriceJSONRequestBody defines body for CreatePrice for application/json ContentType.
 type CreatePriceJSONRequestBody = PriceCreateRequest
+
+// UpdatePriceJSONRequestBody defines body for UpdatePrice for application/json ContentType.
+type UpdatePriceJSONRequestBody = PricePatch
+
+// UpdatePriceApplicationMergePatchPlusJSONRequestBody defines body for UpdatePrice for application/merge-patch+json ContentType.
+type UpdatePriceApplicationMergePatchPlusJSONRequestBody = PricePatch
 
 // CreateQuoteJSONRequestBody defines body for CreateQuote for application/json ContentType.
 type CreateQuoteJSONRequestBody = QuoteCreateRequest
@@ -7358,6 +7813,12 @@ type ArchiveUsageThresholdJSONRequestBody = EmptyRequest
 
 // CreateWebhookEndpointJSONRequestBody defines body for CreateWebhookEndpoint for application/json ContentType.
 type CreateWebhookEndpointJSONRequestBody = WebhookEndpointCreateRequest
+
+// UpdateWebhookEndpointJSONRequestBody defines body for UpdateWebhookEndpoint for application/json ContentType.
+type UpdateWebhookEndpointJSONRequestBody = WebhookEndpointPatch
+
+// UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody defines body for UpdateWebhookEndpoint for application/merge-patch+json ContentType.
+type UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody = WebhookEndpointPatch
 
 // DisableWebhookEndpointJSONRequestBody defines body for DisableWebhookEndpoint for application/json ContentType.
 type DisableWebhookEndpointJSONRequestBody = EmptyRequest
@@ -8616,6 +9077,13 @@ func (t InvoiceCreateRequest) MarshalJSON() ([]byte, error) {
 		return nil, fmt.Errorf("error marshaling 'customerId': %w", err)
 	}
 
+	if t.DaysUntilDue != nil {
+		object["daysUntilDue"], err = json.Marshal(t.DaysUntilDue)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'daysUntilDue': %w", err)
+		}
+	}
+
 	if t.InvoiceId != nil {
 		object["invoiceId"], err = json.Marshal(t.InvoiceId)
 		if err != nil {
@@ -8627,6 +9095,13 @@ func (t InvoiceCreateRequest) MarshalJSON() ([]byte, error) {
 		object["lines"], err = json.Marshal(t.Lines)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'lines': %w", err)
+		}
+	}
+
+	if t.Memo != nil {
+		object["memo"], err = json.Marshal(t.Memo)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'memo': %w", err)
 		}
 	}
 
@@ -8693,6 +9168,13 @@ func (t *InvoiceCreateRequest) UnmarshalJSON(b []byte) error {
 		}
 	}
 
+	if raw, found := object["daysUntilDue"]; found {
+		err = json.Unmarshal(raw, &t.DaysUntilDue)
+		if err != nil {
+			return fmt.Errorf("error reading 'daysUntilDue': %w", err)
+		}
+	}
+
 	if raw, found := object["invoiceId"]; found {
 		err = json.Unmarshal(raw, &t.InvoiceId)
 		if err != nil {
@@ -8704,6 +9186,13 @@ func (t *InvoiceCreateRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Lines)
 		if err != nil {
 			return fmt.Errorf("error reading 'lines': %w", err)
+		}
+	}
+
+	if raw, found := object["memo"]; found {
+		err = json.Unmarshal(raw, &t.Memo)
+		if err != nil {
+			return fmt.Errorf("error reading 'memo': %w", err)
 		}
 	}
 
@@ -10118,6 +10607,33 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/billing-accounts/{billingAccountId} (the `GetBillingAccount` operationId).
 	GetBillingAccount(ctx context.Context, billingAccountId BillingAccountIdPath, params *GetBillingAccountParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateBillingAccountWithBody Update a billing account
+	//
+	// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+	UpdateBillingAccountWithBody(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateBillingAccount Update a billing account
+	//
+	// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+	UpdateBillingAccount(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateBillingAccountWithApplicationMergePatchPlusJSONBody Update a billing account
+	//
+	// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+	UpdateBillingAccountWithApplicationMergePatchPlusJSONBody(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateCouponWithBody Create a coupon
 	//
 	// Creates a coupon with percentOff (1-100), or amountOff with currency.
@@ -10142,6 +10658,33 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/coupons/{couponId} (the `GetCoupon` operationId).
 	GetCoupon(ctx context.Context, couponId CouponIdPath, params *GetCouponParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCouponWithBody Update or archive a coupon
+	//
+	// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+	UpdateCouponWithBody(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCoupon Update or archive a coupon
+	//
+	// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+	UpdateCoupon(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCouponWithApplicationMergePatchPlusJSONBody Update or archive a coupon
+	//
+	// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+	UpdateCouponWithApplicationMergePatchPlusJSONBody(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateCreditNoteWithBody Create a credit note
 	//
@@ -10199,6 +10742,33 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/customers/{customerId} (the `GetCustomer` operationId).
 	GetCustomer(ctx context.Context, customerId CustomerIdPath, params *GetCustomerParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCustomerWithBody Update a customer
+	//
+	// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+	UpdateCustomerWithBody(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCustomer Update a customer
+	//
+	// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+	UpdateCustomer(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateCustomerWithApplicationMergePatchPlusJSONBody Update a customer
+	//
+	// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+	UpdateCustomerWithApplicationMergePatchPlusJSONBody(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetCustomerBalance Get the prepaid balance ledger
 	//
@@ -10346,6 +10916,33 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/invoices/{invoiceId} (the `GetInvoice` operationId).
 	GetInvoice(ctx context.Context, invoiceId InvoiceIdPath, params *GetInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateInvoiceWithBody Update an invoice
+	//
+	// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+	UpdateInvoiceWithBody(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateInvoice Update an invoice
+	//
+	// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+	UpdateInvoice(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateInvoiceWithApplicationMergePatchPlusJSONBody Update an invoice
+	//
+	// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+	UpdateInvoiceWithApplicationMergePatchPlusJSONBody(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// FinalizeInvoiceWithBody Finalize a draft invoice
 	//
 	// Finalizes a draft invoice (409 otherwise): assigns its number, applies prepaid balance, commits the tax transaction, then marks it paid when nothing is due, attempts payment when collection is automatic and a default method exists, or leaves it open. The response shows the outcome.
@@ -10475,6 +11072,33 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/merchant-accounts (the `CreateMerchantAccount` operationId).
 	CreateMerchantAccount(ctx context.Context, params *CreateMerchantAccountParams, body CreateMerchantAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateMerchantAccountWithBody Update a merchant account
+	//
+	// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+	UpdateMerchantAccountWithBody(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantAccount Update a merchant account
+	//
+	// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+	UpdateMerchantAccount(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateMerchantAccountWithApplicationMergePatchPlusJSONBody Update a merchant account
+	//
+	// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+	UpdateMerchantAccountWithApplicationMergePatchPlusJSONBody(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SubmitMerchantOnboardingWithBody Submit a merchant for underwriting
 	//
 	// Submits a draft or update_requested merchant account for underwriting (409 in any other state). Submission needs businessAddress, settlementBankAccount, email and a control person; what is missing is 422 with one entry per field. Sandbox decides at once (approved, except businessTaxId 000000000 -> rejected and 111111111 -> update_requested); production stays in_review until an operator decides.
@@ -10598,6 +11222,33 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/prices/{priceId} (the `GetPrice` operationId).
 	GetPrice(ctx context.Context, priceId PriceIdPath, params *GetPriceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePriceWithBody Update or archive a price
+	//
+	// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+	UpdatePriceWithBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePrice Update or archive a price
+	//
+	// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+	UpdatePrice(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdatePriceWithApplicationMergePatchPlusJSONBody Update or archive a price
+	//
+	// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+	UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateQuoteWithBody Create a quote
 	//
@@ -10910,6 +11561,33 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/webhook-endpoints/{endpointId} (the `GetWebhookEndpoint` operationId).
 	GetWebhookEndpoint(ctx context.Context, endpointId EndpointIdPath, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// UpdateWebhookEndpointWithBody Update a webhook endpoint
+	//
+	// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBody(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpoint Update a webhook endpoint
+	//
+	// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpoint(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody Update a webhook endpoint
+	//
+	// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// DisableWebhookEndpointWithBody Disable a webhook endpoint
 	//
 	// Disables a webhook endpoint; it receives no new deliveries.
@@ -11094,6 +11772,63 @@ func (c *Client) GetBillingAccount(ctx context.Context, billingAccountId Billing
 	return c.Client.Do(req)
 }
 
+// UpdateBillingAccountWithBody Update a billing account
+//
+// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+func (c *Client) UpdateBillingAccountWithBody(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateBillingAccountRequestWithBody(c.Server, billingAccountId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateBillingAccount Update a billing account
+//
+// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+func (c *Client) UpdateBillingAccount(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateBillingAccountRequest(c.Server, billingAccountId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateBillingAccountWithApplicationMergePatchPlusJSONBody Update a billing account
+//
+// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+func (c *Client) UpdateBillingAccountWithApplicationMergePatchPlusJSONBody(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateBillingAccountRequestWithApplicationMergePatchPlusJSONBody(c.Server, billingAccountId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateCouponWithBody Create a coupon
 //
 // Creates a coupon with percentOff (1-100), or amountOff with currency.
@@ -11139,6 +11874,63 @@ func (c *Client) CreateCoupon(ctx context.Context, params *CreateCouponParams, b
 // Corresponds with GET /v1/coupons/{couponId} (the `GetCoupon` operationId).
 func (c *Client) GetCoupon(ctx context.Context, couponId CouponIdPath, params *GetCouponParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCouponRequest(c.Server, couponId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCouponWithBody Update or archive a coupon
+//
+// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+func (c *Client) UpdateCouponWithBody(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCouponRequestWithBody(c.Server, couponId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCoupon Update or archive a coupon
+//
+// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+func (c *Client) UpdateCoupon(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCouponRequest(c.Server, couponId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCouponWithApplicationMergePatchPlusJSONBody Update or archive a coupon
+//
+// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+func (c *Client) UpdateCouponWithApplicationMergePatchPlusJSONBody(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCouponRequestWithApplicationMergePatchPlusJSONBody(c.Server, couponId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11266,6 +12058,63 @@ func (c *Client) CreateCustomer(ctx context.Context, params *CreateCustomerParam
 // Corresponds with GET /v1/customers/{customerId} (the `GetCustomer` operationId).
 func (c *Client) GetCustomer(ctx context.Context, customerId CustomerIdPath, params *GetCustomerParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCustomerRequest(c.Server, customerId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCustomerWithBody Update a customer
+//
+// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+func (c *Client) UpdateCustomerWithBody(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCustomerRequestWithBody(c.Server, customerId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCustomer Update a customer
+//
+// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+func (c *Client) UpdateCustomer(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCustomerRequest(c.Server, customerId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateCustomerWithApplicationMergePatchPlusJSONBody Update a customer
+//
+// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+func (c *Client) UpdateCustomerWithApplicationMergePatchPlusJSONBody(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateCustomerRequestWithApplicationMergePatchPlusJSONBody(c.Server, customerId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -11602,6 +12451,63 @@ func (c *Client) GetInvoice(ctx context.Context, invoiceId InvoiceIdPath, params
 	return c.Client.Do(req)
 }
 
+// UpdateInvoiceWithBody Update an invoice
+//
+// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+func (c *Client) UpdateInvoiceWithBody(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateInvoiceRequestWithBody(c.Server, invoiceId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateInvoice Update an invoice
+//
+// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+func (c *Client) UpdateInvoice(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateInvoiceRequest(c.Server, invoiceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateInvoiceWithApplicationMergePatchPlusJSONBody Update an invoice
+//
+// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+func (c *Client) UpdateInvoiceWithApplicationMergePatchPlusJSONBody(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateInvoiceRequestWithApplicationMergePatchPlusJSONBody(c.Server, invoiceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // FinalizeInvoiceWithBody Finalize a draft invoice
 //
 // Finalizes a draft invoice (409 otherwise): assigns its number, applies prepaid balance, commits the tax transaction, then marks it paid when nothing is due, attempts payment when collection is automatic and a default method exists, or leaves it open. The response shows the outcome.
@@ -11871,6 +12777,63 @@ func (c *Client) CreateMerchantAccountWithBody(ctx context.Context, params *Crea
 // Corresponds with POST /v1/merchant-accounts (the `CreateMerchantAccount` operationId).
 func (c *Client) CreateMerchantAccount(ctx context.Context, params *CreateMerchantAccountParams, body CreateMerchantAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateMerchantAccountRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantAccountWithBody Update a merchant account
+//
+// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+func (c *Client) UpdateMerchantAccountWithBody(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantAccountRequestWithBody(c.Server, merchantAccountId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantAccount Update a merchant account
+//
+// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+func (c *Client) UpdateMerchantAccount(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantAccountRequest(c.Server, merchantAccountId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateMerchantAccountWithApplicationMergePatchPlusJSONBody Update a merchant account
+//
+// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+func (c *Client) UpdateMerchantAccountWithApplicationMergePatchPlusJSONBody(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateMerchantAccountRequestWithApplicationMergePatchPlusJSONBody(c.Server, merchantAccountId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12155,6 +13118,63 @@ func (c *Client) CreatePrice(ctx context.Context, params *CreatePriceParams, bod
 // Corresponds with GET /v1/prices/{priceId} (the `GetPrice` operationId).
 func (c *Client) GetPrice(ctx context.Context, priceId PriceIdPath, params *GetPriceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPriceRequest(c.Server, priceId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePriceWithBody Update or archive a price
+//
+// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+func (c *Client) UpdatePriceWithBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePriceRequestWithBody(c.Server, priceId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePrice Update or archive a price
+//
+// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+func (c *Client) UpdatePrice(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePriceRequest(c.Server, priceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdatePriceWithApplicationMergePatchPlusJSONBody Update or archive a price
+//
+// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+func (c *Client) UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdatePriceRequestWithApplicationMergePatchPlusJSONBody(c.Server, priceId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -12846,6 +13866,63 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, endpointId EndpointIdPa
 	return c.Client.Do(req)
 }
 
+// UpdateWebhookEndpointWithBody Update a webhook endpoint
+//
+// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpointWithBody(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithBody(c.Server, endpointId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpoint Update a webhook endpoint
+//
+// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpoint(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequest(c.Server, endpointId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody Update a webhook endpoint
+//
+// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *Client) UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookEndpointRequestWithApplicationMergePatchPlusJSONBody(c.Server, endpointId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // DisableWebhookEndpointWithBody Disable a webhook endpoint
 //
 // Disables a webhook endpoint; it receives no new deliveries.
@@ -13251,6 +14328,110 @@ func NewGetBillingAccountRequest(server string, billingAccountId BillingAccountI
 	return req, nil
 }
 
+// NewUpdateBillingAccountRequest calls the generic UpdateBillingAccount builder with application/json body
+func NewUpdateBillingAccountRequest(server string, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateBillingAccountRequestWithBody(server, billingAccountId, params, "application/json", bodyReader)
+}
+
+// NewUpdateBillingAccountRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateBillingAccount builder with application/merge-patch+json body
+func NewUpdateBillingAccountRequestWithApplicationMergePatchPlusJSONBody(server string, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateBillingAccountRequestWithBody(server, billingAccountId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateBillingAccountRequestWithBody constructs an http.Request for the UpdateBillingAccount method, with any body, and a specified content type
+func NewUpdateBillingAccountRequestWithBody(server string, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "billingAccountId", billingAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/billing-accounts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewCreateCouponRequest calls the generic CreateCoupon builder with application/json body
 func NewCreateCouponRequest(server string, params *CreateCouponParams, body CreateCouponJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13397,6 +14578,110 @@ func NewGetCouponRequest(server string, couponId CouponIdPath, params *GetCoupon
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateCouponRequest calls the generic UpdateCoupon builder with application/json body
+func NewUpdateCouponRequest(server string, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateCouponRequestWithBody(server, couponId, params, "application/json", bodyReader)
+}
+
+// NewUpdateCouponRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateCoupon builder with application/merge-patch+json body
+func NewUpdateCouponRequestWithApplicationMergePatchPlusJSONBody(server string, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateCouponRequestWithBody(server, couponId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateCouponRequestWithBody constructs an http.Request for the UpdateCoupon method, with any body, and a specified content type
+func NewUpdateCouponRequestWithBody(server string, couponId CouponIdPath, params *UpdateCouponParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "couponId", couponId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/coupons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -13764,6 +15049,110 @@ func NewGetCustomerRequest(server string, customerId CustomerIdPath, params *Get
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateCustomerRequest calls the generic UpdateCustomer builder with application/json body
+func NewUpdateCustomerRequest(server string, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateCustomerRequestWithBody(server, customerId, params, "application/json", bodyReader)
+}
+
+// NewUpdateCustomerRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateCustomer builder with application/merge-patch+json body
+func NewUpdateCustomerRequestWithApplicationMergePatchPlusJSONBody(server string, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateCustomerRequestWithBody(server, customerId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateCustomerRequestWithBody constructs an http.Request for the UpdateCustomer method, with any body, and a specified content type
+func NewUpdateCustomerRequestWithBody(server string, customerId CustomerIdPath, params *UpdateCustomerParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -14889,6 +16278,110 @@ func NewGetInvoiceRequest(server string, invoiceId InvoiceIdPath, params *GetInv
 	return req, nil
 }
 
+// NewUpdateInvoiceRequest calls the generic UpdateInvoice builder with application/json body
+func NewUpdateInvoiceRequest(server string, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateInvoiceRequestWithBody(server, invoiceId, params, "application/json", bodyReader)
+}
+
+// NewUpdateInvoiceRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateInvoice builder with application/merge-patch+json body
+func NewUpdateInvoiceRequestWithApplicationMergePatchPlusJSONBody(server string, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateInvoiceRequestWithBody(server, invoiceId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateInvoiceRequestWithBody constructs an http.Request for the UpdateInvoice method, with any body, and a specified content type
+func NewUpdateInvoiceRequestWithBody(server string, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "invoiceId", invoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewFinalizeInvoiceRequest calls the generic FinalizeInvoice builder with application/json body
 func NewFinalizeInvoiceRequest(server string, invoiceId InvoiceIdPath, params *FinalizeInvoiceParams, body FinalizeInvoiceJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15652,6 +17145,110 @@ func NewCreateMerchantAccountRequestWithBody(server string, params *CreateMercha
 	}
 
 	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewUpdateMerchantAccountRequest calls the generic UpdateMerchantAccount builder with application/json body
+func NewUpdateMerchantAccountRequest(server string, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantAccountRequestWithBody(server, merchantAccountId, params, "application/json", bodyReader)
+}
+
+// NewUpdateMerchantAccountRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateMerchantAccount builder with application/merge-patch+json body
+func NewUpdateMerchantAccountRequestWithApplicationMergePatchPlusJSONBody(server string, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateMerchantAccountRequestWithBody(server, merchantAccountId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateMerchantAccountRequestWithBody constructs an http.Request for the UpdateMerchantAccount method, with any body, and a specified content type
+func NewUpdateMerchantAccountRequestWithBody(server string, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "merchantAccountId", merchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchant-accounts/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -16817,6 +18414,110 @@ func NewGetPriceRequest(server string, priceId PriceIdPath, params *GetPricePara
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdatePriceRequest calls the generic UpdatePrice builder with application/json body
+func NewUpdatePriceRequest(server string, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdatePriceRequestWithBody(server, priceId, params, "application/json", bodyReader)
+}
+
+// NewUpdatePriceRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdatePrice builder with application/merge-patch+json body
+func NewUpdatePriceRequestWithApplicationMergePatchPlusJSONBody(server string, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdatePriceRequestWithBody(server, priceId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdatePriceRequestWithBody constructs an http.Request for the UpdatePrice method, with any body, and a specified content type
+func NewUpdatePriceRequestWithBody(server string, priceId PriceIdPath, params *UpdatePriceParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "priceId", priceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/prices/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -18796,6 +20497,110 @@ func NewGetWebhookEndpointRequest(server string, endpointId EndpointIdPath, para
 	return req, nil
 }
 
+// NewUpdateWebhookEndpointRequest calls the generic UpdateWebhookEndpoint builder with application/json body
+func NewUpdateWebhookEndpointRequest(server string, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookEndpointRequestWithBody(server, endpointId, params, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookEndpointRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateWebhookEndpoint builder with application/merge-patch+json body
+func NewUpdateWebhookEndpointRequestWithApplicationMergePatchPlusJSONBody(server string, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookEndpointRequestWithBody(server, endpointId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateWebhookEndpointRequestWithBody constructs an http.Request for the UpdateWebhookEndpoint method, with any body, and a specified content type
+func NewUpdateWebhookEndpointRequestWithBody(server string, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewDisableWebhookEndpointRequest calls the generic DisableWebhookEndpoint builder with application/json body
 func NewDisableWebhookEndpointRequest(server string, endpointId EndpointIdPath, params *DisableWebhookEndpointParams, body DisableWebhookEndpointJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -19014,6 +20819,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/billing-accounts/{billingAccountId} (the `GetBillingAccount` operationId).
 	GetBillingAccountWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *GetBillingAccountParams, reqEditors ...RequestEditorFn) (*GetBillingAccountResponse, error)
 
+	// UpdateBillingAccountWithBodyWithResponse Update a billing account
+	//
+	// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+	UpdateBillingAccountWithBodyWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBillingAccountResponse, error)
+
+	// UpdateBillingAccountWithResponse Update a billing account
+	//
+	// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+	UpdateBillingAccountWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBillingAccountResponse, error)
+
+	// UpdateBillingAccountWithApplicationMergePatchPlusJSONBodyWithResponse Update a billing account
+	//
+	// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+	UpdateBillingAccountWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBillingAccountResponse, error)
+
 	// CreateCouponWithBodyWithResponse Create a coupon
 	//
 	// Creates a coupon with percentOff (1-100), or amountOff with currency.
@@ -19040,6 +20872,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/coupons/{couponId} (the `GetCoupon` operationId).
 	GetCouponWithResponse(ctx context.Context, couponId CouponIdPath, params *GetCouponParams, reqEditors ...RequestEditorFn) (*GetCouponResponse, error)
+
+	// UpdateCouponWithBodyWithResponse Update or archive a coupon
+	//
+	// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+	UpdateCouponWithBodyWithResponse(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCouponResponse, error)
+
+	// UpdateCouponWithResponse Update or archive a coupon
+	//
+	// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+	UpdateCouponWithResponse(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCouponResponse, error)
+
+	// UpdateCouponWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a coupon
+	//
+	// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+	UpdateCouponWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCouponResponse, error)
 
 	// CreateCreditNoteWithBodyWithResponse Create a credit note
 	//
@@ -19103,6 +20962,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/customers/{customerId} (the `GetCustomer` operationId).
 	GetCustomerWithResponse(ctx context.Context, customerId CustomerIdPath, params *GetCustomerParams, reqEditors ...RequestEditorFn) (*GetCustomerResponse, error)
+
+	// UpdateCustomerWithBodyWithResponse Update a customer
+	//
+	// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+	UpdateCustomerWithBodyWithResponse(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCustomerResponse, error)
+
+	// UpdateCustomerWithResponse Update a customer
+	//
+	// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+	UpdateCustomerWithResponse(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCustomerResponse, error)
+
+	// UpdateCustomerWithApplicationMergePatchPlusJSONBodyWithResponse Update a customer
+	//
+	// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+	UpdateCustomerWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCustomerResponse, error)
 
 	// GetCustomerBalanceWithResponse Get the prepaid balance ledger
 	//
@@ -19266,6 +21152,33 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/invoices/{invoiceId} (the `GetInvoice` operationId).
 	GetInvoiceWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *GetInvoiceParams, reqEditors ...RequestEditorFn) (*GetInvoiceResponse, error)
 
+	// UpdateInvoiceWithBodyWithResponse Update an invoice
+	//
+	// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+	UpdateInvoiceWithBodyWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateInvoiceResponse, error)
+
+	// UpdateInvoiceWithResponse Update an invoice
+	//
+	// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+	UpdateInvoiceWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateInvoiceResponse, error)
+
+	// UpdateInvoiceWithApplicationMergePatchPlusJSONBodyWithResponse Update an invoice
+	//
+	// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+	UpdateInvoiceWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateInvoiceResponse, error)
+
 	// FinalizeInvoiceWithBodyWithResponse Finalize a draft invoice
 	//
 	// Finalizes a draft invoice (409 otherwise): assigns its number, applies prepaid balance, commits the tax transaction, then marks it paid when nothing is due, attempts payment when collection is automatic and a default method exists, or leaves it open. The response shows the outcome.
@@ -19400,6 +21313,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/merchant-accounts (the `CreateMerchantAccount` operationId).
 	CreateMerchantAccountWithResponse(ctx context.Context, params *CreateMerchantAccountParams, body CreateMerchantAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateMerchantAccountResponse, error)
+
+	// UpdateMerchantAccountWithBodyWithResponse Update a merchant account
+	//
+	// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+	UpdateMerchantAccountWithBodyWithResponse(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantAccountResponse, error)
+
+	// UpdateMerchantAccountWithResponse Update a merchant account
+	//
+	// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+	UpdateMerchantAccountWithResponse(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantAccountResponse, error)
+
+	// UpdateMerchantAccountWithApplicationMergePatchPlusJSONBodyWithResponse Update a merchant account
+	//
+	// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+	UpdateMerchantAccountWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantAccountResponse, error)
 
 	// SubmitMerchantOnboardingWithBodyWithResponse Submit a merchant for underwriting
 	//
@@ -19544,6 +21484,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/prices/{priceId} (the `GetPrice` operationId).
 	GetPriceWithResponse(ctx context.Context, priceId PriceIdPath, params *GetPriceParams, reqEditors ...RequestEditorFn) (*GetPriceResponse, error)
+
+	// UpdatePriceWithBodyWithResponse Update or archive a price
+	//
+	// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+	UpdatePriceWithBodyWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error)
+
+	// UpdatePriceWithResponse Update or archive a price
+	//
+	// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+	UpdatePriceWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error)
+
+	// UpdatePriceWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a price
+	//
+	// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+	UpdatePriceWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error)
 
 	// CreateQuoteWithBodyWithResponse Create a quote
 	//
@@ -19877,6 +21844,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/webhook-endpoints/{endpointId} (the `GetWebhookEndpoint` operationId).
 	GetWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointIdPath, params *GetWebhookEndpointParams, reqEditors ...RequestEditorFn) (*GetWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithBodyWithResponse Update a webhook endpoint
+	//
+	// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithResponse Update a webhook endpoint
+	//
+	// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
+
+	// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse Update a webhook endpoint
+	//
+	// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+	UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error)
 
 	// DisableWebhookEndpointWithBodyWithResponse Disable a webhook endpoint
 	//
@@ -20707,6 +22701,161 @@ func (r GetBillingAccountResponse) ContentType() string {
 	return ""
 }
 
+// UpdateBillingAccountResponse200Headers the declared response headers of an HTTP 200 response for UpdateBillingAccount
+type UpdateBillingAccountResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateBillingAccountResponse429Headers the declared response headers of an HTTP 429 response for UpdateBillingAccount
+type UpdateBillingAccountResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateBillingAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A billing account.
+		//
+		// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+		Data BillingAccount `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateBillingAccountResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateBillingAccountResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON200() *struct {
+	// Data A billing account.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+	Data BillingAccount `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateBillingAccountResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateBillingAccountResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateBillingAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateBillingAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateBillingAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateBillingAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateCouponResponse201Headers the declared response headers of an HTTP 201 response for CreateCoupon
 type CreateCouponResponse201Headers struct {
 	RateLimitLimit     *int64
@@ -20727,7 +22876,7 @@ type CreateCouponResponse struct {
 	JSON201 *struct {
 		// Data A coupon.
 		//
-		// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+		// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 		Data Coupon `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -20767,7 +22916,7 @@ type CreateCouponResponse struct {
 func (r CreateCouponResponse) GetJSON201() *struct {
 	// Data A coupon.
 	//
-	// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+	// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 	Data Coupon `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -20882,7 +23031,7 @@ type GetCouponResponse struct {
 	JSON200 *struct {
 		// Data A coupon.
 		//
-		// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+		// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 		Data Coupon `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -20922,7 +23071,7 @@ type GetCouponResponse struct {
 func (r GetCouponResponse) GetJSON200() *struct {
 	// Data A coupon.
 	//
-	// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+	// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 	Data Coupon `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -21011,6 +23160,161 @@ func (r GetCouponResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCouponResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateCouponResponse200Headers the declared response headers of an HTTP 200 response for UpdateCoupon
+type UpdateCouponResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateCouponResponse429Headers the declared response headers of an HTTP 429 response for UpdateCoupon
+type UpdateCouponResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateCouponResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A coupon.
+		//
+		// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+		Data Coupon `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateCouponResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateCouponResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateCouponResponse) GetJSON200() *struct {
+	// Data A coupon.
+	//
+	// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+	Data Coupon `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateCouponResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateCouponResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateCouponResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateCouponResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateCouponResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateCouponResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateCouponResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateCouponResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateCouponResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateCouponResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateCouponResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateCouponResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateCouponResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateCouponResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateCouponResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21759,6 +24063,161 @@ func (r GetCustomerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCustomerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateCustomerResponse200Headers the declared response headers of an HTTP 200 response for UpdateCustomer
+type UpdateCustomerResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateCustomerResponse429Headers the declared response headers of an HTTP 429 response for UpdateCustomer
+type UpdateCustomerResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateCustomerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A customer.
+		//
+		// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
+		Data Customer `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateCustomerResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateCustomerResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateCustomerResponse) GetJSON200() *struct {
+	// Data A customer.
+	//
+	// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
+	Data Customer `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateCustomerResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateCustomerResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateCustomerResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateCustomerResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateCustomerResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateCustomerResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateCustomerResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateCustomerResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateCustomerResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateCustomerResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateCustomerResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateCustomerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateCustomerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateCustomerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateCustomerResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23760,6 +26219,161 @@ func (r GetInvoiceResponse) ContentType() string {
 	return ""
 }
 
+// UpdateInvoiceResponse200Headers the declared response headers of an HTTP 200 response for UpdateInvoice
+type UpdateInvoiceResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateInvoiceResponse429Headers the declared response headers of an HTTP 429 response for UpdateInvoice
+type UpdateInvoiceResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An invoice.
+		//
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		Data Invoice `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateInvoiceResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateInvoiceResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON200() *struct {
+	// Data An invoice.
+	//
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	Data Invoice `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateInvoiceResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateInvoiceResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // FinalizeInvoiceResponse200Headers the declared response headers of an HTTP 200 response for FinalizeInvoice
 type FinalizeInvoiceResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -25110,6 +27724,161 @@ func (r CreateMerchantAccountResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreateMerchantAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateMerchantAccountResponse200Headers the declared response headers of an HTTP 200 response for UpdateMerchantAccount
+type UpdateMerchantAccountResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateMerchantAccountResponse429Headers the declared response headers of an HTTP 429 response for UpdateMerchantAccount
+type UpdateMerchantAccountResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateMerchantAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
+		//
+		// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+		Data MerchantAccount `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateMerchantAccountResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateMerchantAccountResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON200() *struct {
+	// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
+	//
+	// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+	Data MerchantAccount `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateMerchantAccountResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateMerchantAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateMerchantAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateMerchantAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateMerchantAccountResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26798,7 +29567,7 @@ type CreatePriceResponse struct {
 	JSON200 *struct {
 		// Data A catalog price.
 		//
-		// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+		// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 		Data Price `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -26838,7 +29607,7 @@ type CreatePriceResponse struct {
 func (r CreatePriceResponse) GetJSON200() *struct {
 	// Data A catalog price.
 	//
-	// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+	// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 	Data Price `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -26953,7 +29722,7 @@ type GetPriceResponse struct {
 	JSON200 *struct {
 		// Data A catalog price.
 		//
-		// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+		// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 		Data Price `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -26993,7 +29762,7 @@ type GetPriceResponse struct {
 func (r GetPriceResponse) GetJSON200() *struct {
 	// Data A catalog price.
 	//
-	// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+	// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 	Data Price `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -27082,6 +29851,161 @@ func (r GetPriceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdatePriceResponse200Headers the declared response headers of an HTTP 200 response for UpdatePrice
+type UpdatePriceResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdatePriceResponse429Headers the declared response headers of an HTTP 429 response for UpdatePrice
+type UpdatePriceResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdatePriceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A catalog price.
+		//
+		// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+		Data Price `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdatePriceResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdatePriceResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdatePriceResponse) GetJSON200() *struct {
+	// Data A catalog price.
+	//
+	// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+	Data Price `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdatePriceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdatePriceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdatePriceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdatePriceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdatePriceResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdatePriceResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdatePriceResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdatePriceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdatePriceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdatePriceResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdatePriceResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdatePriceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdatePriceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdatePriceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdatePriceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -30796,6 +33720,161 @@ func (r GetWebhookEndpointResponse) ContentType() string {
 	return ""
 }
 
+// UpdateWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for UpdateWebhookEndpoint
+type UpdateWebhookEndpointResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A webhook endpoint.
+		//
+		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+		Data WebhookEndpoint `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateWebhookEndpointResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateWebhookEndpointResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON200() *struct {
+	// Data A webhook endpoint.
+	//
+	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+	Data WebhookEndpoint `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateWebhookEndpointResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // DisableWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for DisableWebhookEndpoint
 type DisableWebhookEndpointResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -31086,6 +34165,51 @@ func (c *ClientWithResponses) GetBillingAccountWithResponse(ctx context.Context,
 	return ParseGetBillingAccountResponse(rsp)
 }
 
+// UpdateBillingAccountWithBodyWithResponse Update a billing account
+//
+// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+func (c *ClientWithResponses) UpdateBillingAccountWithBodyWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateBillingAccountResponse, error) {
+	rsp, err := c.UpdateBillingAccountWithBody(ctx, billingAccountId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateBillingAccountResponse(rsp)
+}
+
+// UpdateBillingAccountWithResponse Update a billing account
+//
+// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+func (c *ClientWithResponses) UpdateBillingAccountWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBillingAccountResponse, error) {
+	rsp, err := c.UpdateBillingAccount(ctx, billingAccountId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateBillingAccountResponse(rsp)
+}
+
+// UpdateBillingAccountWithApplicationMergePatchPlusJSONBodyWithResponse Update a billing account
+//
+// Changes a billing account with a JSON merge patch: collectionMethod (for invoices created from then on), defaultPaymentMethodId (a payment method of the account's customer, else 422 invalid_payment_method; null: none), dunning (null: the deployment's schedule), metadata. customerId, currency, taxAddress and the account's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits billing_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST. previousAttributes names defaultPaymentMethod for a change of defaultPaymentMethodId.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
+func (c *ClientWithResponses) UpdateBillingAccountWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBillingAccountResponse, error) {
+	rsp, err := c.UpdateBillingAccountWithApplicationMergePatchPlusJSONBody(ctx, billingAccountId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateBillingAccountResponse(rsp)
+}
+
 // CreateCouponWithBodyWithResponse Create a coupon
 //
 // Creates a coupon with percentOff (1-100), or amountOff with currency.
@@ -31129,6 +34253,51 @@ func (c *ClientWithResponses) GetCouponWithResponse(ctx context.Context, couponI
 		return nil, err
 	}
 	return ParseGetCouponResponse(rsp)
+}
+
+// UpdateCouponWithBodyWithResponse Update or archive a coupon
+//
+// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+func (c *ClientWithResponses) UpdateCouponWithBodyWithResponse(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCouponResponse, error) {
+	rsp, err := c.UpdateCouponWithBody(ctx, couponId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCouponResponse(rsp)
+}
+
+// UpdateCouponWithResponse Update or archive a coupon
+//
+// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+func (c *ClientWithResponses) UpdateCouponWithResponse(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCouponResponse, error) {
+	rsp, err := c.UpdateCoupon(ctx, couponId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCouponResponse(rsp)
+}
+
+// UpdateCouponWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a coupon
+//
+// Changes a coupon with a JSON merge patch: active and metadata. active false archives the coupon: no new quote or invoice may list it (409 with details.currentState archived); what already applies it keeps it. The discount and the coupon's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits coupon.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
+func (c *ClientWithResponses) UpdateCouponWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCouponResponse, error) {
+	rsp, err := c.UpdateCouponWithApplicationMergePatchPlusJSONBody(ctx, couponId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCouponResponse(rsp)
 }
 
 // CreateCreditNoteWithBodyWithResponse Create a credit note
@@ -31234,6 +34403,51 @@ func (c *ClientWithResponses) GetCustomerWithResponse(ctx context.Context, custo
 		return nil, err
 	}
 	return ParseGetCustomerResponse(rsp)
+}
+
+// UpdateCustomerWithBodyWithResponse Update a customer
+//
+// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+func (c *ClientWithResponses) UpdateCustomerWithBodyWithResponse(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateCustomerResponse, error) {
+	rsp, err := c.UpdateCustomerWithBody(ctx, customerId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCustomerResponse(rsp)
+}
+
+// UpdateCustomerWithResponse Update a customer
+//
+// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+func (c *ClientWithResponses) UpdateCustomerWithResponse(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCustomerResponse, error) {
+	rsp, err := c.UpdateCustomer(ctx, customerId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCustomerResponse(rsp)
+}
+
+// UpdateCustomerWithApplicationMergePatchPlusJSONBodyWithResponse Update a customer
+//
+// Changes a customer with a JSON merge patch: name, email, address, taxExempt, preferredLocale, externalId, metadata. A field given replaces its value; null clears email, address or externalId (and is 422 on the others); metadata merges key by key, a key set to null is deleted. Every other field is immutable (422 immutable_field, each named, with the patch's other problems). Draft invoices take a new address (their tax) at their next refresh or finalization; a finalized invoice and its documents keep the customer as it was. An externalId another customer has is 409. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits customer.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/customers/{customerId} (the `UpdateCustomer` operationId).
+func (c *ClientWithResponses) UpdateCustomerWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, customerId CustomerIdPath, params *UpdateCustomerParams, body UpdateCustomerApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCustomerResponse, error) {
+	rsp, err := c.UpdateCustomerWithApplicationMergePatchPlusJSONBody(ctx, customerId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateCustomerResponse(rsp)
 }
 
 // GetCustomerBalanceWithResponse Get the prepaid balance ledger
@@ -31506,6 +34720,51 @@ func (c *ClientWithResponses) GetInvoiceWithResponse(ctx context.Context, invoic
 	return ParseGetInvoiceResponse(rsp)
 }
 
+// UpdateInvoiceWithBodyWithResponse Update an invoice
+//
+// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+func (c *ClientWithResponses) UpdateInvoiceWithBodyWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateInvoiceResponse, error) {
+	rsp, err := c.UpdateInvoiceWithBody(ctx, invoiceId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateInvoiceResponse(rsp)
+}
+
+// UpdateInvoiceWithResponse Update an invoice
+//
+// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+func (c *ClientWithResponses) UpdateInvoiceWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateInvoiceResponse, error) {
+	rsp, err := c.UpdateInvoice(ctx, invoiceId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateInvoiceResponse(rsp)
+}
+
+// UpdateInvoiceWithApplicationMergePatchPlusJSONBodyWithResponse Update an invoice
+//
+// Changes an invoice with a JSON merge patch. While it is a draft: lines (the whole list, replaced and priced again as a refresh prices it, its quoted tax kept current; a price new on the draft must be active, 409 otherwise, one the draft already bills may stay; the lines bill the invoice's period), daysUntilDue (the payment terms: dueDate is set at finalization to finalizedAt plus that many days; null: none), memo (null clears it), metadata. Once finalized only metadata changes: anything else is 409 with details.currentState (a credit note corrects a finalized invoice). The invoice's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits invoice.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/invoices/{invoiceId} (the `UpdateInvoice` operationId).
+func (c *ClientWithResponses) UpdateInvoiceWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, invoiceId InvoiceIdPath, params *UpdateInvoiceParams, body UpdateInvoiceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateInvoiceResponse, error) {
+	rsp, err := c.UpdateInvoiceWithApplicationMergePatchPlusJSONBody(ctx, invoiceId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateInvoiceResponse(rsp)
+}
+
 // FinalizeInvoiceWithBodyWithResponse Finalize a draft invoice
 //
 // Finalizes a draft invoice (409 otherwise): assigns its number, applies prepaid balance, commits the tax transaction, then marks it paid when nothing is due, attempts payment when collection is automatic and a default method exists, or leaves it open. The response shows the outcome.
@@ -31729,6 +34988,51 @@ func (c *ClientWithResponses) CreateMerchantAccountWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseCreateMerchantAccountResponse(rsp)
+}
+
+// UpdateMerchantAccountWithBodyWithResponse Update a merchant account
+//
+// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+func (c *ClientWithResponses) UpdateMerchantAccountWithBodyWithResponse(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateMerchantAccountResponse, error) {
+	rsp, err := c.UpdateMerchantAccountWithBody(ctx, merchantAccountId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantAccountResponse(rsp)
+}
+
+// UpdateMerchantAccountWithResponse Update a merchant account
+//
+// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+func (c *ClientWithResponses) UpdateMerchantAccountWithResponse(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantAccountResponse, error) {
+	rsp, err := c.UpdateMerchantAccount(ctx, merchantAccountId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantAccountResponse(rsp)
+}
+
+// UpdateMerchantAccountWithApplicationMergePatchPlusJSONBodyWithResponse Update a merchant account
+//
+// Changes a merchant account with a JSON merge patch: displayName, supportEmail (the address its documents give customers; null clears it), metadata. The path names the account as on the other merchant-account routes (the acting account, another of its organization and environment, or a sub-merchant provisioned under it; anything else 404). The underwriting record changes through onboarding, not here: every other field is immutable (422 immutable_field). Finalized invoices keep the name and contacts they were issued with. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits merchant_account.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/merchant-accounts/{merchantAccountId} (the `UpdateMerchantAccount` operationId).
+func (c *ClientWithResponses) UpdateMerchantAccountWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, merchantAccountId MerchantAccountIdPath, params *UpdateMerchantAccountParams, body UpdateMerchantAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateMerchantAccountResponse, error) {
+	rsp, err := c.UpdateMerchantAccountWithApplicationMergePatchPlusJSONBody(ctx, merchantAccountId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateMerchantAccountResponse(rsp)
 }
 
 // SubmitMerchantOnboardingWithBodyWithResponse Submit a merchant for underwriting
@@ -31969,6 +35273,51 @@ func (c *ClientWithResponses) GetPriceWithResponse(ctx context.Context, priceId 
 		return nil, err
 	}
 	return ParseGetPriceResponse(rsp)
+}
+
+// UpdatePriceWithBodyWithResponse Update or archive a price
+//
+// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+func (c *ClientWithResponses) UpdatePriceWithBodyWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error) {
+	rsp, err := c.UpdatePriceWithBody(ctx, priceId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePriceResponse(rsp)
+}
+
+// UpdatePriceWithResponse Update or archive a price
+//
+// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+func (c *ClientWithResponses) UpdatePriceWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error) {
+	rsp, err := c.UpdatePrice(ctx, priceId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePriceResponse(rsp)
+}
+
+// UpdatePriceWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a price
+//
+// Changes a price with a JSON merge patch: active, nickname, metadata. active false archives the price: no new quote, invoice or subscription item or change may name it (409 with details.currentState archived), while what already bills it keeps billing it (subscriptions renew on it, a draft keeps its lines); active true makes it usable again. What the price bills (unitAmount, currency, priceType, billingInterval, billingIntervalCount, tiers, tiersMode, transformQuantity, meterId) and its other fields are immutable (422 immutable_field): create a new price instead. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits price.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
+func (c *ClientWithResponses) UpdatePriceWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error) {
+	rsp, err := c.UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx, priceId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdatePriceResponse(rsp)
 }
 
 // CreateQuoteWithBodyWithResponse Create a quote
@@ -32524,6 +35873,51 @@ func (c *ClientWithResponses) GetWebhookEndpointWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseGetWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithBodyWithResponse Update a webhook endpoint
+//
+// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithBody(ctx, endpointId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithResponse Update a webhook endpoint
+//
+// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpoint(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
+}
+
+// UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse Update a webhook endpoint
+//
+// Changes a webhook endpoint with a JSON merge patch: url (the create's rules: https in production, the address checks, 422 private_address; its host is looked up before the change is written), enabledEvents (each a catalog type or "*", repeats removed), description (null clears it), metadata. The endpoint's status and secret and its other fields are immutable (422 immutable_field). Deliveries made after the change go to the new url. A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits webhook_endpoint.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/webhook-endpoints/{endpointId} (the `UpdateWebhookEndpoint` operationId).
+func (c *ClientWithResponses) UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *UpdateWebhookEndpointParams, body UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookEndpointResponse, error) {
+	rsp, err := c.UpdateWebhookEndpointWithApplicationMergePatchPlusJSONBody(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookEndpointResponse(rsp)
 }
 
 // DisableWebhookEndpointWithBodyWithResponse Disable a webhook endpoint
@@ -33315,6 +36709,163 @@ func ParseGetBillingAccountResponse(rsp *http.Response) (*GetBillingAccountRespo
 	return response, nil
 }
 
+// ParseUpdateBillingAccountResponse parses an HTTP response from a UpdateBillingAccountWithResponse call
+func ParseUpdateBillingAccountResponse(rsp *http.Response) (*UpdateBillingAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateBillingAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A billing account.
+			//
+			// Example: {"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","createdAt":"2025-06-01T12:00:00.162757Z","currency":"USD","customerId":"cus_acme","defaultPaymentMethod":{"brand":"visa","last4":"4242","paymentMethodId":"pm_01jy5r8nrzxt5xb9n39qc1bv8p"},"dunning":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"billing_account","taxAddress":null}
+			Data BillingAccount `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateBillingAccountResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateBillingAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateCouponResponse parses an HTTP response from a CreateCouponWithResponse call
 func ParseCreateCouponResponse(rsp *http.Response) (*CreateCouponResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -33333,7 +36884,7 @@ func ParseCreateCouponResponse(rsp *http.Response) (*CreateCouponResponse, error
 		var dest struct {
 			// Data A coupon.
 			//
-			// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+			// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 			Data Coupon `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -33490,7 +37041,7 @@ func ParseGetCouponResponse(rsp *http.Response) (*GetCouponResponse, error) {
 		var dest struct {
 			// Data A coupon.
 			//
-			// Example: {"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+			// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
 			Data Coupon `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -33616,6 +37167,163 @@ func ParseGetCouponResponse(rsp *http.Response) (*GetCouponResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCouponResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateCouponResponse parses an HTTP response from a UpdateCouponWithResponse call
+func ParseUpdateCouponResponse(rsp *http.Response) (*UpdateCouponResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateCouponResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A coupon.
+			//
+			// Example: {"active":true,"amountOff":null,"couponId":"LAUNCH20","createdAt":"2025-06-01T12:00:00.154841Z","currency":null,"environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Launch 20% off","object":"coupon","percentOff":20}
+			Data Coupon `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateCouponResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateCouponResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -34384,6 +38092,163 @@ func ParseGetCustomerResponse(rsp *http.Response) (*GetCustomerResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCustomerResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateCustomerResponse parses an HTTP response from a UpdateCustomerWithResponse call
+func ParseUpdateCustomerResponse(rsp *http.Response) (*UpdateCustomerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateCustomerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A customer.
+			//
+			// Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}
+			Data Customer `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateCustomerResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateCustomerResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -36428,6 +40293,163 @@ func ParseGetInvoiceResponse(rsp *http.Response) (*GetInvoiceResponse, error) {
 	return response, nil
 }
 
+// ParseUpdateInvoiceResponse parses an HTTP response from a UpdateInvoiceWithResponse call
+func ParseUpdateInvoiceResponse(rsp *http.Response) (*UpdateInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An invoice.
+			//
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			Data Invoice `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateInvoiceResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateInvoiceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseFinalizeInvoiceResponse parses an HTTP response from a FinalizeInvoiceWithResponse call
 func ParseFinalizeInvoiceResponse(rsp *http.Response) (*FinalizeInvoiceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -37805,6 +41827,163 @@ func ParseCreateMerchantAccountResponse(rsp *http.Response) (*CreateMerchantAcco
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateMerchantAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateMerchantAccountResponse parses an HTTP response from a UpdateMerchantAccountWithResponse call
+func ParseUpdateMerchantAccountResponse(rsp *http.Response) (*UpdateMerchantAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateMerchantAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A merchant account. Every stored field is returned except secrets: the settlement account number appears only as last4, and tax IDs never appear (only whether one was provided).
+			//
+			// Example: {"achMaxTransactionAmount":null,"annualCardVolume":null,"associatedIdentities":[{"dateOfBirth":{"day":10,"month":12,"year":1985},"email":null,"firstName":"Ada","identityRoles":["control_person","beneficial_owner"],"lastName":"Lovelace","personalAddress":null,"phone":null,"principalPercentageOwnership":100,"relationType":"individual","taxIdProvided":false,"title":null}],"businessAddress":{"city":"San Francisco","country":"US","line1":"1 Market St","line2":null,"postalCode":"94105","region":"CA"},"businessPhone":null,"businessTaxIdProvided":true,"claimExpiresAt":null,"claimUrl":null,"claimedAt":null,"country":"US","createdAt":"2025-06-01T12:00:00.270919Z","dateOfBirth":null,"decidedAt":null,"defaultCurrency":"USD","displayName":"Acme Coffee","doingBusinessAs":null,"email":"owner@acme.example","environment":"sandbox","externalMerchantRef":"acme-coffee","firstName":null,"hasAcceptedCreditCardsPreviously":null,"incorporationDate":null,"lastName":null,"legalEntityType":"limited_liability_company","maxTransactionAmount":null,"mcc":"5814","merchantAccountId":"ma_01jyzg4vn6f9vrap7gkfetwqpg","merchantMode":"direct","metadata":{},"object":"merchant_account","onboarding":{"agreement":null,"decidedAt":null,"status":"draft","submittedAt":null,"submittedByType":null},"organizationId":"org_01jyhpraq3z825azg9jd38k7kz","personalAddress":null,"phone":null,"platformEnabled":false,"platformMerchantAccountId":null,"principalPercentageOwnership":null,"processorAccountId":null,"settlementBankAccount":{"accountType":"checking","attemptValidationCheck":null,"bankCode":"110000000","last4":"6789","name":"Acme Coffee LLC"},"status":"draft","submittedAt":null,"taxIdProvided":false,"underwriting":null,"updatedAt":"2025-06-01T12:00:00.270919Z","url":null}
+			Data MerchantAccount `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateMerchantAccountResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateMerchantAccountResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -39538,7 +43717,7 @@ func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) 
 		var dest struct {
 			// Data A catalog price.
 			//
-			// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+			// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 			Data Price `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -39695,7 +43874,7 @@ func ParseGetPriceResponse(rsp *http.Response) (*GetPriceResponse, error) {
 		var dest struct {
 			// Data A catalog price.
 			//
-			// Example: {"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+			// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
 			Data Price `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -39821,6 +44000,163 @@ func ParseGetPriceResponse(rsp *http.Response) (*GetPriceResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPriceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdatePriceResponse parses an HTTP response from a UpdatePriceWithResponse call
+func ParseUpdatePriceResponse(rsp *http.Response) (*UpdatePriceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdatePriceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A catalog price.
+			//
+			// Example: {"active":true,"billingInterval":"month","billingIntervalCount":1,"createdAt":"2025-06-01T12:00:00.144699Z","currency":"USD","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"meterId":null,"name":"Pro monthly","nickname":null,"object":"price","priceId":"price_pro_monthly","priceType":"fixed_recurring","productId":"prod_pro","tiers":null,"tiersMode":null,"transformQuantity":null,"unitAmount":4900}
+			Data Price `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdatePriceResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdatePriceResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -43583,6 +47919,163 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookEndpointResponse parses an HTTP response from a UpdateWebhookEndpointWithResponse call
+func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A webhook endpoint.
+			//
+			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+			Data WebhookEndpoint `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateWebhookEndpointResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
