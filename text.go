@@ -24,7 +24,7 @@ import (
 
 // MultilineFields are the body fields whose text may span lines (tab, line feed, carriage return),
 // wherever they appear in a body.
-var MultilineFields = []string{"description", "terms", "businessDescription", "refundPolicy"}
+var MultilineFields = []string{"description", "terms", "businessDescription", "refundPolicy", "memo"}
 
 // FreeTextMaps are the body fields that are maps of free text; their values may span lines, their
 // keys may not.

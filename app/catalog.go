@@ -25,7 +25,7 @@ func (ca *Catalog) CreatePrice(ctx context.Context, m remit.MerchantAccount, p r
 		return remit.Price{}, probs.Err()
 	}
 	now := micro(ca.Now(m))
-	p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt = "price", m.Environment, m.ID, now
+	p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt, p.Active = "price", m.Environment, m.ID, now, true
 	p.Metadata = remit.CopyMetadata(p.Metadata)
 	insert := func(ctx context.Context, tx *store.Tx) error {
 		if err := tx.EnsureProduct(ctx, m.ID, p.ProductID, now); err != nil {
@@ -57,7 +57,7 @@ func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c 
 	}
 	c.CouponID = remit.IDOr(c.CouponID, "cpn")
 	now := micro(ca.Now(m))
-	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "coupon", m.Environment, m.ID, now
+	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt, c.Active = "coupon", m.Environment, m.ID, now, true
 	c.Metadata = remit.CopyMetadata(c.Metadata)
 	insert := func(ctx context.Context, tx *store.Tx) error {
 		return duplicateAs(tx.CreateCoupon(ctx, c), "coupon", "couponId", c.CouponID)

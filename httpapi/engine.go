@@ -76,6 +76,7 @@ type Merchants interface {
 	SubmitMerchantOnboarding(ctx context.Context, scope remit.Scope, targetID string, in remit.OnboardingSubmission) (remit.MerchantAccountObject, error)
 	GetPayoutProfile(ctx context.Context, scope remit.Scope, targetID string) (remit.PayoutProfile, error)
 	ClaimOrganization(ctx context.Context, token string) (remit.OrganizationClaim, error)
+	UpdateMerchantAccount(ctx context.Context, scope remit.Scope, targetID string, patch remit.Patch) (remit.MerchantAccountObject, error)
 }
 
 // Catalog is prices and coupons, customers, billing accounts and payment-method setup sessions.
@@ -91,6 +92,10 @@ type Catalog interface {
 	CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error)
 	CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error)
 	HostedSetupPage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID string) (document.SetupPage, error)
+	UpdatePrice(ctx context.Context, m remit.MerchantAccount, priceID string, patch remit.Patch) (remit.Price, error)
+	UpdateCoupon(ctx context.Context, m remit.MerchantAccount, couponID string, patch remit.Patch) (remit.Coupon, error)
+	UpdateCustomer(ctx context.Context, m remit.MerchantAccount, customerID string, patch remit.Patch) (remit.Customer, error)
+	UpdateBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string, patch remit.Patch) (remit.BillingAccount, error)
 }
 
 // Ledger is the prepaid balance: grants, expiries, the customer's balance and its entries page by
@@ -125,6 +130,7 @@ type Invoicing interface {
 	ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error)
 	GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error)
 	CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error)
+	UpdateInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, patch remit.Patch) (remit.Invoice, error)
 }
 
 // Payments is collecting invoices, receipts and settlements.
@@ -172,6 +178,7 @@ type Webhooks interface {
 	GetEvent(ctx context.Context, scope remit.Scope, id string) (remit.Event, error)
 	ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error)
 	ResendEvent(ctx context.Context, scope remit.Scope, eventID string, endpointID *string) (remit.List[remit.WebhookDelivery], error)
+	UpdateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string, patch remit.Patch) (remit.WebhookEndpoint, error)
 }
 
 // Documents gathers what the invoice, credit-note and receipt documents and the hosted invoice

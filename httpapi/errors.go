@@ -188,6 +188,12 @@ func schemaFields(err error, out *[]remit.FieldError) {
 			schemaFields(inner, out)
 			return
 		}
+		// A nullable field of a named schema (an allOf of one $ref) wraps that schema's errors.
+		var inner openapi3.MultiError
+		if se.SchemaField == "allOf" && errors.As(se.Origin, &inner) && len(inner) > 0 {
+			schemaFields(inner, out)
+			return
+		}
 	}
 	ptr := se.JSONPointer()
 	if f, ok := ruleProblem(pointerToField(ptr), se); ok {
@@ -197,6 +203,10 @@ func schemaFields(err error, out *[]remit.FieldError) {
 	if reasonOf(se) == "unknown_field" {
 		if m := unsupportedProperty.FindStringSubmatch(se.Reason); m != nil {
 			ptr = append(ptr, m[1])
+		}
+		if f, ok := immutableProblem(se.Schema, ptr); ok {
+			*out = append(*out, f)
+			return
 		}
 	}
 	field := pointerToField(ptr)
@@ -225,6 +235,21 @@ func ruleProblem(field string, se *openapi3.SchemaError) (remit.FieldError, bool
 }
 
 var unsupportedProperty = regexp.MustCompile(`property "([^"]*)" is unsupported`)
+
+// immutableProblem words a field a merge patch may not carry as its update rule does, when the
+// field is one of the resource's that cannot change (422 immutable_field, not unknown_field): the
+// patch schema names its rule (x-remit-patch, remit.PatchRules).
+func immutableProblem(sc *openapi3.Schema, ptr []string) (remit.FieldError, bool) {
+	if sc == nil || len(ptr) != 1 {
+		return remit.FieldError{}, false
+	}
+	name, _ := sc.Extensions["x-remit-patch"].(string)
+	rule, ok := remit.PatchRules[name]
+	if !ok {
+		return remit.FieldError{}, false
+	}
+	return rule.ImmutableProblem(ptr[0])
+}
 
 // pointerToField turns ["lines","0","amount"] into "lines[0].amount".
 func pointerToField(ptr []string) string {
@@ -437,6 +462,15 @@ func beyondContract(schema *openapi3.SchemaRef, body []byte) (metadata, bounds [
 		}
 		if strings.HasSuffix(s.Ref, "/schemas/Metadata") || strings.HasSuffix(s.Ref, "/schemas/UsageProperties") {
 			metadata = append(metadata, metadataFields(v, pointerToField(path))...)
+			return
+		}
+		if strings.HasSuffix(s.Ref, "/schemas/MetadataPatch") {
+			// A patch's keys: the number of keys is the merged metadata's, which the engine checks.
+			for _, f := range metadataFields(v, pointerToField(path)) {
+				if f.Reason != "too_many_keys" {
+					metadata = append(metadata, f)
+				}
+			}
 			return
 		}
 		if n, ok := v.(json.Number); ok && s.Value.Type.Is("integer") {

@@ -94,6 +94,13 @@ func (s *Server) registry() []registration {
 		{"documents", "getInvoicePdf", s.getInvoicePdf},
 		{"documents", "getCreditNotePdf", s.getCreditNotePdf},
 		{"documents", "getPaymentReceiptPdf", s.getPaymentReceiptPdf},
+		{"catalog", "updatePrice", patched("priceId", s.eng.Catalog.UpdatePrice)},
+		{"catalog", "updateCoupon", patched("couponId", s.eng.Catalog.UpdateCoupon)},
+		{"catalog", "updateCustomer", patched("customerId", s.eng.Catalog.UpdateCustomer)},
+		{"catalog", "updateBillingAccount", patched("billingAccountId", s.eng.Catalog.UpdateBillingAccount)},
+		{"invoicing", "updateInvoice", patched("invoiceId", s.eng.Invoicing.UpdateInvoice)},
+		{"webhooks", "updateWebhookEndpoint", s.updateWebhookEndpoint},
+		{"merchants", "updateMerchantAccount", s.updateMerchantAccount},
 	}
 }
 
@@ -155,6 +162,31 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 			r.DecodeLenient(&body)
 			return s.eng.Merchants.MerchantAccountProblems(r.Scope, r.Merchant, merchantInput(body)).Fields()
 		},
+		"updatePrice":           patchCheck(remit.PricePatch, nil),
+		"updateCoupon":          patchCheck(remit.CouponPatch, nil),
+		"updateCustomer":        patchCheck(remit.CustomerPatch, nil),
+		"updateBillingAccount":  patchCheck(remit.BillingAccountPatch, nil),
+		"updateInvoice":         patchCheck(remit.InvoicePatch, nil),
+		"updateMerchantAccount": patchCheck(remit.MerchantAccountPatch, nil),
+		"updateWebhookEndpoint": patchCheck(remit.WebhookEndpointPatch, func(r *Request) remit.WebhookEndpoint {
+			return remit.WebhookEndpoint{Environment: r.Scope.Environment}
+		}),
+	}
+}
+
+// patchCheck builds an update's BodyCheck: the resource's update rule on the merge patch alone,
+// applied to seed (nil: the zero resource), as the engine applies it to the stored resource.
+func patchCheck[T any](rule remit.PatchRule[T], seed func(r *Request) T) BodyCheck {
+	return func(r *Request) []remit.FieldError {
+		patch, err := remit.ParsePatch(r.Body)
+		if err != nil {
+			return nil // the body is no object: the pipeline answers it
+		}
+		var v T
+		if seed != nil {
+			v = seed(r)
+		}
+		return rule.Problems(patch, v)
 	}
 }
 
@@ -179,6 +211,18 @@ func decoded[B any](f func(ctx context.Context, r *Request, body B) (any, error)
 			return nil, err
 		}
 		return f(ctx, r, body)
+	}
+}
+
+// patched is the handler of an update (PATCH) of one resource of the acting merchant account, named
+// by the path parameter param: the body is a JSON merge patch, which the engine applies.
+func patched[T any](param string, do func(ctx context.Context, m remit.MerchantAccount, id string, patch remit.Patch) (T, error)) HandlerFunc {
+	return func(ctx context.Context, r *Request) (any, error) {
+		patch, err := remit.ParsePatch(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		return do(ctx, r.Merchant, r.Path(param), patch)
 	}
 }
 

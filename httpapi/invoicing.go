@@ -16,7 +16,7 @@ func invoiceInput(body api.InvoiceCreateRequest) remit.InvoiceDraftInput {
 	return remit.InvoiceDraftInput{
 		InvoiceID: deref(body.InvoiceId), CustomerID: body.CustomerId, BillingAccountID: body.BillingAccountId,
 		Currency: body.Currency, PeriodStart: body.PeriodStart, PeriodEnd: body.PeriodEnd, Metadata: metadata(body.Metadata),
-		CouponIDs: derefSlice(body.CouponIds), Lines: lineInputs(body.Lines),
+		CouponIDs: derefSlice(body.CouponIds), Lines: lineInputs(body.Lines), DaysUntilDue: body.DaysUntilDue, Memo: body.Memo,
 	}
 }
 

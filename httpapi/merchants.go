@@ -33,6 +33,15 @@ func (s *Server) getPayoutProfile(ctx context.Context, r *Request) (any, error) 
 	return s.eng.Merchants.GetPayoutProfile(ctx, r.Scope, r.Path("merchantAccountId"))
 }
 
+// updateMerchantAccount handles PATCH /v1/merchant-accounts/{merchantAccountId}.
+func (s *Server) updateMerchantAccount(ctx context.Context, r *Request) (any, error) {
+	patch, err := remit.ParsePatch(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.Merchants.UpdateMerchantAccount(ctx, r.Scope, r.Path("merchantAccountId"), patch)
+}
+
 // claimOrganization handles POST /claims/{token}.
 func (s *Server) claimOrganization(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Merchants.ClaimOrganization(ctx, r.Path("token"))

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
@@ -18,7 +19,25 @@ func (s *Server) webhookPreparers() map[string]PrepareFunc {
 			}
 			return s.eng.Webhooks.ResolveEndpointHost(ctx, body.Url, r.Scope.Environment)
 		},
+		"updateWebhookEndpoint": func(ctx context.Context, r *Request) context.Context {
+			var body struct {
+				URL *string `json:"url"`
+			}
+			if json.Unmarshal(r.Body, &body) != nil || body.URL == nil {
+				return ctx // no new url to look up (or the handler answers the problem)
+			}
+			return s.eng.Webhooks.ResolveEndpointHost(ctx, *body.URL, r.Scope.Environment)
+		},
 	}
+}
+
+// updateWebhookEndpoint handles PATCH /v1/webhook-endpoints/{endpointId}.
+func (s *Server) updateWebhookEndpoint(ctx context.Context, r *Request) (any, error) {
+	patch, err := remit.ParsePatch(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.Webhooks.UpdateWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"), patch)
 }
 
 // createWebhookEndpoint handles POST /v1/webhook-endpoints.
