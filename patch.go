@@ -141,11 +141,12 @@ type PatchRule[T any] struct {
 
 // NewPatchRule is the rule of a resource T whose answer type is of type answer (a value of the
 // type the API shows it as; its JSON fields, embedded structs included, are the resource's
-// fields): every field that fields do not update is immutable.
+// fields): every field that is not a member of fields is immutable (a field another member
+// changes, such as defaultPaymentMethod, included: the patch names the member).
 func NewPatchRule[T any](resource string, answer any, fields ...PatchField[T]) PatchRule[T] {
 	updatable := map[string]bool{}
 	for _, f := range fields {
-		updatable[f.Name], updatable[f.attribute()] = true, true
+		updatable[f.Name] = true
 	}
 	var immutable []string
 	for _, name := range JSONFields(reflect.TypeOf(answer)) {
@@ -196,8 +197,13 @@ func (r PatchRule[T]) ImmutableProblem(name string) (f FieldError, ok bool) {
 	if !r.IsImmutable(name) {
 		return f, false
 	}
-	return FieldError{Field: name, Location: InBody, Reason: "immutable_field",
-		Message: fmt.Sprintf("%s cannot change once the %s exists; leave it out of the patch (create a new %s for other values).", name, r.Resource, r.Resource)}, true
+	msg := fmt.Sprintf("%s cannot change once the %s exists; leave it out of the patch (create a new %s for other values).", name, r.Resource, r.Resource)
+	for _, f := range r.Fields {
+		if f.Attribute == name {
+			msg = fmt.Sprintf("%s is not patched itself; change it with %s.", name, f.Name)
+		}
+	}
+	return FieldError{Field: name, Location: InBody, Reason: "immutable_field", Message: msg}, true
 }
 
 func (r PatchRule[T]) field(name string) (PatchField[T], bool) {

@@ -120,7 +120,7 @@ func TestPatchRulesOfEveryResource(t *testing.T) {
 		{"customer", CustomerPatch, Customer{}, []string{"name", "email", "address", "taxExempt", "preferredLocale", "externalId", "metadata"},
 			[]string{"customerId", "object", "createdAt", "merchantAccountId", "environment"}},
 		{"billing account", BillingAccountPatch, BillingAccount{}, []string{"collectionMethod", "defaultPaymentMethodId", "dunning", "metadata"},
-			[]string{"billingAccountId", "customerId", "currency", "taxAddress"}},
+			[]string{"billingAccountId", "customerId", "currency", "taxAddress", "defaultPaymentMethod"}},
 		{"price", PricePatch, Price{}, []string{"active", "nickname", "metadata"},
 			[]string{"unitAmount", "currency", "priceType", "tiers", "tiersMode", "meterId", "billingInterval", "billingIntervalCount", "transformQuantity", "productId", "name"}},
 		{"coupon", CouponPatch, Coupon{}, []string{"active", "metadata"}, []string{"percentOff", "amountOff", "currency", "name"}},
@@ -141,7 +141,7 @@ func TestPatchRulesOfEveryResource(t *testing.T) {
 				}
 			}
 			for _, f := range JSONFields(reflect.TypeOf(c.answer)) {
-				if c.rule.IsImmutable(f) == slices.Contains(c.updatable, f) && !(f == "defaultPaymentMethod") {
+				if c.rule.IsImmutable(f) == slices.Contains(c.updatable, f) {
 					t.Errorf("%s: immutable %v, updatable %v: every field is one or the other", f, c.rule.IsImmutable(f), slices.Contains(c.updatable, f))
 				}
 			}
@@ -185,7 +185,7 @@ func TestPatchRuleFieldChecks(t *testing.T) {
 		eq(t, prev["defaultPaymentMethod"], any(before.DefaultPaymentMethod))
 		eq(t, apply(t, `{"defaultPaymentMethodId": null}`, &ba), []string(nil))
 		eq(t, ba.DefaultPaymentMethod, (*PaymentMethodSummary)(nil))
-		eq(t, apply(t, `{"defaultPaymentMethod": {"paymentMethodId": "pm_x"}}`, &ba), []string{"defaultPaymentMethod:unknown_field"})
+		eq(t, apply(t, `{"defaultPaymentMethod": {"paymentMethodId": "pm_x"}}`, &ba), []string{"defaultPaymentMethod:immutable_field"})
 	})
 	t.Run("a billing account's dunning, checked and completed", func(t *testing.T) {
 		ba := BillingAccount{}

@@ -270,8 +270,12 @@ func pointerToField(ptr []string) string {
 	return b.String()
 }
 
-// reasonOf maps the schema keyword that failed to a stable machine-readable reason.
+// reasonOf maps the schema keyword that failed to a stable machine-readable reason. null where
+// the schema takes none is invalid_type whichever keyword saw it first (an enum does).
 func reasonOf(se *openapi3.SchemaError) string {
+	if se.Value == nil && se.SchemaField == "enum" {
+		return "invalid_type"
+	}
 	switch se.SchemaField {
 	case "required":
 		return "required"
@@ -309,6 +313,9 @@ func safeReason(se *openapi3.SchemaError) string {
 }
 
 func fieldMessage(field string, se *openapi3.SchemaError) string {
+	if se.Value == nil && se.SchemaField == "enum" {
+		return fmt.Sprintf("%s may not be null; leave the field out instead.", field)
+	}
 	switch reasonOf(se) {
 	case "required":
 		return fmt.Sprintf("%s is required: add it to the request body.", field)

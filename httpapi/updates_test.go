@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/netip"
 	"net/url"
 	"reflect"
-	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
 )
 
 // Updates: PATCH with a JSON merge patch (docs/api-conventions.md "Updates").
@@ -126,7 +130,7 @@ func TestUpdateCustomer(t *testing.T) {
 
 		// null on a field that cannot be empty; every immutable field, each named, with the other problems.
 		wantFields(t, e.Do("PATCH", path, map[string]any{"name": nil, "taxExempt": nil, "preferredLocale": nil}),
-			"body:name:invalid_type", "body:taxExempt:invalid_type", "body:preferredLocale:invalid_enum")
+			"body:name:invalid_type", "body:taxExempt:invalid_type", "body:preferredLocale:invalid_type")
 		wantFields(t, mergePatch(e, path, map[string]any{"customerId": "c9", "object": "customer", "createdAt": "2025-01-01T00:00:00Z",
 			"merchantAccountId": "ma_x", "environment": "production", "email": "not-an-address", "address": map[string]any{"line1": "x", "city": "y", "postalCode": "z", "country": "UK"}}),
 			"body:customerId:immutable_field", "body:object:immutable_field", "body:createdAt:immutable_field", "body:merchantAccountId:immutable_field",
@@ -268,5 +272,403 @@ func TestCustomerUpdateAndInvoices(t *testing.T) {
 	})
 }
 
-var _ = slices.Contains[[]string]
-var _ = time.Second
+
+func TestUpdateBillingAccount(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := payKit{catalogKit: newCatalogKit(t, e)}
+		k.customer("c1")
+		k.billingAccount("ba-c1", "c1")
+		k.customer("c2")
+		k.billingAccount("ba-c2", "c2")
+		k.attach("c1", "pm_card_visa")
+		k.attach("c2", "pm_card_visa")
+		k.attachTo("c1", "ba-c1", "pm_card_mastercard") // c1's second card, now the default
+		ba := e.Must(200, "GET", "/v1/billing-accounts/ba-c1", nil).Data()
+		second := ba["defaultPaymentMethod"].(map[string]any)
+		methods := e.Must(200, "GET", "/v1/billing-accounts/ba-c2", nil).Data()["defaultPaymentMethod"].(map[string]any)
+		var first string
+		for _, ev := range updatedEvents(t, e, "ba-c1", "billing_account.updated") {
+			if pm := ev["object"].(map[string]any)["defaultPaymentMethod"].(map[string]any); pm["last4"] == "4242" {
+				first = pm["paymentMethodId"].(string)
+			}
+		}
+		n := len(updatedEvents(t, e, "ba-c1", "billing_account.updated"))
+
+		// Every updatable field.
+		d := e.Must(200, "PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"collectionMethod": "send_invoice", "defaultPaymentMethodId": first,
+			"dunning": map[string]any{"schedule": []string{"2d", "4d"}}, "metadata": map[string]any{"erp": "A-1"}}).Data()
+		if d["collectionMethod"] != "send_invoice" || d["defaultPaymentMethod"].(map[string]any)["last4"] != "4242" ||
+			jsonOf(d["dunning"]) != `{"finalAction":"mark_uncollectible","schedule":["2d","4d"]}` || jsonOf(d["metadata"]) != `{"erp":"A-1"}` {
+			t.Fatalf("billing account %s", jsonOf(d))
+		}
+		if got := e.Must(200, "GET", "/v1/billing-accounts/ba-c1", nil).Data(); jsonOf(got) != jsonOf(d) {
+			t.Fatalf("read %s, answer %s", jsonOf(got), jsonOf(d))
+		}
+		wantPrevious(t, e, "ba-c1", "billing_account.updated", n+1, `{"collectionMethod":"charge_automatically","defaultPaymentMethod":`+jsonOf(second)+
+			`,"dunning":null,"metadata":{"erp":null}}`)
+		// New invoices are collected as the account now says.
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "item", "productId": "item", "name": "Item", "priceType": "fixed_one_time", "currency": "USD", "unitAmount": 100})
+		if inv := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "item"}}}).Data(); inv["collectionMethod"] != "send_invoice" {
+			t.Fatalf("a new invoice: %v", inv["collectionMethod"])
+		}
+
+		// null: no default method, the deployment's dunning.
+		d = e.Must(200, "PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"defaultPaymentMethodId": nil, "dunning": nil}).Data()
+		if d["defaultPaymentMethod"] != nil || d["dunning"] != nil {
+			t.Fatalf("cleared: %s", jsonOf(d))
+		}
+		// A method of another customer, or none at all: 422.
+		wantFields(t, e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"defaultPaymentMethodId": methods["paymentMethodId"]}),
+			"body:defaultPaymentMethodId:invalid_payment_method")
+		wantFields(t, e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"defaultPaymentMethodId": "pm_nope"}),
+			"body:defaultPaymentMethodId:invalid_payment_method")
+		// The contract's rules and the dunning rule, with every immutable field.
+		wantFields(t, e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"collectionMethod": "cash", "dunning": map[string]any{"schedule": []string{"5d", "3d"}},
+			"currency": "EUR", "customerId": "c2", "taxAddress": nil, "billingAccountId": "x", "defaultPaymentMethod": nil, "collectionMethod2": 1}),
+			"body:collectionMethod:invalid_enum", "body:dunning.schedule[1]:not_increasing", "body:currency:immutable_field", "body:customerId:immutable_field",
+			"body:taxAddress:immutable_field", "body:billingAccountId:immutable_field", "body:defaultPaymentMethod:immutable_field", "body:collectionMethod2:unknown_field")
+		wantFields(t, e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"collectionMethod": nil}), "body:collectionMethod:invalid_type")
+		if r := e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"collectionMethod": "send_invoice"}, testkit.As(e.NewTenant("other", false))); r.Status != 404 {
+			t.Fatalf("another merchant account's billing account: %d", r.Status)
+		}
+	})
+}
+
+// TestArchivedPrice: a price archived by PATCH is refused by new quotes, invoices, subscription
+// changes and quote acceptances (409, details.currentState archived) while an existing
+// subscription keeps renewing on it; active true makes it usable again.
+func TestArchivedPrice(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		k := newLifecycleKit(t, e)
+		k.customer("c1", "pm_card_visa")
+		sub, start := k.subscribe("c1", line("team"))
+		subID := sub["subscriptionId"].(string)
+		pending := e.Must(201, "POST", "/v1/quotes", quoteBody("subscription_creation", "c1", line("team"))).Data()["quoteId"].(string)
+
+		// Every updatable field of a price, and what archiving looks like.
+		d := e.Must(200, "PATCH", "/v1/prices/team", map[string]any{"active": false, "nickname": "Team (2025)", "metadata": map[string]any{"list": "2025"}}).Data()
+		if d["active"] != false || d["nickname"] != "Team (2025)" || jsonOf(d["metadata"]) != `{"list":"2025"}` {
+			t.Fatalf("price %s", jsonOf(d))
+		}
+		wantPrevious(t, e, "team", "price.updated", 1, `{"active":true,"nickname":null,"metadata":{"list":null}}`)
+		if got := e.Must(200, "GET", "/v1/prices/team", nil).Data(); got["active"] != false {
+			t.Fatalf("read: %s", jsonOf(got))
+		}
+		archived := func(what string, r *testkit.Response, field string) {
+			t.Helper()
+			if r.Status != 409 || r.ErrorDetails()["currentState"] != "archived" || r.ErrorDetails()["field"] != field {
+				t.Fatalf("%s naming the archived price: %d %s", what, r.Status, r.Body)
+			}
+		}
+		archived("a new quote", e.Do("POST", "/v1/quotes", quoteBody("one_off", "c1", line("plan"), line("team"))), "lines[1].priceId")
+		archived("a new invoice", e.Do("POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "team"}}}), "lines[0].priceId")
+		archived("a quote made before, accepted now", e.Do("POST", "/v1/quotes/"+pending+"/accept", map[string]any{}), "lines[0].priceId")
+		other, _ := k.subscribe("c1", line("plan"))
+		archived("a subscription change", e.Do("POST", "/v1/subscriptions/"+other["subscriptionId"].(string)+"/change",
+			map[string]any{"items": []any{map[string]any{"priceId": "team"}}}), "items[0].priceId")
+		// The subscription that bills it keeps it through a change that keeps it, and renews on it.
+		e.Must(200, "POST", "/v1/subscriptions/"+subID+"/change", map[string]any{"items": []any{map[string]any{"priceId": "team", "quantity": 2}}, "prorationBehavior": "none"})
+		end := ts(t, k.sub(subID)["currentPeriodEnd"])
+		advanceTo(e, end.Add(2*time.Hour))
+		renewed := renewedInvoices(t, e, subID)
+		if len(renewed) != 1 {
+			t.Fatalf("renewals after %v (started %v): %v", end, start, renewed)
+		}
+		inv := k.invoice(renewed[0])
+		lines := inv["lines"].([]any)
+		if len(lines) == 0 || lines[0].(map[string]any)["priceId"] != "team" || num(lines[0].(map[string]any)["quantity"]) != 2 || inv["status"] == "draft" {
+			t.Fatalf("the renewal's invoice: %s", jsonOf(inv))
+		}
+		// A draft keeps a line of the archived price through a patch of its lines, but takes no new one.
+		draft := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "plan"}}}).Data()["invoiceId"].(string)
+		archived("a draft's new line", e.Do("PATCH", "/v1/invoices/"+draft, map[string]any{"lines": []any{map[string]any{"priceId": "team"}}}), "lines[0].priceId")
+		// Active again: usable again.
+		e.Must(200, "PATCH", "/v1/prices/team", map[string]any{"active": true})
+		e.Must(200, "POST", "/v1/quotes/"+pending+"/accept", map[string]any{})
+		e.Must(200, "PATCH", "/v1/invoices/"+draft, map[string]any{"lines": []any{map[string]any{"priceId": "team"}}})
+		e.Must(200, "PATCH", "/v1/prices/team", map[string]any{"active": false})
+		e.Must(200, "PATCH", "/v1/invoices/"+draft, map[string]any{"lines": []any{map[string]any{"priceId": "team"}, map[string]any{"priceId": "plan"}}})
+
+		// What a price bills never changes: every such field is named in one 422, with the patch's other problems.
+		wantFields(t, e.Do("PATCH", "/v1/prices/team", map[string]any{"unitAmount": 1, "currency": "EUR", "priceType": "free", "tiers": nil, "tiersMode": "volume",
+			"meterId": "m", "billingInterval": "year", "billingIntervalCount": 2, "transformQuantity": nil, "productId": "p", "name": "n", "priceId": "x",
+			"active": "no", "nickname": ""}),
+			"body:unitAmount:immutable_field", "body:currency:immutable_field", "body:priceType:immutable_field", "body:tiers:immutable_field",
+			"body:tiersMode:immutable_field", "body:meterId:immutable_field", "body:billingInterval:immutable_field", "body:billingIntervalCount:immutable_field",
+			"body:transformQuantity:immutable_field", "body:productId:immutable_field", "body:name:immutable_field", "body:priceId:immutable_field",
+			"body:active:invalid_type", "body:nickname:invalid_length")
+		wantFields(t, e.Do("PATCH", "/v1/prices/team", map[string]any{"active": nil}), "body:active:invalid_type")
+		d = e.Must(200, "PATCH", "/v1/prices/team", map[string]any{"nickname": nil}).Data()
+		if d["nickname"] != nil {
+			t.Fatalf("nickname not cleared: %v", d["nickname"])
+		}
+		if r := e.Do("PATCH", "/v1/prices/team", map[string]any{"active": true}, testkit.As(e.NewTenant("other", false))); r.Status != 404 {
+			t.Fatalf("another merchant account's price: %d", r.Status)
+		}
+	})
+}
+
+// TestArchivedCoupon: an archived coupon is refused by new quotes and invoices (409).
+func TestArchivedCoupon(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		billingFixture(t, e)
+		customerAt(t, e, "c1", "US", "TX", false)
+		pending := e.Must(201, "POST", "/v1/quotes", with(quoteBody("one_off", "c1", line("setup")), "couponIds", []string{"ten"})).Data()["quoteId"].(string)
+		d := e.Must(200, "PATCH", "/v1/coupons/ten", map[string]any{"active": false, "metadata": map[string]any{"why": "ended"}}).Data()
+		if d["active"] != false || jsonOf(d["metadata"]) != `{"why":"ended"}` {
+			t.Fatalf("coupon %s", jsonOf(d))
+		}
+		wantPrevious(t, e, "ten", "coupon.updated", 1, `{"active":true,"metadata":{"why":null}}`)
+		for what, r := range map[string]*testkit.Response{
+			"a new invoice":       e.Do("POST", "/v1/invoices", with(draftBody("c1"), "couponIds", []string{"five", "ten"})),
+			"a new quote":         e.Do("POST", "/v1/quotes", with(quoteBody("one_off", "c1", line("setup")), "couponIds", []string{"five", "ten"})),
+			"an earlier quote's acceptance": e.Do("POST", "/v1/quotes/"+pending+"/accept", map[string]any{}),
+		} {
+			field := "couponIds[1]"
+			if strings.Contains(what, "earlier") {
+				field = "couponIds[0]"
+			}
+			if r.Status != 409 || r.ErrorDetails()["currentState"] != "archived" || r.ErrorDetails()["field"] != field {
+				t.Fatalf("%s listing the archived coupon: %d %s", what, r.Status, r.Body)
+			}
+		}
+		wantFields(t, e.Do("PATCH", "/v1/coupons/ten", map[string]any{"percentOff": 20, "amountOff": 1, "currency": "USD", "name": "x", "couponId": "y"}),
+			"body:percentOff:immutable_field", "body:amountOff:immutable_field", "body:currency:immutable_field", "body:name:immutable_field", "body:couponId:immutable_field")
+		e.Must(200, "PATCH", "/v1/coupons/ten", map[string]any{"active": true})
+		e.Must(201, "POST", "/v1/invoices", with(draftBody("c1"), "couponIds", []string{"ten"}))
+	})
+}
+
+func TestUpdateWebhookEndpoint(t *testing.T) {
+	testkit.RunWith(t, testkit.Options{Config: fastConfig("10ms")}, func(t *testing.T, e *testkit.Env) {
+		oldRc, newRc := newReceiver(t, nil), newReceiver(t, nil)
+		ep := e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": oldRc.URL + "/hook", "description": "Receiver",
+			"enabledEvents": []string{"customer.created"}}).Data()
+		id := ep["endpointId"].(string)
+		path := "/v1/webhook-endpoints/" + id
+
+		// Every updatable field; the answer never carries the secret.
+		d := e.Must(200, "PATCH", path, map[string]any{"url": newRc.URL + "/v2", "enabledEvents": []string{"customer.created", "customer.updated", "customer.created"},
+			"description": nil, "metadata": map[string]any{"team": "billing"}}).Data()
+		if d["url"] != newRc.URL+"/v2" || jsonOf(d["enabledEvents"]) != `["customer.created","customer.updated"]` || d["description"] != nil ||
+			jsonOf(d["metadata"]) != `{"team":"billing"}` || d["secret"] != nil {
+			t.Fatalf("endpoint %s", jsonOf(d))
+		}
+		wantPrevious(t, e, id, "webhook_endpoint.updated", 1, `{"url":"`+oldRc.URL+`/hook","enabledEvents":["customer.created"],"description":"Receiver","metadata":{"team":null}}`)
+		// The next deliveries go to the new URL, for the new events.
+		e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "c1", "name": "C"})
+		e.Must(200, "PATCH", "/v1/customers/c1", map[string]any{"name": "C2"})
+		deliverUntil(t, e, "two deliveries to the new URL", func() bool { return len(newRc.Hits()) == 2 })
+		if len(oldRc.Hits()) != 0 {
+			t.Fatalf("the old URL got %d deliveries", len(oldRc.Hits()))
+		}
+
+		// The create's URL rules; null where a value is needed; every immutable field.
+		prod := e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://93.184.216.34/hook"}, testkit.Production()).Data()
+		prodPath := "/v1/webhook-endpoints/" + prod["endpointId"].(string)
+		wantFields(t, e.Do("PATCH", prodPath, map[string]any{"url": "http://93.184.216.34/hook"}, testkit.Production()), "body:url:https_required")
+		wantFields(t, e.Do("PATCH", prodPath, map[string]any{"url": "https://10.0.0.7/hook"}, testkit.Production()), "body:url:private_address")
+		wantFields(t, e.Do("PATCH", prodPath, map[string]any{"url": "ftp://93.184.216.34/"}, testkit.Production()), "body:url:invalid_scheme")
+		wantFields(t, e.Do("PATCH", path, map[string]any{"url": nil, "enabledEvents": nil}), "body:url:invalid_type", "body:enabledEvents:invalid_type")
+		wantFields(t, e.Do("PATCH", path, map[string]any{"enabledEvents": []string{"invoice.payed"}, "status": "enabled", "secret": "whsec_x",
+			"endpointId": "we_x", "disabledReason": nil, "disabledAt": nil, "createdAt": "2025-01-01T00:00:00Z"}),
+			"body:enabledEvents[0]:unknown_event_type", "body:status:immutable_field", "body:secret:immutable_field", "body:endpointId:immutable_field",
+			"body:disabledReason:immutable_field", "body:disabledAt:immutable_field", "body:createdAt:immutable_field")
+		if r := e.Do("PATCH", path, map[string]any{"description": "x"}, testkit.As(e.NewTenant("other", false))); r.Status != 404 {
+			t.Fatalf("another merchant account's endpoint: %d", r.Status)
+		}
+		// A disabled endpoint is still updated (and stays disabled).
+		e.Must(200, "POST", path+"/disable", nil)
+		if d := e.Must(200, "PATCH", path, map[string]any{"description": "Retired"}).Data(); d["status"] != "disabled" || d["description"] != "Retired" {
+			t.Fatalf("disabled endpoint: %s", jsonOf(d))
+		}
+	})
+}
+
+// TestUpdateWebhookEndpointLooksUpBeforeTheTransaction: a new url's host is looked up once, before
+// the update's transaction, and the check inside uses that answer.
+func TestUpdateWebhookEndpointLooksUpBeforeTheTransaction(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	answers := map[string][]netip.Addr{"hooks.public.test": {netip.MustParseAddr("93.184.216.34")}, "hooks.internal.test": {netip.MustParseAddr("10.0.0.7")}}
+	opts := testkit.Options{Engine: func(a *app.App) {
+		a.Config.LookupHost = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			if store.InTx(ctx) {
+				t.Errorf("%s was looked up inside a store transaction", host)
+			}
+			mu.Lock()
+			calls[host]++
+			mu.Unlock()
+			if addrs, ok := answers[host]; ok {
+				return addrs, nil
+			}
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+	}}
+	testkit.RunWith(t, opts, func(t *testing.T, e *testkit.Env) {
+		prod := testkit.Production()
+		ep := e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.public.test/a"}, prod).Data()
+		mu.Lock()
+		clear(calls) // the create's lookup, and the other store's run
+		mu.Unlock()
+		path := "/v1/webhook-endpoints/" + ep["endpointId"].(string)
+		wantFields(t, e.Do("PATCH", path, map[string]any{"url": "https://hooks.internal.test/b"}, prod), "body:url:private_address")
+		e.Must(200, "PATCH", path, map[string]any{"url": "https://hooks.public.test/c"}, prod)
+		e.Must(200, "PATCH", path, map[string]any{"description": "no lookup"}, prod)
+		mu.Lock()
+		defer mu.Unlock()
+		if calls["hooks.internal.test"] != 1 || calls["hooks.public.test"] != 1 || len(calls) != 2 {
+			t.Errorf("lookups %v, want one per request with a new url", calls)
+		}
+	})
+}
+
+func TestUpdateMerchantAccount(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		path := "/v1/merchant-accounts/" + e.Tenant.Sandbox
+		billingFixture(t, e)
+		customerAt(t, e, "c1", "US", "TX", false)
+		issued := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "setup"}}}).Data()["invoiceId"].(string)
+		e.Must(200, "PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"collectionMethod": "send_invoice"})
+		issued2 := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "setup"}}}).Data()["invoiceId"].(string)
+		finalized := e.Must(200, "POST", "/v1/invoices/"+issued2+"/finalize", map[string]any{}).Data()
+		_ = issued
+		before := hostedPage(t, e, finalized)
+
+		d := mergePatch(e, path, map[string]any{"displayName": "Acme Roasters", "supportEmail": "help@acme.example", "metadata": map[string]any{"region": "eu"}})
+		if d.Status != 200 {
+			t.Fatalf("patch: %d %s", d.Status, d.Body)
+		}
+		m := d.Data()
+		if m["displayName"] != "Acme Roasters" || m["supportEmail"] != "help@acme.example" || jsonOf(m["metadata"]) != `{"region":"eu"}` || m["object"] != "merchant_account" {
+			t.Fatalf("merchant account %s", jsonOf(m))
+		}
+		prev, n := lastPrevious(t, e, e.Tenant.Sandbox, "merchant_account.updated")
+		if n != 1 || prev["supportEmail"] != nil || jsonOf(prev["metadata"]) != `{"region":null}` || prev["displayName"] == nil || prev["displayName"] == "Acme Roasters" {
+			t.Fatalf("%d events, previousAttributes %s", n, jsonOf(prev))
+		}
+		// The finalized invoice keeps the merchant it was issued by; a new one shows the new name.
+		if after := hostedPage(t, e, finalized); after != before {
+			t.Fatal("the finalized invoice's page changed with the merchant account")
+		}
+		next := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "setup"}}}).Data()["invoiceId"].(string)
+		page := hostedPage(t, e, e.Must(200, "POST", "/v1/invoices/"+next+"/finalize", map[string]any{}).Data())
+		if !strings.Contains(page, "Acme Roasters") || !strings.Contains(page, "help@acme.example") {
+			t.Fatal("an invoice finalized after the update does not show the new name and support address")
+		}
+		// The acting account reads its new name (the authentication cache saw the change).
+		if again := e.Must(200, "PATCH", path, map[string]any{"supportEmail": nil}).Data(); again["displayName"] != "Acme Roasters" || again["supportEmail"] != nil {
+			t.Fatalf("second patch: %s", jsonOf(again))
+		}
+
+		wantFields(t, e.Do("PATCH", path, map[string]any{"displayName": nil, "supportEmail": "nope", "country": "FR", "status": "approved",
+			"legalEntityType": "corporation", "businessAddress": nil, "email": "x@y.example", "onboarding": nil}),
+			"body:displayName:invalid_type", "body:supportEmail:invalid_format", "body:country:immutable_field", "body:status:immutable_field",
+			"body:legalEntityType:immutable_field", "body:businessAddress:immutable_field", "body:email:immutable_field", "body:onboarding:immutable_field")
+		// Another organization's account, or an unknown one: 404 (the target rule of every merchant-account route).
+		other := e.NewTenant("other", false)
+		if r := e.Do("PATCH", "/v1/merchant-accounts/"+other.Sandbox, map[string]any{"displayName": "Mine"}); r.Status != 404 {
+			t.Fatalf("another organization's account: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("PATCH", "/v1/merchant-accounts/"+e.Tenant.Production, map[string]any{"displayName": "Mine"}); r.Status != 404 {
+			t.Fatalf("the production account from the sandbox: %d %s", r.Status, r.Body)
+		}
+		// Another account of the same organization and environment is a target.
+		sibling := e.Must(200, "POST", "/v1/merchant-accounts", validMerchant("sibling-1")).Data()["merchantAccountId"].(string)
+		if r := e.Must(200, "PATCH", "/v1/merchant-accounts/"+sibling, map[string]any{"displayName": "Sibling"}).Data(); r["displayName"] != "Sibling" || r["merchantAccountId"] != sibling {
+			t.Fatalf("sibling: %s", jsonOf(r))
+		}
+	})
+}
+
+func TestUpdateInvoice(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		billingFixture(t, e)
+		customerAt(t, e, "c1", "US", "NY", false)
+		draft := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "setup"}}, "couponIds": []string{"ten"}, "memo": "First"}).Data()
+		id := draft["invoiceId"].(string)
+		path := "/v1/invoices/" + id
+		if draft["memo"] != "First" || draft["daysUntilDue"] != nil || draft["dueDate"] != nil {
+			t.Fatalf("draft %s", jsonOf(draft))
+		}
+
+		// A draft: lines replaced and priced again (coupon, tax), payment terms, memo, metadata.
+		d := mergePatch(e, path, map[string]any{"lines": []any{map[string]any{"priceId": "seats", "quantity": 10}, map[string]any{"priceId": "setup", "unitAmount": 1000, "description": "Setup (discounted)"}},
+			"daysUntilDue": 30, "memo": "Thank you\nfor your business.", "metadata": map[string]any{"po": "PO-7"}})
+		if d.Status != 200 {
+			t.Fatalf("patch: %d %s", d.Status, d.Body)
+		}
+		inv := d.Data()
+		lines := inv["lines"].([]any)
+		// 12340 + 1000 = 13340; 10% off: 12006; New York 4%: 480 (rounded per line).
+		if len(lines) != 2 || num(inv["subtotal"]) != 13340 || num(inv["discountTotal"]) != 1334 || num(inv["taxTotal"]) != 480 ||
+			lines[1].(map[string]any)["description"] != "Setup (discounted)" || num(inv["daysUntilDue"]) != 30 || inv["memo"] != "Thank you\nfor your business." {
+			t.Fatalf("patched draft %s", jsonOf(inv))
+		}
+		if got := e.Must(200, "GET", path, nil).Data(); jsonOf(got) != jsonOf(inv) {
+			t.Fatalf("read %s\nanswer %s", jsonOf(got), jsonOf(inv))
+		}
+		prev, n := lastPrevious(t, e, id, "invoice.updated")
+		oldLines, _ := prev["lines"].([]any)
+		if n != 1 || len(oldLines) != 1 || oldLines[0].(map[string]any)["priceId"] != "setup" || prev["daysUntilDue"] != nil || prev["memo"] != "First" ||
+			jsonOf(prev["metadata"]) != `{"po":null}` || len(prev) != 4 {
+			t.Fatalf("%d events, previousAttributes %s", n, jsonOf(prev))
+		}
+		// The tax quote follows the lines.
+		txn := e.Must(200, "GET", "/v1/tax-transactions/"+inv["taxTransactionId"].(string), nil).Data()
+		if num(txn["totalTax"]) != 480 {
+			t.Fatalf("tax transaction %s", jsonOf(txn))
+		}
+		// The same lines again: nothing changes, no event, the lines keep their IDs.
+		same := e.Must(200, "PATCH", path, map[string]any{"lines": []any{map[string]any{"priceId": "seats", "quantity": 10}, map[string]any{"priceId": "setup", "unitAmount": 1000, "description": "Setup (discounted)"}}}).Data()
+		if jsonOf(same["lines"]) != jsonOf(inv["lines"]) {
+			t.Fatalf("the same lines changed:\n%s\n%s", jsonOf(same["lines"]), jsonOf(inv["lines"]))
+		}
+		if _, n := lastPrevious(t, e, id, "invoice.updated"); n != 1 {
+			t.Fatalf("%d invoice.updated events after a patch that changes nothing", n)
+		}
+		// null clears the terms and the memo; lines cannot be cleared.
+		cleared := e.Must(200, "PATCH", path, map[string]any{"daysUntilDue": nil, "memo": nil}).Data()
+		if cleared["daysUntilDue"] != nil || cleared["memo"] != nil {
+			t.Fatalf("cleared %s", jsonOf(cleared))
+		}
+		wantFields(t, e.Do("PATCH", path, map[string]any{"lines": nil}), "body:lines:invalid_type")
+		wantFields(t, e.Do("PATCH", path, map[string]any{"lines": []any{}}), "body:lines:invalid_count")
+		wantFields(t, e.Do("PATCH", path, map[string]any{"lines": []any{map[string]any{"priceId": "eur-plan"}, map[string]any{"priceId": "setup", "quantity": 1_000_000_000}}}),
+			"body:lines[0].priceId:currency_mismatch", "body:lines[1].quantity:amount_too_large")
+		wantFields(t, e.Do("PATCH", path, map[string]any{"daysUntilDue": 400, "memo": strings.Repeat("m", 5001)}), "body:daysUntilDue:out_of_range", "body:memo:invalid_length")
+		if r := e.Do("PATCH", path, map[string]any{"lines": []any{map[string]any{"priceId": "nope"}}}); r.Status != 404 || r.ErrorDetails()["field"] != "lines[0].priceId" {
+			t.Fatalf("an unknown price: %d %s", r.Status, r.Body)
+		}
+		wantFields(t, e.Do("PATCH", path, map[string]any{"status": "paid", "total": 0, "couponIds": []string{}, "currency": "EUR", "customerId": "c2", "number": "INV-9", "dueDate": nil}),
+			"body:status:immutable_field", "body:total:immutable_field", "body:couponIds:immutable_field", "body:currency:immutable_field",
+			"body:customerId:immutable_field", "body:number:immutable_field", "body:dueDate:immutable_field")
+
+		// Finalized: payment terms give the due date; only metadata changes now.
+		e.Must(200, "PATCH", path, map[string]any{"daysUntilDue": 14})
+		fin := e.Must(200, "POST", path+"/finalize", map[string]any{}).Data()
+		if due, at := ts(t, fin["dueDate"]), ts(t, fin["finalizedAt"]); !due.Equal(at.AddDate(0, 0, 14)) {
+			t.Fatalf("dueDate %v, finalizedAt %v", due, at)
+		}
+		for _, patch := range []map[string]any{{"memo": "late"}, {"daysUntilDue": 1}, {"lines": []any{map[string]any{"priceId": "setup"}}}, {"metadata": map[string]any{"a": "b"}, "memo": nil}} {
+			if r := e.Do("PATCH", path, patch); r.Status != 409 || r.ErrorDetails()["currentState"] != fin["status"] {
+				t.Fatalf("%v on a finalized invoice: %d %s", patch, r.Status, r.Body)
+			}
+		}
+		tagged := e.Must(200, "PATCH", path, map[string]any{"metadata": map[string]any{"erp": "AR-1", "po": nil}}).Data()
+		if jsonOf(tagged["metadata"]) != `{"erp":"AR-1"}` || jsonOf(tagged["lines"]) != jsonOf(fin["lines"]) || tagged["status"] != fin["status"] {
+			t.Fatalf("metadata of a finalized invoice: %s", jsonOf(tagged))
+		}
+		wantPrevious(t, e, id, "invoice.updated", 4, `{"metadata":{"erp":null,"po":"PO-7"}}`)
+		if r := e.Do("PATCH", path, map[string]any{"memo": "x"}, testkit.As(e.NewTenant("other", false))); r.Status != 404 {
+			t.Fatalf("another merchant account's invoice: %d", r.Status)
+		}
+	})
+}
