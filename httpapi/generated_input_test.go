@@ -468,6 +468,25 @@ var proseRules = map[string]func(g *gen, req *drawn){
 			delete(req.body, total)
 		}
 	},
+	// A billing account's default payment method is one of its customer's (the test's customer has
+	// none: set it to none); a dunning schedule is strictly increasing.
+	"updateBillingAccount": func(g *gen, req *drawn) {
+		if _, ok := req.body["defaultPaymentMethodId"]; ok {
+			req.body["defaultPaymentMethodId"] = nil
+		}
+		if d, ok := req.body["dunning"].(map[string]any); ok {
+			steps := d["schedule"].([]any)
+			for i := range steps {
+				steps[i] = fmt.Sprintf("%dd", (i+1)*6)
+			}
+		}
+	},
+	// A draft's new lines: prices in its currency (the test's are USD), amounts within the largest.
+	"updateInvoice": func(g *gen, req *drawn) {
+		if _, ok := req.body["lines"]; ok {
+			smallLines(req)
+		}
+	},
 	// customer and customerId (invoice and invoiceId) name one filter: both given are equal.
 	"listPaymentReceipts": func(g *gen, req *drawn) {
 		for alias, name := range map[string]string{"customer": "customerId", "invoice": "invoiceId"} {

@@ -79,6 +79,36 @@ func metadataRoutes() map[string]metadataRoute {
 		"createWebhookEndpoint": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
 			return "/v1/webhook-endpoints", map[string]any{"url": fmt.Sprintf("https://hooks.example.com/%d", n)}
 		},
+		// Updates (PATCH): the metadata of the patch, merged into what the resource has.
+		"updatePrice": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			return "/v1/prices/" + price(e, n), map[string]any{}
+		},
+		"updateCoupon": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			id := fmt.Sprintf("md_cpn_%d", n)
+			e.Must(201, "POST", "/v1/coupons", map[string]any{"couponId": id, "name": "C", "percentOff": 10})
+			return "/v1/coupons/" + id, map[string]any{}
+		},
+		"updateCustomer": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			cus, _ := customer(e, n)
+			return "/v1/customers/" + cus, map[string]any{}
+		},
+		"updateBillingAccount": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			_, ba := customer(e, n)
+			return "/v1/billing-accounts/" + ba, map[string]any{}
+		},
+		"updateInvoice": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			cus, ba := customer(e, n)
+			inv := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": cus, "billingAccountId": ba, "currency": "USD",
+				"lines": []any{map[string]any{"priceId": price(e, n)}}}).Data()
+			return "/v1/invoices/" + fmt.Sprint(inv["invoiceId"]), map[string]any{}
+		},
+		"updateWebhookEndpoint": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			ep := e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": fmt.Sprintf("https://hooks.example.com/md/%d", n)}).Data()
+			return "/v1/webhook-endpoints/" + fmt.Sprint(ep["endpointId"]), map[string]any{}
+		},
+		"updateMerchantAccount": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			return "/v1/merchant-accounts/" + e.Tenant.Sandbox, map[string]any{}
+		},
 	}
 }
 
@@ -92,11 +122,13 @@ func TestMetadataRuleOnEveryRoute(t *testing.T) {
 	}
 	routes := metadataRoutes()
 	var ops []string
+	methods := map[string]string{}
 	for _, item := range spec.Paths.Map() {
-		for _, op := range item.Operations() {
+		for method, op := range item.Operations() {
 			if rb := op.RequestBody; rb != nil && rb.Value != nil {
 				if mt := rb.Value.Content.Get("application/json"); mt != nil && mt.Schema.Value.Properties["metadata"] != nil {
 					ops = append(ops, op.OperationID)
+					methods[op.OperationID] = method
 				}
 			}
 		}
@@ -121,7 +153,7 @@ func TestMetadataRuleOnEveryRoute(t *testing.T) {
 					n++
 					path, body := build(t, e, n)
 					body["metadata"] = map[string]string{strings.Repeat("é", c.keyLen): "v"}
-					r := e.Do("POST", path, body)
+					r := e.Do(methods[id], path, body)
 					switch {
 					case c.ok && r.Status >= 300:
 						t.Errorf("a key of %d characters: %d %s", c.keyLen, r.Status, r.Body)
