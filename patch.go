@@ -188,6 +188,17 @@ func (r PatchRule[T]) Updatable() []string {
 	return out
 }
 
+// Clearable are the members null clears.
+func (r PatchRule[T]) Clearable() []string {
+	var out []string
+	for _, f := range r.Fields {
+		if f.Clearable {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
+
 // IsImmutable reports whether name is a field of the resource that cannot change.
 func (r PatchRule[T]) IsImmutable(name string) bool { return slices.Contains(r.Immutable, name) }
 

@@ -180,9 +180,12 @@ func invoiceLinesField() PatchField[InvoiceEdit] {
 
 // PatchRules are the update rules by the name the contract's patch schemas give them
 // (x-remit-patch), for the edge to word a field that cannot change (immutable_field) as the rule
-// does.
+// does, and for the test that holds the contract's patch schemas to the rules.
 var PatchRules = map[string]interface {
 	ImmutableProblem(field string) (FieldError, bool)
+	IsImmutable(field string) bool
+	Updatable() []string
+	Clearable() []string
 }{
 	"customer": CustomerPatch, "billing_account": BillingAccountPatch, "price": PricePatch, "coupon": CouponPatch,
 	"webhook_endpoint": WebhookEndpointPatch, "merchant_account": MerchantAccountPatch, "invoice": InvoicePatch,

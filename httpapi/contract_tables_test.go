@@ -105,3 +105,63 @@ func TestContractRefusesWhatTheServerRefuses(t *testing.T) {
 			"currency": "USD", "meterId": "m"}), "body:meterId:not_allowed")
 	})
 }
+
+// TestPatchSchemasAreTheRules: every update (PATCH) of the contract names its rule (x-remit-patch);
+// its schema's properties are the rule's updatable members, nullable exactly where null clears one,
+// and every field of the resource it answers is one the rule updates or refuses as immutable.
+func TestPatchSchemasAreTheRules(t *testing.T) {
+	spec, err := api.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for path, item := range spec.Paths.Map() {
+		op := item.Patch
+		if op == nil {
+			continue
+		}
+		for _, ct := range []string{"application/merge-patch+json", "application/json"} {
+			if op.RequestBody.Value.Content.Get(ct) == nil {
+				t.Errorf("PATCH %s does not take %s", path, ct)
+			}
+		}
+		body := op.RequestBody.Value.Content.Get("application/json").Schema.Value
+		name, _ := body.Extensions["x-remit-patch"].(string)
+		rule, ok := remit.PatchRules[name]
+		if !ok {
+			t.Errorf("PATCH %s: x-remit-patch %q names no rule of remit.PatchRules", path, name)
+			continue
+		}
+		seen[name] = true
+		props := slices.Sorted(maps.Keys(body.Properties))
+		if want := slices.Sorted(slices.Values(rule.Updatable())); !slices.Equal(props, want) {
+			t.Errorf("PATCH %s: the schema takes %v, the rule %v", path, props, want)
+		}
+		var nullable []string
+		for _, p := range props {
+			if body.Properties[p].Value.Nullable {
+				nullable = append(nullable, p)
+			}
+		}
+		if want := slices.Sorted(slices.Values(rule.Clearable())); !slices.Equal(nullable, want) {
+			t.Errorf("PATCH %s: nullable %v, the rule clears %v", path, nullable, want)
+		}
+		answer := op.Responses.Value("200").Value.Content.Get("application/json").Schema.Value.Properties["data"].Value
+		for field := range answer.Properties {
+			if !rule.IsImmutable(field) && !slices.Contains(rule.Updatable(), field) {
+				t.Errorf("PATCH %s: the resource's field %s is neither updatable nor immutable", path, field)
+			}
+			if rule.IsImmutable(field) && slices.Contains(rule.Updatable(), field) {
+				t.Errorf("PATCH %s: %s is updatable and immutable", path, field)
+			}
+		}
+		if len(op.Parameters) == 0 || !slices.ContainsFunc(op.Parameters, func(p *openapi3.ParameterRef) bool { return p.Value.Name == "Idempotency-Key" }) {
+			t.Errorf("PATCH %s takes no Idempotency-Key", path)
+		}
+	}
+	for name := range remit.PatchRules {
+		if !seen[name] {
+			t.Errorf("the rule %s has no PATCH in the contract", name)
+		}
+	}
+}

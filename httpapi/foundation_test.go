@@ -221,7 +221,7 @@ func TestErrorTable(t *testing.T) {
 			{"GET", "/v1/prices", "POST"},
 			{"PUT", clockPath, "GET"},
 			{"GET", advancePath, "POST"},
-			{"PATCH", "/v1/invoices/inv_1", "GET"},
+			{"DELETE", "/v1/invoices/inv_1", "GET, PATCH"},
 		} {
 			r := e.Do(c.method, c.path, nil)
 			wantError(t, e, r, 405, "bad_request")
