@@ -18,6 +18,27 @@ func (c *client) lockCustomer() *Customer {
 	return cu
 }
 
+// perCustomer is an operation on one random customer, held locked while it runs (none yet: nothing
+// to act on).
+func perCustomer(run func(ctx context.Context, c *client, cu *Customer) bool) func(ctx context.Context, c *client) bool {
+	return func(ctx context.Context, c *client) bool {
+		cu := c.lockCustomer()
+		if cu == nil {
+			return false
+		}
+		defer cu.mu.Unlock()
+		return run(ctx, c, cu)
+	}
+}
+
+// anyUsage picks one of the customer's usage events (nil: none yet).
+func (c *client) anyUsage(cu *Customer) *Usage {
+	if len(cu.usage) == 0 {
+		return nil
+	}
+	return cu.usage[c.rng.IntN(len(cu.usage))]
+}
+
 // opPrice creates a random price: one-time, fixed recurring (plain, tiered or by the package) or
 // metered, monthly or yearly.
 func opPrice(ctx context.Context, c *client) bool {
@@ -124,12 +145,7 @@ func (c *client) attachCard(ctx context.Context, cu *Customer, card string) bool
 
 // opCard gives a charge_automatically customer another card (a new default charges its open
 // invoices at once: docs/dunning.md).
-func opCard(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
-		return false
-	}
-	defer cu.mu.Unlock()
+func opCard(ctx context.Context, c *client, cu *Customer) bool {
 	if cu.Collection != "charge_automatically" {
 		return false
 	}
@@ -142,12 +158,7 @@ func opCard(ctx context.Context, c *client) bool {
 
 // opGrant grants prepaid balance: sometimes with targets, an expiry or a future start; sometimes
 // sent twice with one Idempotency-Key (the replay must answer the first answer, applied once).
-func opGrant(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
-		return false
-	}
-	defer cu.mu.Unlock()
+func opGrant(ctx context.Context, c *client, cu *Customer) bool {
 	now := c.clockNow()
 	id := c.name("g")
 	amount := c.between(100, 4000)
@@ -180,12 +191,7 @@ func opGrant(ctx context.Context, c *client) bool {
 }
 
 // opExpire expires what is left of a grant, or part of it, as the balance says it is.
-func opExpire(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
-		return false
-	}
-	defer cu.mu.Unlock()
+func opExpire(ctx context.Context, c *client, cu *Customer) bool {
 	if len(cu.grants) == 0 {
 		return false
 	}
@@ -214,12 +220,7 @@ func opExpire(ctx context.Context, c *client) bool {
 }
 
 // opUsage records a usage event now or in the last three days.
-func opUsage(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
-		return false
-	}
-	defer cu.mu.Unlock()
+func opUsage(ctx context.Context, c *client, cu *Customer) bool {
 	u := &Usage{ID: c.name("u"), Body: map[string]any{"customerId": cu.ID, "meterId": "soak_calls", "quantity": c.between(0, 60)}}
 	u.Body["eventId"] = u.ID
 	if c.chance(0.3) {
@@ -238,16 +239,11 @@ func opUsage(ctx context.Context, c *client) bool {
 
 // opUsageRepeat sends a usage event again: the same values answer the first event (201), other
 // values 409 duplicate_id; nothing is counted twice.
-func opUsageRepeat(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
+func opUsageRepeat(ctx context.Context, c *client, cu *Customer) bool {
+	u := c.anyUsage(cu)
+	if u == nil {
 		return false
 	}
-	defer cu.mu.Unlock()
-	if len(cu.usage) == 0 {
-		return false
-	}
-	u := cu.usage[c.rng.IntN(len(cu.usage))]
 	body := map[string]any{}
 	for k, v := range u.Body {
 		body[k] = v
@@ -268,16 +264,11 @@ func opUsageRepeat(ctx context.Context, c *client) bool {
 }
 
 // opUsageVoid voids a usage event (a second void is 409).
-func opUsageVoid(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
+func opUsageVoid(ctx context.Context, c *client, cu *Customer) bool {
+	u := c.anyUsage(cu)
+	if u == nil {
 		return false
 	}
-	defer cu.mu.Unlock()
-	if len(cu.usage) == 0 {
-		return false
-	}
-	u := cu.usage[c.rng.IntN(len(cu.usage))]
 	want := one(200)
 	if u.Voided {
 		want = one(409)

@@ -35,12 +35,7 @@ func (c *client) invoiceLines() (lines []map[string]any, want int) {
 
 // opInvoice creates a draft invoice; sometimes with a metered line over a past period, or a
 // coupon.
-func opInvoice(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
-		return false
-	}
-	defer cu.mu.Unlock()
+func opInvoice(ctx context.Context, c *client, cu *Customer) bool {
 	lines, want := c.invoiceLines()
 	body := map[string]any{"customerId": cu.ID, "billingAccountId": cu.BA, "currency": "USD", "lines": lines}
 	if c.chance(0.1) {
@@ -61,12 +56,7 @@ func opInvoice(ctx context.Context, c *client) bool {
 }
 
 // opOneOffQuote accepts a one_off quote: a draft invoice at the quoted amounts.
-func opOneOffQuote(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
-		return false
-	}
-	defer cu.mu.Unlock()
+func opOneOffQuote(ctx context.Context, c *client, cu *Customer) bool {
 	var lines []map[string]any
 	for _, p := range c.d.m.pickPrices(c.rng, "one_time", 2) {
 		lines = append(lines, map[string]any{"priceId": p.ID, "quantity": c.between(1, 4)})
@@ -140,12 +130,19 @@ func opRefresh(ctx context.Context, c *client) bool {
 		return false
 	}
 	defer cu.mu.Unlock()
-	a := c.call(ctx, "POST", "/v1/invoices/"+m.ID+"/refresh", map[string]any{}, c.key(), m.history)
-	var after remit.Invoice
-	if c.wantState(a, "refresh a draft", expectDraft(inv), m.history) && a.Status == 200 && decode(a, &after) {
-		c.noteInvoice(cu, after, m.Sub)
-	}
+	c.draftAction(ctx, cu, m, inv, "refresh")
 	return true
+}
+
+// draftAction posts an action only a draft allows (refresh, finalize) to the invoice the model
+// knows as m (read as inv), checks the answer and notes what it says; ok when it answered 200.
+func (c *client) draftAction(ctx context.Context, cu *Customer, m *Inv, inv remit.Invoice, action string) (after remit.Invoice, ok bool) {
+	a := c.call(ctx, "POST", "/v1/invoices/"+m.ID+"/"+action, map[string]any{}, c.key(), m.history)
+	if !c.wantState(a, action+" a draft", expectDraft(inv), m.history) || a.Status != 200 || !decode(a, &after) {
+		return after, false
+	}
+	c.noteInvoice(cu, after, m.Sub)
+	return after, true
 }
 
 // opFinalize finalizes a draft; the answer shows the collection's outcome, which the model knows
@@ -156,12 +153,10 @@ func opFinalize(ctx context.Context, c *client) bool {
 		return false
 	}
 	defer cu.mu.Unlock()
-	a := c.call(ctx, "POST", "/v1/invoices/"+m.ID+"/finalize", map[string]any{}, c.key(), m.history)
-	var after remit.Invoice
-	if !c.wantState(a, "finalize a draft", expectDraft(inv), m.history) || a.Status != 200 || !decode(a, &after) {
+	after, ok := c.draftAction(ctx, cu, m, inv, "finalize")
+	if !ok {
 		return true
 	}
-	c.noteInvoice(cu, after, m.Sub)
 	want := remit.InvoiceOpen
 	if after.AmountDue == 0 || (after.CollectionMethod == "charge_automatically" && slices.Contains(workingCards, cu.Card)) {
 		want = remit.InvoicePaid

@@ -63,12 +63,7 @@ func (c *client) pricedItems(items []remit.SubscriptionItem) bool {
 
 // opSubscribe makes a subscription through an accepted subscription_creation quote: monthly or
 // yearly items, sometimes usage, a one-time line, a trial or a coupon.
-func opSubscribe(ctx context.Context, c *client) bool {
-	cu := c.lockCustomer()
-	if cu == nil {
-		return false
-	}
-	defer cu.mu.Unlock()
+func opSubscribe(ctx context.Context, c *client, cu *Customer) bool {
 	interval := "month"
 	if c.chance(0.15) {
 		interval = "year"

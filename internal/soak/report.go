@@ -1,7 +1,10 @@
 package soak
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -113,28 +116,16 @@ func (r Report) Text() string {
 	return b.String()
 }
 
-func countsLine(m map[int]int) string {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%d: %d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
-}
+func countsLine(m map[int]int) string { return sortedLine(m, "%d: %d") }
 
-func namedLine(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+func namedLine(m map[string]int) string { return sortedLine(m, "%s %d") }
+
+// sortedLine writes a tally's entries in key order, each by format (key, count), comma separated.
+func sortedLine[K cmp.Ordered](m map[K]int, format string) string {
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+		parts[i] = fmt.Sprintf(format, k, m[k])
 	}
 	return strings.Join(parts, ", ")
 }

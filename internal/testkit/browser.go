@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -101,14 +102,23 @@ func StartBrowser(t testing.TB) *Browser {
 	return b
 }
 
+// freePort answers a port on 127.0.0.1 that nothing listens on, drawn below the kernel's ephemeral
+// range (32768–60999 on Linux): a port the kernel hands out for listen(":0") or as a connection's
+// source port cannot then be given to another process while a child that was stopped on purpose
+// (mailpit's outage) is down, so the child can take its port again when it restarts.
 func freePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("free port: %v", err)
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return port
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatalf("free port: none free in 20000-31999 after 200 tries")
+	return 0
 }
 
 func (b *Browser) driverLog() string {
