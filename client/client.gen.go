@@ -2655,7 +2655,7 @@ type BillingAccountCreateRequest struct {
 	// CustomerId Customer the account bills; must exist (404).
 	CustomerId string `json:"customerId"`
 
-	// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
+	// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing). null is the deployment's policy (REMIT_DUNNING_SCHEDULE): in a create, as if left out; in an update, the account's own policy is removed. An update replaces the policy whole.
 	//
 	// Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
 	Dunning *Dunning `json:"dunning,omitempty"`
@@ -2665,7 +2665,7 @@ type BillingAccountCreateRequest struct {
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
-	// TaxAddress A customer postal address; country and region drive tax.
+	// TaxAddress A customer postal address; country and region drive tax. null is no address (in a create, as if left out; in an update, the address is removed; draft invoices are taxed at the new address from their next refresh).
 	//
 	// Example: {"city":"New York","country":"US","line1":"500 5th Ave","postalCode":"10110","region":"NY"}
 	TaxAddress *CustomerAddress `json:"taxAddress,omitempty"`
@@ -2684,7 +2684,9 @@ type BillingAccountPatch struct {
 	// DefaultPaymentMethodId A payment method of the billing account's customer (422 invalid_payment_method otherwise), charged by automatic collection; null leaves the account without one.
 	DefaultPaymentMethodId *string `json:"defaultPaymentMethodId,omitempty"`
 
-	// Dunning The account's dunning policy, replaced whole; null returns it to the deployment's (REMIT_DUNNING_SCHEDULE).
+	// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing). null is the deployment's policy (REMIT_DUNNING_SCHEDULE): in a create, as if left out; in an update, the account's own policy is removed. An update replaces the policy whole.
+	//
+	// Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
 	Dunning *Dunning `json:"dunning,omitempty"`
 
 	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
@@ -3084,7 +3086,7 @@ type Customer struct {
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
 
-// CustomerAddress A customer postal address; country and region drive tax.
+// CustomerAddress A customer postal address; country and region drive tax. null is no address (in a create, as if left out; in an update, the address is removed; draft invoices are taxed at the new address from their next refresh).
 //
 // Example: {"city":"New York","country":"US","line1":"500 5th Ave","postalCode":"10110","region":"NY"}
 type CustomerAddress struct {
@@ -3145,7 +3147,7 @@ type CustomerBalance struct {
 //
 // Example: {"address":{"city":"New York","country":"US","line1":"500 5th Ave","postalCode":"10110","region":"NY"},"customerId":"cus_acme","email":"billing@acme.example","externalId":"crm-1042","name":"Acme Corp","taxExempt":false}
 type CustomerCreateRequest struct {
-	// Address A customer postal address; country and region drive tax.
+	// Address A customer postal address; country and region drive tax. null is no address (in a create, as if left out; in an update, the address is removed; draft invoices are taxed at the new address from their next refresh).
 	//
 	// Example: {"city":"New York","country":"US","line1":"500 5th Ave","postalCode":"10110","region":"NY"}
 	Address *CustomerAddress `json:"address,omitempty"`
@@ -3180,7 +3182,9 @@ type CustomerCreateRequest struct {
 //
 // Example: {"email":"ap@acme.example","metadata":{"legacyId":null}}
 type CustomerPatch struct {
-	// Address The whole address, replaced; null removes it. Draft invoices are taxed at it from their next refresh.
+	// Address A customer postal address; country and region drive tax. null is no address (in a create, as if left out; in an update, the address is removed; draft invoices are taxed at the new address from their next refresh).
+	//
+	// Example: {"city":"New York","country":"US","line1":"500 5th Ave","postalCode":"10110","region":"NY"}
 	Address *CustomerAddress `json:"address,omitempty"`
 
 	// Email Billing email address; null (or "") removes it.
@@ -3206,7 +3210,7 @@ type CustomerPatch struct {
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
 
-// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing).
+// Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing). null is the deployment's policy (REMIT_DUNNING_SCHEDULE): in a create, as if left out; in an update, the account's own policy is removed. An update replaces the policy whole.
 //
 // Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
 type Dunning struct {

@@ -188,12 +188,6 @@ func schemaFields(err error, out *[]remit.FieldError) {
 			schemaFields(inner, out)
 			return
 		}
-		// A nullable field of a named schema (an allOf of one $ref) wraps that schema's errors.
-		var inner openapi3.MultiError
-		if se.SchemaField == "allOf" && errors.As(se.Origin, &inner) && len(inner) > 0 {
-			schemaFields(inner, out)
-			return
-		}
 	}
 	ptr := se.JSONPointer()
 	if f, ok := ruleProblem(pointerToField(ptr), se); ok {

@@ -35,18 +35,9 @@ func (g *gen) refusedText(label string) string {
 	return "a" + rapid.SampledFrom([]string{"\u202e", "\u202a", "\u2066", "\u2069", "\u0007", "\u001b", "\u007f", "\u0085", "\u009b"}).Draw(g.t, label) + "b"
 }
 
-// wrapped is the schema a nullable field names (allOf of one $ref: the contract's way to make a
-// named schema nullable), or s itself.
-func wrapped(s *openapi3.Schema) *openapi3.Schema {
-	if len(s.AllOf) == 1 && s.Type == nil && len(s.Properties) == 0 {
-		return s.AllOf[0].Value
-	}
-	return s
-}
-
 // value draws a value the schema accepts. name is the field's name (for the pool of IDs).
 func (g *gen) value(ref *openapi3.SchemaRef, name, label string) any {
-	s := wrapped(ref.Value)
+	s := ref.Value
 	if ids, ok := g.pool[name]; ok && len(ids) > 0 && name != g.own && rapid.IntRange(0, 9).Draw(g.t, label+".known") < 8 {
 		return rapid.SampledFrom(ids).Draw(g.t, label+".id")
 	}
@@ -309,7 +300,6 @@ func (g *gen) objectBreaches(s *openapi3.Schema, v map[string]any, path []string
 
 // valueBreaches lists the ways to break the value of field name in parent (whose path is path).
 func (g *gen) valueBreaches(s *openapi3.Schema, parent map[string]any, name string, path []string, out breaches) {
-	s = wrapped(s)
 	f := []string{fieldName(path)}
 	add := func(rule string, bad any) {
 		*out = append(*out, func() breach { parent[name] = bad; return breach{fields: f, rule: rule} })
