@@ -92,15 +92,23 @@ type Server struct {
 	eng       Engine
 	publicURL string
 	sessions  *scs.SessionManager
-	signIns   ratelimit.Limiter
+	signIns   SignInLimiter
 	pages     map[string]*template.Template
 	log       *slog.Logger
 	handler   http.Handler
 }
 
+// SignInLimiter limits failed sign-in attempts: an attempt takes a token of its client address's
+// bucket and of its e-mail address's before the password is compared (so attempts made in parallel
+// cannot pass the limit), and a sign-in that does not fail gives them back.
+type SignInLimiter interface {
+	ratelimit.Limiter
+	ratelimit.Refunder
+}
+
 // New builds the dashboard. sessions is where sessions are kept (app.OperatorSessions); signIns
-// limits sign-in attempts (keys "signin:address:..." and "signin:email:...").
-func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Logger, cfg Config) (*Server, error) {
+// limits failed sign-in attempts (keys "signin:address:..." and "signin:email:...").
+func New(eng Engine, sessions scs.Store, signIns SignInLimiter, log *slog.Logger, cfg Config) (*Server, error) {
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err

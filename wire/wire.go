@@ -257,7 +257,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	return r, nil
 }
 
-// Sign-in attempts to the dashboard: per client address and per e-mail address, a burst of
+// Failed sign-in attempts to the dashboard: per client address and per e-mail address, a burst of
 // signInBurst, then one every 12 s (docs/dashboard.md).
 const (
 	signInPerSecond = 1.0 / 12
@@ -268,7 +268,7 @@ const (
 // dashboard). Its sign-in limits are shared through Redis like the API's when REMIT_REDIS_URL is
 // set.
 func (r *Remit) mountDashboard() error {
-	var signIns ratelimit.Limiter = ratelimit.NewMemory(signInPerSecond, signInBurst)
+	var signIns dashboard.SignInLimiter = ratelimit.NewMemory(signInPerSecond, signInBurst)
 	if r.Config.RedisURL != "" {
 		rl, client, err := ratelimit.NewRedis(r.Config.RedisURL, signInPerSecond, signInBurst, r.Log)
 		if err != nil {
