@@ -77,7 +77,9 @@ type NoStoreError struct {
 	Reason string // "the file does not exist", ...
 }
 
-func (e *NoStoreError) Error() string { return fmt.Sprintf("no Remit store at %s (%s)", e.URL, e.Reason) }
+func (e *NoStoreError) Error() string {
+	return fmt.Sprintf("no Remit store at %s (%s)", e.URL, e.Reason)
+}
 func (e *NoStoreError) Unwrap() error { return ErrNoStore }
 
 // OpenExisting opens the store named by rawURL as Open does, but only a store that exists, and

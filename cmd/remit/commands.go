@@ -29,7 +29,9 @@ type command struct {
 // The variables every command that opens the store reads.
 var storeEnv = []string{"REMIT_DATABASE_URL", "REMIT_DATABASE_MAX_CONNS", "REMIT_LOG_LEVEL"}
 
-func withStoreEnv(names ...string) []string { return append(append([]string(nil), storeEnv...), names...) }
+func withStoreEnv(names ...string) []string {
+	return append(append([]string(nil), storeEnv...), names...)
+}
 
 // commands is the CLI, in the order `remit --help` lists it.
 var commands = []*command{

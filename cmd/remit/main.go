@@ -74,7 +74,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return cmd.run(ctx, rest, stdout, stderr)
 }
 
-func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
 
 // help answers `remit help [COMMAND...]`: the commands, or one command's help.
 func help(args []string, stdout io.Writer) error {
