@@ -45,20 +45,3 @@ func TestChartOf(t *testing.T) {
 		})
 	}
 }
-
-func TestHostedPage(t *testing.T) {
-	s := func(v string) *string { return &v }
-	for _, c := range []struct {
-		in   *string
-		want string
-	}{
-		{nil, ""},
-		{s("https://billing.example/customer-portal/invoices/inv_1/pay?token=abc"), "https://billing.example/customer-portal/invoices/inv_1?token=abc"},
-		{s("https://billing.example/customer-portal/invoices/inv_1?token=abc"), ""},
-		{s("::not a url"), ""},
-	} {
-		if got := hostedPage(c.in); got != c.want {
-			t.Errorf("hostedPage(%v) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
