@@ -2,6 +2,7 @@ package remit
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -203,6 +204,17 @@ type HostedToken struct {
 	MerchantAccountID string
 	ExpiresAt         time.Time
 	CreatedAt         time.Time
+}
+
+// Authorize checks that the token was issued for the resource a request acts on: the kind and the
+// ID of the one resource it was issued for.
+//
+// Errors: forbidden (a token of another resource).
+func (t HostedToken) Authorize(kind, resourceID string) error {
+	if t.Kind != kind || t.ResourceID != resourceID {
+		return Errorf(EForbidden, "This token was issued for another resource; use the token of this %s's hosted URL.", strings.ReplaceAll(kind, "_", " "))
+	}
+	return nil
 }
 
 // CheckCustomer records every problem of a customer about to be created (an e-mail address, the

@@ -55,8 +55,9 @@ type Invoice struct {
 	OffsetTotal       int64             `json:"offsetTotal"` // credit notes' offset bucket
 	RefundedTotal     int64             `json:"refundedTotal"`
 	TaxTransactionID  *string           `json:"taxTransactionId"`
-	PaymentURL        *string           `json:"paymentUrl"`     // open invoices: the hosted pay route
-	AutoFinalizeAt    *time.Time        `json:"autoFinalizeAt"` // subscription drafts finalize themselves then
+	PaymentURL        *string           `json:"paymentUrl"`       // open invoices: the hosted pay route
+	HostedInvoiceURL  *string           `json:"hostedInvoiceUrl"` // finalized invoices: the hosted page, whatever they became
+	AutoFinalizeAt    *time.Time        `json:"autoFinalizeAt"`   // subscription drafts finalize themselves then
 	LastPaymentError  *PaymentError     `json:"lastPaymentError"`
 	LatestPaymentID   *string           `json:"latestPaymentId"`   // the last payment attempt, if any (GET /v1/payments/{id})  // the last failed collection, if any
 	FinalizedByRef    *string           `json:"finalizedByRef"`    // the caller's reference given at finalization

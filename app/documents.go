@@ -121,7 +121,7 @@ func (ds *Documents) CreditNoteDocument(ctx context.Context, m remit.MerchantAcc
 
 // ReceiptDocument gathers what a payment receipt's PDF shows: the receipt and the invoice it paid.
 //
-// Errors: not_found; not_implemented until receipts exist (see receiptFactsForPDF).
+// Errors: not_found.
 func (ds *Documents) ReceiptDocument(ctx context.Context, m remit.MerchantAccount, receiptID string) (document.Receipt, error) {
 	q := ds.DB.Read(ctx)
 	var d document.Receipt

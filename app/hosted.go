@@ -67,8 +67,5 @@ func (ac *Access) ResolveHostedToken(ctx context.Context, token string) (remit.H
 //
 // Errors: forbidden (a token of another resource).
 func AuthorizeHostedToken(t remit.HostedToken, kind, resourceID string) error {
-	if t.Kind != kind || t.ResourceID != resourceID {
-		return remit.Errorf(remit.EForbidden, "This token was issued for another resource; use the token of this %s's hosted URL.", strings.ReplaceAll(kind, "_", " "))
-	}
-	return nil
+	return t.Authorize(kind, resourceID)
 }

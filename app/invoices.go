@@ -463,8 +463,9 @@ func (iv *Invoicing) spendableGrants(ctx context.Context, tx *store.Tx, m remit.
 }
 
 // persistFinalization writes a finalization's plan: the prepaid balance taken from each lot, the
-// tax transaction committed with the final lines, the hosted payment page's token, and the
-// invoice with its lines (not its number yet: finishFinalization).
+// tax transaction committed with the final lines, the hosted page's token (hostedInvoiceUrl, and
+// paymentUrl while something remains to pay), and the invoice with its lines (not its number yet:
+// finishFinalization).
 func (iv *Invoicing) persistFinalization(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, plan remit.FinalizationPlan, now time.Time) error {
 	for _, ap := range plan.Applications {
 		if _, err := iv.ledger.ApplyBalance(ctx, tx, scopeOf(m), inv.CustomerID, inv.InvoiceID, ap.EntryID, ap.Amount, now); err != nil {
@@ -474,11 +475,15 @@ func (iv *Invoicing) persistFinalization(ctx context.Context, tx *store.Tx, m re
 	if err := iv.commitTax(ctx, tx, m, inv, now); err != nil {
 		return err
 	}
+	// Every finalized invoice has its hosted page (hostedInvoiceUrl), paid at once included; the
+	// pay route under the same token (paymentUrl) only while something remains to pay.
+	token, err := iv.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedInvoice, inv.InvoiceID, now.AddDate(1, 0, 0))
+	if err != nil {
+		return err
+	}
+	page := fmt.Sprintf("%s/customer-portal/invoices/%s?token=%s", iv.Config.PublicURL, inv.InvoiceID, token)
+	inv.HostedInvoiceURL = &page
 	if plan.HostedPage {
-		token, err := iv.access.IssueHostedToken(ctx, tx, m.ID, remit.HostedInvoice, inv.InvoiceID, now.AddDate(1, 0, 0))
-		if err != nil {
-			return err
-		}
 		url := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", iv.Config.PublicURL, inv.InvoiceID, token)
 		inv.PaymentURL = &url
 	}

@@ -519,3 +519,16 @@ func (op *Operators) UsageOverview(ctx context.Context, o remit.Operator, mercha
 	v.Total, err = op.usage.UsageInPeriod(ctx, q, m, customerID, meterID, from, to)
 	return v, err
 }
+
+// CustomerNames returns the names of a merchant account's customers among ids (the dashboard's
+// lists name the customers of a page, one query for the page). IDs that name no customer are
+// absent.
+//
+// Errors: not_found (the account).
+func (op *Operators) CustomerNames(ctx context.Context, o remit.Operator, merchantAccountID string, ids []string) (map[string]string, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		return nil, err
+	}
+	return op.DB.Read(ctx).CustomerNames(ctx, m.ID, ids)
+}

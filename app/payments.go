@@ -217,7 +217,7 @@ func (ps *Payments) newPayment(m remit.MerchantAccount, inv *remit.Invoice, pi r
 	return remit.Payment{
 		Object: "payment", PaymentID: remit.NewID("pay"), PaymentIntentID: pi.PaymentIntentID, InvoiceID: inv.InvoiceID,
 		CustomerID: inv.CustomerID, BillingAccountID: inv.BillingAccountID, Attempt: attempt, Amount: inv.AmountRemaining,
-		Currency: inv.Currency, Source: source, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
+		Currency: inv.Currency, Source: source, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now,
 	}
 }
 
@@ -295,7 +295,7 @@ func (ps *Payments) recordOutcome(ctx context.Context, m remit.MerchantAccount, 
 
 // applyOutcome moves an open attempt to what the processor answered, with its effects and events.
 func (ps *Payments) applyOutcome(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv *remit.Invoice, p remit.Payment, res processor.ChargeResult, now time.Time) error {
-	from := p.Status
+	from, cur := p.Status, p.ProcessorReference
 	if to := remit.PaymentStatus(res.Status); to != from && !from.CanMove(to) {
 		return nil // an answer the attempt's state machine does not take (remit.PaymentStatus.CanMove)
 	}
@@ -336,10 +336,16 @@ func (ps *Payments) applyOutcome(ctx context.Context, tx *store.Tx, m remit.Merc
 			p.ReconcileAfter = &lease
 			return ps.savePayment(ctx, tx, p, from)
 		}
+		if res.Reference != "" && !sameRef(cur, res.Reference) { // still processing: what the processor knows it by, from its first answer on
+			return ps.savePayment(ctx, tx, p, from)
+		}
 		return nil
 	}
 	return remit.Internal(fmt.Errorf("app.applyOutcome: processor answered status %q", res.Status))
 }
+
+// sameRef reports whether the stored reference ref is already s.
+func sameRef(ref *string, s string) bool { return ref != nil && *ref == s }
 
 // paymentRequiresAction records an attempt the customer must complete (3-D Secure): its next
 // action (the processor's URL, or in the sandbox the portal's authenticate route with a hosted

@@ -10,8 +10,8 @@ import (
 	"github.com/remit-billing/remit/internal/testkit"
 )
 
-// An account's home: today's revenue in the chart (one bar of 30 drawn, titled with its amount),
-// the open invoices' total, and no failed payment.
+// An account's home: today's revenue in the chart (one bar of 30 drawn, titled with its amount,
+// on axes with labelled values and days), the open invoices' total, and no failed payment.
 func TestAccountHome(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		openInvoice(t, e) // stays open: $25.00
@@ -30,6 +30,14 @@ func TestAccountHome(t *testing.T) {
 		}
 		if !strings.Contains(home.body, ": $75.00</title>") {
 			t.Fatal("today's bar is not titled with its amount")
+		}
+		// The value axis climbs from $0.00 in round steps past $75.00; today is labelled under its bar.
+		revenue := home.body[strings.Index(home.body, `id="chart-revenue-title"`):]
+		revenue = revenue[:strings.Index(revenue, "</svg>")]
+		for _, label := range []string{">$0.00</text>", ">$20.00</text>", ">$80.00</text>", ">" + e.Clock.Now().UTC().Format("Jan 2") + "</text>"} {
+			if !strings.Contains(revenue, label) {
+				t.Errorf("the revenue chart's axes lack %q:\n%s", label, revenue)
+			}
 		}
 		open := home.body[strings.Index(home.body, "<h2>Open invoices</h2>"):]
 		if !strings.Contains(open, "$25.00") {

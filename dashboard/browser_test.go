@@ -12,13 +12,15 @@ import (
 	"github.com/remit-billing/remit/internal/testkit"
 )
 
-// In headless Chromium: an admin signs in, finds the invoice from the overview, voids it after
-// the confirmation and sees it void; a viewer sees the invoice without the action and is refused
-// the confirmation page. Screenshots of every page go to ./artifacts/ (ignored by git; CI keeps
+// In headless Chromium: an admin signs in, reads the invoices by customer name with what each was
+// paid, credited and still asks, a paid and half-refunded invoice's figures, the charts' axes, finds
+// the invoice from the overview, voids it after the confirmation and sees it void; a viewer sees
+// the invoice without the action and is refused the confirmation page. Screenshots of every page go to ./artifacts/ (ignored by git; CI keeps
 // them). Every page is checked with axe-core (axeCheck).
 func TestDashboardInBrowser(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		id := openInvoice(t, e)
+		refunded := paidHalfRefunded(t, e)
 		subscribe(t, e)
 		jobID := renewalJob(t, e)
 		for _, o := range []struct {
@@ -58,9 +60,28 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices")
 		b.WaitText("main", 10*time.Second, id)
+		// The customers by name, and what each invoice was paid, credited and still asks.
+		if row := b.Find("tbody tr:has(a[href$='/invoices/" + refunded + "'])").Text(); !strings.Contains(row, "Acme Widgets Ltd c-acme paid $520.00 $520.00 $260.00 $0.00") {
+			t.Fatalf("the refunded invoice's row reads %q", row)
+		}
 		shot("invoices")
+		b.Find("a[href$='/invoices/" + refunded + "']").Click()
+		b.WaitText("main", 10*time.Second, "Total credited")
+		for _, want := range []string{"Still due\n$0.00", "Amount paid -$520.00", "Refunded $260.00", "Total credited $260.00"} {
+			if main := b.Find("main").Text(); !strings.Contains(main, want) || strings.Contains(main, "Amount due") {
+				t.Fatalf("the paid, half-refunded invoice's page lacks %q or says an amount is due:\n%s", want, main)
+			}
+		}
+		shot("invoice-refunded")
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox)
 		b.WaitText("main", 10*time.Second, "Revenue, last 30 days")
+		// The charts' axes: values from $0.00 up, and days, as text a person reads on the page.
+		if axes := b.Find("#chart-revenue-title").Text(); !strings.Contains(axes, "$520.00 in all") {
+			t.Fatalf("the revenue chart's title %q", axes)
+		}
+		if labels := b.Find("svg.chart").Text(); !strings.Contains(labels, "$0.00") || !strings.Contains(labels, "$600.00") {
+			t.Fatalf("the revenue chart's labels read %q", labels)
+		}
 		shot("account")
 		for _, list := range []string{"payments", "receipts", "settlements", "subscriptions", "emails", "usage"} {
 			b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/" + list)
@@ -97,7 +118,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.Open(e.Server.URL + "/dashboard")
 		b.Find("#invoice-" + e.Tenant.Sandbox).Type(id)
 		b.Find("#invoice-" + e.Tenant.Sandbox + " ~ button").Click()
-		b.WaitText("main", 10*time.Second, "Amount due")
+		b.WaitText("main", 10*time.Second, "Still due")
 		shot("invoice")
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id + "/credit-notes")
 		b.WaitText("main h1", 10*time.Second, "Issue a credit note")
@@ -136,7 +157,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 		signIn("viewer@example.com")
 		b.Open(e.Server.URL + "/dashboard/accounts/" + e.Tenant.Sandbox + "/invoices/" + id)
-		b.WaitText("main", 10*time.Second, "Amount due")
+		b.WaitText("main", 10*time.Second, "Still due")
 		if _, ok := b.TryFind("a.button"); ok {
 			t.Fatal("a viewer is offered the void")
 		}

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ type Engine interface {
 	AccountJobs(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.JobQuery) (remit.MerchantAccount, remit.List[remit.Job], error)
 	OperatorJob(ctx context.Context, o remit.Operator, merchantAccountID, jobID string) (remit.MerchantAccount, remit.Job, error)
 	RetryJob(ctx context.Context, o remit.Operator, merchantAccountID, jobID, key string) (remit.Job, error)
+	CustomerNames(ctx context.Context, o remit.Operator, merchantAccountID string, ids []string) (map[string]string, error)
 }
 
 // Config is the dashboard's configuration.
@@ -92,15 +94,23 @@ type Server struct {
 	eng       Engine
 	publicURL string
 	sessions  *scs.SessionManager
-	signIns   ratelimit.Limiter
+	signIns   SignInLimiter
 	pages     map[string]*template.Template
 	log       *slog.Logger
 	handler   http.Handler
 }
 
+// SignInLimiter limits failed sign-in attempts: an attempt takes a token of its client address's
+// bucket and of its e-mail address's before the password is compared (so attempts made in parallel
+// cannot pass the limit), and a sign-in that does not fail gives them back.
+type SignInLimiter interface {
+	ratelimit.Limiter
+	ratelimit.Refunder
+}
+
 // New builds the dashboard. sessions is where sessions are kept (app.OperatorSessions); signIns
-// limits sign-in attempts (keys "signin:address:..." and "signin:email:...").
-func New(eng Engine, sessions scs.Store, signIns ratelimit.Limiter, log *slog.Logger, cfg Config) (*Server, error) {
+// limits failed sign-in attempts (keys "signin:address:..." and "signin:email:...").
+func New(eng Engine, sessions scs.Store, signIns SignInLimiter, log *slog.Logger, cfg Config) (*Server, error) {
 	pages, err := parsePages()
 	if err != nil {
 		return nil, err
@@ -185,15 +195,32 @@ func secure(next http.Handler) http.Handler {
 // parsePages parses each page with the layout.
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	funcs := template.FuncMap{"money": money}
+	funcs := template.FuncMap{"money": money, "who": who}
 	for _, name := range []string{"sign-in", "set-password", "overview", "message", "invoice", "action", "clock", "invoices", "events", "event", "customers", "customer", "subscription", "account", "credit-note", "list", "usage", "job"} {
-		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/chart.html", "templates/"+name+".html")
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/chart.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
 		pages[name] = t
 	}
 	return pages, nil
+}
+
+// customerRef is a customer as a page shows it: its name, linked to its page, and its ID beside
+// (the "customer" template); the ID alone when it has no name.
+type customerRef struct{ Name, ID, Href string }
+
+// who is the customer of the account by ID, named from names (template function).
+func who(account, id string, names map[string]string) customerRef {
+	return customerRef{Name: names[id], ID: id, Href: "/dashboard/accounts/" + url.PathEscape(account) + "/customers/" + url.PathEscape(id)}
+}
+
+// customerNames reads the names of the customers of a page, of the account: one query.
+func (s *Server) customerNames(r *http.Request, accountID string, ids []string) (map[string]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return s.eng.CustomerNames(r.Context(), operatorOf(r), accountID, ids)
 }
 
 // money formats an amount of minor units in its currency (English).
@@ -214,6 +241,7 @@ type page struct {
 	Title        string
 	CSRF         string
 	Operator     *remit.Operator
+	Names        map[string]string // the names of the customers the page shows, by ID (customerNames)
 	Environment  remit.Environment
 	Environments []remit.Environment
 	// sign-in, set-password, message
@@ -229,8 +257,9 @@ type page struct {
 	CanAct     bool // an admin
 	Actions    []invoiceAction
 	Confirm    confirmation          // an action being confirmed
-	HostedPage string                // the customer's page of an open invoice
+	HostedPage string                // the invoice's hosted page (hostedInvoiceUrl)
 	Belongs    remit.InvoiceOverview // its payments, receipts and credit notes
+	Totals     []document.Total      // its totals block, as its documents show it
 	Key        string                // the action's Idempotency-Key
 	PublicURL  string
 	// clock

@@ -248,19 +248,23 @@ func TestDashboardRefusals(t *testing.T) {
 			}
 		}
 
-		// Wrong passwords, until the limit (a burst of 5 sign-ins per client address and per
-		// account, the two above included); then even the right password waits.
+		// Wrong passwords, until the limit (a burst of 5 failed sign-ins per client address and per
+		// account; the two sign-ins above succeeded and count for nothing); then even the right
+		// password waits.
 		other := newBrowser(t, e)
 		form := other.get("/dashboard/sign-in")
 		tries := 0
 		for form.status != http.StatusTooManyRequests {
-			if tries++; tries > 5 {
-				t.Fatal("more than 5 sign-ins from one address were let through")
+			if tries++; tries > 6 {
+				t.Fatal("more than 5 failed sign-ins from one address were let through")
 			}
 			form = other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "email": {"viewer@example.com"}, "password": {"not the password"}})
 			if form.status != http.StatusUnauthorized && form.status != http.StatusTooManyRequests {
 				t.Fatalf("wrong password: %d", form.status)
 			}
+		}
+		if tries != 6 {
+			t.Fatalf("refused after %d failed sign-ins, want after 5", tries-1)
 		}
 		wantStatus(t, other.post("/dashboard/sign-in", url.Values{"csrf": {csrfOf(t, form)}, "email": {"viewer@example.com"},
 			"password": {"a long enough password"}}), 429, "Too many sign-in attempts")
@@ -330,24 +334,7 @@ func TestSignInLimitPerAccount(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		signedInAs(t, e, "target@example.com", remit.OperatorViewer) // from 127.0.0.1
 		signedInAs(t, e, "other@example.com", remit.OperatorViewer)
-		try := func(addr, email, password string) int {
-			t.Helper()
-			get := httptest.NewRequest(http.MethodGet, "/dashboard/sign-in", nil)
-			get.RemoteAddr = addr
-			rec := httptest.NewRecorder()
-			e.Server.Config.Handler.ServeHTTP(rec, get)
-			csrf := csrfOf(t, page{status: rec.Code, body: rec.Body.String()})
-			post := httptest.NewRequest(http.MethodPost, "/dashboard/sign-in", strings.NewReader(url.Values{
-				"csrf": {csrf}, "email": {email}, "password": {password}}.Encode()))
-			post.RemoteAddr = addr
-			post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			for _, c := range rec.Result().Cookies() {
-				post.AddCookie(c)
-			}
-			rec = httptest.NewRecorder()
-			e.Server.Config.Handler.ServeHTTP(rec, post)
-			return rec.Code
-		}
+		try := func(addr, email, password string) int { t.Helper(); return signInFrom(t, e, addr, email, password) }
 		got := []int{}
 		for i := range 6 {
 			got = append(got, try(fmt.Sprintf("10.0.0.%d:4000", i+1), "target@example.com", "not the password"))
@@ -360,6 +347,73 @@ func TestSignInLimitPerAccount(t *testing.T) {
 		}
 		if c := try("10.0.0.9:4000", "other@example.com", "a long enough password"); c != http.StatusSeeOther {
 			t.Fatalf("another account from the same new address: %d, want 303", c)
+		}
+	})
+}
+
+// signInFrom sends the sign-in form from the client address addr (host:port) and answers the
+// status.
+func signInFrom(t *testing.T, e *testkit.Env, addr, email, password string) int {
+	t.Helper()
+	get := httptest.NewRequest(http.MethodGet, "/dashboard/sign-in", nil)
+	get.RemoteAddr = addr
+	rec := httptest.NewRecorder()
+	e.Server.Config.Handler.ServeHTTP(rec, get)
+	csrf := csrfOf(t, page{status: rec.Code, body: rec.Body.String()})
+	post := httptest.NewRequest(http.MethodPost, "/dashboard/sign-in", strings.NewReader(url.Values{
+		"csrf": {csrf}, "email": {email}, "password": {password}}.Encode()))
+	post.RemoteAddr = addr
+	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for _, c := range rec.Result().Cookies() {
+		post.AddCookie(c)
+	}
+	rec = httptest.NewRecorder()
+	e.Server.Config.Handler.ServeHTTP(rec, post)
+	return rec.Code
+}
+
+// The sign-in limits count failed attempts only: six people of one office (one client address)
+// sign in within a minute, and one of them six times; then wrong passwords from that address are
+// refused after the burst of 5, and so are wrong passwords for that account from other addresses.
+// An attempt refused by one limit takes nothing from the other.
+func TestSignInLimitCountsFailuresOnly(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		const office, pw = "10.1.1.1:5000", "a long enough password"
+		for i := range 6 {
+			signedInAs(t, e, fmt.Sprintf("person%d@example.com", i+1), remit.OperatorViewer)
+		}
+		for i := range 6 {
+			if c := signInFrom(t, e, office, fmt.Sprintf("person%d@example.com", i+1), pw); c != http.StatusSeeOther {
+				t.Fatalf("person %d signing in from the office: %d, want 303", i+1, c)
+			}
+		}
+		for i := range 6 {
+			if c := signInFrom(t, e, fmt.Sprintf("10.2.0.%d:5000", i+1), "person1@example.com", pw); c != http.StatusSeeOther {
+				t.Fatalf("person 1's sign-in %d: %d, want 303", i+1, c)
+			}
+		}
+		failures := func(addr func(i int) string, email string) []int {
+			var got []int
+			for i := range 6 {
+				got = append(got, signInFrom(t, e, addr(i), email, "not the password"))
+			}
+			return got
+		}
+		want := fmt.Sprint([]int{401, 401, 401, 401, 401, 429})
+		if got := failures(func(int) string { return office }, "nobody@example.com"); fmt.Sprint(got) != want {
+			t.Fatalf("wrong passwords from the office: %v, want %s", got, want)
+		}
+		for range 3 {
+			if c := signInFrom(t, e, office, "person3@example.com", pw); c != http.StatusTooManyRequests {
+				t.Fatalf("the office after its failures: %d, want 429", c)
+			}
+		}
+		// Refused by the office's limit, person 3's account lost nothing.
+		if got := failures(func(i int) string { return fmt.Sprintf("10.3.0.%d:5000", i+1) }, "person3@example.com"); fmt.Sprint(got) != want {
+			t.Fatalf("wrong passwords for one account from six addresses: %v, want %s", got, want)
+		}
+		if c := signInFrom(t, e, "10.3.0.9:5000", "person4@example.com", pw); c != http.StatusSeeOther {
+			t.Fatalf("another account from a new address: %d, want 303", c)
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/document"
+	"github.com/remit-billing/remit/locale"
 )
 
 // findInvoice opens the invoice a find form names.
@@ -34,8 +35,12 @@ func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool
 	if s.answered(w, r, err) {
 		return page{}, false
 	}
-	return page{Title: "Invoice " + inv.InvoiceID, Operator: &op, Environment: m.Environment, Account: m, Invoice: inv,
-		CanAct: op.Role == remit.OperatorAdmin, Actions: invoiceActions, HostedPage: hostedPage(inv.PaymentURL)}, true
+	p := page{Title: "Invoice " + inv.InvoiceID, Operator: &op, Environment: m.Environment, Account: m, Invoice: inv,
+		CanAct: op.Role == remit.OperatorAdmin, Actions: invoiceActions}
+	if inv.HostedInvoiceURL != nil {
+		p.HostedPage = *inv.HostedInvoiceURL
+	}
+	return p, true
 }
 
 // invoicePage shows an invoice.
@@ -48,6 +53,12 @@ func (s *Server) invoicePage(w http.ResponseWriter, r *http.Request) {
 	if p.Belongs, err = s.eng.InvoiceOverview(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID); s.answered(w, r, err) {
 		return
 	}
+	if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Invoice.CustomerID}); s.answered(w, r, err) {
+		return
+	}
+	// What was paid, offset, refunded and credited and what remains: the rows its PDF and its
+	// hosted page show.
+	p.Totals = document.InvoiceTotals(locale.For("en"), document.Invoice{Invoice: p.Invoice, Coupons: p.Invoice.CouponIDs})
 	if a, ok := findAction(r.URL.Query().Get("done")); ok {
 		p.Notice = a.Done
 	}
@@ -168,6 +179,9 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Invoices = list.Items
+	if p.Names, err = s.customerNames(r, m.ID, customerIDs(list.Items, func(inv remit.Invoice) string { return inv.CustomerID })); s.answered(w, r, err) {
+		return
+	}
 	p.NextPage = nextLink(accountPath(m)+"/invoices", list.NextCursor, q, "status", "customer", "limit")
 	s.render(w, r, http.StatusOK, "invoices", p)
 }
@@ -195,6 +209,9 @@ func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
 	if len(p.MRR.Bars) > 0 {
 		p.MRR.TotalLabel = moneyIn(v.Account.DefaultCurrency)(p.MRR.Bars[len(p.MRR.Bars)-1].Amount) + " today" // a rate: today's, not a sum
 	}
+	if p.Names, err = s.customerNames(r, v.Account.ID, customerIDs(v.FailedPayments.Items, func(p remit.Payment) string { return p.CustomerID })); s.answered(w, r, err) {
+		return
+	}
 	if d, ok := findDecision(r.URL.Query().Get("decided")); ok {
 		p.Notice = "Decided: " + d.Button + "; the account is now " + string(v.Account.Status) + "."
 	}
@@ -221,16 +238,11 @@ func (s *Server) invoicePDF(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(pdf)
 }
 
-// hostedPage is the customer's page of an open invoice, from its paymentUrl (the page's pay
-// route): "" when it has none.
-func hostedPage(paymentURL *string) string {
-	if paymentURL == nil {
-		return ""
+// customerIDs are the customers of a page's items.
+func customerIDs[T any](items []T, of func(T) string) []string {
+	ids := make([]string, 0, len(items))
+	for _, it := range items {
+		ids = append(ids, of(it))
 	}
-	u, err := url.Parse(*paymentURL)
-	if err != nil || !strings.HasSuffix(u.Path, "/pay") {
-		return ""
-	}
-	u.Path = strings.TrimSuffix(u.Path, "/pay")
-	return u.String()
+	return ids
 }

@@ -34,11 +34,30 @@ type filterField struct {
 type cell struct {
 	Text, Href string
 	Code       bool
+	Sub        string // secondary text after it (a customer's ID after its name)
 }
 
 func code(text, href string) cell { return cell{Text: text, Href: href, Code: true} }
 func text(t string) cell          { return cell{Text: t} }
 func when(t time.Time) cell       { return cell{Text: t.Format("2006-01-02 15:04")} }
+
+// customerCell is a customer of account a's list: its name linked to its page, its ID beside (the
+// ID alone, linked, when it has no name).
+func customerCell(a, id string, names map[string]string) cell {
+	href := a + "/customers/" + url.PathEscape(id)
+	if n := names[id]; n != "" {
+		return cell{Text: n, Href: href, Sub: id}
+	}
+	return code(id, href)
+}
+
+// withNames reads the names of the customers of a list's page (err: the list's own error, kept).
+func (s *Server) withNames(r *http.Request, m remit.MerchantAccount, ids []string, err error) (map[string]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s.customerNames(r, m.ID, ids)
+}
 
 // listPage answers a list: the engine's field errors next to their filters, an unknown account as
 // 404; otherwise the rows and, with a next cursor, the next page's link (the same filters).
@@ -86,6 +105,7 @@ func (s *Server) paymentsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.PaymentQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountPayments(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	names, err := s.withNames(r, m, customerIDs(l.Items, func(p remit.Payment) string { return p.CustomerID }), err)
 	a := accountPath(m)
 	v := listView{Heading: "Payments", Action: a + "/payments", Empty: "No payment matches.",
 		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: statusNames(remit.PaymentStatuses)},
@@ -97,7 +117,7 @@ func (s *Server) paymentsPage(w http.ResponseWriter, r *http.Request) {
 			why = *p.FailureMessage
 		}
 		v.Rows = append(v.Rows, []cell{code(p.PaymentID, ""), code(p.InvoiceID, a+"/invoices/"+url.PathEscape(p.InvoiceID)),
-			code(p.CustomerID, a+"/customers/"+url.PathEscape(p.CustomerID)), text(string(p.Status)), text(money(p.Amount, p.Currency)),
+			customerCell(a, p.CustomerID, names), text(string(p.Status)), text(money(p.Amount, p.Currency)),
 			text(why), when(p.CreatedAt)})
 	}
 	s.listPage(w, r, s.listBase(r, m, "Payments"), v, l.NextCursor, err)
@@ -108,6 +128,7 @@ func (s *Server) subscriptionsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.SubscriptionQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountSubscriptions(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	names, err := s.withNames(r, m, customerIDs(l.Items, func(sub remit.Subscription) string { return sub.CustomerID }), err)
 	a := accountPath(m)
 	v := listView{Heading: "Subscriptions", Action: a + "/subscriptions", Empty: "No subscription matches.",
 		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: statusNames(remit.SubscriptionStatuses)},
@@ -115,7 +136,7 @@ func (s *Server) subscriptionsPage(w http.ResponseWriter, r *http.Request) {
 		Headers: []string{"Subscription", "Customer", "Status", "Current period ends", "Created"}}
 	for _, sub := range l.Items {
 		v.Rows = append(v.Rows, []cell{code(sub.SubscriptionID, a+"/subscriptions/"+url.PathEscape(sub.SubscriptionID)),
-			code(sub.CustomerID, a+"/customers/"+url.PathEscape(sub.CustomerID)), text(string(sub.Status)),
+			customerCell(a, sub.CustomerID, names), text(string(sub.Status)),
 			text(sub.CurrentPeriodEnd.Format("2006-01-02")), when(sub.CreatedAt)})
 	}
 	s.listPage(w, r, s.listBase(r, m, "Subscriptions"), v, l.NextCursor, err)
@@ -126,6 +147,7 @@ func (s *Server) emailsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.EmailQuery{CustomerID: q.Get("customer"), Type: q.Get("type"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountEmails(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	names, err := s.withNames(r, m, customerIDs(l.Items, func(e remit.Email) string { return e.CustomerID }), err)
 	a := accountPath(m)
 	v := listView{Heading: "E-mails", Action: a + "/emails", Empty: "No e-mail matches.",
 		Filters: []filterField{{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID},
@@ -136,7 +158,7 @@ func (s *Server) emailsPage(w http.ResponseWriter, r *http.Request) {
 		if e.To != nil {
 			to = *e.To
 		}
-		v.Rows = append(v.Rows, []cell{code(e.EmailID, ""), code(e.CustomerID, a+"/customers/"+url.PathEscape(e.CustomerID)),
+		v.Rows = append(v.Rows, []cell{code(e.EmailID, ""), customerCell(a, e.CustomerID, names),
 			text(string(e.Type)), text(to), text(e.Subject), text(string(e.Status)), when(e.CreatedAt)})
 	}
 	s.listPage(w, r, s.listBase(r, m, "E-mails"), v, l.NextCursor, err)
@@ -157,6 +179,7 @@ func (s *Server) receiptsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.ReceiptQuery{CustomerID: q.Get("customer"), Status: q.Get("status"), Limit: q.Get("limit"), Offset: q.Get("offset")}
 	m, l, err := s.eng.AccountReceipts(r.Context(), operatorOf(r), r.PathValue("account"), in)
+	names, err := s.withNames(r, m, customerIDs(l.Items, func(rc remit.PaymentReceipt) string { return rc.CustomerID }), err)
 	a := accountPath(m)
 	v := listView{Heading: "Receipts", Action: a + "/receipts", Empty: "No receipt matches.",
 		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: remit.ReceiptStatuses},
@@ -164,7 +187,7 @@ func (s *Server) receiptsPage(w http.ResponseWriter, r *http.Request) {
 		Headers: []string{"Receipt", "Number", "Invoice", "Customer", "Status", "Amount", "Created"}}
 	for _, rc := range l.Items {
 		v.Rows = append(v.Rows, []cell{code(rc.ReceiptID, ""), text(rc.ReceiptNumber), code(rc.InvoiceID, a+"/invoices/"+url.PathEscape(rc.InvoiceID)),
-			code(rc.CustomerID, a+"/customers/"+url.PathEscape(rc.CustomerID)), text(string(rc.Status)), text(money(rc.Amount, rc.Currency)), when(rc.CreatedAt)})
+			customerCell(a, rc.CustomerID, names), text(string(rc.Status)), text(money(rc.Amount, rc.Currency)), when(rc.CreatedAt)})
 	}
 	p := s.listBase(r, m, "Receipts")
 	if err == nil && l.HasMore { // the next offset, the same filters

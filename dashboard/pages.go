@@ -30,25 +30,36 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // signIn checks the form, the rate limits and the credentials, then starts the operator's
-// session under a new token (a token known before signing in is worth nothing after).
+// session under a new token (a token known before signing in is worth nothing after). The limits
+// count failed attempts only: each attempt takes its tokens first, and one that does not fail
+// gives them back (SignInLimiter).
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	if !s.checkCSRF(w, r) {
 		return
 	}
 	ctx := r.Context()
 	email := strings.ToLower(strings.TrimSpace(r.PostFormValue("email")))
+	var taken []string
+	giveBack := func() {
+		for _, key := range taken {
+			s.signIns.Refund(ctx, key)
+		}
+	}
 	for _, key := range []string{"signin:address:" + clientAddress(r), "signin:email:" + email} {
 		if res := s.signIns.Allow(ctx, key); !res.Allowed {
+			giveBack() // not an attempt: the other limit loses nothing
 			s.render(w, r, http.StatusTooManyRequests, "sign-in", page{Title: "Sign in", Email: email,
 				Error: "Too many sign-in attempts. Wait a minute, then try again."})
 			return
 		}
+		taken = append(taken, key)
 	}
 	op, err := s.eng.SignIn(ctx, email, r.PostFormValue("password"))
-	if remit.ErrorCode(err) == remit.EUnauthorized {
+	if remit.ErrorCode(err) == remit.EUnauthorized { // a failure: it keeps its tokens
 		s.render(w, r, http.StatusUnauthorized, "sign-in", page{Title: "Sign in", Email: email, Error: remit.ErrorMessage(err)})
 		return
 	}
+	giveBack()
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -63,6 +63,10 @@ func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	var err error
+	if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Subscription.CustomerID}); s.answered(w, r, err) {
+		return
+	}
 	if a, ok := findSubscriptionAction(r.URL.Query().Get("done")); ok {
 		p.Notice = a.Done
 	}

@@ -552,6 +552,14 @@ func lineUsage(tr *locale.Tr, l remit.InvoiceLine, money func(int64) string) []s
 	return out
 }
 
+// Total is one row of a document's totals block: a label, a value, bold or muted.
+type Total = total
+
+// InvoiceTotals is the invoice's totals block as its documents show it (the PDF, the hosted page),
+// in tr's language; the dashboard's invoice page shows the same rows, so a person reads the same
+// figures everywhere (invoiceTotals).
+func InvoiceTotals(tr *locale.Tr, d Invoice) []Total { return invoiceTotals(tr, d) }
+
 // invoiceTotals lists the totals block: subtotal, discounts, prepaid balance, tax by jurisdiction,
 // total; then, once finalized, what was paid and offset and what remains, and what was refunded
 // and credited to the customer's balance.

@@ -306,21 +306,6 @@ func TestDocumentsInvoiceAndCreditNotePDF(t *testing.T) {
 	})
 }
 
-// paymentsAvailable reports whether this build collects payments (the payments capability answers
-// POST /v1/invoices/{id}/pay; without it the operation is 501).
-func paymentsAvailable(t *testing.T, e *testkit.Env) bool {
-	t.Helper()
-	switch r := e.Do("POST", "/v1/invoices/inv_probe_missing/pay", map[string]any{}); r.Status {
-	case 404:
-		return true
-	case 501:
-		return false
-	default:
-		t.Fatalf("probe of POST /v1/invoices/{id}/pay: %d %s", r.Status, r.Body)
-		return false
-	}
-}
-
 // defaultCard attaches pm_card_visa to the customer's billing account as its default method,
 // through a setup session completed in the customer portal.
 func defaultCard(t *testing.T, e *testkit.Env, customerID, billingAccountID string) {
@@ -335,13 +320,8 @@ func defaultCard(t *testing.T, e *testkit.Env, customerID, billingAccountID stri
 
 func TestDocumentsReceiptPDF(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
-		if !paymentsAvailable(t, e) {
-			// The receipt PDF is written against docs/payments.md; its one seam
-			// (app.receiptFactsForPDF) answers 501 until the payments branch is merged.
-			if r := e.Must(501, "GET", "/v1/payment-receipts/rcpt_any/pdf", nil); r.ErrorCode() != "not_implemented" {
-				t.Fatalf("receipt PDF without payments: %s", r.Body)
-			}
-			t.Skip("PAYMENTS NOT MERGED: receipts do not exist in this build; this test runs once POST /v1/invoices/{id}/pay is implemented")
+		if r := e.Must(404, "GET", "/v1/payment-receipts/rcpt_any/pdf", nil); r.ErrorCode() != "not_found" {
+			t.Fatalf("an unknown receipt's PDF: %s", r.Body)
 		}
 		id, lines := invoiceDocCase(t, e)
 		defaultCard(t, e, "bc", "ba-bc")

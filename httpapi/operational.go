@@ -11,7 +11,8 @@ import (
 )
 
 // mountOperational adds the routes outside the contract: health, readiness, metrics, the contract
-// itself, the documentation (the API reference, the errors guide, the event catalog), optional pprof, and the JSON 404 for everything else.
+// itself, the documentation (the API reference, the errors guide, the event catalog), GET / (302 to
+// /docs), optional pprof, and the JSON 404 for everything else.
 func (s *Server) mountOperational() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
@@ -40,6 +41,12 @@ func (s *Server) mountOperational() {
 		s.mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 		s.mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	}
+	// The server's own address, opened in a browser: the API reference. 302, not 308: a browser
+	// keeps no permanent redirect, so / may become a page of its own later.
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "/docs")
+		w.WriteHeader(http.StatusFound)
+	})
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, remit.Errorf(remit.ENotFound, "No route %s %s. See /openapi.yaml for the API's routes.", r.Method, r.URL.Path))
 	})

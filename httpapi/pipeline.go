@@ -647,11 +647,17 @@ type Binary struct {
 	Header      http.Header // extra headers (Content-Disposition, Content-Security-Policy, ...)
 }
 
+// Redirect is a read operation's answer that sends the client to Location (a URL reference,
+// resolved against the request's URL) with 302 Found: GET of a hosted pay route opens its page.
+// Only read operations may return it, as Binary.
+type Redirect struct{ Location string }
+
 // encodeSuccess is a success envelope: data, every resource in it carrying the request's
 // environment (remit.StampEnvironment: the engine does not copy it onto each), and the request ID.
 func encodeSuccess(data any, env remit.Environment, requestID string) ([]byte, error) {
-	if _, ok := data.(Binary); ok {
-		return nil, errors.New("httpapi: a write operation returned a Binary body; only reads may")
+	switch data.(type) {
+	case Binary, Redirect:
+		return nil, errors.New("httpapi: a write operation returned a Binary body or a Redirect; only reads may")
 	}
 	if data == nil {
 		data = struct{}{}
@@ -659,10 +665,15 @@ func encodeSuccess(data any, env remit.Environment, requestID string) ([]byte, e
 	return json.Marshal(successBody{Data: remit.StampEnvironment(data, env), RequestID: requestID})
 }
 
-// respond writes a read operation's answer: the envelope, or a Binary body as is.
+// respond writes a read operation's answer: the envelope, a Binary body as is, or a Redirect.
 func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, env remit.Environment, data any, err error) {
 	if err != nil {
 		s.writeError(w, hr, err)
+		return
+	}
+	if rd, ok := data.(Redirect); ok {
+		w.Header().Set("Location", rd.Location)
+		w.WriteHeader(http.StatusFound)
 		return
 	}
 	if b, ok := data.(Binary); ok {

@@ -15,6 +15,8 @@ import (
 //	invoices/{invoiceId}       the hosted invoice page (HTML), with a button that pays the invoice
 //	                           through PUT invoices/{invoiceId}/pay and shows the outcome
 //	invoices/{invoiceId}/pdf   the invoice's PDF
+//	invoices/{invoiceId}/pay   the invoice's paymentUrl opened in a browser: 302 to its page, under
+//	                           the same token, once the token is known to be this invoice's
 //	setup-sessions/{sessionId} the hosted setup page (HTML): sandbox test cards, or in production
 //	                           the processor's card element; it completes the session through
 //	                           PUT setup-sessions/{sessionId}/complete
@@ -40,6 +42,12 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 			return nil, remit.Internal(err)
 		}
 		return hostedHTML(body, document.HostedPageCSP), nil
+	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
+		if err := tok.Authorize(remit.HostedInvoice, parts[1]); err != nil {
+			return nil, err
+		}
+		// Relative to the pay route (…/invoices/{id}/pay), as the page's own links are.
+		return Redirect{Location: "../" + url.PathEscape(parts[1]) + "?token=" + url.QueryEscape(r.Query("token"))}, nil
 	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pdf":
 		d, err := s.eng.Documents.HostedInvoicePDF(ctx, tok, m, parts[1])
 		if err != nil {
@@ -62,7 +70,7 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		}
 		return hostedHTML(body, document.SetupPageCSP(page)), nil
 	}
-	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal page. The portal's pages are /customer-portal/invoices/{invoiceId}, /customer-portal/invoices/{invoiceId}/pdf and /customer-portal/setup-sessions/{sessionId}.")
+	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal page. The portal's pages are /customer-portal/invoices/{invoiceId} (also through its /pay route), /customer-portal/invoices/{invoiceId}/pdf and /customer-portal/setup-sessions/{sessionId}.")
 }
 
 // hostedHTML answers a hosted page: its Content-Security-Policy, no referrer, no framing, no cache.

@@ -32,6 +32,14 @@ type Limiter interface {
 	Allow(ctx context.Context, key string) Result
 }
 
+// Refunder gives back the token an Allow took. A limit that counts only some outcomes (the
+// dashboard's failed sign-ins) takes a token before the attempt, so that attempts made in
+// parallel cannot pass it, and gives the token back when the outcome is not one it counts. A
+// bucket never holds more than its burst.
+type Refunder interface {
+	Refund(ctx context.Context, key string)
+}
+
 // Memory is a per-process token bucket per key.
 type Memory struct {
 	rate  rate.Limit
@@ -55,6 +63,33 @@ func NewMemory(perSecond float64, burst int) *Memory {
 // Allow takes one token from key's bucket.
 func (m *Memory) Allow(_ context.Context, key string) Result {
 	now := time.Now()
+	b := m.bucket(key, now)
+	r := b.lim.ReserveN(now, 1)
+	res := Result{Limit: m.burst}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		res.RetryAfter = d
+	} else {
+		res.Allowed = true
+	}
+	tokens := b.lim.TokensAt(now)
+	res.Remaining = int(math.Max(0, math.Floor(tokens)))
+	if missing := float64(m.burst) - tokens; missing > 0 && m.rate > 0 {
+		res.Reset = time.Duration(missing / float64(m.rate) * float64(time.Second))
+	}
+	return res
+}
+
+// Refund gives one token back to key's bucket (Refunder). x/time/rate takes n tokens from the
+// bucket's count; n = -1 adds one, and the next look at the bucket caps the count at its burst
+// (TestMemoryRefund holds the library to that).
+func (m *Memory) Refund(_ context.Context, key string) {
+	now := time.Now()
+	m.bucket(key, now).lim.ReserveN(now, -1)
+}
+
+// bucket is key's bucket, made full when the key is new or was forgotten.
+func (m *Memory) bucket(key string, now time.Time) *bucket {
 	m.mu.Lock()
 	b := m.buckets[key]
 	if b == nil {
@@ -71,21 +106,7 @@ func (m *Memory) Allow(_ context.Context, key string) Result {
 		m.sweep = now
 	}
 	m.mu.Unlock()
-
-	r := b.lim.ReserveN(now, 1)
-	res := Result{Limit: m.burst}
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		res.RetryAfter = d
-	} else {
-		res.Allowed = true
-	}
-	tokens := b.lim.TokensAt(now)
-	res.Remaining = int(math.Max(0, math.Floor(tokens)))
-	if missing := float64(m.burst) - tokens; missing > 0 && m.rate > 0 {
-		res.Reset = time.Duration(missing / float64(m.rate) * float64(time.Second))
-	}
-	return res
+	return b
 }
 
 // Redis is a token bucket per key shared through Redis.
@@ -116,13 +137,21 @@ func NewRedis(url string, perSecond float64, burst int, log *slog.Logger) (*Redi
 	opt.MaxRetries = -1   // no retries (0 means the default, 3)
 	opt.DialerRetries = 1 // one dial per attempt (the default, 5 with 100 ms pauses, stalls a request for 0.5 s)
 	client := redis.NewClient(opt)
-	r := int(math.Max(1, math.Round(perSecond)))
 	return &Redis{
 		lim:      redis_rate.NewLimiter(client),
-		limit:    redis_rate.Limit{Rate: r, Burst: burst, Period: time.Second},
+		limit:    redisLimit(perSecond, burst),
 		fallback: NewMemory(perSecond, burst),
 		log:      log,
 	}, client, nil
+}
+
+// redisLimit is perSecond as redis_rate's whole number of requests per period: per second from
+// one a second up (rounded), and one per period below (the dashboard's sign-ins: one in 12 s).
+func redisLimit(perSecond float64, burst int) redis_rate.Limit {
+	if perSecond > 0 && perSecond < 1 {
+		return redis_rate.Limit{Rate: 1, Burst: burst, Period: time.Duration(float64(time.Second) / perSecond)}
+	}
+	return redis_rate.Limit{Rate: int(math.Max(1, math.Round(perSecond))), Burst: burst, Period: time.Second}
 }
 
 // Allow takes one token from key's shared bucket, or from the local one when Redis fails.
@@ -132,20 +161,54 @@ func (l *Redis) Allow(ctx context.Context, key string) Result {
 	}
 	res, err := l.lim.Allow(ctx, "remit:rl:"+key, l.limit)
 	if err != nil {
-		if ctx.Err() == nil { // not the caller giving up: Redis is unwell
-			l.retryAt.Store(time.Now().Add(RedisRetryInterval).UnixNano())
-			if !l.down.Swap(true) {
-				l.log.Warn("rate limiter: redis unavailable, using the in-process limiter", "err", err)
-			}
-		}
+		l.failed(ctx, err)
 		return l.fallback.Allow(ctx, key)
 	}
-	if l.down.Swap(false) {
-		l.log.Info("rate limiter: redis answers again, sharing the limit through it")
-	}
+	l.answers()
 	out := Result{Allowed: res.Allowed > 0, Limit: l.limit.Burst, Remaining: res.Remaining, Reset: res.ResetAfter}
 	if !out.Allowed {
 		out.RetryAfter = res.RetryAfter
 	}
 	return out
+}
+
+// answers notes that Redis answered again after a failure.
+func (l *Redis) answers() {
+	if l.down.Swap(false) {
+		l.log.Info("rate limiter: redis answers again, sharing the limit through it")
+	}
+}
+
+// failed notes a failure of Redis (not the caller giving up): the in-memory bucket limits until
+// RedisRetryInterval has passed.
+func (l *Redis) failed(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	l.retryAt.Store(time.Now().Add(RedisRetryInterval).UnixNano())
+	if !l.down.Swap(true) {
+		l.log.Warn("rate limiter: redis unavailable, using the in-process limiter", "err", err)
+	}
+}
+
+// Refund gives one token back to key's shared bucket (Refunder), or to the local one while Redis
+// fails. The GCRA takes a cost of -1 as a token given back, but keeps nothing when that would
+// make the bucket full (it stores only a future "theoretical arrival time"): then the key is
+// deleted, which is a full bucket. Between the two calls another process's Allow on the same key
+// may be erased with it: at most one token more, only on a bucket that was nearly full.
+func (l *Redis) Refund(ctx context.Context, key string) {
+	if time.Now().UnixNano() < l.retryAt.Load() {
+		l.fallback.Refund(ctx, key)
+		return
+	}
+	res, err := l.lim.AllowN(ctx, "remit:rl:"+key, l.limit, -1)
+	if err == nil && res.ResetAfter <= 0 {
+		err = l.lim.Reset(ctx, "remit:rl:"+key)
+	}
+	if err != nil {
+		l.failed(ctx, err)
+		l.fallback.Refund(ctx, key)
+		return
+	}
+	l.answers()
 }

@@ -155,3 +155,65 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Refund gives back the token an Allow took: the dashboard takes one per sign-in attempt and
+// gives it back when the attempt succeeds, so only failures count. A bucket never holds more
+// than its burst, however many tokens are given back. The rate is one token in 12 s (the
+// dashboard's), so no token comes back by itself while the test runs.
+func testRefund(t *testing.T, l interface {
+	ratelimit.Limiter
+	ratelimit.Refunder
+}, key string) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range 6 { // six successes: each takes its token and gives it back
+		if !l.Allow(ctx, key).Allowed {
+			t.Fatalf("success %d refused", i+1)
+		}
+		l.Refund(ctx, key)
+	}
+	l.Refund(ctx, key) // a full bucket: nothing more to give back
+	for i := range 3 {
+		if !l.Allow(ctx, key).Allowed {
+			t.Fatalf("failure %d refused", i+1)
+		}
+	}
+	if r := l.Allow(ctx, key); r.Allowed || r.RetryAfter <= time.Second {
+		t.Fatalf("a fourth failure, burst 3: %+v", r)
+	}
+	l.Refund(ctx, key)
+	if !l.Allow(ctx, key).Allowed {
+		t.Fatal("the token given back was not there")
+	}
+	if l.Allow(ctx, key).Allowed {
+		t.Fatal("more than the token given back")
+	}
+}
+
+func TestMemoryRefund(t *testing.T) { testRefund(t, ratelimit.NewMemory(1.0/12, 3), "key_r") }
+
+func TestRedisRefund(t *testing.T) {
+	l, client, err := ratelimit.NewRedis(redisURL(t), 1.0/12, 3, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	testRefund(t, l, "key_refund_"+time.Now().Format("150405.000000000"))
+}
+
+// A rate under one a second (the dashboard's sign-ins: one every 12 s) is kept through Redis as
+// it is, not rounded up to one a second.
+func TestRedisSlowRate(t *testing.T) {
+	l, client, err := ratelimit.NewRedis(redisURL(t), 1.0/12, 2, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	key := "key_slow_" + time.Now().Format("150405.000000000")
+	for range 2 {
+		l.Allow(context.Background(), key)
+	}
+	if r := l.Allow(context.Background(), key); r.Allowed || r.RetryAfter < 10*time.Second || r.RetryAfter > 12*time.Second {
+		t.Fatalf("the third call: %+v, want refused for about 12 s", r)
+	}
+}

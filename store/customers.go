@@ -353,3 +353,28 @@ func (q Q) ListCustomers(ctx context.Context, merchantAccountID string, f Custom
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// CustomerNames returns the names of the merchant account's customers among ids, by ID, in one
+// query (the dashboard's lists name the customers of a page). IDs that name no customer are
+// absent from the map.
+func (q Q) CustomerNames(ctx context.Context, merchantAccountID string, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	in, args := inList(2, ids)
+	if in == "" {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT id, name FROM customers WHERE merchant_account_id = $1 AND id IN (`+in+`)`,
+		append([]any{merchantAccountID}, args...)...)
+	if err != nil {
+		return nil, wrapErr(err, "store.CustomerNames")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, wrapErr(err, "store.CustomerNames")
+		}
+		out[id] = name
+	}
+	return out, wrapErr(rows.Err(), "store.CustomerNames")
+}

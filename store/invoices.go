@@ -45,7 +45,7 @@ const invoiceColumns = `id, number, customer_id, billing_account_id, currency, s
 	amount_paid, amount_remaining, credited_total, offset_total, refunded_total, tax_transaction_id, payment_url,
 	auto_finalize_at, last_payment_error, finalized_by_ref, finalized_at, paid_at, voided_at, metadata, created_at, updated_at,
 	latest_payment_id, attempt_count, next_payment_attempt_at, dunning_status, dunning_started_at, dunning_retries,
-	days_until_due, due_date, memo`
+	hosted_invoice_url, days_until_due, due_date, memo`
 
 func invoiceArgs(inv remit.Invoice) []any {
 	coupons := inv.CouponIDs
@@ -68,7 +68,7 @@ func invoiceArgs(inv remit.Invoice) []any {
 		ptrMicros(inv.FinalizedAt), ptrMicros(inv.PaidAt), ptrMicros(inv.VoidedAt), mustJSON(md),
 		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt), ptrStr(inv.LatestPaymentID), inv.AttemptCount,
 		ptrMicros(inv.NextPaymentAttemptAt), string(dunningStatus), ptrMicros(inv.DunningStartedAt), inv.DunningRetries,
-		optInt(inv.DaysUntilDue), ptrMicros(inv.DueDate), ptrStr(inv.Memo)}
+		ptrStr(inv.HostedInvoiceURL), optInt(inv.DaysUntilDue), ptrMicros(inv.DueDate), ptrStr(inv.Memo)}
 }
 
 // InsertInvoice inserts an invoice and its lines: the invoice_lines rows and, in the invoice's
@@ -78,7 +78,7 @@ func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
 	args := append(append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...), linesDoc(rows))
 	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`, lines_doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
 		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
-		$37, $38, $39, $40, $41, $42, $43, $44, $45)`, args...)
+		$37, $38, $39, $40, $41, $42, $43, $44, $45, $46)`, args...)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -118,7 +118,7 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 	if lines {
 		rows = lineRowsOf(inv.Lines)
 		args = append(args, linesDoc(rows))
-		setDoc = ", lines_doc = $45"
+		setDoc = ", lines_doc = $46"
 	}
 	_, err := q.exec(ctx, `UPDATE invoices SET number = $3, customer_id = $4, billing_account_id = $5, currency = $6, status = $7,
 		collection_method = $8, subscription_id = $9, quote_id = $10, period_start = $11, period_end = $12, coupon_ids = $13,
@@ -127,7 +127,8 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 		tax_transaction_id = $25, payment_url = $26, auto_finalize_at = $27, last_payment_error = $28, finalized_by_ref = $29,
 		finalized_at = $30, paid_at = $31, voided_at = $32, metadata = $33, created_at = $34, updated_at = $35,
 		latest_payment_id = $36, attempt_count = $37, next_payment_attempt_at = $38, dunning_status = $39,
-		dunning_started_at = $40, dunning_retries = $41, days_until_due = $42, due_date = $43, memo = $44`+setDoc+` WHERE merchant_account_id = $1 AND id = $2`, args...)
+		dunning_started_at = $40, dunning_retries = $41, hosted_invoice_url = $42, days_until_due = $43, due_date = $44,
+		memo = $45`+setDoc+` WHERE merchant_account_id = $1 AND id = $2`, args...)
 	if err != nil {
 		return wrapErr(err, "store.UpdateInvoice")
 	}
@@ -169,7 +170,7 @@ func scanInvoice(row interface{ Scan(...any) error }) (remit.Invoice, error) {
 
 // scanInvoiceAnd scans a row of invoiceColumns followed by more columns, into more.
 func scanInvoiceAnd(row interface{ Scan(...any) error }, more ...any) (inv remit.Invoice, err error) {
-	var number, sub, quote, taxTxn, payURL, lastErr, byRef, latest, memo sql.NullString
+	var number, sub, quote, taxTxn, payURL, lastErr, byRef, latest, hosted, memo sql.NullString
 	var pStart, pEnd, autoFin, fin, paid, voided, nextAttempt, dunStart, days, due sql.NullInt64
 	var coupons, md string
 	var created, updated int64
@@ -177,7 +178,7 @@ func scanInvoiceAnd(row interface{ Scan(...any) error }, more ...any) (inv remit
 		&inv.CollectionMethod, &sub, &quote, &pStart, &pEnd, &coupons, &inv.Subtotal, &inv.DiscountTotal, &inv.PrepaidApplied,
 		&inv.TaxTotal, &inv.Total, &inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal,
 		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated, &latest,
-		&inv.AttemptCount, &nextAttempt, &inv.DunningStatus, &dunStart, &inv.DunningRetries, &days, &due, &memo}, more...)...)
+		&inv.AttemptCount, &nextAttempt, &inv.DunningStatus, &dunStart, &inv.DunningRetries, &hosted, &days, &due, &memo}, more...)...)
 	if err != nil {
 		return inv, err
 	}
@@ -187,6 +188,7 @@ func scanInvoiceAnd(row interface{ Scan(...any) error }, more ...any) (inv remit
 	inv.LatestPaymentID = nullStr(latest)
 	inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
 	inv.TaxTransactionID, inv.PaymentURL, inv.FinalizedByRef = nullStr(taxTxn), nullStr(payURL), nullStr(byRef)
+	inv.HostedInvoiceURL = nullStr(hosted)
 	if lastErr.Valid {
 		inv.LastPaymentError = &remit.PaymentError{}
 		if err := json.Unmarshal([]byte(lastErr.String), inv.LastPaymentError); err != nil {

@@ -4,8 +4,11 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"os"
+	"strings"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
@@ -63,4 +66,59 @@ func (db *DB) migrations(ctx context.Context) (*goose.Provider, error) {
 func isDomain(err error) bool {
 	var e *remit.Error
 	return errors.As(err, &e)
+}
+
+// ErrNoStore is OpenExisting's answer for a URL that names no Remit store (errors.Is).
+var ErrNoStore = errors.New("no Remit store")
+
+// NoStoreError says which store does not exist and why; it wraps ErrNoStore.
+type NoStoreError struct {
+	URL    string // the store's URL, without its password
+	Reason string // "the file does not exist", ...
+}
+
+func (e *NoStoreError) Error() string {
+	return fmt.Sprintf("no Remit store at %s (%s)", e.URL, e.Reason)
+}
+func (e *NoStoreError) Unwrap() error { return ErrNoStore }
+
+// OpenExisting opens the store named by rawURL as Open does, but only a store that exists, and
+// creates nothing otherwise (*NoStoreError). A store exists once it has been migrated: it holds
+// the migrations' version table (goose_db_version). A SQLite file that is missing or empty is no
+// store, and is not created; an existing SQLite file or a PostgreSQL schema without the table is
+// no store either, and is left as it was. (PostgreSQL: the database itself must exist, as for
+// Open; the schema is the connection's current one, search_path.) It does not migrate: a store of
+// an older version is brought up to date by Migrate, as any other.
+func OpenExisting(ctx context.Context, rawURL string) (db *DB, err error) {
+	if path, ok := strings.CutPrefix(rawURL, "sqlite:"); ok {
+		path = strings.TrimPrefix(path, "//")
+		if fi, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, &NoStoreError{URL: rawURL, Reason: "the file does not exist"}
+		} else if err == nil && fi.Size() == 0 {
+			return nil, &NoStoreError{URL: rawURL, Reason: "the file is empty"}
+		}
+	}
+	if db, err = Open(ctx, rawURL); err != nil {
+		return nil, err
+	}
+	migrated, err := db.migrated(ctx)
+	if err == nil && !migrated {
+		err = &NoStoreError{URL: redactURL(rawURL), Reason: "it has never been migrated"}
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// migrated reports whether the store holds the migrations' version table.
+func (db *DB) migrated(ctx context.Context) (bool, error) {
+	query := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'goose_db_version'`
+	if db.dialect == Postgres {
+		query = `SELECT COUNT(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'goose_db_version'`
+	}
+	var n int
+	err := db.write.QueryRowContext(ctx, query).Scan(&n)
+	return n > 0, wrapErr(err, "store.OpenExisting")
 }

@@ -69,6 +69,11 @@ type Config struct {
 	EmailRetry           string        // REMIT_EMAIL_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	EmailBusyRate        int           // REMIT_EMAIL_BUSY_RATE (5): messages a second at most while the API is busy
 
+	// ExistingStore makes Open refuse a store that does not exist (store.OpenExisting: a missing
+	// SQLite file, a PostgreSQL schema never migrated) instead of creating it: every command of
+	// the CLI but serve, migrate and bootstrap. No variable.
+	ExistingStore bool
+
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
 	// always uses the built-in processor.Sandbox. See docs/payments.md.
@@ -87,8 +92,12 @@ func Defaults() Config {
 	}
 }
 
-// FromEnv returns the defaults overridden by REMIT_* environment variables.
-func FromEnv() (Config, error) {
+// FromEnv returns the defaults overridden by the REMIT_* environment variables (Variables).
+func FromEnv() (Config, error) { return fromEnv(os.LookupEnv) }
+
+// fromEnv is FromEnv reading the variables through lookup.
+func fromEnv(lookup func(string) (string, bool)) (Config, error) {
+	getenv := func(name string) string { v, _ := lookup(name); return v }
 	c := Defaults()
 	for name, dst := range map[string]*string{
 		"REMIT_ADDR": &c.Addr, "REMIT_DATABASE_URL": &c.DatabaseURL, "REMIT_PUBLIC_URL": &c.PublicURL,
@@ -99,37 +108,30 @@ func FromEnv() (Config, error) {
 		"REMIT_DUNNING_SCHEDULE": &c.DunningSchedule, "REMIT_SMTP_URL": &c.SMTPURL, "REMIT_EMAIL_FROM": &c.EmailFrom,
 		"REMIT_EMAIL_RETRY_SCHEDULE": &c.EmailRetry, "REMIT_METRICS_TOKEN": &c.MetricsToken, "REMIT_METRICS_ADDR": &c.MetricsAddr,
 	} {
-		if v, ok := os.LookupEnv(name); ok && v != "" {
+		if v, ok := lookup(name); ok && v != "" {
 			*dst = v
 		}
 	}
-	if v := os.Getenv("REMIT_DISABLED_OPERATIONS"); v != "" {
+	if v := getenv("REMIT_DISABLED_OPERATIONS"); v != "" {
 		for _, id := range strings.Split(v, ",") {
 			if id = strings.TrimSpace(id); id != "" {
 				c.DisabledOps = append(c.DisabledOps, id)
 			}
 		}
 	}
-	if err := durationsFromEnv(&c); err != nil {
+	for name, dst := range map[string]*bool{"REMIT_PPROF": &c.EnablePprof, "REMIT_LOAD_CEILING": &c.LoadCeiling, "REMIT_STRIPE_SANDBOX": &c.StripeSandbox} {
+		if v := getenv(name); v != "" {
+			*dst = v == "true" || v == "1"
+		}
+	}
+	if err := durationsFromEnv(&c, getenv); err != nil {
 		return c, err
 	}
-	if err := numbersFromEnv(&c); err != nil {
-		return c, err
-	}
-	if v := os.Getenv("REMIT_PPROF"); v != "" {
-		c.EnablePprof = v == "true" || v == "1"
-	}
-	if v := os.Getenv("REMIT_LOAD_CEILING"); v != "" {
-		c.LoadCeiling = v == "true" || v == "1"
-	}
-	if v := os.Getenv("REMIT_STRIPE_SANDBOX"); v != "" {
-		c.StripeSandbox = v == "true" || v == "1"
-	}
-	return c, nil
+	return c, numbersFromEnv(&c, getenv)
 }
 
 // durationsFromEnv reads the REMIT_* durations, each with its lower bound.
-func durationsFromEnv(c *Config) error {
+func durationsFromEnv(c *Config, getenv func(string) string) error {
 	for _, d := range []struct {
 		name, example string
 		min           time.Duration
@@ -145,7 +147,7 @@ func durationsFromEnv(c *Config) error {
 		{"REMIT_VERIFY_INTERVAL", "1h", time.Millisecond, &c.VerifyInterval},
 		{"REMIT_SANDBOX_PROCESSOR_LATENCY", "300ms", 0, &c.SandboxLatency},
 	} {
-		v := os.Getenv(d.name)
+		v := getenv(d.name)
 		if v == "" {
 			continue
 		}
@@ -162,7 +164,7 @@ func durationsFromEnv(c *Config) error {
 }
 
 // numbersFromEnv reads the REMIT_* numbers, each within its bounds.
-func numbersFromEnv(c *Config) error {
+func numbersFromEnv(c *Config, getenv func(string) string) error {
 	for _, n := range []struct {
 		name, bounds string
 		min, max     int
@@ -173,7 +175,7 @@ func numbersFromEnv(c *Config) error {
 		{"REMIT_EMAIL_BUSY_RATE", "an integer from 1 to 10000", 1, 10000, &c.EmailBusyRate},
 		{"REMIT_RATE_BURST", "a positive integer", 1, math.MaxInt, &c.RateBurst},
 	} {
-		if v := os.Getenv(n.name); v != "" {
+		if v := getenv(n.name); v != "" {
 			i, err := strconv.Atoi(v)
 			if err != nil || i < n.min || i > n.max {
 				return fmt.Errorf("%s must be %s, not %q", n.name, n.bounds, v)
@@ -181,7 +183,7 @@ func numbersFromEnv(c *Config) error {
 			*n.dst = i
 		}
 	}
-	if v := os.Getenv("REMIT_RATE_LIMIT"); v != "" {
+	if v := getenv("REMIT_RATE_LIMIT"); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f <= 0 {
 			return fmt.Errorf("REMIT_RATE_LIMIT must be a positive number, not %q", v)
@@ -208,8 +210,8 @@ type Remit struct {
 	closers []func() error
 }
 
-// Open opens the store, migrates it and assembles the engine and the HTTP edge. clock may be nil
-// (real time).
+// Open opens the store (with c.ExistingStore only one that exists), migrates it and assembles the
+// engine and the HTTP edge. clock may be nil (real time).
 func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*Remit, error) {
 	if clock == nil {
 		clock = remit.SystemClock{}
@@ -217,7 +219,11 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
-	db, err := store.Open(ctx, c.DatabaseURL)
+	open := store.Open
+	if c.ExistingStore {
+		open = store.OpenExisting
+	}
+	db, err := open(ctx, c.DatabaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +263,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	return r, nil
 }
 
-// Sign-in attempts to the dashboard: per client address and per e-mail address, a burst of
+// Failed sign-in attempts to the dashboard: per client address and per e-mail address, a burst of
 // signInBurst, then one every 12 s (docs/dashboard.md).
 const (
 	signInPerSecond = 1.0 / 12
@@ -268,7 +274,7 @@ const (
 // dashboard). Its sign-in limits are shared through Redis like the API's when REMIT_REDIS_URL is
 // set.
 func (r *Remit) mountDashboard() error {
-	var signIns ratelimit.Limiter = ratelimit.NewMemory(signInPerSecond, signInBurst)
+	var signIns dashboard.SignInLimiter = ratelimit.NewMemory(signInPerSecond, signInBurst)
 	if r.Config.RedisURL != "" {
 		rl, client, err := ratelimit.NewRedis(r.Config.RedisURL, signInPerSecond, signInBurst, r.Log)
 		if err != nil {

@@ -1,7 +1,9 @@
-// Command remit is the Remit server and its operator tools:
+// Command remit is the Remit server and its operator tools. `remit --help` lists the commands and
+// `remit COMMAND --help` (or `remit help COMMAND`) says what one does, its flags and the
+// environment variables it reads (wire.Variables, the README's configuration table).
 //
 //	remit serve                       run the API server
-//	remit migrate                     bring the store's schema up to date
+//	remit migrate                     bring the store's schema up to date (creating the store)
 //	remit bootstrap --organization NAME [--platform] [--json]
 //	remit apikey create --organization-id ID [--environments sandbox,production] [--json]
 //	remit apikey revoke APIKEYID
@@ -9,10 +11,13 @@
 //	remit user list --organization-id ID [--json]
 //	remit user disable --email E
 //	remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
+//	remit reconcile
 //	remit verify [--merchant-account ID] [--json]
 //
-// Every subcommand reads the same configuration (REMIT_* variables, overridden by flags) and
-// migrates the store before it acts, so each works on a new or older store, and while serve runs.
+// Every command reads the same configuration (REMIT_* variables, overridden by flags) and
+// migrates the store before it acts, so each works on an older store, and while serve runs.
+// Every command but serve, migrate and bootstrap refuses a store that does not exist
+// (store.OpenExisting) instead of creating an empty one.
 package main
 
 import (
@@ -40,166 +45,180 @@ func main() {
 	}
 }
 
-const usage = `usage: remit <command> [flags]
-
-commands:
-  serve                                   run the API server
-  migrate                                 bring the store's schema up to date
-  bootstrap --organization NAME [--platform] [--json]
-  apikey create --organization-id ID [--environments sandbox,production] [--json]
-  apikey revoke APIKEYID
-  user create --organization-id ID --email E --role admin|viewer [--json]
-                                          add a dashboard operator; prints the one-time set-password link
-  user list --organization-id ID [--json]
-  user disable --email E                  the operator can no longer sign in; open sessions end
-  merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update
-  reconcile                               finish payment attempts left processing (serve does it every REMIT_RECONCILE_INTERVAL)
-  verify [--merchant-account ID] [--json] check the event chain and every money invariant (docs/verification.md);
-                                          exits 1 naming each violation (serve runs it every REMIT_VERIFY_INTERVAL)
-
-common flags: --database-url URL (REMIT_DATABASE_URL), --addr HOST:PORT (REMIT_ADDR)`
-
+// run runs the command args name: a command of the table, or help.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprintln(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return errors.New("no command given")
 	}
-	cfg, err := wire.FromEnv()
+	switch args[0] {
+	case "help", "-h", "--help", "-help":
+		return help(args[1:], stdout)
+	}
+	cmd, rest, err := find(args)
 	if err != nil {
+		fmt.Fprint(stderr, usage())
 		return err
 	}
-	cmd, rest := args[0], args[1:]
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.DatabaseURL, "database-url", cfg.DatabaseURL, "store URL: sqlite:PATH or postgres://...")
-	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address")
-	fs.StringVar(&cfg.PublicURL, "public-url", cfg.PublicURL, "public base URL")
-	switch cmd {
-	case "serve":
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		return serve(ctx, cfg, stderr)
-	case "reconcile", "migrate":
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil) // opening migrates the store
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		if cmd == "migrate" {
-			fmt.Fprintln(stdout, "schema up to date")
+	if cmd.Run == nil { // a group: `remit user`
+		if len(rest) > 0 && isHelp(rest[0]) {
+			fmt.Fprint(stdout, groupHelp(cmd.Name))
 			return nil
 		}
-		n, err := r.App.Payments.Reconcile(ctx)
-		if err != nil {
-			return err
+		fmt.Fprint(stderr, groupHelp(cmd.Name))
+		if len(rest) == 0 {
+			return fmt.Errorf("remit %s needs a command", cmd.Name)
 		}
-		fmt.Fprintf(stdout, "%d payment attempt(s) looked at\n", n)
+		return fmt.Errorf("unknown %s command %q", cmd.Name, rest[0])
+	}
+	return cmd.run(ctx, rest, stdout, stderr)
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
+
+// help answers `remit help [COMMAND...]`: the commands, or one command's help.
+func help(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage())
 		return nil
-	case "bootstrap":
-		org := fs.String("organization", "", "organization name")
-		platform := fs.Bool("platform", false, "grant the platform capability to the sandbox merchant account")
-		asJSON := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
+	}
+	cmd, rest, err := find(args)
+	switch {
+	case err != nil:
+		return err
+	case len(rest) > 0:
+		return fmt.Errorf("unknown %s command %q", cmd.Name, rest[0])
+	case cmd.Run == nil:
+		fmt.Fprint(stdout, groupHelp(cmd.Name))
+	default:
+		fmt.Fprint(stdout, cmd.help())
+	}
+	return nil
+}
+
+// cli is what a command's body works with: the configuration (the environment, then the flags),
+// the positional arguments and the outputs.
+type cli struct {
+	cfg            wire.Config
+	args           []string
+	stdout, stderr io.Writer
+}
+
+// withEngine opens the store (migrating it; one that does not exist only for the commands that
+// create it) and runs fn with the engine, then closes it.
+func (c *cli) withEngine(ctx context.Context, fn func(a *app.App) error) error {
+	r, err := wire.Open(ctx, c.cfg, c.cfg.Logger(c.stderr), nil)
+	if err != nil {
+		return noStoreHint(err)
+	}
+	defer r.Close()
+	return fn(r.App)
+}
+
+// The commands. Each declares its flags (beside the common ones) and returns its body.
+
+func serveCommand(*flag.FlagSet) func(context.Context, *cli) error {
+	return func(ctx context.Context, c *cli) error { return serve(ctx, c.cfg, c.stderr) }
+}
+
+func migrateCommand(*flag.FlagSet) func(context.Context, *cli) error {
+	return func(ctx context.Context, c *cli) error {
+		return c.withEngine(ctx, func(*app.App) error { // opening migrates the store
+			fmt.Fprintln(c.stdout, "schema up to date")
+			return nil
+		})
+	}
+}
+
+func reconcileCommand(*flag.FlagSet) func(context.Context, *cli) error {
+	return func(ctx context.Context, c *cli) error {
+		return c.withEngine(ctx, func(a *app.App) error {
+			n, err := a.Payments.Reconcile(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "%d payment attempt(s) looked at\n", n)
+			return nil
+		})
+	}
+}
+
+func bootstrapCommand(fs *flag.FlagSet) func(context.Context, *cli) error {
+	org := fs.String("organization", "", "the organization's name (required)")
+	platform := fs.Bool("platform", false, "grant the platform capability to the sandbox merchant account (it may create sub-merchants)")
+	asJSON := fs.Bool("json", false, "print JSON: {organizationId, apiKey, apiKeyId, merchantAccounts: {sandbox, production}}")
+	return func(ctx context.Context, c *cli) error {
 		if *org == "" {
 			return errors.New("bootstrap needs --organization NAME")
 		}
-		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		res, err := r.App.Merchants.Bootstrap(ctx, *org, *platform)
-		if err != nil {
-			return err
-		}
-		out := map[string]any{"organizationId": res.OrganizationID, "apiKey": res.APIKey, "apiKeyId": res.APIKeyID, "merchantAccounts": res.MerchantAccounts}
-		return printOut(stdout, *asJSON, out, fmt.Sprintf("organization %s\napi key %s (shown once)\nsandbox merchant account %s\nproduction merchant account %s",
-			res.OrganizationID, res.APIKey, res.MerchantAccounts["sandbox"], res.MerchantAccounts["production"]))
-	case "apikey":
-		if len(rest) == 0 {
-			return errors.New("usage: remit apikey create|revoke ...")
-		}
-		sub, rest := rest[0], rest[1:]
-		switch sub {
-		case "create":
-			orgID := fs.String("organization-id", "", "organization ID")
-			envs := fs.String("environments", "sandbox,production", "comma-separated environments")
-			asJSON := fs.Bool("json", false, "print JSON")
-			if err := fs.Parse(rest); err != nil {
+		return c.withEngine(ctx, func(a *app.App) error {
+			res, err := a.Merchants.Bootstrap(ctx, *org, *platform)
+			if err != nil {
 				return err
 			}
-			if *orgID == "" {
-				return errors.New("apikey create needs --organization-id ID")
-			}
-			var list []remit.Environment
-			for _, e := range strings.Split(*envs, ",") {
-				if e = strings.TrimSpace(e); e != "" {
-					list = append(list, remit.Environment(e))
-				}
-			}
-			return withEngine(ctx, cfg, stderr, func(a *app.App) error {
-				id, key, err := a.Access.CreateAPIKey(ctx, *orgID, list)
-				if err != nil {
-					return cliError(err)
-				}
-				return printOut(stdout, *asJSON, map[string]any{"apiKeyId": id, "apiKey": key, "environments": list},
-					fmt.Sprintf("api key %s: %s (shown once)", id, key))
-			})
-		case "revoke":
-			if err := fs.Parse(rest); err != nil {
-				return err
-			}
-			if fs.NArg() != 1 {
-				return errors.New("usage: remit apikey revoke APIKEYID")
-			}
-			return withEngine(ctx, cfg, stderr, func(a *app.App) error {
-				if err := a.Access.RevokeAPIKey(ctx, fs.Arg(0)); err != nil {
-					return cliError(err)
-				}
-				fmt.Fprintln(stdout, "revoked", fs.Arg(0))
-				return nil
-			})
+			out := map[string]any{"organizationId": res.OrganizationID, "apiKey": res.APIKey, "apiKeyId": res.APIKeyID, "merchantAccounts": res.MerchantAccounts}
+			return printOut(c.stdout, *asJSON, out, fmt.Sprintf("organization %s\napi key %s (shown once)\nsandbox merchant account %s\nproduction merchant account %s",
+				res.OrganizationID, res.APIKey, res.MerchantAccounts["sandbox"], res.MerchantAccounts["production"]))
+		})
+	}
+}
+
+func apikeyCreateCommand(fs *flag.FlagSet) func(context.Context, *cli) error {
+	orgID := fs.String("organization-id", "", "the organization's ID, org_... (required)")
+	envs := fs.String("environments", "sandbox,production", "comma-separated environments the key may act in")
+	asJSON := fs.Bool("json", false, "print JSON: {apiKeyId, apiKey, environments}")
+	return func(ctx context.Context, c *cli) error {
+		if *orgID == "" {
+			return errors.New("apikey create needs --organization-id ID")
 		}
-		return fmt.Errorf("unknown apikey command %q", sub)
-	case "user":
-		return userCommand(ctx, &cfg, fs, rest, stdout, stderr)
-	case "merchant":
-		if len(rest) == 0 || rest[0] != "decide" {
-			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
+		var list []remit.Environment
+		for _, e := range strings.Split(*envs, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				list = append(list, remit.Environment(e))
+			}
 		}
-		if err := fs.Parse(rest[1:]); err != nil {
-			return err
-		}
-		if fs.NArg() != 2 {
-			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
-		}
-		return withEngine(ctx, cfg, stderr, func(a *app.App) error {
-			status, err := a.Merchants.DecideMerchant(ctx, fs.Arg(0), fs.Arg(1))
+		return c.withEngine(ctx, func(a *app.App) error {
+			id, key, err := a.Access.CreateAPIKey(ctx, *orgID, list)
 			if err != nil {
 				return cliError(err)
 			}
-			fmt.Fprintf(stdout, "merchant account %s is now %s\n", fs.Arg(0), status)
+			return printOut(c.stdout, *asJSON, map[string]any{"apiKeyId": id, "apiKey": key, "environments": list},
+				fmt.Sprintf("api key %s: %s (shown once)", id, key))
+		})
+	}
+}
+
+func apikeyRevokeCommand(*flag.FlagSet) func(context.Context, *cli) error {
+	return func(ctx context.Context, c *cli) error {
+		if len(c.args) != 1 {
+			return errors.New("usage: remit apikey revoke APIKEYID")
+		}
+		return c.withEngine(ctx, func(a *app.App) error {
+			if err := a.Access.RevokeAPIKey(ctx, c.args[0]); err != nil {
+				return cliError(err)
+			}
+			fmt.Fprintln(c.stdout, "revoked", c.args[0])
 			return nil
 		})
-	case "verify":
-		account := fs.String("merchant-account", "", "verify only this merchant account (ma_...)")
-		asJSON := fs.Bool("json", false, "print JSON")
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		return withEngine(ctx, cfg, stderr, func(a *app.App) error { return verify(ctx, a, *account, *asJSON, stdout) })
-	case "help", "-h", "--help":
-		fmt.Fprintln(stdout, usage)
-		return nil
 	}
-	fmt.Fprintln(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+}
+
+func merchantDecideCommand(*flag.FlagSet) func(context.Context, *cli) error {
+	return func(ctx context.Context, c *cli) error {
+		if len(c.args) != 2 {
+			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
+		}
+		return c.withEngine(ctx, func(a *app.App) error {
+			status, err := a.Merchants.DecideMerchant(ctx, c.args[0], c.args[1])
+			if err != nil {
+				return cliError(err)
+			}
+			fmt.Fprintf(c.stdout, "merchant account %s is now %s\n", c.args[0], status)
+			return nil
+		})
+	}
 }
 
 func serve(ctx context.Context, cfg wire.Config, stderr io.Writer) error {
@@ -247,75 +266,4 @@ func cliError(err error) error {
 		return errors.New(b.String())
 	}
 	return err
-}
-
-// withEngine opens the store (migrating it) and runs fn with the engine, then closes it.
-func withEngine(ctx context.Context, cfg wire.Config, stderr io.Writer, fn func(a *app.App) error) error {
-	r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	return fn(r.App)
-}
-
-// verify runs the money checks (docs/verification.md) and prints each merchant account's result as
-// it is ready: text, or with asJSON one JSON document {"verifications": [...], "ok": bool}. Any
-// violation makes it return an error (exit status 1).
-func verify(ctx context.Context, a *app.App, account string, asJSON bool, stdout io.Writer) error {
-	accounts, failed, violations := 0, 0, 0
-	if asJSON {
-		fmt.Fprint(stdout, `{"verifications":[`)
-	}
-	enc := json.NewEncoder(stdout)
-	err := a.Verification.VerifyAll(ctx, account, func(v remit.Verification) error {
-		if asJSON && accounts > 0 {
-			fmt.Fprint(stdout, ",")
-		}
-		accounts++
-		if !v.OK {
-			failed++
-		}
-		for _, c := range v.Checks {
-			violations += c.ViolationCount
-		}
-		if asJSON {
-			return enc.Encode(v)
-		}
-		printVerification(stdout, v)
-		return nil
-	})
-	if err != nil {
-		return cliError(err)
-	}
-	if asJSON {
-		fmt.Fprintf(stdout, "],\"ok\":%t}\n", failed == 0)
-	} else {
-		fmt.Fprintf(stdout, "%d merchant account(s) verified, %d with violations\n", accounts, failed)
-	}
-	if failed > 0 {
-		return fmt.Errorf("verification failed: %d violation(s) in %d merchant account(s)", violations, failed)
-	}
-	return nil
-}
-
-func printVerification(w io.Writer, v remit.Verification) {
-	status := "ok"
-	if !v.OK {
-		status = "VIOLATIONS"
-	}
-	fmt.Fprintf(w, "%s: %s\n", v.MerchantAccountID, status)
-	for _, c := range v.Checks {
-		if c.OK {
-			fmt.Fprintf(w, "  %-18s ok\n", c.Name)
-			continue
-		}
-		fmt.Fprintf(w, "  %-18s %d violation(s)\n", c.Name, c.ViolationCount)
-		for _, x := range c.Violations {
-			fmt.Fprintf(w, "    %s %s: %s\n", x.Resource, x.ID, x.Detail)
-		}
-		if more := c.ViolationCount - len(c.Violations); more > 0 {
-			fmt.Fprintf(w, "    ... and %d more\n", more)
-		}
-	}
 }
