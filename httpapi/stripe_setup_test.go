@@ -31,7 +31,7 @@ type fakeVault struct {
 	setups    map[string]*fakeSetup // idempotency ref → setup
 	byRef     map[string]*fakeSetup // seti_ → setup
 	requests  []processor.CustomerRequest
-	detached  []processor.DetachRequest          // every DetachMethod call
+	detached  []processor.DetachRequest           // every DetachMethod call
 	detach    func(processor.DetachRequest) error // nil: detaches succeed
 }
 
