@@ -255,7 +255,11 @@ func (ca *Catalog) PrepareDetachPaymentMethod(ctx context.Context, m remit.Merch
 	if err != nil || !ca.detachesAtProcessor(m, pm) {
 		return ctx
 	}
-	if _, err := ca.detachPlan(ctx, q, m, pm, store.Unlocked); err != nil {
+	accounts, err := q.BillingAccountsDefaultingTo(ctx, m.ID, pm.CustomerID, pm.PaymentMethodID, store.Unlocked)
+	if err != nil {
+		return ctx
+	}
+	if uses, err := ca.defaultUses(ctx, q, m, accounts); err != nil || remit.CheckDetach(pm, uses) != nil {
 		return ctx
 	}
 	err = ca.vaultFor(m).DetachMethod(ctx, processor.DetachRequest{PaymentMethod: pm.Token, Account: m.ProcessorAccountID})
@@ -265,23 +269,20 @@ func (ca *Catalog) PrepareDetachPaymentMethod(ctx context.Context, m remit.Merch
 	return context.WithValue(ctx, detachKey{}, processorDetach{paymentMethodID: pm.PaymentMethodID, err: err})
 }
 
-// detachPlan reads the billing accounts whose default pm is (taking their locks as read says),
-// with the open invoices each would collect, and asks remit.CheckDetach.
-func (ca *Catalog) detachPlan(ctx context.Context, q store.Q, m remit.MerchantAccount, pm remit.PaymentMethod, read store.Read) ([]remit.DefaultUse, error) {
-	accounts, err := q.BillingAccountsDefaultingTo(ctx, m.ID, pm.CustomerID, pm.PaymentMethodID, read)
-	if err != nil {
-		return nil, err
-	}
+// defaultUses are the billing accounts whose default the method is, each with the open invoices
+// it would collect (remit.CheckDetach's input).
+func (ca *Catalog) defaultUses(ctx context.Context, q store.Q, m remit.MerchantAccount, accounts []remit.BillingAccount) ([]remit.DefaultUse, error) {
 	uses := make([]remit.DefaultUse, len(accounts))
 	for i, ba := range accounts {
 		uses[i].BillingAccount = ba
 		if ba.CollectionMethod == remit.ChargeAutomatically {
+			var err error
 			if uses[i].OpenInvoiceIDs, err = q.ListDunningInvoices(ctx, m.ID, ba.BillingAccountID); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return uses, remit.CheckDetach(pm, uses)
+	return uses, nil
 }
 
 // DetachPaymentMethod detaches a payment method from its customer (remit.CheckDetach): it is never
@@ -299,12 +300,18 @@ func (ca *Catalog) DetachPaymentMethod(ctx context.Context, m remit.MerchantAcco
 		if err != nil {
 			return pm, err
 		}
-		// The billing accounts first, then the method: the order a new default takes them in.
-		uses, err := ca.detachPlan(ctx, tx.Q, m, pm, store.Locked)
-		if err != nil && remit.ErrorCode(err) != remit.EConflict {
+		// The billing accounts' rows first, then the method's (the order a new default takes them
+		// in); the open invoices are read once the method is locked, so that a charge of it that
+		// committed meanwhile (it holds the method's row shared) is seen.
+		accounts, err := tx.BillingAccountsDefaultingTo(ctx, m.ID, pm.CustomerID, pm.PaymentMethodID, store.Locked)
+		if err != nil {
 			return pm, err
 		}
 		if pm, err = tx.PaymentMethodFor(ctx, m.ID, paymentMethodID, store.Locked); err != nil {
+			return pm, err
+		}
+		uses, err := ca.defaultUses(ctx, tx.Q, m, accounts)
+		if err != nil {
 			return pm, err
 		}
 		if err := remit.CheckDetach(pm, uses); err != nil {
