@@ -153,7 +153,11 @@ func CheckDetach(pm PaymentMethod, uses []DefaultUse) error {
 	if len(invoices) > detachNamedInvoices {
 		named = append(named, fmt.Sprintf("and %d more", len(invoices)-detachNamedInvoices))
 	}
-	return Errorf(EConflict, "The payment method '%s' is the default of billing account %s, which charges automatically and has %d open invoice(s) to collect (%s). Make another payment method the default, or settle the invoices, before detaching it.",
+	which := "billing account %s, which charges automatically and has"
+	if len(accounts) > 1 {
+		which = "billing accounts %s, which charge automatically and have"
+	}
+	return Errorf(EConflict, "The payment method '%s' is the default of "+which+" %d open invoice(s) to collect (%s). Make another payment method the default, or settle the invoices, before detaching it.",
 		pm.PaymentMethodID, strings.Join(quoted(accounts), ", "), len(invoices), strings.Join(named, ", ")).
 		With("reason", "default_payment_method_in_use").With("billingAccountIds", accounts).
 		With("invoiceIds", invoices[:min(len(invoices), detachListedInvoices)]).With("openInvoices", len(invoices))
