@@ -171,12 +171,13 @@ func TestPaymentMethodDetachAtStripe(t *testing.T) {
 		saveCard(t, e, &proc.fakeVault, "c1", "pm_1Real")
 		pm := k.defaultMethod("ba-c1")
 		path, prod := detachPath(pm), testkit.Production()
+		v := &proc.fakeVault // its lock guards what DetachMethod records
 		calls := func() []processor.DetachRequest {
-			proc.mu.Lock()
-			defer proc.mu.Unlock()
-			return append([]processor.DetachRequest(nil), proc.detached...)
+			v.mu.Lock()
+			defer v.mu.Unlock()
+			return append([]processor.DetachRequest(nil), v.detached...)
 		}
-		setDetach := func(f func(processor.DetachRequest) error) { proc.mu.Lock(); proc.detach = f; proc.mu.Unlock() }
+		setDetach := func(f func(processor.DetachRequest) error) { v.mu.Lock(); v.detach = f; v.mu.Unlock() }
 
 		setDetach(func(processor.DetachRequest) error { return fmt.Errorf("%w: timeout", processor.ErrUnavailable) })
 		key := testkit.Header("Idempotency-Key", "detach-1")
