@@ -1549,3 +1549,11 @@ type WebhookEndpointCreateRequest struct {
 	// Url HTTPS (or HTTP in the sandbox) URL that receives deliveries. Its host is read as browsers read it, so an address in any spelling (2130706433, 0x7f000001, 127.1) is that address, and the URL is stored with the address in its usual form (https://127.0.0.1/). URLs on loopback, private, link-local, unique-local or other non-public addresses, or on a name that resolves to one, are refused (422 private_address) unless allowed by configuration (REMIT_WEBHOOK_ALLOW_PRIVATE; allowed in the sandbox by default), and so is every connection to such an address when a delivery is sent. A scheme other than http or https is refused (invalid_scheme) without a lookup.
 	Url string `json:"url"`
 }
+
+// WebhookEndpointSecretRotateRequest Rotates a webhook endpoint's signing secret.
+//
+// Example: {"expireCurrentAfter":86400}
+type WebhookEndpointSecretRotateRequest struct {
+	// ExpireCurrentAfter Seconds the current secret keeps signing beside the new one (merchant clock), 0 to 604800 (7 days); default 86400 (24 hours). 0 stops it at once, for a secret that leaked.
+	ExpireCurrentAfter *int64 `json:"expireCurrentAfter,omitempty"`
+}
