@@ -103,6 +103,78 @@ type PaymentMethod struct {
 	Environment       Environment `json:"environment"`
 	MerchantAccountID string      `json:"merchantAccountId"`
 	CreatedAt         time.Time   `json:"createdAt"`
+
+	// Status is attached until the method is detached (DetachedAt, merchant clock).
+	Status     PaymentMethodStatus `json:"status"`
+	DetachedAt *time.Time          `json:"detachedAt"`
+}
+
+// PaymentMethodStatus is a payment method's state: attached to its customer, or detached (never
+// charged again, never made a default; PaymentMethodStates).
+type PaymentMethodStatus string
+
+// Payment method states.
+const (
+	PaymentMethodAttached PaymentMethodStatus = "attached"
+	PaymentMethodDetached PaymentMethodStatus = "detached"
+)
+
+// DefaultUse is a billing account whose default payment method is the one to detach, with the IDs
+// of its open invoices that still ask for money (the ones the default would collect).
+type DefaultUse struct {
+	BillingAccount BillingAccount
+	OpenInvoiceIDs []string
+}
+
+// CheckDetach decides whether a payment method may be detached: it must be attached (409 with
+// details.currentState detached), and it must not be the default of a charge_automatically
+// billing account that has open invoices left to pay: detaching it would leave them with nothing
+// to collect them (409 default_payment_method_in_use, naming the billing accounts and invoices;
+// save another method as the default, or settle the invoices, first). An uncollectible invoice
+// does not count: dunning gave up collecting it, and paying it later asks for a method anyway.
+// Detaching the default of any other billing account clears that default.
+func CheckDetach(pm PaymentMethod, uses []DefaultUse) error {
+	if err := PaymentMethodStates.Check(pm.PaymentMethodID, pm.Status, ActionDetach); err != nil {
+		return err
+	}
+	accounts, invoices := []string{}, []string{}
+	for _, u := range uses {
+		if u.BillingAccount.CollectionMethod != ChargeAutomatically || len(u.OpenInvoiceIDs) == 0 {
+			continue
+		}
+		accounts = append(accounts, u.BillingAccount.BillingAccountID)
+		invoices = append(invoices, u.OpenInvoiceIDs...)
+	}
+	if len(accounts) == 0 {
+		return nil
+	}
+	named := quoted(invoices[:min(len(invoices), detachNamedInvoices)])
+	if len(invoices) > detachNamedInvoices {
+		named = append(named, fmt.Sprintf("and %d more", len(invoices)-detachNamedInvoices))
+	}
+	which := "billing account %s, which charges automatically and has"
+	if len(accounts) > 1 {
+		which = "billing accounts %s, which charge automatically and have"
+	}
+	return Errorf(EConflict, "The payment method '%s' is the default of "+which+" %d open invoice(s) to collect (%s). Make another payment method the default, or settle the invoices, before detaching it.",
+		pm.PaymentMethodID, strings.Join(quoted(accounts), ", "), len(invoices), strings.Join(named, ", ")).
+		With("reason", "default_payment_method_in_use").With("billingAccountIds", accounts).
+		With("invoiceIds", invoices[:min(len(invoices), detachListedInvoices)]).With("openInvoices", len(invoices))
+}
+
+// How many of the stranded invoices a detach refusal names in its message and lists in
+// details.invoiceIds (details.openInvoices counts them all).
+const (
+	detachNamedInvoices  = 5
+	detachListedInvoices = 100
+)
+
+func quoted(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = "'" + id + "'"
+	}
+	return out
 }
 
 // Summary is the masked form of the method.

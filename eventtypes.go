@@ -37,9 +37,11 @@ const (
 	EventPaymentMethodSetupSessionCreated   EventType = "payment_method.setup_session.created"
 	EventPaymentMethodSetupSessionCompleted EventType = "payment_method.setup_session.completed"
 	EventPaymentMethodAttached              EventType = "payment_method.attached"
+	EventPaymentMethodDetached              EventType = "payment_method.detached"
 
 	EventQuoteCreated  EventType = "quote.created"
 	EventQuoteAccepted EventType = "quote.accepted"
+	EventQuoteCanceled EventType = "quote.canceled"
 
 	EventSubscriptionCreated EventType = "subscription.created"
 	EventSubscriptionUpdated EventType = "subscription.updated"
@@ -94,6 +96,10 @@ const (
 	EventWebhookEndpointCreated  EventType = "webhook_endpoint.created"
 	EventWebhookEndpointDisabled EventType = "webhook_endpoint.disabled"
 	EventWebhookEndpointUpdated  EventType = "webhook_endpoint.updated"
+	EventWebhookEndpointEnabled  EventType = "webhook_endpoint.enabled"
+	// EventWebhookEndpointSecretRotated: the endpoint's signing secret was replaced; the object
+	// never carries a secret.
+	EventWebhookEndpointSecretRotated EventType = "webhook_endpoint.secret_rotated"
 
 	EventVerificationFailed EventType = "verification.failed"
 
@@ -110,8 +116,8 @@ var EventTypes = []EventType{
 	EventPriceCreated, EventCouponCreated, EventCustomerCreated, EventBillingAccountCreated, EventBillingAccountUpdated,
 	EventPriceUpdated, EventCouponUpdated, EventCustomerUpdated,
 	EventCustomerBalanceGranted, EventCustomerBalanceGrantEffective, EventCustomerBalanceExpired, EventCustomerBalanceApplied, EventCustomerBalanceCredited,
-	EventPaymentMethodSetupSessionCreated, EventPaymentMethodSetupSessionCompleted, EventPaymentMethodAttached,
-	EventQuoteCreated, EventQuoteAccepted,
+	EventPaymentMethodSetupSessionCreated, EventPaymentMethodSetupSessionCompleted, EventPaymentMethodAttached, EventPaymentMethodDetached,
+	EventQuoteCreated, EventQuoteAccepted, EventQuoteCanceled,
 	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed, EventSubscriptionTrialEnding,
 	EventSubscriptionPastDue, EventSubscriptionPaused, EventSubscriptionResumed, EventSubscriptionCanceled,
 	EventInvoiceCreated, EventInvoiceUpdated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
@@ -122,7 +128,7 @@ var EventTypes = []EventType{
 	EventCreditNoteCreated, EventRefundCreated, EventRefundSucceeded, EventRefundFailed,
 	EventUsageThresholdCreated, EventUsageThresholdCrossed, EventUsageThresholdArchived,
 	EventMeterCreated, EventMeterUpdated, EventUsageEventVoided,
-	EventWebhookEndpointCreated, EventWebhookEndpointDisabled,
+	EventWebhookEndpointCreated, EventWebhookEndpointDisabled, EventWebhookEndpointEnabled, EventWebhookEndpointSecretRotated,
 	EventWebhookEndpointUpdated,
 	EventVerificationFailed,
 	EventJobFailed, EventJobRetried,

@@ -7,7 +7,8 @@ import (
 
 // Quotes and subscriptions (docs/quotes-and-subscriptions.md).
 //
-// A quote is created with version 1 in draft and accepted once (draft → accepted). Accepting it
+// A quote is created with version 1 in draft and accepted once (draft → accepted), or canceled
+// (draft → canceled; QuoteStates). Accepting it
 // does what its order type says: one_off makes a draft invoice, subscription_creation makes an
 // active subscription and its first draft invoice, subscription_amendment replaces a subscription's
 // items from its next period.
@@ -19,6 +20,7 @@ type QuoteStatus string
 const (
 	QuoteDraft    QuoteStatus = "draft"
 	QuoteAccepted QuoteStatus = "accepted"
+	QuoteCanceled QuoteStatus = "canceled"
 )
 
 // Quote order types.
@@ -106,6 +108,7 @@ type Quote struct {
 	Terms             *string           `json:"terms"`
 	InvoiceID         *string           `json:"invoiceId"` // the draft invoice made on acceptance
 	AcceptedAt        *time.Time        `json:"acceptedAt"`
+	CanceledAt        *time.Time        `json:"canceledAt"`
 	Metadata          map[string]string `json:"metadata"`
 	Environment       Environment       `json:"environment"`
 	MerchantAccountID string            `json:"merchantAccountId"`

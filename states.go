@@ -58,6 +58,10 @@ const (
 	ActionCommit   = "committed"
 	ActionArchive  = "archived"
 	ActionDisable  = "disabled"
+	ActionEnable   = "enabled"
+	ActionDetach   = "detached"
+	ActionDefault  = "made the default" // a payment method a billing account charges
+	ActionCharge   = "charged"
 	ActionDun      = "retried by dunning"
 	ActionSend     = "sent events"
 	ActionSettle   = "settled" // an open invoice whose remaining amount reached 0 is paid
@@ -92,11 +96,15 @@ var InvoiceStates = StatusTable[InvoiceStatus]{
 // Allows reports whether an invoice in state s may be acted on (InvoiceStates).
 func (s InvoiceStatus) Allows(action string) bool { return InvoiceStates.Allows(s, action) }
 
-// QuoteStates: a quote is accepted once, from draft.
+// QuoteStates: a draft quote is accepted once, or canceled; accepted and canceled are final
+// (docs/quotes-and-subscriptions.md "Quotes").
 var QuoteStates = StatusTable[QuoteStatus]{
 	Resource: "quote",
-	From:     map[string][]QuoteStatus{ActionAccept: {QuoteDraft}},
-	Instead:  map[string]string{ActionAccept: "A quote is accepted once: create a new quote for other terms."},
+	From:     map[string][]QuoteStatus{ActionAccept: {QuoteDraft}, ActionCancel: {QuoteDraft}},
+	Instead: map[string]string{
+		ActionAccept: "A quote is accepted once: create a new quote for other terms.",
+		ActionCancel: "An accepted quote stays accepted: cancel or change the subscription or invoice it produced instead.",
+	},
 }
 
 // TaxTransactionStates: a quoted tax transaction is committed once.
@@ -115,11 +123,24 @@ var ThresholdStates = StatusTable[ThresholdStatus]{
 }
 
 // EndpointStates: an enabled webhook endpoint is disabled, and is sent events (a resend to a
-// disabled one is refused).
+// disabled one is refused); a disabled one is enabled again. Its secret is rotated in either state.
 var EndpointStates = StatusTable[EndpointStatus]{
 	Resource: "webhook endpoint",
-	From:     map[string][]EndpointStatus{ActionDisable: {EndpointEnabled}, ActionSend: {EndpointEnabled}},
+	From: map[string][]EndpointStatus{ActionDisable: {EndpointEnabled}, ActionSend: {EndpointEnabled},
+		ActionEnable: {EndpointDisabled}},
 }
+
+// PaymentMethodStates: an attached payment method is detached once; only an attached one is
+// charged or made a billing account's default (docs/payments.md "Detaching a payment method").
+var PaymentMethodStates = StatusTable[PaymentMethodStatus]{
+	Resource: "payment method",
+	From: map[string][]PaymentMethodStatus{ActionDetach: {PaymentMethodAttached}, ActionDefault: {PaymentMethodAttached},
+		ActionCharge: {PaymentMethodAttached}},
+	Instead: map[string]string{ActionDefault: "Save a new payment method with a setup session instead."},
+}
+
+// Allows reports whether a payment method in state s may be acted on (PaymentMethodStates).
+func (s PaymentMethodStatus) Allows(action string) bool { return PaymentMethodStates.Allows(s, action) }
 
 // SubscriptionStates: the subscription lifecycle (docs/quotes-and-subscriptions.md "States").
 var SubscriptionStates = StatusTable[SubscriptionStatus]{

@@ -38,6 +38,11 @@ func TestStatusTables(t *testing.T) {
 		allowed bool
 	}{
 		{"quote draft accept", QuoteDraft.allowsIn(QuoteStates, ActionAccept)},
+		{"quote draft cancel", QuoteDraft.allowsIn(QuoteStates, ActionCancel)},
+		{"endpoint disabled enable", EndpointStates.Allows(EndpointDisabled, ActionEnable)},
+		{"payment method attached detach", PaymentMethodAttached.Allows(ActionDetach)},
+		{"payment method attached charge", PaymentMethodAttached.Allows(ActionCharge)},
+		{"payment method attached default", PaymentMethodAttached.Allows(ActionDefault)},
 		{"tax quoted commit", TaxQuoted.Allows(ActionCommit)},
 		{"threshold active archive", ThresholdStates.Allows(ThresholdActive, ActionArchive)},
 		{"endpoint enabled disable", EndpointStates.Allows(EndpointEnabled, ActionDisable)},
@@ -59,6 +64,13 @@ func TestStatusTables(t *testing.T) {
 		allowed bool
 	}{
 		{"quote accepted accept", QuoteAccepted.allowsIn(QuoteStates, ActionAccept)},
+		{"quote canceled accept", QuoteCanceled.allowsIn(QuoteStates, ActionAccept)},
+		{"quote accepted cancel", QuoteAccepted.allowsIn(QuoteStates, ActionCancel)},
+		{"quote canceled cancel", QuoteCanceled.allowsIn(QuoteStates, ActionCancel)},
+		{"endpoint enabled enable", EndpointStates.Allows(EndpointEnabled, ActionEnable)},
+		{"payment method detached detach", PaymentMethodDetached.Allows(ActionDetach)},
+		{"payment method detached charge", PaymentMethodDetached.Allows(ActionCharge)},
+		{"payment method detached default", PaymentMethodDetached.Allows(ActionDefault)},
 		{"tax committed commit", TaxCommitted.Allows(ActionCommit)},
 		{"threshold archived archive", ThresholdStates.Allows(ThresholdArchived, ActionArchive)},
 		{"endpoint disabled disable", EndpointStates.Allows(EndpointDisabled, ActionDisable)},

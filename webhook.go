@@ -46,11 +46,42 @@ type WebhookEndpoint struct {
 	Status            EndpointStatus    `json:"status"`
 	DisabledReason    *string           `json:"disabledReason"`
 	DisabledAt        *time.Time        `json:"disabledAt"`
-	Secret            string            `json:"secret,omitempty"` // only in the answer to create
+	Secret            string            `json:"secret,omitempty"` // only in the answers to create and rotate-secret
 	Metadata          map[string]string `json:"metadata"`
 	Environment       Environment       `json:"environment"`
 	MerchantAccountID string            `json:"merchantAccountId"`
 	CreatedAt         time.Time         `json:"createdAt"`
+
+	// PreviousSecretExpiresAt is when the secret the last rotation replaced stops (or stopped)
+	// signing deliveries, on the merchant clock; nil when the secret was never rotated.
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+}
+
+// PreviousSecretSigns reports whether the secret the last rotation replaced still signs a delivery
+// made at now (the merchant clock): until it expires every delivery carries both signatures.
+func (e WebhookEndpoint) PreviousSecretSigns(now time.Time) bool {
+	return e.PreviousSecretExpiresAt != nil && now.Before(*e.PreviousSecretExpiresAt)
+}
+
+// A rotation keeps the replaced secret signing for expireCurrentAfter seconds: 24 hours unless the
+// request says otherwise, at most 7 days; 0 stops it at once (a leaked secret).
+const (
+	DefaultSecretOverlap = 24 * time.Hour
+	MaxSecretOverlap     = 7 * 24 * time.Hour
+)
+
+// SecretOverlap is how long a rotation keeps the replaced secret signing: DefaultSecretOverlap when
+// expireCurrentAfter is nil, else that many seconds, recording a problem outside [0, 7 days].
+func SecretOverlap(expireCurrentAfter *int64, p *Problems) time.Duration {
+	if expireCurrentAfter == nil {
+		return DefaultSecretOverlap
+	}
+	s := *expireCurrentAfter
+	if s < 0 || s > int64(MaxSecretOverlap/time.Second) {
+		p.Body("expireCurrentAfter", "out_of_range", fmt.Sprintf("expireCurrentAfter must be between 0 and %d seconds (7 days).", int64(MaxSecretOverlap/time.Second)))
+		return 0
+	}
+	return time.Duration(s) * time.Second
 }
 
 // Subscribed reports whether the endpoint wants events of type typ ("*" or the exact type).

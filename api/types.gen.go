@@ -1717,3 +1717,11 @@ type WebhookEndpointPatch struct {
 	// Url The URL that receives deliveries from now on, under the create's rules (https in production; no loopback, private or link-local address unless allowed: 422 private_address).
 	Url *string `json:"url,omitempty"`
 }
+
+// WebhookEndpointSecretRotateRequest Rotates a webhook endpoint's signing secret.
+//
+// Example: {"expireCurrentAfter":86400}
+type WebhookEndpointSecretRotateRequest struct {
+	// ExpireCurrentAfter Seconds the current secret keeps signing beside the new one (merchant clock), 0 to 604800 (7 days); default 86400 (24 hours). 0 stops it at once, for a secret that leaked.
+	ExpireCurrentAfter *int64 `json:"expireCurrentAfter,omitempty"`
+}

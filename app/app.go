@@ -274,8 +274,11 @@ func (co *core) Ready(ctx context.Context) (string, error) {
 }
 
 // Unavailable reports whether err says the store could not be reached or dropped the connection
-// (store.IsUnavailable): transient, nothing applied.
-func (co *core) Unavailable(err error) bool { return store.IsUnavailable(err) }
+// (store.IsUnavailable), or that the payment processor an action needed first could not answer
+// (processor.ErrUnavailable: a payment method's detach): transient, nothing applied.
+func (co *core) Unavailable(err error) bool {
+	return store.IsUnavailable(err) || errors.Is(err, processor.ErrUnavailable)
+}
 
 // insertAndEmit stores a new resource and emits the event that announces it, in one transaction.
 func (co *core) insertAndEmit(ctx context.Context, insert func(ctx context.Context, tx *store.Tx) error, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {

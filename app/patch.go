@@ -99,9 +99,9 @@ func (ca *Catalog) UpdateCustomer(ctx context.Context, m remit.MerchantAccount, 
 }
 
 // UpdateBillingAccount applies a merge patch to a billing account (a default payment method must
-// be one of the account's customer) and emits billing_account.updated.
+// be one of the account's customer, and attached) and emits billing_account.updated.
 //
-// Errors: validation_failure, not_found.
+// Errors: validation_failure, not_found, conflict (a detached payment method; details.currentState).
 func (ca *Catalog) UpdateBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string, patch remit.Patch) (remit.BillingAccount, error) {
 	now := micro(ca.Now(m))
 	return update[remit.BillingAccount]{
@@ -121,6 +121,9 @@ func (ca *Catalog) UpdateBillingAccount(ctx context.Context, m remit.MerchantAcc
 			case err != nil:
 				return err
 			default:
+				if err := remit.PaymentMethodStates.Check(pm.PaymentMethodID, pm.Status, remit.ActionDefault); err != nil {
+					return err // detached: 409 with its currentState
+				}
 				after.DefaultPaymentMethod = pm.Summary()
 			}
 			return nil

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -133,7 +135,7 @@ func (ca *Catalog) attachSavedMethod(ctx context.Context, m remit.MerchantAccoun
 		pm := remit.PaymentMethod{
 			Object: "payment_method", PaymentMethodID: remit.NewID("pm"), CustomerID: s.CustomerID, BillingAccountID: s.BillingAccountID,
 			Type: s.MethodType, Brand: saved.Brand, Last4: saved.Last4, Token: saved.Token, ProcessorCustomer: s.Processor.Customer,
-			Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
+			Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, Status: remit.PaymentMethodAttached,
 		}
 		if err := tx.CreatePaymentMethod(ctx, pm); err != nil {
 			return s, err
@@ -221,4 +223,143 @@ func looksLikeCardNumber(v string) bool {
 		}
 	}
 	return digits >= 12 && digits <= 19
+}
+
+// Detaching a payment method (docs/payments.md "Detaching a payment method"). With a processor
+// that keeps payment methods (Stripe), the processor's method is detached first, in the
+// operation's prepare step (PrepareDetachPaymentMethod: no transaction is open during the call);
+// the transaction then detaches Remit's. When the processor fails, nothing changes in Remit.
+
+// detachKey keys, in a request's context, what PrepareDetachPaymentMethod did at the processor.
+type detachKey struct{}
+
+// processorDetach is the processor's answer to the detach of one payment method.
+type processorDetach struct {
+	paymentMethodID string
+	err             error
+}
+
+// detachesAtProcessor reports whether pm is kept by the processor of m (saved through a production
+// setup session), so that a detach must detach it there too.
+func (ca *Catalog) detachesAtProcessor(m remit.MerchantAccount, pm remit.PaymentMethod) bool {
+	return pm.ProcessorCustomer != "" && ca.vaultFor(m) != nil
+}
+
+// PrepareDetachPaymentMethod runs before the detach's transaction: when the method is the
+// processor's and the detach rule (remit.CheckDetach, read without locks) allows it, it detaches the
+// method at the processor and keeps the answer in the returned context for DetachPaymentMethod.
+// Anything else (no such method, a refusal, a sandbox method) is left to the transaction to answer.
+func (ca *Catalog) PrepareDetachPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) context.Context {
+	q := ca.DB.Read(ctx)
+	pm, err := q.GetPaymentMethod(ctx, m.ID, paymentMethodID)
+	if err != nil || !ca.detachesAtProcessor(m, pm) {
+		return ctx
+	}
+	accounts, err := q.BillingAccountsDefaultingTo(ctx, m.ID, pm.CustomerID, pm.PaymentMethodID, store.Unlocked)
+	if err != nil {
+		return ctx
+	}
+	if uses, err := ca.defaultUses(ctx, q, m, accounts); err != nil || remit.CheckDetach(pm, uses) != nil {
+		return ctx
+	}
+	err = ca.vaultFor(m).DetachMethod(ctx, processor.DetachRequest{PaymentMethod: pm.Token, Account: m.ProcessorAccountID})
+	if err != nil {
+		ca.Log.Warn("payment method: the processor did not detach it", "paymentMethodId", pm.PaymentMethodID, "err", err)
+	}
+	return context.WithValue(ctx, detachKey{}, processorDetach{paymentMethodID: pm.PaymentMethodID, err: err})
+}
+
+// defaultUses are the billing accounts whose default the method is, each with the open invoices
+// it would collect (remit.CheckDetach's input).
+func (ca *Catalog) defaultUses(ctx context.Context, q store.Q, m remit.MerchantAccount, accounts []remit.BillingAccount) ([]remit.DefaultUse, error) {
+	uses := make([]remit.DefaultUse, len(accounts))
+	for i, ba := range accounts {
+		uses[i].BillingAccount = ba
+		if ba.CollectionMethod == remit.ChargeAutomatically {
+			var err error
+			if uses[i].OpenInvoiceIDs, err = q.ListDunningInvoices(ctx, m.ID, ba.BillingAccountID); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return uses, nil
+}
+
+// DetachPaymentMethod detaches a payment method from its customer (remit.CheckDetach): it is never
+// charged or made a default again, and the billing accounts it was the default of have none
+// (billing_account.updated for each). A method the processor keeps is detached there first (see
+// PrepareDetachPaymentMethod). Emits payment_method.detached.
+//
+// Errors: not_found; conflict (already detached, details.currentState; the default of a
+// charge_automatically billing account with open invoices, details.reason
+// default_payment_method_in_use with billingAccountIds and invoiceIds); internal_error, answered
+// 503, when the processor could not detach it (nothing changed; retry).
+func (ca *Catalog) DetachPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error) {
+	return inTx(ctx, ca.DB, func(ctx context.Context, tx *store.Tx) (remit.PaymentMethod, error) {
+		pm, err := tx.GetPaymentMethod(ctx, m.ID, paymentMethodID)
+		if err != nil {
+			return pm, err
+		}
+		// The billing accounts' rows first, then the method's (the order a new default takes them
+		// in); the open invoices are read once the method is locked, so that a charge of it that
+		// committed meanwhile (it holds the method's row shared) is seen.
+		accounts, err := tx.BillingAccountsDefaultingTo(ctx, m.ID, pm.CustomerID, pm.PaymentMethodID, store.Locked)
+		if err != nil {
+			return pm, err
+		}
+		if pm, err = tx.PaymentMethodFor(ctx, m.ID, paymentMethodID, store.Locked); err != nil {
+			return pm, err
+		}
+		uses, err := ca.defaultUses(ctx, tx.Q, m, accounts)
+		if err != nil {
+			return pm, err
+		}
+		if err := remit.CheckDetach(pm, uses); err != nil {
+			return pm, err
+		}
+		if err := ca.processorDetached(ctx, m, pm); err != nil {
+			return pm, err
+		}
+		now := micro(ca.Now(m))
+		if ok, err := tx.DetachPaymentMethod(ctx, m.ID, pm.PaymentMethodID, now); err != nil || !ok {
+			if err == nil {
+				err = remit.StateConflict("payment method", pm.PaymentMethodID, remit.PaymentMethodDetached, remit.ActionDetach)
+			}
+			return pm, err
+		}
+		pm.Status, pm.DetachedAt, pm.Environment = remit.PaymentMethodDetached, &now, m.Environment
+		if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentMethodDetached, pm.PaymentMethodID, pm); err != nil {
+			return pm, err
+		}
+		for _, u := range uses {
+			ba := u.BillingAccount
+			if err := tx.ClearDefaultPaymentMethod(ctx, m.ID, ba.BillingAccountID, pm.PaymentMethodID, now); err != nil {
+				return pm, err
+			}
+			ba.DefaultPaymentMethod, ba.Environment = nil, m.Environment
+			if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
+				return pm, err
+			}
+		}
+		return pm, nil
+	})
+}
+
+// processorDetached is nil when pm need not be detached at the processor or the prepare step
+// detached it there; otherwise the error the detach answers (nothing is changed).
+func (ca *Catalog) processorDetached(ctx context.Context, m remit.MerchantAccount, pm remit.PaymentMethod) error {
+	if !ca.detachesAtProcessor(m, pm) {
+		return nil
+	}
+	done, ok := ctx.Value(detachKey{}).(processorDetach)
+	switch {
+	case !ok || done.paymentMethodID != pm.PaymentMethodID:
+		return remit.Internal(fmt.Errorf("payment method %s: detach without its prepare step", pm.PaymentMethodID))
+	case errors.Is(done.err, processor.ErrUnavailable):
+		return &remit.Error{Code: remit.EInternal, Err: done.err,
+			Message: "The payment processor could not be reached to detach the payment method; nothing was changed. Retry the request."}
+	case done.err != nil:
+		return remit.Internal(done.err)
+	}
+	return nil
 }

@@ -183,14 +183,16 @@ func formatMoney(amount int64, currency string) string {
 	return fmt.Sprintf("%s%d.%0*d %s", sign, amount/pow, digits, amount%pow, currency)
 }
 
-// defaultPaymentMethod returns the invoice's billing account's default payment method, or nil.
+// defaultPaymentMethod returns the invoice's billing account's default payment method, or nil
+// (also when it was detached: remit.PaymentMethodStates). The method's row is read shared, so that
+// a detach waits for the charge's transaction to commit and then sees the invoice it opened.
 func (ps *Payments) defaultPaymentMethod(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, inv remit.Invoice) (*remit.PaymentMethod, error) {
 	ba, err := tx.GetBillingAccount(ctx, m.ID, inv.BillingAccountID, store.Unlocked)
 	if err != nil || ba.DefaultPaymentMethod == nil {
 		return nil, err
 	}
-	pm, err := tx.GetPaymentMethod(ctx, m.ID, ba.DefaultPaymentMethod.PaymentMethodID)
-	if err != nil {
+	pm, err := tx.PaymentMethodFor(ctx, m.ID, ba.DefaultPaymentMethod.PaymentMethodID, store.Shared)
+	if err != nil || !pm.Status.Allows(remit.ActionCharge) {
 		return nil, err
 	}
 	return &pm, nil

@@ -138,6 +138,28 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 	return qt, err
 }
 
+// CancelQuote cancels a draft quote (draft → canceled): it can no longer be accepted, and nothing
+// it would have produced is made. Emits quote.canceled.
+//
+// Errors: not_found, conflict (accepted or already canceled; details.currentState).
+func (qs *Quotes) CancelQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
+	return change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
+		return tx.GetQuote(ctx, m.ID, quoteID, store.Locked)
+	}, func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
+		if err := remit.QuoteStates.Check(qt.QuoteID, qt.Status, remit.ActionCancel); err != nil {
+			return err
+		}
+		now := micro(qs.Now(m))
+		qt.Current().Status = remit.QuoteCanceled
+		qt.CanceledAt, qt.UpdatedAt = &now, now
+		qt.SyncCurrent()
+		if err := tx.UpdateQuote(ctx, *qt); err != nil {
+			return err
+		}
+		return qs.Emit(ctx, tx, scopeOf(m), now, remit.EventQuoteCanceled, qt.QuoteID, *qt)
+	})
+}
+
 // quoteInvoiceLines turns quote lines into invoice lines at the quoted unit amounts (overrides, so
 // the invoice bills what was agreed). With period, fixed_recurring lines bill that period.
 func quoteInvoiceLines(lines []remit.QuoteLine, period *[2]time.Time) ([]remit.InvoiceLineInput, []*[2]time.Time) {

@@ -112,6 +112,75 @@ func (wh *Webhooks) DisableWebhookEndpoint(ctx context.Context, scope remit.Scop
 	return out, err
 }
 
+// EnableWebhookEndpoint enables a disabled endpoint again (whether it was disabled on request or
+// because it answered 410 Gone) and emits webhook_endpoint.enabled. It receives the events that
+// happen from then on; what happened while it was disabled is not delivered (resend an event to it
+// for that), and deliveries that ended as failed stay failed.
+//
+// Errors: not_found, conflict (already enabled; details.currentState).
+func (wh *Webhooks) EnableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error) {
+	return inTx(ctx, wh.DB, func(ctx context.Context, tx *store.Tx) (remit.WebhookEndpoint, error) {
+		ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, store.Locked)
+		if err != nil {
+			return ep, err
+		}
+		if err := remit.EndpointStates.Check(id, ep.Status, remit.ActionEnable); err != nil {
+			return ep, err
+		}
+		now := wh.Now(m).Truncate(time.Microsecond)
+		if changed, err := tx.EnableWebhookEndpoint(ctx, scope.MerchantAccountID, ep.ID, now); err != nil || !changed {
+			if err == nil {
+				err = remit.StateConflict("webhook endpoint", id, remit.EndpointEnabled, remit.ActionEnable)
+			}
+			return ep, err
+		}
+		ep.Status, ep.DisabledReason, ep.DisabledAt = remit.EndpointEnabled, nil, nil
+		return ep, wh.Emit(ctx, tx, scope, now, remit.EventWebhookEndpointEnabled, ep.ID, ep)
+	})
+}
+
+// RotateWebhookEndpointSecret gives an endpoint a new signing secret, answered once. The secret it
+// replaces keeps signing for expireCurrentAfter seconds (remit.SecretOverlap: 24 hours unless
+// given, 0 to 7 days) on the merchant clock: until then every delivery carries both signatures,
+// the new one first; a secret an earlier rotation replaced stops at once. Emits
+// webhook_endpoint.secret_rotated (without the secret). An endpoint is rotated in either state.
+//
+// Errors: validation_failure (expireCurrentAfter), not_found.
+func (wh *Webhooks) RotateWebhookEndpointSecret(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string, expireCurrentAfter *int64) (remit.WebhookEndpoint, error) {
+	var p remit.Problems
+	overlap := remit.SecretOverlap(expireCurrentAfter, &p)
+	if err := p.Err(); err != nil {
+		return remit.WebhookEndpoint{}, err
+	}
+	secret := newWebhookSecret()
+	ep, err := inTx(ctx, wh.DB, func(ctx context.Context, tx *store.Tx) (remit.WebhookEndpoint, error) {
+		ep, _, err := tx.GetWebhookEndpoint(ctx, scope.MerchantAccountID, id, store.Locked)
+		if err != nil {
+			return ep, err
+		}
+		sealed, err := wh.sealSecret(ctx, ep.MerchantAccountID, ep.ID, secret)
+		if err != nil {
+			return ep, remit.Internal(err)
+		}
+		now := wh.Now(m).Truncate(time.Microsecond)
+		expires := now.Add(overlap)
+		var until *time.Time
+		if overlap > 0 {
+			until = &expires
+		}
+		if err := tx.RotateWebhookEndpointSecret(ctx, scope.MerchantAccountID, ep.ID, sealed, until, now); err != nil {
+			return ep, err
+		}
+		ep.PreviousSecretExpiresAt = &expires
+		return ep, wh.Emit(ctx, tx, scope, now, remit.EventWebhookEndpointSecretRotated, ep.ID, ep)
+	})
+	if err != nil {
+		return remit.WebhookEndpoint{}, err
+	}
+	ep.Secret = secret
+	return ep, nil
+}
+
 // disableEndpoint disables an enabled endpoint and emits webhook_endpoint.disabled.
 func (wh *Webhooks) disableEndpoint(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, id, reason string) (remit.WebhookEndpoint, error) {
 	changed, err := tx.DisableWebhookEndpoint(ctx, scope.MerchantAccountID, id, reason, now, wh.Clock.Now())

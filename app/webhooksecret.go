@@ -9,6 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/remit-billing/remit/store"
 )
 
 // Webhook signing secrets (Standard Webhooks): "whsec_" + base64 of 32 random bytes, shown once
@@ -47,6 +50,46 @@ func SignWebhook(secret, id string, timestamp int64, body []byte) (string, error
 	fmt.Fprintf(mac, "%s.%d.", id, timestamp)
 	mac.Write(body)
 	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)), nil
+}
+
+// signatureHeader is the webhook-signature header of a message signed with each secret, in
+// order: Standard Webhooks' space-separated list ("v1,<sig> v1,<sig>"), which a receiver checks
+// against the secret it holds.
+func signatureHeader(secrets []string, id string, timestamp int64, body []byte) (string, error) {
+	sigs := make([]string, len(secrets))
+	for i, secret := range secrets {
+		var err error
+		if sigs[i], err = SignWebhook(secret, id, timestamp, body); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(sigs, " "), nil
+}
+
+// signingSecrets are the secrets a claimed delivery is signed with, attempted at real time at:
+// the endpoint's secret, and the one its last rotation replaced while that still signs on the
+// merchant clock (remit.WebhookEndpoint.PreviousSecretSigns).
+func (wh *Webhooks) signingSecrets(ctx context.Context, d store.DueDelivery, at time.Time) ([]string, error) {
+	secret, err := wh.openSecret(ctx, d.MerchantAccountID, d.EndpointID, d.EndpointSecret)
+	if err != nil {
+		return nil, err
+	}
+	secrets := []string{secret}
+	if d.EndpointPreviousSecret == "" || d.Endpoint.PreviousSecretExpiresAt == nil {
+		return secrets, nil
+	}
+	m, err := wh.DB.Read(ctx).GetMerchantAccount(ctx, d.MerchantAccountID, store.Unlocked)
+	if err != nil {
+		return nil, errors.New("the merchant account could not be read")
+	}
+	if !d.Endpoint.PreviousSecretSigns(at.Add(m.ClockOffset)) {
+		return secrets, nil
+	}
+	previous, err := wh.openSecret(ctx, d.MerchantAccountID, d.EndpointID, d.EndpointPreviousSecret)
+	if err != nil {
+		return nil, err
+	}
+	return append(secrets, previous), nil
 }
 
 func endpointAAD(merchantAccountID, endpointID string) []byte {

@@ -364,12 +364,12 @@ func (wh *Webhooks) send(ctx context.Context, d store.DueDelivery, c claim) (int
 	if err != nil {
 		return 0, "The event could not be encoded."
 	}
-	secret, err := wh.openSecret(ctx, d.MerchantAccountID, d.EndpointID, d.EndpointSecret)
+	secrets, err := wh.signingSecrets(ctx, d, c.at)
 	if err != nil {
 		return 0, "Not sent: " + err.Error() + "."
 	}
 	ts := c.at.Unix()
-	sig, err := SignWebhook(secret, d.Event.ID, ts, body)
+	sig, err := signatureHeader(secrets, d.Event.ID, ts, body)
 	if err != nil {
 		return 0, "Not sent: " + err.Error() + "."
 	}

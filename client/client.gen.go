@@ -606,6 +606,24 @@ func (e PaymentStatus) Valid() bool {
 	}
 }
 
+// Defines values for PaymentMethodStatus.
+const (
+	Attached PaymentMethodStatus = "attached"
+	Detached PaymentMethodStatus = "detached"
+)
+
+// Valid indicates whether the value is a known member of the PaymentMethodStatus enum.
+func (e PaymentMethodStatus) Valid() bool {
+	switch e {
+	case Attached:
+		return true
+	case Detached:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PaymentMethodSetupRequestMethodType.
 const (
 	Card PaymentMethodSetupRequestMethodType = "card"
@@ -1728,6 +1746,24 @@ func (e GetMeterParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for DetachPaymentMethodParamsEnvironment.
+const (
+	DetachPaymentMethodParamsEnvironmentProduction DetachPaymentMethodParamsEnvironment = "production"
+	DetachPaymentMethodParamsEnvironmentSandbox    DetachPaymentMethodParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the DetachPaymentMethodParamsEnvironment enum.
+func (e DetachPaymentMethodParamsEnvironment) Valid() bool {
+	switch e {
+	case DetachPaymentMethodParamsEnvironmentProduction:
+		return true
+	case DetachPaymentMethodParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListPaymentReceiptsParamsEnvironment.
 const (
 	ListPaymentReceiptsParamsEnvironmentProduction ListPaymentReceiptsParamsEnvironment = "production"
@@ -1968,6 +2004,24 @@ func (e AcceptQuoteParamsEnvironment) Valid() bool {
 	case AcceptQuoteParamsEnvironmentProduction:
 		return true
 	case AcceptQuoteParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CancelQuoteParamsEnvironment.
+const (
+	CancelQuoteParamsEnvironmentProduction CancelQuoteParamsEnvironment = "production"
+	CancelQuoteParamsEnvironmentSandbox    CancelQuoteParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CancelQuoteParamsEnvironment enum.
+func (e CancelQuoteParamsEnvironment) Valid() bool {
+	switch e {
+	case CancelQuoteParamsEnvironmentProduction:
+		return true
+	case CancelQuoteParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2403,6 +2457,42 @@ func (e DisableWebhookEndpointParamsEnvironment) Valid() bool {
 	case DisableWebhookEndpointParamsEnvironmentProduction:
 		return true
 	case DisableWebhookEndpointParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EnableWebhookEndpointParamsEnvironment.
+const (
+	EnableWebhookEndpointParamsEnvironmentProduction EnableWebhookEndpointParamsEnvironment = "production"
+	EnableWebhookEndpointParamsEnvironmentSandbox    EnableWebhookEndpointParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the EnableWebhookEndpointParamsEnvironment enum.
+func (e EnableWebhookEndpointParamsEnvironment) Valid() bool {
+	switch e {
+	case EnableWebhookEndpointParamsEnvironmentProduction:
+		return true
+	case EnableWebhookEndpointParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RotateWebhookEndpointSecretParamsEnvironment.
+const (
+	RotateWebhookEndpointSecretParamsEnvironmentProduction RotateWebhookEndpointSecretParamsEnvironment = "production"
+	RotateWebhookEndpointSecretParamsEnvironmentSandbox    RotateWebhookEndpointSecretParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the RotateWebhookEndpointSecretParamsEnvironment enum.
+func (e RotateWebhookEndpointSecretParamsEnvironment) Valid() bool {
+	switch e {
+	case RotateWebhookEndpointSecretParamsEnvironmentProduction:
+		return true
+	case RotateWebhookEndpointSecretParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -3338,6 +3428,9 @@ type ErrorDetails struct {
 	// BillingAccountId The billing account without a default payment method (409 no_payment_method).
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
 
+	// BillingAccountIds The charge_automatically billing accounts whose default the payment method is and whose open invoices a detach would strand (409 default_payment_method_in_use).
+	BillingAccountIds *[]string `json:"billingAccountIds,omitempty"`
+
 	// Currency The currency of remaining and requested (409 insufficient_remaining).
 	Currency *string `json:"currency,omitempty"`
 
@@ -3362,13 +3455,19 @@ type ErrorDetails struct {
 	// InvoiceId The invoice concerned (404 on an invoice line, 409 payment_failed).
 	InvoiceId *string `json:"invoiceId,omitempty"`
 
+	// InvoiceIds Those billing accounts' open invoices left to pay, oldest first, at most 100 (409 default_payment_method_in_use).
+	InvoiceIds *[]string `json:"invoiceIds,omitempty"`
+
 	// MismatchedFields The fields in which a usage event sent again with a recorded eventId differs from the recorded one (409 duplicate_id on POST /v1/usage-events).
 	MismatchedFields *[]string `json:"mismatchedFields,omitempty"`
+
+	// OpenInvoices How many open invoices a detach would strand in all (409 default_payment_method_in_use).
+	OpenInvoices *int64 `json:"openInvoices,omitempty"`
 
 	// PaymentId The payment attempt concerned (409 payment_in_progress, payment_failed).
 	PaymentId *string `json:"paymentId,omitempty"`
 
-	// Reason Why a 409 conflict happened: idempotency_key_reused, idempotency_key_in_flight, invalid_state (see currentState), duplicate_id (see field), insufficient_remaining (a balance lot has less left; see remaining, sourceEntryId), line_amount_exceeds_remaining, total_exceeds_invoice, refund_exceeds_paid and offset_exceeds_remaining (a credit note asks for more than is left; see field and remaining), amount_exceeds_refundable, payment_in_progress (see paymentId), payment_failed (a declined charge; see failureCode, failureMessage, paymentId), no_payment_method (see billingAccountId), concurrent_payment, invoice_has_payments, meter_has_events (see currentAggregation) or setup_incomplete. Also given with some 422 and 501 answers.
+	// Reason Why a 409 conflict happened: idempotency_key_reused, idempotency_key_in_flight, invalid_state (see currentState), duplicate_id (see field), insufficient_remaining (a balance lot has less left; see remaining, sourceEntryId), line_amount_exceeds_remaining, total_exceeds_invoice, refund_exceeds_paid and offset_exceeds_remaining (a credit note asks for more than is left; see field and remaining), amount_exceeds_refundable, payment_in_progress (see paymentId), payment_failed (a declined charge; see failureCode, failureMessage, paymentId), no_payment_method (see billingAccountId), concurrent_payment, invoice_has_payments, meter_has_events (see currentAggregation), setup_incomplete or default_payment_method_in_use (see billingAccountIds, invoiceIds, openInvoices). Also given with some 422 and 501 answers.
 	Reason *string `json:"reason,omitempty"`
 
 	// Recorded The usage event already recorded under an eventId, as it was recorded (409 duplicate_id on POST /v1/usage-events).
@@ -4747,7 +4846,7 @@ type PaymentList struct {
 	Object *string `json:"object,omitempty"`
 }
 
-// PaymentMethod A card attached to a customer (in events only: payment_method.attached). No card number is ever accepted or stored; only the brand and last four digits are shown.
+// PaymentMethod A card saved for a customer (in events: payment_method.attached, payment_method.detached; and the answer to POST /v1/payment-methods/{paymentMethodId}/detach). No card number is ever accepted or stored; only the brand and last four digits are shown.
 type PaymentMethod struct {
 	// BillingAccountId The billing account the setup session attached it to; null when the session named none.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
@@ -4760,6 +4859,9 @@ type PaymentMethod struct {
 
 	// CustomerId The customer the method belongs to.
 	CustomerId *string `json:"customerId,omitempty"`
+
+	// DetachedAt When the method was detached (merchant clock); null while attached. RFC 3339, UTC.
+	DetachedAt *time.Time `json:"detachedAt,omitempty"`
 
 	// Environment Environment the resource lives in: sandbox or production.
 	Environment *string `json:"environment,omitempty"`
@@ -4776,9 +4878,15 @@ type PaymentMethod struct {
 	// PaymentMethodId Payment method ID (pm_...).
 	PaymentMethodId *string `json:"paymentMethodId,omitempty"`
 
+	// Status attached, or detached (POST /v1/payment-methods/{paymentMethodId}/detach; never charged or made a default again).
+	Status *PaymentMethodStatus `json:"status,omitempty"`
+
 	// Type Always "card".
 	Type *string `json:"type,omitempty"`
 }
+
+// PaymentMethodStatus attached, or detached (POST /v1/payment-methods/{paymentMethodId}/detach; never charged or made a default again).
+type PaymentMethodStatus string
 
 // PaymentMethodSetupRequest Creates a hosted setup session for a customer's payment method. setAsDefault true needs billingAccountId (the anyOf below; 422 requires_billing_account otherwise). A rule the schema cannot say, the billing account belongs to the customer (422 customer_mismatch).
 //
@@ -5273,13 +5381,16 @@ type ProcessorWebhookAck struct {
 
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
-// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 type Quote struct {
 	// AcceptedAt When the quote was accepted (merchant clock). RFC 3339, UTC.
 	AcceptedAt *time.Time `json:"acceptedAt,omitempty"`
 
 	// BillingAccountId Billing account ID.
 	BillingAccountId *string `json:"billingAccountId,omitempty"`
+
+	// CanceledAt When the quote was canceled (merchant clock; POST /v1/quotes/{quoteId}/cancel). RFC 3339, UTC.
+	CanceledAt *time.Time `json:"canceledAt,omitempty"`
 
 	// CouponIds Coupons.
 	CouponIds *[]string `json:"couponIds,omitempty"`
@@ -5320,7 +5431,7 @@ type Quote struct {
 	// QuoteId Quote ID (caller-chosen or qt_...).
 	QuoteId *string `json:"quoteId,omitempty"`
 
-	// Status draft or accepted.
+	// Status draft, accepted or canceled.
 	Status *string `json:"status,omitempty"`
 
 	// SubscriptionId Subscription amended (subscription_amendment), or created on acceptance (subscription_creation); else null.
@@ -5461,7 +5572,7 @@ type QuoteVersion struct {
 	// Lines Lines.
 	Lines *[]QuoteLine `json:"lines,omitempty"`
 
-	// Status Status of the version: draft or accepted.
+	// Status Status of the version: draft, accepted or canceled.
 	Status *string `json:"status,omitempty"`
 
 	// Subtotal Sum of line amounts. Minor units.
@@ -6251,7 +6362,7 @@ type WebhookDeliveryList struct {
 
 // WebhookEndpoint A webhook endpoint.
 //
-// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 type WebhookEndpoint struct {
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -6283,7 +6394,10 @@ type WebhookEndpoint struct {
 	// Object Always "webhook_endpoint".
 	Object string `json:"object"`
 
-	// Secret Signing secret (whsec_...); present only in the answer to the create operation, absent from every other answer and from events.
+	// PreviousSecretExpiresAt When the secret the last rotation replaced stops (or stopped) signing deliveries beside the current one (merchant clock); null when the secret was never rotated. RFC 3339, UTC.
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt,omitempty"`
+
+	// Secret Signing secret (whsec_...); present only in the answers to the create and rotate-secret operations, absent from every other answer and from events.
 	Secret *string `json:"secret,omitempty"`
 
 	// Status enabled or disabled.
@@ -6349,6 +6463,14 @@ type WebhookEndpointPatch struct {
 	Url *string `json:"url,omitempty"`
 }
 
+// WebhookEndpointSecretRotateRequest Rotates a webhook endpoint's signing secret.
+//
+// Example: {"expireCurrentAfter":86400}
+type WebhookEndpointSecretRotateRequest struct {
+	// ExpireCurrentAfter Seconds the current secret keeps signing beside the new one (merchant clock), 0 to 604800 (7 days); default 86400 (24 hours). 0 stops it at once, for a secret that leaked.
+	ExpireCurrentAfter *int64 `json:"expireCurrentAfter,omitempty"`
+}
+
 // BillingAccountIdPath defines model for BillingAccountIdPath.
 type BillingAccountIdPath = string
 
@@ -6402,6 +6524,9 @@ type MeterIdPath = string
 
 // PaymentIdPath defines model for PaymentIdPath.
 type PaymentIdPath = string
+
+// PaymentMethodIdPath defines model for PaymentMethodIdPath.
+type PaymentMethodIdPath = string
 
 // PortalTailPath defines model for PortalTailPath.
 type PortalTailPath = string
@@ -7142,6 +7267,21 @@ type GetMeterParams struct {
 // GetMeterParamsEnvironment defines parameters for GetMeter.
 type GetMeterParamsEnvironment string
 
+// DetachPaymentMethodParams defines parameters for DetachPaymentMethod.
+type DetachPaymentMethodParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment DetachPaymentMethodParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DetachPaymentMethodParamsEnvironment defines parameters for DetachPaymentMethod.
+type DetachPaymentMethodParamsEnvironment string
+
 // ListPaymentReceiptsParams defines parameters for ListPaymentReceipts.
 type ListPaymentReceiptsParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -7339,6 +7479,21 @@ type AcceptQuoteParams struct {
 
 // AcceptQuoteParamsEnvironment defines parameters for AcceptQuote.
 type AcceptQuoteParamsEnvironment string
+
+// CancelQuoteParams defines parameters for CancelQuote.
+type CancelQuoteParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CancelQuoteParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CancelQuoteParamsEnvironment defines parameters for CancelQuote.
+type CancelQuoteParamsEnvironment string
 
 // ListSubscriptionsParams defines parameters for ListSubscriptions.
 type ListSubscriptionsParams struct {
@@ -7688,6 +7843,36 @@ type DisableWebhookEndpointParams struct {
 // DisableWebhookEndpointParamsEnvironment defines parameters for DisableWebhookEndpoint.
 type DisableWebhookEndpointParamsEnvironment string
 
+// EnableWebhookEndpointParams defines parameters for EnableWebhookEndpoint.
+type EnableWebhookEndpointParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment EnableWebhookEndpointParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// EnableWebhookEndpointParamsEnvironment defines parameters for EnableWebhookEndpoint.
+type EnableWebhookEndpointParamsEnvironment string
+
+// RotateWebhookEndpointSecretParams defines parameters for RotateWebhookEndpointSecret.
+type RotateWebhookEndpointSecretParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment RotateWebhookEndpointSecretParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// RotateWebhookEndpointSecretParamsEnvironment defines parameters for RotateWebhookEndpointSecret.
+type RotateWebhookEndpointSecretParamsEnvironment string
+
 // ClaimOrganizationJSONRequestBody defines body for ClaimOrganization for application/json ContentType.
 type ClaimOrganizationJSONRequestBody = ClaimRequest
 
@@ -7775,6 +7960,9 @@ type SubmitMerchantOnboardingJSONRequestBody = OnboardingSubmitRequest
 // CreateMeterJSONRequestBody defines body for CreateMeter for application/json ContentType.
 type CreateMeterJSONRequestBody = MeterCreateRequest
 
+// DetachPaymentMethodJSONRequestBody defines body for DetachPaymentMethod for application/json ContentType.
+type DetachPaymentMethodJSONRequestBody = EmptyRequest
+
 // CreatePriceJSONRequestBody defines body for CreatePrice for application/json ContentType.
 type CreatePriceJSONRequestBody = PriceCreateRequest
 
@@ -7789,6 +7977,9 @@ type CreateQuoteJSONRequestBody = QuoteCreateRequest
 
 // AcceptQuoteJSONRequestBody defines body for AcceptQuote for application/json ContentType.
 type AcceptQuoteJSONRequestBody = EmptyRequest
+
+// CancelQuoteJSONRequestBody defines body for CancelQuote for application/json ContentType.
+type CancelQuoteJSONRequestBody = EmptyRequest
 
 // CancelSubscriptionJSONRequestBody defines body for CancelSubscription for application/json ContentType.
 type CancelSubscriptionJSONRequestBody = SubscriptionCancelRequest
@@ -7831,6 +8022,12 @@ type UpdateWebhookEndpointApplicationMergePatchPlusJSONRequestBody = WebhookEndp
 
 // DisableWebhookEndpointJSONRequestBody defines body for DisableWebhookEndpoint for application/json ContentType.
 type DisableWebhookEndpointJSONRequestBody = EmptyRequest
+
+// EnableWebhookEndpointJSONRequestBody defines body for EnableWebhookEndpoint for application/json ContentType.
+type EnableWebhookEndpointJSONRequestBody = EmptyRequest
+
+// RotateWebhookEndpointSecretJSONRequestBody defines body for RotateWebhookEndpointSecret for application/json ContentType.
+type RotateWebhookEndpointSecretJSONRequestBody = WebhookEndpointSecretRotateRequest
 
 // AsClockAdvanceRequest0 returns the union data inside the ClockAdvanceRequest as a ClockAdvanceRequest0
 func (t ClockAdvanceRequest) AsClockAdvanceRequest0() (ClockAdvanceRequest0, error) {
@@ -11172,6 +11369,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/meters/{meterId} (the `GetMeter` operationId).
 	GetMeter(ctx context.Context, meterId MeterIdPath, params *GetMeterParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DetachPaymentMethodWithBody Detach a payment method
+	//
+	// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+	DetachPaymentMethodWithBody(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DetachPaymentMethod Detach a payment method
+	//
+	// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+	DetachPaymentMethod(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, body DetachPaymentMethodJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPaymentReceipts List payment receipts
 	//
 	// Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -11301,6 +11516,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/quotes/{quoteId}/accept (the `AcceptQuote` operationId).
 	AcceptQuote(ctx context.Context, quoteId QuoteIdPath, params *AcceptQuoteParams, body AcceptQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelQuoteWithBody Cancel a quote
+	//
+	// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+	CancelQuoteWithBody(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelQuote Cancel a quote
+	//
+	// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+	CancelQuote(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriptions List subscriptions
 	//
@@ -11614,6 +11847,42 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/disable (the `DisableWebhookEndpoint` operationId).
 	DisableWebhookEndpoint(ctx context.Context, endpointId EndpointIdPath, params *DisableWebhookEndpointParams, body DisableWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnableWebhookEndpointWithBody Enable a webhook endpoint
+	//
+	// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+	EnableWebhookEndpointWithBody(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnableWebhookEndpoint Enable a webhook endpoint
+	//
+	// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+	EnableWebhookEndpoint(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, body EnableWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookEndpointSecretWithBody Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithBody(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecret(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ClaimOrganizationWithBody Claim a provisioned organization
@@ -12997,6 +13266,44 @@ func (c *Client) GetMeter(ctx context.Context, meterId MeterIdPath, params *GetM
 	return c.Client.Do(req)
 }
 
+// DetachPaymentMethodWithBody Detach a payment method
+//
+// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+func (c *Client) DetachPaymentMethodWithBody(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDetachPaymentMethodRequestWithBody(c.Server, paymentMethodId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DetachPaymentMethod Detach a payment method
+//
+// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+func (c *Client) DetachPaymentMethod(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, body DetachPaymentMethodJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDetachPaymentMethodRequest(c.Server, paymentMethodId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPaymentReceipts List payment receipts
 //
 // Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -13277,6 +13584,44 @@ func (c *Client) AcceptQuoteWithBody(ctx context.Context, quoteId QuoteIdPath, p
 // Corresponds with POST /v1/quotes/{quoteId}/accept (the `AcceptQuote` operationId).
 func (c *Client) AcceptQuote(ctx context.Context, quoteId QuoteIdPath, params *AcceptQuoteParams, body AcceptQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAcceptQuoteRequest(c.Server, quoteId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelQuoteWithBody Cancel a quote
+//
+// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+func (c *Client) CancelQuoteWithBody(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelQuoteRequestWithBody(c.Server, quoteId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelQuote Cancel a quote
+//
+// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+func (c *Client) CancelQuote(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelQuoteRequest(c.Server, quoteId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -13960,6 +14305,82 @@ func (c *Client) DisableWebhookEndpointWithBody(ctx context.Context, endpointId 
 // Corresponds with POST /v1/webhook-endpoints/{endpointId}/disable (the `DisableWebhookEndpoint` operationId).
 func (c *Client) DisableWebhookEndpoint(ctx context.Context, endpointId EndpointIdPath, params *DisableWebhookEndpointParams, body DisableWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDisableWebhookEndpointRequest(c.Server, endpointId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnableWebhookEndpointWithBody Enable a webhook endpoint
+//
+// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+func (c *Client) EnableWebhookEndpointWithBody(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnableWebhookEndpointRequestWithBody(c.Server, endpointId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnableWebhookEndpoint Enable a webhook endpoint
+//
+// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+func (c *Client) EnableWebhookEndpoint(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, body EnableWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnableWebhookEndpointRequest(c.Server, endpointId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookEndpointSecretWithBody Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *Client) RotateWebhookEndpointSecretWithBody(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequestWithBody(c.Server, endpointId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RotateWebhookEndpointSecret Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *Client) RotateWebhookEndpointSecret(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRotateWebhookEndpointSecretRequest(c.Server, endpointId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -17774,6 +18195,99 @@ func NewGetMeterRequest(server string, meterId MeterIdPath, params *GetMeterPara
 	return req, nil
 }
 
+// NewDetachPaymentMethodRequest calls the generic DetachPaymentMethod builder with application/json body
+func NewDetachPaymentMethodRequest(server string, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, body DetachPaymentMethodJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDetachPaymentMethodRequestWithBody(server, paymentMethodId, params, "application/json", bodyReader)
+}
+
+// NewDetachPaymentMethodRequestWithBody constructs an http.Request for the DetachPaymentMethod method, with any body, and a specified content type
+func NewDetachPaymentMethodRequestWithBody(server string, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "paymentMethodId", paymentMethodId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/payment-methods/%s/detach", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListPaymentReceiptsRequest constructs an http.Request for the ListPaymentReceipts method
 func NewListPaymentReceiptsRequest(server string, params *ListPaymentReceiptsParams) (*http.Request, error) {
 	var err error
@@ -18711,6 +19225,99 @@ func NewAcceptQuoteRequestWithBody(server string, quoteId QuoteIdPath, params *A
 	}
 
 	operationPath := fmt.Sprintf("/v1/quotes/%s/accept", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCancelQuoteRequest calls the generic CancelQuote builder with application/json body
+func NewCancelQuoteRequest(server string, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCancelQuoteRequestWithBody(server, quoteId, params, "application/json", bodyReader)
+}
+
+// NewCancelQuoteRequestWithBody constructs an http.Request for the CancelQuote method, with any body, and a specified content type
+func NewCancelQuoteRequestWithBody(server string, quoteId QuoteIdPath, params *CancelQuoteParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "quoteId", quoteId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/quotes/%s/cancel", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -20703,6 +21310,192 @@ func NewDisableWebhookEndpointRequestWithBody(server string, endpointId Endpoint
 	return req, nil
 }
 
+// NewEnableWebhookEndpointRequest calls the generic EnableWebhookEndpoint builder with application/json body
+func NewEnableWebhookEndpointRequest(server string, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, body EnableWebhookEndpointJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewEnableWebhookEndpointRequestWithBody(server, endpointId, params, "application/json", bodyReader)
+}
+
+// NewEnableWebhookEndpointRequestWithBody constructs an http.Request for the EnableWebhookEndpoint method, with any body, and a specified content type
+func NewEnableWebhookEndpointRequestWithBody(server string, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/enable", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewRotateWebhookEndpointSecretRequest calls the generic RotateWebhookEndpointSecret builder with application/json body
+func NewRotateWebhookEndpointSecretRequest(server string, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRotateWebhookEndpointSecretRequestWithBody(server, endpointId, params, "application/json", bodyReader)
+}
+
+// NewRotateWebhookEndpointSecretRequestWithBody constructs an http.Request for the RotateWebhookEndpointSecret method, with any body, and a specified content type
+func NewRotateWebhookEndpointSecretRequestWithBody(server string, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "endpointId", endpointId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/webhook-endpoints/%s/rotate-secret", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -21422,6 +22215,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/meters/{meterId} (the `GetMeter` operationId).
 	GetMeterWithResponse(ctx context.Context, meterId MeterIdPath, params *GetMeterParams, reqEditors ...RequestEditorFn) (*GetMeterResponse, error)
 
+	// DetachPaymentMethodWithBodyWithResponse Detach a payment method
+	//
+	// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+	DetachPaymentMethodWithBodyWithResponse(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DetachPaymentMethodResponse, error)
+
+	// DetachPaymentMethodWithResponse Detach a payment method
+	//
+	// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+	DetachPaymentMethodWithResponse(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, body DetachPaymentMethodJSONRequestBody, reqEditors ...RequestEditorFn) (*DetachPaymentMethodResponse, error)
+
 	// ListPaymentReceiptsWithResponse List payment receipts
 	//
 	// Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -21565,6 +22376,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/quotes/{quoteId}/accept (the `AcceptQuote` operationId).
 	AcceptQuoteWithResponse(ctx context.Context, quoteId QuoteIdPath, params *AcceptQuoteParams, body AcceptQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*AcceptQuoteResponse, error)
+
+	// CancelQuoteWithBodyWithResponse Cancel a quote
+	//
+	// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+	CancelQuoteWithBodyWithResponse(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelQuoteResponse, error)
+
+	// CancelQuoteWithResponse Cancel a quote
+	//
+	// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+	CancelQuoteWithResponse(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelQuoteResponse, error)
 
 	// ListSubscriptionsWithResponse List subscriptions
 	//
@@ -21898,6 +22727,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/disable (the `DisableWebhookEndpoint` operationId).
 	DisableWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointIdPath, params *DisableWebhookEndpointParams, body DisableWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*DisableWebhookEndpointResponse, error)
+
+	// EnableWebhookEndpointWithBodyWithResponse Enable a webhook endpoint
+	//
+	// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+	EnableWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnableWebhookEndpointResponse, error)
+
+	// EnableWebhookEndpointWithResponse Enable a webhook endpoint
+	//
+	// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+	EnableWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, body EnableWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*EnableWebhookEndpointResponse, error)
+
+	// RotateWebhookEndpointSecretWithBodyWithResponse Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
+
+	// RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
+	//
+	// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+	RotateWebhookEndpointSecretWithResponse(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error)
 }
 
 // ClaimOrganizationResponse200Headers the declared response headers of an HTTP 200 response for ClaimOrganization
@@ -28824,6 +29689,164 @@ func (r GetMeterResponse) ContentType() string {
 	return ""
 }
 
+// DetachPaymentMethodResponse200Headers the declared response headers of an HTTP 200 response for DetachPaymentMethod
+type DetachPaymentMethodResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// DetachPaymentMethodResponse429Headers the declared response headers of an HTTP 429 response for DetachPaymentMethod
+type DetachPaymentMethodResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type DetachPaymentMethodResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A card saved for a customer (in events: payment_method.attached, payment_method.detached; and the answer to POST /v1/payment-methods/{paymentMethodId}/detach). No card number is ever accepted or stored; only the brand and last four digits are shown.
+		Data PaymentMethod `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ErrorEnvelope
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DetachPaymentMethodResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DetachPaymentMethodResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON200() *struct {
+	// Data A card saved for a customer (in events: payment_method.attached, payment_method.detached; and the answer to POST /v1/payment-methods/{paymentMethodId}/detach). No card number is ever accepted or stored; only the brand and last four digits are shown.
+	Data PaymentMethod `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r DetachPaymentMethodResponse) GetJSON503() *ErrorEnvelope {
+	return r.JSON503
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DetachPaymentMethodResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DetachPaymentMethodResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DetachPaymentMethodResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DetachPaymentMethodResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DetachPaymentMethodResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPaymentReceiptsResponse200Headers the declared response headers of an HTTP 200 response for ListPaymentReceipts
 type ListPaymentReceiptsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -30049,7 +31072,7 @@ type CreateQuoteResponse struct {
 	JSON201 *struct {
 		// Data A billing quote. Status, lines and top-level figures are the current version's.
 		//
-		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 		Data Quote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -30089,7 +31112,7 @@ type CreateQuoteResponse struct {
 func (r CreateQuoteResponse) GetJSON201() *struct {
 	// Data A billing quote. Status, lines and top-level figures are the current version's.
 	//
-	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 	Data Quote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -30204,7 +31227,7 @@ type GetQuoteResponse struct {
 	JSON200 *struct {
 		// Data A billing quote. Status, lines and top-level figures are the current version's.
 		//
-		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 		Data Quote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -30244,7 +31267,7 @@ type GetQuoteResponse struct {
 func (r GetQuoteResponse) GetJSON200() *struct {
 	// Data A billing quote. Status, lines and top-level figures are the current version's.
 	//
-	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 	Data Quote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -30359,7 +31382,7 @@ type AcceptQuoteResponse struct {
 	JSON200 *struct {
 		// Data A billing quote. Status, lines and top-level figures are the current version's.
 		//
-		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 		Data Quote `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -30399,7 +31422,7 @@ type AcceptQuoteResponse struct {
 func (r AcceptQuoteResponse) GetJSON200() *struct {
 	// Data A billing quote. Status, lines and top-level figures are the current version's.
 	//
-	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 	Data Quote `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -30488,6 +31511,161 @@ func (r AcceptQuoteResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AcceptQuoteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelQuoteResponse200Headers the declared response headers of an HTTP 200 response for CancelQuote
+type CancelQuoteResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CancelQuoteResponse429Headers the declared response headers of an HTTP 429 response for CancelQuote
+type CancelQuoteResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CancelQuoteResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A billing quote. Status, lines and top-level figures are the current version's.
+		//
+		// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+		Data Quote `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelQuoteResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelQuoteResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelQuoteResponse) GetJSON200() *struct {
+	// Data A billing quote. Status, lines and top-level figures are the current version's.
+	//
+	// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+	Data Quote `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CancelQuoteResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelQuoteResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelQuoteResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelQuoteResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CancelQuoteResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CancelQuoteResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CancelQuoteResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelQuoteResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelQuoteResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CancelQuoteResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CancelQuoteResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelQuoteResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelQuoteResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelQuoteResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelQuoteResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33447,7 +34625,7 @@ type CreateWebhookEndpointResponse struct {
 	JSON201 *struct {
 		// Data A webhook endpoint.
 		//
-		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 		Data WebhookEndpoint `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -33487,7 +34665,7 @@ type CreateWebhookEndpointResponse struct {
 func (r CreateWebhookEndpointResponse) GetJSON201() *struct {
 	// Data A webhook endpoint.
 	//
-	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 	Data WebhookEndpoint `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -33602,7 +34780,7 @@ type GetWebhookEndpointResponse struct {
 	JSON200 *struct {
 		// Data A webhook endpoint.
 		//
-		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 		Data WebhookEndpoint `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -33642,7 +34820,7 @@ type GetWebhookEndpointResponse struct {
 func (r GetWebhookEndpointResponse) GetJSON200() *struct {
 	// Data A webhook endpoint.
 	//
-	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 	Data WebhookEndpoint `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -33757,7 +34935,7 @@ type UpdateWebhookEndpointResponse struct {
 	JSON200 *struct {
 		// Data A webhook endpoint.
 		//
-		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 		Data WebhookEndpoint `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -33797,7 +34975,7 @@ type UpdateWebhookEndpointResponse struct {
 func (r UpdateWebhookEndpointResponse) GetJSON200() *struct {
 	// Data A webhook endpoint.
 	//
-	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 	Data WebhookEndpoint `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -33912,7 +35090,7 @@ type DisableWebhookEndpointResponse struct {
 	JSON200 *struct {
 		// Data A webhook endpoint.
 		//
-		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 		Data WebhookEndpoint `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -33952,7 +35130,7 @@ type DisableWebhookEndpointResponse struct {
 func (r DisableWebhookEndpointResponse) GetJSON200() *struct {
 	// Data A webhook endpoint.
 	//
-	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 	Data WebhookEndpoint `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -34041,6 +35219,316 @@ func (r DisableWebhookEndpointResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r DisableWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EnableWebhookEndpointResponse200Headers the declared response headers of an HTTP 200 response for EnableWebhookEndpoint
+type EnableWebhookEndpointResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// EnableWebhookEndpointResponse429Headers the declared response headers of an HTTP 429 response for EnableWebhookEndpoint
+type EnableWebhookEndpointResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type EnableWebhookEndpointResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A webhook endpoint.
+		//
+		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
+		Data WebhookEndpoint `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *EnableWebhookEndpointResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnableWebhookEndpointResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON200() *struct {
+	// Data A webhook endpoint.
+	//
+	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
+	Data WebhookEndpoint `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r EnableWebhookEndpointResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r EnableWebhookEndpointResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnableWebhookEndpointResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnableWebhookEndpointResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnableWebhookEndpointResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RotateWebhookEndpointSecretResponse200Headers the declared response headers of an HTTP 200 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// RotateWebhookEndpointSecretResponse429Headers the declared response headers of an HTTP 429 response for RotateWebhookEndpointSecret
+type RotateWebhookEndpointSecretResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type RotateWebhookEndpointSecretResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A webhook endpoint.
+		//
+		// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
+		Data WebhookEndpoint `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *RotateWebhookEndpointSecretResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RotateWebhookEndpointSecretResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON200() *struct {
+	// Data A webhook endpoint.
+	//
+	// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
+	Data WebhookEndpoint `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RotateWebhookEndpointSecretResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RotateWebhookEndpointSecretResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RotateWebhookEndpointSecretResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RotateWebhookEndpointSecretResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RotateWebhookEndpointSecretResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -35172,6 +36660,36 @@ func (c *ClientWithResponses) GetMeterWithResponse(ctx context.Context, meterId 
 	return ParseGetMeterResponse(rsp)
 }
 
+// DetachPaymentMethodWithBodyWithResponse Detach a payment method
+//
+// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+func (c *ClientWithResponses) DetachPaymentMethodWithBodyWithResponse(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DetachPaymentMethodResponse, error) {
+	rsp, err := c.DetachPaymentMethodWithBody(ctx, paymentMethodId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDetachPaymentMethodResponse(rsp)
+}
+
+// DetachPaymentMethodWithResponse Detach a payment method
+//
+// Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/payment-methods/{paymentMethodId}/detach (the `DetachPaymentMethod` operationId).
+func (c *ClientWithResponses) DetachPaymentMethodWithResponse(ctx context.Context, paymentMethodId PaymentMethodIdPath, params *DetachPaymentMethodParams, body DetachPaymentMethodJSONRequestBody, reqEditors ...RequestEditorFn) (*DetachPaymentMethodResponse, error) {
+	rsp, err := c.DetachPaymentMethod(ctx, paymentMethodId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDetachPaymentMethodResponse(rsp)
+}
+
 // ListPaymentReceiptsWithResponse List payment receipts
 //
 // Lists payment receipts, newest first, paged by limit and offset. The list data carries offset and limit instead of nextCursor. Items are PaymentReceipt objects.
@@ -35410,6 +36928,36 @@ func (c *ClientWithResponses) AcceptQuoteWithResponse(ctx context.Context, quote
 		return nil, err
 	}
 	return ParseAcceptQuoteResponse(rsp)
+}
+
+// CancelQuoteWithBodyWithResponse Cancel a quote
+//
+// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+func (c *ClientWithResponses) CancelQuoteWithBodyWithResponse(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelQuoteResponse, error) {
+	rsp, err := c.CancelQuoteWithBody(ctx, quoteId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelQuoteResponse(rsp)
+}
+
+// CancelQuoteWithResponse Cancel a quote
+//
+// Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
+func (c *ClientWithResponses) CancelQuoteWithResponse(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelQuoteResponse, error) {
+	rsp, err := c.CancelQuote(ctx, quoteId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelQuoteResponse(rsp)
 }
 
 // ListSubscriptionsWithResponse List subscriptions
@@ -35965,6 +37513,66 @@ func (c *ClientWithResponses) DisableWebhookEndpointWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseDisableWebhookEndpointResponse(rsp)
+}
+
+// EnableWebhookEndpointWithBodyWithResponse Enable a webhook endpoint
+//
+// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+func (c *ClientWithResponses) EnableWebhookEndpointWithBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*EnableWebhookEndpointResponse, error) {
+	rsp, err := c.EnableWebhookEndpointWithBody(ctx, endpointId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnableWebhookEndpointResponse(rsp)
+}
+
+// EnableWebhookEndpointWithResponse Enable a webhook endpoint
+//
+// Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/enable (the `EnableWebhookEndpoint` operationId).
+func (c *ClientWithResponses) EnableWebhookEndpointWithResponse(ctx context.Context, endpointId EndpointIdPath, params *EnableWebhookEndpointParams, body EnableWebhookEndpointJSONRequestBody, reqEditors ...RequestEditorFn) (*EnableWebhookEndpointResponse, error) {
+	rsp, err := c.EnableWebhookEndpoint(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnableWebhookEndpointResponse(rsp)
+}
+
+// RotateWebhookEndpointSecretWithBodyWithResponse Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithBodyWithResponse(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecretWithBody(ctx, endpointId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
+}
+
+// RotateWebhookEndpointSecretWithResponse Rotate a webhook endpoint's signing secret
+//
+// Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/webhook-endpoints/{endpointId}/rotate-secret (the `RotateWebhookEndpointSecret` operationId).
+func (c *ClientWithResponses) RotateWebhookEndpointSecretWithResponse(ctx context.Context, endpointId EndpointIdPath, params *RotateWebhookEndpointSecretParams, body RotateWebhookEndpointSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*RotateWebhookEndpointSecretResponse, error) {
+	rsp, err := c.RotateWebhookEndpointSecret(ctx, endpointId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRotateWebhookEndpointSecretResponse(rsp)
 }
 
 // ParseClaimOrganizationResponse parses an HTTP response from a ClaimOrganizationWithResponse call
@@ -42972,6 +44580,168 @@ func ParseGetMeterResponse(rsp *http.Response) (*GetMeterResponse, error) {
 	return response, nil
 }
 
+// ParseDetachPaymentMethodResponse parses an HTTP response from a DetachPaymentMethodWithResponse call
+func ParseDetachPaymentMethodResponse(rsp *http.Response) (*DetachPaymentMethodResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DetachPaymentMethodResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A card saved for a customer (in events: payment_method.attached, payment_method.detached; and the answer to POST /v1/payment-methods/{paymentMethodId}/detach). No card number is ever accepted or stored; only the brand and last four digits are shown.
+			Data PaymentMethod `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ErrorEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DetachPaymentMethodResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DetachPaymentMethodResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPaymentReceiptsResponse parses an HTTP response from a ListPaymentReceiptsWithResponse call
 func ParseListPaymentReceiptsResponse(rsp *http.Response) (*ListPaymentReceiptsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -44225,7 +45995,7 @@ func ParseCreateQuoteResponse(rsp *http.Response) (*CreateQuoteResponse, error) 
 		var dest struct {
 			// Data A billing quote. Status, lines and top-level figures are the current version's.
 			//
-			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 			Data Quote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -44382,7 +46152,7 @@ func ParseGetQuoteResponse(rsp *http.Response) (*GetQuoteResponse, error) {
 		var dest struct {
 			// Data A billing quote. Status, lines and top-level figures are the current version's.
 			//
-			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 			Data Quote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -44539,7 +46309,7 @@ func ParseAcceptQuoteResponse(rsp *http.Response) (*AcceptQuoteResponse, error) 
 		var dest struct {
 			// Data A billing quote. Status, lines and top-level figures are the current version's.
 			//
-			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
 			Data Quote `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -44665,6 +46435,163 @@ func ParseAcceptQuoteResponse(rsp *http.Response) (*AcceptQuoteResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers AcceptQuoteResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelQuoteResponse parses an HTTP response from a CancelQuoteWithResponse call
+func ParseCancelQuoteResponse(rsp *http.Response) (*CancelQuoteResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelQuoteResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A billing quote. Status, lines and top-level figures are the current version's.
+			//
+			// Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
+			Data Quote `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelQuoteResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelQuoteResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -47673,7 +49600,7 @@ func ParseCreateWebhookEndpointResponse(rsp *http.Response) (*CreateWebhookEndpo
 		var dest struct {
 			// Data A webhook endpoint.
 			//
-			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 			Data WebhookEndpoint `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -47830,7 +49757,7 @@ func ParseGetWebhookEndpointResponse(rsp *http.Response) (*GetWebhookEndpointRes
 		var dest struct {
 			// Data A webhook endpoint.
 			//
-			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 			Data WebhookEndpoint `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -47987,7 +49914,7 @@ func ParseUpdateWebhookEndpointResponse(rsp *http.Response) (*UpdateWebhookEndpo
 		var dest struct {
 			// Data A webhook endpoint.
 			//
-			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 			Data WebhookEndpoint `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -48144,7 +50071,7 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 		var dest struct {
 			// Data A webhook endpoint.
 			//
-			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","status":"enabled","url":"https://hooks.acme.example/remit"}
+			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
 			Data WebhookEndpoint `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -48270,6 +50197,320 @@ func ParseDisableWebhookEndpointResponse(rsp *http.Response) (*DisableWebhookEnd
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers DisableWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEnableWebhookEndpointResponse parses an HTTP response from a EnableWebhookEndpointWithResponse call
+func ParseEnableWebhookEndpointResponse(rsp *http.Response) (*EnableWebhookEndpointResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnableWebhookEndpointResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A webhook endpoint.
+			//
+			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
+			Data WebhookEndpoint `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers EnableWebhookEndpointResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers EnableWebhookEndpointResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRotateWebhookEndpointSecretResponse parses an HTTP response from a RotateWebhookEndpointSecretWithResponse call
+func ParseRotateWebhookEndpointSecretResponse(rsp *http.Response) (*RotateWebhookEndpointSecretResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RotateWebhookEndpointSecretResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A webhook endpoint.
+			//
+			// Example: {"createdAt":"2025-06-02T12:00:00.251037Z","description":"Production webhook receiver","disabledAt":null,"disabledReason":null,"enabledEvents":["invoice.finalized","invoice.paid"],"endpointId":"we_01jybwa4mx5fedr6drbfhz0kcx","environment":"sandbox","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"webhook_endpoint","previousSecretExpiresAt":null,"status":"enabled","url":"https://hooks.acme.example/remit"}
+			Data WebhookEndpoint `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers RotateWebhookEndpointSecretResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers RotateWebhookEndpointSecretResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -80,3 +80,13 @@ func localeOf(l *api.Locale) string {
 	}
 	return string(*l)
 }
+
+// catalogPreparers detaches a processor's payment method before the detach's transaction: a
+// network call must not hold the store's writer.
+func (s *Server) catalogPreparers() map[string]PrepareFunc {
+	return map[string]PrepareFunc{
+		"detachPaymentMethod": func(ctx context.Context, r *Request) context.Context {
+			return s.eng.Catalog.PrepareDetachPaymentMethod(ctx, r.Merchant, r.Path("paymentMethodId"))
+		},
+	}
+}

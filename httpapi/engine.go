@@ -57,8 +57,8 @@ type Writes interface {
 // Health reports whether the store answers, and which store it is.
 type Health interface {
 	Ready(ctx context.Context) (store string, err error)
-	// Unavailable reports whether err says the store could not be reached (answered 503: nothing
-	// was applied, retry later).
+	// Unavailable reports whether err says the store, or a payment processor an action needed
+	// first, could not be reached (answered 503: nothing was applied, retry later).
 	Unavailable(err error) bool
 }
 
@@ -96,6 +96,10 @@ type Catalog interface {
 	UpdateCoupon(ctx context.Context, m remit.MerchantAccount, couponID string, patch remit.Patch) (remit.Coupon, error)
 	UpdateCustomer(ctx context.Context, m remit.MerchantAccount, customerID string, patch remit.Patch) (remit.Customer, error)
 	UpdateBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string, patch remit.Patch) (remit.BillingAccount, error)
+	// PrepareDetachPaymentMethod runs before the detach's transaction (a prepare step): it
+	// detaches a processor's method at the processor, a call no transaction may wait on.
+	PrepareDetachPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) context.Context
+	DetachPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error)
 }
 
 // Ledger is the prepaid balance: grants, expiries, the customer's balance and its entries page by
@@ -112,6 +116,7 @@ type Quotes interface {
 	CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error)
 	GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
 	AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
+	CancelQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
 	GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ListSubscriptions(ctx context.Context, m remit.MerchantAccount, in remit.SubscriptionQuery) (remit.List[remit.Subscription], error)
 	CancelSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.CancelInput) (remit.Subscription, error)
@@ -171,6 +176,8 @@ type Webhooks interface {
 	GetWebhookEndpoint(ctx context.Context, scope remit.Scope, id string) (remit.WebhookEndpoint, error)
 	ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit, cursor string) (remit.List[remit.WebhookEndpoint], error)
 	DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error)
+	EnableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error)
+	RotateWebhookEndpointSecret(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string, expireCurrentAfter *int64) (remit.WebhookEndpoint, error)
 	// ResolveEndpointHost runs before the create's transaction (a prepare step): the host name
 	// lookup must not hold the store's writer.
 	ResolveEndpointHost(ctx context.Context, raw string, env remit.Environment) context.Context

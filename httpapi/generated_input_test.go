@@ -628,6 +628,12 @@ func generatedFixtures(t *testing.T, e *testkit.Env) map[string][]string {
 			"lines": []any{map[string]any{"invoiceLineId": line, "bucket": "credit", "amount": 100, "description": "Goodwill"}}}), "creditNoteId"))
 	}
 	add("endpointId", id(must("/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/gen"}), "endpointId"))
+	// A saved payment method of no billing account (so no default changes for the other routes).
+	setup, err := url.Parse(id(must("/v1/customers/cus_gen/payment-method-setup", map[string]any{}), "url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	add("paymentMethodId", id(e.Must(200, "PUT", setup.RequestURI()+"&paymentMethod=pm_card_visa", nil, testkit.APIKey("")).Data(), "paymentMethodId"))
 	add("thresholdId", id(must("/v1/usage-thresholds", map[string]any{"customerId": "cus_gen", "meterId": "meter_gen", "threshold": 100}), "thresholdId"))
 	for list, name := range map[string]string{"/v1/events": "eventId", "/v1/payment-receipts": "receiptId", "/v1/tax-transactions": "taxTransactionId"} {
 		items, _ := e.Must(200, "GET", list, nil).Data()["items"].([]any)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
@@ -39,6 +40,7 @@ func (s *Server) registry() []registration {
 		{"catalog", "createBillingAccount", decoded(s.createBillingAccount)},
 		{"catalog", "getBillingAccount", s.getBillingAccount},
 		{"catalog", "createPaymentMethodSetupSession", decoded(s.createPaymentMethodSetupSession)},
+		{"catalog", "detachPaymentMethod", byPath("paymentMethodId", s.eng.Catalog.DetachPaymentMethod)},
 		{"ledger", "getCustomerBalance", byPath("customerId", s.eng.Ledger.GetCustomerBalance)},
 		{"ledger", "listCustomerBalanceEntries", s.listCustomerBalanceEntries},
 		{"ledger", "grantCustomerBalance", decoded(s.grantCustomerBalance)},
@@ -48,6 +50,7 @@ func (s *Server) registry() []registration {
 		{"quotes", "createQuote", decoded(s.createQuote)},
 		{"quotes", "getQuote", byPath("quoteId", s.eng.Quotes.GetQuote)},
 		{"quotes", "acceptQuote", byPath("quoteId", s.eng.Quotes.AcceptQuote)},
+		{"quotes", "cancelQuote", byPath("quoteId", s.eng.Quotes.CancelQuote)},
 		{"quotes", "getSubscription", byPath("subscriptionId", s.eng.Quotes.GetSubscription)},
 		{"quotes", "listSubscriptions", s.listSubscriptions},
 		{"quotes", "cancelSubscription", decoded(s.cancelSubscription)},
@@ -87,6 +90,8 @@ func (s *Server) registry() []registration {
 		{"webhooks", "listWebhookEndpoints", s.listWebhookEndpoints},
 		{"webhooks", "getWebhookEndpoint", s.getWebhookEndpoint},
 		{"webhooks", "disableWebhookEndpoint", s.disableWebhookEndpoint},
+		{"webhooks", "enableWebhookEndpoint", s.enableWebhookEndpoint},
+		{"webhooks", "rotateWebhookEndpointSecret", decoded(s.rotateWebhookEndpointSecret)},
 		{"webhooks", "listEvents", s.listEvents},
 		{"webhooks", "getEvent", s.getEvent},
 		{"webhooks", "listEventDeliveries", s.listEventDeliveries},
@@ -120,7 +125,9 @@ func (s *Server) handlers() (map[string]HandlerFunc, error) {
 // preparers returns the prepare steps of the write operations that have one, by operationId: work
 // run before the operation's transaction (see PrepareFunc).
 func (s *Server) preparers() map[string]PrepareFunc {
-	return s.webhookPreparers()
+	all := s.webhookPreparers()
+	maps.Copy(all, s.catalogPreparers())
+	return all
 }
 
 // bodyChecks returns the body rules of the operations that have them, by operationId (see

@@ -75,7 +75,7 @@ var ErrorsGuide = []ErrorGuide{
 	{remit.EInvalid, "422", "The request parsed but breaks the contract or one of its rules. details.fields lists every problem: {field, location (body, query, path, header), reason, message}.", "Fix every listed field and retry; the same Idempotency-Key may be reused after a 422."},
 	{remit.ERateLimited, "429", "The API key sent more requests than its rate allows. RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset describe the bucket; Retry-After says when to retry.", "Wait Retry-After seconds; spread requests out."},
 	{remit.ENotImplemented, "501", "The capability is documented but this deployment does not offer it, for example provisioning sub-merchants in production or charging cards in production without a processor connector.", "Use the sandbox, or settle out of band where the route allows it."},
-	{remit.EInternal, "500, 503", "Remit failed while handling the request (503 when the store is unreachable). Nothing was applied unless the request had an Idempotency-Key and a retry replays a result. The message never contains internals.", "Retry with the same Idempotency-Key; report persistent failures with the requestId."},
+	{remit.EInternal, "500, 503", "Remit failed while handling the request (503 when the store, or the payment processor a payment method's detach needs first, is unreachable). Nothing was applied unless the request had an Idempotency-Key and a retry replays a result. The message never contains internals.", "Retry with the same Idempotency-Key; report persistent failures with the requestId."},
 }
 
 var errorsGuideTmpl = template.Must(template.New("errors").Parse(`<!doctype html>

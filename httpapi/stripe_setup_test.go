@@ -31,6 +31,8 @@ type fakeVault struct {
 	setups    map[string]*fakeSetup // idempotency ref → setup
 	byRef     map[string]*fakeSetup // seti_ → setup
 	requests  []processor.CustomerRequest
+	detached  []processor.DetachRequest           // every DetachMethod call
+	detach    func(processor.DetachRequest) error // nil: detaches succeed
 }
 
 type fakeSetup struct {
@@ -43,7 +45,7 @@ type fakeSetup struct {
 func (v *fakeVault) reset() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.customers, v.setups, v.byRef, v.requests = nil, nil, nil, nil
+	v.customers, v.setups, v.byRef, v.requests, v.detached, v.detach = nil, nil, nil, nil, nil, nil
 	v.init()
 }
 
@@ -89,6 +91,16 @@ func (v *fakeVault) FinishSetup(_ context.Context, req processor.FinishSetupRequ
 	}
 	return processor.SavedFromSetupIntent(&stripe.SetupIntent{ID: s.ref, Status: s.status, PaymentMethod: s.method,
 		Customer: &stripe.Customer{ID: s.customer}}, req)
+}
+
+func (v *fakeVault) DetachMethod(_ context.Context, req processor.DetachRequest) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.detached = append(v.detached, req)
+	if v.detach != nil {
+		return v.detach(req)
+	}
+	return nil
 }
 
 func (v *fakeVault) Element() processor.Element {

@@ -85,7 +85,7 @@ func wantPrevious(t *testing.T, e *testkit.Env, objectID, typ string, n int, pre
 func TestUpdateCustomer(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "c1", "name": "Acme", "email": "billing@acme.example", "externalId": "crm-1",
-			"address": map[string]any{"line1": "1 Main St", "city": "Austin", "region": "TX", "postalCode": "78701", "country": "US"},
+			"address":  map[string]any{"line1": "1 Main St", "city": "Austin", "region": "TX", "postalCode": "78701", "country": "US"},
 			"metadata": map[string]any{"tier": "gold", "region": "west"}})
 		e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "c2", "name": "Other", "externalId": "crm-2"})
 		path := "/v1/customers/c1"
@@ -272,7 +272,6 @@ func TestCustomerUpdateAndInvoices(t *testing.T) {
 	})
 }
 
-
 func TestUpdateBillingAccount(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		k := payKit{catalogKit: newCatalogKit(t, e)}
@@ -329,6 +328,11 @@ func TestUpdateBillingAccount(t *testing.T) {
 			"body:collectionMethod:invalid_enum", "body:dunning.schedule[1]:not_increasing", "body:currency:immutable_field", "body:customerId:immutable_field",
 			"body:taxAddress:immutable_field", "body:billingAccountId:immutable_field", "body:defaultPaymentMethod:immutable_field", "body:collectionMethod2:unknown_field")
 		wantFields(t, e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"collectionMethod": nil}), "body:collectionMethod:invalid_type")
+		// A detached method is no default: 409 with its state.
+		e.Must(200, "POST", "/v1/payment-methods/"+first+"/detach", nil)
+		if r := e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"defaultPaymentMethodId": first}); r.Status != 409 || r.ErrorDetails()["currentState"] != "detached" {
+			t.Fatalf("a detached method as the default: %d %s", r.Status, r.Body)
+		}
 		if r := e.Do("PATCH", "/v1/billing-accounts/ba-c1", map[string]any{"collectionMethod": "send_invoice"}, testkit.As(e.NewTenant("other", false))); r.Status != 404 {
 			t.Fatalf("another merchant account's billing account: %d", r.Status)
 		}
@@ -423,8 +427,8 @@ func TestArchivedCoupon(t *testing.T) {
 		}
 		wantPrevious(t, e, "ten", "coupon.updated", 1, `{"active":true,"metadata":{"why":null}}`)
 		for what, r := range map[string]*testkit.Response{
-			"a new invoice":       e.Do("POST", "/v1/invoices", with(draftBody("c1"), "couponIds", []string{"five", "ten"})),
-			"a new quote":         e.Do("POST", "/v1/quotes", with(quoteBody("one_off", "c1", line("setup")), "couponIds", []string{"five", "ten"})),
+			"a new invoice":                 e.Do("POST", "/v1/invoices", with(draftBody("c1"), "couponIds", []string{"five", "ten"})),
+			"a new quote":                   e.Do("POST", "/v1/quotes", with(quoteBody("one_off", "c1", line("setup")), "couponIds", []string{"five", "ten"})),
 			"an earlier quote's acceptance": e.Do("POST", "/v1/quotes/"+pending+"/accept", map[string]any{}),
 		} {
 			field := "couponIds[1]"

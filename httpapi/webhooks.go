@@ -75,6 +75,16 @@ func (s *Server) disableWebhookEndpoint(ctx context.Context, r *Request) (any, e
 	return s.eng.Webhooks.DisableWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"))
 }
 
+// enableWebhookEndpoint handles POST /v1/webhook-endpoints/{endpointId}/enable.
+func (s *Server) enableWebhookEndpoint(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Webhooks.EnableWebhookEndpoint(ctx, r.Scope, r.Merchant, r.Path("endpointId"))
+}
+
+// rotateWebhookEndpointSecret handles POST /v1/webhook-endpoints/{endpointId}/rotate-secret.
+func (s *Server) rotateWebhookEndpointSecret(ctx context.Context, r *Request, body api.WebhookEndpointSecretRotateRequest) (any, error) {
+	return s.eng.Webhooks.RotateWebhookEndpointSecret(ctx, r.Scope, r.Merchant, r.Path("endpointId"), body.ExpireCurrentAfter)
+}
+
 // listEvents handles GET /v1/events.
 func (s *Server) listEvents(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Webhooks.ListEvents(ctx, r.Scope, r.Query("type"), r.Query("limit"), r.Query("cursor"))

@@ -2,8 +2,12 @@ package processor_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stripe/stripe-go/v83"
@@ -51,6 +55,78 @@ func TestStripeRequestsAreAccepted(t *testing.T) {
 	}
 	if el := s.Element(); el.PublishableKey != "pk_test_123" || el.Script != "https://js.stripe.com/v3/" {
 		t.Fatalf("element %+v", el)
+	}
+	if err := s.DetachMethod(ctx, processor.DetachRequest{PaymentMethod: "pm_123", Account: "acct_123"}); err != nil {
+		t.Fatalf("detach: %v", err)
+	}
+}
+
+// What Stripe answers a detach means: detached (also a method Stripe no longer has, or one it
+// already detached: Stripe refuses those with 400, and the method read back has no customer), a
+// failure a retry may cure (5xx, 429, no answer: ErrUnavailable), or a refusal (anything else).
+func TestStripeDetachOutcomes(t *testing.T) {
+	var detachStatus, retrieveStatus int
+	var retrieveCustomer any
+	var mu sync.Mutex // the handler's goroutine and the test's
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, r.Method+" "+r.URL.Path+" "+r.Header.Get("Stripe-Account"))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Stripe-Should-Retry", "false")
+		status := retrieveStatus
+		if r.Method == http.MethodPost {
+			status = detachStatus
+		}
+		w.WriteHeader(status)
+		switch {
+		case status == 200:
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "pm_1", "object": "payment_method", "customer": retrieveCustomer})
+		case status == 404:
+			_, _ = w.Write([]byte(`{"error": {"type": "invalid_request_error", "code": "resource_missing", "message": "No such PaymentMethod: 'pm_1'"}}`))
+		default:
+			_, _ = w.Write([]byte(`{"error": {"type": "invalid_request_error", "message": "The payment method you provided is not attached to a customer so detachment is impossible."}}`))
+		}
+	}))
+	defer srv.Close()
+	s := processor.NewStripe(processor.StripeConfig{SecretKey: "sk_test_123", APIURL: srv.URL})
+	for _, c := range []struct {
+		name                 string
+		detach, retrieve     int
+		customer             any
+		unavailable, refused bool
+		wantCalls            int
+	}{
+		{name: "detached", detach: 200, wantCalls: 1},
+		{name: "Stripe does not know it", detach: 404, wantCalls: 1},
+		{name: "already detached", detach: 400, retrieve: 200, customer: nil, wantCalls: 2},
+		{name: "refused while attached", detach: 400, retrieve: 200, customer: "cus_1", refused: true, wantCalls: 2},
+		{name: "refused, and the read back fails", detach: 400, retrieve: 503, unavailable: true, wantCalls: 2},
+		{name: "Stripe fails", detach: 500, unavailable: true, wantCalls: 1},
+		{name: "rate limited", detach: 429, unavailable: true, wantCalls: 1},
+		{name: "bad key", detach: 401, refused: true, wantCalls: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			mu.Lock()
+			detachStatus, retrieveStatus, retrieveCustomer, calls = c.detach, c.retrieve, c.customer, nil
+			mu.Unlock()
+			err := s.DetachMethod(context.Background(), processor.DetachRequest{PaymentMethod: "pm_1", Account: "acct_9"})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case c.unavailable && !errors.Is(err, processor.ErrUnavailable), c.refused && (err == nil || errors.Is(err, processor.ErrUnavailable)),
+				!c.unavailable && !c.refused && err != nil:
+				t.Fatalf("err %v", err)
+			}
+			if len(calls) != c.wantCalls || calls[0] != "POST /v1/payment_methods/pm_1/detach acct_9" {
+				t.Fatalf("calls %v", calls)
+			}
+		})
+	}
+	srv.Close() // no answer at all
+	if err := s.DetachMethod(context.Background(), processor.DetachRequest{PaymentMethod: "pm_1"}); !errors.Is(err, processor.ErrUnavailable) {
+		t.Fatalf("Stripe unreachable: %v", err)
 	}
 }
 

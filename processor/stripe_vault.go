@@ -2,6 +2,9 @@ package processor
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
 
 	"github.com/stripe/stripe-go/v83"
 )
@@ -69,6 +72,49 @@ func (s *Stripe) FinishSetup(ctx context.Context, req FinishSetupRequest) (Saved
 		return SavedMethod{}, err
 	}
 	return SavedFromSetupIntent(si, req)
+}
+
+// DetachMethod implements Vault: Stripe's detach of the PaymentMethod. Stripe refuses to detach a
+// method that is not attached to a customer (400), so a refusal is checked against the method
+// itself: one with no customer, or one Stripe does not know (resource_missing), is detached.
+func (s *Stripe) DetachMethod(ctx context.Context, req DetachRequest) error {
+	params := &stripe.PaymentMethodDetachParams{}
+	if req.Account != "" {
+		params.SetStripeAccount(req.Account)
+	}
+	_, err := s.client.V1PaymentMethods.Detach(ctx, req.PaymentMethod, params)
+	if err == nil || missing(err) {
+		return nil
+	}
+	if se := (*stripe.Error)(nil); errors.As(err, &se) && se.HTTPStatusCode == http.StatusBadRequest {
+		rp := &stripe.PaymentMethodRetrieveParams{}
+		if req.Account != "" {
+			rp.SetStripeAccount(req.Account)
+		}
+		pm, rerr := s.client.V1PaymentMethods.Retrieve(ctx, req.PaymentMethod, rp)
+		switch {
+		case missing(rerr) || (rerr == nil && pm.Customer == nil):
+			return nil
+		case rerr != nil:
+			return transient(rerr)
+		}
+	}
+	return transient(err)
+}
+
+// missing reports whether Stripe answered that the object does not exist.
+func missing(err error) bool {
+	var se *stripe.Error
+	return errors.As(err, &se) && se.Code == stripe.ErrorCodeResourceMissing
+}
+
+// transient marks a Stripe failure a retry may cure (no answer, 5xx, 429) as ErrUnavailable.
+func transient(err error) error {
+	var se *stripe.Error
+	if !errors.As(err, &se) || se.HTTPStatusCode >= 500 || se.HTTPStatusCode == http.StatusTooManyRequests || se.HTTPStatusCode == 0 {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("stripe: detach payment method: %w", err)
 }
 
 // SavedFromSetupIntent is the payment method a retrieved SetupIntent saved, if it is the one req

@@ -18,6 +18,9 @@ import (
 //   - FinishSetup never trusts the browser: it asks the processor for the setup and answers
 //     ErrSetupMismatch unless that setup succeeded with exactly the payment method the page sent,
 //     for the customer it was started for; ErrSetupIncomplete when the customer has not finished it.
+//   - DetachMethod is idempotent: a method already detached from its customer, or gone, answers
+//     nil. A failure that a retry may cure (the processor unreachable, 5xx, rate limited) wraps
+//     ErrUnavailable.
 type Vault interface {
 	// CreateCustomer creates the processor's customer for a Remit customer.
 	CreateCustomer(ctx context.Context, req CustomerRequest) (string, error)
@@ -27,6 +30,15 @@ type Vault interface {
 	FinishSetup(ctx context.Context, req FinishSetupRequest) (SavedMethod, error)
 	// Element is what the hosted setup page loads to collect the card in the browser.
 	Element() Element
+	// DetachMethod detaches a saved payment method from its processor customer: it can never be
+	// charged again.
+	DetachMethod(ctx context.Context, req DetachRequest) error
+}
+
+// DetachRequest names a saved payment method to detach.
+type DetachRequest struct {
+	PaymentMethod string // the processor's method (SavedMethod.Token, pm_…)
+	Account       string // the connected account, if any
 }
 
 // CustomerRequest names the Remit customer a processor customer is made for.
@@ -81,4 +93,7 @@ var (
 	ErrSetupMismatch = errors.New("processor: the setup did not save this payment method")
 	// ErrSetupIncomplete: the customer has not finished the setup (no method confirmed yet).
 	ErrSetupIncomplete = errors.New("processor: the setup is not complete")
+	// ErrUnavailable: the processor could not be reached or could not answer now (a network
+	// error, a 5xx, rate limited); the same request may succeed later.
+	ErrUnavailable = errors.New("processor: unavailable")
 )

@@ -181,8 +181,15 @@ func (q Q) CreatePaymentMethod(ctx context.Context, m remit.PaymentMethod) error
 
 // GetPaymentMethod returns a merchant account's payment method, or not_found.
 func (q Q) GetPaymentMethod(ctx context.Context, merchantAccountID, paymentMethodID string) (m remit.PaymentMethod, err error) {
-	m, err = scanPaymentMethod(q.QueryRow(ctx, `SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`,
-		merchantAccountID, paymentMethodID))
+	return q.PaymentMethodFor(ctx, merchantAccountID, paymentMethodID, Unlocked)
+}
+
+// PaymentMethodFor is GetPaymentMethod with the row's lock as read asks: Locked for a change of the
+// method (a detach), Shared for a charge of it, so that a detach waits for the charge's transaction
+// and a charge for the detach's (PostgreSQL).
+func (q Q) PaymentMethodFor(ctx context.Context, merchantAccountID, paymentMethodID string, read Read) (m remit.PaymentMethod, err error) {
+	m, err = scanPaymentMethod(q.QueryRow(ctx, `SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`+
+		q.lockFor(read), merchantAccountID, paymentMethodID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, remit.NotFound("payment method", paymentMethodID, "")
 	}
@@ -193,24 +200,67 @@ func (q Q) GetPaymentMethod(ctx context.Context, merchantAccountID, paymentMetho
 	return m, nil
 }
 
-// CustomerPaymentMethods lists a customer's payment methods, newest first (at most 100), over
-// payment_methods_customer.
+// CustomerPaymentMethods lists a customer's attached payment methods, newest first (at most 100),
+// over payment_methods_customer.
 func (q Q) CustomerPaymentMethods(ctx context.Context, merchantAccountID, customerID string) ([]remit.PaymentMethod, error) {
 	return queryAll(ctx, q, "store.CustomerPaymentMethods", scanPaymentMethod, func(m *remit.PaymentMethod) { m.MerchantAccountID = merchantAccountID },
-		`SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND customer_id = $2
+		`SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND customer_id = $2 AND detached_at IS NULL
 		ORDER BY created_at DESC, id DESC LIMIT 100`, merchantAccountID, customerID)
 }
 
-const paymentMethodColumns = `id, customer_id, billing_account_id, type, brand, last4, test_card, processor_customer, created_at`
+// DetachPaymentMethod marks an attached payment method detached at at and reports whether it was
+// attached.
+func (q Q) DetachPaymentMethod(ctx context.Context, merchantAccountID, paymentMethodID string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE payment_methods SET detached_at = $3 WHERE merchant_account_id = $1 AND id = $2 AND detached_at IS NULL`,
+		merchantAccountID, paymentMethodID, remit.Micros(at))
+	return n > 0, wrapErr(err, "store.DetachPaymentMethod")
+}
+
+// BillingAccountsDefaultingTo returns the customer's billing accounts whose default payment method
+// is paymentMethodID, by ID; Locked, it holds their row locks (PostgreSQL) to the end of the
+// transaction.
+func (q Q) BillingAccountsDefaultingTo(ctx context.Context, merchantAccountID, customerID, paymentMethodID string, read Read) ([]remit.BillingAccount, error) {
+	ids, err := queryAll(ctx, q, "store.BillingAccountsDefaultingTo", func(row interface{ Scan(...any) error }) (string, error) {
+		var id string
+		return id, row.Scan(&id)
+	}, nil, `SELECT id FROM billing_accounts WHERE merchant_account_id = $1 AND customer_id = $2 AND default_payment_method_id = $3
+		ORDER BY id`+q.lockFor(read), merchantAccountID, customerID, paymentMethodID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]remit.BillingAccount, 0, len(ids))
+	for _, id := range ids {
+		b, err := q.GetBillingAccount(ctx, merchantAccountID, id, Unlocked)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// ClearDefaultPaymentMethod leaves the billing account without a default payment method if its
+// default is paymentMethodID.
+func (q Q) ClearDefaultPaymentMethod(ctx context.Context, merchantAccountID, billingAccountID, paymentMethodID string, at time.Time) error {
+	_, err := q.exec(ctx, `UPDATE billing_accounts SET default_payment_method_id = NULL, updated_at = $4
+		WHERE merchant_account_id = $1 AND id = $2 AND default_payment_method_id = $3`, merchantAccountID, billingAccountID, paymentMethodID, remit.Micros(at))
+	return wrapErr(err, "store.ClearDefaultPaymentMethod")
+}
+
+const paymentMethodColumns = `id, customer_id, billing_account_id, type, brand, last4, test_card, processor_customer, created_at, detached_at`
 
 func scanPaymentMethod(r interface{ Scan(...any) error }) (m remit.PaymentMethod, err error) {
 	var ba, pc sql.NullString
 	var created int64
-	if err := r.Scan(&m.PaymentMethodID, &m.CustomerID, &ba, &m.Type, &m.Brand, &m.Last4, &m.Token, &pc, &created); err != nil {
+	var detached sql.NullInt64
+	if err := r.Scan(&m.PaymentMethodID, &m.CustomerID, &ba, &m.Type, &m.Brand, &m.Last4, &m.Token, &pc, &created, &detached); err != nil {
 		return m, err
 	}
-	m.Object = "payment_method"
+	m.Object, m.Status = "payment_method", remit.PaymentMethodAttached
 	m.BillingAccountID, m.ProcessorCustomer, m.CreatedAt = textPtr(ba), pc.String, remit.FromMicros(created)
+	if m.DetachedAt = timePtr(detached); m.DetachedAt != nil {
+		m.Status = remit.PaymentMethodDetached
+	}
 	return m, nil
 }
 

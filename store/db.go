@@ -353,6 +353,9 @@ type Read struct {
 	// ForUpdate holds the row's lock to the end of the transaction (SELECT ... FOR UPDATE on
 	// PostgreSQL; SQLite's one writer runs write transactions one at a time anyway).
 	ForUpdate bool
+	// ForShare holds a shared lock instead (SELECT ... FOR SHARE): other readers that share it go
+	// on, a change of the row waits.
+	ForShare bool
 }
 
 var (
@@ -361,13 +364,19 @@ var (
 	Locked = Read{ForUpdate: true}
 	// Unlocked reads a row as it is.
 	Unlocked = Read{}
+	// Shared reads a row and keeps it from changing to the end of the transaction, for a use that
+	// depends on what was read while other uses go on.
+	Shared = Read{ForShare: true}
 )
 
 // lockFor is the clause that takes a read row's lock as read asks (nothing on SQLite, whose one
 // writer runs write transactions one at a time).
 func (q Q) lockFor(read Read) string {
-	if read.ForUpdate {
+	switch {
+	case read.ForUpdate:
 		return q.ForUpdate()
+	case read.ForShare && q.d == Postgres:
+		return " FOR SHARE"
 	}
 	return ""
 }

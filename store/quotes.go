@@ -13,7 +13,7 @@ import (
 // --- quotes ---
 
 const quoteColumns = `id, status, order_type, customer_id, billing_account_id, subscription_id, currency, coupon_ids, terms,
-	current_version, versions, invoice_id, accepted_at, metadata, created_at, updated_at`
+	current_version, versions, invoice_id, accepted_at, metadata, created_at, updated_at, canceled_at`
 
 func quoteArgs(qt remit.Quote) []any {
 	coupons := qt.CouponIDs
@@ -23,13 +23,13 @@ func quoteArgs(qt remit.Quote) []any {
 	return []any{qt.MerchantAccountID, qt.QuoteID, qt.Status, qt.OrderType, qt.CustomerID, qt.BillingAccountID,
 		optText(qt.SubscriptionID), qt.Currency, mustJSON(coupons), optText(qt.Terms), qt.Version, mustJSON(qt.Versions),
 		optText(qt.InvoiceID), optMicros(qt.AcceptedAt), metadataText(qt.Metadata), remit.Micros(qt.CreatedAt),
-		remit.Micros(qt.UpdatedAt)}
+		remit.Micros(qt.UpdatedAt), optMicros(qt.CanceledAt)}
 }
 
 // InsertQuote inserts a quote. A duplicate caller-chosen quoteId is a conflict.
 func (q Q) InsertQuote(ctx context.Context, qt remit.Quote) error {
 	_, err := q.exec(ctx, `INSERT INTO quotes (merchant_account_id, `+quoteColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`, quoteArgs(qt)...)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`, quoteArgs(qt)...)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -40,7 +40,7 @@ func (q Q) InsertQuote(ctx context.Context, qt remit.Quote) error {
 func (q Q) UpdateQuote(ctx context.Context, qt remit.Quote) error {
 	_, err := q.exec(ctx, `UPDATE quotes SET status = $3, order_type = $4, customer_id = $5, billing_account_id = $6,
 		subscription_id = $7, currency = $8, coupon_ids = $9, terms = $10, current_version = $11, versions = $12,
-		invoice_id = $13, accepted_at = $14, metadata = $15, created_at = $16, updated_at = $17
+		invoice_id = $13, accepted_at = $14, metadata = $15, created_at = $16, updated_at = $17, canceled_at = $18
 		WHERE merchant_account_id = $1 AND id = $2`, quoteArgs(qt)...)
 	return wrapErr(err, "store.UpdateQuote")
 }
@@ -50,11 +50,11 @@ func (q Q) UpdateQuote(ctx context.Context, qt remit.Quote) error {
 func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, read Read) (qt remit.Quote, err error) {
 	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	var sub, terms, inv sql.NullString
-	var accepted sql.NullInt64
+	var accepted, canceled sql.NullInt64
 	var coupons, versions, md string
 	var created, updated int64
 	err = q.QueryRow(ctx, query, merchantAccountID, quoteID).Scan(&qt.QuoteID, &qt.Status, &qt.OrderType, &qt.CustomerID,
-		&qt.BillingAccountID, &sub, &qt.Currency, &coupons, &terms, &qt.Version, &versions, &inv, &accepted, &md, &created, &updated)
+		&qt.BillingAccountID, &sub, &qt.Currency, &coupons, &terms, &qt.Version, &versions, &inv, &accepted, &md, &created, &updated, &canceled)
 	if errors.Is(err, sql.ErrNoRows) {
 		return qt, remit.NotFound("quote", quoteID, "")
 	}
@@ -63,6 +63,7 @@ func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, read
 	}
 	qt.Object, qt.MerchantAccountID = "quote", merchantAccountID
 	qt.SubscriptionID, qt.Terms, qt.InvoiceID, qt.AcceptedAt = textPtr(sub), textPtr(terms), textPtr(inv), timePtr(accepted)
+	qt.CanceledAt = timePtr(canceled)
 	qt.Metadata, qt.CreatedAt, qt.UpdatedAt = metadataOf(md), remit.FromMicros(created), remit.FromMicros(updated)
 	if err := json.Unmarshal([]byte(coupons), &qt.CouponIDs); err != nil {
 		return qt, wrapErr(err, "store.GetQuote: coupons")

@@ -15,18 +15,28 @@ import (
 // --- webhook endpoints ---
 
 const endpointColumns = `merchant_account_id, id, environment, url, enabled_events, description, metadata, status,
-	disabled_reason, disabled_at, created_at, secret`
+	disabled_reason, disabled_at, created_at, secret, previous_secret, previous_secret_expires_at`
 
 func scanEndpoint(row interface{ Scan(...any) error }) (e remit.WebhookEndpoint, secret string, err error) {
+	e, secrets, err := scanEndpointSecrets(row)
+	return e, secrets.Current, err
+}
+
+// EndpointSecrets are an endpoint's signing secrets as stored (sealed): the current one, and the
+// one the last rotation replaced ("" when there is none).
+type EndpointSecrets struct{ Current, Previous string }
+
+func scanEndpointSecrets(row interface{ Scan(...any) error }) (e remit.WebhookEndpoint, secrets EndpointSecrets, err error) {
 	var env, events, metadata string
-	var desc, reason sql.NullString
-	var disabledAt sql.NullInt64
+	var desc, reason, previous sql.NullString
+	var disabledAt, previousExpires sql.NullInt64
 	var created int64
 	err = row.Scan(&e.MerchantAccountID, &e.ID, &env, &e.URL, &events, &desc, &metadata, &e.Status,
-		&reason, &disabledAt, &created, &secret)
+		&reason, &disabledAt, &created, &secrets.Current, &previous, &previousExpires)
 	if err != nil {
-		return e, "", err
+		return e, secrets, err
 	}
+	secrets.Previous, e.PreviousSecretExpiresAt = previous.String, optTime(previousExpires)
 	e.Object, e.Environment, e.CreatedAt = "webhook_endpoint", remit.Environment(env), remit.FromMicros(created)
 	_ = json.Unmarshal([]byte(events), &e.EnabledEvents)
 	_ = json.Unmarshal([]byte(metadata), &e.Metadata)
@@ -43,7 +53,7 @@ func scanEndpoint(row interface{ Scan(...any) error }) (e remit.WebhookEndpoint,
 		t := remit.FromMicros(disabledAt.Int64)
 		e.DisabledAt = &t
 	}
-	return e, secret, nil
+	return e, secrets, nil
 }
 
 // CreateWebhookEndpoint inserts an endpoint with its encrypted secret. A duplicate ID within the
@@ -82,6 +92,42 @@ func (q Q) UpdateWebhookEndpoint(ctx context.Context, e remit.WebhookEndpoint, a
 		WHERE merchant_account_id = $1 AND id = $2`,
 		e.MerchantAccountID, e.ID, e.URL, mustJSON(e.EnabledEvents), optText(e.Description), metadataText(e.Metadata), remit.Micros(at))
 	return wrapErr(err, "store.UpdateWebhookEndpoint")
+}
+
+// GetWebhookEndpointSecrets is GetWebhookEndpoint with both of the endpoint's sealed secrets.
+func (q Q) GetWebhookEndpointSecrets(ctx context.Context, merchantAccountID, id string, read Read) (remit.WebhookEndpoint, EndpointSecrets, error) {
+	query := `SELECT ` + endpointColumns + ` FROM webhook_endpoints WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
+	e, secrets, err := scanEndpointSecrets(q.QueryRow(ctx, query, merchantAccountID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, secrets, remit.NotFound("webhook endpoint", id, "")
+	}
+	return e, secrets, wrapErr(err, "store.GetWebhookEndpointSecrets")
+}
+
+// RotateWebhookEndpointSecret replaces an endpoint's secret with sealed. With previousUntil, the
+// secret it replaces becomes the previous one, signing until then (merchant clock); without, the
+// replaced secret is dropped (and any earlier previous one with it), and previousExpiredAt records
+// when it stopped. A previous secret of an earlier rotation is dropped either way.
+func (q Q) RotateWebhookEndpointSecret(ctx context.Context, merchantAccountID, id, sealed string, previousUntil *time.Time, at time.Time) error {
+	keep, expires := false, remit.Micros(at)
+	if previousUntil != nil {
+		keep, expires = true, remit.Micros(*previousUntil)
+	}
+	n, err := q.exec(ctx, `UPDATE webhook_endpoints SET previous_secret = CASE WHEN $5 THEN secret ELSE NULL END,
+		secret = $3, previous_secret_expires_at = $4, updated_at = $6 WHERE merchant_account_id = $1 AND id = $2`,
+		merchantAccountID, id, sealed, expires, keep, remit.Micros(at))
+	if err == nil && n == 0 {
+		return remit.NotFound("webhook endpoint", id, "")
+	}
+	return wrapErr(err, "store.RotateWebhookEndpointSecret")
+}
+
+// EnableWebhookEndpoint marks a disabled endpoint enabled (clearing why and when it was disabled)
+// and reports whether it was disabled.
+func (q Q) EnableWebhookEndpoint(ctx context.Context, merchantAccountID, id string, at time.Time) (bool, error) {
+	n, err := q.exec(ctx, `UPDATE webhook_endpoints SET status = 'enabled', disabled_reason = NULL, disabled_at = NULL, updated_at = $3
+		WHERE merchant_account_id = $1 AND id = $2 AND status = 'disabled'`, merchantAccountID, id, remit.Micros(at))
+	return n > 0, wrapErr(err, "store.EnableWebhookEndpoint")
 }
 
 // ListWebhookEndpoints returns up to limit endpoints of the merchant account, newest first, after
@@ -351,6 +397,9 @@ type DueDelivery struct {
 	Event             remit.Event
 	Endpoint          remit.WebhookEndpoint
 	EndpointSecret    string // encrypted
+	// EndpointPreviousSecret is the secret the endpoint's last rotation replaced, encrypted ("" when
+	// none); it signs too while Endpoint.PreviousSecretSigns.
+	EndpointPreviousSecret string
 }
 
 // ClaimDueDeliveries takes up to limit pending deliveries due at now for one attempt each: the
@@ -382,7 +431,7 @@ func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, ow
 	nowUS := remit.Micros(now)
 	var out []DueDelivery
 	for _, d := range found {
-		ep, secret, err := q.GetWebhookEndpoint(ctx, d.MerchantAccountID, d.EndpointID, Unlocked)
+		ep, secrets, err := q.GetWebhookEndpointSecrets(ctx, d.MerchantAccountID, d.EndpointID, Unlocked)
 		if err != nil && remit.ErrorCode(err) != remit.ENotFound {
 			return nil, err
 		}
@@ -424,7 +473,7 @@ func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, ow
 			return nil, wrapErr(err, "store.ClaimDueDeliveries")
 		}
 		out = append(out, DueDelivery{ID: d.ID, MerchantAccountID: d.MerchantAccountID, EndpointID: d.EndpointID, Attempt: attempt,
-			LeaseOwner: owner, Event: ev, Endpoint: ep, EndpointSecret: secret})
+			LeaseOwner: owner, Event: ev, Endpoint: ep, EndpointSecret: secrets.Current, EndpointPreviousSecret: secrets.Previous})
 	}
 	return out, nil
 }

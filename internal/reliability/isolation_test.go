@@ -39,7 +39,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 	e.Must(201, "POST", "/v1/billing-accounts", map[string]any{"billingAccountId": "a-ba", "customerId": "a-cus", "currency": "USD", "collectionMethod": "charge_automatically"})
 	s := data(e.Must(201, "POST", "/v1/customers/a-cus/payment-method-setup", map[string]any{"billingAccountId": "a-ba", "setAsDefault": true}))
 	u, _ := url.Parse(str(s, "url"))
-	e.Must(200, "PUT", u.RequestURI()+"&paymentMethod=pm_card_visa", nil, testkit.APIKey(""))
+	pm := data(e.Must(200, "PUT", u.RequestURI()+"&paymentMethod=pm_card_visa", nil, testkit.APIKey("")))
 	grant := data(e.Must(201, "POST", "/v1/customers/a-cus/balance/grant", map[string]any{"currency": "USD", "amount": 100, "metadata": map[string]any{"m": alphaName}}))
 	inv := data(e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "a-cus", "billingAccountId": "a-ba", "currency": "USD",
 		"lines": []any{map[string]any{"priceId": "a-price"}}}))
@@ -73,7 +73,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"customerId": "a-cus", "priceId": "a-price", "couponId": "a-coupon", "billingAccountId": "a-ba",
 		"invoiceId": invID, "taxTransactionId": str(fin, "taxTransactionId"), "receiptId": str(receipts[0].(map[string]any), "receiptId"),
 		"creditNoteId": str(cn, "creditNoteId"), "quoteId": str(q, "quoteId"), "subscriptionId": str(acc, "subscriptionId"),
-		"endpointId": str(ep, "endpointId"), "eventId": str(ev, "eventId"), "merchantAccountId": e.Tenant.Sandbox,
+		"endpointId": str(ep, "endpointId"), "eventId": str(ev, "eventId"), "merchantAccountId": e.Tenant.Sandbox, "paymentMethodId": str(pm, "paymentMethodId"),
 		"paymentId":   str(fin, "latestPaymentId"),
 		"emailId":     str(mails[0].(map[string]any), "emailId"),
 		"thresholdId": "thr_alpha", // usage thresholds answer 501 on this branch
