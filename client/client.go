@@ -3,7 +3,7 @@
 //
 //   - New builds a client whose calls authenticate with an API key (WithAPIKey) and name the
 //     environment and merchant account of every /v1 request (WithScope), so that params may be nil;
-//   - every POST and PUT under /v1 carries an Idempotency-Key, generated per call unless the call
+//   - every POST, PUT and PATCH under /v1 carries an Idempotency-Key, generated per call unless the call
 //     gives one (in its params or with the WithIdempotencyKey editor), so a retry of the same call with
 //     the same key is safe;
 //   - an answer that is not 2xx comes back as an error of type *Error, carrying the status, code,
@@ -126,9 +126,9 @@ func NewIdempotencyKey() string {
 	return "remit-go-" + hex.EncodeToString(b)
 }
 
-// autoIdempotencyKey gives every POST and PUT under /v1 a key of its own unless it has one.
+// autoIdempotencyKey gives every POST, PUT and PATCH under /v1 a key of its own unless it has one.
 func autoIdempotencyKey(_ context.Context, req *http.Request) error {
-	if (req.Method == http.MethodPost || req.Method == http.MethodPut) && isV1(req) && req.Header.Get("Idempotency-Key") == "" {
+	if (req.Method == http.MethodPost || req.Method == http.MethodPut || req.Method == http.MethodPatch) && isV1(req) && req.Header.Get("Idempotency-Key") == "" {
 		req.Header.Set("Idempotency-Key", NewIdempotencyKey())
 	}
 	return nil

@@ -219,3 +219,41 @@ func deref[T any](p *T) T {
 	}
 	return *p
 }
+
+// Updates through the client: the typed call (with its generated Idempotency-Key, replayed on a
+// retry of the same key) and the raw merge patch a null needs.
+func TestClientUpdates(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		ctx := context.Background()
+		c := newClient(t, e, e.Tenant)
+		if _, err := c.CreateCouponWithResponse(ctx, nil, client.CouponCreateRequest{CouponId: client.Ptr("TEN"), Name: "Ten", PercentOff: client.Ptr[int64](10)}); err != nil {
+			t.Fatal(err)
+		}
+		var sent string
+		capture := func(_ context.Context, req *http.Request) error { sent = req.Header.Get("Idempotency-Key"); return nil }
+		tag := "spring"
+		up, err := c.UpdateCouponWithResponse(ctx, "TEN", nil, client.CouponPatch{Active: client.Ptr(false), Metadata: &client.MetadataPatch{"campaign": &tag}}, capture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if up.JSON200 == nil || deref(up.JSON200.Data.Active) || !strings.HasPrefix(sent, "remit-go-") {
+			t.Fatalf("update: %d %s (key %q)", up.StatusCode(), up.Body, sent)
+		}
+		again, err := c.UpdateCouponWithResponse(ctx, "TEN", nil, client.CouponPatch{Active: client.Ptr(false), Metadata: &client.MetadataPatch{"campaign": &tag}}, client.WithIdempotencyKey(sent))
+		if err != nil || again.HTTPResponse.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("retry with the key: %v", err)
+		}
+		// null, which a typed request leaves out, goes in the raw body.
+		raw, err := c.UpdateCouponWithBodyWithResponse(ctx, "TEN", nil, "application/merge-patch+json", strings.NewReader(`{"metadata":{"campaign":null}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw.JSON200 == nil || len(deref(raw.JSON200.Data.Metadata)) != 0 {
+			t.Fatalf("raw patch: %d %s", raw.StatusCode(), raw.Body)
+		}
+		_, err = c.UpdateCouponWithResponse(ctx, "TEN", nil, client.CouponPatch{Active: nil, Metadata: nil})
+		if err != nil {
+			t.Fatalf("the empty patch: %v", err)
+		}
+	})
+}

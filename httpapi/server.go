@@ -79,7 +79,7 @@ type operation struct {
 	route      *routers.Route
 	auth       authKind
 	scoped     bool // takes environment and merchantAccountId
-	mutating   bool // POST/PUT: runs in one transaction, honours Idempotency-Key
+	mutating   bool // POST/PUT/PATCH/DELETE: runs in one transaction, honours Idempotency-Key
 	success    int
 	handler    HandlerFunc
 	prepare    PrepareFunc         // optional; writes only
