@@ -222,11 +222,11 @@ type InvoiceDraftInput struct {
 	SubscriptionID   *string
 	QuoteID          *string
 	AutoFinalizeAt   *time.Time
-	DaysUntilDue     *int64  // payment terms: dueDate is finalizedAt plus this many days
+	DaysUntilDue     *int64 // payment terms: dueDate is finalizedAt plus this many days
 	// RefuseArchived: a new invoice of the API, which may name no archived price or coupon
 	// (PriceStates, CouponStates); a quote's or a subscription's bills what was agreed.
 	RefuseArchived bool
-	Memo             *string // a note to the customer, shown on the invoice
+	Memo           *string // a note to the customer, shown on the invoice
 	// LinePeriods optionally gives each line its own service period (subscriptions bill fixed
 	// lines in advance and usage in arrears); nil entries use the invoice's period.
 	LinePeriods []*[2]time.Time

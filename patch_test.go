@@ -45,7 +45,10 @@ func TestPatchRule(t *testing.T) {
 			}},
 		{name: "an object member replaces the whole object", patch: `{"address": {"line1": "2 Side St", "city": "Paris", "postalCode": "75001", "country": "FR"}}`,
 			previous: `{"address":{"line1":"1 Main St","line2":null,"city":"Austin","region":null,"postalCode":"78701","country":"US"}}`,
-			check: func(t *testing.T, c Customer) { eq(t, c.Address.Country, "FR"); eq(t, c.Address.Region, (*string)(nil)) }},
+			check: func(t *testing.T, c Customer) {
+				eq(t, c.Address.Country, "FR")
+				eq(t, c.Address.Region, (*string)(nil))
+			}},
 		{name: "metadata merges key by key, null deletes a key", patch: `{"metadata": {"tier": "platinum", "region": null, "new": "x"}}`,
 			previous: `{"metadata":{"new":null,"region":"west","tier":"gold"}}`,
 			check:    func(t *testing.T, c Customer) { eq(t, c.Metadata, map[string]string{"tier": "platinum", "new": "x"}) }},

@@ -141,8 +141,12 @@ func (ca *Catalog) UpdateBillingAccount(ctx context.Context, m remit.MerchantAcc
 func (ca *Catalog) UpdatePrice(ctx context.Context, m remit.MerchantAccount, priceID string, patch remit.Patch) (remit.Price, error) {
 	return update[remit.Price]{
 		rule: remit.PricePatch, event: remit.EventPriceUpdated, id: func(p *remit.Price) string { return p.PriceID },
-		load: func(ctx context.Context, tx *store.Tx) (remit.Price, error) { return tx.ReadPrice(ctx, m.ID, priceID, store.Locked) },
-		save: func(ctx context.Context, tx *store.Tx, _, after *remit.Price) error { return tx.UpdatePrice(ctx, *after) },
+		load: func(ctx context.Context, tx *store.Tx) (remit.Price, error) {
+			return tx.ReadPrice(ctx, m.ID, priceID, store.Locked)
+		},
+		save: func(ctx context.Context, tx *store.Tx, _, after *remit.Price) error {
+			return tx.UpdatePrice(ctx, *after)
+		},
 	}.run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
 }
 
@@ -156,7 +160,9 @@ func (ca *Catalog) UpdateCoupon(ctx context.Context, m remit.MerchantAccount, co
 		load: func(ctx context.Context, tx *store.Tx) (remit.Coupon, error) {
 			return tx.ReadCoupon(ctx, m.ID, couponID, store.Locked)
 		},
-		save: func(ctx context.Context, tx *store.Tx, _, after *remit.Coupon) error { return tx.UpdateCoupon(ctx, *after) },
+		save: func(ctx context.Context, tx *store.Tx, _, after *remit.Coupon) error {
+			return tx.UpdateCoupon(ctx, *after)
+		},
 	}.run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
 }
 
