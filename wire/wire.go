@@ -21,6 +21,7 @@ import (
 	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/dashboard"
 	"github.com/remit-billing/remit/httpapi"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/ratelimit"
@@ -214,6 +215,7 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 	if clock == nil {
 		clock = remit.SystemClock{}
 	}
+	log = telemetry.Logger(log) // lines logged with a context name its request and trace
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
