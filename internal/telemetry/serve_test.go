@@ -28,9 +28,9 @@ import (
 // span is one span the OTLP receiver decoded.
 type span struct {
 	TraceID, SpanID, Parent, Name string
-	Kind                         tracepb.Span_SpanKind
-	Attrs                        map[string]string
-	Service                      string
+	Kind                          tracepb.Span_SpanKind
+	Attrs                         map[string]string
+	Service                       string
 }
 
 // otlpReceiver is an OTLP/HTTP trace receiver: it decodes each export request as the collector's
