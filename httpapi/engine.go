@@ -33,6 +33,17 @@ type Engine struct {
 	// Foreground is told of every request in flight, so that background work yields to the API
 	// (docs/email.md, "While the API is busy"). Optional.
 	Foreground Foreground
+	// Operations is what GET /metrics shows of the business beside the requests (metrics.go).
+	// Optional.
+	Operations Operations
+}
+
+// Operations is what GET /metrics reads of the engine (docs/operations.md, "Metrics"): this
+// process's counts of what it committed, and the work waiting in the store.
+type Operations interface {
+	EventCounts() map[remit.EventType]map[remit.Environment]int64
+	UsageIngested() map[remit.Environment]int64
+	Backlog(ctx context.Context) (remit.Backlog, error)
 }
 
 // Foreground marks a request in flight until the returned function is called.

@@ -422,7 +422,7 @@ func Engine(a *app.App) httpapi.Engine {
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Jobs: a.Jobs, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
 		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
-		Foreground: a.Foreground,
+		Foreground: a.Foreground, Operations: a,
 	}
 }
 
@@ -431,6 +431,7 @@ var (
 	_ httpapi.Access       = (*app.Access)(nil)
 	_ httpapi.Writes       = (*app.App)(nil)
 	_ httpapi.Health       = (*app.App)(nil)
+	_ httpapi.Operations   = (*app.App)(nil)
 	_ httpapi.TestClocks   = (*app.TestClocks)(nil)
 	_ httpapi.Jobs         = (*app.Jobs)(nil)
 	_ httpapi.Merchants    = (*app.Merchants)(nil)
