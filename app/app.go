@@ -254,12 +254,16 @@ func (co *core) Emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 	return nil
 }
 
-// Ready pings the store and names its dialect.
-func (co *core) Ready(ctx context.Context) (string, error) {
+// Ready reports whether the store answers (an error when it does not) and whether migrations
+// this binary knows are still to be applied to it.
+func (co *core) Ready(ctx context.Context) (remit.Readiness, error) {
+	r := remit.Readiness{Store: string(co.DB.Dialect())}
 	if err := co.DB.Ping(ctx); err != nil {
-		return "", err
+		return r, err
 	}
-	return string(co.DB.Dialect()), nil
+	pending, err := co.DB.MigrationsPending(ctx)
+	r.MigrationsPending = pending
+	return r, err
 }
 
 // Unavailable reports whether err says the store could not be reached or dropped the connection

@@ -65,9 +65,9 @@ type Writes interface {
 	Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error)
 }
 
-// Health reports whether the store answers, and which store it is.
+// Health reports whether the store answers, which store it is and whether its schema is current.
 type Health interface {
-	Ready(ctx context.Context) (store string, err error)
+	Ready(ctx context.Context) (remit.Readiness, error)
 	// Unavailable reports whether err says the store could not be reached (answered 503: nothing
 	// was applied, retry later).
 	Unavailable(err error) bool

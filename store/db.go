@@ -16,7 +16,8 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	"modernc.org/sqlite"               // pure Go; opened through sqliteConnector (stmtcache.go)
+	"github.com/pressly/goose/v3"
+	"modernc.org/sqlite" // pure Go; opened through sqliteConnector (stmtcache.go)
 
 	"github.com/remit-billing/remit/internal/telemetry"
 )
@@ -40,9 +41,10 @@ type DB struct {
 	chains  chainGroups     // PostgreSQL: chaining after commit, coalesced per account (chain.go)
 	auth    *authListener   // PostgreSQL: the auth version kept by LISTEN (auth_listen.go)
 
-	onChained     atomic.Pointer[func()]        // runs after each background chaining pass
-	chainDispatch atomic.Pointer[ChainDispatch] // dispatches what a chaining pass chains (chain.go)
-	retries       atomic.Int64                  // transactions RetryTx ran again (retry.go)
+	onChained     atomic.Pointer[func()]         // runs after each background chaining pass
+	chainDispatch atomic.Pointer[ChainDispatch]  // dispatches what a chaining pass chains (chain.go)
+	retries       atomic.Int64                   // transactions RetryTx ran again (retry.go)
+	checker       atomic.Pointer[goose.Provider] // reads whether migrations are pending (migrate.go)
 }
 
 // The SQLite writer's page cache (negative: KiB), which holds a group-commit batch's pages. The

@@ -69,6 +69,9 @@ type Config struct {
 	EmailFrom            string        // REMIT_EMAIL_FROM (billing@remit.invalid): the sender address of customer e-mail
 	EmailRetry           string        // REMIT_EMAIL_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	EmailBusyRate        int           // REMIT_EMAIL_BUSY_RATE (5): messages a second at most while the API is busy
+	// NoAutoMigrate (REMIT_AUTO_MIGRATE=false) opens the store without migrating it: `remit migrate`
+	// (a deploy's migration job) does, and /readyz answers 503 until the schema is current.
+	NoAutoMigrate bool
 
 	// Processor is the production payment processor connector, for programs that embed Remit
 	// (no environment variable: none is bundled). nil: production charges answer 501. The sandbox
@@ -122,6 +125,13 @@ func FromEnv() (Config, error) {
 	}
 	if v := os.Getenv("REMIT_LOAD_CEILING"); v != "" {
 		c.LoadCeiling = v == "true" || v == "1"
+	}
+	switch v := os.Getenv("REMIT_AUTO_MIGRATE"); v {
+	case "", "true", "1":
+	case "false", "0":
+		c.NoAutoMigrate = true
+	default:
+		return c, fmt.Errorf("REMIT_AUTO_MIGRATE must be true or false, not %q", v)
 	}
 	if v := os.Getenv("REMIT_STRIPE_SANDBOX"); v != "" {
 		c.StripeSandbox = v == "true" || v == "1"
@@ -209,8 +219,8 @@ type Remit struct {
 	closers []func() error
 }
 
-// Open opens the store, migrates it and assembles the engine and the HTTP edge. clock may be nil
-// (real time).
+// Open opens the store, migrates it (unless NoAutoMigrate) and assembles the engine and the HTTP
+// edge. clock may be nil (real time).
 func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*Remit, error) {
 	if clock == nil {
 		clock = remit.SystemClock{}
@@ -224,9 +234,11 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		return nil, err
 	}
 	db.SetMaxConns(c.DatabaseMaxConns)
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+	if !c.NoAutoMigrate {
+		if err := db.Migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	appCfg, err := appConfig(c)
 	if err != nil {

@@ -86,6 +86,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := fs.Parse(rest); err != nil {
 			return err
 		}
+		if cmd == "migrate" {
+			cfg.NoAutoMigrate = false // REMIT_AUTO_MIGRATE=false leaves migrating to this command
+		}
 		r, err := wire.Open(ctx, cfg, cfg.Logger(stderr), nil) // opening migrates the store
 		if err != nil {
 			return err

@@ -47,6 +47,18 @@ type Process struct {
 // running gets SIGTERM, and SIGKILL if it has not exited 20 s later.
 func StartServe(t testing.TB, bin string, env []string, addr string) *Process {
 	t.Helper()
+	return startServe(t, bin, env, addr, "serve to answer /readyz", func(status int) bool { return status == 200 })
+}
+
+// StartServeAnswering is StartServe for a server that is not meant to be ready (its store down or
+// behind): it waits until /readyz answers at all, whatever its status.
+func StartServeAnswering(t testing.TB, bin string, env []string, addr string) *Process {
+	t.Helper()
+	return startServe(t, bin, env, addr, "serve to answer /readyz at all", func(int) bool { return true })
+}
+
+func startServe(t testing.TB, bin string, env []string, addr, what string, ready func(status int) bool) *Process {
+	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(append([]string(nil), env...), "REMIT_ADDR="+addr) // the last REMIT_ADDR wins
 	p := &Process{Cmd: cmd, Stderr: &SyncBuffer{}, Addr: addr, Base: "http://" + addr}
@@ -71,7 +83,7 @@ func StartServe(t testing.TB, bin string, env []string, addr string) *Process {
 			<-exited
 		}
 	})
-	WaitFor(t, 30*time.Second, "serve to answer /readyz", func() bool {
+	WaitFor(t, 30*time.Second, what, func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("serve exited: %s", p.Stderr.String())
@@ -82,7 +94,7 @@ func StartServe(t testing.TB, bin string, env []string, addr string) *Process {
 			return false
 		}
 		res.Body.Close()
-		return res.StatusCode == 200
+		return ready(res.StatusCode)
 	})
 	return p
 }

@@ -21,3 +21,10 @@ type Queue struct {
 	Depth  int
 	Oldest time.Duration
 }
+
+// Readiness is what GET /readyz answers: whether the store answers and its schema has every
+// migration this binary knows (docs/operations.md, "Readiness").
+type Readiness struct {
+	Store             string // the store's dialect: sqlite, postgres
+	MigrationsPending bool
+}
