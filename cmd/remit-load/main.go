@@ -70,6 +70,7 @@ type options struct {
 	profileDir  string
 	logLevel    string
 	rounds      int
+	tracing     int // pairs of tracing off and on to compare (tracing.go); 0: the usual run
 	serverEnv   envList
 }
 
@@ -102,6 +103,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the server for each scenario into this folder (sets REMIT_PPROF=true)")
 	flag.Var(&o.serverEnv, "server-env", "NAME=VALUE added to the server's environment (repeatable), e.g. GOGC=200")
 	flag.IntVar(&o.rounds, "rounds", 1, "run every scenario this many times, round-robin, and report each one's median round")
+	flag.IntVar(&o.tracing, "tracing-pairs", 0, "instead: compare each scenario with tracing off and on at full sampling (to a local OTLP receiver that discards), in this many alternating pairs of server runs")
 	flag.StringVar(&o.logLevel, "server-log-level", "info", "the server's REMIT_LOG_LEVEL (its log goes to a file in the temporary folder)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -285,6 +287,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "single-commit ceiling: %.0f durable one-row transactions/s, one at a time\n", rep.CommitCeiling)
 
+	if o.tracing > 0 {
+		return compareTracing(ctx, o, bin, dbURL, addr, tmp, fx, selected, out)
+	}
 	srv, err := startServer(ctx, bin, dbURL, addr, tmp, o)
 	if err != nil {
 		return err
