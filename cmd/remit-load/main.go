@@ -296,12 +296,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer srv.stop()
 
-	attacker := func() *vegeta.Attacker {
-		return vegeta.NewAttacker(
-			vegeta.Workers(uint64(o.connections)), vegeta.MaxWorkers(uint64(o.connections)),
-			vegeta.Connections(o.connections), vegeta.MaxConnections(o.connections),
-			vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
-	}
+	attacker := func() *vegeta.Attacker { return newAttacker(o.connections) }
 	run := newRunID()
 	// Each round runs every scenario once, in order; with several rounds a scenario's figures are
 	// those of its median round (by requests/s), and its ratio the median of its rounds' ratios to
@@ -412,9 +407,7 @@ func runBeside(sc scenario, d time.Duration) <-chan *Result {
 		return out
 	}
 	go func() {
-		n := uint64(sc.besideConnections)
-		att := vegeta.NewAttacker(vegeta.Workers(n), vegeta.MaxWorkers(n), vegeta.Connections(int(n)), vegeta.MaxConnections(int(n)),
-			vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
+		att := newAttacker(sc.besideConnections)
 		r := &Result{Scenario: sc.beside.name, Request: sc.beside.request, Available: true}
 		r.measure(att.Attack(sc.beside.target, vegeta.Rate{}, d, sc.beside.name))
 		if sc.beside.exhausted != nil && sc.beside.exhausted() {
@@ -423,6 +416,12 @@ func runBeside(sc scenario, d time.Duration) <-chan *Result {
 		out <- r
 	}()
 	return out
+}
+
+// newAttacker is an attacker of n connections kept alive, each with one request in flight.
+func newAttacker(n int) *vegeta.Attacker {
+	return vegeta.NewAttacker(vegeta.Workers(uint64(n)), vegeta.MaxWorkers(uint64(n)), vegeta.Connections(n), vegeta.MaxConnections(n),
+		vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
 }
 
 // measure reads an attack's results: exact latency quantiles over every request.

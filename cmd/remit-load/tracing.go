@@ -79,11 +79,7 @@ func compareTracing(ctx context.Context, o options, bin, dbURL, addr, tmp string
 						return fmt.Errorf("%s: %s", sc.name, note)
 					}
 				}
-				att := func() *vegeta.Attacker {
-					return vegeta.NewAttacker(vegeta.Workers(uint64(o.connections)), vegeta.MaxWorkers(uint64(o.connections)),
-						vegeta.Connections(o.connections), vegeta.MaxConnections(o.connections), vegeta.KeepAlive(true),
-						vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
-				}
+				att := func() *vegeta.Attacker { return newAttacker(o.connections) }
 				if o.warmup > 0 {
 					for range att().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
 					}
