@@ -2,7 +2,6 @@ package telemetry_test
 
 import (
 	"bufio"
-	"bytes"
 	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
@@ -154,40 +153,9 @@ func oneTrace(t *testing.T, bin, dbURL string) {
 	env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+otlp.URL, "OTEL_SERVICE_NAME=remit-trace-test",
 		"OTEL_TRACES_SAMPLER=always_on", "OTEL_BSP_SCHEDULE_DELAY=50")
 	p := testkit.StartServe(t, bin, env, testkit.FreeAddr(t))
-	scope := "environment=sandbox&merchantAccountId=" + accounts["sandbox"]
 	call := func(method, path string, body any, header ...string) (map[string]any, http.Header) {
 		t.Helper()
-		raw, _ := json.Marshal(body)
-		u := p.Base + path
-		if !strings.Contains(path, "token=") {
-			sep := "?"
-			if strings.Contains(path, "?") {
-				sep = "&"
-			}
-			u += sep + scope
-		}
-		req, _ := http.NewRequest(method, u, bytes.NewReader(raw))
-		if !strings.Contains(path, "token=") {
-			req.Header.Set("Authorization", "Bearer "+apiKey)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
-		}
-		var out struct {
-			Data map[string]any `json:"data"`
-		}
-		_ = json.Unmarshal(b, &out)
-		return out.Data, res.Header
+		return p.Call(t, apiKey, accounts["sandbox"], method, path, body, header...)
 	}
 	call("POST", "/v1/webhook-endpoints", map[string]any{"url": hook.URL, "enabledEvents": []string{"invoice.paid"}})
 	call("POST", "/v1/prices", map[string]any{"priceId": "item", "productId": "item", "name": "Item", "priceType": "fixed_one_time",
@@ -200,7 +168,7 @@ func oneTrace(t *testing.T, bin, dbURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call("PUT", su.RequestURI()+"&paymentMethod=pm_card_visa", nil)
+	p.Call(t, "", "", "PUT", su.RequestURI()+"&paymentMethod=pm_card_visa", nil) // the portal: its token only
 	draft, _ := call("POST", "/v1/invoices", map[string]any{"customerId": "c1", "billingAccountId": "ba-c1", "currency": "USD",
 		"lines": []any{map[string]any{"priceId": "item", "unitAmount": 2500}}})
 
