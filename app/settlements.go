@@ -134,7 +134,7 @@ func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope
 		return remit.Internal(err)
 	}
 	if !profile.PayoutsEnabled {
-		ps.Log.Warn("payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
+		ps.Log.WarnContext(ctx, "payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
 		return ps.Schedule(ctx, tx, scopeOf(m), jobSettlementPayout, at.Add(settlementDay), p)
 	}
 	po := remit.Payout{Object: "payout", PayoutID: remit.NewID("po"), SettlementID: s.SettlementID, Amount: s.NetAmount,

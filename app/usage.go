@@ -67,6 +67,7 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 				Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
 		}
 		out.Seq = &c.Seq
+		us.counts.usage.after(tx, m.Environment)
 		total, next := c.Total, c.Next
 		if next == nil || total < *next {
 			return nil // below every threshold still to cross: nothing to evaluate

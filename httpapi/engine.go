@@ -33,6 +33,17 @@ type Engine struct {
 	// Foreground is told of every request in flight, so that background work yields to the API
 	// (docs/email.md, "While the API is busy"). Optional.
 	Foreground Foreground
+	// Operations is what GET /metrics shows of the business beside the requests (metrics.go).
+	// Optional.
+	Operations Operations
+}
+
+// Operations is what GET /metrics reads of the engine (docs/operations.md, "Metrics"): this
+// process's counts of what it committed, and the work waiting in the store.
+type Operations interface {
+	EventCounts() map[remit.EventType]map[remit.Environment]int64
+	UsageIngested() map[remit.Environment]int64
+	Backlog(ctx context.Context) (remit.Backlog, error)
 }
 
 // Foreground marks a request in flight until the returned function is called.
@@ -54,9 +65,9 @@ type Writes interface {
 	Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error)
 }
 
-// Health reports whether the store answers, and which store it is.
+// Health reports whether the store answers, which store it is and whether its schema is current.
 type Health interface {
-	Ready(ctx context.Context) (store string, err error)
+	Ready(ctx context.Context) (remit.Readiness, error)
 	// Unavailable reports whether err says the store, or a payment processor an action needed
 	// first, could not be reached (answered 503: nothing was applied, retry later).
 	Unavailable(err error) bool

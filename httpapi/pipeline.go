@@ -24,6 +24,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 )
 
 // Request is what a handler sees: the authenticated caller, its scope, the path and query
@@ -113,16 +114,14 @@ func jsonProblem(err error) string {
 	return "malformed JSON"
 }
 
-type ctxKey int
-
-const requestIDKey ctxKey = 0
-
 // RequestID returns the request ID carried by ctx.
-func RequestID(ctx context.Context) string { id, _ := ctx.Value(requestIDKey).(string); return id }
+func RequestID(ctx context.Context) string { return telemetry.RequestID(ctx) }
 
 // withRequestID gives every request an ID (header Request-Id) and the headers every answer carries
-// (answerHeaders), recovers panics into a 500 envelope, logs one line per request and records
-// metrics.
+// (answerHeaders), starts its server span (a child of the caller's traceparent, while tracing is
+// on), recovers panics into a 500 envelope, logs one line per request and records metrics. Every
+// line logged with the request's context names its requestId (and its trace_id and span_id:
+// telemetry.LogHandler).
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -130,14 +129,16 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		rw := &responseWriter{ResponseWriter: w}
 		rw.Header().Set("Request-Id", id)
 		answerHeaders(rw.Header())
-		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		ctx, span := telemetry.StartServer(r)
+		ctx = telemetry.WithRequestID(ctx, id)
 		r = r.WithContext(ctx)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
+					telemetry.EndServer(span, r.Method, r.Pattern, 499, id)
 					panic(p)
 				}
-				s.log.Error("panic", "requestId", id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				s.log.ErrorContext(ctx, "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if !rw.wrote {
 					s.writeError(rw, r, remit.Internal(fmt.Errorf("panic: %v", p)))
 				}
@@ -148,7 +149,8 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			}
 			d := time.Since(start)
 			s.metrics.observe(route, rw.status, d)
-			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("requestId", id), slog.String("method", r.Method),
+			telemetry.EndServer(span, r.Method, route, rw.status, id)
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", rw.status), slog.Duration("duration", d))
 		}()
 		next.ServeHTTP(rw, r)
@@ -333,6 +335,9 @@ func (s *Server) resolveScope(ctx context.Context, o *operation, req *Request, s
 		req.Scope, req.Merchant, err = s.eng.Access.ResolveScopeWith(req.Principal, sp.env, sp.mid, prefetched)
 	} else {
 		req.Scope, req.Merchant, err = s.eng.Access.ResolveScope(ctx, req.Principal, sp.env, sp.mid)
+	}
+	if err == nil {
+		telemetry.SetString(ctx, "remit.merchant_account_id", req.Scope.MerchantAccountID)
 	}
 	return err
 }
@@ -710,7 +715,7 @@ func (s *Server) errorAnswer(hr *http.Request, requestID string, err error) remi
 
 func (s *Server) logFault(hr *http.Request, status int, err error) {
 	if status >= 500 {
-		s.log.Error("request failed", "requestId", RequestID(hr.Context()), "status", status, "err", err.Error())
+		s.log.ErrorContext(hr.Context(), "request failed", "status", status, "err", err.Error())
 		s.metrics.storeError(err)
 	}
 }

@@ -106,6 +106,7 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	s := &Server{eng: eng, cfg: cfg, log: log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
 	s.metrics.watchVerification(eng.Verification)
 	s.metrics.watchJobs(eng.Jobs)
+	s.metrics.watchOperations(eng.Operations, log)
 	handlers, err := s.handlers()
 	if err != nil {
 		return nil, err
