@@ -80,7 +80,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return serve(ctx, cfg, stderr)
-	case "reconcile", "migrate":
+	case "migrate":
+		return migrateCommand(ctx, &cfg, fs, rest, stdout, stderr)
+	case "backup":
+		return backupCommand(ctx, &cfg, fs, rest, stdout, stderr)
+	case "restore":
+		return restoreCommand(ctx, &cfg, fs, rest, stdout, stderr)
+	case "healthcheck":
+		return healthcheckCommand(ctx, &cfg, fs, rest, stdout, stderr)
+	case "reconcile":
 		if err := fs.Parse(rest); err != nil {
 			return err
 		}
@@ -89,10 +97,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer r.Close()
-		if cmd == "migrate" {
-			fmt.Fprintln(stdout, "schema up to date")
-			return nil
-		}
 		n, err := r.App.Payments.Reconcile(ctx)
 		if err != nil {
 			return err
