@@ -81,16 +81,8 @@ func usageOf(fs *flag.FlagSet, text string, stderr io.Writer) {
 func backupCommand(ctx context.Context, cfg *wire.Config, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	usageOf(fs, backupUsage, stderr)
 	to := fs.String("to", "", "the backup file to write")
-	if err := fs.Parse(args); err != nil {
+	if err := parseSQLiteFile(cfg, fs, args, func() bool { return *to == "" }, "backup needs --to FILE", stderr); err != nil {
 		return err
-	}
-	if *to == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return errors.New("backup needs --to FILE")
-	}
-	if !strings.HasPrefix(cfg.DatabaseURL, "sqlite:") {
-		fmt.Fprintln(stderr, postgresBackups)
-		return errors.New("remit backup copies SQLite stores only; back up PostgreSQL with pg_dump or continuous archiving (docs/operations.md)")
 	}
 	f, err := store.BackupSQLite(ctx, cfg.DatabaseURL, *to)
 	if err != nil {
@@ -107,21 +99,30 @@ const postgresBackups = `This store is PostgreSQL. Back it up with PostgreSQL's 
                     provider's managed backups), then recover to a chosen time.
 Then run remit verify on the restored store.`
 
+// parseSQLiteFile parses the flags of backup and restore: missing (after parsing) says the file
+// flag is absent. A PostgreSQL store is refused with what to use instead.
+func parseSQLiteFile(cfg *wire.Config, fs *flag.FlagSet, args []string, missing func() bool, need string, stderr io.Writer) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if missing() || fs.NArg() > 0 {
+		fs.Usage()
+		return errors.New(need)
+	}
+	if !strings.HasPrefix(cfg.DatabaseURL, "sqlite:") {
+		fmt.Fprintln(stderr, postgresBackups)
+		return fmt.Errorf("remit %s works on SQLite stores only; on PostgreSQL use pg_dump and pg_restore, or point-in-time recovery (docs/operations.md)", fs.Name())
+	}
+	return nil
+}
+
 // restoreCommand runs `remit restore`.
 func restoreCommand(ctx context.Context, cfg *wire.Config, fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	usageOf(fs, restoreUsage, stderr)
 	from := fs.String("from", "", "the backup to restore")
 	force := fs.Bool("force", false, "replace a store that holds data")
-	if err := fs.Parse(args); err != nil {
+	if err := parseSQLiteFile(cfg, fs, args, func() bool { return *from == "" }, "restore needs --from FILE", stderr); err != nil {
 		return err
-	}
-	if *from == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return errors.New("restore needs --from FILE")
-	}
-	if !strings.HasPrefix(cfg.DatabaseURL, "sqlite:") {
-		fmt.Fprintln(stderr, postgresBackups)
-		return errors.New("remit restore restores SQLite stores only; restore PostgreSQL with pg_restore or point-in-time recovery (docs/operations.md)")
 	}
 	f, err := store.RestoreSQLite(ctx, cfg.DatabaseURL, *from, *force)
 	if errors.Is(err, store.ErrStoreHasData) {
