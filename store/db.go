@@ -57,10 +57,9 @@ func Open(ctx context.Context, rawURL string) (db *DB, err error) {
 	defer wrap(&err, "store.Open")
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite:"):
-		path := strings.TrimPrefix(rawURL, "sqlite:")
-		path = strings.TrimPrefix(path, "//")
-		if path == "" {
-			return nil, errors.New("sqlite URL needs a file path, as in sqlite:remit.db")
+		path, err := SQLitePath(rawURL)
+		if err != nil {
+			return nil, err
 		}
 		dsn := func(extra string) string {
 			return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)" + extra

@@ -125,16 +125,6 @@ func serveCommand(*flag.FlagSet) func(context.Context, *cli) error {
 	return func(ctx context.Context, c *cli) error { return serve(ctx, c.cfg, c.stderr) }
 }
 
-func migrateCommand(*flag.FlagSet) func(context.Context, *cli) error {
-	return func(ctx context.Context, c *cli) error {
-		c.cfg.NoAutoMigrate = false // REMIT_AUTO_MIGRATE=false leaves migrating to this command
-		return c.withEngine(ctx, func(*app.App) error { // opening migrates the store
-			fmt.Fprintln(c.stdout, "schema up to date")
-			return nil
-		})
-	}
-}
-
 func reconcileCommand(*flag.FlagSet) func(context.Context, *cli) error {
 	return func(ctx context.Context, c *cli) error {
 		return c.withEngine(ctx, func(a *app.App) error {
