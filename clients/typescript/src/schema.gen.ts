@@ -159,6 +159,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment-methods/{paymentMethodId}/detach": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Payment method ID. */
+                paymentMethodId: components["parameters"]["PaymentMethodIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Detach a payment method
+         * @description Detaches a saved payment method from its customer (status detached, detachedAt set): it is never charged again and cannot be made a default. A billing account whose default it was has none afterwards (billing_account.updated). Refused with 409: a method already detached (details.currentState detached), and the default of a charge_automatically billing account that has open invoices left to pay, which it would strand (details.reason default_payment_method_in_use, with billingAccountIds, invoiceIds and openInvoices; make another method the default or settle them first; uncollectible invoices do not count). A method saved with Stripe is detached at Stripe first, before anything changes in Remit: when Stripe cannot be reached or answers 5xx or 429 the answer is 503 internal_error and nothing changed (retry; a method Stripe already detached counts as detached). Another merchant account's method is 404. Emits payment_method.detached.
+         */
+        post: operations["detachPaymentMethod"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{invoiceId}/finalize": {
         parameters: {
             query?: never;
@@ -303,7 +326,7 @@ export interface paths {
         };
         /**
          * Customer portal page
-         * @description Prefix-routed customer-portal pages, authorized by a hosted token in the token query parameter (not by an API key). Pages by tail: invoices/{invoiceId} is the hosted invoice page (HTML: the invoice's content, and for an open invoice a button that pays it with the billing account's default payment method through PUT invoices/{invoiceId}/pay and shows the outcome); invoices/{invoiceId}/pdf is the invoice's PDF. The token is the one of the invoice's paymentUrl and keeps working after the invoice is paid, until it expires. setup-sessions/{sessionId} (and setup-sessions/{sessionId}/complete, so that the session's url opens it in a browser) is the hosted setup page with the session's token: in the sandbox a choice of test cards; in production, with the Stripe connector, Stripe's card element (Stripe.js from js.stripe.com) confirming the session's Stripe SetupIntent (started when the page is first opened, with the customer's Stripe customer), after which the page completes the session with the saved pm_ through the PUT route; no card number reaches Remit. A production account without a connector that collects cards is 403. Missing or bad token 401, token for another resource 403, unknown tail 404; errors are JSON envelopes. Styles and script are served inline from the binary; the only code loaded from elsewhere is Stripe.js on a production setup page, under a Content-Security-Policy that allows exactly Stripe's script, frame and API origins.
+         * @description Prefix-routed customer-portal pages, authorized by a hosted token in the token query parameter (not by an API key). Pages by tail: invoices/{invoiceId} is the hosted invoice page (HTML: the invoice's content, and for an open invoice a button that pays it with the billing account's default payment method through PUT invoices/{invoiceId}/pay and shows the outcome; a paid, void or uncollectible invoice shown as such); invoices/{invoiceId}/pdf is the invoice's PDF; invoices/{invoiceId}/pay, the paymentUrl opened in a browser, answers 302 to the page with the same token (Location ../{invoiceId}?token=..., relative to the request) once the token is known to be this invoice's. The token is the one of the invoice's paymentUrl and hostedInvoiceUrl and keeps working after the invoice is paid, until it expires. setup-sessions/{sessionId} (and setup-sessions/{sessionId}/complete, so that the session's url opens it in a browser) is the hosted setup page with the session's token: in the sandbox a choice of test cards; in production, with the Stripe connector, Stripe's card element (Stripe.js from js.stripe.com) confirming the session's Stripe SetupIntent (started when the page is first opened, with the customer's Stripe customer), after which the page completes the session with the saved pm_ through the PUT route; no card number reaches Remit. A production account without a connector that collects cards is 403. Missing or bad token 401, token for another resource 403, unknown tail 404; errors are JSON envelopes. Styles and script are served inline from the binary; the only code loaded from elsewhere is Stripe.js on a production setup page, under a Content-Security-Policy that allows exactly Stripe's script, frame and API origins.
          */
         get: operations["customerPortalGet"];
         /**
@@ -748,6 +771,29 @@ export interface paths {
          * @description Accepts a draft quote (409 otherwise, with details.currentState). A one_off quote becomes a draft invoice; subscription_creation creates an active subscription and its first draft invoice (finalized automatically an hour later); subscription_amendment replaces the subscription's items and coupons from the next period. The accepted quote names the invoiceId and subscriptionId it produced.
          */
         post: operations["acceptQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes/{quoteId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Quote ID. */
+                quoteId: components["parameters"]["QuoteIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a quote
+         * @description Cancels a draft quote (draft becomes canceled; canceledAt is set); it can no longer be accepted and nothing it would have produced is made. An accepted or already canceled quote is 409 with details.currentState, as accepting a canceled one is. Emits quote.canceled.
+         */
+        post: operations["cancelQuote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1422,6 +1468,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints/{endpointId}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint ID. */
+                endpointId: components["parameters"]["EndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a webhook endpoint
+         * @description Enables a disabled webhook endpoint again, whether it was disabled on request or because it answered 410 Gone (409 with details.currentState enabled when it is already enabled, as a second disable is). It receives the events that happen from now on; events of the time it was disabled are not delivered (resend them with POST /v1/events/{eventId}/resend) and failed deliveries stay failed. Emits webhook_endpoint.enabled.
+         */
+        post: operations["enableWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{endpointId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Webhook endpoint ID. */
+                endpointId: components["parameters"]["EndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook endpoint's signing secret
+         * @description Gives the endpoint a new signing secret (whsec_...), answered in secret this once and never shown again. The secret it replaces keeps signing for expireCurrentAfter seconds (default 86400, 0 to 604800) on the merchant clock, until previousSecretExpiresAt: meanwhile every delivery, retries included, carries both signatures in webhook-signature (Standard Webhooks' space-separated list, the new one first), so a receiver verifies with either secret while it switches; after it, only the new one. 0 stops the old secret at once. A secret an earlier rotation replaced stops at once. The endpoint may be enabled or disabled. Emits webhook_endpoint.secret_rotated (without the secret). With an Idempotency-Key, a retry answers the same secret.
+         */
+        post: operations["rotateWebhookEndpointSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1566,7 +1658,7 @@ export interface components {
          * @example invoice.finalized
          * @enum {string}
          */
-        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "quote.created" | "quote.accepted" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "verification.failed" | "job.failed" | "job.retried";
+        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "payment_method.detached" | "quote.created" | "quote.accepted" | "quote.canceled" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "verification.failed" | "job.failed" | "job.retried";
         /**
          * @description A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
          * @example USD
@@ -1629,7 +1721,7 @@ export interface components {
         ErrorDetails: {
             /** @description 422 validation_failure only, and always there: every problem the request has, one entry per field and reason. */
             fields?: components["schemas"]["FieldProblem"][];
-            /** @description Why a 409 conflict happened: idempotency_key_reused, idempotency_key_in_flight, invalid_state (see currentState), duplicate_id (see field), insufficient_remaining (a balance lot has less left; see remaining, sourceEntryId), line_amount_exceeds_remaining, total_exceeds_invoice, refund_exceeds_paid and offset_exceeds_remaining (a credit note asks for more than is left; see field and remaining), amount_exceeds_refundable, payment_in_progress (see paymentId), payment_failed (a declined charge; see failureCode, failureMessage, paymentId), no_payment_method (see billingAccountId), concurrent_payment, invoice_has_payments, meter_has_events (see currentAggregation) or setup_incomplete. Also given with some 422 and 501 answers. */
+            /** @description Why a 409 conflict happened: idempotency_key_reused, idempotency_key_in_flight, invalid_state (see currentState), duplicate_id (see field), insufficient_remaining (a balance lot has less left; see remaining, sourceEntryId), line_amount_exceeds_remaining, total_exceeds_invoice, refund_exceeds_paid and offset_exceeds_remaining (a credit note asks for more than is left; see field and remaining), amount_exceeds_refundable, payment_in_progress (see paymentId), payment_failed (a declined charge; see failureCode, failureMessage, paymentId), no_payment_method (see billingAccountId), concurrent_payment, invoice_has_payments, meter_has_events (see currentAggregation), setup_incomplete or default_payment_method_in_use (see billingAccountIds, invoiceIds, openInvoices). Also given with some 422 and 501 answers. */
             reason?: string;
             /** @description The state of the resource that does not allow the action (409), for example open. */
             currentState?: string;
@@ -1668,6 +1760,15 @@ export interface components {
             currentAggregation?: string;
             /** @description The values a field takes (422 on the customer portal's paymentMethod), for example the sandbox's test cards. */
             allowedValues?: string[];
+            /** @description The charge_automatically billing accounts whose default the payment method is and whose open invoices a detach would strand (409 default_payment_method_in_use). */
+            billingAccountIds?: string[];
+            /** @description Those billing accounts' open invoices left to pay, oldest first, at most 100 (409 default_payment_method_in_use). */
+            invoiceIds?: string[];
+            /**
+             * Format: int64
+             * @description How many open invoices a detach would strand in all (409 default_payment_method_in_use).
+             */
+            openInvoices?: number;
         };
         /** @description One problem with one request field (a 422 answer lists every one in details.fields). */
         FieldProblem: {
@@ -2286,6 +2387,19 @@ export interface components {
             durationMs?: number | null;
             /** @description Why the attempt did not succeed; null on success. */
             error?: string | null;
+        };
+        /**
+         * @description Rotates a webhook endpoint's signing secret.
+         * @example {
+         *       "expireCurrentAfter": 86400
+         *     }
+         */
+        WebhookEndpointSecretRotateRequest: {
+            /**
+             * Format: int64
+             * @description Seconds the current secret keeps signing beside the new one (merchant clock), 0 to 604800 (7 days); default 86400 (24 hours). 0 stops it at once, for a secret that leaked.
+             */
+            expireCurrentAfter?: number;
         };
         /**
          * @description Resends an event.
@@ -3815,7 +3929,7 @@ export interface components {
             /** @description Last four digits. */
             last4?: string;
         } | null;
-        /** @description A card attached to a customer (in events only: payment_method.attached). No card number is ever accepted or stored; only the brand and last four digits are shown. */
+        /** @description A card saved for a customer (in events: payment_method.attached, payment_method.detached; and the answer to POST /v1/payment-methods/{paymentMethodId}/detach). No card number is ever accepted or stored; only the brand and last four digits are shown. */
         PaymentMethod: {
             /**
              * @description Always "payment_method". (enum property replaced by openapi-typescript)
@@ -3843,6 +3957,16 @@ export interface components {
              * @description When the resource was created (merchant clock). RFC 3339, UTC.
              */
             createdAt?: string;
+            /**
+             * @description attached, or detached (POST /v1/payment-methods/{paymentMethodId}/detach; never charged or made a default again).
+             * @enum {string}
+             */
+            status?: "attached" | "detached";
+            /**
+             * Format: date-time
+             * @description When the method was detached (merchant clock); null while attached. RFC 3339, UTC.
+             */
+            detachedAt?: string | null;
         };
         /**
          * @description A billing account.
@@ -4191,7 +4315,7 @@ export interface components {
              * @description Version number, from 1.
              */
             version?: number;
-            /** @description Status of the version: draft or accepted. */
+            /** @description Status of the version: draft, accepted or canceled. */
             status?: string;
             /** @description Lines. */
             lines?: components["schemas"]["QuoteLine"][];
@@ -4275,6 +4399,7 @@ export interface components {
          *       "terms": "Net 30.",
          *       "invoiceId": null,
          *       "acceptedAt": null,
+         *       "canceledAt": null,
          *       "metadata": {},
          *       "environment": "sandbox",
          *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
@@ -4290,7 +4415,7 @@ export interface components {
             object: "quote";
             /** @description Quote ID (caller-chosen or qt_...). */
             quoteId?: string;
-            /** @description draft or accepted. */
+            /** @description draft, accepted or canceled. */
             status?: string;
             /** @description one_off, subscription_creation or subscription_amendment. */
             orderType?: string;
@@ -4337,6 +4462,11 @@ export interface components {
              * @description When the quote was accepted (merchant clock). RFC 3339, UTC.
              */
             acceptedAt?: string | null;
+            /**
+             * Format: date-time
+             * @description When the quote was canceled (merchant clock; POST /v1/quotes/{quoteId}/cancel). RFC 3339, UTC.
+             */
+            canceledAt?: string | null;
             /** @description Metadata given at creation: string keys to string values. */
             metadata?: {
                 [key: string]: string;
@@ -4747,6 +4877,7 @@ export interface components {
          *       "creditedTotal": 0,
          *       "taxTransactionId": "txn_01jyhcm8ar3n6gb522dc3zjhvr",
          *       "paymentUrl": null,
+         *       "hostedInvoiceUrl": "http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c",
          *       "finalizedAt": "2025-06-01T12:00:00.19309Z",
          *       "finalizedByRef": "ops-user-17",
          *       "paidAt": "2025-06-01T12:00:00.19309Z",
@@ -4861,8 +4992,13 @@ export interface components {
             refundedTotal?: number;
             /** @description Tax transaction for the invoice. */
             taxTransactionId?: string | null;
-            /** @description For open invoices: {publicURL}/customer-portal/invoices/{invoiceId}/pay?token=<hosted token>. */
+            /** @description For open invoices: {publicURL}/customer-portal/invoices/{invoiceId}/pay?token=<hosted token>. A script PUTs to it to pay the invoice with the default payment method; opened in a browser (GET) it answers 302 to the invoice's hosted page (hostedInvoiceUrl). Null once the invoice is paid, void or a draft. */
             paymentUrl?: string | null;
+            /**
+             * @description The invoice's hosted page, {publicURL}/customer-portal/invoices/{invoiceId}?token=<hosted token> (Stripe's hosted_invoice_url): the invoice with a pay button while it is open, shown paid once paid (an invoice paid at finalization by its prepaid balance or a zero total has one too), void once voided; with its PDF. Set at finalization and kept from then on; the token is the one of the paymentUrl, valid for one year of the merchant clock. Null on drafts, and on invoices that were already paid when the store was migrated to version 36 (their token was never kept).
+             * @example http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c
+             */
+            hostedInvoiceUrl?: string | null;
             /**
              * Format: date-time
              * @description When a subscription's renewal draft finalizes itself (one hour after its period starts, merchant clock); null for every other invoice and once finalized. RFC 3339, UTC.
@@ -5109,7 +5245,7 @@ export interface components {
             source?: string;
             /** @description sandbox, stripe or out_of_band. */
             processor?: string;
-            /** @description The processor's ID of the charge. */
+            /** @description The processor's ID of the charge (Stripe's PaymentIntent pi_...), from the processor's first answer on, processing included; null while the processor has not answered (in the payment.processing event, and while an unanswered attempt waits for the reconciler). */
             processorReference?: string | null;
             /** @description Why a failed attempt failed (card_declined, insufficient_funds, expired_card, authentication_failed, ...). */
             failureCode?: string | null;
@@ -5815,7 +5951,8 @@ export interface components {
          *       "metadata": {},
          *       "environment": "sandbox",
          *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
-         *       "createdAt": "2025-06-02T12:00:00.251037Z"
+         *       "createdAt": "2025-06-02T12:00:00.251037Z",
+         *       "previousSecretExpiresAt": null
          *     }
          */
         WebhookEndpoint: {
@@ -5841,7 +5978,7 @@ export interface components {
              * @description When the endpoint was disabled (merchant clock). RFC 3339, UTC.
              */
             disabledAt?: string | null;
-            /** @description Signing secret (whsec_...); present only in the answer to the create operation, absent from every other answer and from events. */
+            /** @description Signing secret (whsec_...); present only in the answers to the create and rotate-secret operations, absent from every other answer and from events. */
             secret?: string;
             /** @description Metadata given at creation: string keys to string values. */
             metadata?: {
@@ -5856,6 +5993,11 @@ export interface components {
              * @description When the resource was created (merchant clock). RFC 3339, UTC.
              */
             createdAt?: string;
+            /**
+             * Format: date-time
+             * @description When the secret the last rotation replaced stops (or stopped) signing deliveries beside the current one (merchant clock); null when the secret was never rotated. RFC 3339, UTC.
+             */
+            previousSecretExpiresAt?: string | null;
         };
         /**
          * @description An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
@@ -6434,6 +6576,8 @@ export interface components {
         CreditNoteIdPath: string;
         /** @description Job ID (job_...). */
         JobIdPath: string;
+        /** @description Payment method ID. */
+        PaymentMethodIdPath: string;
         /** @description Webhook endpoint ID. */
         EndpointIdPath: string;
         /** @description Claim token from claimUrl; the token is the credential. */
@@ -7008,6 +7152,102 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    detachPaymentMethod: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Payment method ID. */
+                paymentMethodId: components["parameters"]["PaymentMethodIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description An empty JSON object. Unknown fields are 422. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description The detached payment method. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "payment_method",
+                     *         "paymentMethodId": "pm_01jy5r8nrzxt5xb9n39qc1bv8p",
+                     *         "customerId": "cus_acme",
+                     *         "billingAccountId": "ba_acme_usd",
+                     *         "type": "card",
+                     *         "brand": "visa",
+                     *         "last4": "4242",
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *         "createdAt": "2025-06-01T12:00:00.181808Z",
+                     *         "status": "detached",
+                     *         "detachedAt": "2025-06-04T10:00:00.004512Z"
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PaymentMethod"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            /** @description 503 internal_error: the payment processor could not be reached to detach the method; nothing was changed, retry the request. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "internal_error",
+                     *         "message": "The payment processor could not be reached to detach the payment method; nothing was changed. Retry the request.",
+                     *         "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz",
+                     *         "docsUrl": "http://127.0.0.1:8080/docs/errors#internal_error"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            default: components["responses"]["DefaultError"];
+        };
+    };
     finalizeInvoice: {
         parameters: {
             query: {
@@ -7163,6 +7403,7 @@ export interface operations {
                      *         "creditedTotal": 0,
                      *         "taxTransactionId": "txn_01jyhcm8ar3n6gb522dc3zjhvr",
                      *         "paymentUrl": null,
+                     *         "hostedInvoiceUrl": null,
                      *         "finalizedAt": null,
                      *         "finalizedByRef": null,
                      *         "paidAt": null,
@@ -7489,6 +7730,16 @@ export interface operations {
                     "text/html": string;
                     "application/pdf": string;
                 };
+            };
+            /** @description invoices/{invoiceId}/pay opened with GET: the invoice's hosted page, under the same token. No body. */
+            302: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    /** @description The hosted page, relative to the request's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -8802,6 +9053,133 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    cancelQuote: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Quote ID. */
+                quoteId: components["parameters"]["QuoteIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description An empty JSON object. Unknown fields are 422. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description The canceled quote. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "quote",
+                     *         "quoteId": "Q-2025-0042",
+                     *         "status": "canceled",
+                     *         "orderType": "one_off",
+                     *         "customerId": "cus_acme",
+                     *         "billingAccountId": "ba_acme_usd",
+                     *         "subscriptionId": null,
+                     *         "currency": "USD",
+                     *         "version": 1,
+                     *         "versions": [
+                     *           {
+                     *             "version": 1,
+                     *             "status": "canceled",
+                     *             "lines": [
+                     *               {
+                     *                 "priceId": "price_setup",
+                     *                 "priceType": "fixed_one_time",
+                     *                 "lineType": "one_time",
+                     *                 "description": "Onboarding",
+                     *                 "quantity": 1,
+                     *                 "unitAmount": 50000,
+                     *                 "amount": 50000,
+                     *                 "discountAmount": 0,
+                     *                 "billingInterval": null,
+                     *                 "billingIntervalCount": null,
+                     *                 "trialDays": null
+                     *               }
+                     *             ],
+                     *             "subtotal": 50000,
+                     *             "discountTotal": 0,
+                     *             "total": 50000,
+                     *             "createdAt": "2025-06-01T12:00:00.181808Z"
+                     *           }
+                     *         ],
+                     *         "lines": [
+                     *           {
+                     *             "priceId": "price_setup",
+                     *             "priceType": "fixed_one_time",
+                     *             "lineType": "one_time",
+                     *             "description": "Onboarding",
+                     *             "quantity": 1,
+                     *             "unitAmount": 50000,
+                     *             "amount": 50000,
+                     *             "discountAmount": 0,
+                     *             "billingInterval": null,
+                     *             "billingIntervalCount": null,
+                     *             "trialDays": null
+                     *           }
+                     *         ],
+                     *         "couponIds": [],
+                     *         "subtotal": 50000,
+                     *         "discountTotal": 0,
+                     *         "total": 50000,
+                     *         "terms": "Net 30.",
+                     *         "invoiceId": null,
+                     *         "acceptedAt": null,
+                     *         "canceledAt": "2025-06-03T08:15:00.500112Z",
+                     *         "metadata": {},
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *         "createdAt": "2025-06-01T12:00:00.181808Z",
+                     *         "updatedAt": "2025-06-03T08:15:00.500112Z"
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Quote"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     listSubscriptions: {
         parameters: {
             query: {
@@ -9283,6 +9661,7 @@ export interface operations {
                      *         "creditedTotal": 0,
                      *         "taxTransactionId": "txn_01jyhcm8ar3n6gb522dc3zjhvr",
                      *         "paymentUrl": null,
+                     *         "hostedInvoiceUrl": null,
                      *         "finalizedAt": null,
                      *         "finalizedByRef": null,
                      *         "paidAt": null,
@@ -9422,6 +9801,7 @@ export interface operations {
                      *         "creditedTotal": 5000,
                      *         "taxTransactionId": "txn_01jyxh2ddrxjr3szbcfbec7rq7",
                      *         "paymentUrl": null,
+                     *         "hostedInvoiceUrl": "http://127.0.0.1:8080/customer-portal/invoices/inv_01jym4pk2wxbrqejjvf2t2kvxz?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c",
                      *         "finalizedAt": "2025-06-01T12:00:00.222303Z",
                      *         "finalizedByRef": null,
                      *         "paidAt": null,
@@ -10969,6 +11349,169 @@ export interface operations {
                      *         "environment": "sandbox",
                      *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
                      *         "createdAt": "2025-06-02T12:00:00.251037Z"
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    enableWebhookEndpoint: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Webhook endpoint ID. */
+                endpointId: components["parameters"]["EndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description An empty JSON object. Unknown fields are 422. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmptyRequest"];
+            };
+        };
+        responses: {
+            /** @description The enabled endpoint. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "webhook_endpoint",
+                     *         "endpointId": "we_01jybwa4mx5fedr6drbfhz0kcx",
+                     *         "url": "https://hooks.acme.example/remit",
+                     *         "enabledEvents": [
+                     *           "invoice.finalized",
+                     *           "invoice.paid"
+                     *         ],
+                     *         "description": "Production webhook receiver",
+                     *         "status": "enabled",
+                     *         "disabledReason": null,
+                     *         "disabledAt": null,
+                     *         "metadata": {},
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *         "createdAt": "2025-06-02T12:00:00.251037Z",
+                     *         "previousSecretExpiresAt": null
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["WebhookEndpoint"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    rotateWebhookEndpointSecret: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Webhook endpoint ID. */
+                endpointId: components["parameters"]["EndpointIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description How long the current secret keeps signing. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointSecretRotateRequest"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its new secret. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "webhook_endpoint",
+                     *         "endpointId": "we_01jybwa4mx5fedr6drbfhz0kcx",
+                     *         "url": "https://hooks.acme.example/remit",
+                     *         "enabledEvents": [
+                     *           "invoice.finalized",
+                     *           "invoice.paid"
+                     *         ],
+                     *         "description": "Production webhook receiver",
+                     *         "status": "enabled",
+                     *         "disabledReason": null,
+                     *         "disabledAt": null,
+                     *         "secret": "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+                     *         "metadata": {},
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *         "createdAt": "2025-06-02T12:00:00.251037Z",
+                     *         "previousSecretExpiresAt": "2025-06-03T09:30:00.102934Z"
                      *       },
                      *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
                      *     }
