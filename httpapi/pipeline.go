@@ -505,10 +505,14 @@ func idempotencyKey(hr *http.Request, o *operation, body []byte) (string, error)
 	return key, nil
 }
 
-// unknownQuery refuses the query parameters the operation does not declare, as unknown body fields
-// are (422 unknown_parameter, one entry each, in name order): a misspelt filter must not list
-// everything.
+// unknownQuery refuses the query parameters an API-key operation does not declare, as unknown body
+// fields are (422 unknown_parameter, one entry each, in name order): a misspelt filter must not
+// list everything. (The customer portal's pages are links a browser follows: what they carry is
+// the portal's to read.)
 func unknownQuery(o *operation, hr *http.Request) []remit.FieldError {
+	if o.auth != authBearer {
+		return nil
+	}
 	var p remit.Problems
 	names := make([]string, 0)
 	for name := range hr.URL.Query() {
