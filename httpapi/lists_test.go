@@ -34,7 +34,7 @@ type listFixture struct {
 }
 
 // create posts body to path and fails unless it answers 200 or 201.
-func create(t *testing.T, e *testkit.Env, path string, body map[string]any, opts ...testkit.Opt) map[string]any {
+func create(t testing.TB, e *testkit.Env, path string, body map[string]any, opts ...testkit.Opt) map[string]any {
 	t.Helper()
 	r := e.Do("POST", path, body, opts...)
 	if r.Status != 200 && r.Status != 201 {
