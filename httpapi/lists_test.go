@@ -168,12 +168,8 @@ func card(t *testing.T, e *testkit.Env, customerID, billingAccountID string, asD
 // first by the at field, then by ID.
 func listAll(t *testing.T, e *testkit.Env, path, idField, atField string, limit int, opts ...testkit.Opt) []map[string]any {
 	t.Helper()
-	sep := "?"
-	if strings.Contains(path, "?") {
-		sep = "&"
-	}
 	var items []map[string]any
-	next := path + sep + fmt.Sprintf("limit=%d", limit)
+	next := withQuery(path, fmt.Sprintf("limit=%d", limit))
 	for pages := 0; ; pages++ {
 		if pages > 1000 {
 			t.Fatalf("%s: more than 1000 pages", path)
@@ -190,7 +186,7 @@ func listAll(t *testing.T, e *testkit.Env, path, idField, atField string, limit 
 		if cursor == "" {
 			break
 		}
-		next = path + sep + "cursor=" + url.QueryEscape(cursor)
+		next = withQuery(path, "cursor="+url.QueryEscape(cursor))
 	}
 	for i := 1; i < len(items); i++ {
 		a, b := items[i-1], items[i]
@@ -201,6 +197,22 @@ func listAll(t *testing.T, e *testkit.Env, path, idField, atField string, limit 
 		}
 	}
 	return items
+}
+
+// withQuery adds the query q to a path that may have one already.
+func withQuery(path, q string) string {
+	if strings.Contains(path, "?") {
+		return path + "&" + q
+	}
+	return path + "?" + q
+}
+
+// checkSplit checks that the list at path bounded by createdFrom=split lists after, and bounded by
+// createdTo=split lists before.
+func checkSplit(t *testing.T, e *testkit.Env, path, idField, atField, split string, before, after []string) {
+	t.Helper()
+	sameIDs(t, path+" createdFrom", idsOf(listAll(t, e, withQuery(path, "createdFrom="+url.QueryEscape(split)), idField, atField, 2), idField), after)
+	sameIDs(t, path+" createdTo", idsOf(listAll(t, e, withQuery(path, "createdTo="+url.QueryEscape(split)), idField, atField, 2), idField), before)
 }
 
 func parseTime(t *testing.T, v any) time.Time {
@@ -353,7 +365,7 @@ func checkList(t *testing.T, e *testkit.Env, f listFixture, c listCase) {
 	for q, want := range c.filters {
 		path := c.path
 		if q != "" {
-			path += "?" + q
+			path = withQuery(path, q)
 		}
 		for _, limit := range []int{1, 3, 100} {
 			sameIDs(t, fmt.Sprintf("%s (limit %d)", path, limit), idsOf(listAll(t, e, path, c.id, c.at, limit), c.id), want)
@@ -374,13 +386,7 @@ func checkList(t *testing.T, e *testkit.Env, f listFixture, c listCase) {
 				before = append(before, id)
 			}
 		}
-		split := url.QueryEscape(f.split)
-		sep := "?"
-		if strings.Contains(c.path, "?") {
-			sep = "&"
-		}
-		sameIDs(t, c.path+" createdFrom", idsOf(listAll(t, e, c.path+sep+"createdFrom="+split, c.id, c.at, 2), c.id), after)
-		sameIDs(t, c.path+" createdTo", idsOf(listAll(t, e, c.path+sep+"createdTo="+split, c.id, c.at, 2), c.id), before)
+		checkSplit(t, e, c.path, c.id, c.at, f.split, before, after)
 		for _, id := range before {
 			if f.second[id] {
 				t.Fatalf("%s: %s of the second phase created before the split", c.path, id)
@@ -400,11 +406,7 @@ func checkList(t *testing.T, e *testkit.Env, f listFixture, c listCase) {
 		bad[q] = field
 	}
 	for q, field := range bad {
-		path := c.path + "?" + q
-		if strings.Contains(c.path, "?") {
-			path = c.path + "&" + q
-		}
-		wantFields(t, e.Do("GET", path, nil), "query:"+field)
+		wantFields(t, e.Do("GET", withQuery(c.path, q), nil), "query:"+field)
 	}
 	// The other organization's list holds its own rows only.
 	if strings.HasPrefix(c.path, "/v1/customers/c") || c.path == "/v1/merchant-accounts" {
@@ -455,10 +457,6 @@ func TestListsCreatedRange(t *testing.T) {
 			{"/v1/merchant-accounts/" + e.Tenant.Sandbox + "/settlements?scope=open", "settlementId"},
 		} {
 			t.Run(c.path, func(t *testing.T) {
-				sep := "?"
-				if strings.Contains(c.path, "?") {
-					sep = "&"
-				}
 				every := listAll(t, e, c.path, c.id, "createdAt", 100)
 				var before, after []string
 				for _, it := range every {
@@ -471,12 +469,10 @@ func TestListsCreatedRange(t *testing.T) {
 				if len(every) == 0 {
 					t.Fatalf("%s: nothing listed", c.path)
 				}
-				split := url.QueryEscape(f.split)
-				sameIDs(t, "createdFrom", idsOf(listAll(t, e, c.path+sep+"createdFrom="+split, c.id, "createdAt", 2), c.id), after)
-				sameIDs(t, "createdTo", idsOf(listAll(t, e, c.path+sep+"createdTo="+split, c.id, "createdAt", 2), c.id), before)
-				wantFields(t, e.Do("GET", c.path+sep+"createdFrom=2026-01-01", nil), "query:createdFrom:invalid_format")
-				wantFields(t, e.Do("GET", c.path+sep+"createdFrom=2026-02-01T00:00:00Z&createdTo=2026-01-01T00:00:00Z", nil), "query:createdTo:before_start")
-				wantFields(t, e.Do("GET", c.path+sep+"since=2026-01-01T00:00:00Z", nil), "query:since:unknown_parameter")
+				checkSplit(t, e, c.path, c.id, "createdAt", f.split, before, after)
+				wantFields(t, e.Do("GET", withQuery(c.path, "createdFrom=2026-01-01"), nil), "query:createdFrom:invalid_format")
+				wantFields(t, e.Do("GET", withQuery(c.path, "createdFrom=2026-02-01T00:00:00Z&createdTo=2026-01-01T00:00:00Z"), nil), "query:createdTo:before_start")
+				wantFields(t, e.Do("GET", withQuery(c.path, "since=2026-01-01T00:00:00Z"), nil), "query:since:unknown_parameter")
 			})
 		}
 		// Receipts page by offset; the range bounds them the same way.
@@ -561,10 +557,7 @@ func TestListPagingWhileInserting(t *testing.T) {
 					existing[c.add(i)] = true
 				}
 				seen := map[string]int{}
-				next := c.path + "?limit=2"
-				if strings.Contains(c.path, "?") {
-					next = c.path + "&limit=2"
-				}
+				next := withQuery(c.path, "limit=2")
 				added := 100
 				for page := 0; ; page++ {
 					d := e.Must(200, "GET", next, nil).Data()
@@ -577,10 +570,7 @@ func TestListPagingWhileInserting(t *testing.T) {
 					}
 					c.add(added) // a row created between two pages
 					added++
-					next = c.path + "?cursor=" + url.QueryEscape(cursor)
-					if strings.Contains(c.path, "?") {
-						next = c.path + "&cursor=" + url.QueryEscape(cursor)
-					}
+					next = withQuery(c.path, "cursor="+url.QueryEscape(cursor))
 				}
 				for id := range existing {
 					if seen[id] != 1 {
