@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
@@ -47,6 +48,21 @@ func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceI
 	return p, nil
 }
 
+// ListPrices lists the merchant account's prices newest first, by type, meter, currency and
+// product.
+//
+// Errors: validation_failure (priceType, currency, limit, cursor, createdFrom, createdTo).
+func (ca *Catalog) ListPrices(ctx context.Context, m remit.MerchantAccount, in remit.PriceQuery) (remit.List[remit.Price], error) {
+	return listPage(ctx, ca.core, scopeOf(m), "prices", in.ListQuery, func(p *remit.Problems) {
+		enumProblem(p, "priceType", in.PriceType, remit.PriceTypes)
+		currencyFilter(p, "currency", in.Currency)
+		// active= (archived or not) joins here: its check beside these, its filter in store.PriceFilter.
+	}, func(page store.ListPage) ([]remit.Price, error) {
+		return ca.DB.Read(ctx).ListPrices(ctx, m.ID, store.PriceFilter{PriceType: in.PriceType, MeterID: in.MeterID, Currency: in.Currency,
+			ProductID: in.ProductID, ListPage: page})
+	}, func(p remit.Price) (time.Time, string) { return p.CreatedAt, p.PriceID })
+}
+
 // CreateCoupon adds a coupon (couponId generated as cpn_... when omitted) and emits coupon.created.
 //
 // Errors: validation_failure, conflict (couponId taken).
@@ -74,4 +90,14 @@ func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, coupo
 		return c, err
 	}
 	return c, nil
+}
+
+// ListCoupons lists the merchant account's coupons newest first.
+//
+// Errors: validation_failure (limit, cursor, createdFrom, createdTo).
+func (ca *Catalog) ListCoupons(ctx context.Context, m remit.MerchantAccount, in remit.CouponQuery) (remit.List[remit.Coupon], error) {
+	// active= (archived or not) joins here: its check in place of nil, its filter in store.CouponFilter.
+	return listPage(ctx, ca.core, scopeOf(m), "coupons", in.ListQuery, nil, func(page store.ListPage) ([]remit.Coupon, error) {
+		return ca.DB.Read(ctx).ListCoupons(ctx, m.ID, store.CouponFilter{ListPage: page})
+	}, func(c remit.Coupon) (time.Time, string) { return c.CreatedAt, c.CouponID })
 }

@@ -608,6 +608,13 @@ func (ps *Payments) ListPaymentReceipts(ctx context.Context, m remit.MerchantAcc
 			f.Offset = n
 		}
 	}
+	from, to := remit.ListQuery{CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo}.CreatedRange(&p)
+	if !from.IsZero() {
+		f.CreatedFrom = remit.Micros(from)
+	}
+	if !to.IsZero() {
+		f.CreatedTo = remit.Micros(to)
+	}
 	if err := p.Err(); err != nil {
 		return remit.OffsetList[remit.PaymentReceipt]{}, err
 	}

@@ -105,6 +105,21 @@ func (us *Usage) GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eve
 	return e, err
 }
 
+// ListUsageEvents lists the merchant account's usage events newest first by when the usage
+// happened (their timestamp, which createdFrom and createdTo bound), by customer and meter,
+// without the voided ones unless in.IncludeVoided is true.
+//
+// Errors: validation_failure (includeVoided, limit, cursor, createdFrom, createdTo).
+func (us *Usage) ListUsageEvents(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventQuery) (remit.List[remit.UsageEvent], error) {
+	var voided bool
+	return listPage(ctx, us.core, scopeOf(m), "usage_events", in.ListQuery,
+		func(p *remit.Problems) { voided = boolParam(p, "includeVoided", in.IncludeVoided) },
+		func(page store.ListPage) ([]remit.UsageEvent, error) {
+			return us.DB.Read(ctx).ListUsageEvents(ctx, m.ID, store.UsageEventFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
+				IncludeVoided: voided, ListPage: page})
+		}, func(e remit.UsageEvent) (time.Time, string) { return e.Timestamp, e.EventID })
+}
+
 // crossThresholds marks crossed every active threshold of the customer and meter that total
 // reaches and emits usage_threshold.crossed for each. The caller holds the running total's lock.
 func (us *Usage) crossThresholds(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, customerID, meterID string, total int64, now time.Time) error {
@@ -215,6 +230,19 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
 	t, err := us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, store.Unlocked)
 	return t, err
+}
+
+// ListUsageThresholds lists the merchant account's usage thresholds newest first, by customer,
+// meter and status.
+//
+// Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
+func (us *Usage) ListUsageThresholds(ctx context.Context, m remit.MerchantAccount, in remit.UsageThresholdQuery) (remit.List[remit.UsageThreshold], error) {
+	return listPage(ctx, us.core, scopeOf(m), "usage_thresholds", in.ListQuery,
+		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.ThresholdStatuses)) },
+		func(page store.ListPage) ([]remit.UsageThreshold, error) {
+			return us.DB.Read(ctx).ListUsageThresholds(ctx, m.ID, store.ThresholdFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
+				Status: in.Status, ListPage: page})
+		}, func(t remit.UsageThreshold) (time.Time, string) { return t.CreatedAt, t.ThresholdID })
 }
 
 // ArchiveUsageThreshold archives an active threshold, crossed or not, and emits

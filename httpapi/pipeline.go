@@ -377,7 +377,7 @@ func (s *Server) validate(o *operation, req *Request) error {
 		Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
 	})
 	metaProblems, bounds := beyondContract(o.bodySchema, req.Body)
-	bounds = append(bodyText(o, req.Body), bounds...)
+	bounds = append(append(unknownQuery(o, hr), bodyText(o, req.Body)...), bounds...)
 	if err != nil || len(bounds) > 0 {
 		return withBodyRules(validationError(err, append(bounds, metaProblems...)...), o, req)
 	}
@@ -508,6 +508,28 @@ func idempotencyKey(hr *http.Request, o *operation, body []byte) (string, error)
 		return "", remit.Invalid(remit.FieldError{Field: "Idempotency-Key", Location: remit.InHeader, Reason: "invalid_length", Message: "Idempotency-Key must be 1 to 255 characters."})
 	}
 	return key, nil
+}
+
+// unknownQuery refuses the query parameters an API-key operation does not declare, as unknown body
+// fields are (422 unknown_parameter, one entry each, in name order): a misspelt filter must not
+// list everything. (The customer portal's pages are links a browser follows: what they carry is
+// the portal's to read.)
+func unknownQuery(o *operation, hr *http.Request) []remit.FieldError {
+	if o.auth != authBearer {
+		return nil
+	}
+	var p remit.Problems
+	names := make([]string, 0)
+	for name := range hr.URL.Query() {
+		if !o.query[name] {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p.Add(remit.InQuery, name, "unknown_parameter", "The query parameter "+strconv.Quote(name)+" is not a parameter of this operation; remove it (see the operation in /openapi.yaml or /docs).")
+	}
+	return p.Fields()
 }
 
 // paramCharacters refuses path and query parameters that contain NUL or are not UTF-8.

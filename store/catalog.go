@@ -281,3 +281,34 @@ func (q Q) GetCoupons(ctx context.Context, merchantAccountID string, ids []strin
 	}
 	return out, wrapErr(rows.Err(), "store.GetCoupons")
 }
+
+// PriceFilter narrows a list of prices: equal filters, empty ones left out. (The archive state,
+// active=, joins them here as an equal filter on the prices' active column.)
+type PriceFilter struct {
+	PriceType, MeterID, Currency, ProductID string
+	ListPage
+}
+
+// ListPrices lists a merchant account's prices newest first; each filter reads its own index
+// (prices_list, prices_type_list, prices_meter_list, prices_currency_list, prices_product_list).
+func (q Q) ListPrices(ctx context.Context, merchantAccountID string, f PriceFilter) ([]remit.Price, error) {
+	query, args := pageQuery(`SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"price_type", f.PriceType}, Eq{"meter_id", f.MeterID}, Eq{"currency", f.Currency}, Eq{"product_id", f.ProductID})
+	return queryAll(ctx, q, "store.ListPrices", func(row interface{ Scan(...any) error }) (remit.Price, error) {
+		return scanPrice(row, merchantAccountID)
+	}, nil, query, args...)
+}
+
+// CouponFilter narrows a list of coupons. (The archive state, active=, joins it here as an equal
+// filter on the coupons' active column.)
+type CouponFilter struct {
+	ListPage
+}
+
+// ListCoupons lists a merchant account's coupons newest first, over coupons_list.
+func (q Q) ListCoupons(ctx context.Context, merchantAccountID string, f CouponFilter) ([]remit.Coupon, error) {
+	query, args := pageQuery(`SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage)
+	return queryAll(ctx, q, "store.ListCoupons", func(row interface{ Scan(...any) error }) (remit.Coupon, error) {
+		return scanCoupon(row, merchantAccountID)
+	}, nil, query, args...)
+}

@@ -34,7 +34,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List merchant accounts
+         * @description Lists the merchant accounts of the API key's organization in the request's environment (merchantAccountId names the acting one, which is among them). A sub-merchant provisioned under one of them belongs to an organization of its own and is not listed. Items are MerchantAccount objects; claimUrl is null (a claim link is shown only when the account is created). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listMerchantAccounts"];
         put?: never;
         /**
          * Create a sub-merchant account
@@ -77,7 +81,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List prices
+         * @description Lists the merchant account's prices. Items are Price objects. Each filter given narrows the list; a page is one range of the filter's index. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listPrices"];
         put?: never;
         /**
          * Create a price
@@ -281,7 +289,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List quotes
+         * @description Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listQuotes"];
         put?: never;
         /**
          * Create a quote
@@ -301,7 +313,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List credit notes
+         * @description Lists the merchant account's credit notes. Items are CreditNote objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listCreditNotes"];
         put?: never;
         /**
          * Create a credit note
@@ -586,7 +602,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List coupons
+         * @description Lists the merchant account's coupons. Items are Coupon objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listCoupons"];
         put?: never;
         /**
          * Create a coupon
@@ -652,7 +672,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List customers
+         * @description Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listCustomers"];
         put?: never;
         /**
          * Create a customer
@@ -688,6 +712,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{customerId}/payment-methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a customer's payment methods
+         * @description Lists the customer's saved payment methods, masked: brand and last four digits, never a card number or what the processor charges. defaultForBillingAccountIds names the billing accounts that charge the method by default. Items are SavedPaymentMethod objects; an unknown customer is 404. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listCustomerPaymentMethods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/billing-accounts": {
         parameters: {
             query?: never;
@@ -695,7 +742,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List billing accounts
+         * @description Lists the merchant account's billing accounts, each with its default payment method (masked). Items are BillingAccount objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listBillingAccounts"];
         put?: never;
         /**
          * Create a billing account
@@ -942,7 +993,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List invoices
+         * @description Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listInvoices"];
         put?: never;
         /**
          * Create an invoice
@@ -1249,7 +1304,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List usage events
+         * @description Lists the merchant account's usage events, newest first by timestamp (when the usage happened, not when it was recorded), cursor-paged (docs/api-conventions.md "Pagination"). Items are UsageEvent objects. Voided events are left out unless includeVoided is true. createdFrom and createdTo bound the events' timestamp, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listUsageEvents"];
         put?: never;
         /**
          * Record a usage event
@@ -1362,7 +1421,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List usage thresholds
+         * @description Lists the merchant account's usage thresholds. Items are UsageThreshold objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listUsageThresholds"];
         put?: never;
         /**
          * Create a usage threshold
@@ -6221,6 +6284,83 @@ export interface components {
             /** @description The subscriptions, in the list's order (newest first). */
             items?: components["schemas"]["Subscription"][];
         };
+        /** @description A page of customers. */
+        CustomerList: components["schemas"]["CursorPage"] & {
+            /** @description The customers, in the list's order (newest first). */
+            items?: components["schemas"]["Customer"][];
+        };
+        /** @description A page of prices. */
+        PriceList: components["schemas"]["CursorPage"] & {
+            /** @description The prices, in the list's order (newest first). */
+            items?: components["schemas"]["Price"][];
+        };
+        /** @description A page of coupons. */
+        CouponList: components["schemas"]["CursorPage"] & {
+            /** @description The coupons, in the list's order (newest first). */
+            items?: components["schemas"]["Coupon"][];
+        };
+        /** @description A page of billing accounts. */
+        BillingAccountList: components["schemas"]["CursorPage"] & {
+            /** @description The billing accounts, in the list's order (newest first). */
+            items?: components["schemas"]["BillingAccount"][];
+        };
+        /** @description A page of quotes. */
+        QuoteList: components["schemas"]["CursorPage"] & {
+            /** @description The quotes, in the list's order (newest first). */
+            items?: components["schemas"]["Quote"][];
+        };
+        /** @description A page of invoices. */
+        InvoiceList: components["schemas"]["CursorPage"] & {
+            /** @description The invoices, in the list's order (newest first). */
+            items?: components["schemas"]["Invoice"][];
+        };
+        /** @description A page of credit notes. */
+        CreditNoteList: components["schemas"]["CursorPage"] & {
+            /** @description The credit notes, in the list's order (newest first). */
+            items?: components["schemas"]["CreditNote"][];
+        };
+        /** @description A page of usage events. */
+        UsageEventList: components["schemas"]["CursorPage"] & {
+            /** @description The usage events, in the list's order (newest first). */
+            items?: components["schemas"]["UsageEvent"][];
+        };
+        /** @description A page of usage thresholds. */
+        UsageThresholdList: components["schemas"]["CursorPage"] & {
+            /** @description The usage thresholds, in the list's order (newest first). */
+            items?: components["schemas"]["UsageThreshold"][];
+        };
+        /** @description A page of merchant accounts. */
+        MerchantAccountList: components["schemas"]["CursorPage"] & {
+            /** @description The merchant accounts, in the list's order (newest first). */
+            items?: components["schemas"]["MerchantAccount"][];
+        };
+        /** @description A page of saved payment methods. */
+        SavedPaymentMethodList: components["schemas"]["CursorPage"] & {
+            /** @description The saved payment methods, in the list's order (newest first). */
+            items?: components["schemas"]["SavedPaymentMethod"][];
+        };
+        /**
+         * @description A customer's saved payment method as its list shows it: the PaymentMethod, masked, and the billing accounts that charge it by default.
+         * @example {
+         *       "object": "payment_method",
+         *       "paymentMethodId": "pm_01jy5r8nrzxt5xb9n39qc1bv8p",
+         *       "customerId": "cus_acme",
+         *       "billingAccountId": "ba_acme_usd",
+         *       "type": "card",
+         *       "brand": "visa",
+         *       "last4": "4242",
+         *       "defaultForBillingAccountIds": [
+         *         "ba_acme_usd"
+         *       ],
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "createdAt": "2025-06-01T12:00:00.159467Z"
+         *     }
+         */
+        SavedPaymentMethod: components["schemas"]["PaymentMethod"] & {
+            /** @description The billing accounts (of this customer) whose default payment method this is, oldest first; empty when none. */
+            defaultForBillingAccountIds: string[];
+        };
         /** @description A page of payment attempts. */
         PaymentList: components["schemas"]["CursorPage"] & {
             /** @description The payment attempts, in the list's order (newest first). */
@@ -6540,6 +6680,10 @@ export interface components {
         Limit: number;
         /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
         Cursor: string;
+        /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+        CreatedFrom: string;
+        /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+        CreatedTo: string;
         /** @description Target merchant account: the acting account, another account of the same organization and environment, or a sub-merchant provisioned under the acting account whose organization has not been claimed yet (404 otherwise). */
         MerchantAccountIdPath: string;
         /** @description Event ID (evt_...). */
@@ -6668,6 +6812,160 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["WebhookDeliveryList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listMerchantAccounts: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of MerchantAccount. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "merchant_account",
+                     *             "merchantAccountId": "ma_01jyzg4vn6f9vrap7gkfetwqpg",
+                     *             "organizationId": "org_01jyhpraq3z825azg9jd38k7kz",
+                     *             "environment": "sandbox",
+                     *             "status": "draft",
+                     *             "externalMerchantRef": "acme-coffee",
+                     *             "displayName": "Acme Coffee",
+                     *             "legalEntityType": "limited_liability_company",
+                     *             "country": "US",
+                     *             "merchantMode": "direct",
+                     *             "defaultCurrency": "USD",
+                     *             "platformEnabled": false,
+                     *             "platformMerchantAccountId": null,
+                     *             "processorAccountId": null,
+                     *             "claimUrl": null,
+                     *             "claimExpiresAt": null,
+                     *             "claimedAt": null,
+                     *             "onboarding": {
+                     *               "status": "draft",
+                     *               "submittedAt": null,
+                     *               "submittedByType": null,
+                     *               "decidedAt": null,
+                     *               "agreement": null
+                     *             },
+                     *             "submittedAt": null,
+                     *             "decidedAt": null,
+                     *             "doingBusinessAs": null,
+                     *             "businessPhone": null,
+                     *             "phone": null,
+                     *             "email": "owner@acme.example",
+                     *             "firstName": null,
+                     *             "lastName": null,
+                     *             "mcc": "5814",
+                     *             "url": null,
+                     *             "businessTaxIdProvided": true,
+                     *             "taxIdProvided": false,
+                     *             "maxTransactionAmount": null,
+                     *             "achMaxTransactionAmount": null,
+                     *             "annualCardVolume": null,
+                     *             "principalPercentageOwnership": null,
+                     *             "hasAcceptedCreditCardsPreviously": null,
+                     *             "dateOfBirth": null,
+                     *             "incorporationDate": null,
+                     *             "businessAddress": {
+                     *               "line1": "1 Market St",
+                     *               "line2": null,
+                     *               "city": "San Francisco",
+                     *               "region": "CA",
+                     *               "postalCode": "94105",
+                     *               "country": "US"
+                     *             },
+                     *             "personalAddress": null,
+                     *             "settlementBankAccount": {
+                     *               "name": "Acme Coffee LLC",
+                     *               "bankCode": "110000000",
+                     *               "accountType": "checking",
+                     *               "last4": "6789",
+                     *               "attemptValidationCheck": null
+                     *             },
+                     *             "associatedIdentities": [
+                     *               {
+                     *                 "identityRoles": [
+                     *                   "control_person",
+                     *                   "beneficial_owner"
+                     *                 ],
+                     *                 "relationType": "individual",
+                     *                 "firstName": "Ada",
+                     *                 "lastName": "Lovelace",
+                     *                 "title": null,
+                     *                 "email": null,
+                     *                 "phone": null,
+                     *                 "taxIdProvided": false,
+                     *                 "principalPercentageOwnership": 100,
+                     *                 "dateOfBirth": {
+                     *                   "day": 10,
+                     *                   "month": 12,
+                     *                   "year": 1985
+                     *                 },
+                     *                 "personalAddress": null
+                     *               }
+                     *             ],
+                     *             "underwriting": null,
+                     *             "metadata": {},
+                     *             "createdAt": "2025-06-01T12:00:00.270919Z",
+                     *             "updatedAt": "2025-06-01T12:00:00.270919Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["MerchantAccountList"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
@@ -6877,6 +7175,100 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["MerchantAccount"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listPrices: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only prices of this type. */
+                priceType?: "fixed_recurring" | "fixed_one_time" | "usage_metered" | "pay_what_you_want" | "free" | "credit_grant" | "credit_top_up";
+                /** @description Only usage_metered prices that bill this meter. */
+                meterId?: string;
+                /** @description Only prices in this currency. */
+                currency?: components["schemas"]["CurrencyCode"];
+                /** @description Only prices of this product. */
+                productId?: string;
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of Price. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "price",
+                     *             "priceId": "price_pro_monthly",
+                     *             "productId": "prod_pro",
+                     *             "name": "Pro monthly",
+                     *             "priceType": "fixed_recurring",
+                     *             "currency": "USD",
+                     *             "billingInterval": "month",
+                     *             "billingIntervalCount": 1,
+                     *             "unitAmount": 4900,
+                     *             "tiers": null,
+                     *             "tiersMode": null,
+                     *             "transformQuantity": null,
+                     *             "meterId": null,
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.144699Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": "eyJsIjoiIiwibSI6IiIsInQiOjAsImkiOiIiLCJuIjoxfQ.AAAAAAAAAAAAAAAAAAAAAA",
+                     *         "hasMore": true
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PriceList"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
@@ -7595,6 +7987,140 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    listQuotes: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only quotes of this customer. */
+                customerId?: string;
+                /** @description Only quotes in this state. */
+                status?: "draft" | "accepted" | "canceled";
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of Quote. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "quote",
+                     *             "quoteId": "Q-2025-0042",
+                     *             "status": "draft",
+                     *             "orderType": "subscription_creation",
+                     *             "customerId": "cus_acme",
+                     *             "billingAccountId": "ba_acme_usd",
+                     *             "subscriptionId": null,
+                     *             "currency": "USD",
+                     *             "version": 1,
+                     *             "versions": [
+                     *               {
+                     *                 "version": 1,
+                     *                 "status": "draft",
+                     *                 "lines": [
+                     *                   {
+                     *                     "priceId": "price_pro_monthly",
+                     *                     "priceType": "fixed_recurring",
+                     *                     "lineType": "recurring",
+                     *                     "description": "Pro monthly",
+                     *                     "quantity": 2,
+                     *                     "unitAmount": 4500,
+                     *                     "amount": 9000,
+                     *                     "discountAmount": 0,
+                     *                     "billingInterval": "month",
+                     *                     "billingIntervalCount": 1,
+                     *                     "trialDays": null
+                     *                   }
+                     *                 ],
+                     *                 "subtotal": 9000,
+                     *                 "discountTotal": 0,
+                     *                 "total": 9000,
+                     *                 "createdAt": "2025-06-01T12:00:00.181808Z"
+                     *               }
+                     *             ],
+                     *             "lines": [
+                     *               {
+                     *                 "priceId": "price_pro_monthly",
+                     *                 "priceType": "fixed_recurring",
+                     *                 "lineType": "recurring",
+                     *                 "description": "Pro monthly",
+                     *                 "quantity": 2,
+                     *                 "unitAmount": 4500,
+                     *                 "amount": 9000,
+                     *                 "discountAmount": 0,
+                     *                 "billingInterval": "month",
+                     *                 "billingIntervalCount": 1,
+                     *                 "trialDays": null
+                     *               }
+                     *             ],
+                     *             "couponIds": [],
+                     *             "subtotal": 9000,
+                     *             "discountTotal": 0,
+                     *             "total": 9000,
+                     *             "terms": "Net 30.",
+                     *             "invoiceId": null,
+                     *             "acceptedAt": null,
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.181808Z",
+                     *             "updatedAt": "2025-06-01T12:00:00.181808Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": "eyJsIjoiIiwibSI6IiIsInQiOjAsImkiOiIiLCJuIjoxfQ.AAAAAAAAAAAAAAAAAAAAAA",
+                     *         "hasMore": true
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["QuoteList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     createQuote: {
         parameters: {
             query: {
@@ -7629,6 +8155,119 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Quote"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listCreditNotes: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only credit notes of this invoice. */
+                invoiceId?: string;
+                /** @description Only credit notes of this customer. */
+                customerId?: string;
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of CreditNote. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "credit_note",
+                     *             "creditNoteId": "CN-acme-1",
+                     *             "number": "CN-000001",
+                     *             "invoiceId": "inv_01jym4pk2wxbrqejjvf2t2kvxz",
+                     *             "reason": "order_change",
+                     *             "status": "issued",
+                     *             "description": null,
+                     *             "lines": [
+                     *               {
+                     *                 "invoiceLineId": "il_01jy61k0jasqpza9rrd089sxe9",
+                     *                 "bucket": "offset",
+                     *                 "description": "Discount agreed after delivery",
+                     *                 "amount": 5000,
+                     *                 "taxAmount": 294,
+                     *                 "metadata": {},
+                     *                 "allocations": [
+                     *                   {
+                     *                     "amount": 5000,
+                     *                     "invoiceLineId": "il_01jy61k0jasqpza9rrd089sxe9",
+                     *                     "taxAmount": 294
+                     *                   }
+                     *                 ],
+                     *                 "creditNoteLineId": "cnl_01jy91y1q13jdj4v3qjeqmrh7q"
+                     *               }
+                     *             ],
+                     *             "creditAmount": 0,
+                     *             "refundAmount": 0,
+                     *             "offsetAmount": 5000,
+                     *             "total": 5000,
+                     *             "taxTotal": 294,
+                     *             "taxTransactionId": "txn_01jyxtfvvrap9tddecwcnc1ex7",
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.239816Z",
+                     *             "balanceEntryId": null,
+                     *             "currency": "USD",
+                     *             "customerId": "cus_b",
+                     *             "refundIds": null,
+                     *             "usageEventId": null
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CreditNoteList"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
@@ -7807,6 +8446,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path: {
@@ -7962,6 +8605,10 @@ export interface operations {
                 limit?: number;
                 /** @description Number of items to skip (default 0). */
                 offset?: number;
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -8103,6 +8750,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path: {
@@ -8193,6 +8844,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -8512,6 +9167,85 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    listCoupons: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of Coupon. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "coupon",
+                     *             "couponId": "LAUNCH20",
+                     *             "name": "Launch 20% off",
+                     *             "percentOff": 20,
+                     *             "amountOff": null,
+                     *             "currency": null,
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.154841Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CouponList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     createCoupon: {
         parameters: {
             query: {
@@ -8667,6 +9401,100 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    listCustomers: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only customers with exactly this e-mail address. */
+                email?: string;
+                /** @description Only customers whose name or e-mail address starts with this text, in any case. */
+                search?: string;
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of Customer. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "customer",
+                     *             "customerId": "cus_acme",
+                     *             "externalId": "crm-1042",
+                     *             "name": "Acme Corp",
+                     *             "email": "billing@acme.example",
+                     *             "address": {
+                     *               "city": "New York",
+                     *               "country": "US",
+                     *               "line1": "500 5th Ave",
+                     *               "line2": null,
+                     *               "postalCode": "10110",
+                     *               "region": "NY"
+                     *             },
+                     *             "taxExempt": false,
+                     *             "preferredLocale": "en",
+                     *             "metadata": {
+                     *               "crmId": "hs-1042"
+                     *             },
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.159467Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": "eyJsIjoiIiwibSI6IiIsInQiOjAsImkiOiIiLCJuIjoxfQ.AAAAAAAAAAAAAAAAAAAAAA",
+                     *         "hasMore": true
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CustomerList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     createCustomer: {
         parameters: {
             query: {
@@ -8751,6 +9579,178 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Customer"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listCustomerPaymentMethods: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of SavedPaymentMethod. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "payment_method",
+                     *             "paymentMethodId": "pm_01jy5r8nrzxt5xb9n39qc1bv8p",
+                     *             "customerId": "cus_acme",
+                     *             "billingAccountId": "ba_acme_usd",
+                     *             "type": "card",
+                     *             "brand": "visa",
+                     *             "last4": "4242",
+                     *             "defaultForBillingAccountIds": [
+                     *               "ba_acme_usd"
+                     *             ],
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.159467Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SavedPaymentMethodList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listBillingAccounts: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only billing accounts of this customer. */
+                customerId?: string;
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of BillingAccount. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "billing_account",
+                     *             "billingAccountId": "ba_acme_usd",
+                     *             "customerId": "cus_acme",
+                     *             "currency": "USD",
+                     *             "collectionMethod": "charge_automatically",
+                     *             "taxAddress": null,
+                     *             "defaultPaymentMethod": {
+                     *               "brand": "visa",
+                     *               "last4": "4242",
+                     *               "paymentMethodId": "pm_01jy5r8nrzxt5xb9n39qc1bv8p"
+                     *             },
+                     *             "dunning": null,
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.162757Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["BillingAccountList"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
@@ -9195,6 +10195,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -9546,6 +10550,161 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Subscription"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listInvoices: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only invoices of this customer. */
+                customerId?: string;
+                /** @description Only invoices of this billing account. */
+                billingAccountId?: string;
+                /** @description Only invoices of this subscription. */
+                subscriptionId?: string;
+                /** @description Only invoices in this state. */
+                status?: "draft" | "open" | "paid" | "void" | "uncollectible";
+                /** @description Only the invoice with this number (INV-000001): at most one item. */
+                number?: string;
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of Invoice. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "invoice",
+                     *             "invoiceId": "inv_01jytsq0zvgr1appf5r715r83w",
+                     *             "number": "INV-000001",
+                     *             "status": "paid",
+                     *             "customerId": "cus_acme",
+                     *             "billingAccountId": "ba_acme_usd",
+                     *             "subscriptionId": null,
+                     *             "quoteId": null,
+                     *             "currency": "USD",
+                     *             "collectionMethod": "charge_automatically",
+                     *             "periodStart": null,
+                     *             "periodEnd": null,
+                     *             "lines": [
+                     *               {
+                     *                 "invoiceLineId": "il_01jyw7bpeajd39t0fbg92ayjaw",
+                     *                 "lineType": "one_time",
+                     *                 "priceId": "price_setup_fee",
+                     *                 "meterId": null,
+                     *                 "description": "Setup fee",
+                     *                 "quantity": 1,
+                     *                 "unitAmount": 25000,
+                     *                 "amount": 25000,
+                     *                 "discountAmount": 5000,
+                     *                 "prepaidApplied": 4000,
+                     *                 "taxAmount": 640,
+                     *                 "creditedAmount": 0,
+                     *                 "creditedTaxAmount": 0,
+                     *                 "object": "invoice_line",
+                     *                 "periodEnd": null,
+                     *                 "periodStart": null,
+                     *                 "priceType": "fixed_one_time",
+                     *                 "taxes": [
+                     *                   {
+                     *                     "jurisdiction": "US-NY",
+                     *                     "rate": 0.04,
+                     *                     "ratePpm": 40000,
+                     *                     "reversedAmount": 0,
+                     *                     "taxAmount": 640,
+                     *                     "taxableAmount": 16000
+                     *                   }
+                     *                 ],
+                     *                 "tierBreakdown": null,
+                     *                 "usageCorrections": null
+                     *               }
+                     *             ],
+                     *             "couponIds": [
+                     *               "LAUNCH20"
+                     *             ],
+                     *             "subtotal": 25000,
+                     *             "discountTotal": 5000,
+                     *             "prepaidApplied": 4000,
+                     *             "taxTotal": 640,
+                     *             "total": 16640,
+                     *             "amountDue": 16640,
+                     *             "amountPaid": 16640,
+                     *             "amountRemaining": 0,
+                     *             "creditedTotal": 0,
+                     *             "taxTransactionId": "txn_01jyhcm8ar3n6gb522dc3zjhvr",
+                     *             "paymentUrl": null,
+                     *             "finalizedAt": "2025-06-01T12:00:00.19309Z",
+                     *             "finalizedByRef": "ops-user-17",
+                     *             "paidAt": "2025-06-01T12:00:00.19309Z",
+                     *             "voidedAt": null,
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.188333Z",
+                     *             "autoFinalizeAt": null,
+                     *             "lastPaymentError": null,
+                     *             "latestPaymentId": "pay_01jy038gmtnbpc3r07wqvbeeas",
+                     *             "offsetTotal": 0,
+                     *             "refundedTotal": 0,
+                     *             "updatedAt": "2025-06-01T12:00:00.19309Z",
+                     *             "attemptCount": 1,
+                     *             "nextPaymentAttemptAt": null,
+                     *             "dunningStatus": "none"
+                     *           }
+                     *         ],
+                     *         "nextCursor": "eyJsIjoiIiwibSI6IiIsInQiOjAsImkiOiIiLCJuIjoxfQ.AAAAAAAAAAAAAAAAAAAAAA",
+                     *         "hasMore": true
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["InvoiceList"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
@@ -10021,6 +11180,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -10171,6 +11334,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -10260,6 +11427,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -10640,6 +11811,94 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    listUsageEvents: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only events of this customer. */
+                customerId?: string;
+                /** @description Only events of this meter. */
+                meterId?: string;
+                /** @description true: voided events too (status voided). Default false. */
+                includeVoided?: boolean;
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only events whose timestamp is at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: string;
+                /** @description Only events whose timestamp is before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of UsageEvent. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "usage_event",
+                     *             "eventId": "evt-usage-0001",
+                     *             "customerId": "cus_acme",
+                     *             "meterId": "api_calls",
+                     *             "quantity": 120,
+                     *             "timestamp": "2025-06-01T12:00:00Z",
+                     *             "properties": {},
+                     *             "status": "recorded",
+                     *             "voidedAt": null,
+                     *             "corrections": [],
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.159467Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": "eyJsIjoiIiwibSI6IiIsInQiOjAsImkiOiIiLCJuIjoxfQ.AAAAAAAAAAAAAAAAAAAAAA",
+                     *         "hasMore": true
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageEventList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     createUsageEvent: {
         parameters: {
             query: {
@@ -10706,6 +11965,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -10983,6 +12246,93 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    listUsageThresholds: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only thresholds of this customer. */
+                customerId?: string;
+                /** @description Only thresholds of this meter. */
+                meterId?: string;
+                /** @description Only thresholds in this state. */
+                status?: "active" | "archived";
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of UsageThreshold. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "usage_threshold",
+                     *             "thresholdId": "acme-api-10k",
+                     *             "customerId": "cus_acme",
+                     *             "meterId": "api_calls",
+                     *             "threshold": 10000,
+                     *             "status": "active",
+                     *             "crossedAt": null,
+                     *             "archivedAt": null,
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.159467Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageThresholdList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     createUsageThreshold: {
         parameters: {
             query: {
@@ -11099,6 +12449,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -11552,6 +12906,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path?: never;
@@ -11700,6 +13058,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
                 cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
             };
             header?: never;
             path: {
