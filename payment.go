@@ -343,6 +343,8 @@ type ReceiptQuery struct {
 	PaymentIntentID      string
 	Status               string
 	Limit, Offset        string
+	// CreatedFrom and CreatedTo bound the receipts' creation time, [from, to) in RFC 3339.
+	CreatedFrom, CreatedTo string
 }
 
 // ProcessorWebhookAck is the answer to a processor's webhook.

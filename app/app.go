@@ -83,6 +83,7 @@ type core struct {
 	webhooks  *webhookState
 	emailWake chan struct{}
 	sealer    *sealer
+	counts    *counts // what this process committed, for GET /metrics (counts.go)
 
 	// Foreground is how busy this process's HTTP edge is: the edge marks each request in it, and
 	// the e-mail worker yields to it (foreground.go).
@@ -184,7 +185,8 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 		cfg.Dunning = remit.DefaultDunning
 	}
 	c := &core{DB: db, Clock: clock, Log: log, Config: cfg, jobs: map[string]JobFunc{}, sealer: &sealer{},
-		reactions: map[remit.EventType][]reaction{}, emailWake: make(chan struct{}, 1), Foreground: NewForeground(time.Now)}
+		reactions: map[remit.EventType][]reaction{}, emailWake: make(chan struct{}, 1), Foreground: NewForeground(time.Now),
+		counts: newCounts()}
 	setEmailDefaults(&c.Config)
 	c.webhooks = newWebhookState(&c.Config)
 	db.OnChained(c.wakeWebhooks) // on PostgreSQL a change's events become dispatchable after commit (store/chain.go)
@@ -256,6 +258,7 @@ func (co *core) emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 		Environment: scope.Environment, CreatedAt: now, Data: data,
 	}
 	tx.AppendEvent(ev, objectID) // chained and written when the transaction commits
+	co.counts.events[typ].after(tx, scope.Environment)
 	for _, react := range co.reactions[typ] {
 		if err := react(ctx, tx, scope, now, obj); err != nil {
 			return err
@@ -265,12 +268,16 @@ func (co *core) emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 	return nil
 }
 
-// Ready pings the store and names its dialect.
-func (co *core) Ready(ctx context.Context) (string, error) {
+// Ready reports whether the store answers (an error when it does not) and whether migrations
+// this binary knows are still to be applied to it.
+func (co *core) Ready(ctx context.Context) (remit.Readiness, error) {
+	r := remit.Readiness{Store: string(co.DB.Dialect())}
 	if err := co.DB.Ping(ctx); err != nil {
-		return "", err
+		return r, err
 	}
-	return string(co.DB.Dialect()), nil
+	pending, err := co.DB.MigrationsPending(ctx)
+	r.MigrationsPending = pending
+	return r, err
 }
 
 // Unavailable reports whether err says the store could not be reached or dropped the connection

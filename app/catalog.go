@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
@@ -47,6 +48,22 @@ func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceI
 	return p, nil
 }
 
+// ListPrices lists the merchant account's prices newest first, by type, meter, currency, product
+// and archive state (active).
+//
+// Errors: validation_failure (priceType, currency, active, limit, cursor, createdFrom, createdTo).
+func (ca *Catalog) ListPrices(ctx context.Context, m remit.MerchantAccount, in remit.PriceQuery) (remit.List[remit.Price], error) {
+	var active *bool
+	return listPage(ctx, ca.core, scopeOf(m), "prices", in.ListQuery, func(p *remit.Problems) {
+		enumProblem(p, "priceType", in.PriceType, remit.PriceTypes)
+		currencyFilter(p, "currency", in.Currency)
+		active = activeParam(p, in.Active)
+	}, func(page store.ListPage) ([]remit.Price, error) {
+		return ca.DB.Read(ctx).ListPrices(ctx, m.ID, store.PriceFilter{PriceType: in.PriceType, MeterID: in.MeterID, Currency: in.Currency,
+			ProductID: in.ProductID, Active: active, ListPage: page})
+	}, func(p remit.Price) (time.Time, string) { return p.CreatedAt, p.PriceID })
+}
+
 // CreateCoupon adds a coupon (couponId generated as cpn_... when omitted) and emits coupon.created.
 //
 // Errors: validation_failure, conflict (couponId taken).
@@ -74,4 +91,24 @@ func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, coupo
 		return c, err
 	}
 	return c, nil
+}
+
+// ListCoupons lists the merchant account's coupons newest first, by archive state (active).
+//
+// Errors: validation_failure (active, limit, cursor, createdFrom, createdTo).
+func (ca *Catalog) ListCoupons(ctx context.Context, m remit.MerchantAccount, in remit.CouponQuery) (remit.List[remit.Coupon], error) {
+	var active *bool
+	return listPage(ctx, ca.core, scopeOf(m), "coupons", in.ListQuery, func(p *remit.Problems) { active = activeParam(p, in.Active) },
+		func(page store.ListPage) ([]remit.Coupon, error) {
+			return ca.DB.Read(ctx).ListCoupons(ctx, m.ID, store.CouponFilter{Active: active, ListPage: page})
+		}, func(c remit.Coupon) (time.Time, string) { return c.CreatedAt, c.CouponID })
+}
+
+// activeParam reads a list's active= filter: nil when absent, else true or false (boolParam).
+func activeParam(p *remit.Problems, value string) *bool {
+	if value == "" {
+		return nil
+	}
+	v := boolParam(p, "active", value)
+	return &v
 }

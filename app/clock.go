@@ -72,7 +72,7 @@ func (tc *TestClocks) AdvanceClock(ctx context.Context, scope remit.Scope, to *t
 			// run, and what is left runs from the scheduler: the clock has moved either way, so
 			// the advance answers as done (a retry would move it again).
 			if _, err := tc.RunDue(ctx, m.ID, target); err != nil {
-				tc.Log.Error("jobs of a clock advance stopped; the scheduler runs the rest", "merchantAccountId", m.ID, "err", err.Error())
+				tc.Log.ErrorContext(ctx, "jobs of a clock advance stopped; the scheduler runs the rest", "merchantAccountId", m.ID, "err", err.Error())
 			}
 			return nil, nil
 		})

@@ -182,6 +182,20 @@ func ProblemsOf(p *remit.Problems, err error) error {
 // its range) and the next page's cursor (finishPage, by key).
 func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list string, q remit.ListQuery, check func(*remit.Problems),
 	read func(store.ListPage) ([]T, error), key func(T) (time.Time, string)) (remit.List[T], error) {
+	page, lp, err := co.pageOf(ctx, scope, list, q, check)
+	if err != nil {
+		return remit.List[T]{}, err
+	}
+	items, err := read(lp)
+	if err != nil {
+		return remit.List[T]{}, err
+	}
+	return finishPage(ctx, co, scope, list, page, items, key)
+}
+
+// pageOf checks a list's query (ParsePage, the creation range, the list's own filters: check) and
+// returns the page asked for and the store's page to read; every problem is in one 422.
+func (co *core) pageOf(ctx context.Context, scope remit.Scope, list string, q remit.ListQuery, check func(*remit.Problems)) (Page, store.ListPage, error) {
 	page, err := co.ParsePage(ctx, scope, list, q.Limit, q.Cursor, 20)
 	var p remit.Problems
 	from, to := q.CreatedRange(&p)
@@ -189,10 +203,10 @@ func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list stri
 		check(&p)
 	}
 	if err := ProblemsOf(&p, err); err != nil {
-		return remit.List[T]{}, err
+		return page, store.ListPage{}, err
 	}
 	if err := p.Err(); err != nil {
-		return remit.List[T]{}, err
+		return page, store.ListPage{}, err
 	}
 	lp := store.ListPage{Limit: page.Limit}
 	if !from.IsZero() {
@@ -204,11 +218,7 @@ func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list stri
 	if !page.First() {
 		lp.AfterCreated, lp.AfterID = remit.Micros(page.AfterTime), page.AfterID
 	}
-	items, err := read(lp)
-	if err != nil {
-		return remit.List[T]{}, err
-	}
-	return finishPage(ctx, co, scope, list, page, items, key)
+	return page, lp, nil
 }
 
 // statusNames lists states as strings (a list filter's allowed values).
@@ -224,5 +234,20 @@ func statusNames[S ~string](ss []S) []string {
 func enumProblem(p *remit.Problems, param, value string, allowed []string) {
 	if value != "" && !remit.OneOf(value, allowed) {
 		p.Add(remit.InQuery, param, "invalid_enum", param+" must be one of "+strings.Join(allowed, ", ")+".")
+	}
+}
+
+// boolParam reads a query filter that is true or false ("": false), recording any other value.
+func boolParam(p *remit.Problems, param, value string) bool {
+	if value != "" && value != "true" && value != "false" {
+		p.Add(remit.InQuery, param, "invalid_type", param+" must be true or false.")
+	}
+	return value == "true"
+}
+
+// currencyFilter records a query filter that is not a currency the rails take ("": none).
+func currencyFilter(p *remit.Problems, param, value string) {
+	if value != "" {
+		remit.CurrencyProblem(p, remit.InQuery, param, value)
 	}
 }

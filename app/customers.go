@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
@@ -33,6 +34,16 @@ func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, 
 func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.Customer, error) {
 	c, err := ca.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID)
 	return c, err
+}
+
+// ListCustomers lists the merchant account's customers newest first, by e-mail address (exact) or
+// search (the start of the name or of the e-mail address, any case).
+//
+// Errors: validation_failure (limit, cursor, createdFrom, createdTo).
+func (ca *Catalog) ListCustomers(ctx context.Context, m remit.MerchantAccount, in remit.CustomerQuery) (remit.List[remit.Customer], error) {
+	return listPage(ctx, ca.core, scopeOf(m), "customers", in.ListQuery, nil, func(page store.ListPage) ([]remit.Customer, error) {
+		return ca.DB.Read(ctx).ListCustomers(ctx, m.ID, store.CustomerFilter{Email: in.Email, Prefix: in.Search, ListPage: page})
+	}, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
 }
 
 // CreateBillingAccount adds a billing account for an existing customer (billingAccountId generated
@@ -69,6 +80,16 @@ func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccoun
 	return b, err
 }
 
+// ListBillingAccounts lists the merchant account's billing accounts newest first, of one customer
+// when in.CustomerID is given, each with its default payment method.
+//
+// Errors: validation_failure (limit, cursor, createdFrom, createdTo).
+func (ca *Catalog) ListBillingAccounts(ctx context.Context, m remit.MerchantAccount, in remit.BillingAccountQuery) (remit.List[remit.BillingAccount], error) {
+	return listPage(ctx, ca.core, scopeOf(m), "billing_accounts", in.ListQuery, nil, func(page store.ListPage) ([]remit.BillingAccount, error) {
+		return ca.DB.Read(ctx).ListBillingAccounts(ctx, m.ID, store.BillingAccountFilter{CustomerID: in.CustomerID, ListPage: page})
+	}, func(b remit.BillingAccount) (time.Time, string) { return b.CreatedAt, b.BillingAccountID })
+}
+
 // GetPaymentMethod returns a payment method of the merchant account, with TestCard set for the
 // sandbox processor.
 //
@@ -76,6 +97,33 @@ func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccoun
 func (ca *Catalog) GetPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error) {
 	pm, err := ca.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
 	return pm, err
+}
+
+// ListPaymentMethods lists a customer's saved payment methods newest first, masked (brand and last
+// four digits; never what the processor charges), each with the billing accounts that have it as
+// their default.
+//
+// Errors: not_found (the customer), validation_failure (limit, cursor, createdFrom, createdTo).
+func (ca *Catalog) ListPaymentMethods(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ListQuery) (remit.List[remit.SavedPaymentMethod], error) {
+	return listPage(ctx, ca.core, scopeOf(m), "payment_methods|"+customerID, in, nil, func(page store.ListPage) ([]remit.SavedPaymentMethod, error) {
+		q := ca.DB.Read(ctx)
+		if err := q.RequireCustomer(ctx, m.ID, customerID); err != nil {
+			return nil, err
+		}
+		methods, err := q.ListPaymentMethods(ctx, m.ID, customerID, page)
+		if err != nil {
+			return nil, err
+		}
+		defaults, err := q.DefaultPaymentMethods(ctx, m.ID, customerID)
+		out := make([]remit.SavedPaymentMethod, len(methods))
+		for i, pm := range methods {
+			out[i] = remit.SavedPaymentMethod{PaymentMethod: pm, DefaultForBillingAccountIDs: defaults[pm.PaymentMethodID]}
+			if out[i].DefaultForBillingAccountIDs == nil {
+				out[i].DefaultForBillingAccountIDs = []string{}
+			}
+		}
+		return out, err
+	}, func(pm remit.SavedPaymentMethod) (time.Time, string) { return pm.CreatedAt, pm.PaymentMethodID })
 }
 
 // customerDuplicate answers a taken customerId or externalId.

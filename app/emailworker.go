@@ -9,8 +9,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/document"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/store"
 )
@@ -197,8 +200,20 @@ func (es *Emails) sendClaimed(ctx context.Context, due []store.DueEmail, yield, 
 				}
 				out, idx = append(out, o), append(idx, i)
 			}
-			for j, r := range es.Config.Mailer.Send(ctx, out) {
+			sctx, span := telemetry.Start(ctx, "smtp.send", trace.SpanKindClient)
+			telemetry.SetInt(span, "remit.messages", len(out))
+			failed := 0
+			for j, r := range es.Config.Mailer.Send(sctx, out) {
 				results[idx[j]] = &r
+				if r.Err != nil {
+					failed++
+				}
+			}
+			telemetry.SetInt(span, "remit.messages_failed", failed)
+			if failed > 0 {
+				telemetry.End(span, fmt.Errorf("%d of %d messages not accepted", failed, len(out)))
+			} else {
+				telemetry.End(span, nil)
 			}
 		}()
 	}

@@ -337,6 +337,19 @@ func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, in
 	return inv, err
 }
 
+// ListInvoices lists the merchant account's invoices newest first, with their lines, by customer,
+// billing account, subscription, status and number.
+//
+// Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
+func (iv *Invoicing) ListInvoices(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceQuery) (remit.List[remit.Invoice], error) {
+	return listPage(ctx, iv.core, scopeOf(m), "invoices", in.ListQuery,
+		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.InvoiceStatuses)) },
+		func(page store.ListPage) ([]remit.Invoice, error) {
+			return iv.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: in.CustomerID, BillingAccountID: in.BillingAccountID,
+				SubscriptionID: in.SubscriptionID, Status: in.Status, Number: in.Number, Lines: true, ListPage: page})
+		}, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
+}
+
 // RefreshInvoice recomputes a draft from current prices, usage in its period, coupons and tax,
 // keeps its quoted tax transaction current and emits invoice.refreshed.
 //

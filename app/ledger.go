@@ -263,39 +263,24 @@ func (lg *Ledger) GetCustomerBalance(ctx context.Context, m remit.MerchantAccoun
 	}, nil
 }
 
-// ListBalanceEntries pages the customer's ledger entries, in currency when it is not "", newest
-// first in the order of GetCustomerBalance's entries (docs/catalog-and-balance.md). limit and
-// cursor are the raw query strings; a cursor pages only the customer and currency it came from.
+// ListBalanceEntries pages the customer's ledger entries, in in.Currency when it is not "", newest
+// first in the order of GetCustomerBalance's entries (docs/catalog-and-balance.md). A cursor pages
+// only the customer and currency it came from.
 //
-// Errors: validation_failure (currency, limit, cursor), not_found (the customer).
-func (lg *Ledger) ListBalanceEntries(ctx context.Context, m remit.MerchantAccount, customerID, currency, limit, cursor string) (remit.List[remit.BalanceEntry], error) {
-	scope := scopeOf(m)
-	list := "balance_entries|" + customerID + "|" + currency
-	page, err := lg.ParsePage(ctx, scope, list, limit, cursor, 20)
-	var p remit.Problems
-	if currency != "" {
-		remit.CurrencyProblem(&p, remit.InQuery, "currency", currency)
-	}
-	if err := ProblemsOf(&p, err); err != nil {
-		return remit.List[remit.BalanceEntry]{}, err
-	}
-	if err := p.Err(); err != nil {
-		return remit.List[remit.BalanceEntry]{}, err
-	}
-	q := lg.DB.Read(ctx)
-	if err := q.RequireCustomer(ctx, m.ID, customerID); err != nil {
-		return remit.List[remit.BalanceEntry]{}, err
-	}
-	var afterCreated int64
-	if !page.First() {
-		afterCreated = remit.Micros(page.AfterTime)
-	}
-	items, err := q.PageBalanceEntries(ctx, m.ID, customerID, currency, afterCreated, page.AfterID, page.Limit+1)
-	if err != nil {
-		return remit.List[remit.BalanceEntry]{}, err
-	}
-	// The keyset is the ledger's order: creation time, then append order (seq), not entryId.
-	return finishPage(ctx, lg.core, scope, list, page, items, func(e remit.BalanceEntry) (time.Time, string) { return e.CreatedAt, e.Seq })
+// Errors: validation_failure (currency, limit, cursor, createdFrom, createdTo), not_found (the
+// customer).
+func (lg *Ledger) ListBalanceEntries(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.BalanceEntryQuery) (remit.List[remit.BalanceEntry], error) {
+	list := "balance_entries|" + customerID + "|" + in.Currency
+	return listPage(ctx, lg.core, scopeOf(m), list, in.ListQuery, func(p *remit.Problems) { currencyFilter(p, "currency", in.Currency) },
+		func(page store.ListPage) ([]remit.BalanceEntry, error) {
+			q := lg.DB.Read(ctx)
+			if err := q.RequireCustomer(ctx, m.ID, customerID); err != nil {
+				return nil, err
+			}
+			return q.PageBalanceEntries(ctx, m.ID, customerID, in.Currency, page)
+		},
+		// The keyset is the ledger's order: creation time, then append order (seq), not entryId.
+		func(e remit.BalanceEntry) (time.Time, string) { return e.CreatedAt, e.Seq })
 }
 
 // --- the ledger's API for invoices and credit notes (called inside their transaction) ---

@@ -291,6 +291,27 @@ func (ms *Merchants) GetPayoutProfile(ctx context.Context, scope remit.Scope, ta
 	return pp, nil
 }
 
+// ListMerchantAccounts lists the merchant accounts of the caller's organization in the request's
+// environment, newest first. (A sub-merchant provisioned under one of them lives in an organization
+// of its own, until claimed and after: it is not listed.)
+//
+// Errors: validation_failure (limit, cursor, createdFrom, createdTo).
+func (ms *Merchants) ListMerchantAccounts(ctx context.Context, scope remit.Scope, in remit.ListQuery) (remit.List[remit.MerchantAccountObject], error) {
+	return listPage(ctx, ms.core, scope, "merchant_accounts", in, nil, func(page store.ListPage) ([]remit.MerchantAccountObject, error) {
+		accounts, err := ms.DB.Read(ctx).ListMerchantAccounts(ctx, scope.OrganizationID, scope.Environment, page)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]remit.MerchantAccountObject, len(accounts))
+		for i, m := range accounts {
+			if out[i], err = remit.NewMerchantAccountObject(m); err != nil {
+				return nil, remit.Internal(err)
+			}
+		}
+		return out, nil
+	}, func(o remit.MerchantAccountObject) (time.Time, string) { return o.CreatedAt, o.MerchantAccountID })
+}
+
 // ClaimOrganization hands a provisioned organization to the holder of its claim token, once: it
 // issues a new API key for the organization and ends the platform's reach over the account.
 //

@@ -97,20 +97,9 @@ func (us *Usage) GetMeter(ctx context.Context, m remit.MerchantAccount, meterID 
 
 // ListMeters pages through the merchant account's created meters, newest first.
 //
-// Errors: validation_failure (limit, cursor).
-func (us *Usage) ListMeters(ctx context.Context, m remit.MerchantAccount, limit, cursor string) (remit.List[remit.Meter], error) {
-	scope := scopeOf(m)
-	page, err := us.ParsePage(ctx, scope, "meters", limit, cursor, 20)
-	if err != nil {
-		return remit.List[remit.Meter]{}, err
-	}
-	var afterCreated int64
-	if !page.First() {
-		afterCreated = remit.Micros(page.AfterTime)
-	}
-	items, err := us.DB.Read(ctx).ListMeters(ctx, m.ID, afterCreated, page.AfterID, page.Limit+1)
-	if err != nil {
-		return remit.List[remit.Meter]{}, err
-	}
-	return finishPage(ctx, us.core, scope, "meters", page, items, func(x remit.Meter) (time.Time, string) { return x.CreatedAt, x.MeterID })
+// Errors: validation_failure (limit, cursor, createdFrom, createdTo).
+func (us *Usage) ListMeters(ctx context.Context, m remit.MerchantAccount, in remit.ListQuery) (remit.List[remit.Meter], error) {
+	return listPage(ctx, us.core, scopeOf(m), "meters", in, nil, func(page store.ListPage) ([]remit.Meter, error) {
+		return us.DB.Read(ctx).ListMeters(ctx, m.ID, page)
+	}, func(x remit.Meter) (time.Time, string) { return x.CreatedAt, x.MeterID })
 }

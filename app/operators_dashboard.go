@@ -187,7 +187,7 @@ func (op *Operators) AccountEvents(ctx context.Context, o remit.Operator, mercha
 	if err != nil {
 		return m, remit.List[remit.Event]{}, err
 	}
-	l, err := op.webhooks.ListEvents(ctx, scopeOf(m), typ, limit, cursor)
+	l, err := op.webhooks.ListEvents(ctx, scopeOf(m), remit.EventQuery{Type: typ, ListQuery: remit.ListQuery{Limit: limit, Cursor: cursor}})
 	return m, l, err
 }
 
@@ -203,7 +203,7 @@ func (op *Operators) AccountEvent(ctx context.Context, o remit.Operator, merchan
 	if err != nil {
 		return m, ev, nil, err
 	}
-	d, err := op.webhooks.ListEventDeliveries(ctx, scopeOf(m), eventID, "100", "")
+	d, err := op.webhooks.ListEventDeliveries(ctx, scopeOf(m), eventID, remit.ListQuery{Limit: "100"})
 	return m, ev, d.Items, err
 }
 
@@ -474,7 +474,7 @@ func (op *Operators) AccountSettlements(ctx context.Context, o remit.Operator, m
 	if limit == "" {
 		limit = "20"
 	}
-	l, err := op.payments.ListSettlements(ctx, scopeOf(m), m.ID, scopeFilter, limit, cursor)
+	l, err := op.payments.ListSettlements(ctx, scopeOf(m), m.ID, remit.SettlementQuery{Scope: scopeFilter, ListQuery: remit.ListQuery{Limit: limit, Cursor: cursor}})
 	return m, l, err
 }
 
@@ -491,7 +491,7 @@ func (op *Operators) UsageOverview(ctx context.Context, o remit.Operator, mercha
 		return v, err
 	}
 	v.Now = op.Now(m)
-	meters, err := op.usage.ListMeters(ctx, m, "100", "")
+	meters, err := op.usage.ListMeters(ctx, m, remit.ListQuery{Limit: "100"})
 	if err != nil {
 		return v, err
 	}

@@ -9,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 )
@@ -265,16 +268,27 @@ func (ps *Payments) chargeAttempt(ctx context.Context, m remit.MerchantAccount, 
 		return nil, nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, ps.Config.ProcessorTimeout)
+	cctx, span := processorSpan(cctx, "processor.charge", proc, p.PaymentID)
 	res, err := proc.Charge(cctx, processor.ChargeRequest{Amount: p.Amount, Currency: p.Currency, PaymentMethod: p.MethodToken,
 		IdempotencyRef: p.IdempotencyRef, Description: "Invoice " + p.InvoiceID, Account: m.ProcessorAccountID, Customer: p.ProcessorCustomer})
+	telemetry.Strings(span, "remit.charge_status", string(res.Status))
+	telemetry.End(span, err)
 	cancel()
 	if err != nil {
-		ps.Log.Warn("payment processor did not answer; the attempt stays processing for the reconciler",
+		ps.Log.WarnContext(ctx, "payment processor did not answer; the attempt stays processing for the reconciler",
 			"paymentId", p.PaymentID, "processor", proc.Name(), "err", err.Error())
 		return nil, nil
 	}
 	_, err = ps.recordOutcome(ctx, m, p, res)
 	return nil, err
+}
+
+// processorSpan starts the client span of a call to the payment processor about one payment or
+// refund (name is a constant: "processor.charge", "processor.lookup", "processor.refund").
+func processorSpan(ctx context.Context, name string, proc processor.Processor, id string) (context.Context, trace.Span) {
+	ctx, span := telemetry.Start(ctx, name, trace.SpanKindClient)
+	telemetry.Strings(span, "remit.processor", proc.Name(), "remit.object_id", id)
+	return ctx, span
 }
 
 // recordOutcome records in a transaction of its own what the processor answered for attempt p,
@@ -593,6 +607,13 @@ func (ps *Payments) ListPaymentReceipts(ctx context.Context, m remit.MerchantAcc
 		default:
 			f.Offset = n
 		}
+	}
+	from, to := remit.ListQuery{CreatedFrom: in.CreatedFrom, CreatedTo: in.CreatedTo}.CreatedRange(&p)
+	if !from.IsZero() {
+		f.CreatedFrom = remit.Micros(from)
+	}
+	if !to.IsZero() {
+		f.CreatedTo = remit.Micros(to)
 	}
 	if err := p.Err(); err != nil {
 		return remit.OffsetList[remit.PaymentReceipt]{}, err

@@ -79,6 +79,18 @@ func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID
 	return qt, err
 }
 
+// ListQuotes lists the merchant account's quotes newest first, by customer and status, each with
+// its versions.
+//
+// Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
+func (qs *Quotes) ListQuotes(ctx context.Context, m remit.MerchantAccount, in remit.QuoteQuery) (remit.List[remit.Quote], error) {
+	return listPage(ctx, qs.core, scopeOf(m), "quotes", in.ListQuery,
+		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.QuoteStatuses)) },
+		func(page store.ListPage) ([]remit.Quote, error) {
+			return qs.DB.Read(ctx).ListQuotes(ctx, m.ID, store.QuoteFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
+		}, func(q remit.Quote) (time.Time, string) { return q.CreatedAt, q.QuoteID })
+}
+
 // AcceptQuote accepts a draft quote (draft → accepted) and does what its order type says:
 //   - one_off: a draft invoice of the quote's lines at the quoted unit amounts, with its coupons;
 //   - subscription_creation: an active subscription whose items are the recurring lines, its first

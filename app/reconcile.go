@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 )
@@ -85,7 +86,9 @@ func (ps *Payments) reconcileOne(ctx context.Context, p remit.Payment) error {
 		return nil // the connector is gone; the attempt waits for one
 	}
 	cctx, cancel := context.WithTimeout(ctx, ps.Config.ProcessorTimeout)
+	cctx, span := processorSpan(cctx, "processor.lookup", proc, p.PaymentID)
 	res, found, err := proc.Lookup(cctx, p.IdempotencyRef)
+	telemetry.End(span, err)
 	cancel()
 	if err != nil {
 		return err // asked again after the lease

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 )
@@ -111,16 +112,18 @@ func (ps *Payments) sendRefund(ctx context.Context, m remit.MerchantAccount, ref
 		return nil // the payment's processor is not configured now: the refund waits for it
 	}
 	cctx, cancel := context.WithTimeout(ctx, ps.Config.ProcessorTimeout)
+	cctx, span := processorSpan(cctx, "processor.refund", proc, ref.RefundID)
 	res, err := proc.Refund(cctx, processor.RefundRequest{Amount: ref.Amount, Currency: ref.Currency, ChargeReference: ref.ChargeReference,
 		IdempotencyRef: ref.RefundID, Account: m.ProcessorAccountID})
+	telemetry.End(span, err)
 	cancel()
 	if err != nil {
-		ps.Log.Warn("payment processor did not answer a refund; it stays pending for the reconciler",
+		ps.Log.WarnContext(ctx, "payment processor did not answer a refund; it stays pending for the reconciler",
 			"refundId", ref.RefundID, "processor", proc.Name(), "err", err.Error())
 		return nil
 	}
 	if err := ps.settleRefund(ctx, m, ref.RefundID, res); err != nil {
-		ps.Log.Error("record a refund's outcome; it stays pending for the reconciler", "refundId", ref.RefundID, "err", err.Error())
+		ps.Log.ErrorContext(ctx, "record a refund's outcome; it stays pending for the reconciler", "refundId", ref.RefundID, "err", err.Error())
 	}
 	return nil
 }

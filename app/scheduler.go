@@ -60,7 +60,7 @@ func (co *core) dueAfterAdvance(ctx context.Context, tx *store.Tx, merchantAccou
 	}
 	return co.after(ctx, func(ctx context.Context) (any, error) {
 		if _, err := co.RunDue(ctx, merchantAccountID, now); err != nil {
-			co.Log.Error("due jobs after a clock advance", "merchantAccountId", merchantAccountID, "err", err.Error())
+			co.Log.ErrorContext(ctx, "due jobs after a clock advance", "merchantAccountId", merchantAccountID, "err", err.Error())
 		}
 		return nil, nil
 	})
@@ -137,7 +137,7 @@ func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo 
 		more = true
 	}
 	if _, ferr := fu.run(context.WithoutCancel(ctx)); ferr != nil {
-		co.Log.Error("scheduled job's follow-up failed", "err", ferr.Error())
+		co.Log.ErrorContext(ctx, "scheduled job's follow-up failed", "err", ferr.Error())
 	}
 	return ran, more, nil
 }
@@ -177,7 +177,7 @@ func (co *core) runNextJob(ctx context.Context, tx *store.Tx, fu *followUps, mer
 func (co *core) failJob(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, job remit.Job, jerr error) error {
 	attempt := job.Attempts + 1
 	retryAt, retry := remit.JobRetryAt(attempt, co.Now(m))
-	co.Log.Error("scheduled job failed", "jobId", job.ID, "kind", job.Kind, "merchantAccountId", m.ID, "attempt", attempt,
+	co.Log.ErrorContext(ctx, "scheduled job failed", "jobId", job.ID, "kind", job.Kind, "merchantAccountId", m.ID, "attempt", attempt,
 		"retries", retry, "err", jerr.Error())
 	why := remit.JobFailure(jerr)
 	if retry {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -134,7 +132,7 @@ func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope
 		return remit.Internal(err)
 	}
 	if !profile.PayoutsEnabled {
-		ps.Log.Warn("payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
+		ps.Log.WarnContext(ctx, "payout postponed: the merchant account's payouts are not enabled", "merchantAccountId", m.ID, "settlementId", s.SettlementID)
 		return ps.Schedule(ctx, tx, scopeOf(m), jobSettlementPayout, at.Add(settlementDay), p)
 	}
 	po := remit.Payout{Object: "payout", PayoutID: remit.NewID("po"), SettlementID: s.SettlementID, Amount: s.NetAmount,
@@ -158,42 +156,37 @@ func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope
 
 // ListSettlements lists the settlements of the merchant account named in the path (the acting
 // account, another account of its organization and environment, or a linked sub-merchant), newest
-// first, filtered by scope (open, closed, paid or all, the default). Paged by keyset: limit 1–100
-// (default 20) and the opaque cursor; when both limit and cursor are omitted every settlement comes
-// back in one list with nextCursor null. A cursor is bound to the target account and the scope.
+// first, filtered by scope (open, closed, paid or all, the default) and creation range. Paged by
+// keyset: limit 1–100 (default 20) and the opaque cursor; when both limit and cursor are omitted
+// every settlement comes back in one list with nextCursor null. A cursor is bound to the target
+// account and the scope.
 //
-// Errors: not_found (target not visible), validation_failure (scope, limit, cursor; every problem).
-func (ps *Payments) ListSettlements(ctx context.Context, scope remit.Scope, targetID, scopeFilter, limit, cursor string) (remit.List[remit.Settlement], error) {
+// Errors: not_found (target not visible), validation_failure (scope, limit, cursor, createdFrom,
+// createdTo; every problem).
+func (ps *Payments) ListSettlements(ctx context.Context, scope remit.Scope, targetID string, in remit.SettlementQuery) (remit.List[remit.Settlement], error) {
 	var out remit.List[remit.Settlement]
 	target, err := targetMerchant(ctx, ps.DB.Read(ctx), scope, targetID, false)
 	if err != nil {
 		return out, err
 	}
-	var p remit.Problems
+	scopeFilter := in.Scope
 	if scopeFilter == "" {
 		scopeFilter = "all"
 	}
-	if !slices.Contains(remit.SettlementScopes, scopeFilter) {
-		p.Add(remit.InQuery, "scope", "invalid_enum", "scope must be one of "+strings.Join(remit.SettlementScopes, ", ")+".")
-	}
 	tscope := scopeOf(target)
 	list := "settlements:" + scopeFilter
-	page, err := ps.ParsePage(ctx, tscope, list, limit, cursor, 20)
-	if err := ProblemsOf(&p, err); err != nil {
+	page, lp, err := ps.pageOf(ctx, tscope, list, in.ListQuery, func(p *remit.Problems) {
+		enumProblem(p, "scope", scopeFilter, remit.SettlementScopes)
+	})
+	if err != nil {
 		return out, err
 	}
-	if err := p.Err(); err != nil {
-		return out, err
-	}
-	f := store.SettlementFilter{Limit: page.Limit}
+	f := store.SettlementFilter{ListPage: lp}
 	if scopeFilter != "all" {
 		f.Status = scopeFilter
 	}
-	if limit == "" && cursor == "" {
+	if in.Limit == "" && in.Cursor == "" {
 		f.Limit = 0 // the whole list in one page
-	}
-	if !page.First() {
-		f.AfterCreated, f.AfterID = remit.Micros(page.AfterTime), page.AfterID
 	}
 	items, err := ps.DB.Read(ctx).ListSettlements(ctx, target.ID, f)
 	if err != nil {

@@ -46,7 +46,7 @@ func BenchmarkSettlementsPage(b *testing.B) {
 				b.Fatal(err)
 			}
 			page := func(b *testing.B, cur string, wantFirst string) {
-				l, err := e.App.Payments.ListSettlements(ctx, scope, scope.MerchantAccountID, "all", fmt.Sprint(limit), cur)
+				l, err := e.App.Payments.ListSettlements(ctx, scope, scope.MerchantAccountID, remit.SettlementQuery{Scope: "all", ListQuery: remit.ListQuery{Limit: fmt.Sprint(limit), Cursor: cur}})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -12,16 +12,16 @@ import (
 // finalization; reversal transactions are committed at once.
 
 // ListTaxTransactions lists the merchant account's tax transactions newest first, filtered by
-// status and source document, paged by cursor (limit and cursor as raw query strings).
+// status and source document, paged by cursor.
 //
-// Errors: validation_failure (status, limit, cursor).
-func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error) {
-	return listPage(ctx, iv.core, scopeOf(m), "tax_transactions", remit.ListQuery{Limit: limit, Cursor: cursor},
+// Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
+func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, in remit.TaxTransactionQuery) (remit.List[remit.TaxTransaction], error) {
+	return listPage(ctx, iv.core, scopeOf(m), "tax_transactions", in.ListQuery,
 		func(p *remit.Problems) {
-			enumProblem(p, "status", status, statusNames([]remit.TaxStatus{remit.TaxQuoted, remit.TaxCommitted, remit.TaxReversed}))
+			enumProblem(p, "status", in.Status, statusNames([]remit.TaxStatus{remit.TaxQuoted, remit.TaxCommitted, remit.TaxReversed}))
 		},
 		func(page store.ListPage) ([]remit.TaxTransaction, error) {
-			return iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, store.TaxFilter{Status: status, SourceDocumentID: sourceDocumentID, ListPage: page})
+			return iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, store.TaxFilter{Status: in.Status, SourceDocumentID: in.SourceDocumentID, ListPage: page})
 		}, func(t remit.TaxTransaction) (time.Time, string) { return t.CreatedAt, t.TaxTransactionID })
 }
 

@@ -67,6 +67,7 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 				Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
 		}
 		out.Seq = &c.Seq
+		us.counts.usage.after(tx, m.Environment)
 		total, next := c.Total, c.Next
 		if next == nil || total < *next {
 			return nil // below every threshold still to cross: nothing to evaluate
@@ -102,6 +103,21 @@ func checkUsageEvent(in remit.UsageEventInput, now time.Time) (time.Time, error)
 func (us *Usage) GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error) {
 	e, err := us.DB.Read(ctx).GetUsageEvent(ctx, m.ID, eventID, store.Unlocked)
 	return e, err
+}
+
+// ListUsageEvents lists the merchant account's usage events newest first by when the usage
+// happened (their timestamp, which createdFrom and createdTo bound), by customer and meter,
+// without the voided ones unless in.IncludeVoided is true.
+//
+// Errors: validation_failure (includeVoided, limit, cursor, createdFrom, createdTo).
+func (us *Usage) ListUsageEvents(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventQuery) (remit.List[remit.UsageEvent], error) {
+	var voided bool
+	return listPage(ctx, us.core, scopeOf(m), "usage_events", in.ListQuery,
+		func(p *remit.Problems) { voided = boolParam(p, "includeVoided", in.IncludeVoided) },
+		func(page store.ListPage) ([]remit.UsageEvent, error) {
+			return us.DB.Read(ctx).ListUsageEvents(ctx, m.ID, store.UsageEventFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
+				IncludeVoided: voided, ListPage: page})
+		}, func(e remit.UsageEvent) (time.Time, string) { return e.Timestamp, e.EventID })
 }
 
 // crossThresholds marks crossed every active threshold of the customer and meter that total
@@ -214,6 +230,19 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
 	t, err := us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, store.Unlocked)
 	return t, err
+}
+
+// ListUsageThresholds lists the merchant account's usage thresholds newest first, by customer,
+// meter and status.
+//
+// Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
+func (us *Usage) ListUsageThresholds(ctx context.Context, m remit.MerchantAccount, in remit.UsageThresholdQuery) (remit.List[remit.UsageThreshold], error) {
+	return listPage(ctx, us.core, scopeOf(m), "usage_thresholds", in.ListQuery,
+		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.ThresholdStatuses)) },
+		func(page store.ListPage) ([]remit.UsageThreshold, error) {
+			return us.DB.Read(ctx).ListUsageThresholds(ctx, m.ID, store.ThresholdFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
+				Status: in.Status, ListPage: page})
+		}, func(t remit.UsageThreshold) (time.Time, string) { return t.CreatedAt, t.ThresholdID })
 }
 
 // ArchiveUsageThreshold archives an active threshold, crossed or not, and emits

@@ -78,18 +78,11 @@ func (wh *Webhooks) GetWebhookEndpoint(ctx context.Context, scope remit.Scope, i
 
 // ListWebhookEndpoints pages the merchant account's endpoints, newest first.
 //
-// Errors: validation_failure (limit, cursor).
-func (wh *Webhooks) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit, cursor string) (remit.List[remit.WebhookEndpoint], error) {
-	const list = "webhook_endpoints"
-	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
-	if err != nil {
-		return remit.List[remit.WebhookEndpoint]{}, err
-	}
-	items, err := wh.DB.Read(ctx).ListWebhookEndpoints(ctx, scope.MerchantAccountID, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
-	if err != nil {
-		return remit.List[remit.WebhookEndpoint]{}, err
-	}
-	return finishPage(ctx, wh.core, scope, list, page, items, func(e remit.WebhookEndpoint) (time.Time, string) { return e.CreatedAt, e.ID })
+// Errors: validation_failure (limit, cursor, createdFrom, createdTo).
+func (wh *Webhooks) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, in remit.ListQuery) (remit.List[remit.WebhookEndpoint], error) {
+	return listPage(ctx, wh.core, scope, "webhook_endpoints", in, nil, func(page store.ListPage) ([]remit.WebhookEndpoint, error) {
+		return wh.DB.Read(ctx).ListWebhookEndpoints(ctx, scope.MerchantAccountID, page)
+	}, func(e remit.WebhookEndpoint) (time.Time, string) { return e.CreatedAt, e.ID })
 }
 
 // DisableWebhookEndpoint disables an endpoint: it gets no new deliveries, and its pending
@@ -204,43 +197,29 @@ func (wh *Webhooks) GetEvent(ctx context.Context, scope remit.Scope, id string) 
 	return wh.DB.Read(ctx).GetEvent(ctx, scope.MerchantAccountID, id)
 }
 
-// ListEvents pages the merchant account's events, newest first, of one type when typ is given.
+// ListEvents pages the merchant account's events, newest first, of one type when in.Type is given.
 //
-// Errors: validation_failure (limit, cursor).
-func (wh *Webhooks) ListEvents(ctx context.Context, scope remit.Scope, typ, limit, cursor string) (remit.List[remit.Event], error) {
-	list := "events|" + typ // a cursor of one type's list does not page another's
-	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
-	if err != nil {
-		return remit.List[remit.Event]{}, err
-	}
-	if err := wh.DB.ChainBeforeRead(ctx, scope.MerchantAccountID); err != nil {
-		return remit.List[remit.Event]{}, err
-	}
-	items, err := wh.DB.Read(ctx).ListEvents(ctx, scope.MerchantAccountID, typ, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
-	if err != nil {
-		return remit.List[remit.Event]{}, err
-	}
-	return finishPage(ctx, wh.core, scope, list, page, items, func(e remit.Event) (time.Time, string) { return e.CreatedAt, e.ID })
+// Errors: validation_failure (type, limit, cursor, createdFrom, createdTo).
+func (wh *Webhooks) ListEvents(ctx context.Context, scope remit.Scope, in remit.EventQuery) (remit.List[remit.Event], error) {
+	list := "events|" + in.Type // a cursor of one type's list does not page another's
+	return listPage(ctx, wh.core, scope, list, in.ListQuery, nil, func(page store.ListPage) ([]remit.Event, error) {
+		if err := wh.DB.ChainBeforeRead(ctx, scope.MerchantAccountID); err != nil {
+			return nil, err
+		}
+		return wh.DB.Read(ctx).ListEvents(ctx, scope.MerchantAccountID, in.Type, page)
+	}, func(e remit.Event) (time.Time, string) { return e.CreatedAt, e.ID })
 }
 
 // ListEventDeliveries pages an event's deliveries, newest first, each with its attempts.
 //
-// Errors: not_found (event), validation_failure (limit, cursor).
-func (wh *Webhooks) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error) {
+// Errors: not_found (event), validation_failure (limit, cursor, createdFrom, createdTo).
+func (wh *Webhooks) ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID string, in remit.ListQuery) (remit.List[remit.WebhookDelivery], error) {
 	if _, err := wh.GetEvent(ctx, scope, eventID); err != nil {
 		return remit.List[remit.WebhookDelivery]{}, err
 	}
-	q := wh.DB.Read(ctx)
-	list := "webhook_deliveries|" + eventID
-	page, err := wh.ParsePage(ctx, scope, list, limit, cursor, 20)
-	if err != nil {
-		return remit.List[remit.WebhookDelivery]{}, err
-	}
-	items, err := q.ListWebhookDeliveries(ctx, scope.MerchantAccountID, eventID, remit.Micros(page.AfterTime), page.AfterID, page.Limit+1)
-	if err != nil {
-		return remit.List[remit.WebhookDelivery]{}, err
-	}
-	return finishPage(ctx, wh.core, scope, list, page, items, func(d remit.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	return listPage(ctx, wh.core, scope, "webhook_deliveries|"+eventID, in, nil, func(page store.ListPage) ([]remit.WebhookDelivery, error) {
+		return wh.DB.Read(ctx).ListWebhookDeliveries(ctx, scope.MerchantAccountID, eventID, page)
+	}, func(d remit.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
 }
 
 // ResendEvent makes a new delivery of an event: to endpointID when given, else to every enabled

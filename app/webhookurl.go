@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 )
 
 // Endpoint URL safety (docs/security.md, "Webhook targets"). A webhook endpoint makes Remit send
@@ -143,7 +144,7 @@ func newWebhookClient(guarded bool, conc int) *http.Client {
 		MaxResponseHeaderBytes: 64 << 10,
 	}
 	return &http.Client{
-		Transport:     t,
+		Transport:     telemetry.Transport(t), // each attempt sends its span as traceparent
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

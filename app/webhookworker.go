@@ -15,7 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/store"
 )
 
@@ -300,10 +303,19 @@ func (wh *Webhooks) RunWebhooks(ctx context.Context) {
 	}
 }
 
-// attempt sends one claimed attempt and records its outcome.
+// attempt sends one claimed attempt and records its outcome. Its span continues the trace of the
+// write that emitted the event, when this process remembers it (telemetry.Resume).
 func (wh *Webhooks) attempt(ctx context.Context, d store.DueDelivery, c claim) {
+	ctx, span := telemetry.Start(telemetry.Resume(ctx, d.Event.ID), "webhook.deliver", trace.SpanKindInternal)
+	defer span.End()
+	if span.IsRecording() {
+		telemetry.Strings(span, "remit.delivery_id", d.ID, "remit.event_id", d.Event.ID, "remit.event_type", d.Event.Type,
+			"remit.endpoint_id", d.EndpointID, "remit.merchant_account_id", d.MerchantAccountID)
+		telemetry.SetInt(span, "remit.attempt", d.Attempt)
+	}
 	start := time.Now()
 	code, errMsg := wh.send(ctx, d, c)
+	telemetry.SetInt(span, "http.response.status_code", code)
 	elapsed := time.Since(start)
 	finished := wh.Clock.Now().Truncate(time.Microsecond)
 	r := store.AttemptResult{Duration: elapsed, Error: errMsg, FinishedAt: finished}
@@ -333,7 +345,7 @@ func (wh *Webhooks) attempt(ctx context.Context, d store.DueDelivery, c claim) {
 		ok, err := tx.FinishAttempt(ctx, d.ID, d.LeaseOwner, d.Attempt, r)
 		if err != nil || !ok {
 			if err == nil {
-				wh.Log.Warn("webhooks: attempt finished after its lease was taken over", "deliveryId", d.ID, "attempt", d.Attempt)
+				wh.Log.WarnContext(ctx, "webhooks: attempt finished after its lease was taken over", "deliveryId", d.ID, "attempt", d.Attempt)
 			}
 			return err
 		}
@@ -350,10 +362,11 @@ func (wh *Webhooks) attempt(ctx context.Context, d store.DueDelivery, c claim) {
 	})
 	if err != nil {
 		// The delivery stays leased; it is retried when the lease ends.
-		wh.Log.Error("webhooks: record attempt", "deliveryId", d.ID, "attempt", d.Attempt, "err", err)
+		wh.Log.ErrorContext(ctx, "webhooks: record attempt", "deliveryId", d.ID, "attempt", d.Attempt, "err", err)
 		return
 	}
-	wh.Log.Debug("webhook attempt", "deliveryId", d.ID, "eventId", d.Event.ID, "endpointId", d.EndpointID,
+	telemetry.Strings(span, "remit.delivery_outcome", string(r.Status))
+	wh.Log.DebugContext(ctx, "webhook attempt", "deliveryId", d.ID, "eventId", d.Event.ID, "endpointId", d.EndpointID,
 		"attempt", d.Attempt, "status", code, "outcome", r.Status, "duration", elapsed, "error", r.Error)
 }
 

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/store"
 )
 
@@ -23,7 +26,9 @@ import (
 //
 // The returned error is the answer when it is not nil (the work rolled back, or the key belongs to
 // another request); otherwise the Answer is (Replayed when it is a remembered one).
-func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error) {
+func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (a remit.Answer, err error) {
+	ctx, span := telemetry.Start(ctx, "App.Write", trace.SpanKindInternal)
+	defer func() { endWrite(span, w, a, err) }()
 	idem := w.Key != "" && w.Scope.MerchantAccountID != ""
 	var fingerprint string
 	if idem {
@@ -43,7 +48,7 @@ func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkF
 		// The work rolled back; its answer is final for the key: remember it. If that fails, the
 		// client still gets its answer; a retry runs the work again.
 		if err := co.RememberIdempotent(ctx, w.Scope, w.Key, out.claim, out.answer.Status, out.answer.Body); err != nil {
-			co.Log.Error("remember an idempotent answer", "status", out.answer.Status, "err", err.Error())
+			co.Log.ErrorContext(ctx, "remember an idempotent answer", "status", out.answer.Status, "err", err.Error())
 		}
 	}
 	switch {
@@ -57,6 +62,19 @@ func (co *core) Write(ctx context.Context, w remit.WriteRequest, run remit.WorkF
 		return co.followThrough(ctx, w, idem, fu, &out, answer)
 	}
 	return out.answer, nil
+}
+
+// endWrite ends a write's span with what it answered.
+func endWrite(span trace.Span, w remit.WriteRequest, a remit.Answer, err error) {
+	if !span.IsRecording() {
+		return
+	}
+	telemetry.Strings(span, "remit.route", w.Route, "remit.merchant_account_id", w.Scope.MerchantAccountID)
+	telemetry.SetInt(span, "remit.answer_status", a.Status)
+	if a.Replayed {
+		telemetry.Strings(span, "remit.idempotent_replay", "true")
+	}
+	telemetry.End(span, err)
 }
 
 // followThrough runs a write's follow-ups once its transaction committed (a payment attempt's
@@ -79,13 +97,13 @@ func (co *core) followThrough(ctx context.Context, w remit.WriteRequest, idem bo
 	}
 	if !final {
 		if ferr := co.ForgetIdempotent(ctx, w.Scope, w.Key, out.claim); ferr != nil {
-			co.Log.Error("release an idempotency key", "err", ferr.Error())
+			co.Log.ErrorContext(ctx, "release an idempotency key", "err", ferr.Error())
 		}
 		return remit.Answer{}, err
 	}
 	a := answer(data, err)
 	if rerr := co.RememberIdempotent(ctx, w.Scope, w.Key, out.claim, a.Status, a.Body); rerr != nil {
-		co.Log.Error("remember an idempotent answer", "status", a.Status, "err", rerr.Error())
+		co.Log.ErrorContext(ctx, "remember an idempotent answer", "status", a.Status, "err", rerr.Error())
 	}
 	return a, nil
 }

@@ -608,16 +608,16 @@ func (e PaymentStatus) Valid() bool {
 
 // Defines values for PaymentMethodStatus.
 const (
-	Attached PaymentMethodStatus = "attached"
-	Detached PaymentMethodStatus = "detached"
+	PaymentMethodStatusAttached PaymentMethodStatus = "attached"
+	PaymentMethodStatusDetached PaymentMethodStatus = "detached"
 )
 
 // Valid indicates whether the value is a known member of the PaymentMethodStatus enum.
 func (e PaymentMethodStatus) Valid() bool {
 	switch e {
-	case Attached:
+	case PaymentMethodStatusAttached:
 		return true
-	case Detached:
+	case PaymentMethodStatusDetached:
 		return true
 	default:
 		return false
@@ -759,6 +759,24 @@ func (e QuoteCreateRequestOrderType) Valid() bool {
 	case SubscriptionAmendment:
 		return true
 	case SubscriptionCreation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SavedPaymentMethodStatus.
+const (
+	SavedPaymentMethodStatusAttached SavedPaymentMethodStatus = "attached"
+	SavedPaymentMethodStatusDetached SavedPaymentMethodStatus = "detached"
+)
+
+// Valid indicates whether the value is a known member of the SavedPaymentMethodStatus enum.
+func (e SavedPaymentMethodStatus) Valid() bool {
+	switch e {
+	case SavedPaymentMethodStatusAttached:
+		return true
+	case SavedPaymentMethodStatusDetached:
 		return true
 	default:
 		return false
@@ -945,6 +963,24 @@ func (e Environment) Valid() bool {
 	}
 }
 
+// Defines values for ListBillingAccountsParamsEnvironment.
+const (
+	ListBillingAccountsParamsEnvironmentProduction ListBillingAccountsParamsEnvironment = "production"
+	ListBillingAccountsParamsEnvironmentSandbox    ListBillingAccountsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListBillingAccountsParamsEnvironment enum.
+func (e ListBillingAccountsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListBillingAccountsParamsEnvironmentProduction:
+		return true
+	case ListBillingAccountsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateBillingAccountParamsEnvironment.
 const (
 	CreateBillingAccountParamsEnvironmentProduction CreateBillingAccountParamsEnvironment = "production"
@@ -993,6 +1029,24 @@ func (e UpdateBillingAccountParamsEnvironment) Valid() bool {
 	case UpdateBillingAccountParamsEnvironmentProduction:
 		return true
 	case UpdateBillingAccountParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListCouponsParamsEnvironment.
+const (
+	ListCouponsParamsEnvironmentProduction ListCouponsParamsEnvironment = "production"
+	ListCouponsParamsEnvironmentSandbox    ListCouponsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListCouponsParamsEnvironment enum.
+func (e ListCouponsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListCouponsParamsEnvironmentProduction:
+		return true
+	case ListCouponsParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -1053,6 +1107,24 @@ func (e UpdateCouponParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListCreditNotesParamsEnvironment.
+const (
+	ListCreditNotesParamsEnvironmentProduction ListCreditNotesParamsEnvironment = "production"
+	ListCreditNotesParamsEnvironmentSandbox    ListCreditNotesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListCreditNotesParamsEnvironment enum.
+func (e ListCreditNotesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListCreditNotesParamsEnvironmentProduction:
+		return true
+	case ListCreditNotesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateCreditNoteParamsEnvironment.
 const (
 	CreateCreditNoteParamsEnvironmentProduction CreateCreditNoteParamsEnvironment = "production"
@@ -1101,6 +1173,24 @@ func (e GetCreditNotePdfParamsEnvironment) Valid() bool {
 	case GetCreditNotePdfParamsEnvironmentProduction:
 		return true
 	case GetCreditNotePdfParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListCustomersParamsEnvironment.
+const (
+	ListCustomersParamsEnvironmentProduction ListCustomersParamsEnvironment = "production"
+	ListCustomersParamsEnvironmentSandbox    ListCustomersParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListCustomersParamsEnvironment enum.
+func (e ListCustomersParamsEnvironment) Valid() bool {
+	switch e {
+	case ListCustomersParamsEnvironmentProduction:
+		return true
+	case ListCustomersParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -1251,6 +1341,24 @@ func (e CreatePaymentMethodSetupSessionParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListCustomerPaymentMethodsParamsEnvironment.
+const (
+	ListCustomerPaymentMethodsParamsEnvironmentProduction ListCustomerPaymentMethodsParamsEnvironment = "production"
+	ListCustomerPaymentMethodsParamsEnvironmentSandbox    ListCustomerPaymentMethodsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListCustomerPaymentMethodsParamsEnvironment enum.
+func (e ListCustomerPaymentMethodsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListCustomerPaymentMethodsParamsEnvironmentProduction:
+		return true
+	case ListCustomerPaymentMethodsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListEmailsParamsEnvironment.
 const (
 	ListEmailsParamsEnvironmentProduction ListEmailsParamsEnvironment = "production"
@@ -1353,6 +1461,51 @@ func (e ResendEventParamsEnvironment) Valid() bool {
 	case ResendEventParamsEnvironmentProduction:
 		return true
 	case ResendEventParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListInvoicesParamsEnvironment.
+const (
+	ListInvoicesParamsEnvironmentProduction ListInvoicesParamsEnvironment = "production"
+	ListInvoicesParamsEnvironmentSandbox    ListInvoicesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListInvoicesParamsEnvironment enum.
+func (e ListInvoicesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListInvoicesParamsEnvironmentProduction:
+		return true
+	case ListInvoicesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListInvoicesParamsStatus.
+const (
+	ListInvoicesParamsStatusDraft         ListInvoicesParamsStatus = "draft"
+	ListInvoicesParamsStatusOpen          ListInvoicesParamsStatus = "open"
+	ListInvoicesParamsStatusPaid          ListInvoicesParamsStatus = "paid"
+	ListInvoicesParamsStatusUncollectible ListInvoicesParamsStatus = "uncollectible"
+	ListInvoicesParamsStatusVoid          ListInvoicesParamsStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the ListInvoicesParamsStatus enum.
+func (e ListInvoicesParamsStatus) Valid() bool {
+	switch e {
+	case ListInvoicesParamsStatusDraft:
+		return true
+	case ListInvoicesParamsStatusOpen:
+		return true
+	case ListInvoicesParamsStatusPaid:
+		return true
+	case ListInvoicesParamsStatusUncollectible:
+		return true
+	case ListInvoicesParamsStatusVoid:
 		return true
 	default:
 		return false
@@ -1572,6 +1725,24 @@ func (e RetryJobParamsEnvironment) Valid() bool {
 	case RetryJobParamsEnvironmentProduction:
 		return true
 	case RetryJobParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListMerchantAccountsParamsEnvironment.
+const (
+	ListMerchantAccountsParamsEnvironmentProduction ListMerchantAccountsParamsEnvironment = "production"
+	ListMerchantAccountsParamsEnvironmentSandbox    ListMerchantAccountsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListMerchantAccountsParamsEnvironment enum.
+func (e ListMerchantAccountsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListMerchantAccountsParamsEnvironmentProduction:
+		return true
+	case ListMerchantAccountsParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -1902,6 +2073,57 @@ func (e GetPaymentParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListPricesParamsEnvironment.
+const (
+	ListPricesParamsEnvironmentProduction ListPricesParamsEnvironment = "production"
+	ListPricesParamsEnvironmentSandbox    ListPricesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListPricesParamsEnvironment enum.
+func (e ListPricesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListPricesParamsEnvironmentProduction:
+		return true
+	case ListPricesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPricesParamsPriceType.
+const (
+	ListPricesParamsPriceTypeCreditGrant    ListPricesParamsPriceType = "credit_grant"
+	ListPricesParamsPriceTypeCreditTopUp    ListPricesParamsPriceType = "credit_top_up"
+	ListPricesParamsPriceTypeFixedOneTime   ListPricesParamsPriceType = "fixed_one_time"
+	ListPricesParamsPriceTypeFixedRecurring ListPricesParamsPriceType = "fixed_recurring"
+	ListPricesParamsPriceTypeFree           ListPricesParamsPriceType = "free"
+	ListPricesParamsPriceTypePayWhatYouWant ListPricesParamsPriceType = "pay_what_you_want"
+	ListPricesParamsPriceTypeUsageMetered   ListPricesParamsPriceType = "usage_metered"
+)
+
+// Valid indicates whether the value is a known member of the ListPricesParamsPriceType enum.
+func (e ListPricesParamsPriceType) Valid() bool {
+	switch e {
+	case ListPricesParamsPriceTypeCreditGrant:
+		return true
+	case ListPricesParamsPriceTypeCreditTopUp:
+		return true
+	case ListPricesParamsPriceTypeFixedOneTime:
+		return true
+	case ListPricesParamsPriceTypeFixedRecurring:
+		return true
+	case ListPricesParamsPriceTypeFree:
+		return true
+	case ListPricesParamsPriceTypePayWhatYouWant:
+		return true
+	case ListPricesParamsPriceTypeUsageMetered:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatePriceParamsEnvironment.
 const (
 	CreatePriceParamsEnvironmentProduction CreatePriceParamsEnvironment = "production"
@@ -1950,6 +2172,45 @@ func (e UpdatePriceParamsEnvironment) Valid() bool {
 	case UpdatePriceParamsEnvironmentProduction:
 		return true
 	case UpdatePriceParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListQuotesParamsEnvironment.
+const (
+	ListQuotesParamsEnvironmentProduction ListQuotesParamsEnvironment = "production"
+	ListQuotesParamsEnvironmentSandbox    ListQuotesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListQuotesParamsEnvironment enum.
+func (e ListQuotesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListQuotesParamsEnvironmentProduction:
+		return true
+	case ListQuotesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListQuotesParamsStatus.
+const (
+	ListQuotesParamsStatusAccepted ListQuotesParamsStatus = "accepted"
+	ListQuotesParamsStatusCanceled ListQuotesParamsStatus = "canceled"
+	ListQuotesParamsStatusDraft    ListQuotesParamsStatus = "draft"
+)
+
+// Valid indicates whether the value is a known member of the ListQuotesParamsStatus enum.
+func (e ListQuotesParamsStatus) Valid() bool {
+	switch e {
+	case ListQuotesParamsStatusAccepted:
+		return true
+	case ListQuotesParamsStatusCanceled:
+		return true
+	case ListQuotesParamsStatusDraft:
 		return true
 	default:
 		return false
@@ -2247,6 +2508,24 @@ func (e AdvanceTestClockParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListUsageEventsParamsEnvironment.
+const (
+	ListUsageEventsParamsEnvironmentProduction ListUsageEventsParamsEnvironment = "production"
+	ListUsageEventsParamsEnvironmentSandbox    ListUsageEventsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListUsageEventsParamsEnvironment enum.
+func (e ListUsageEventsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListUsageEventsParamsEnvironmentProduction:
+		return true
+	case ListUsageEventsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateUsageEventParamsEnvironment.
 const (
 	CreateUsageEventParamsEnvironmentProduction CreateUsageEventParamsEnvironment = "production"
@@ -2295,6 +2574,42 @@ func (e VoidUsageEventParamsEnvironment) Valid() bool {
 	case VoidUsageEventParamsEnvironmentProduction:
 		return true
 	case VoidUsageEventParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListUsageThresholdsParamsEnvironment.
+const (
+	ListUsageThresholdsParamsEnvironmentProduction ListUsageThresholdsParamsEnvironment = "production"
+	ListUsageThresholdsParamsEnvironmentSandbox    ListUsageThresholdsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListUsageThresholdsParamsEnvironment enum.
+func (e ListUsageThresholdsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListUsageThresholdsParamsEnvironmentProduction:
+		return true
+	case ListUsageThresholdsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListUsageThresholdsParamsStatus.
+const (
+	ListUsageThresholdsParamsStatusActive   ListUsageThresholdsParamsStatus = "active"
+	ListUsageThresholdsParamsStatusArchived ListUsageThresholdsParamsStatus = "archived"
+)
+
+// Valid indicates whether the value is a known member of the ListUsageThresholdsParamsStatus enum.
+func (e ListUsageThresholdsParamsStatus) Valid() bool {
+	switch e {
+	case ListUsageThresholdsParamsStatusActive:
+		return true
+	case ListUsageThresholdsParamsStatusArchived:
 		return true
 	default:
 		return false
@@ -2764,6 +3079,21 @@ type BillingAccountCreateRequest struct {
 // BillingAccountCreateRequestCollectionMethod How invoices are collected; defaults to charge_automatically.
 type BillingAccountCreateRequestCollectionMethod string
 
+// BillingAccountList A page of billing accounts.
+type BillingAccountList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The billing accounts, in the list's order (newest first).
+	Items *[]BillingAccount `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // BillingAccountPatch A merge patch of a billing account. null clears defaultPaymentMethodId or dunning; it is refused on collectionMethod (422 invalid_type). Immutable (422 immutable_field): billingAccountId, customerId, currency, taxAddress, defaultPaymentMethod (change it with defaultPaymentMethodId), object, environment, merchantAccountId, createdAt.
 //
 // Example: {"collectionMethod":"send_invoice"}
@@ -2927,6 +3257,21 @@ type CouponCreateRequest0 = interface{}
 
 // CouponCreateRequest1 defines model for CouponCreateRequest.1.
 type CouponCreateRequest1 = interface{}
+
+// CouponList A page of coupons.
+type CouponList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The coupons, in the list's order (newest first).
+	Items *[]Coupon `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
 
 // CouponPatch A merge patch of a coupon. null is refused on active (422 invalid_type). Immutable (422 immutable_field): couponId, name, percentOff, amountOff, currency, object, environment, merchantAccountId, createdAt.
 //
@@ -3113,6 +3458,21 @@ type CreditNoteLine struct {
 	TaxAmount *int64 `json:"taxAmount,omitempty"`
 }
 
+// CreditNoteList A page of credit notes.
+type CreditNoteList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The credit notes, in the list's order (newest first).
+	Items *[]CreditNote `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // CreditNoteReason Why the credit note is issued (subscription_canceled is what a prorated cancel gives, usage_correction what a void of billed usage gives).
 type CreditNoteReason string
 
@@ -3266,6 +3626,21 @@ type CustomerCreateRequest struct {
 
 	// TaxExempt Exempt customers are taxed at 0.
 	TaxExempt *bool `json:"taxExempt,omitempty"`
+}
+
+// CustomerList A page of customers.
+type CustomerList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The customers, in the list's order (newest first).
+	Items *[]Customer `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
 }
 
 // CustomerPatch A merge patch of a customer. null clears email, address or externalId; it is refused on name, taxExempt and preferredLocale (422 invalid_type). Immutable (422 immutable_field): customerId, object, environment, merchantAccountId, createdAt.
@@ -3894,6 +4269,21 @@ type InvoiceLineInput struct {
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
 
+// InvoiceList A page of invoices.
+type InvoiceList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The invoices, in the list's order (newest first).
+	Items *[]Invoice `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // InvoicePatch A merge patch of an invoice: lines, daysUntilDue and memo while it is a draft (409 with details.currentState after), metadata in any state. null clears daysUntilDue or memo; it is refused on lines (422 invalid_type). Every other field of the invoice is immutable (422 immutable_field).
 //
 // Example: {"daysUntilDue":30,"memo":"Thank you for your business."}
@@ -4289,6 +4679,21 @@ type MerchantAccountCreateRequestLegalEntityType string
 
 // MerchantAccountCreateRequestMerchantMode How the merchant trades.
 type MerchantAccountCreateRequestMerchantMode string
+
+// MerchantAccountList A page of merchant accounts.
+type MerchantAccountList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The merchant accounts, in the list's order (newest first).
+	Items *[]MerchantAccount `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
 
 // MerchantAccountPatch A merge patch of a merchant account. null clears supportEmail; it is refused on displayName (422 invalid_type). Every other field of the merchant account is immutable here (422 immutable_field): the underwriting record changes through onboarding.
 //
@@ -5300,6 +5705,21 @@ type PriceCreateRequestPriceType string
 // PriceCreateRequestTiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
 type PriceCreateRequestTiersMode string
 
+// PriceList A page of prices.
+type PriceList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The prices, in the list's order (newest first).
+	Items *[]Price `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // PricePatch A merge patch of a price. null clears nickname; it is refused on active (422 invalid_type). What the price bills never changes: immutable (422 immutable_field) are priceId, productId, name, priceType, currency, billingInterval, billingIntervalCount, unitAmount, meterId, tiers, tiersMode, transformQuantity, object, environment, merchantAccountId, createdAt.
 //
 // Example: {"active":false}
@@ -5555,6 +5975,21 @@ type QuoteLineInput struct {
 	UnitAmount *int64 `json:"unitAmount,omitempty"`
 }
 
+// QuoteList A page of quotes.
+type QuoteList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The quotes, in the list's order (newest first).
+	Items *[]Quote `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // QuoteRulesAmendment The fields of a subscription_amendment quote: subscriptionId, the subscription it amends.
 type QuoteRulesAmendment = map[string]interface{}
 
@@ -5652,6 +6087,66 @@ type Refund struct {
 
 	// UpdatedAt When the refund last changed (merchant clock). RFC 3339, UTC.
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// SavedPaymentMethod A customer's saved payment method as its list shows it: the PaymentMethod, masked, and the billing accounts that charge it by default.
+type SavedPaymentMethod struct {
+	// BillingAccountId The billing account the setup session attached it to; null when the session named none.
+	BillingAccountId *string `json:"billingAccountId,omitempty"`
+
+	// Brand Card brand.
+	Brand *string `json:"brand,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// CustomerId The customer the method belongs to.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// DefaultForBillingAccountIds The billing accounts (of this customer) whose default payment method this is, oldest first; empty when none.
+	DefaultForBillingAccountIds []string `json:"defaultForBillingAccountIds"`
+
+	// DetachedAt When the method was detached (merchant clock); null while attached. RFC 3339, UTC.
+	DetachedAt *time.Time `json:"detachedAt,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// Last4 Last four digits.
+	Last4 *string `json:"last4,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Object Always "payment_method".
+	Object string `json:"object"`
+
+	// PaymentMethodId Payment method ID (pm_...).
+	PaymentMethodId *string `json:"paymentMethodId,omitempty"`
+
+	// Status attached, or detached (POST /v1/payment-methods/{paymentMethodId}/detach; never charged or made a default again).
+	Status *SavedPaymentMethodStatus `json:"status,omitempty"`
+
+	// Type Always "card".
+	Type *string `json:"type,omitempty"`
+}
+
+// SavedPaymentMethodStatus attached, or detached (POST /v1/payment-methods/{paymentMethodId}/detach; never charged or made a default again).
+type SavedPaymentMethodStatus string
+
+// SavedPaymentMethodList A page of saved payment methods.
+type SavedPaymentMethodList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The saved payment methods, in the list's order (newest first).
+	Items *[]SavedPaymentMethod `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
 }
 
 // Settlement A settlement: the merchant's successful payments and refunds for one currency and UTC day.
@@ -6139,6 +6634,21 @@ type UsageEventCreateRequest struct {
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
+// UsageEventList A page of usage events.
+type UsageEventList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The usage events, in the list's order (newest first).
+	Items *[]UsageEvent `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
 // UsageProperties Properties of a usage event, string keys to string values, with the limits of metadata (at most 50 keys, keys up to 40 characters, values up to 500).
 //
 // Example: {"user_id":"u-1042"}
@@ -6205,6 +6715,21 @@ type UsageThresholdCreateRequest struct {
 
 	// ThresholdId Caller-chosen threshold ID, unique within the merchant account; generated (thr_...) when omitted.
 	ThresholdId *string `json:"thresholdId,omitempty"`
+}
+
+// UsageThresholdList A page of usage thresholds.
+type UsageThresholdList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The usage thresholds, in the list's order (newest first).
+	Items *[]UsageThreshold `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
 }
 
 // Verification What the money checks found in the merchant account (docs/verification.md).
@@ -6480,6 +7005,12 @@ type ClaimTokenPath = string
 // CouponIdPath defines model for CouponIdPath.
 type CouponIdPath = string
 
+// CreatedFrom defines model for CreatedFrom.
+type CreatedFrom = time.Time
+
+// CreatedTo defines model for CreatedTo.
+type CreatedTo = time.Time
+
 // CreditNoteIdPath defines model for CreditNoteIdPath.
 type CreditNoteIdPath = string
 
@@ -6625,6 +7156,33 @@ type ReceiveStripeWebhookParams struct {
 	StripeSignature *string `json:"Stripe-Signature,omitempty"`
 }
 
+// ListBillingAccountsParams defines parameters for ListBillingAccounts.
+type ListBillingAccountsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListBillingAccountsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CustomerId Only billing accounts of this customer.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListBillingAccountsParamsEnvironment defines parameters for ListBillingAccounts.
+type ListBillingAccountsParamsEnvironment string
+
 // CreateBillingAccountParams defines parameters for CreateBillingAccount.
 type CreateBillingAccountParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -6666,6 +7224,33 @@ type UpdateBillingAccountParams struct {
 
 // UpdateBillingAccountParamsEnvironment defines parameters for UpdateBillingAccount.
 type UpdateBillingAccountParamsEnvironment string
+
+// ListCouponsParams defines parameters for ListCoupons.
+type ListCouponsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListCouponsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Active true: only the active coupons (those new quotes and invoices may list); false: only the archived ones (PATCH active false). Both when left out.
+	Active *bool `form:"active,omitempty" json:"active,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListCouponsParamsEnvironment defines parameters for ListCoupons.
+type ListCouponsParamsEnvironment string
 
 // CreateCouponParams defines parameters for CreateCoupon.
 type CreateCouponParams struct {
@@ -6709,6 +7294,36 @@ type UpdateCouponParams struct {
 // UpdateCouponParamsEnvironment defines parameters for UpdateCoupon.
 type UpdateCouponParamsEnvironment string
 
+// ListCreditNotesParams defines parameters for ListCreditNotes.
+type ListCreditNotesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListCreditNotesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// InvoiceId Only credit notes of this invoice.
+	InvoiceId *string `form:"invoiceId,omitempty" json:"invoiceId,omitempty"`
+
+	// CustomerId Only credit notes of this customer.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListCreditNotesParamsEnvironment defines parameters for ListCreditNotes.
+type ListCreditNotesParamsEnvironment string
+
 // CreateCreditNoteParams defines parameters for CreateCreditNote.
 type CreateCreditNoteParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -6747,6 +7362,36 @@ type GetCreditNotePdfParams struct {
 
 // GetCreditNotePdfParamsEnvironment defines parameters for GetCreditNotePdf.
 type GetCreditNotePdfParamsEnvironment string
+
+// ListCustomersParams defines parameters for ListCustomers.
+type ListCustomersParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListCustomersParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Email Only customers with exactly this e-mail address.
+	Email *string `form:"email,omitempty" json:"email,omitempty"`
+
+	// Search Only customers whose name or e-mail address starts with this text, in any case.
+	Search *string `form:"search,omitempty" json:"search,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListCustomersParamsEnvironment defines parameters for ListCustomers.
+type ListCustomersParamsEnvironment string
 
 // CreateCustomerParams defines parameters for CreateCustomer.
 type CreateCustomerParams struct {
@@ -6818,6 +7463,12 @@ type ListCustomerBalanceEntriesParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListCustomerBalanceEntriesParamsEnvironment defines parameters for ListCustomerBalanceEntries.
@@ -6868,6 +7519,30 @@ type CreatePaymentMethodSetupSessionParams struct {
 // CreatePaymentMethodSetupSessionParamsEnvironment defines parameters for CreatePaymentMethodSetupSession.
 type CreatePaymentMethodSetupSessionParamsEnvironment string
 
+// ListCustomerPaymentMethodsParams defines parameters for ListCustomerPaymentMethods.
+type ListCustomerPaymentMethodsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListCustomerPaymentMethodsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListCustomerPaymentMethodsParamsEnvironment defines parameters for ListCustomerPaymentMethods.
+type ListCustomerPaymentMethodsParamsEnvironment string
+
 // ListEmailsParams defines parameters for ListEmails.
 type ListEmailsParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -6890,6 +7565,12 @@ type ListEmailsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListEmailsParamsEnvironment defines parameters for ListEmails.
@@ -6923,6 +7604,12 @@ type ListEventsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListEventsParamsEnvironment defines parameters for ListEvents.
@@ -6953,6 +7640,12 @@ type ListEventDeliveriesParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListEventDeliveriesParamsEnvironment defines parameters for ListEventDeliveries.
@@ -6972,6 +7665,48 @@ type ResendEventParams struct {
 
 // ResendEventParamsEnvironment defines parameters for ResendEvent.
 type ResendEventParamsEnvironment string
+
+// ListInvoicesParams defines parameters for ListInvoices.
+type ListInvoicesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListInvoicesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CustomerId Only invoices of this customer.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// BillingAccountId Only invoices of this billing account.
+	BillingAccountId *string `form:"billingAccountId,omitempty" json:"billingAccountId,omitempty"`
+
+	// SubscriptionId Only invoices of this subscription.
+	SubscriptionId *string `form:"subscriptionId,omitempty" json:"subscriptionId,omitempty"`
+
+	// Status Only invoices in this state.
+	Status *ListInvoicesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Number Only the invoice with this number (INV-000001): at most one item.
+	Number *string `form:"number,omitempty" json:"number,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListInvoicesParamsEnvironment defines parameters for ListInvoices.
+type ListInvoicesParamsEnvironment string
+
+// ListInvoicesParamsStatus defines parameters for ListInvoices.
+type ListInvoicesParamsStatus string
 
 // CreateInvoiceParams defines parameters for CreateInvoice.
 type CreateInvoiceParams struct {
@@ -7106,6 +7841,12 @@ type ListJobsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListJobsParamsEnvironment defines parameters for ListJobs.
@@ -7140,6 +7881,30 @@ type RetryJobParams struct {
 
 // RetryJobParamsEnvironment defines parameters for RetryJob.
 type RetryJobParamsEnvironment string
+
+// ListMerchantAccountsParams defines parameters for ListMerchantAccounts.
+type ListMerchantAccountsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListMerchantAccountsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListMerchantAccountsParamsEnvironment defines parameters for ListMerchantAccounts.
+type ListMerchantAccountsParamsEnvironment string
 
 // CreateMerchantAccountParams defines parameters for CreateMerchantAccount.
 type CreateMerchantAccountParams struct {
@@ -7214,6 +7979,12 @@ type ListSettlementsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListSettlementsParamsEnvironment defines parameters for ListSettlements.
@@ -7235,6 +8006,12 @@ type ListMetersParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListMetersParamsEnvironment defines parameters for ListMeters.
@@ -7322,6 +8099,12 @@ type ListPaymentReceiptsParams struct {
 
 	// Offset Number of items to skip (default 0).
 	Offset *int64 `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListPaymentReceiptsParamsEnvironment defines parameters for ListPaymentReceipts.
@@ -7376,6 +8159,12 @@ type ListPaymentsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListPaymentsParamsEnvironment defines parameters for ListPayments.
@@ -7395,6 +8184,48 @@ type GetPaymentParams struct {
 
 // GetPaymentParamsEnvironment defines parameters for GetPayment.
 type GetPaymentParamsEnvironment string
+
+// ListPricesParams defines parameters for ListPrices.
+type ListPricesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListPricesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// PriceType Only prices of this type.
+	PriceType *ListPricesParamsPriceType `form:"priceType,omitempty" json:"priceType,omitempty"`
+
+	// MeterId Only usage_metered prices that bill this meter.
+	MeterId *string `form:"meterId,omitempty" json:"meterId,omitempty"`
+
+	// Currency Only prices in this currency.
+	Currency *CurrencyCode `form:"currency,omitempty" json:"currency,omitempty"`
+
+	// ProductId Only prices of this product.
+	ProductId *string `form:"productId,omitempty" json:"productId,omitempty"`
+
+	// Active true: only the active prices (those new quotes, invoices and subscription items may name); false: only the archived ones (PATCH active false). Both when left out.
+	Active *bool `form:"active,omitempty" json:"active,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListPricesParamsEnvironment defines parameters for ListPrices.
+type ListPricesParamsEnvironment string
+
+// ListPricesParamsPriceType defines parameters for ListPrices.
+type ListPricesParamsPriceType string
 
 // CreatePriceParams defines parameters for CreatePrice.
 type CreatePriceParams struct {
@@ -7437,6 +8268,39 @@ type UpdatePriceParams struct {
 
 // UpdatePriceParamsEnvironment defines parameters for UpdatePrice.
 type UpdatePriceParamsEnvironment string
+
+// ListQuotesParams defines parameters for ListQuotes.
+type ListQuotesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListQuotesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CustomerId Only quotes of this customer.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// Status Only quotes in this state.
+	Status *ListQuotesParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListQuotesParamsEnvironment defines parameters for ListQuotes.
+type ListQuotesParamsEnvironment string
+
+// ListQuotesParamsStatus defines parameters for ListQuotes.
+type ListQuotesParamsStatus string
 
 // CreateQuoteParams defines parameters for CreateQuote.
 type CreateQuoteParams struct {
@@ -7514,6 +8378,12 @@ type ListSubscriptionsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListSubscriptionsParamsEnvironment defines parameters for ListSubscriptions.
@@ -7610,6 +8480,12 @@ type ListTaxTransactionsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListTaxTransactionsParamsEnvironment defines parameters for ListTaxTransactions.
@@ -7672,6 +8548,39 @@ type AdvanceTestClockParams struct {
 // AdvanceTestClockParamsEnvironment defines parameters for AdvanceTestClock.
 type AdvanceTestClockParamsEnvironment string
 
+// ListUsageEventsParams defines parameters for ListUsageEvents.
+type ListUsageEventsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListUsageEventsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CustomerId Only events of this customer.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// MeterId Only events of this meter.
+	MeterId *string `form:"meterId,omitempty" json:"meterId,omitempty"`
+
+	// IncludeVoided true: voided events too (status voided). Default false.
+	IncludeVoided *bool `form:"includeVoided,omitempty" json:"includeVoided,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only events whose timestamp is at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *time.Time `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only events whose timestamp is before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *time.Time `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListUsageEventsParamsEnvironment defines parameters for ListUsageEvents.
+type ListUsageEventsParamsEnvironment string
+
 // CreateUsageEventParams defines parameters for CreateUsageEvent.
 type CreateUsageEventParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -7713,6 +8622,42 @@ type VoidUsageEventParams struct {
 
 // VoidUsageEventParamsEnvironment defines parameters for VoidUsageEvent.
 type VoidUsageEventParamsEnvironment string
+
+// ListUsageThresholdsParams defines parameters for ListUsageThresholds.
+type ListUsageThresholdsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListUsageThresholdsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CustomerId Only thresholds of this customer.
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// MeterId Only thresholds of this meter.
+	MeterId *string `form:"meterId,omitempty" json:"meterId,omitempty"`
+
+	// Status Only thresholds in this state.
+	Status *ListUsageThresholdsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListUsageThresholdsParamsEnvironment defines parameters for ListUsageThresholds.
+type ListUsageThresholdsParamsEnvironment string
+
+// ListUsageThresholdsParamsStatus defines parameters for ListUsageThresholds.
+type ListUsageThresholdsParamsStatus string
 
 // CreateUsageThresholdParams defines parameters for CreateUsageThreshold.
 type CreateUsageThresholdParams struct {
@@ -7781,6 +8726,12 @@ type ListWebhookEndpointsParams struct {
 
 	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
 	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
 }
 
 // ListWebhookEndpointsParamsEnvironment defines parameters for ListWebhookEndpoints.
@@ -10788,6 +11739,13 @@ type ClientInterface interface {
 	// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
 	ReceiveStripeWebhook(ctx context.Context, params *ReceiveStripeWebhookParams, body ReceiveStripeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListBillingAccounts List billing accounts
+	//
+	// Lists the merchant account's billing accounts, each with its default payment method (masked). Items are BillingAccount objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/billing-accounts (the `ListBillingAccounts` operationId).
+	ListBillingAccounts(ctx context.Context, params *ListBillingAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateBillingAccountWithBody Create a billing account
 	//
 	// Creates a billing account for a customer in one currency.
@@ -10839,6 +11797,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
 	UpdateBillingAccountWithApplicationMergePatchPlusJSONBody(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCoupons List coupons
+	//
+	// Lists the merchant account's coupons. Items are Coupon objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/coupons (the `ListCoupons` operationId).
+	ListCoupons(ctx context.Context, params *ListCouponsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateCouponWithBody Create a coupon
 	//
@@ -10892,6 +11857,13 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
 	UpdateCouponWithApplicationMergePatchPlusJSONBody(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCreditNotes List credit notes
+	//
+	// Lists the merchant account's credit notes. Items are CreditNote objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/credit-notes (the `ListCreditNotes` operationId).
+	ListCreditNotes(ctx context.Context, params *ListCreditNotesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateCreditNoteWithBody Create a credit note
 	//
 	// Creates a credit note with explicit line attribution on an open or paid invoice (409 otherwise), and a committed reversal tax transaction for its tax share. Limits (409): a line no more than what is left of its invoice line, refunds no more than what was paid and not yet refunded, offsets no more than what remains due, the total no more than the invoice total less earlier credit notes.
@@ -10923,6 +11895,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
 	GetCreditNotePdf(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCustomers List customers
+	//
+	// Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/customers (the `ListCustomers` operationId).
+	ListCustomers(ctx context.Context, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateCustomerWithBody Create a customer
 	//
@@ -11044,6 +12023,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/payment-method-setup (the `CreatePaymentMethodSetupSession` operationId).
 	CreatePaymentMethodSetupSession(ctx context.Context, customerId CustomerIdPath, params *CreatePaymentMethodSetupSessionParams, body CreatePaymentMethodSetupSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCustomerPaymentMethods List a customer's payment methods
+	//
+	// Lists the customer's saved payment methods, masked: brand and last four digits, never a card number or what the processor charges. defaultForBillingAccountIds names the billing accounts that charge the method by default. Items are SavedPaymentMethod objects; an unknown customer is 404. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
+	ListCustomerPaymentMethods(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEmails List e-mails
 	//
 	// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
@@ -11096,6 +12082,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/events/{eventId}/resend (the `ResendEvent` operationId).
 	ResendEvent(ctx context.Context, eventId EventIdPath, params *ResendEventParams, body ResendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListInvoices List invoices
+	//
+	// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+	ListInvoices(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateInvoiceWithBody Create an invoice
 	//
@@ -11260,6 +12253,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/jobs/{jobId}/retry (the `RetryJob` operationId).
 	RetryJob(ctx context.Context, jobId JobIdPath, params *RetryJobParams, body RetryJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListMerchantAccounts List merchant accounts
+	//
+	// Lists the merchant accounts of the API key's organization in the request's environment (merchantAccountId names the acting one, which is among them). A sub-merchant provisioned under one of them belongs to an organization of its own and is not listed. Items are MerchantAccount objects; claimUrl is null (a claim link is shown only when the account is created). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/merchant-accounts (the `ListMerchantAccounts` operationId).
+	ListMerchantAccounts(ctx context.Context, params *ListMerchantAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateMerchantAccountWithBody Create a sub-merchant account
 	//
 	// Creates a merchant account in draft state in the caller's organization. With platformMerchantAccountId (sandbox only; 501 in production) the account is created in a fresh claimable organization as a linked sub-merchant and the response carries claimUrl and claimExpiresAt. tenantId other than the caller's organization is 403.
@@ -11422,6 +12422,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPrices List prices
+	//
+	// Lists the merchant account's prices. Items are Price objects. Each filter given narrows the list; a page is one range of the filter's index. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/prices (the `ListPrices` operationId).
+	ListPrices(ctx context.Context, params *ListPricesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreatePriceWithBody Create a price
 	//
 	// Adds a catalog price. The product named by productId is created on first use. A duplicate priceId is 409.
@@ -11473,6 +12480,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 	UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListQuotes List quotes
+	//
+	// Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/quotes (the `ListQuotes` operationId).
+	ListQuotes(ctx context.Context, params *ListQuotesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateQuoteWithBody Create a quote
 	//
@@ -11678,6 +12692,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/test-helpers/clock/advance (the `AdvanceTestClock` operationId).
 	AdvanceTestClock(ctx context.Context, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListUsageEvents List usage events
+	//
+	// Lists the merchant account's usage events, newest first by timestamp (when the usage happened, not when it was recorded), cursor-paged (docs/api-conventions.md "Pagination"). Items are UsageEvent objects. Voided events are left out unless includeVoided is true. createdFrom and createdTo bound the events' timestamp, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/usage-events (the `ListUsageEvents` operationId).
+	ListUsageEvents(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreateUsageEventWithBody Record a usage event
 	//
 	// Records usage for a customer and meter and evaluates the customer's active thresholds on the meter. A repeated eventId is accepted once. A repeat with the same customerId, meterId, quantity and timestamp (or none) answers 201 with the first event and counts nothing; a repeat with other values is 409 (details.mismatchedFields). A timestamp more than 5 minutes after the merchant clock is 422. Usage events emit no webhook event.
@@ -11720,6 +12741,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
 	VoidUsageEvent(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListUsageThresholds List usage thresholds
+	//
+	// Lists the merchant account's usage thresholds. Items are UsageThreshold objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/usage-thresholds (the `ListUsageThresholds` operationId).
+	ListUsageThresholds(ctx context.Context, params *ListUsageThresholdsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateUsageThresholdWithBody Create a usage threshold
 	//
@@ -11995,6 +13023,23 @@ func (c *Client) ReceiveStripeWebhook(ctx context.Context, params *ReceiveStripe
 	return c.Client.Do(req)
 }
 
+// ListBillingAccounts List billing accounts
+//
+// Lists the merchant account's billing accounts, each with its default payment method (masked). Items are BillingAccount objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/billing-accounts (the `ListBillingAccounts` operationId).
+func (c *Client) ListBillingAccounts(ctx context.Context, params *ListBillingAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBillingAccountsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateBillingAccountWithBody Create a billing account
 //
 // Creates a billing account for a customer in one currency.
@@ -12097,6 +13142,23 @@ func (c *Client) UpdateBillingAccount(ctx context.Context, billingAccountId Bill
 // Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
 func (c *Client) UpdateBillingAccountWithApplicationMergePatchPlusJSONBody(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdateBillingAccountRequestWithApplicationMergePatchPlusJSONBody(c.Server, billingAccountId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCoupons List coupons
+//
+// Lists the merchant account's coupons. Items are Coupon objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/coupons (the `ListCoupons` operationId).
+func (c *Client) ListCoupons(ctx context.Context, params *ListCouponsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCouponsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12219,6 +13281,23 @@ func (c *Client) UpdateCouponWithApplicationMergePatchPlusJSONBody(ctx context.C
 	return c.Client.Do(req)
 }
 
+// ListCreditNotes List credit notes
+//
+// Lists the merchant account's credit notes. Items are CreditNote objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/credit-notes (the `ListCreditNotes` operationId).
+func (c *Client) ListCreditNotes(ctx context.Context, params *ListCreditNotesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCreditNotesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateCreditNoteWithBody Create a credit note
 //
 // Creates a credit note with explicit line attribution on an open or paid invoice (409 otherwise), and a committed reversal tax transaction for its tax share. Limits (409): a line no more than what is left of its invoice line, refunds no more than what was paid and not yet refunded, offsets no more than what remains due, the total no more than the invoice total less earlier credit notes.
@@ -12281,6 +13360,23 @@ func (c *Client) GetCreditNote(ctx context.Context, creditNoteId CreditNoteIdPat
 // Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
 func (c *Client) GetCreditNotePdf(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCreditNotePdfRequest(c.Server, creditNoteId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCustomers List customers
+//
+// Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/customers (the `ListCustomers` operationId).
+func (c *Client) ListCustomers(ctx context.Context, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomersRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12551,6 +13647,23 @@ func (c *Client) CreatePaymentMethodSetupSession(ctx context.Context, customerId
 	return c.Client.Do(req)
 }
 
+// ListCustomerPaymentMethods List a customer's payment methods
+//
+// Lists the customer's saved payment methods, masked: brand and last four digits, never a card number or what the processor charges. defaultForBillingAccountIds names the billing accounts that charge the method by default. Items are SavedPaymentMethod objects; an unknown customer is 404. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
+func (c *Client) ListCustomerPaymentMethods(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomerPaymentMethodsRequest(c.Server, customerId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListEmails List e-mails
 //
 // Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
@@ -12664,6 +13777,23 @@ func (c *Client) ResendEventWithBody(ctx context.Context, eventId EventIdPath, p
 // Corresponds with POST /v1/events/{eventId}/resend (the `ResendEvent` operationId).
 func (c *Client) ResendEvent(ctx context.Context, eventId EventIdPath, params *ResendEventParams, body ResendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResendEventRequest(c.Server, eventId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListInvoices List invoices
+//
+// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+func (c *Client) ListInvoices(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListInvoicesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13017,6 +14147,23 @@ func (c *Client) RetryJobWithBody(ctx context.Context, jobId JobIdPath, params *
 // Corresponds with POST /v1/jobs/{jobId}/retry (the `RetryJob` operationId).
 func (c *Client) RetryJob(ctx context.Context, jobId JobIdPath, params *RetryJobParams, body RetryJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRetryJobRequest(c.Server, jobId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMerchantAccounts List merchant accounts
+//
+// Lists the merchant accounts of the API key's organization in the request's environment (merchantAccountId names the acting one, which is among them). A sub-merchant provisioned under one of them belongs to an organization of its own and is not listed. Items are MerchantAccount objects; claimUrl is null (a claim link is shown only when the account is created). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/merchant-accounts (the `ListMerchantAccounts` operationId).
+func (c *Client) ListMerchantAccounts(ctx context.Context, params *ListMerchantAccountsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMerchantAccountsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13389,6 +14536,23 @@ func (c *Client) GetPayment(ctx context.Context, paymentId PaymentIdPath, params
 	return c.Client.Do(req)
 }
 
+// ListPrices List prices
+//
+// Lists the merchant account's prices. Items are Price objects. Each filter given narrows the list; a page is one range of the filter's index. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/prices (the `ListPrices` operationId).
+func (c *Client) ListPrices(ctx context.Context, params *ListPricesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPricesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreatePriceWithBody Create a price
 //
 // Adds a catalog price. The product named by productId is created on first use. A duplicate priceId is 409.
@@ -13491,6 +14655,23 @@ func (c *Client) UpdatePrice(ctx context.Context, priceId PriceIdPath, params *U
 // Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 func (c *Client) UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdatePriceRequestWithApplicationMergePatchPlusJSONBody(c.Server, priceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListQuotes List quotes
+//
+// Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/quotes (the `ListQuotes` operationId).
+func (c *Client) ListQuotes(ctx context.Context, params *ListQuotesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListQuotesRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -13945,6 +15126,23 @@ func (c *Client) AdvanceTestClock(ctx context.Context, params *AdvanceTestClockP
 	return c.Client.Do(req)
 }
 
+// ListUsageEvents List usage events
+//
+// Lists the merchant account's usage events, newest first by timestamp (when the usage happened, not when it was recorded), cursor-paged (docs/api-conventions.md "Pagination"). Items are UsageEvent objects. Voided events are left out unless includeVoided is true. createdFrom and createdTo bound the events' timestamp, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/usage-events (the `ListUsageEvents` operationId).
+func (c *Client) ListUsageEvents(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListUsageEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreateUsageEventWithBody Record a usage event
 //
 // Records usage for a customer and meter and evaluates the customer's active thresholds on the meter. A repeated eventId is accepted once. A repeat with the same customerId, meterId, quantity and timestamp (or none) answers 201 with the first event and counts nothing; a repeat with other values is 409 (details.mismatchedFields). A timestamp more than 5 minutes after the merchant clock is 422. Usage events emit no webhook event.
@@ -14028,6 +15226,23 @@ func (c *Client) VoidUsageEventWithBody(ctx context.Context, eventId UsageEventI
 // Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
 func (c *Client) VoidUsageEvent(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewVoidUsageEventRequest(c.Server, eventId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListUsageThresholds List usage thresholds
+//
+// Lists the merchant account's usage thresholds. Items are UsageThreshold objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/usage-thresholds (the `ListUsageThresholds` operationId).
+func (c *Client) ListUsageThresholds(ctx context.Context, params *ListUsageThresholdsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListUsageThresholdsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14607,6 +15822,124 @@ func NewReceiveStripeWebhookRequestWithBody(server string, params *ReceiveStripe
 	return req, nil
 }
 
+// NewListBillingAccountsRequest constructs an http.Request for the ListBillingAccounts method
+func NewListBillingAccountsRequest(server string, params *ListBillingAccountsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/billing-accounts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreateBillingAccountRequest calls the generic CreateBillingAccount builder with application/json body
 func NewCreateBillingAccountRequest(server string, params *CreateBillingAccountParams, body CreateBillingAccountJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -14857,6 +16190,124 @@ func NewUpdateBillingAccountRequestWithBody(server string, billingAccountId Bill
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListCouponsRequest constructs an http.Request for the ListCoupons method
+func NewListCouponsRequest(server string, params *ListCouponsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/coupons")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -15117,6 +16568,136 @@ func NewUpdateCouponRequestWithBody(server string, couponId CouponIdPath, params
 	return req, nil
 }
 
+// NewListCreditNotesRequest constructs an http.Request for the ListCreditNotes method
+func NewListCreditNotesRequest(server string, params *ListCreditNotesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/credit-notes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.InvoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "invoiceId", *params.InvoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreateCreditNoteRequest calls the generic CreateCreditNote builder with application/json body
 func NewCreateCreditNoteRequest(server string, params *CreateCreditNoteParams, body CreateCreditNoteJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -15317,6 +16898,136 @@ func NewGetCreditNotePdfRequest(server string, creditNoteId CreditNoteIdPath, pa
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListCustomersRequest constructs an http.Request for the ListCustomers method
+func NewListCustomersRequest(server string, params *ListCustomersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Email != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "email", *params.Email, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Search != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "search", *params.Search, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -15740,6 +17451,30 @@ func NewListCustomerBalanceEntriesRequest(server string, customerId CustomerIdPa
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -16033,6 +17768,119 @@ func NewCreatePaymentMethodSetupSessionRequestWithBody(server string, customerId
 	return req, nil
 }
 
+// NewListCustomerPaymentMethodsRequest constructs an http.Request for the ListCustomerPaymentMethods method
+func NewListCustomerPaymentMethodsRequest(server string, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/payment-methods", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListEmailsRequest constructs an http.Request for the ListEmails method
 func NewListEmailsRequest(server string, params *ListEmailsParams) (*http.Request, error) {
 	var err error
@@ -16128,6 +17976,30 @@ func NewListEmailsRequest(server string, params *ListEmailsParams) (*http.Reques
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -16296,6 +18168,30 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -16450,6 +18346,30 @@ func NewListEventDeliveriesRequest(server string, eventId EventIdPath, params *L
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -16552,6 +18472,172 @@ func NewResendEventRequestWithBody(server string, eventId EventIdPath, params *R
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListInvoicesRequest constructs an http.Request for the ListInvoices method
+func NewListInvoicesRequest(server string, params *ListInvoicesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/invoices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.BillingAccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "billingAccountId", *params.BillingAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SubscriptionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscriptionId", *params.SubscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Number != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "number", *params.Number, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -17341,6 +19427,30 @@ func NewListJobsRequest(server string, params *ListJobsParams) (*http.Request, e
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -17508,6 +19618,112 @@ func NewRetryJobRequestWithBody(server string, jobId JobIdPath, params *RetryJob
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListMerchantAccountsRequest constructs an http.Request for the ListMerchantAccounts method
+func NewListMerchantAccountsRequest(server string, params *ListMerchantAccountsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/merchant-accounts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -17948,6 +20164,30 @@ func NewListSettlementsRequest(server string, merchantAccountId MerchantAccountI
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -18021,6 +20261,30 @@ func NewListMetersRequest(server string, params *ListMetersParams) (*http.Reques
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -18464,6 +20728,30 @@ func NewListPaymentReceiptsRequest(server string, params *ListPaymentReceiptsPar
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -18712,6 +21000,30 @@ func NewListPaymentsRequest(server string, params *ListPaymentsParams) (*http.Re
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -18775,6 +21087,172 @@ func NewGetPaymentRequest(server string, paymentId PaymentIdPath, params *GetPay
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListPricesRequest constructs an http.Request for the ListPrices method
+func NewListPricesRequest(server string, params *ListPricesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/prices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.PriceType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "priceType", *params.PriceType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MeterId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "meterId", *params.MeterId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ProductId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "productId", *params.ProductId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -19041,6 +21519,136 @@ func NewUpdatePriceRequestWithBody(server string, priceId PriceIdPath, params *U
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListQuotesRequest constructs an http.Request for the ListQuotes method
+func NewListQuotesRequest(server string, params *ListQuotesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/quotes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -19466,6 +22074,30 @@ func NewListSubscriptionsRequest(server string, params *ListSubscriptionsParams)
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -20018,6 +22650,30 @@ func NewListTaxTransactionsRequest(server string, params *ListTaxTransactionsPar
 
 		}
 
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -20334,6 +22990,148 @@ func NewAdvanceTestClockRequestWithBody(server string, params *AdvanceTestClockP
 	return req, nil
 }
 
+// NewListUsageEventsRequest constructs an http.Request for the ListUsageEvents method
+func NewListUsageEventsRequest(server string, params *ListUsageEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/usage-events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MeterId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "meterId", *params.MeterId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IncludeVoided != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "includeVoided", *params.IncludeVoided, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreateUsageEventRequest calls the generic CreateUsageEvent builder with application/json body
 func NewCreateUsageEventRequest(server string, params *CreateUsageEventParams, body CreateUsageEventJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -20573,6 +23371,148 @@ func NewVoidUsageEventRequestWithBody(server string, eventId UsageEventIdPath, p
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListUsageThresholdsRequest constructs an http.Request for the ListUsageThresholds method
+func NewListUsageThresholdsRequest(server string, params *ListUsageThresholdsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/usage-thresholds")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MeterId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "meterId", *params.MeterId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -20939,6 +23879,30 @@ func NewListWebhookEndpointsRequest(server string, params *ListWebhookEndpointsP
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -21594,6 +24558,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /processor-webhooks/stripe (the `ReceiveStripeWebhook` operationId).
 	ReceiveStripeWebhookWithResponse(ctx context.Context, params *ReceiveStripeWebhookParams, body ReceiveStripeWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveStripeWebhookResponse, error)
 
+	// ListBillingAccountsWithResponse List billing accounts
+	//
+	// Lists the merchant account's billing accounts, each with its default payment method (masked). Items are BillingAccount objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/billing-accounts (the `ListBillingAccounts` operationId).
+	ListBillingAccountsWithResponse(ctx context.Context, params *ListBillingAccountsParams, reqEditors ...RequestEditorFn) (*ListBillingAccountsResponse, error)
+
 	// CreateBillingAccountWithBodyWithResponse Create a billing account
 	//
 	// Creates a billing account for a customer in one currency.
@@ -21647,6 +24620,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/billing-accounts/{billingAccountId} (the `UpdateBillingAccount` operationId).
 	UpdateBillingAccountWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, billingAccountId BillingAccountIdPath, params *UpdateBillingAccountParams, body UpdateBillingAccountApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateBillingAccountResponse, error)
+
+	// ListCouponsWithResponse List coupons
+	//
+	// Lists the merchant account's coupons. Items are Coupon objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/coupons (the `ListCoupons` operationId).
+	ListCouponsWithResponse(ctx context.Context, params *ListCouponsParams, reqEditors ...RequestEditorFn) (*ListCouponsResponse, error)
 
 	// CreateCouponWithBodyWithResponse Create a coupon
 	//
@@ -21702,6 +24684,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/coupons/{couponId} (the `UpdateCoupon` operationId).
 	UpdateCouponWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, couponId CouponIdPath, params *UpdateCouponParams, body UpdateCouponApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateCouponResponse, error)
 
+	// ListCreditNotesWithResponse List credit notes
+	//
+	// Lists the merchant account's credit notes. Items are CreditNote objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/credit-notes (the `ListCreditNotes` operationId).
+	ListCreditNotesWithResponse(ctx context.Context, params *ListCreditNotesParams, reqEditors ...RequestEditorFn) (*ListCreditNotesResponse, error)
+
 	// CreateCreditNoteWithBodyWithResponse Create a credit note
 	//
 	// Creates a credit note with explicit line attribution on an open or paid invoice (409 otherwise), and a committed reversal tax transaction for its tax share. Limits (409): a line no more than what is left of its invoice line, refunds no more than what was paid and not yet refunded, offsets no more than what remains due, the total no more than the invoice total less earlier credit notes.
@@ -21737,6 +24728,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
 	GetCreditNotePdfWithResponse(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*GetCreditNotePdfResponse, error)
+
+	// ListCustomersWithResponse List customers
+	//
+	// Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers (the `ListCustomers` operationId).
+	ListCustomersWithResponse(ctx context.Context, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*ListCustomersResponse, error)
 
 	// CreateCustomerWithBodyWithResponse Create a customer
 	//
@@ -21864,6 +24864,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/payment-method-setup (the `CreatePaymentMethodSetupSession` operationId).
 	CreatePaymentMethodSetupSessionWithResponse(ctx context.Context, customerId CustomerIdPath, params *CreatePaymentMethodSetupSessionParams, body CreatePaymentMethodSetupSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePaymentMethodSetupSessionResponse, error)
 
+	// ListCustomerPaymentMethodsWithResponse List a customer's payment methods
+	//
+	// Lists the customer's saved payment methods, masked: brand and last four digits, never a card number or what the processor charges. defaultForBillingAccountIds names the billing accounts that charge the method by default. Items are SavedPaymentMethod objects; an unknown customer is 404. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
+	ListCustomerPaymentMethodsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*ListCustomerPaymentMethodsResponse, error)
+
 	// ListEmailsWithResponse List e-mails
 	//
 	// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
@@ -21926,6 +24935,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/events/{eventId}/resend (the `ResendEvent` operationId).
 	ResendEventWithResponse(ctx context.Context, eventId EventIdPath, params *ResendEventParams, body ResendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*ResendEventResponse, error)
+
+	// ListInvoicesWithResponse List invoices
+	//
+	// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+	ListInvoicesWithResponse(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*ListInvoicesResponse, error)
 
 	// CreateInvoiceWithBodyWithResponse Create an invoice
 	//
@@ -22097,6 +25115,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/jobs/{jobId}/retry (the `RetryJob` operationId).
 	RetryJobWithResponse(ctx context.Context, jobId JobIdPath, params *RetryJobParams, body RetryJobJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryJobResponse, error)
+
+	// ListMerchantAccountsWithResponse List merchant accounts
+	//
+	// Lists the merchant accounts of the API key's organization in the request's environment (merchantAccountId names the acting one, which is among them). A sub-merchant provisioned under one of them belongs to an organization of its own and is not listed. Items are MerchantAccount objects; claimUrl is null (a claim link is shown only when the account is created). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/merchant-accounts (the `ListMerchantAccounts` operationId).
+	ListMerchantAccountsWithResponse(ctx context.Context, params *ListMerchantAccountsParams, reqEditors ...RequestEditorFn) (*ListMerchantAccountsResponse, error)
 
 	// CreateMerchantAccountWithBodyWithResponse Create a sub-merchant account
 	//
@@ -22278,6 +25305,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
 	GetPaymentWithResponse(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
 
+	// ListPricesWithResponse List prices
+	//
+	// Lists the merchant account's prices. Items are Price objects. Each filter given narrows the list; a page is one range of the filter's index. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/prices (the `ListPrices` operationId).
+	ListPricesWithResponse(ctx context.Context, params *ListPricesParams, reqEditors ...RequestEditorFn) (*ListPricesResponse, error)
+
 	// CreatePriceWithBodyWithResponse Create a price
 	//
 	// Adds a catalog price. The product named by productId is created on first use. A duplicate priceId is 409.
@@ -22331,6 +25367,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 	UpdatePriceWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error)
+
+	// ListQuotesWithResponse List quotes
+	//
+	// Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/quotes (the `ListQuotes` operationId).
+	ListQuotesWithResponse(ctx context.Context, params *ListQuotesParams, reqEditors ...RequestEditorFn) (*ListQuotesResponse, error)
 
 	// CreateQuoteWithBodyWithResponse Create a quote
 	//
@@ -22548,6 +25593,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/test-helpers/clock/advance (the `AdvanceTestClock` operationId).
 	AdvanceTestClockWithResponse(ctx context.Context, params *AdvanceTestClockParams, body AdvanceTestClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceTestClockResponse, error)
 
+	// ListUsageEventsWithResponse List usage events
+	//
+	// Lists the merchant account's usage events, newest first by timestamp (when the usage happened, not when it was recorded), cursor-paged (docs/api-conventions.md "Pagination"). Items are UsageEvent objects. Voided events are left out unless includeVoided is true. createdFrom and createdTo bound the events' timestamp, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/usage-events (the `ListUsageEvents` operationId).
+	ListUsageEventsWithResponse(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*ListUsageEventsResponse, error)
+
 	// CreateUsageEventWithBodyWithResponse Record a usage event
 	//
 	// Records usage for a customer and meter and evaluates the customer's active thresholds on the meter. A repeated eventId is accepted once. A repeat with the same customerId, meterId, quantity and timestamp (or none) answers 201 with the first event and counts nothing; a repeat with other values is 409 (details.mismatchedFields). A timestamp more than 5 minutes after the merchant clock is 422. Usage events emit no webhook event.
@@ -22592,6 +25646,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/usage-events/{eventId}/void (the `VoidUsageEvent` operationId).
 	VoidUsageEventWithResponse(ctx context.Context, eventId UsageEventIdPath, params *VoidUsageEventParams, body VoidUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*VoidUsageEventResponse, error)
+
+	// ListUsageThresholdsWithResponse List usage thresholds
+	//
+	// Lists the merchant account's usage thresholds. Items are UsageThreshold objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/usage-thresholds (the `ListUsageThresholds` operationId).
+	ListUsageThresholdsWithResponse(ctx context.Context, params *ListUsageThresholdsParams, reqEditors ...RequestEditorFn) (*ListUsageThresholdsResponse, error)
 
 	// CreateUsageThresholdWithBodyWithResponse Create a usage threshold
 	//
@@ -23273,6 +26336,157 @@ func (r ReceiveStripeWebhookResponse) ContentType() string {
 	return ""
 }
 
+// ListBillingAccountsResponse200Headers the declared response headers of an HTTP 200 response for ListBillingAccounts
+type ListBillingAccountsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListBillingAccountsResponse429Headers the declared response headers of an HTTP 429 response for ListBillingAccounts
+type ListBillingAccountsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListBillingAccountsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of billing accounts.
+		Data BillingAccountList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListBillingAccountsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListBillingAccountsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON200() *struct {
+	// Data A page of billing accounts.
+	Data BillingAccountList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListBillingAccountsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListBillingAccountsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBillingAccountsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBillingAccountsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBillingAccountsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBillingAccountsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateBillingAccountResponse201Headers the declared response headers of an HTTP 201 response for CreateBillingAccount
 type CreateBillingAccountResponse201Headers struct {
 	RateLimitLimit     *int64
@@ -23732,6 +26946,157 @@ func (r UpdateBillingAccountResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateBillingAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCouponsResponse200Headers the declared response headers of an HTTP 200 response for ListCoupons
+type ListCouponsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListCouponsResponse429Headers the declared response headers of an HTTP 429 response for ListCoupons
+type ListCouponsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListCouponsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of coupons.
+		Data CouponList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCouponsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCouponsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCouponsResponse) GetJSON200() *struct {
+	// Data A page of coupons.
+	Data CouponList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCouponsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCouponsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCouponsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCouponsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListCouponsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCouponsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListCouponsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCouponsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCouponsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListCouponsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCouponsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCouponsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCouponsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCouponsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCouponsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -24203,6 +27568,157 @@ func (r UpdateCouponResponse) ContentType() string {
 	return ""
 }
 
+// ListCreditNotesResponse200Headers the declared response headers of an HTTP 200 response for ListCreditNotes
+type ListCreditNotesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListCreditNotesResponse429Headers the declared response headers of an HTTP 429 response for ListCreditNotes
+type ListCreditNotesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListCreditNotesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of credit notes.
+		Data CreditNoteList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCreditNotesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCreditNotesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCreditNotesResponse) GetJSON200() *struct {
+	// Data A page of credit notes.
+	Data CreditNoteList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCreditNotesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCreditNotesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCreditNotesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCreditNotesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListCreditNotesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCreditNotesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListCreditNotesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCreditNotesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCreditNotesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListCreditNotesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCreditNotesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCreditNotesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCreditNotesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCreditNotesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCreditNotesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateCreditNoteResponse200Headers the declared response headers of an HTTP 200 response for CreateCreditNote
 type CreateCreditNoteResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -24635,6 +28151,157 @@ func (r GetCreditNotePdfResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCreditNotePdfResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCustomersResponse200Headers the declared response headers of an HTTP 200 response for ListCustomers
+type ListCustomersResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListCustomersResponse429Headers the declared response headers of an HTTP 429 response for ListCustomers
+type ListCustomersResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListCustomersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of customers.
+		Data CustomerList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomersResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomersResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomersResponse) GetJSON200() *struct {
+	// Data A page of customers.
+	Data CustomerList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomersResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCustomersResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCustomersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListCustomersResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCustomersResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListCustomersResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomersResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListCustomersResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCustomersResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -25877,6 +29544,157 @@ func (r CreatePaymentMethodSetupSessionResponse) ContentType() string {
 	return ""
 }
 
+// ListCustomerPaymentMethodsResponse200Headers the declared response headers of an HTTP 200 response for ListCustomerPaymentMethods
+type ListCustomerPaymentMethodsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListCustomerPaymentMethodsResponse429Headers the declared response headers of an HTTP 429 response for ListCustomerPaymentMethods
+type ListCustomerPaymentMethodsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListCustomerPaymentMethodsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of saved payment methods.
+		Data SavedPaymentMethodList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomerPaymentMethodsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomerPaymentMethodsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON200() *struct {
+	// Data A page of saved payment methods.
+	Data SavedPaymentMethodList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCustomerPaymentMethodsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomerPaymentMethodsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomerPaymentMethodsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomerPaymentMethodsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomerPaymentMethodsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListEmailsResponse200Headers the declared response headers of an HTTP 200 response for ListEmails
 type ListEmailsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -26785,6 +30603,157 @@ func (r ResendEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResendEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListInvoicesResponse200Headers the declared response headers of an HTTP 200 response for ListInvoices
+type ListInvoicesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListInvoicesResponse429Headers the declared response headers of an HTTP 429 response for ListInvoices
+type ListInvoicesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListInvoicesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of invoices.
+		Data InvoiceList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListInvoicesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListInvoicesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListInvoicesResponse) GetJSON200() *struct {
+	// Data A page of invoices.
+	Data InvoiceList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListInvoicesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListInvoicesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListInvoicesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListInvoicesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListInvoicesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListInvoicesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListInvoicesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListInvoicesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListInvoicesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListInvoicesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListInvoicesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListInvoicesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListInvoicesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListInvoicesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListInvoicesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -28451,6 +32420,157 @@ func (r RetryJobResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RetryJobResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListMerchantAccountsResponse200Headers the declared response headers of an HTTP 200 response for ListMerchantAccounts
+type ListMerchantAccountsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListMerchantAccountsResponse429Headers the declared response headers of an HTTP 429 response for ListMerchantAccounts
+type ListMerchantAccountsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListMerchantAccountsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of merchant accounts.
+		Data MerchantAccountList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMerchantAccountsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListMerchantAccountsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON200() *struct {
+	// Data A page of merchant accounts.
+	Data MerchantAccountList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListMerchantAccountsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListMerchantAccountsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMerchantAccountsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMerchantAccountsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMerchantAccountsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMerchantAccountsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -30587,6 +34707,157 @@ func (r GetPaymentResponse) ContentType() string {
 	return ""
 }
 
+// ListPricesResponse200Headers the declared response headers of an HTTP 200 response for ListPrices
+type ListPricesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListPricesResponse429Headers the declared response headers of an HTTP 429 response for ListPrices
+type ListPricesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListPricesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of prices.
+		Data PriceList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPricesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPricesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPricesResponse) GetJSON200() *struct {
+	// Data A page of prices.
+	Data PriceList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPricesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPricesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPricesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListPricesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListPricesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListPricesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListPricesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPricesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPricesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListPricesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListPricesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPricesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPricesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPricesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPricesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreatePriceResponse200Headers the declared response headers of an HTTP 200 response for CreatePrice
 type CreatePriceResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -31046,6 +35317,157 @@ func (r UpdatePriceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdatePriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListQuotesResponse200Headers the declared response headers of an HTTP 200 response for ListQuotes
+type ListQuotesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListQuotesResponse429Headers the declared response headers of an HTTP 429 response for ListQuotes
+type ListQuotesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListQuotesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of quotes.
+		Data QuoteList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListQuotesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListQuotesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListQuotesResponse) GetJSON200() *struct {
+	// Data A page of quotes.
+	Data QuoteList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListQuotesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListQuotesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListQuotesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListQuotesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListQuotesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListQuotesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListQuotesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListQuotesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListQuotesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListQuotesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListQuotesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListQuotesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListQuotesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListQuotesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListQuotesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -33369,6 +37791,157 @@ func (r AdvanceTestClockResponse) ContentType() string {
 	return ""
 }
 
+// ListUsageEventsResponse200Headers the declared response headers of an HTTP 200 response for ListUsageEvents
+type ListUsageEventsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListUsageEventsResponse429Headers the declared response headers of an HTTP 429 response for ListUsageEvents
+type ListUsageEventsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListUsageEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of usage events.
+		Data UsageEventList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListUsageEventsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListUsageEventsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListUsageEventsResponse) GetJSON200() *struct {
+	// Data A page of usage events.
+	Data UsageEventList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListUsageEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListUsageEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListUsageEventsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListUsageEventsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListUsageEventsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListUsageEventsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListUsageEventsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListUsageEventsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListUsageEventsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListUsageEventsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListUsageEventsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListUsageEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListUsageEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListUsageEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListUsageEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateUsageEventResponse201Headers the declared response headers of an HTTP 201 response for CreateUsageEvent
 type CreateUsageEventResponse201Headers struct {
 	RateLimitLimit     *int64
@@ -33828,6 +38401,157 @@ func (r VoidUsageEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r VoidUsageEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListUsageThresholdsResponse200Headers the declared response headers of an HTTP 200 response for ListUsageThresholds
+type ListUsageThresholdsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListUsageThresholdsResponse429Headers the declared response headers of an HTTP 429 response for ListUsageThresholds
+type ListUsageThresholdsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListUsageThresholdsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of usage thresholds.
+		Data UsageThresholdList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListUsageThresholdsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListUsageThresholdsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON200() *struct {
+	// Data A page of usage thresholds.
+	Data UsageThresholdList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListUsageThresholdsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListUsageThresholdsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListUsageThresholdsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListUsageThresholdsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListUsageThresholdsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListUsageThresholdsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -35625,6 +40349,21 @@ func (c *ClientWithResponses) ReceiveStripeWebhookWithResponse(ctx context.Conte
 	return ParseReceiveStripeWebhookResponse(rsp)
 }
 
+// ListBillingAccountsWithResponse List billing accounts
+//
+// Lists the merchant account's billing accounts, each with its default payment method (masked). Items are BillingAccount objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/billing-accounts (the `ListBillingAccounts` operationId).
+func (c *ClientWithResponses) ListBillingAccountsWithResponse(ctx context.Context, params *ListBillingAccountsParams, reqEditors ...RequestEditorFn) (*ListBillingAccountsResponse, error) {
+	rsp, err := c.ListBillingAccounts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBillingAccountsResponse(rsp)
+}
+
 // CreateBillingAccountWithBodyWithResponse Create a billing account
 //
 // Creates a billing account for a customer in one currency.
@@ -35713,6 +40452,21 @@ func (c *ClientWithResponses) UpdateBillingAccountWithApplicationMergePatchPlusJ
 		return nil, err
 	}
 	return ParseUpdateBillingAccountResponse(rsp)
+}
+
+// ListCouponsWithResponse List coupons
+//
+// Lists the merchant account's coupons. Items are Coupon objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/coupons (the `ListCoupons` operationId).
+func (c *ClientWithResponses) ListCouponsWithResponse(ctx context.Context, params *ListCouponsParams, reqEditors ...RequestEditorFn) (*ListCouponsResponse, error) {
+	rsp, err := c.ListCoupons(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCouponsResponse(rsp)
 }
 
 // CreateCouponWithBodyWithResponse Create a coupon
@@ -35805,6 +40559,21 @@ func (c *ClientWithResponses) UpdateCouponWithApplicationMergePatchPlusJSONBodyW
 	return ParseUpdateCouponResponse(rsp)
 }
 
+// ListCreditNotesWithResponse List credit notes
+//
+// Lists the merchant account's credit notes. Items are CreditNote objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/credit-notes (the `ListCreditNotes` operationId).
+func (c *ClientWithResponses) ListCreditNotesWithResponse(ctx context.Context, params *ListCreditNotesParams, reqEditors ...RequestEditorFn) (*ListCreditNotesResponse, error) {
+	rsp, err := c.ListCreditNotes(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCreditNotesResponse(rsp)
+}
+
 // CreateCreditNoteWithBodyWithResponse Create a credit note
 //
 // Creates a credit note with explicit line attribution on an open or paid invoice (409 otherwise), and a committed reversal tax transaction for its tax share. Limits (409): a line no more than what is left of its invoice line, refunds no more than what was paid and not yet refunded, offsets no more than what remains due, the total no more than the invoice total less earlier credit notes.
@@ -35863,6 +40632,21 @@ func (c *ClientWithResponses) GetCreditNotePdfWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseGetCreditNotePdfResponse(rsp)
+}
+
+// ListCustomersWithResponse List customers
+//
+// Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers (the `ListCustomers` operationId).
+func (c *ClientWithResponses) ListCustomersWithResponse(ctx context.Context, params *ListCustomersParams, reqEditors ...RequestEditorFn) (*ListCustomersResponse, error) {
+	rsp, err := c.ListCustomers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomersResponse(rsp)
 }
 
 // CreateCustomerWithBodyWithResponse Create a customer
@@ -36075,6 +40859,21 @@ func (c *ClientWithResponses) CreatePaymentMethodSetupSessionWithResponse(ctx co
 	return ParseCreatePaymentMethodSetupSessionResponse(rsp)
 }
 
+// ListCustomerPaymentMethodsWithResponse List a customer's payment methods
+//
+// Lists the customer's saved payment methods, masked: brand and last four digits, never a card number or what the processor charges. defaultForBillingAccountIds names the billing accounts that charge the method by default. Items are SavedPaymentMethod objects; an unknown customer is 404. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
+func (c *ClientWithResponses) ListCustomerPaymentMethodsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*ListCustomerPaymentMethodsResponse, error) {
+	rsp, err := c.ListCustomerPaymentMethods(ctx, customerId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomerPaymentMethodsResponse(rsp)
+}
+
 // ListEmailsWithResponse List e-mails
 //
 // Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
@@ -36178,6 +40977,21 @@ func (c *ClientWithResponses) ResendEventWithResponse(ctx context.Context, event
 		return nil, err
 	}
 	return ParseResendEventResponse(rsp)
+}
+
+// ListInvoicesWithResponse List invoices
+//
+// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/invoices (the `ListInvoices` operationId).
+func (c *ClientWithResponses) ListInvoicesWithResponse(ctx context.Context, params *ListInvoicesParams, reqEditors ...RequestEditorFn) (*ListInvoicesResponse, error) {
+	rsp, err := c.ListInvoices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListInvoicesResponse(rsp)
 }
 
 // CreateInvoiceWithBodyWithResponse Create an invoice
@@ -36463,6 +41277,21 @@ func (c *ClientWithResponses) RetryJobWithResponse(ctx context.Context, jobId Jo
 		return nil, err
 	}
 	return ParseRetryJobResponse(rsp)
+}
+
+// ListMerchantAccountsWithResponse List merchant accounts
+//
+// Lists the merchant accounts of the API key's organization in the request's environment (merchantAccountId names the acting one, which is among them). A sub-merchant provisioned under one of them belongs to an organization of its own and is not listed. Items are MerchantAccount objects; claimUrl is null (a claim link is shown only when the account is created). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/merchant-accounts (the `ListMerchantAccounts` operationId).
+func (c *ClientWithResponses) ListMerchantAccountsWithResponse(ctx context.Context, params *ListMerchantAccountsParams, reqEditors ...RequestEditorFn) (*ListMerchantAccountsResponse, error) {
+	rsp, err := c.ListMerchantAccounts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMerchantAccountsResponse(rsp)
 }
 
 // CreateMerchantAccountWithBodyWithResponse Create a sub-merchant account
@@ -36765,6 +41594,21 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, paymen
 	return ParseGetPaymentResponse(rsp)
 }
 
+// ListPricesWithResponse List prices
+//
+// Lists the merchant account's prices. Items are Price objects. Each filter given narrows the list; a page is one range of the filter's index. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/prices (the `ListPrices` operationId).
+func (c *ClientWithResponses) ListPricesWithResponse(ctx context.Context, params *ListPricesParams, reqEditors ...RequestEditorFn) (*ListPricesResponse, error) {
+	rsp, err := c.ListPrices(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPricesResponse(rsp)
+}
+
 // CreatePriceWithBodyWithResponse Create a price
 //
 // Adds a catalog price. The product named by productId is created on first use. A duplicate priceId is 409.
@@ -36853,6 +41697,21 @@ func (c *ClientWithResponses) UpdatePriceWithApplicationMergePatchPlusJSONBodyWi
 		return nil, err
 	}
 	return ParseUpdatePriceResponse(rsp)
+}
+
+// ListQuotesWithResponse List quotes
+//
+// Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/quotes (the `ListQuotes` operationId).
+func (c *ClientWithResponses) ListQuotesWithResponse(ctx context.Context, params *ListQuotesParams, reqEditors ...RequestEditorFn) (*ListQuotesResponse, error) {
+	rsp, err := c.ListQuotes(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListQuotesResponse(rsp)
 }
 
 // CreateQuoteWithBodyWithResponse Create a quote
@@ -37215,6 +42074,21 @@ func (c *ClientWithResponses) AdvanceTestClockWithResponse(ctx context.Context, 
 	return ParseAdvanceTestClockResponse(rsp)
 }
 
+// ListUsageEventsWithResponse List usage events
+//
+// Lists the merchant account's usage events, newest first by timestamp (when the usage happened, not when it was recorded), cursor-paged (docs/api-conventions.md "Pagination"). Items are UsageEvent objects. Voided events are left out unless includeVoided is true. createdFrom and createdTo bound the events' timestamp, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/usage-events (the `ListUsageEvents` operationId).
+func (c *ClientWithResponses) ListUsageEventsWithResponse(ctx context.Context, params *ListUsageEventsParams, reqEditors ...RequestEditorFn) (*ListUsageEventsResponse, error) {
+	rsp, err := c.ListUsageEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListUsageEventsResponse(rsp)
+}
+
 // CreateUsageEventWithBodyWithResponse Record a usage event
 //
 // Records usage for a customer and meter and evaluates the customer's active thresholds on the meter. A repeated eventId is accepted once. A repeat with the same customerId, meterId, quantity and timestamp (or none) answers 201 with the first event and counts nothing; a repeat with other values is 409 (details.mismatchedFields). A timestamp more than 5 minutes after the merchant clock is 422. Usage events emit no webhook event.
@@ -37288,6 +42162,21 @@ func (c *ClientWithResponses) VoidUsageEventWithResponse(ctx context.Context, ev
 		return nil, err
 	}
 	return ParseVoidUsageEventResponse(rsp)
+}
+
+// ListUsageThresholdsWithResponse List usage thresholds
+//
+// Lists the merchant account's usage thresholds. Items are UsageThreshold objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/usage-thresholds (the `ListUsageThresholds` operationId).
+func (c *ClientWithResponses) ListUsageThresholdsWithResponse(ctx context.Context, params *ListUsageThresholdsParams, reqEditors ...RequestEditorFn) (*ListUsageThresholdsResponse, error) {
+	rsp, err := c.ListUsageThresholds(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListUsageThresholdsResponse(rsp)
 }
 
 // CreateUsageThresholdWithBodyWithResponse Create a usage threshold
@@ -38040,6 +42929,161 @@ func ParseReceiveStripeWebhookResponse(rsp *http.Response) (*ReceiveStripeWebhoo
 	return response, nil
 }
 
+// ParseListBillingAccountsResponse parses an HTTP response from a ListBillingAccountsWithResponse call
+func ParseListBillingAccountsResponse(rsp *http.Response) (*ListBillingAccountsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBillingAccountsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of billing accounts.
+			Data BillingAccountList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListBillingAccountsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListBillingAccountsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateBillingAccountResponse parses an HTTP response from a CreateBillingAccountWithResponse call
 func ParseCreateBillingAccountResponse(rsp *http.Response) (*CreateBillingAccountResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -38498,6 +43542,161 @@ func ParseUpdateBillingAccountResponse(rsp *http.Response) (*UpdateBillingAccoun
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers UpdateBillingAccountResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCouponsResponse parses an HTTP response from a ListCouponsWithResponse call
+func ParseListCouponsResponse(rsp *http.Response) (*ListCouponsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCouponsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of coupons.
+			Data CouponList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCouponsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCouponsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -38982,6 +44181,161 @@ func ParseUpdateCouponResponse(rsp *http.Response) (*UpdateCouponResponse, error
 	return response, nil
 }
 
+// ParseListCreditNotesResponse parses an HTTP response from a ListCreditNotesWithResponse call
+func ParseListCreditNotesResponse(rsp *http.Response) (*ListCreditNotesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCreditNotesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of credit notes.
+			Data CreditNoteList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCreditNotesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCreditNotesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateCreditNoteResponse parses an HTTP response from a CreateCreditNoteWithResponse call
 func ParseCreateCreditNoteResponse(rsp *http.Response) (*CreateCreditNoteResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -39423,6 +44777,161 @@ func ParseGetCreditNotePdfResponse(rsp *http.Response) (*GetCreditNotePdfRespons
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetCreditNotePdfResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCustomersResponse parses an HTTP response from a ListCustomersWithResponse call
+func ParseListCustomersResponse(rsp *http.Response) (*ListCustomersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of customers.
+			Data CustomerList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomersResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomersResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -40690,6 +46199,161 @@ func ParseCreatePaymentMethodSetupSessionResponse(rsp *http.Response) (*CreatePa
 	return response, nil
 }
 
+// ParseListCustomerPaymentMethodsResponse parses an HTTP response from a ListCustomerPaymentMethodsWithResponse call
+func ParseListCustomerPaymentMethodsResponse(rsp *http.Response) (*ListCustomerPaymentMethodsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomerPaymentMethodsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of saved payment methods.
+			Data SavedPaymentMethodList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomerPaymentMethodsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomerPaymentMethodsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListEmailsResponse parses an HTTP response from a ListEmailsWithResponse call
 func ParseListEmailsResponse(rsp *http.Response) (*ListEmailsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -41611,6 +47275,161 @@ func ParseResendEventResponse(rsp *http.Response) (*ResendEventResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ResendEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListInvoicesResponse parses an HTTP response from a ListInvoicesWithResponse call
+func ParseListInvoicesResponse(rsp *http.Response) (*ListInvoicesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListInvoicesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of invoices.
+			Data InvoiceList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListInvoicesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListInvoicesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -43315,6 +49134,161 @@ func ParseRetryJobResponse(rsp *http.Response) (*RetryJobResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers RetryJobResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListMerchantAccountsResponse parses an HTTP response from a ListMerchantAccountsWithResponse call
+func ParseListMerchantAccountsResponse(rsp *http.Response) (*ListMerchantAccountsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMerchantAccountsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of merchant accounts.
+			Data MerchantAccountList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMerchantAccountsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListMerchantAccountsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -45506,6 +51480,161 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 	return response, nil
 }
 
+// ParseListPricesResponse parses an HTTP response from a ListPricesWithResponse call
+func ParseListPricesResponse(rsp *http.Response) (*ListPricesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPricesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of prices.
+			Data PriceList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPricesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPricesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreatePriceResponse parses an HTTP response from a CreatePriceWithResponse call
 func ParseCreatePriceResponse(rsp *http.Response) (*CreatePriceResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -45964,6 +52093,161 @@ func ParseUpdatePriceResponse(rsp *http.Response) (*UpdatePriceResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers UpdatePriceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListQuotesResponse parses an HTTP response from a ListQuotesWithResponse call
+func ParseListQuotesResponse(rsp *http.Response) (*ListQuotesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListQuotesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of quotes.
+			Data QuoteList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListQuotesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListQuotesResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -48328,6 +54612,161 @@ func ParseAdvanceTestClockResponse(rsp *http.Response) (*AdvanceTestClockRespons
 	return response, nil
 }
 
+// ParseListUsageEventsResponse parses an HTTP response from a ListUsageEventsWithResponse call
+func ParseListUsageEventsResponse(rsp *http.Response) (*ListUsageEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListUsageEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of usage events.
+			Data UsageEventList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListUsageEventsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListUsageEventsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseCreateUsageEventResponse parses an HTTP response from a CreateUsageEventWithResponse call
 func ParseCreateUsageEventResponse(rsp *http.Response) (*CreateUsageEventResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -48786,6 +55225,161 @@ func ParseVoidUsageEventResponse(rsp *http.Response) (*VoidUsageEventResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers VoidUsageEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListUsageThresholdsResponse parses an HTTP response from a ListUsageThresholdsWithResponse call
+func ParseListUsageThresholdsResponse(rsp *http.Response) (*ListUsageThresholdsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListUsageThresholdsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of usage thresholds.
+			Data UsageThresholdList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListUsageThresholdsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListUsageThresholdsResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

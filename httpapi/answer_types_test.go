@@ -39,7 +39,7 @@ func TestAnswerTypesMatchTheirSchemas(t *testing.T) {
 var answerTypes = map[string]any{
 	"Price": remit.Price{}, "Coupon": remit.Coupon{}, "TestClock": remit.TestClock{},
 	"CreditNote": remit.CreditNote{}, "Customer": remit.Customer{}, "BillingAccount": remit.BillingAccount{},
-	"PaymentMethodSetupSession": remit.SetupSession{}, "PaymentMethod": remit.PaymentMethod{},
+	"PaymentMethodSetupSession": remit.SetupSession{}, "PaymentMethod": remit.PaymentMethod{}, "SavedPaymentMethod": remit.SavedPaymentMethod{},
 	"Email": remit.Email{}, "Event": remit.Event{}, "Invoice": remit.Invoice{}, "TaxTransaction": remit.TaxTransaction{},
 	"BalanceEntry": remit.BalanceEntry{}, "CustomerBalance": remit.CustomerBalance{},
 	"MerchantAccount": remit.MerchantAccountObject{}, "PayoutProfile": remit.PayoutProfile{}, "Claim": remit.OrganizationClaim{},

@@ -17,6 +17,12 @@ func (s *Server) getPrice(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"))
 }
 
+// listPrices handles GET /v1/prices.
+func (s *Server) listPrices(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.ListPrices(ctx, r.Merchant, remit.PriceQuery{PriceType: r.Query("priceType"), MeterID: r.Query("meterId"),
+		Currency: r.Query("currency"), ProductID: r.Query("productId"), Active: r.Query("active"), ListQuery: remit.ListQueryOf(r.Query)})
+}
+
 // createCoupon handles POST /v1/coupons.
 func (s *Server) createCoupon(ctx context.Context, r *Request, body api.CouponCreateRequest) (any, error) {
 	return s.eng.Catalog.CreateCoupon(ctx, r.Merchant, couponInput(body))
@@ -25,6 +31,11 @@ func (s *Server) createCoupon(ctx context.Context, r *Request, body api.CouponCr
 // getCoupon handles GET /v1/coupons/{couponId}.
 func (s *Server) getCoupon(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"))
+}
+
+// listCoupons handles GET /v1/coupons.
+func (s *Server) listCoupons(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.ListCoupons(ctx, r.Merchant, remit.CouponQuery{Active: r.Query("active"), ListQuery: remit.ListQueryOf(r.Query)})
 }
 
 func priceInput(body api.PriceCreateRequest) remit.Price {

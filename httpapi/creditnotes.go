@@ -24,3 +24,9 @@ func (s *Server) createCreditNote(ctx context.Context, r *Request, body api.Cred
 	}
 	return s.eng.CreditNotes.CreateCreditNote(ctx, r.Merchant, in)
 }
+
+// listCreditNotes handles GET /v1/credit-notes.
+func (s *Server) listCreditNotes(ctx context.Context, r *Request) (any, error) {
+	return s.eng.CreditNotes.ListCreditNotes(ctx, r.Merchant, remit.CreditNoteQuery{InvoiceID: r.Query("invoiceId"), CustomerID: r.Query("customerId"),
+		ListQuery: remit.ListQueryOf(r.Query)})
+}

@@ -25,6 +25,17 @@ func (s *Server) getCustomer(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"))
 }
 
+// listCustomers handles GET /v1/customers.
+func (s *Server) listCustomers(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.ListCustomers(ctx, r.Merchant, remit.CustomerQuery{Email: r.Query("email"), Search: r.Query("search"),
+		ListQuery: remit.ListQueryOf(r.Query)})
+}
+
+// listCustomerPaymentMethods handles GET /v1/customers/{customerId}/payment-methods.
+func (s *Server) listCustomerPaymentMethods(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.ListPaymentMethods(ctx, r.Merchant, r.Path("customerId"), remit.ListQueryOf(r.Query))
+}
+
 // createBillingAccount handles POST /v1/billing-accounts.
 func (s *Server) createBillingAccount(ctx context.Context, r *Request, body api.BillingAccountCreateRequest) (any, error) {
 	return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, billingAccountInput(body))
@@ -50,6 +61,11 @@ func billingAccountInput(body api.BillingAccountCreateRequest) remit.BillingAcco
 // getBillingAccount handles GET /v1/billing-accounts/{billingAccountId}.
 func (s *Server) getBillingAccount(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"))
+}
+
+// listBillingAccounts handles GET /v1/billing-accounts.
+func (s *Server) listBillingAccounts(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.ListBillingAccounts(ctx, r.Merchant, remit.BillingAccountQuery{CustomerID: r.Query("customerId"), ListQuery: remit.ListQueryOf(r.Query)})
 }
 
 // createPaymentMethodSetupSession handles POST /v1/customers/{customerId}/payment-method-setup.

@@ -33,6 +33,17 @@ type Engine struct {
 	// Foreground is told of every request in flight, so that background work yields to the API
 	// (docs/email.md, "While the API is busy"). Optional.
 	Foreground Foreground
+	// Operations is what GET /metrics shows of the business beside the requests (metrics.go).
+	// Optional.
+	Operations Operations
+}
+
+// Operations is what GET /metrics reads of the engine (docs/operations.md, "Metrics"): this
+// process's counts of what it committed, and the work waiting in the store.
+type Operations interface {
+	EventCounts() map[remit.EventType]map[remit.Environment]int64
+	UsageIngested() map[remit.Environment]int64
+	Backlog(ctx context.Context) (remit.Backlog, error)
 }
 
 // Foreground marks a request in flight until the returned function is called.
@@ -54,9 +65,9 @@ type Writes interface {
 	Write(ctx context.Context, w remit.WriteRequest, run remit.WorkFunc, answer remit.AnswerFunc) (remit.Answer, error)
 }
 
-// Health reports whether the store answers, and which store it is.
+// Health reports whether the store answers, which store it is and whether its schema is current.
 type Health interface {
-	Ready(ctx context.Context) (store string, err error)
+	Ready(ctx context.Context) (remit.Readiness, error)
 	// Unavailable reports whether err says the store, or a payment processor an action needed
 	// first, could not be reached (answered 503: nothing was applied, retry later).
 	Unavailable(err error) bool
@@ -77,18 +88,24 @@ type Merchants interface {
 	GetPayoutProfile(ctx context.Context, scope remit.Scope, targetID string) (remit.PayoutProfile, error)
 	ClaimOrganization(ctx context.Context, token string) (remit.OrganizationClaim, error)
 	UpdateMerchantAccount(ctx context.Context, scope remit.Scope, targetID string, patch remit.Patch) (remit.MerchantAccountObject, error)
+	ListMerchantAccounts(ctx context.Context, scope remit.Scope, in remit.ListQuery) (remit.List[remit.MerchantAccountObject], error)
 }
 
 // Catalog is prices and coupons, customers, billing accounts and payment-method setup sessions.
 type Catalog interface {
 	CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error)
 	GetPrice(ctx context.Context, m remit.MerchantAccount, priceID string) (remit.Price, error)
+	ListPrices(ctx context.Context, m remit.MerchantAccount, in remit.PriceQuery) (remit.List[remit.Price], error)
 	CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error)
 	GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID string) (remit.Coupon, error)
+	ListCoupons(ctx context.Context, m remit.MerchantAccount, in remit.CouponQuery) (remit.List[remit.Coupon], error)
 	CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error)
 	GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.Customer, error)
+	ListCustomers(ctx context.Context, m remit.MerchantAccount, in remit.CustomerQuery) (remit.List[remit.Customer], error)
 	CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error)
 	GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string) (remit.BillingAccount, error)
+	ListBillingAccounts(ctx context.Context, m remit.MerchantAccount, in remit.BillingAccountQuery) (remit.List[remit.BillingAccount], error)
+	ListPaymentMethods(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ListQuery) (remit.List[remit.SavedPaymentMethod], error)
 	CreateSetupSession(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.SetupSessionInput) (remit.SetupSession, error)
 	CompleteSetupSession(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID, paymentMethod string) (remit.SetupSession, error)
 	HostedSetupPage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID string) (document.SetupPage, error)
@@ -108,13 +125,14 @@ type Ledger interface {
 	GrantBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.GrantInput) (remit.BalanceEntry, error)
 	ExpireBalance(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.ExpireInput) (remit.BalanceEntry, error)
 	GetCustomerBalance(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.CustomerBalance, error)
-	ListBalanceEntries(ctx context.Context, m remit.MerchantAccount, customerID, currency, limit, cursor string) (remit.List[remit.BalanceEntry], error)
+	ListBalanceEntries(ctx context.Context, m remit.MerchantAccount, customerID string, in remit.BalanceEntryQuery) (remit.List[remit.BalanceEntry], error)
 }
 
 // Quotes is quotes and the subscriptions they start.
 type Quotes interface {
 	CreateQuote(ctx context.Context, m remit.MerchantAccount, in remit.QuoteInput) (remit.Quote, error)
 	GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
+	ListQuotes(ctx context.Context, m remit.MerchantAccount, in remit.QuoteQuery) (remit.List[remit.Quote], error)
 	AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
 	CancelQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error)
 	GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
@@ -129,10 +147,11 @@ type Quotes interface {
 type Invoicing interface {
 	CreateInvoice(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceDraftInput) (remit.Invoice, error)
 	GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
+	ListInvoices(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceQuery) (remit.List[remit.Invoice], error)
 	RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
 	FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error)
 	VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
-	ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, status, sourceDocumentID, limit, cursor string) (remit.List[remit.TaxTransaction], error)
+	ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, in remit.TaxTransactionQuery) (remit.List[remit.TaxTransaction], error)
 	GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error)
 	CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error)
 	UpdateInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, patch remit.Patch) (remit.Invoice, error)
@@ -144,7 +163,7 @@ type Payments interface {
 	PayInvoiceFromPortal(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
 	GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error)
 	ListPaymentReceipts(ctx context.Context, m remit.MerchantAccount, in remit.ReceiptQuery) (remit.OffsetList[remit.PaymentReceipt], error)
-	ListSettlements(ctx context.Context, scope remit.Scope, targetID, scopeFilter, limit, cursor string) (remit.List[remit.Settlement], error)
+	ListSettlements(ctx context.Context, scope remit.Scope, targetID string, in remit.SettlementQuery) (remit.List[remit.Settlement], error)
 	GetPayment(ctx context.Context, m remit.MerchantAccount, paymentID string) (remit.Payment, error)
 	ListPayments(ctx context.Context, m remit.MerchantAccount, in remit.PaymentQuery) (remit.List[remit.Payment], error)
 	AuthenticatePayment(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, paymentID, outcome string) (remit.Invoice, error)
@@ -155,18 +174,21 @@ type Payments interface {
 type CreditNotes interface {
 	CreateCreditNote(ctx context.Context, m remit.MerchantAccount, in remit.CreditNoteInput) (remit.CreditNote, error)
 	GetCreditNote(ctx context.Context, m remit.MerchantAccount, id string) (remit.CreditNote, error)
+	ListCreditNotes(ctx context.Context, m remit.MerchantAccount, in remit.CreditNoteQuery) (remit.List[remit.CreditNote], error)
 }
 
 // Usage is meters, usage events and their corrections, and usage thresholds.
 type Usage interface {
 	CreateMeter(ctx context.Context, m remit.MerchantAccount, in remit.Meter) (remit.Meter, error)
 	GetMeter(ctx context.Context, m remit.MerchantAccount, meterID string) (remit.Meter, error)
-	ListMeters(ctx context.Context, m remit.MerchantAccount, limit, cursor string) (remit.List[remit.Meter], error)
+	ListMeters(ctx context.Context, m remit.MerchantAccount, in remit.ListQuery) (remit.List[remit.Meter], error)
 	CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error)
 	GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error)
+	ListUsageEvents(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventQuery) (remit.List[remit.UsageEvent], error)
 	VoidUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error)
 	CreateUsageThreshold(ctx context.Context, m remit.MerchantAccount, t remit.UsageThreshold) (remit.UsageThreshold, error)
 	GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error)
+	ListUsageThresholds(ctx context.Context, m remit.MerchantAccount, in remit.UsageThresholdQuery) (remit.List[remit.UsageThreshold], error)
 	ArchiveUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error)
 }
 
@@ -174,16 +196,16 @@ type Usage interface {
 type Webhooks interface {
 	CreateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, in remit.WebhookEndpointInput) (remit.WebhookEndpoint, error)
 	GetWebhookEndpoint(ctx context.Context, scope remit.Scope, id string) (remit.WebhookEndpoint, error)
-	ListWebhookEndpoints(ctx context.Context, scope remit.Scope, limit, cursor string) (remit.List[remit.WebhookEndpoint], error)
+	ListWebhookEndpoints(ctx context.Context, scope remit.Scope, in remit.ListQuery) (remit.List[remit.WebhookEndpoint], error)
 	DisableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error)
 	EnableWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string) (remit.WebhookEndpoint, error)
 	RotateWebhookEndpointSecret(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string, expireCurrentAfter *int64) (remit.WebhookEndpoint, error)
 	// ResolveEndpointHost runs before the create's transaction (a prepare step): the host name
 	// lookup must not hold the store's writer.
 	ResolveEndpointHost(ctx context.Context, raw string, env remit.Environment) context.Context
-	ListEvents(ctx context.Context, scope remit.Scope, typ, limit, cursor string) (remit.List[remit.Event], error)
+	ListEvents(ctx context.Context, scope remit.Scope, in remit.EventQuery) (remit.List[remit.Event], error)
 	GetEvent(ctx context.Context, scope remit.Scope, id string) (remit.Event, error)
-	ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID, limit, cursor string) (remit.List[remit.WebhookDelivery], error)
+	ListEventDeliveries(ctx context.Context, scope remit.Scope, eventID string, in remit.ListQuery) (remit.List[remit.WebhookDelivery], error)
 	ResendEvent(ctx context.Context, scope remit.Scope, eventID string, endpointID *string) (remit.List[remit.WebhookDelivery], error)
 	UpdateWebhookEndpoint(ctx context.Context, scope remit.Scope, m remit.MerchantAccount, id string, patch remit.Patch) (remit.WebhookEndpoint, error)
 }

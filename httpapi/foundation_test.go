@@ -217,8 +217,8 @@ func TestErrorTable(t *testing.T) {
 
 		// 405: a known path with another method, with Allow.
 		for _, c := range []struct{ method, path, allow string }{
-			{"DELETE", "/v1/prices", "POST"},
-			{"GET", "/v1/prices", "POST"},
+			{"DELETE", "/v1/prices", "GET, POST"},
+			{"GET", "/v1/usage-events/ev_1/void", "POST"},
 			{"PUT", clockPath, "GET"},
 			{"GET", advancePath, "POST"},
 			{"DELETE", "/v1/invoices/inv_1", "GET, PATCH"},

@@ -177,6 +177,7 @@ func checkOperation(rt *rapid.T, e *testkit.Env, op contractOp, pool map[string]
 		return now
 	}}
 	req := drawRequest(g, op)
+	createdRange(req)
 	if fix := proseRules[op.op.OperationID]; fix != nil {
 		fix(g, req)
 	}
@@ -267,8 +268,15 @@ func breakRequest(g *gen, op contractOp, req *drawn) (breach, bool) {
 			}
 		case len(s.Enum) > 0:
 			set(req.query, "enum", "not_a_value")
+		case s.Format == "date-time":
+			set(req.query, "format", "yesterday")
 		}
 	}
+	// A query parameter the operation does not declare.
+	options = append(options, func() breach {
+		req.query["notAParameter"] = "1"
+		return breach{fields: []string{"notAParameter"}, rule: "unknown parameter"}
+	})
 	if len(options) == 0 {
 		return breach{}, false
 	}
@@ -497,6 +505,24 @@ var proseRules = map[string]func(g *gen, req *drawn){
 			}
 		}
 	},
+}
+
+// createdRange keeps a list's creation range in order, as every list's description says: createdTo
+// later than createdFrom.
+func createdRange(req *drawn) {
+	from, okFrom := req.query["createdFrom"]
+	to, okTo := req.query["createdTo"]
+	if !okFrom || !okTo {
+		return
+	}
+	f, err1 := time.Parse(time.RFC3339Nano, from)
+	t, err2 := time.Parse(time.RFC3339Nano, to)
+	if err1 == nil && err2 == nil && !t.After(f) {
+		req.query["createdFrom"], req.query["createdTo"] = to, from
+		if t.Equal(f) {
+			req.query["createdTo"] = f.Add(time.Second).Format(time.RFC3339Nano)
+		}
+	}
 }
 
 // smallLines keeps each line's amount, and the document's subtotal, within the largest amount

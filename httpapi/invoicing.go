@@ -12,6 +12,13 @@ func (s *Server) createInvoice(ctx context.Context, r *Request, body api.Invoice
 	return s.eng.Invoicing.CreateInvoice(ctx, r.Merchant, invoiceInput(body))
 }
 
+// listInvoices handles GET /v1/invoices.
+func (s *Server) listInvoices(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Invoicing.ListInvoices(ctx, r.Merchant, remit.InvoiceQuery{CustomerID: r.Query("customerId"),
+		BillingAccountID: r.Query("billingAccountId"), SubscriptionID: r.Query("subscriptionId"), Status: r.Query("status"),
+		Number: r.Query("number"), ListQuery: remit.ListQueryOf(r.Query)})
+}
+
 func invoiceInput(body api.InvoiceCreateRequest) remit.InvoiceDraftInput {
 	return remit.InvoiceDraftInput{
 		InvoiceID: deref(body.InvoiceId), CustomerID: body.CustomerId, BillingAccountID: body.BillingAccountId,
@@ -27,5 +34,6 @@ func (s *Server) finalizeInvoice(ctx context.Context, r *Request, body api.Invoi
 
 // listTaxTransactions handles GET /v1/tax-transactions.
 func (s *Server) listTaxTransactions(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Invoicing.ListTaxTransactions(ctx, r.Merchant, r.Query("status"), r.Query("sourceDocumentId"), r.Query("limit"), r.Query("cursor"))
+	return s.eng.Invoicing.ListTaxTransactions(ctx, r.Merchant, remit.TaxTransactionQuery{Status: r.Query("status"), SourceDocumentID: r.Query("sourceDocumentId"),
+		ListQuery: remit.ListQueryOf(r.Query)})
 }

@@ -43,5 +43,5 @@ func (s *Server) expireCustomerBalance(ctx context.Context, r *Request, body api
 
 // listCustomerBalanceEntries handles GET /v1/customers/{customerId}/balance/entries.
 func (s *Server) listCustomerBalanceEntries(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Ledger.ListBalanceEntries(ctx, r.Merchant, r.Path("customerId"), r.Query("currency"), r.Query("limit"), r.Query("cursor"))
+	return s.eng.Ledger.ListBalanceEntries(ctx, r.Merchant, r.Path("customerId"), remit.BalanceEntryQuery{Currency: r.Query("currency"), ListQuery: remit.ListQueryOf(r.Query)})
 }

@@ -13,6 +13,11 @@ func (s *Server) createMerchantAccount(ctx context.Context, r *Request, body api
 	return s.eng.Merchants.CreateMerchantAccount(ctx, r.Scope, r.Merchant, merchantInput(body))
 }
 
+// listMerchantAccounts handles GET /v1/merchant-accounts.
+func (s *Server) listMerchantAccounts(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Merchants.ListMerchantAccounts(ctx, r.Scope, remit.ListQueryOf(r.Query))
+}
+
 // submitMerchantOnboarding handles POST /v1/merchant-accounts/{merchantAccountId}/onboarding/submit.
 func (s *Server) submitMerchantOnboarding(ctx context.Context, r *Request, body api.OnboardingSubmitRequest) (any, error) {
 	return s.eng.Merchants.SubmitMerchantOnboarding(ctx, r.Scope, r.Path("merchantAccountId"), submissionInput(r, body))

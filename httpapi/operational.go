@@ -17,14 +17,19 @@ func (s *Server) mountOperational() {
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	})
+	// GET /readyz: 200 once the store answers and has every migration this binary knows; 503
+	// while it is unreachable or migrations are pending (docs/operations.md, "Readiness").
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		dialect, err := s.eng.Health.Ready(r.Context())
-		if err != nil {
-			s.log.Warn("readiness: store unreachable", "err", err)
+		ready, err := s.eng.Health.Ready(r.Context())
+		switch {
+		case err != nil:
+			s.log.WarnContext(r.Context(), "readiness: store unreachable", "err", err)
 			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "store": "unreachable"})
-			return
+		case ready.MigrationsPending:
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"status": "unavailable", "store": ready.Store, "migrations": "pending"})
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "store": ready.Store})
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "store": dialect})
 	})
 	if !s.cfg.MetricsElsewhere {
 		s.mux.Handle("GET /metrics", s.metricsRoute())

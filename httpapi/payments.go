@@ -18,13 +18,13 @@ func (s *Server) listPaymentReceipts(ctx context.Context, r *Request) (any, erro
 		Customer: r.Query("customer"), CustomerID: r.Query("customerId"), CustomerExternalID: r.Query("customerExternalId"),
 		BillingAccountID: r.Query("billingAccountId"), Invoice: r.Query("invoice"), InvoiceID: r.Query("invoiceId"),
 		PaymentID: r.Query("paymentId"), PaymentIntentID: r.Query("paymentIntentId"), Status: r.Query("status"),
-		Limit: r.Query("limit"), Offset: r.Query("offset"),
+		Limit: r.Query("limit"), Offset: r.Query("offset"), CreatedFrom: r.Query("createdFrom"), CreatedTo: r.Query("createdTo"),
 	})
 }
 
 // listSettlements handles GET /v1/merchant-accounts/{merchantAccountId}/settlements.
 func (s *Server) listSettlements(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Payments.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), r.Query("scope"), r.Query("limit"), r.Query("cursor"))
+	return s.eng.Payments.ListSettlements(ctx, r.Scope, r.Path("merchantAccountId"), remit.SettlementQuery{Scope: r.Query("scope"), ListQuery: remit.ListQueryOf(r.Query)})
 }
 
 // listPayments handles GET /v1/payments.

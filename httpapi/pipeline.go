@@ -24,6 +24,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 )
 
 // Request is what a handler sees: the authenticated caller, its scope, the path and query
@@ -113,16 +114,14 @@ func jsonProblem(err error) string {
 	return "malformed JSON"
 }
 
-type ctxKey int
-
-const requestIDKey ctxKey = 0
-
 // RequestID returns the request ID carried by ctx.
-func RequestID(ctx context.Context) string { id, _ := ctx.Value(requestIDKey).(string); return id }
+func RequestID(ctx context.Context) string { return telemetry.RequestID(ctx) }
 
 // withRequestID gives every request an ID (header Request-Id) and the headers every answer carries
-// (answerHeaders), recovers panics into a 500 envelope, logs one line per request and records
-// metrics.
+// (answerHeaders), starts its server span (a child of the caller's traceparent, while tracing is
+// on), recovers panics into a 500 envelope, logs one line per request and records metrics. Every
+// line logged with the request's context names its requestId (and its trace_id and span_id:
+// telemetry.LogHandler).
 func (s *Server) withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -130,14 +129,16 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		rw := &responseWriter{ResponseWriter: w}
 		rw.Header().Set("Request-Id", id)
 		answerHeaders(rw.Header())
-		ctx := context.WithValue(r.Context(), requestIDKey, id)
+		ctx, span := telemetry.StartServer(r)
+		ctx = telemetry.WithRequestID(ctx, id)
 		r = r.WithContext(ctx)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
+					telemetry.EndServer(span, r.Method, r.Pattern, 499, id)
 					panic(p)
 				}
-				s.log.Error("panic", "requestId", id, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				s.log.ErrorContext(ctx, "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if !rw.wrote {
 					s.writeError(rw, r, remit.Internal(fmt.Errorf("panic: %v", p)))
 				}
@@ -148,7 +149,8 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			}
 			d := time.Since(start)
 			s.metrics.observe(route, rw.status, d)
-			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("requestId", id), slog.String("method", r.Method),
+			telemetry.EndServer(span, r.Method, route, rw.status, id)
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", rw.status), slog.Duration("duration", d))
 		}()
 		next.ServeHTTP(rw, r)
@@ -334,6 +336,9 @@ func (s *Server) resolveScope(ctx context.Context, o *operation, req *Request, s
 	} else {
 		req.Scope, req.Merchant, err = s.eng.Access.ResolveScope(ctx, req.Principal, sp.env, sp.mid)
 	}
+	if err == nil {
+		telemetry.SetString(ctx, "remit.merchant_account_id", req.Scope.MerchantAccountID)
+	}
 	return err
 }
 
@@ -372,7 +377,7 @@ func (s *Server) validate(o *operation, req *Request) error {
 		Request: hr, PathParams: pathParams, Route: o.route, Options: validationOptions,
 	})
 	metaProblems, bounds := beyondContract(o.bodySchema, req.Body)
-	bounds = append(bodyText(o, req.Body), bounds...)
+	bounds = append(append(unknownQuery(o, hr), bodyText(o, req.Body)...), bounds...)
 	if err != nil || len(bounds) > 0 {
 		return withBodyRules(validationError(err, append(bounds, metaProblems...)...), o, req)
 	}
@@ -503,6 +508,28 @@ func idempotencyKey(hr *http.Request, o *operation, body []byte) (string, error)
 		return "", remit.Invalid(remit.FieldError{Field: "Idempotency-Key", Location: remit.InHeader, Reason: "invalid_length", Message: "Idempotency-Key must be 1 to 255 characters."})
 	}
 	return key, nil
+}
+
+// unknownQuery refuses the query parameters an API-key operation does not declare, as unknown body
+// fields are (422 unknown_parameter, one entry each, in name order): a misspelt filter must not
+// list everything. (The customer portal's pages are links a browser follows: what they carry is
+// the portal's to read.)
+func unknownQuery(o *operation, hr *http.Request) []remit.FieldError {
+	if o.auth != authBearer {
+		return nil
+	}
+	var p remit.Problems
+	names := make([]string, 0)
+	for name := range hr.URL.Query() {
+		if !o.query[name] {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p.Add(remit.InQuery, name, "unknown_parameter", "The query parameter "+strconv.Quote(name)+" is not a parameter of this operation; remove it (see the operation in /openapi.yaml or /docs).")
+	}
+	return p.Fields()
 }
 
 // paramCharacters refuses path and query parameters that contain NUL or are not UTF-8.
@@ -710,7 +737,7 @@ func (s *Server) errorAnswer(hr *http.Request, requestID string, err error) remi
 
 func (s *Server) logFault(hr *http.Request, status int, err error) {
 	if status >= 500 {
-		s.log.Error("request failed", "requestId", RequestID(hr.Context()), "status", status, "err", err.Error())
+		s.log.ErrorContext(hr.Context(), "request failed", "status", status, "err", err.Error())
 		s.metrics.storeError(err)
 	}
 }

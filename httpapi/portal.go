@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 )
 
 // customerPortalPut handles PUT /customer-portal/{tail...}?token=, authorized by a hosted token
@@ -45,5 +46,8 @@ func (s *Server) portalPayInvoice(ctx context.Context, r *Request, tok remit.Hos
 // after /customer-portal/ into its parts, for the routing of both portal operations.
 func (s *Server) portalRequest(ctx context.Context, r *Request) (remit.HostedToken, remit.MerchantAccount, []string, error) {
 	tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
+	if err == nil {
+		telemetry.SetString(ctx, "remit.merchant_account_id", m.ID)
+	}
 	return tok, m, strings.Split(r.Path("tail"), "/"), err
 }

@@ -12,6 +12,12 @@ func (s *Server) createQuote(ctx context.Context, r *Request, body api.QuoteCrea
 	return s.eng.Quotes.CreateQuote(ctx, r.Merchant, quoteInput(body))
 }
 
+// listQuotes handles GET /v1/quotes.
+func (s *Server) listQuotes(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Quotes.ListQuotes(ctx, r.Merchant, remit.QuoteQuery{CustomerID: r.Query("customerId"), Status: r.Query("status"),
+		ListQuery: remit.ListQueryOf(r.Query)})
+}
+
 func quoteInput(body api.QuoteCreateRequest) remit.QuoteInput {
 	return remit.QuoteInput{
 		QuoteID: deref(body.QuoteId), OrderType: string(body.OrderType), CustomerID: body.CustomerId,

@@ -86,6 +86,7 @@ type operation struct {
 	check      BodyCheck           // optional: the operation's own rules on its body, for one-pass 422s
 	bodyIdem   bool                // the body has an idempotencyKey field that stands in for the header
 	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
+	query      map[string]bool     // the query parameters it declares: any other is refused (422)
 	// foreignBody: the body is another system's, verified by its signature (a processor's
 	// webhook), whose text Remit neither stores nor shows as it is: the text rule does not apply.
 	foreignBody bool
@@ -106,6 +107,7 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	s := &Server{eng: eng, cfg: cfg, log: log, limiter: limiter, spec: spec, mux: http.NewServeMux(), ops: map[string]*operation{}, metrics: newMetrics()}
 	s.metrics.watchVerification(eng.Verification)
 	s.metrics.watchJobs(eng.Jobs)
+	s.metrics.watchOperations(eng.Operations, log)
 	handlers, err := s.handlers()
 	if err != nil {
 		return nil, err
@@ -190,9 +192,11 @@ func (s *Server) newOperation(path string, item *openapi3.PathItem, method strin
 	default:
 		o.auth = authBearer
 	}
+	o.query = map[string]bool{}
 	for _, p := range append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...) {
-		if p.Value != nil && p.Value.In == "query" && p.Value.Name == "environment" {
-			o.scoped = true
+		if p.Value != nil && p.Value.In == "query" {
+			o.query[p.Value.Name] = true
+			o.scoped = o.scoped || p.Value.Name == "environment"
 		}
 	}
 	codes := make([]int, 0)

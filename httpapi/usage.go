@@ -19,6 +19,12 @@ func (s *Server) createUsageEvent(ctx context.Context, r *Request, body api.Usag
 	return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, in)
 }
 
+// listUsageEvents handles GET /v1/usage-events.
+func (s *Server) listUsageEvents(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Usage.ListUsageEvents(ctx, r.Merchant, remit.UsageEventQuery{CustomerID: r.Query("customerId"), MeterID: r.Query("meterId"),
+		IncludeVoided: r.Query("includeVoided"), ListQuery: remit.ListQueryOf(r.Query)})
+}
+
 // meterInput is the meter a createMeter body describes.
 func meterInput(body api.MeterCreateRequest) remit.Meter {
 	return remit.Meter{MeterID: body.MeterId, Name: body.Name, Aggregation: string(body.Aggregation), UniqueProperty: body.UniqueProperty}
@@ -31,7 +37,7 @@ func (s *Server) createMeter(ctx context.Context, r *Request, body api.MeterCrea
 
 // listMeters handles GET /v1/meters.
 func (s *Server) listMeters(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Usage.ListMeters(ctx, r.Merchant, r.Query("limit"), r.Query("cursor"))
+	return s.eng.Usage.ListMeters(ctx, r.Merchant, remit.ListQueryOf(r.Query))
 }
 
 // createUsageThreshold handles POST /v1/usage-thresholds.
@@ -40,4 +46,10 @@ func (s *Server) createUsageThreshold(ctx context.Context, r *Request, body api.
 		ThresholdID: deref(body.ThresholdId), CustomerID: body.CustomerId, MeterID: body.MeterId,
 		Threshold: body.Threshold, Metadata: metadata(body.Metadata),
 	})
+}
+
+// listUsageThresholds handles GET /v1/usage-thresholds.
+func (s *Server) listUsageThresholds(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Usage.ListUsageThresholds(ctx, r.Merchant, remit.UsageThresholdQuery{CustomerID: r.Query("customerId"), MeterID: r.Query("meterId"),
+		Status: r.Query("status"), ListQuery: remit.ListQueryOf(r.Query)})
 }

@@ -62,7 +62,7 @@ func webhookEndpointInput(body api.WebhookEndpointCreateRequest) remit.WebhookEn
 
 // listWebhookEndpoints handles GET /v1/webhook-endpoints.
 func (s *Server) listWebhookEndpoints(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Webhooks.ListWebhookEndpoints(ctx, r.Scope, r.Query("limit"), r.Query("cursor"))
+	return s.eng.Webhooks.ListWebhookEndpoints(ctx, r.Scope, remit.ListQueryOf(r.Query))
 }
 
 // getWebhookEndpoint handles GET /v1/webhook-endpoints/{endpointId}.
@@ -87,7 +87,7 @@ func (s *Server) rotateWebhookEndpointSecret(ctx context.Context, r *Request, bo
 
 // listEvents handles GET /v1/events.
 func (s *Server) listEvents(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Webhooks.ListEvents(ctx, r.Scope, r.Query("type"), r.Query("limit"), r.Query("cursor"))
+	return s.eng.Webhooks.ListEvents(ctx, r.Scope, remit.EventQuery{Type: r.Query("type"), ListQuery: remit.ListQueryOf(r.Query)})
 }
 
 // getEvent handles GET /v1/events/{eventId}.
@@ -97,7 +97,7 @@ func (s *Server) getEvent(ctx context.Context, r *Request) (any, error) {
 
 // listEventDeliveries handles GET /v1/events/{eventId}/deliveries.
 func (s *Server) listEventDeliveries(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Webhooks.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), r.Query("limit"), r.Query("cursor"))
+	return s.eng.Webhooks.ListEventDeliveries(ctx, r.Scope, r.Path("eventId"), remit.ListQueryOf(r.Query))
 }
 
 // resendEvent handles POST /v1/events/{eventId}/resend.

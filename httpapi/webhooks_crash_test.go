@@ -1,10 +1,8 @@
 package httpapi_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -73,27 +71,9 @@ func TestWebhookSurvivesSIGKILL(t *testing.T) {
 	})
 
 	p := testkit.StartServe(t, bin, env, addr)
-	call := func(method, path string, body any) map[string]any {
+	call := func(method, path string, body any) {
 		t.Helper()
-		raw, _ := json.Marshal(body)
-		u := fmt.Sprintf("%s%s?environment=sandbox&merchantAccountId=%s", p.Base, path, tenant.MerchantAccounts["sandbox"])
-		r, _ := http.NewRequest(method, u, bytes.NewReader(raw))
-		r.Header.Set("Authorization", "Bearer "+tenant.APIKey)
-		r.Header.Set("Content-Type", "application/json")
-		res, err := http.DefaultClient.Do(r)
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if res.StatusCode >= 300 {
-			t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
-		}
-		var env struct {
-			Data map[string]any `json:"data"`
-		}
-		_ = json.Unmarshal(b, &env)
-		return env.Data
+		p.Call(t, tenant.APIKey, tenant.MerchantAccounts["sandbox"], method, path, body)
 	}
 	// The receiver's endpoint gets every webhook_endpoint.created event: its own, then one per
 	// endpoint created after it.

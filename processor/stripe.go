@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/stripe/stripe-go/v83"
 	"github.com/stripe/stripe-go/v83/webhook"
+
+	"github.com/remit-billing/remit/internal/telemetry"
 )
 
 // Stripe is the Stripe connector (docs/payments.md "Stripe"), on Stripe's official Go library. A
@@ -42,7 +46,9 @@ type StripeConfig struct {
 
 // NewStripe returns the connector for cfg.
 func NewStripe(cfg StripeConfig) *Stripe {
-	bc := &stripe.BackendConfig{}
+	// Stripe's own client settings (its 80 s timeout), through a transport that sends each call's
+	// span as its traceparent header while tracing is on.
+	bc := &stripe.BackendConfig{HTTPClient: &http.Client{Timeout: 80 * time.Second, Transport: telemetry.Transport(nil)}}
 	if cfg.APIURL != "" {
 		bc.URL = stripe.String(strings.TrimRight(cfg.APIURL, "/"))
 	}

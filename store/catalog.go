@@ -307,3 +307,49 @@ func (q Q) GetCoupons(ctx context.Context, merchantAccountID string, ids []strin
 	}
 	return out, wrapErr(rows.Err(), "store.GetCoupons")
 }
+
+// PriceFilter narrows a list of prices: equal filters, empty ones left out; Active, when set, the
+// archive state (active or archived prices only).
+type PriceFilter struct {
+	PriceType, MeterID, Currency, ProductID string
+	Active                                  *bool
+	ListPage
+}
+
+// ListPrices lists a merchant account's prices newest first; each filter reads its own index
+// (prices_list, prices_type_list, prices_meter_list, prices_currency_list, prices_product_list,
+// prices_active_list).
+func (q Q) ListPrices(ctx context.Context, merchantAccountID string, f PriceFilter) ([]remit.Price, error) {
+	base, args := activeFilter(`SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.Active)
+	query, args := pageQuery(base, args, f.ListPage,
+		Eq{"price_type", f.PriceType}, Eq{"meter_id", f.MeterID}, Eq{"currency", f.Currency}, Eq{"product_id", f.ProductID})
+	return queryAll(ctx, q, "store.ListPrices", func(row interface{ Scan(...any) error }) (remit.Price, error) {
+		return scanPrice(row, merchantAccountID)
+	}, nil, query, args...)
+}
+
+// CouponFilter narrows a list of coupons: Active, when set, to the active or the archived ones.
+type CouponFilter struct {
+	Active *bool
+	ListPage
+}
+
+// ListCoupons lists a merchant account's coupons newest first, over coupons_list or
+// coupons_active_list.
+func (q Q) ListCoupons(ctx context.Context, merchantAccountID string, f CouponFilter) ([]remit.Coupon, error) {
+	base, args := activeFilter(`SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.Active)
+	query, args := pageQuery(base, args, f.ListPage)
+	return queryAll(ctx, q, "store.ListCoupons", func(row interface{ Scan(...any) error }) (remit.Coupon, error) {
+		return scanCoupon(row, merchantAccountID)
+	}, nil, query, args...)
+}
+
+// activeFilter adds to a list's query the archive state of its rows (active = $n) when active is
+// set.
+func activeFilter(query string, args []any, active *bool) (string, []any) {
+	if active == nil {
+		return query, args
+	}
+	args = append(args, *active)
+	return query + " AND active = $" + itoa(len(args)), args
+}

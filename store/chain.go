@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/telemetry"
 )
 
 // The event chain (docs/verification.md): every event of a merchant account has its place in the
@@ -45,6 +46,11 @@ import (
 func (tx *Tx) writeEvents(ctx context.Context) error {
 	pending := tx.events
 	tx.events = nil
+	if telemetry.On() {
+		for _, e := range pending { // the webhook worker continues the write's trace (telemetry.Keep)
+			telemetry.Keep(ctx, e.ID)
+		}
+	}
 	accounts := make([]string, 0, 1)
 	for _, e := range pending {
 		if !slices.Contains(accounts, e.MerchantAccountID) {

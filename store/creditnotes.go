@@ -72,6 +72,22 @@ func (q Q) GetCreditNote(ctx context.Context, merchantAccountID, id string) (rem
 	return c, wrapErr(err, "store.GetCreditNote")
 }
 
+// CreditNoteFilter narrows a list of credit notes: equal filters, empty ones left out.
+type CreditNoteFilter struct {
+	InvoiceID, CustomerID string
+	ListPage
+}
+
+// ListCreditNotes lists a merchant account's credit notes newest first, over credit_notes_list,
+// credit_notes_invoice_list or credit_notes_customer_list.
+func (q Q) ListCreditNotes(ctx context.Context, merchantAccountID string, f CreditNoteFilter) ([]remit.CreditNote, error) {
+	query, args := pageQuery(`SELECT `+creditNoteColumns+` FROM credit_notes WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"invoice_id", f.InvoiceID}, Eq{"customer_id", f.CustomerID})
+	return queryAll(ctx, q, "store.ListCreditNotes", func(row interface{ Scan(...any) error }) (remit.CreditNote, error) {
+		return scanCreditNote(row, merchantAccountID)
+	}, nil, query, args...)
+}
+
 // ListInvoiceCreditNotes returns an invoice's credit notes in the order they were issued.
 func (q Q) ListInvoiceCreditNotes(ctx context.Context, merchantAccountID, invoiceID string) ([]remit.CreditNote, error) {
 	rows, err := q.Query(ctx, `SELECT `+creditNoteColumns+` FROM credit_notes WHERE merchant_account_id = $1 AND invoice_id = $2

@@ -114,32 +114,23 @@ func (q Q) CreateBillingAccount(ctx context.Context, b remit.BillingAccount) err
 	return wrapErr(err, "store.CreateBillingAccount")
 }
 
-// GetBillingAccount returns a merchant account's billing account with its default payment method,
-// or not_found. Locked, it takes the row lock (PostgreSQL).
-func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAccountID string, read Read) (b remit.BillingAccount, err error) {
-	var addr, pmID, brand, last4, dunning sql.NullString
-	var md string
-	var created int64
-	query := `SELECT b.id, b.customer_id, b.currency, b.collection_method, b.tax_address, b.default_payment_method_id,
+// billingAccountSelect reads billing accounts (b) with their default payment method's brand and
+// last four digits (scanBillingAccount).
+const billingAccountSelect = `SELECT b.id, b.customer_id, b.currency, b.collection_method, b.tax_address, b.default_payment_method_id,
 		pm.brand, pm.last4, b.metadata, b.created_at, b.dunning
 		FROM billing_accounts b LEFT JOIN payment_methods pm
 		  ON pm.merchant_account_id = b.merchant_account_id AND pm.id = b.default_payment_method_id
-		WHERE b.merchant_account_id = $1 AND b.id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-		if q.d == Postgres {
-			query += " OF b"
-		}
-	}
-	err = q.QueryRow(ctx, query, merchantAccountID, billingAccountID).
-		Scan(&b.BillingAccountID, &b.CustomerID, &b.Currency, &b.CollectionMethod, &addr, &pmID, &brand, &last4, &md, &created, &dunning)
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, remit.NotFound("billing account", billingAccountID, "")
-	}
+		WHERE b.merchant_account_id = $1`
+
+func scanBillingAccount(row interface{ Scan(...any) error }) (b remit.BillingAccount, err error) {
+	var addr, pmID, brand, last4, dunning sql.NullString
+	var md string
+	var created int64
+	err = row.Scan(&b.BillingAccountID, &b.CustomerID, &b.Currency, &b.CollectionMethod, &addr, &pmID, &brand, &last4, &md, &created, &dunning)
 	if err != nil {
-		return b, wrapErr(err, "store.GetBillingAccount")
+		return b, err
 	}
-	b.Object, b.MerchantAccountID = "billing_account", merchantAccountID
+	b.Object = "billing_account"
 	b.TaxAddress, b.Dunning = jsonOf[remit.Address](addr), jsonOf[remit.Dunning](dunning)
 	if pmID.Valid {
 		b.DefaultPaymentMethod = &remit.PaymentMethodSummary{PaymentMethodID: pmID.String, Brand: brand.String, Last4: last4.String}
@@ -159,6 +150,41 @@ func (q Q) UpdateBillingAccount(ctx context.Context, b remit.BillingAccount, at 
 		updated_at = $7 WHERE merchant_account_id = $1 AND id = $2`,
 		b.MerchantAccountID, b.BillingAccountID, b.CollectionMethod, pm, jsonText(b.Dunning), metadataText(b.Metadata), remit.Micros(at))
 	return wrapErr(err, "store.UpdateBillingAccount")
+}
+
+// GetBillingAccount returns a merchant account's billing account with its default payment method,
+// or not_found. Locked, it takes the row lock (PostgreSQL).
+func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAccountID string, read Read) (b remit.BillingAccount, err error) {
+	query := billingAccountSelect + ` AND b.id = $2`
+	if read.ForUpdate {
+		query += q.ForUpdate()
+		if q.d == Postgres {
+			query += " OF b"
+		}
+	}
+	b, err = scanBillingAccount(q.QueryRow(ctx, query, merchantAccountID, billingAccountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return b, remit.NotFound("billing account", billingAccountID, "")
+	}
+	if err != nil {
+		return b, wrapErr(err, "store.GetBillingAccount")
+	}
+	b.MerchantAccountID = merchantAccountID
+	return b, nil
+}
+
+// BillingAccountFilter narrows a list of billing accounts (an empty CustomerID: every customer's).
+type BillingAccountFilter struct {
+	CustomerID string
+	ListPage
+}
+
+// ListBillingAccounts lists a merchant account's billing accounts newest first, with their
+// default payment method, over billing_accounts_list or billing_accounts_customer_list.
+func (q Q) ListBillingAccounts(ctx context.Context, merchantAccountID string, f BillingAccountFilter) ([]remit.BillingAccount, error) {
+	f.TimeColumn, f.Tie = "b.created_at", "b.id"
+	query, args := pageQuery(billingAccountSelect, []any{merchantAccountID}, f.ListPage, Eq{"b.customer_id", f.CustomerID})
+	return queryAll(ctx, q, "store.ListBillingAccounts", scanBillingAccount, func(b *remit.BillingAccount) { b.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // SetDefaultPaymentMethod makes paymentMethodID the billing account's default.
@@ -201,7 +227,7 @@ func (q Q) PaymentMethodFor(ctx context.Context, merchantAccountID, paymentMetho
 }
 
 // CustomerPaymentMethods lists a customer's attached payment methods, newest first (at most 100),
-// over payment_methods_customer.
+// over payment_methods_customer_list.
 func (q Q) CustomerPaymentMethods(ctx context.Context, merchantAccountID, customerID string) ([]remit.PaymentMethod, error) {
 	return queryAll(ctx, q, "store.CustomerPaymentMethods", scanPaymentMethod, func(m *remit.PaymentMethod) { m.MerchantAccountID = merchantAccountID },
 		`SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND customer_id = $2 AND detached_at IS NULL
@@ -245,6 +271,29 @@ func (q Q) ClearDefaultPaymentMethod(ctx context.Context, merchantAccountID, bil
 	_, err := q.exec(ctx, `UPDATE billing_accounts SET default_payment_method_id = NULL, updated_at = $4
 		WHERE merchant_account_id = $1 AND id = $2 AND default_payment_method_id = $3`, merchantAccountID, billingAccountID, paymentMethodID, remit.Micros(at))
 	return wrapErr(err, "store.ClearDefaultPaymentMethod")
+}
+
+// ListPaymentMethods lists a customer's attached payment methods newest first, over
+// payment_methods_customer_list.
+func (q Q) ListPaymentMethods(ctx context.Context, merchantAccountID, customerID string, p ListPage) ([]remit.PaymentMethod, error) {
+	query, args := pageQuery(`SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND customer_id = $2 AND detached_at IS NULL`,
+		[]any{merchantAccountID, customerID}, p)
+	return queryAll(ctx, q, "store.ListPaymentMethods", scanPaymentMethod, func(m *remit.PaymentMethod) { m.MerchantAccountID = merchantAccountID }, query, args...)
+}
+
+// DefaultPaymentMethods returns, for each payment method of a customer that is a billing
+// account's default, the IDs of those billing accounts (oldest first).
+func (q Q) DefaultPaymentMethods(ctx context.Context, merchantAccountID, customerID string) (map[string][]string, error) {
+	type pair struct{ method, account string }
+	pairs, err := queryAll(ctx, q, "store.DefaultPaymentMethods", func(row interface{ Scan(...any) error }) (p pair, err error) {
+		return p, row.Scan(&p.method, &p.account)
+	}, nil, `SELECT default_payment_method_id, id FROM billing_accounts WHERE merchant_account_id = $1 AND customer_id = $2
+		AND default_payment_method_id IS NOT NULL ORDER BY created_at, id`, merchantAccountID, customerID)
+	out := map[string][]string{}
+	for _, p := range pairs {
+		out[p.method] = append(out[p.method], p.account)
+	}
+	return out, err
 }
 
 const paymentMethodColumns = `id, customer_id, billing_account_id, type, brand, last4, test_card, processor_customer, created_at, detached_at`
@@ -377,16 +426,19 @@ func (q Q) GetHostedToken(ctx context.Context, tokenHash string) (t remit.Hosted
 	return t, nil
 }
 
-// CustomerFilter narrows the dashboard's list of customers: Search is a customer ID or an e-mail
-// address (exact), or the start of a name (any case); empty lists all. A keyset position
-// (AfterID empty: the first page); one more than Limit is returned.
+// CustomerFilter narrows a list of customers. Search is the dashboard's: a customer ID or an
+// e-mail address (exact), or the start of a name (any case). Email is the API's exact e-mail, over
+// customers_email; Prefix the API's search=, the start of the name or of the e-mail address (any
+// case). Empty fields do not filter. A keyset position (AfterID empty: the first page); one more
+// than Limit is returned.
 type CustomerFilter struct {
-	Search string
+	Search, Email, Prefix string
 	ListPage
 }
 
-// ListCustomers lists a merchant account's customers newest first, over customers_list. A name
-// search reads the account's customers in that order until a page matches.
+// ListCustomers lists a merchant account's customers newest first, over customers_list (or
+// customers_email). A search (Search, Prefix) reads the account's customers in that order until a
+// page matches: no index orders the customers whose name starts with some text by creation time.
 func (q Q) ListCustomers(ctx context.Context, merchantAccountID string, f CustomerFilter) ([]remit.Customer, error) {
 	query := `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
 		FROM customers WHERE merchant_account_id = $1`
@@ -395,7 +447,14 @@ func (q Q) ListCustomers(ctx context.Context, merchantAccountID string, f Custom
 		args = append(args, f.Search, strings.ToLower(escapeLike(f.Search))+"%")
 		query += ` AND (id = $2 OR email = $2 OR LOWER(name) LIKE $3 ESCAPE '\')`
 	}
-	query, args = pageQuery(query, args, f.ListPage)
+	if f.Prefix != "" {
+		// Both sides folded by the store's LOWER: SQLite folds ASCII letters only, PostgreSQL by its
+		// collation; either way a prefix written as stored always matches.
+		args = append(args, escapeLike(f.Prefix)+"%")
+		n := itoa(len(args))
+		query += ` AND (LOWER(name) LIKE LOWER($` + n + `) ESCAPE '\' OR LOWER(email) LIKE LOWER($` + n + `) ESCAPE '\')`
+	}
+	query, args = pageQuery(query, args, f.ListPage, Eq{"email", f.Email})
 	return queryAll(ctx, q, "store.ListCustomers", scanCustomerRow, func(c *remit.Customer) { c.MerchantAccountID = merchantAccountID }, query, args...)
 }
 

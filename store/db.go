@@ -16,7 +16,10 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
-	"modernc.org/sqlite"               // pure Go; opened through sqliteConnector (stmtcache.go)
+	"github.com/pressly/goose/v3"
+	"modernc.org/sqlite" // pure Go; opened through sqliteConnector (stmtcache.go)
+
+	"github.com/remit-billing/remit/internal/telemetry"
 )
 
 // Dialect names the SQL dialect of a store.
@@ -38,9 +41,10 @@ type DB struct {
 	chains  chainGroups     // PostgreSQL: chaining after commit, coalesced per account (chain.go)
 	auth    *authListener   // PostgreSQL: the auth version kept by LISTEN (auth_listen.go)
 
-	onChained     atomic.Pointer[func()]        // runs after each background chaining pass
-	chainDispatch atomic.Pointer[ChainDispatch] // dispatches what a chaining pass chains (chain.go)
-	retries       atomic.Int64                  // transactions RetryTx ran again (retry.go)
+	onChained     atomic.Pointer[func()]         // runs after each background chaining pass
+	chainDispatch atomic.Pointer[ChainDispatch]  // dispatches what a chaining pass chains (chain.go)
+	retries       atomic.Int64                   // transactions RetryTx ran again (retry.go)
+	checker       atomic.Pointer[goose.Provider] // reads whether migrations are pending (migrate.go)
 }
 
 // The SQLite writer's page cache (negative: KiB), which holds a group-commit batch's pages. The
@@ -53,10 +57,9 @@ func Open(ctx context.Context, rawURL string) (db *DB, err error) {
 	defer wrap(&err, "store.Open")
 	switch {
 	case strings.HasPrefix(rawURL, "sqlite:"):
-		path := strings.TrimPrefix(rawURL, "sqlite:")
-		path = strings.TrimPrefix(path, "//")
-		if path == "" {
-			return nil, errors.New("sqlite URL needs a file path, as in sqlite:remit.db")
+		path, err := SQLitePath(rawURL)
+		if err != nil {
+			return nil, err
 		}
 		dsn := func(extra string) string {
 			return "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)" + extra
@@ -170,10 +173,23 @@ func (db *DB) Tx(ctx context.Context, fn func(ctx context.Context, tx *Tx) error
 	if tx, ok := ctx.Value(txKey{}).(*Tx); ok && tx != nil {
 		return fn(ctx, tx)
 	}
+	ctx, span := telemetry.StartChild(ctx, "store.tx") // a span only inside a traced operation
+	if span.IsRecording() {
+		telemetry.Strings(span, "db.system.name", db.dialect.systemName())
+		defer func() { telemetry.End(span, err) }()
+	}
 	if db.gc != nil {
 		return db.gc.run(ctx, fn)
 	}
 	return db.pgTx(ctx, fn)
+}
+
+// systemName is the dialect's db.system.name in OpenTelemetry's words.
+func (d Dialect) systemName() string {
+	if d == Postgres {
+		return "postgresql"
+	}
+	return "sqlite"
 }
 
 // runFn runs fn and then the transaction's before-commit hooks.

@@ -226,13 +226,19 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 		return inv, wrapErr(err, "store.GetInvoice")
 	}
 	inv.MerchantAccountID = merchantAccountID
+	return inv, wrapErr(q.fillLines(ctx, &inv, doc), "store.GetInvoice")
+}
+
+// fillLines sets an invoice's lines from its lines_doc, or from invoice_lines when the doc is not
+// kept (NULL).
+func (q Q) fillLines(ctx context.Context, inv *remit.Invoice, doc sql.NullString) (err error) {
 	if doc.Valid {
 		inv.Lines, err = linesOfDoc(doc.String)
-		return inv, wrapErr(err, "store.GetInvoice: lines_doc")
+		return wrapErr(err, "lines_doc")
 	}
-	rows, err := q.tableLineRows(ctx, merchantAccountID, invoiceID)
+	rows, err := q.tableLineRows(ctx, inv.MerchantAccountID, inv.InvoiceID)
 	inv.Lines = linesOf(rows)
-	return inv, wrapErr(err, "store.GetInvoice: lines")
+	return wrapErr(err, "lines")
 }
 
 // --- tax transactions ---
@@ -305,19 +311,51 @@ func (q Q) ListDunningInvoices(ctx context.Context, merchantAccountID, billingAc
 }
 
 // InvoiceFilter narrows a list of invoices: equal filters (empty: any), a page size and a
-// keyset position (AfterID empty: the first page). One more than Limit is returned.
+// keyset position (AfterID empty: the first page). One more than Limit is returned. Lines reads
+// each invoice's lines too (the API's list; the dashboard's goes without).
 type InvoiceFilter struct {
-	CustomerID, Status string
+	CustomerID, Status, BillingAccountID, SubscriptionID, Number string
+	Lines                                                        bool
 	ListPage
 }
 
-// ListInvoices lists a merchant account's invoices newest first, without their lines (the
-// dashboard's list; an invoice's lines come with GetInvoice). A page is one range of an index:
-// invoices_customer_list with a customer, else invoices_list.
+// ListInvoices lists a merchant account's invoices newest first. A page is one range of an index:
+// invoices_customer_list with a customer, invoices_status_list, invoices_billing_account_list or
+// invoices_subscription_list with those, else invoices_list; a number names one invoice
+// (invoices_number). With Lines, each invoice's lines come from its lines_doc, in the same row.
 func (q Q) ListInvoices(ctx context.Context, merchantAccountID string, f InvoiceFilter) ([]remit.Invoice, error) {
-	query, args := pageQuery(`SELECT `+invoiceColumns+` FROM invoices WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
-		Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListInvoices", scanInvoice, func(inv *remit.Invoice) { inv.MerchantAccountID = merchantAccountID }, query, args...)
+	type row struct {
+		inv remit.Invoice
+		doc sql.NullString
+	}
+	columns := invoiceColumns
+	if f.Lines {
+		columns += `, lines_doc`
+	}
+	query, args := pageQuery(`SELECT `+columns+` FROM invoices WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status}, Eq{"billing_account_id", f.BillingAccountID},
+		Eq{"subscription_id", f.SubscriptionID}, Eq{"number", f.Number})
+	rows, err := queryAll(ctx, q, "store.ListInvoices", func(sc interface{ Scan(...any) error }) (r row, err error) {
+		if !f.Lines {
+			r.inv, err = scanInvoice(sc)
+			return r, err
+		}
+		r.inv, err = scanInvoiceAnd(sc, &r.doc)
+		return r, err
+	}, func(r *row) { r.inv.MerchantAccountID = merchantAccountID }, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]remit.Invoice, len(rows))
+	for i, r := range rows {
+		if f.Lines {
+			if err := q.fillLines(ctx, &r.inv, r.doc); err != nil {
+				return nil, wrapErr(err, "store.ListInvoices")
+			}
+		}
+		out[i] = r.inv
+	}
+	return out, nil
 }
 
 // --- the parties of finalized invoices ---

@@ -12,16 +12,17 @@ import "fmt"
 // cannot bound an index scan with the OR and walks every newer row (25 ms at depth 100,000 vs
 // 0.4 ms; docs/performance.md "Settlements paging").
 func KeysetClause(argN int, afterCreated int64, afterID string) (cond string, args []any, order string) {
-	return keysetOn("id", argN, afterCreated, afterID)
+	return keysetOn("created_at", "id", argN, afterCreated, afterID)
 }
 
-// keysetOn is KeysetClause with tie, not id, ordering the rows of equal created_at: the ledger
-// pages on (created_at, seq), its entries' append order (ledger.go).
-func keysetOn(tie string, argN int, afterCreated int64, after string) (cond string, args []any, order string) {
-	order = " ORDER BY created_at DESC, " + tie + " DESC"
+// keysetOn is KeysetClause over (column, tie): a list ordered by another time column (usage
+// events: ts) or whose rows of equal time are ordered by another column than id (the ledger:
+// seq, its entries' append order; ledger.go).
+func keysetOn(column, tie string, argN int, afterCreated int64, after string) (cond string, args []any, order string) {
+	order = " ORDER BY " + column + " DESC, " + tie + " DESC"
 	if after == "" {
 		return "", nil, order
 	}
-	cond = fmt.Sprintf(" AND (created_at, %s) < ($%d, $%d)", tie, argN, argN+1)
+	cond = fmt.Sprintf(" AND (%s, %s) < ($%d, $%d)", column, tie, argN, argN+1)
 	return cond, []any{afterCreated, after}, order
 }

@@ -67,25 +67,18 @@ func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, e
 // ListBalanceEntries returns every entry of a customer, newest first (creation time, then append
 // order).
 func (q Q) ListBalanceEntries(ctx context.Context, merchantAccountID, customerID string) ([]remit.BalanceEntry, error) {
-	_, _, order := keysetOn("seq", 0, 0, "") // the order of PageBalanceEntries' pages, from one place
-	return q.queryEntries(ctx, "store.ListBalanceEntries", `SELECT `+entryColumns+` FROM balance_entries
-		WHERE merchant_account_id = $1 AND customer_id = $2`+order, merchantAccountID, merchantAccountID, customerID)
+	return q.PageBalanceEntries(ctx, merchantAccountID, customerID, "", ListPage{})
 }
 
-// PageBalanceEntries returns up to limit entries of a customer, in currency when it is not "", in
-// the order of ListBalanceEntries, after the keyset position (afterCreated, afterSeq; afterSeq ""
-// on the first page). Each page reads one range of balance_entries_order, or with a currency of
-// balance_entries_currency.
-func (q Q) PageBalanceEntries(ctx context.Context, merchantAccountID, customerID, currency string, afterCreated int64, afterSeq string, limit int) ([]remit.BalanceEntry, error) {
-	where := ` WHERE merchant_account_id = $1 AND customer_id = $2`
-	args := []any{merchantAccountID, customerID}
-	if currency != "" {
-		args = append(args, currency)
-		where += ` AND currency = $3`
-	}
-	cond, kargs, order := keysetOn("seq", len(args)+1, afterCreated, afterSeq)
-	return q.queryEntries(ctx, "store.PageBalanceEntries", `SELECT `+entryColumns+` FROM balance_entries`+where+cond+order+` LIMIT `+itoa(limit),
-		merchantAccountID, append(args, kargs...)...)
+// PageBalanceEntries returns a page of a customer's entries (every entry when p.Limit is 0), in
+// currency when it is not "", newest first by creation time then append order (seq): the keyset
+// position of p is (created_at, seq). Each page reads one range of balance_entries_order, or with
+// a currency of balance_entries_currency.
+func (q Q) PageBalanceEntries(ctx context.Context, merchantAccountID, customerID, currency string, p ListPage) ([]remit.BalanceEntry, error) {
+	p.Tie = "seq"
+	query, args := pageQuery(`SELECT `+entryColumns+` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2`,
+		[]any{merchantAccountID, customerID}, p, Eq{"currency", currency})
+	return q.queryEntries(ctx, "store.PageBalanceEntries", query, merchantAccountID, args...)
 }
 
 // queryEntries runs a query of entryColumns and scans its rows ([] when there are none).

@@ -189,6 +189,14 @@ func (q Q) UpdateMerchantAccount(ctx context.Context, id, displayName string, pr
 	return wrapErr(err, "store.UpdateMerchantAccount")
 }
 
+// ListMerchantAccounts lists an organization's merchant accounts in one environment newest first,
+// over merchant_accounts_list.
+func (q Q) ListMerchantAccounts(ctx context.Context, organizationID string, env remit.Environment, p ListPage) ([]remit.MerchantAccount, error) {
+	query, args := pageQuery(`SELECT `+merchantColumns+` FROM merchant_accounts WHERE organization_id = $1 AND environment = $2`,
+		[]any{organizationID, string(env)}, p)
+	return queryAll(ctx, q, "store.ListMerchantAccounts", scanMerchant, nil, query, args...)
+}
+
 // SetMerchantClockOffset stores the sandbox clock offset of a merchant account.
 func (q Q) SetMerchantClockOffset(ctx context.Context, id string, offset time.Duration, now time.Time) error {
 	q.authChanged(ctx)

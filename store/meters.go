@@ -72,21 +72,9 @@ func (q Q) PutMeter(ctx context.Context, m remit.Meter, exists bool) error {
 }
 
 // ListMeters is a page of the merchant account's created meters, newest first (keyset paging).
-func (q Q) ListMeters(ctx context.Context, merchantAccountID string, afterCreated int64, afterID string, limit int) ([]remit.Meter, error) {
-	cond, kargs, order := KeysetClause(2, afterCreated, afterID)
-	rows, err := q.Query(ctx, `SELECT `+meterColumns+` FROM meters WHERE merchant_account_id = $1 AND implicit = FALSE`+cond+order+
-		` LIMIT `+itoa(limit), append([]any{merchantAccountID}, kargs...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListMeters")
-	}
-	defer rows.Close()
-	var out []remit.Meter
-	for rows.Next() {
-		m, err := scanMeter(rows, merchantAccountID)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListMeters")
-		}
-		out = append(out, m)
-	}
-	return out, wrapErr(rows.Err(), "store.ListMeters")
+func (q Q) ListMeters(ctx context.Context, merchantAccountID string, p ListPage) ([]remit.Meter, error) {
+	query, args := pageQuery(`SELECT `+meterColumns+` FROM meters WHERE merchant_account_id = $1 AND implicit = FALSE`, []any{merchantAccountID}, p)
+	return queryAll(ctx, q, "store.ListMeters", func(row interface{ Scan(...any) error }) (remit.Meter, error) {
+		return scanMeter(row, merchantAccountID)
+	}, nil, query, args...)
 }

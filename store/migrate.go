@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -35,8 +36,39 @@ func (db *DB) Migrate(ctx context.Context) (err error) {
 	return err
 }
 
+// MigrationsPending reports whether the store's schema is behind this binary's migrations: one it
+// knows is not applied (a new store, a store another process is migrating right now, or one a
+// process started with REMIT_AUTO_MIGRATE=false reads before `remit migrate` ran). It reads the
+// version table through the read pool and without the migration lock, so it waits neither for a
+// migration in progress nor for the SQLite writer. A store that answers but has no version table
+// has nothing applied: pending. A migration of a newer binary is not pending for this one.
+func (db *DB) MigrationsPending(ctx context.Context) (bool, error) {
+	p := db.checker.Load()
+	if p == nil {
+		var err error
+		if p, err = db.migrationsOn(ctx, db.read, false); err != nil {
+			return false, wrapErr(err, "store.MigrationsPending")
+		}
+		db.checker.Store(p)
+	}
+	pending, err := p.HasPending(ctx)
+	if err == nil {
+		return pending, nil
+	}
+	if perr := db.Ping(ctx); perr != nil {
+		return false, wrapErr(perr, "store.MigrationsPending")
+	}
+	return true, nil // the store answers, its version table does not: nothing is applied yet
+}
+
 // migrations is the goose provider of the store's migrations: the SQL files and the Go ones.
 func (db *DB) migrations(ctx context.Context) (*goose.Provider, error) {
+	return db.migrationsOn(ctx, db.write, true)
+}
+
+// migrationsOn is the goose provider over pool; locked: with PostgreSQL's session lock, for
+// migrating.
+func (db *DB) migrationsOn(ctx context.Context, pool *sql.DB, locked bool) (*goose.Provider, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return nil, err
@@ -45,6 +77,8 @@ func (db *DB) migrations(ctx context.Context) (*goose.Provider, error) {
 	var opts []goose.ProviderOption
 	if db.dialect == Postgres {
 		dialect = goose.DialectPostgres
+	}
+	if db.dialect == Postgres && locked {
 		// One lock per database and schema: processes migrating the same store wait for each
 		// other; different schemas (tests) do not.
 		var where string
@@ -60,7 +94,7 @@ func (db *DB) migrations(ctx context.Context) (*goose.Provider, error) {
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
 	opts = append(opts, goose.WithGoMigrations(chainMigration(), authVersionMigration(db.dialect), usageClusteredMigration(db.dialect), linesDocMigration(db.dialect), authNotifyMigration(db.dialect)))
-	return goose.NewProvider(dialect, db.write, fsys, opts...)
+	return goose.NewProvider(dialect, pool, fsys, opts...)
 }
 
 func isDomain(err error) bool {

@@ -304,8 +304,10 @@ type ReceiptFilter struct {
 	PaymentID          string
 	PaymentIntentID    string
 	Status             string
-	Offset             int64
-	Limit              int
+	// CreatedFrom and CreatedTo bound the creation time, [from, to) in Unix microseconds; 0: no bound.
+	CreatedFrom, CreatedTo int64
+	Offset                 int64
+	Limit                  int
 }
 
 // ListReceipts returns up to f.Limit+1 receipts newest first after skipping f.Offset (the extra one
@@ -314,23 +316,10 @@ func (q Q) ListReceipts(ctx context.Context, merchantAccountID string, f Receipt
 	query, args := equalFilters(`SELECT `+receiptColumns+` FROM payment_receipts WHERE merchant_account_id = $1`, []any{merchantAccountID},
 		colValue{"customer_id", f.CustomerID}, colValue{"customer_external_id", f.CustomerExternalID}, colValue{"billing_account_id", f.BillingAccountID},
 		colValue{"invoice_id", f.InvoiceID}, colValue{"payment_id", f.PaymentID}, colValue{"payment_intent_id", f.PaymentIntentID}, colValue{"status", f.Status})
+	query, args = rangeFilter(query, args, ListPage{CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
 	args = append(args, f.Limit+1, f.Offset)
 	query += ` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(args)-1) + ` OFFSET $` + itoa(len(args))
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListReceipts")
-	}
-	defer rows.Close()
-	var out []remit.PaymentReceipt
-	for rows.Next() {
-		r, err := scanReceipt(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListReceipts")
-		}
-		r.MerchantAccountID = merchantAccountID
-		out = append(out, r)
-	}
-	return out, wrapErr(rows.Err(), "store.ListReceipts")
+	return queryAll(ctx, q, "store.ListReceipts", scanReceipt, func(r *remit.PaymentReceipt) { r.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // --- settlements ---
@@ -403,12 +392,10 @@ func (q Q) GetSettlement(ctx context.Context, merchantAccountID, settlementID st
 	return s, wrapErr(err, "store.GetSettlement")
 }
 
-// SettlementFilter filters and pages the settlement list. Limit 0 returns every row.
+// SettlementFilter filters and pages the settlement list (Limit 0: every row).
 type SettlementFilter struct {
-	Status       string // "" for all
-	AfterCreated int64
-	AfterID      string
-	Limit        int
+	Status string // "" for all
+	ListPage
 }
 
 // ListSettlements returns settlements newest first after the keyset position: up to f.Limit+1 of
@@ -416,34 +403,9 @@ type SettlementFilter struct {
 // With the (merchant_account_id[, status], created_at, id) indexes a page costs the same at any
 // depth.
 func (q Q) ListSettlements(ctx context.Context, merchantAccountID string, f SettlementFilter) ([]remit.Settlement, error) {
-	query := `SELECT ` + settlementColumns + ` FROM settlements WHERE merchant_account_id = $1`
-	args := []any{merchantAccountID}
-	if f.Status != "" {
-		args = append(args, f.Status)
-		query += " AND status = $" + itoa(len(args))
-	}
-	cond, kargs, order := KeysetClause(len(args)+1, f.AfterCreated, f.AfterID)
-	args = append(args, kargs...)
-	query += cond + order
-	if f.Limit > 0 {
-		args = append(args, f.Limit+1)
-		query += " LIMIT $" + itoa(len(args))
-	}
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListSettlements")
-	}
-	defer rows.Close()
-	var out []remit.Settlement
-	for rows.Next() {
-		s, err := scanSettlement(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListSettlements")
-		}
-		s.MerchantAccountID = merchantAccountID
-		out = append(out, s)
-	}
-	return out, wrapErr(rows.Err(), "store.ListSettlements")
+	query, args := pageQuery(`SELECT `+settlementColumns+` FROM settlements WHERE merchant_account_id = $1`, []any{merchantAccountID},
+		f.ListPage, Eq{"status", f.Status})
+	return queryAll(ctx, q, "store.ListSettlements", scanSettlement, func(s *remit.Settlement) { s.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // --- payouts ---

@@ -49,30 +49,54 @@ func (q Q) UpdateQuote(ctx context.Context, qt remit.Quote) error {
 // (PostgreSQL) until the transaction ends.
 func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, read Read) (qt remit.Quote, err error) {
 	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	var sub, terms, inv sql.NullString
-	var accepted, canceled sql.NullInt64
-	var coupons, versions, md string
-	var created, updated int64
-	err = q.QueryRow(ctx, query, merchantAccountID, quoteID).Scan(&qt.QuoteID, &qt.Status, &qt.OrderType, &qt.CustomerID,
-		&qt.BillingAccountID, &sub, &qt.Currency, &coupons, &terms, &qt.Version, &versions, &inv, &accepted, &md, &created, &updated, &canceled)
+	qt, err = scanQuote(q.QueryRow(ctx, query, merchantAccountID, quoteID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return qt, remit.NotFound("quote", quoteID, "")
 	}
 	if err != nil {
 		return qt, wrapErr(err, "store.GetQuote")
 	}
-	qt.Object, qt.MerchantAccountID = "quote", merchantAccountID
+	qt.MerchantAccountID = merchantAccountID
+	return qt, nil
+}
+
+// scanQuote scans a row of quoteColumns.
+func scanQuote(row interface{ Scan(...any) error }) (qt remit.Quote, err error) {
+	var sub, terms, inv sql.NullString
+	var accepted, canceled sql.NullInt64
+	var coupons, versions, md string
+	var created, updated int64
+	err = row.Scan(&qt.QuoteID, &qt.Status, &qt.OrderType, &qt.CustomerID,
+		&qt.BillingAccountID, &sub, &qt.Currency, &coupons, &terms, &qt.Version, &versions, &inv, &accepted, &md, &created, &updated, &canceled)
+	if err != nil {
+		return qt, err
+	}
+	qt.Object = "quote"
 	qt.SubscriptionID, qt.Terms, qt.InvoiceID, qt.AcceptedAt = textPtr(sub), textPtr(terms), textPtr(inv), timePtr(accepted)
 	qt.CanceledAt = timePtr(canceled)
 	qt.Metadata, qt.CreatedAt, qt.UpdatedAt = metadataOf(md), remit.FromMicros(created), remit.FromMicros(updated)
 	if err := json.Unmarshal([]byte(coupons), &qt.CouponIDs); err != nil {
-		return qt, wrapErr(err, "store.GetQuote: coupons")
+		return qt, fmt.Errorf("coupons: %w", err)
 	}
 	if err := json.Unmarshal([]byte(versions), &qt.Versions); err != nil {
-		return qt, wrapErr(err, "store.GetQuote: versions")
+		return qt, fmt.Errorf("versions: %w", err)
 	}
 	qt.SyncCurrent()
 	return qt, nil
+}
+
+// QuoteFilter narrows a list of quotes: equal filters, empty ones left out.
+type QuoteFilter struct {
+	CustomerID, Status string
+	ListPage
+}
+
+// ListQuotes lists a merchant account's quotes newest first, with their versions, over
+// quotes_list, quotes_customer_list or quotes_status_list.
+func (q Q) ListQuotes(ctx context.Context, merchantAccountID string, f QuoteFilter) ([]remit.Quote, error) {
+	query, args := pageQuery(`SELECT `+quoteColumns+` FROM quotes WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
+	return queryAll(ctx, q, "store.ListQuotes", scanQuote, func(qt *remit.Quote) { qt.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // --- subscriptions ---

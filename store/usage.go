@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
@@ -39,19 +40,29 @@ func ceilHour(us int64) int64 {
 // GetUsageEvent returns a merchant account's usage event, or not_found. Locked, it takes the
 // row lock (PostgreSQL).
 func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string, read Read) (e remit.UsageEvent, err error) {
-	var ts, created int64
-	var props, unique, corrections sql.NullString
-	var voided, seq sql.NullInt64
-	err = q.QueryRow(ctx, `SELECT id, customer_id, meter_id, quantity, ts, created_at, properties, unique_value, voided_at, corrections, seq
-		FROM usage_events WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read), merchantAccountID, eventID).
-		Scan(&e.EventID, &e.CustomerID, &e.MeterID, &e.Quantity, &ts, &created, &props, &unique, &voided, &corrections, &seq)
+	e, err = scanUsageEvent(q.QueryRow(ctx, `SELECT `+usageEventColumns+` FROM usage_events WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
+		merchantAccountID, eventID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, remit.NotFound("usage event", eventID, "")
 	}
 	if err != nil {
 		return e, wrapErr(err, "store.GetUsageEvent")
 	}
-	e.Object, e.MerchantAccountID, e.Status = "usage_event", merchantAccountID, remit.UsageRecorded
+	e.MerchantAccountID = merchantAccountID
+	return e, nil
+}
+
+const usageEventColumns = `id, customer_id, meter_id, quantity, ts, created_at, properties, unique_value, voided_at, corrections, seq`
+
+// scanUsageEvent scans a row of usageEventColumns.
+func scanUsageEvent(row interface{ Scan(...any) error }) (e remit.UsageEvent, err error) {
+	var ts, created int64
+	var props, unique, corrections sql.NullString
+	var voided, seq sql.NullInt64
+	if err = row.Scan(&e.EventID, &e.CustomerID, &e.MeterID, &e.Quantity, &ts, &created, &props, &unique, &voided, &corrections, &seq); err != nil {
+		return e, err
+	}
+	e.Object, e.Status = "usage_event", remit.UsageRecorded
 	e.Timestamp, e.CreatedAt, e.UniqueValue, e.VoidedAt = remit.FromMicros(ts), remit.FromMicros(created), nullStr(unique), nullTime(voided)
 	e.Seq = intPtr(seq)
 	if e.VoidedAt != nil {
@@ -60,16 +71,38 @@ func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string,
 	e.Properties = map[string]string{}
 	if props.Valid {
 		if err := json.Unmarshal([]byte(props.String), &e.Properties); err != nil {
-			return e, wrapErr(err, "store.GetUsageEvent: properties")
+			return e, fmt.Errorf("properties: %w", err)
 		}
 	}
 	e.Corrections = []remit.UsageCorrection{}
 	if corrections.Valid {
 		if err := json.Unmarshal([]byte(corrections.String), &e.Corrections); err != nil {
-			return e, wrapErr(err, "store.GetUsageEvent: corrections")
+			return e, fmt.Errorf("corrections: %w", err)
 		}
 	}
 	return e, nil
+}
+
+// UsageEventFilter narrows a list of usage events: equal filters (empty: any), and whether voided
+// events are listed too.
+type UsageEventFilter struct {
+	CustomerID, MeterID string
+	IncludeVoided       bool
+	ListPage
+}
+
+// ListUsageEvents lists a merchant account's usage events newest first by when the usage happened
+// (ts, then eventId): the page's keyset and range are on ts. It reads usage_events_list,
+// usage_events_customer_list or usage_events_meter_list (both filters: the first), leaving out the
+// voided events unless asked.
+func (q Q) ListUsageEvents(ctx context.Context, merchantAccountID string, f UsageEventFilter) ([]remit.UsageEvent, error) {
+	base := `SELECT ` + usageEventColumns + ` FROM usage_events WHERE merchant_account_id = $1`
+	if !f.IncludeVoided {
+		base += ` AND voided_at IS NULL`
+	}
+	f.TimeColumn = "ts"
+	query, args := pageQuery(base, []any{merchantAccountID}, f.ListPage, Eq{"customer_id", f.CustomerID}, Eq{"meter_id", f.MeterID})
+	return queryAll(ctx, q, "store.ListUsageEvents", scanUsageEvent, func(e *remit.UsageEvent) { e.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // LockUsageTotal returns the customer's running total for the meter (0 before any usage) and the
@@ -144,6 +177,22 @@ func (q Q) GetUsageThreshold(ctx context.Context, merchantAccountID, thresholdID
 		return t, remit.NotFound("usage threshold", thresholdID, "")
 	}
 	return t, wrapErr(err, "store.GetUsageThreshold")
+}
+
+// ThresholdFilter narrows a list of usage thresholds: equal filters, empty ones left out.
+type ThresholdFilter struct {
+	CustomerID, MeterID, Status string
+	ListPage
+}
+
+// ListUsageThresholds lists a merchant account's usage thresholds newest first, over
+// usage_thresholds_list or the filter's own (customer, meter, status) index.
+func (q Q) ListUsageThresholds(ctx context.Context, merchantAccountID string, f ThresholdFilter) ([]remit.UsageThreshold, error) {
+	query, args := pageQuery(`SELECT `+thresholdColumns+` FROM usage_thresholds WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+		Eq{"customer_id", f.CustomerID}, Eq{"meter_id", f.MeterID}, Eq{"status", f.Status})
+	return queryAll(ctx, q, "store.ListUsageThresholds", func(row interface{ Scan(...any) error }) (remit.UsageThreshold, error) {
+		return scanThreshold(row, merchantAccountID)
+	}, nil, query, args...)
 }
 
 // ArchiveUsageThreshold moves an active threshold to archived and reports whether it did (false:

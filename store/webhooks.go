@@ -130,25 +130,13 @@ func (q Q) EnableWebhookEndpoint(ctx context.Context, merchantAccountID, id stri
 	return n > 0, wrapErr(err, "store.EnableWebhookEndpoint")
 }
 
-// ListWebhookEndpoints returns up to limit endpoints of the merchant account, newest first, after
-// the keyset position (afterCreated, afterID).
-func (q Q) ListWebhookEndpoints(ctx context.Context, merchantAccountID string, afterCreated int64, afterID string, limit int) ([]remit.WebhookEndpoint, error) {
-	cond, args, order := KeysetClause(2, afterCreated, afterID)
-	rows, err := q.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE merchant_account_id = $1`+cond+order+
-		` LIMIT `+itoa(limit), append([]any{merchantAccountID}, args...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListWebhookEndpoints")
-	}
-	defer rows.Close()
-	var out []remit.WebhookEndpoint
-	for rows.Next() {
-		e, _, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListWebhookEndpoints")
-		}
-		out = append(out, e)
-	}
-	return out, wrapErr(rows.Err(), "store.ListWebhookEndpoints")
+// ListWebhookEndpoints returns a page of the merchant account's endpoints, newest first.
+func (q Q) ListWebhookEndpoints(ctx context.Context, merchantAccountID string, p ListPage) ([]remit.WebhookEndpoint, error) {
+	query, args := pageQuery(`SELECT `+endpointColumns+` FROM webhook_endpoints WHERE merchant_account_id = $1`, []any{merchantAccountID}, p)
+	return queryAll(ctx, q, "store.ListWebhookEndpoints", func(row interface{ Scan(...any) error }) (remit.WebhookEndpoint, error) {
+		e, _, err := scanEndpoint(row)
+		return e, err
+	}, nil, query, args...)
 }
 
 // EnabledWebhookEndpoints returns every enabled endpoint of the merchant account, oldest first.
@@ -213,30 +201,12 @@ func (q Q) GetEvent(ctx context.Context, merchantAccountID, id string) (remit.Ev
 	return e, wrapErr(err, "store.GetEvent")
 }
 
-// ListEvents returns up to limit events of the merchant account (of type typ unless empty),
-// newest first, after the keyset position.
-func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, afterCreated int64, afterID string, limit int) ([]remit.Event, error) {
-	where := ` WHERE merchant_account_id = $1 AND sequence IS NOT NULL`
-	args := []any{merchantAccountID}
-	if typ != "" {
-		where += ` AND type = $2`
-		args = append(args, typ)
-	}
-	cond, kargs, order := KeysetClause(len(args)+1, afterCreated, afterID)
-	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events`+where+cond+order+` LIMIT `+itoa(limit), append(args, kargs...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListEvents")
-	}
-	defer rows.Close()
-	var out []remit.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListEvents")
-		}
-		out = append(out, e)
-	}
-	return out, wrapErr(rows.Err(), "store.ListEvents")
+// ListEvents returns a page of the merchant account's chained events (of type typ unless empty),
+// newest first.
+func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, p ListPage) ([]remit.Event, error) {
+	query, args := pageQuery(`SELECT `+eventColumns+` FROM events WHERE merchant_account_id = $1 AND sequence IS NOT NULL`,
+		[]any{merchantAccountID}, p, Eq{"type", typ})
+	return queryAll(ctx, q, "store.ListEvents", scanEvent, nil, query, args...)
 }
 
 // ClaimUndispatchedEvents locks and returns up to limit events not yet turned into deliveries,
@@ -317,27 +287,14 @@ func optTime(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// ListWebhookDeliveries returns up to limit deliveries of an event, newest first, after the keyset
-// position, each with its attempts (oldest first).
-func (q Q) ListWebhookDeliveries(ctx context.Context, merchantAccountID, eventID string, afterCreated int64, afterID string, limit int) ([]remit.WebhookDelivery, error) {
-	cond, args, order := KeysetClause(3, afterCreated, afterID)
-	rows, err := q.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE merchant_account_id = $1 AND event_id = $2`+
-		cond+order+` LIMIT `+itoa(limit), append([]any{merchantAccountID, eventID}, args...)...)
+// ListWebhookDeliveries returns a page of an event's deliveries, newest first, each with its
+// attempts (oldest first).
+func (q Q) ListWebhookDeliveries(ctx context.Context, merchantAccountID, eventID string, p ListPage) ([]remit.WebhookDelivery, error) {
+	query, args := pageQuery(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE merchant_account_id = $1 AND event_id = $2`,
+		[]any{merchantAccountID, eventID}, p)
+	out, err := queryAll(ctx, q, "store.ListWebhookDeliveries", scanDelivery, nil, query, args...)
 	if err != nil {
-		return nil, wrapErr(err, "store.ListWebhookDeliveries")
-	}
-	var out []remit.WebhookDelivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, wrapErr(err, "store.ListWebhookDeliveries")
-		}
-		out = append(out, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(err, "store.ListWebhookDeliveries")
+		return nil, err
 	}
 	return out, q.loadAttempts(ctx, out)
 }

@@ -8,7 +8,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 remit_start() {
   REMIT_TMP="$(mktemp -d)"
   REMIT_BIN="$REMIT_TMP/remit"
-  (cd "$ROOT" && go build -o "$REMIT_BIN" ./cmd/remit)
+  "$ROOT/deploy/build.sh" "$REMIT_BIN" # the build of the container image and of every release
   export REMIT_DATABASE_URL="sqlite:$REMIT_TMP/remit.db"
   "$REMIT_BIN" serve --addr 127.0.0.1:0 2>"$REMIT_TMP/serve.log" &
   REMIT_PID=$!

@@ -53,6 +53,7 @@ var Variables = []Variable{
 	{"REMIT_METRICS_TOKEN", "", "(none)", "`GET /metrics` asks for `Authorization: Bearer <token>` (401 without it; compared in constant time) ([docs/operations.md](docs/operations.md#metrics-endpoint))"},
 	{"REMIT_METRICS_ADDR", "", "(none)", "serve `GET /metrics` on this address only (its own listener), not on the API's ([docs/operations.md](docs/operations.md#metrics-endpoint))"},
 	{"REMIT_LOAD_CEILING", "", "`false`", "also serve `GET /_load/ceiling`, the load harness's bare baseline ([docs/performance.md](docs/performance.md))"},
+	{"REMIT_AUTO_MIGRATE", "", "`true`", "`false`: `serve` and the other subcommands do not migrate the store (`remit migrate` does); `/readyz` answers 503 until the schema is current ([docs/operations.md](docs/operations.md#readiness))"},
 }
 
 // LookupVariable returns the variable named name.

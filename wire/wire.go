@@ -21,6 +21,7 @@ import (
 	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/dashboard"
 	"github.com/remit-billing/remit/httpapi"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/mail"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/ratelimit"
@@ -68,6 +69,9 @@ type Config struct {
 	EmailFrom            string        // REMIT_EMAIL_FROM (billing@remit.invalid): the sender address of customer e-mail
 	EmailRetry           string        // REMIT_EMAIL_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	EmailBusyRate        int           // REMIT_EMAIL_BUSY_RATE (5): messages a second at most while the API is busy
+	// NoAutoMigrate (REMIT_AUTO_MIGRATE=false) opens the store without migrating it: `remit migrate`
+	// (a deploy's migration job) does, and /readyz answers 503 until the schema is current.
+	NoAutoMigrate bool
 
 	// ExistingStore makes Open refuse a store that does not exist (store.OpenExisting: a missing
 	// SQLite file, a PostgreSQL schema never migrated) instead of creating it: every command of
@@ -127,7 +131,17 @@ func fromEnv(lookup func(string) (string, bool)) (Config, error) {
 	if err := durationsFromEnv(&c, getenv); err != nil {
 		return c, err
 	}
-	return c, numbersFromEnv(&c, getenv)
+	if err := numbersFromEnv(&c, getenv); err != nil {
+		return c, err
+	}
+	switch v := getenv("REMIT_AUTO_MIGRATE"); v {
+	case "", "true", "1":
+	case "false", "0":
+		c.NoAutoMigrate = true
+	default:
+		return c, fmt.Errorf("REMIT_AUTO_MIGRATE must be true or false, not %q", v)
+	}
+	return c, nil
 }
 
 // durationsFromEnv reads the REMIT_* durations, each with its lower bound.
@@ -210,12 +224,13 @@ type Remit struct {
 	closers []func() error
 }
 
-// Open opens the store (with c.ExistingStore only one that exists), migrates it and assembles the
-// engine and the HTTP edge. clock may be nil (real time).
+// Open opens the store (with c.ExistingStore only one that exists), migrates it (unless
+// NoAutoMigrate) and assembles the engine and the HTTP edge. clock may be nil (real time).
 func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*Remit, error) {
 	if clock == nil {
 		clock = remit.SystemClock{}
 	}
+	log = telemetry.Logger(log) // lines logged with a context name its request and trace
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Addr
 	}
@@ -228,9 +243,11 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		return nil, err
 	}
 	db.SetMaxConns(c.DatabaseMaxConns)
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
+	if !c.NoAutoMigrate {
+		if err := db.Migrate(ctx); err != nil {
+			db.Close()
+			return nil, err
+		}
 	}
 	appCfg, err := appConfig(c)
 	if err != nil {
@@ -426,7 +443,7 @@ func Engine(a *app.App) httpapi.Engine {
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Jobs: a.Jobs, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
 		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
-		Foreground: a.Foreground,
+		Foreground: a.Foreground, Operations: a,
 	}
 }
 
@@ -435,6 +452,7 @@ var (
 	_ httpapi.Access       = (*app.Access)(nil)
 	_ httpapi.Writes       = (*app.App)(nil)
 	_ httpapi.Health       = (*app.App)(nil)
+	_ httpapi.Operations   = (*app.App)(nil)
 	_ httpapi.TestClocks   = (*app.TestClocks)(nil)
 	_ httpapi.Jobs         = (*app.Jobs)(nil)
 	_ httpapi.Merchants    = (*app.Merchants)(nil)

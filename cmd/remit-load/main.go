@@ -70,6 +70,7 @@ type options struct {
 	profileDir  string
 	logLevel    string
 	rounds      int
+	tracing     int // pairs of tracing off and on to compare (tracing.go); 0: the usual run
 	serverEnv   envList
 }
 
@@ -102,6 +103,7 @@ func main() {
 	flag.StringVar(&o.profileDir, "profile", "", "write a CPU profile of the server for each scenario into this folder (sets REMIT_PPROF=true)")
 	flag.Var(&o.serverEnv, "server-env", "NAME=VALUE added to the server's environment (repeatable), e.g. GOGC=200")
 	flag.IntVar(&o.rounds, "rounds", 1, "run every scenario this many times, round-robin, and report each one's median round")
+	flag.IntVar(&o.tracing, "tracing-pairs", 0, "instead: compare each scenario with tracing off and on at full sampling (to a local OTLP receiver that discards), in this many alternating pairs of server runs")
 	flag.StringVar(&o.logLevel, "server-log-level", "info", "the server's REMIT_LOG_LEVEL (its log goes to a file in the temporary folder)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -285,18 +287,16 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "single-commit ceiling: %.0f durable one-row transactions/s, one at a time\n", rep.CommitCeiling)
 
+	if o.tracing > 0 {
+		return compareTracing(ctx, o, bin, dbURL, addr, tmp, fx, selected, out)
+	}
 	srv, err := startServer(ctx, bin, dbURL, addr, tmp, o)
 	if err != nil {
 		return err
 	}
 	defer srv.stop()
 
-	attacker := func() *vegeta.Attacker {
-		return vegeta.NewAttacker(
-			vegeta.Workers(uint64(o.connections)), vegeta.MaxWorkers(uint64(o.connections)),
-			vegeta.Connections(o.connections), vegeta.MaxConnections(o.connections),
-			vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
-	}
+	attacker := func() *vegeta.Attacker { return newAttacker(o.connections) }
 	run := newRunID()
 	// Each round runs every scenario once, in order; with several rounds a scenario's figures are
 	// those of its median round (by requests/s), and its ratio the median of its rounds' ratios to
@@ -407,9 +407,7 @@ func runBeside(sc scenario, d time.Duration) <-chan *Result {
 		return out
 	}
 	go func() {
-		n := uint64(sc.besideConnections)
-		att := vegeta.NewAttacker(vegeta.Workers(n), vegeta.MaxWorkers(n), vegeta.Connections(int(n)), vegeta.MaxConnections(int(n)),
-			vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
+		att := newAttacker(sc.besideConnections)
 		r := &Result{Scenario: sc.beside.name, Request: sc.beside.request, Available: true}
 		r.measure(att.Attack(sc.beside.target, vegeta.Rate{}, d, sc.beside.name))
 		if sc.beside.exhausted != nil && sc.beside.exhausted() {
@@ -418,6 +416,12 @@ func runBeside(sc scenario, d time.Duration) <-chan *Result {
 		out <- r
 	}()
 	return out
+}
+
+// newAttacker is an attacker of n connections kept alive, each with one request in flight.
+func newAttacker(n int) *vegeta.Attacker {
+	return vegeta.NewAttacker(vegeta.Workers(uint64(n)), vegeta.MaxWorkers(uint64(n)), vegeta.Connections(n), vegeta.MaxConnections(n),
+		vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(512))
 }
 
 // measure reads an attack's results: exact latency quantiles over every request.

@@ -37,8 +37,8 @@ func withStoreEnv(names ...string) []string {
 var commands = []*command{
 	{Name: "serve", Summary: "run the API server (and the dashboard, the scheduler and the workers)", AllEnv: true, Creates: true, Run: serveCommand,
 		About: "Runs the API server on --addr with the dashboard at /dashboard, the scheduler, the webhook and e-mail workers, the payment reconciler and the hourly money checks. It migrates the store first, creating it if it does not exist. --addr 127.0.0.1:0 picks a free port and logs it. SIGINT or SIGTERM stops it gracefully."},
-	{Name: "migrate", Summary: "bring the store's schema up to date (creating the store)", Env: storeEnv, Creates: true, Run: migrateCommand,
-		About: "Creates the store if it does not exist and applies every migration it lacks. Safe while serve runs."},
+	{Name: "migrate", Summary: "bring the store's schema up to date (creating the store); --dry-run lists what is pending", Env: storeEnv, Creates: true, Run: migrateCommand,
+		About: "Creates the store if it does not exist and applies every migration it lacks, printing each. Safe while serve runs (on PostgreSQL an advisory lock makes concurrent runs wait for each other). serve migrates at start too unless REMIT_AUTO_MIGRATE=false; the Helm chart runs this in a Job before an install or upgrade. With --dry-run it lists the pending migrations and applies none."},
 	{Name: "bootstrap", Summary: "an organization, an approved merchant account per environment, one API key", Env: storeEnv, Creates: true, Run: bootstrapCommand,
 		About: "Creates an organization with one approved merchant account in each environment (sandbox and production) and one API key for both, shown once. It creates the store if it does not exist."},
 	{Name: "apikey", Summary: "API keys"},
@@ -59,6 +59,12 @@ var commands = []*command{
 	{Name: "reconcile", Summary: "finish payment attempts left processing (serve does it every REMIT_RECONCILE_INTERVAL)",
 		Env: withStoreEnv("REMIT_STRIPE_SECRET_KEY", "REMIT_STRIPE_API_URL", "REMIT_STRIPE_SANDBOX", "REMIT_PROCESSOR_TIMEOUT", "REMIT_SANDBOX_PROCESSOR_LATENCY", "REMIT_DUNNING_SCHEDULE", "REMIT_PUBLIC_URL", "REMIT_ADDR"), Run: reconcileCommand,
 		About: "Asks the processor about every payment attempt left processing (a crash, a timeout) and records its answer, once; serve does the same every REMIT_RECONCILE_INTERVAL."},
+	{Name: "backup", Summary: "a consistent copy of the SQLite store, while serve runs", Env: storeEnv, Run: backupCommand,
+		About: "Writes a consistent copy of the SQLite store to --to FILE while serve may be running on it: SQLite's online backup (one snapshot: every write committed before the backup began is in it, none is half in it), checked (quick_check, Remit's migrations) and renamed into place when complete. FILE must not exist. Restore it with remit restore --from FILE. PostgreSQL stores are backed up with PostgreSQL's tools (pg_dump, or continuous archiving for point-in-time recovery): docs/operations.md, \"Backups\"."},
+	{Name: "restore", Summary: "replace the SQLite store with a backup (--force over a store with data)", Env: storeEnv, Creates: true, Run: restoreCommand,
+		About: "Replaces the SQLite store with the backup --from FILE (made by remit backup), then migrates it, so a backup of an older Remit is brought up to date; remit verify passes on the result. Stop every remit serve on the store first. FILE must be a Remit store whose migrations this binary knows. A store that holds data (an organization) is refused unless --force."},
+	{Name: "healthcheck", Summary: "ask a running serve for GET /healthz (the container image's HEALTHCHECK)", Env: []string{"REMIT_ADDR"}, Creates: true, Run: healthcheckCommand,
+		About: "Asks a running serve for GET /healthz and exits 0 on 200, 1 otherwise (within 3 s): the container image's HEALTHCHECK, which has no curl. It opens no store."},
 	{Name: "verify", Summary: "check the event chain and every money invariant (docs/verification.md)", Env: storeEnv, Run: verifyCommand,
 		About: "Checks the event chain and every money invariant of every merchant account of the store, or of one (docs/verification.md), and exits 1 naming each violation; serve runs the same checks every REMIT_VERIFY_INTERVAL. With --json it prints exactly one JSON document, {\"verifications\": [...], \"ok\": bool}, with \"error\" when it could not verify."},
 }

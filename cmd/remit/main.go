@@ -32,9 +32,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/app"
+	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/wire"
 )
 
@@ -121,15 +123,6 @@ func (c *cli) withEngine(ctx context.Context, fn func(a *app.App) error) error {
 
 func serveCommand(*flag.FlagSet) func(context.Context, *cli) error {
 	return func(ctx context.Context, c *cli) error { return serve(ctx, c.cfg, c.stderr) }
-}
-
-func migrateCommand(*flag.FlagSet) func(context.Context, *cli) error {
-	return func(ctx context.Context, c *cli) error {
-		return c.withEngine(ctx, func(*app.App) error { // opening migrates the store
-			fmt.Fprintln(c.stdout, "schema up to date")
-			return nil
-		})
-	}
 }
 
 func reconcileCommand(*flag.FlagSet) func(context.Context, *cli) error {
@@ -233,6 +226,22 @@ func serve(ctx context.Context, cfg wire.Config, stderr io.Writer) error {
 	}
 	defer ln.Close()
 	cfg.Addr = ln.Addr().String()
+	// Traces, when the OTEL_* variables ask for them (docs/operations.md, "Traces"); the spans not
+	// yet sent are flushed on the way out.
+	stopTracing, err := telemetry.Setup(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			log.Warn("tracing: spans not sent at shutdown", "err", err.Error())
+		}
+	}()
+	if telemetry.On() {
+		log.Info("tracing on: spans are exported over OTLP/HTTP (OTEL_* variables)")
+	}
 	r, err := wire.Open(ctx, cfg, log, nil)
 	if err != nil {
 		return err

@@ -1,11 +1,15 @@
 package testkit
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -47,6 +51,18 @@ type Process struct {
 // running gets SIGTERM, and SIGKILL if it has not exited 20 s later.
 func StartServe(t testing.TB, bin string, env []string, addr string) *Process {
 	t.Helper()
+	return startServe(t, bin, env, addr, "serve to answer /readyz", func(status int) bool { return status == 200 })
+}
+
+// StartServeAnswering is StartServe for a server that is not meant to be ready (its store down or
+// behind): it waits until /readyz answers at all, whatever its status.
+func StartServeAnswering(t testing.TB, bin string, env []string, addr string) *Process {
+	t.Helper()
+	return startServe(t, bin, env, addr, "serve to answer /readyz at all", func(int) bool { return true })
+}
+
+func startServe(t testing.TB, bin string, env []string, addr, what string, ready func(status int) bool) *Process {
+	t.Helper()
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(append([]string(nil), env...), "REMIT_ADDR="+addr) // the last REMIT_ADDR wins
 	p := &Process{Cmd: cmd, Stderr: &SyncBuffer{}, Addr: addr, Base: "http://" + addr}
@@ -71,7 +87,7 @@ func StartServe(t testing.TB, bin string, env []string, addr string) *Process {
 			<-exited
 		}
 	})
-	WaitFor(t, 30*time.Second, "serve to answer /readyz", func() bool {
+	WaitFor(t, 30*time.Second, what, func() bool {
 		select {
 		case <-exited:
 			t.Fatalf("serve exited: %s", p.Stderr.String())
@@ -82,9 +98,51 @@ func StartServe(t testing.TB, bin string, env []string, addr string) *Process {
 			return false
 		}
 		res.Body.Close()
-		return res.StatusCode == 200
+		return ready(res.StatusCode)
 	})
 	return p
+}
+
+// Call sends an API request to the process and answers its envelope's data and headers; the test
+// fails on no answer or a status of 300 or more. With apiKey it is authorized by that key; with
+// sandbox (a merchant account ID) it acts in that account's sandbox (the scope query added to
+// path); header adds name, value pairs. A portal path (its ?token=) takes neither.
+func (p *Process) Call(t testing.TB, apiKey, sandbox, method, path string, body any, header ...string) (map[string]any, http.Header) {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	u := p.Base + path
+	if sandbox != "" {
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		u += sep + "environment=sandbox&merchantAccountId=" + url.QueryEscape(sandbox)
+	}
+	req, err := http.NewRequest(method, u, bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, b)
+	}
+	var env struct {
+		Data map[string]any `json:"data"`
+	}
+	_ = json.Unmarshal(b, &env)
+	return env.Data, res.Header
 }
 
 // Kill ends the process with SIGKILL (no shutdown, no flush; requests in flight die) and waits for

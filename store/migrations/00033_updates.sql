@@ -19,8 +19,13 @@ ALTER TABLE invoices ADD COLUMN merchant_party TEXT;
 -- an update freezes them): an update finds them without reading the others.
 CREATE INDEX invoices_customer_party_unset ON invoices(merchant_account_id, customer_id) WHERE customer_party IS NULL AND status <> 'draft';
 CREATE INDEX invoices_merchant_party_unset ON invoices(merchant_account_id) WHERE merchant_party IS NULL AND status <> 'draft';
+-- The lists of active (or archived) prices and coupons, newest first (GET /v1/prices?active=).
+CREATE INDEX prices_active_list ON prices(merchant_account_id, active, created_at, id);
+CREATE INDEX coupons_active_list ON coupons(merchant_account_id, active, created_at, id);
 
 -- +goose Down
+DROP INDEX coupons_active_list;
+DROP INDEX prices_active_list;
 DROP INDEX invoices_merchant_party_unset;
 DROP INDEX invoices_customer_party_unset;
 ALTER TABLE invoices DROP COLUMN merchant_party;

@@ -1,0 +1,89 @@
+package telemetry
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// StartServer starts the server span of an incoming HTTP request, continuing the trace its
+// traceparent header names (W3C Trace Context), if any. Its name and route are set when it ends
+// (EndServer), once the router has matched the request.
+func StartServer(r *http.Request) (context.Context, trace.Span) {
+	t := tracer.Load()
+	if t == nil {
+		return r.Context(), noSpan
+	}
+	ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	return (*t).Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+		attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
+}
+
+// EndServer names the server span after its route template ("POST /v1/invoices/{invoiceId}/finalize"),
+// records the answer's status and the request's ID, and ends it. A 5xx answer marks it failed.
+func EndServer(span trace.Span, method, route string, status int, requestID string) {
+	if !span.IsRecording() {
+		return
+	}
+	name, path := route, route
+	if m, p, ok := strings.Cut(route, " "); ok && m == method {
+		path = p
+	} else {
+		name = method + " " + route
+	}
+	span.SetName(name)
+	span.SetAttributes(attribute.String("http.route", path), attribute.Int("http.response.status_code", status),
+		attribute.String("remit.request_id", requestID))
+	if status >= 500 {
+		span.SetStatus(codes.Error, http.StatusText(status))
+	}
+	span.End()
+}
+
+// Transport wraps base (http.DefaultTransport when nil) so that each request made through it while
+// tracing is on is a client span of the request's context, and carries that span as its
+// traceparent header: the receiver (a webhook endpoint, Stripe) can join the trace.
+func Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return transport{base: base}
+}
+
+type transport struct{ base http.RoundTripper }
+
+func (t transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	tr := tracer.Load()
+	if tr == nil {
+		return t.base.RoundTrip(req)
+	}
+	ctx, span := (*tr).Start(req.Context(), "HTTP "+req.Method, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("http.request.method", req.Method), attribute.String("server.address", req.URL.Hostname()),
+		attribute.String("url.path", req.URL.Path)))
+	req = req.Clone(ctx) // a RoundTripper must not change the caller's request
+	propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	res, err := t.base.RoundTrip(req)
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, err.Error())
+	default:
+		span.SetAttributes(attribute.Int("http.response.status_code", res.StatusCode))
+		if res.StatusCode >= 400 {
+			span.SetStatus(codes.Error, http.StatusText(res.StatusCode))
+		}
+	}
+	span.End()
+	return res, err
+}
+
+// CloseIdleConnections passes the call on to the wrapped transport.
+func (t transport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

@@ -1,0 +1,58 @@
+package telemetry
+
+import (
+	"context"
+	"log/slog"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+type requestIDKey struct{}
+
+// WithRequestID returns ctx carrying the request's ID (req_…), which every log line written with
+// the context then names (LogHandler).
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID is the request ID ctx carries, or "".
+func RequestID(ctx context.Context) string { id, _ := ctx.Value(requestIDKey{}).(string); return id }
+
+// LogHandler wraps h so that every line logged with a context names what the context carries: the
+// request's ID (requestId) and, while tracing is on, the trace and span it runs in (trace_id,
+// span_id, hexadecimal as in traceparent), so that a line found in the logs leads to its trace and
+// a trace to its lines.
+func LogHandler(h slog.Handler) slog.Handler {
+	if _, ok := h.(logHandler); ok {
+		return h
+	}
+	return logHandler{h}
+}
+
+// Logger is l with its handler wrapped by LogHandler (l itself when it already is).
+func Logger(l *slog.Logger) *slog.Logger {
+	if _, ok := l.Handler().(logHandler); ok {
+		return l
+	}
+	return slog.New(logHandler{l.Handler()})
+}
+
+type logHandler struct{ slog.Handler }
+
+func (h logHandler) Handle(ctx context.Context, r slog.Record) error {
+	if ctx != nil {
+		if id := RequestID(ctx); id != "" {
+			r.AddAttrs(slog.String("requestId", id))
+		}
+		if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+			r.AddAttrs(slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+		}
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h logHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return logHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h logHandler) WithGroup(name string) slog.Handler { return logHandler{h.Handler.WithGroup(name)} }
