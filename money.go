@@ -2,6 +2,8 @@ package remit
 
 import (
 	"regexp"
+	"strconv"
+	"strings"
 
 	"golang.org/x/text/currency"
 )
@@ -58,4 +60,40 @@ func RoundHalfUp(num, den int64) int64 {
 func isISOCurrency(code string) bool {
 	_, err := currency.ParseISO(code)
 	return err == nil
+}
+
+// MinorDigits is the number of minor-unit digits of a currency: the rails' table, else ISO 4217's
+// (an amount stored in a currency the rails no longer take still reads right), else 2.
+func MinorDigits(code string) int {
+	if d, ok := SupportedCurrencies[code]; ok {
+		return d
+	}
+	if unit, err := currency.ParseISO(code); err == nil {
+		scale, _ := currency.Standard.Rounding(unit)
+		return scale
+	}
+	return 2
+}
+
+// DecimalAmount writes an amount of minor units as a plain decimal in its currency's major unit,
+// with exactly the currency's minor digits, a '.' and no grouping: 123456 USD is "1234.56", -5 USD
+// "-0.05", 500 JPY "500". It is exact (integer arithmetic, never floating point), for every int64.
+func DecimalAmount(amount int64, code string) string {
+	digits := MinorDigits(code)
+	neg := amount < 0
+	mag := uint64(amount)
+	if neg {
+		mag = -mag // two's complement: exact for math.MinInt64 too
+	}
+	s := strconv.FormatUint(mag, 10)
+	if digits > 0 {
+		if len(s) <= digits {
+			s = strings.Repeat("0", digits-len(s)+1) + s
+		}
+		s = s[:len(s)-digits] + "." + s[len(s)-digits:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }
