@@ -33,6 +33,7 @@ type Engine struct {
 	// Foreground is told of every request in flight, so that background work yields to the API
 	// (docs/email.md, "While the API is busy"). Optional.
 	Foreground Foreground
+	Exports    Exports
 }
 
 // Foreground marks a request in flight until the returned function is called.
@@ -205,4 +206,11 @@ type Jobs interface {
 	RetryJob(ctx context.Context, m remit.MerchantAccount, jobID string) (remit.Job, error)
 	// FailedJobCounts is the number of jobs failed for good by kind, over every merchant account.
 	FailedJobCounts(ctx context.Context) (map[string]int, error)
+}
+
+// Exports is the CSV exports (docs/exports.md).
+type Exports interface {
+	// Export checks an export's query (404 for an unknown dataset, 422 for its filters) and returns
+	// it ready to stream: nothing is read before its Rows runs.
+	Export(ctx context.Context, m remit.MerchantAccount, q remit.ExportQuery) (remit.Export, error)
 }

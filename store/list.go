@@ -29,16 +29,23 @@ func pageQuery(base string, args []any, p ListPage, filters ...Eq) (string, []an
 	if column == "" {
 		column = "created_at"
 	}
-	if p.CreatedFrom != 0 {
-		args = append(args, p.CreatedFrom)
-		query += " AND " + column + " >= $" + itoa(len(args))
-	}
-	if p.CreatedTo != 0 {
-		args = append(args, p.CreatedTo)
-		query += " AND " + column + " < $" + itoa(len(args))
-	}
+	query, args = rangeFilter(query, args, column, p.CreatedFrom, p.CreatedTo)
 	cond, kargs, order := KeysetClause(len(args)+1, p.AfterCreated, p.AfterID)
 	args = append(args, kargs...)
 	args = append(args, p.Limit+1)
 	return query + cond + order + " LIMIT $" + itoa(len(args)), args
+}
+
+// rangeFilter appends the range [from, to) on column (Unix microseconds; 0: no bound) to query
+// and its bounds to args.
+func rangeFilter(query string, args []any, column string, from, to int64) (string, []any) {
+	if from != 0 {
+		args = append(args, from)
+		query += " AND " + column + " >= $" + itoa(len(args))
+	}
+	if to != 0 {
+		args = append(args, to)
+		query += " AND " + column + " < $" + itoa(len(args))
+	}
+	return query, args
 }

@@ -1,0 +1,189 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"time"
+
+	"github.com/remit-billing/remit"
+)
+
+// Exports (docs/exports.md): each reads one dataset of a merchant account in creation order
+// (oldest first; usage by customer, meter and hour), filtered and bounded as remit.ExportFilter
+// says, and hands each record to fn as the query reads it: nothing collects the rows, so memory
+// stays flat however many there are. Run them on a snapshot (DB.Snapshot): a read transaction
+// beside the writer on SQLite, REPEATABLE READ READ ONLY on PostgreSQL. An error of fn stops the
+// query and is returned as it is; so does the end of ctx.
+
+type scanner = interface{ Scan(...any) error }
+
+// eachRow runs query and calls fn with each row scan reads, one at a time.
+func eachRow[T any](ctx context.Context, q Q, op string, scan func(scanner) (T, error), fn func(*T) error, query string, args ...any) error {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return wrapErr(err, op)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return wrapErr(err, op)
+		}
+		if err := fn(&v); err != nil {
+			return err
+		}
+	}
+	return wrapErr(rows.Err(), op)
+}
+
+// leading scans a row whose first columns go to first, and the rest to what Scan is given.
+type leading struct {
+	row   scanner
+	first []any
+}
+
+func (l leading) Scan(dest ...any) error { return l.row.Scan(append(slices.Clip(l.first), dest...)...) }
+
+// boundOf is a range bound in Unix microseconds: 0 (no bound) for the zero time.
+func boundOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return remit.Micros(t)
+}
+
+// exportQuery completes an export's query, base with its args (its WHERE names the merchant
+// account, $1), with the equal filters, the range [f.From, f.To) on column and the order.
+func exportQuery(base string, args []any, f remit.ExportFilter, column, order string, filters ...Eq) (string, []any) {
+	query, args := exportWhere(base, args, f, column, filters...)
+	return query + " ORDER BY " + order, args
+}
+
+// exportWhere is exportQuery without the order.
+func exportWhere(base string, args []any, f remit.ExportFilter, column string, filters ...Eq) (string, []any) {
+	query, args := equalFilters(base, args, filters...)
+	return rangeFilter(query, args, column, boundOf(f.From), boundOf(f.To))
+}
+
+// customerName is the name of the customer a row of table names in its customer_id ("" if none).
+func customerName(table string) string {
+	return `COALESCE((SELECT c.name FROM customers c WHERE c.merchant_account_id = ` + table + `.merchant_account_id
+		AND c.id = ` + table + `.customer_id), '')`
+}
+
+// ExportInvoices reads the invoices export: invoices without their lines, by creation.
+func (q Q) ExportInvoices(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.InvoiceRecord) error) error {
+	query, args := exportQuery(`SELECT `+customerName("invoices")+`, `+invoiceColumns+` FROM invoices WHERE merchant_account_id = $1`,
+		[]any{merchantAccountID}, f, "created_at", "created_at, id",
+		Eq{"customer_id", f.CustomerID}, Eq{"billing_account_id", f.BillingAccountID}, Eq{"subscription_id", f.SubscriptionID},
+		Eq{"status", f.Status}, Eq{"number", f.Number})
+	return eachRow(ctx, q, "store.ExportInvoices", func(r scanner) (rec remit.InvoiceRecord, err error) {
+		rec.Invoice, err = scanInvoice(prefixed{r, &rec.CustomerName})
+		rec.Invoice.MerchantAccountID = merchantAccountID
+		return rec, err
+	}, fn, query, args...)
+}
+
+// ExportInvoiceLines reads the invoice-lines export: the lines of the invoices the filter selects
+// (the range is the invoice's creation), by invoice creation, then in the invoice's order.
+func (q Q) ExportInvoiceLines(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.InvoiceLineRecord) error) error {
+	query, args := exportQuery(`SELECT i.id, i.number, i.status, i.customer_id, `+customerName("i")+`, i.billing_account_id,
+		i.subscription_id, i.currency, i.created_at, l.position, l.id, l.line_type, l.price_id, l.price_type, l.meter_id,
+		l.description, l.quantity, l.unit_amount, l.amount, l.discount_amount, l.prepaid_applied, l.tax_amount, l.credited_amount,
+		l.period_start, l.period_end
+		FROM invoices i JOIN invoice_lines l ON l.merchant_account_id = i.merchant_account_id AND l.invoice_id = i.id
+		WHERE i.merchant_account_id = $1`, []any{merchantAccountID}, f, "i.created_at", "i.created_at, i.id, l.position",
+		Eq{"i.id", f.InvoiceID}, Eq{"i.customer_id", f.CustomerID}, Eq{"i.billing_account_id", f.BillingAccountID},
+		Eq{"i.subscription_id", f.SubscriptionID}, Eq{"i.status", f.Status})
+	return eachRow(ctx, q, "store.ExportInvoiceLines", func(r scanner) (rec remit.InvoiceLineRecord, err error) {
+		var number, sub, meter sql.NullString
+		var created int64
+		var ps, pe sql.NullInt64
+		l := &rec.Line
+		err = r.Scan(&rec.InvoiceID, &number, &rec.InvoiceStatus, &rec.CustomerID, &rec.CustomerName, &rec.BillingAccountID, &sub,
+			&rec.Currency, &created, &rec.Position, &l.InvoiceLineID, &l.LineType, &l.PriceID, &l.PriceType, &meter, &l.Description,
+			&l.Quantity, &l.UnitAmount, &l.Amount, &l.DiscountAmount, &l.PrepaidApplied, &l.TaxAmount, &l.CreditedAmount, &ps, &pe)
+		rec.InvoiceNumber, rec.SubscriptionID, rec.InvoiceCreatedAt = nullStr(number), nullStr(sub), remit.FromMicros(created)
+		l.Object, l.MeterID, l.PeriodStart, l.PeriodEnd = "invoice_line", nullStr(meter), timePtr(ps), timePtr(pe)
+		return rec, err
+	}, fn, query, args...)
+}
+
+// ExportPayments reads the payments export: payment attempts, by creation.
+func (q Q) ExportPayments(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.PaymentRecord) error) error {
+	query, args := exportQuery(`SELECT `+customerName("payments")+`, `+paymentColumns+` FROM payments WHERE merchant_account_id = $1`,
+		[]any{merchantAccountID}, f, "created_at", "created_at, id",
+		Eq{"invoice_id", f.InvoiceID}, Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
+	return eachRow(ctx, q, "store.ExportPayments", func(r scanner) (rec remit.PaymentRecord, err error) {
+		rec.Payment, err = scanPayment(prefixed{r, &rec.CustomerName})
+		rec.Payment.MerchantAccountID = merchantAccountID
+		return rec, err
+	}, fn, query, args...)
+}
+
+// ExportRefunds reads the refunds export: refunds with the customer of the payment each refunds,
+// by creation.
+func (q Q) ExportRefunds(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.RefundRecord) error) error {
+	payment := `FROM payments p WHERE p.merchant_account_id = refunds.merchant_account_id AND p.id = refunds.payment_id`
+	customer := `FROM payments p JOIN customers c ON c.merchant_account_id = p.merchant_account_id AND c.id = p.customer_id
+		WHERE p.merchant_account_id = refunds.merchant_account_id AND p.id = refunds.payment_id`
+	query, args := exportQuery(`SELECT COALESCE((SELECT p.customer_id `+payment+`), ''), COALESCE((SELECT c.name `+customer+`), ''),
+		`+refundColumns+` FROM refunds WHERE merchant_account_id = $1`, []any{merchantAccountID}, f, "created_at", "created_at, id",
+		Eq{"payment_id", f.PaymentID}, Eq{"invoice_id", f.InvoiceID}, Eq{"credit_note_id", f.CreditNoteID}, Eq{"status", f.Status})
+	return eachRow(ctx, q, "store.ExportRefunds", func(r scanner) (rec remit.RefundRecord, err error) {
+		rec.Refund, err = scanRefund(leading{r, []any{&rec.CustomerID, &rec.CustomerName}})
+		return rec, err
+	}, fn, query, args...)
+}
+
+// ExportCreditNotes reads the credit-notes export: credit notes, by creation.
+func (q Q) ExportCreditNotes(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.CreditNoteRecord) error) error {
+	query, args := exportQuery(`SELECT `+customerName("credit_notes")+`, `+creditNoteColumns+` FROM credit_notes WHERE merchant_account_id = $1`,
+		[]any{merchantAccountID}, f, "created_at", "created_at, id", Eq{"invoice_id", f.InvoiceID}, Eq{"customer_id", f.CustomerID})
+	return eachRow(ctx, q, "store.ExportCreditNotes", func(r scanner) (rec remit.CreditNoteRecord, err error) {
+		rec.CreditNote, err = scanCreditNote(prefixed{r, &rec.CustomerName}, merchantAccountID)
+		return rec, err
+	}, fn, query, args...)
+}
+
+// ExportBalanceEntries reads the balance-entries export: prepaid balance entries of every customer,
+// by creation, then append order.
+func (q Q) ExportBalanceEntries(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.BalanceEntryRecord) error) error {
+	query, args := exportQuery(`SELECT `+customerName("balance_entries")+`, `+entryColumns+` FROM balance_entries WHERE merchant_account_id = $1`,
+		[]any{merchantAccountID}, f, "created_at", "created_at, seq",
+		Eq{"customer_id", f.CustomerID}, Eq{"type", f.Type}, Eq{"currency", f.Currency})
+	return eachRow(ctx, q, "store.ExportBalanceEntries", func(r scanner) (rec remit.BalanceEntryRecord, err error) {
+		rec.Entry, err = scanEntry(prefixed{r, &rec.CustomerName}, merchantAccountID)
+		return rec, err
+	}, fn, query, args...)
+}
+
+// ExportUsageHours reads what usage-daily folds into days: the hourly pre-aggregates with live
+// events (store/usage_agg.go) and, for unique_count meters, each hour's distinct values, merged in
+// the order of customer, meter and hour (both tables are clustered on it: the merge sorts nothing),
+// each with its meter's aggregation and its customer's name. The range bounds the hours.
+func (q Q) ExportUsageHours(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.UsageHour) error) error {
+	where, args := exportWhere("", []any{merchantAccountID}, f, "hour_start", Eq{"customer_id", f.CustomerID}, Eq{"meter_id", f.MeterID})
+	arm := func(table, figures, live string) string {
+		return `SELECT customer_id, ` + customerName(table) + `, meter_id,
+			COALESCE((SELECT m.aggregation FROM meters m WHERE m.merchant_account_id = ` + table + `.merchant_account_id
+				AND m.id = ` + table + `.meter_id), '` + remit.AggSum + `'), hour_start, ` + figures + `
+			FROM ` + table + ` WHERE merchant_account_id = $1 AND ` + live + where
+	}
+	query := arm("usage_hourly", `quantity, event_count, max_quantity, latest_ts, latest_seq, latest_quantity, CAST(NULL AS TEXT)`, "event_count > 0") +
+		` UNION ALL ` + arm("usage_unique_hourly", `CAST(0 AS BIGINT), CAST(0 AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT),
+			CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), value`, "events > 0") +
+		` ORDER BY 1, 3, 5`
+	return eachRow(ctx, q, "store.ExportUsageHours", func(r scanner) (h remit.UsageHour, err error) {
+		var hour int64
+		var max, lts, lseq, lq sql.NullInt64
+		var value sql.NullString
+		err = r.Scan(&h.CustomerID, &h.CustomerName, &h.MeterID, &h.Aggregation, &hour, &h.Quantity, &h.Events, &max, &lts, &lseq, &lq, &value)
+		h.HourStart, h.Max, h.Value = remit.FromMicros(hour), intPtr(max), nullStr(value)
+		if lts.Valid {
+			h.Latest = &remit.UsageLatest{TS: lts.Int64, Seq: lseq.Int64, Quantity: lq.Int64}
+		}
+		return h, err
+	}, fn, query, args...)
+}
