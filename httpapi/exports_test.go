@@ -455,11 +455,11 @@ func TestExportCreatedRange(t *testing.T) {
 			query string
 			want  []string
 		}{
-			{q("createdFrom", created[1]), ids[1:]},          // the bound is in the range
-			{q("createdTo", created[1]), ids[:1]},            // and that one is not
+			{q("createdFrom", created[1]), ids[1:]}, // the bound is in the range
+			{q("createdTo", created[1]), ids[:1]},   // and that one is not
 			{q("createdFrom", created[1], "createdTo", created[2]), ids[1:2]},
 			{q("createdFrom", created[2], "createdTo", micro(created[2], 1)), ids[2:]}, // one microsecond holds it
-			{q("createdFrom", micro(created[2], 1)), nil},                             // and after it, nothing
+			{q("createdFrom", micro(created[2], 1)), nil},                              // and after it, nothing
 		} {
 			if got := exported(c.query); !slices.Equal(got, c.want) {
 				t.Errorf("%s: %v, want %v", c.query, got, c.want)
