@@ -2,7 +2,6 @@ package remit
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -240,14 +239,13 @@ func optMoney[T any](name string, currency func(*T) string, v func(*T) *int64) E
 	}
 }
 
-func metadataColumn[T any](v func(*T) map[string]string) ExportColumns[T] {
+// metadataColumn is a record's metadata: the JSON object the store keeps (keys in order), as it is.
+func metadataColumn[T any](v func(*T) string) ExportColumns[T] {
 	return text("metadata", func(r *T) string {
-		md := v(r)
-		if len(md) == 0 {
-			return "{}"
+		if md := v(r); md != "" {
+			return md
 		}
-		b, _ := json.Marshal(md) // keys in order
-		return string(b)
+		return "{}"
 	})
 }
 
@@ -262,10 +260,12 @@ func deref(s *string) string {
 
 // --- records ---
 
-// InvoiceRecord is an invoice as its export reads it: without its lines, with its customer's name.
+// InvoiceRecord is an invoice as its export reads it: without its lines, with its customer's name
+// and its metadata as stored (a JSON object; Invoice.Metadata is not read).
 type InvoiceRecord struct {
 	Invoice      Invoice
 	CustomerName string
+	Metadata     string
 }
 
 // InvoiceColumns are the invoices export's columns.
@@ -303,7 +303,7 @@ var InvoiceColumns = func() ExportColumns[InvoiceRecord] {
 		optStamp("paid_at", func(r *InvoiceRecord) *time.Time { return r.Invoice.PaidAt }),
 		optStamp("voided_at", func(r *InvoiceRecord) *time.Time { return r.Invoice.VoidedAt }),
 		stamp("created_at", func(r *InvoiceRecord) time.Time { return r.Invoice.CreatedAt }),
-		metadataColumn(func(r *InvoiceRecord) map[string]string { return r.Invoice.Metadata }),
+		metadataColumn(func(r *InvoiceRecord) string { return r.Metadata }),
 	)
 }()
 
@@ -432,10 +432,12 @@ var RefundColumns = func() ExportColumns[RefundRecord] {
 	)
 }()
 
-// CreditNoteRecord is a credit note as its export reads it, with its customer's name.
+// CreditNoteRecord is a credit note as its export reads it: without its lines, with its customer's
+// name and its metadata as stored.
 type CreditNoteRecord struct {
 	CreditNote   CreditNote
 	CustomerName string
+	Metadata     string
 }
 
 // CreditNoteColumns are the credit-notes export's columns.
@@ -462,14 +464,16 @@ var CreditNoteColumns = func() ExportColumns[CreditNoteRecord] {
 		optText("balance_entry_id", func(r *CreditNoteRecord) *string { return r.CreditNote.BalanceEntryID }),
 		optText("usage_event_id", func(r *CreditNoteRecord) *string { return r.CreditNote.UsageEventID }),
 		stamp("created_at", func(r *CreditNoteRecord) time.Time { return r.CreditNote.CreatedAt }),
-		metadataColumn(func(r *CreditNoteRecord) map[string]string { return r.CreditNote.Metadata }),
+		metadataColumn(func(r *CreditNoteRecord) string { return r.Metadata }),
 	)
 }()
 
-// BalanceEntryRecord is a prepaid balance entry as its export reads it, with its customer's name.
+// BalanceEntryRecord is a prepaid balance entry as its export reads it, with its customer's name and
+// its metadata as stored.
 type BalanceEntryRecord struct {
 	Entry        BalanceEntry
 	CustomerName string
+	Metadata     string
 }
 
 // BalanceEntryColumns are the balance-entries export's columns.
@@ -490,7 +494,7 @@ var BalanceEntryColumns = func() ExportColumns[BalanceEntryRecord] {
 		stamp("effective_at", func(r *BalanceEntryRecord) time.Time { return r.Entry.EffectiveAt }),
 		optStamp("expires_at", func(r *BalanceEntryRecord) *time.Time { return r.Entry.ExpiresAt }),
 		stamp("created_at", func(r *BalanceEntryRecord) time.Time { return r.Entry.CreatedAt }),
-		metadataColumn(func(r *BalanceEntryRecord) map[string]string { return r.Entry.Metadata }),
+		metadataColumn(func(r *BalanceEntryRecord) string { return r.Metadata }),
 	)
 }()
 

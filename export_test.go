@@ -159,7 +159,7 @@ func TestExportColumns(t *testing.T) {
 	num := "INV-000007"
 	rec := remit.InvoiceRecord{CustomerName: "Acme, Inc.", Invoice: remit.Invoice{InvoiceID: "inv_1", Number: &num, Status: remit.InvoicePaid,
 		CustomerID: "cus_1", BillingAccountID: "ba_1", CollectionMethod: "send_invoice", Currency: "JPY", Subtotal: 1500, Total: 1650,
-		TaxTotal: 150, AmountDue: 1650, AmountPaid: 1650, PaidAt: &at, CreatedAt: at.Add(-time.Hour), Metadata: map[string]string{"b": "2", "a": "1"}}}
+		TaxTotal: 150, AmountDue: 1650, AmountPaid: 1650, PaidAt: &at, CreatedAt: at.Add(-time.Hour)}, Metadata: `{"a":"1","b":"2"}`}
 	row := remit.InvoiceColumns.Row(nil, &rec)
 	names := remit.InvoiceColumns.Names()
 	if len(row) != len(names) {

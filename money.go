@@ -2,8 +2,6 @@ package remit
 
 import (
 	"regexp"
-	"strconv"
-	"strings"
 
 	"golang.org/x/text/currency"
 )
@@ -80,20 +78,24 @@ func MinorDigits(code string) int {
 // "-0.05", 500 JPY "500". It is exact (integer arithmetic, never floating point), for every int64.
 func DecimalAmount(amount int64, code string) string {
 	digits := MinorDigits(code)
-	neg := amount < 0
 	mag := uint64(amount)
-	if neg {
+	if amount < 0 {
 		mag = -mag // two's complement: exact for math.MinInt64 too
 	}
-	s := strconv.FormatUint(mag, 10)
-	if digits > 0 {
-		if len(s) <= digits {
-			s = strings.Repeat("0", digits-len(s)+1) + s
+	var buf [32]byte // 20 digits of a uint64, the point, the sign, and the zeros a small amount needs
+	i := len(buf)
+	for n := 0; mag > 0 || n <= digits; n++ { // from the right: the minor digits, the point, the rest
+		if n == digits && digits > 0 {
+			i--
+			buf[i] = '.'
 		}
-		s = s[:len(s)-digits] + "." + s[len(s)-digits:]
+		i--
+		buf[i] = byte('0' + mag%10)
+		mag /= 10
 	}
-	if neg {
-		s = "-" + s
+	if amount < 0 {
+		i--
+		buf[i] = '-'
 	}
-	return s
+	return string(buf[i:])
 }

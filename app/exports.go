@@ -58,7 +58,7 @@ func (x *Exports) Export(ctx context.Context, m remit.MerchantAccount, q remit.E
 func exportOf[T any](co *core, dataset string, cols remit.ExportColumns[T], each func(context.Context, store.Q, func(*T) error) error) remit.Export {
 	return remit.Export{Dataset: dataset, Columns: cols.Names(), Rows: func(ctx context.Context, row func([]string) error) error {
 		values := make([]string, 0, len(cols))
-		return co.DB.Snapshot(ctx, func(ctx context.Context, s store.Q) error {
+		return co.DB.ExportSnapshot(ctx, func(ctx context.Context, s store.Q) error {
 			return each(ctx, s, func(r *T) error {
 				values = cols.Row(values, r)
 				return row(values)

@@ -16,6 +16,21 @@ import (
 // beside the writer on SQLite, REPEATABLE READ READ ONLY on PostgreSQL. An error of fn stops the
 // query and is returned as it is; so does the end of ctx.
 
+// ExportSnapshot runs an export's reads (fn) on a snapshot (DB.Snapshot) planned to hand rows on
+// as they are read: on PostgreSQL, which would rather sort a whole table than walk an index to
+// read all of it, sorts are turned off for the transaction, so that an export follows its index
+// and its first row comes at once (the sort would hold every row before the first).
+func (db *DB) ExportSnapshot(ctx context.Context, fn func(ctx context.Context, q Q) error) error {
+	return db.Snapshot(ctx, func(ctx context.Context, q Q) error {
+		if q.d == Postgres {
+			if _, err := q.exec(ctx, `SET LOCAL enable_sort = off`); err != nil {
+				return wrapErr(err, "store.ExportSnapshot")
+			}
+		}
+		return fn(ctx, q)
+	})
+}
+
 type scanner = interface{ Scan(...any) error }
 
 // eachRow runs query and calls fn with each row scan reads, one at a time.
@@ -72,28 +87,46 @@ func customerName(table string) string {
 		AND c.id = ` + table + `.customer_id), '')`
 }
 
-// ExportInvoices reads the invoices export: invoices without their lines, by creation.
+// invoiceExportColumns are what the invoices export writes of an invoice (scanInvoiceExport).
+const invoiceExportColumns = `id, number, status, customer_id, billing_account_id, subscription_id, quote_id, collection_method,
+	currency, subtotal, discount_total, prepaid_applied, tax_total, total, amount_due, amount_paid, amount_remaining,
+	credited_total, offset_total, refunded_total, period_start, period_end, finalized_at, paid_at, voided_at, created_at, metadata`
+
+// ExportInvoices reads the invoices export: invoices without their lines, by creation. It reads
+// only the columns the export writes, and the metadata as it is stored.
 func (q Q) ExportInvoices(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.InvoiceRecord) error) error {
-	query, args := exportQuery(`SELECT `+customerName("invoices")+`, `+invoiceColumns+` FROM invoices WHERE merchant_account_id = $1`,
+	query, args := exportQuery(`SELECT `+customerName("invoices")+`, `+invoiceExportColumns+` FROM invoices WHERE merchant_account_id = $1`,
 		[]any{merchantAccountID}, f, "created_at", "created_at, id",
 		Eq{"customer_id", f.CustomerID}, Eq{"billing_account_id", f.BillingAccountID}, Eq{"subscription_id", f.SubscriptionID},
 		Eq{"status", f.Status}, Eq{"number", f.Number})
 	return eachRow(ctx, q, "store.ExportInvoices", func(r scanner) (rec remit.InvoiceRecord, err error) {
-		rec.Invoice, err = scanInvoice(prefixed{r, &rec.CustomerName})
-		rec.Invoice.MerchantAccountID = merchantAccountID
+		inv := &rec.Invoice
+		var number, sub, quote sql.NullString
+		var pStart, pEnd, fin, paid, voided sql.NullInt64
+		var created int64
+		err = r.Scan(&rec.CustomerName, &inv.InvoiceID, &number, &inv.Status, &inv.CustomerID, &inv.BillingAccountID, &sub, &quote,
+			&inv.CollectionMethod, &inv.Currency, &inv.Subtotal, &inv.DiscountTotal, &inv.PrepaidApplied, &inv.TaxTotal, &inv.Total,
+			&inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal, &inv.RefundedTotal,
+			&pStart, &pEnd, &fin, &paid, &voided, &created, &rec.Metadata)
+		inv.Object, inv.MerchantAccountID = "invoice", merchantAccountID
+		inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
+		inv.PeriodStart, inv.PeriodEnd = timePtr(pStart), timePtr(pEnd)
+		inv.FinalizedAt, inv.PaidAt, inv.VoidedAt, inv.CreatedAt = timePtr(fin), timePtr(paid), timePtr(voided), remit.FromMicros(created)
 		return rec, err
 	}, fn, query, args...)
 }
 
 // ExportInvoiceLines reads the invoice-lines export: the lines of the invoices the filter selects
-// (the range is the invoice's creation), by invoice creation, then in the invoice's order.
+// (the range is the invoice's creation), by invoice creation, then in the invoice's order. CROSS
+// JOIN keeps SQLite's loops in that order (invoices outside, each invoice's lines inside), which
+// would otherwise read the lines first and sort every row.
 func (q Q) ExportInvoiceLines(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.InvoiceLineRecord) error) error {
 	query, args := exportQuery(`SELECT i.id, i.number, i.status, i.customer_id, `+customerName("i")+`, i.billing_account_id,
 		i.subscription_id, i.currency, i.created_at, l.position, l.id, l.line_type, l.price_id, l.price_type, l.meter_id,
 		l.description, l.quantity, l.unit_amount, l.amount, l.discount_amount, l.prepaid_applied, l.tax_amount, l.credited_amount,
 		l.period_start, l.period_end
-		FROM invoices i JOIN invoice_lines l ON l.merchant_account_id = i.merchant_account_id AND l.invoice_id = i.id
-		WHERE i.merchant_account_id = $1`, []any{merchantAccountID}, f, "i.created_at", "i.created_at, i.id, l.position",
+		FROM invoices i CROSS JOIN invoice_lines l
+		WHERE i.merchant_account_id = $1 AND l.merchant_account_id = i.merchant_account_id AND l.invoice_id = i.id`, []any{merchantAccountID}, f, "i.created_at", "i.created_at, i.id, l.position",
 		Eq{"i.id", f.InvoiceID}, Eq{"i.customer_id", f.CustomerID}, Eq{"i.billing_account_id", f.BillingAccountID},
 		Eq{"i.subscription_id", f.SubscriptionID}, Eq{"i.status", f.Status})
 	return eachRow(ctx, q, "store.ExportInvoiceLines", func(r scanner) (rec remit.InvoiceLineRecord, err error) {
@@ -137,12 +170,20 @@ func (q Q) ExportRefunds(ctx context.Context, merchantAccountID string, f remit.
 	}, fn, query, args...)
 }
 
-// ExportCreditNotes reads the credit-notes export: credit notes, by creation.
+// ExportCreditNotes reads the credit-notes export: credit notes without their lines, by creation.
 func (q Q) ExportCreditNotes(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.CreditNoteRecord) error) error {
-	query, args := exportQuery(`SELECT `+customerName("credit_notes")+`, `+creditNoteColumns+` FROM credit_notes WHERE merchant_account_id = $1`,
+	query, args := exportQuery(`SELECT `+customerName("credit_notes")+`, id, number, invoice_id, customer_id, currency, reason,
+		description, credit_amount, refund_amount, offset_amount, total, tax_total, balance_entry_id, usage_event_id, created_at, metadata
+		FROM credit_notes WHERE merchant_account_id = $1`,
 		[]any{merchantAccountID}, f, "created_at", "created_at, id", Eq{"invoice_id", f.InvoiceID}, Eq{"customer_id", f.CustomerID})
 	return eachRow(ctx, q, "store.ExportCreditNotes", func(r scanner) (rec remit.CreditNoteRecord, err error) {
-		rec.CreditNote, err = scanCreditNote(prefixed{r, &rec.CustomerName}, merchantAccountID)
+		c := &rec.CreditNote
+		var desc, entry, usageEvent sql.NullString
+		var created int64
+		err = r.Scan(&rec.CustomerName, &c.CreditNoteID, &c.Number, &c.InvoiceID, &c.CustomerID, &c.Currency, &c.Reason, &desc,
+			&c.CreditAmount, &c.RefundAmount, &c.OffsetAmount, &c.Total, &c.TaxTotal, &entry, &usageEvent, &created, &rec.Metadata)
+		c.Object, c.Status, c.MerchantAccountID, c.CreatedAt = "credit_note", "issued", merchantAccountID, remit.FromMicros(created)
+		c.Description, c.BalanceEntryID, c.UsageEventID = nullStr(desc), nullStr(entry), nullStr(usageEvent)
 		return rec, err
 	}, fn, query, args...)
 }
@@ -150,11 +191,20 @@ func (q Q) ExportCreditNotes(ctx context.Context, merchantAccountID string, f re
 // ExportBalanceEntries reads the balance-entries export: prepaid balance entries of every customer,
 // by creation, then append order.
 func (q Q) ExportBalanceEntries(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.BalanceEntryRecord) error) error {
-	query, args := exportQuery(`SELECT `+customerName("balance_entries")+`, `+entryColumns+` FROM balance_entries WHERE merchant_account_id = $1`,
-		[]any{merchantAccountID}, f, "created_at", "created_at, seq",
+	query, args := exportQuery(`SELECT `+customerName("balance_entries")+`, id, customer_id, type, currency, amount, remaining,
+		source_entry_id, invoice_id, credit_note_id, description, effective_at, expires_at, created_at, metadata
+		FROM balance_entries WHERE merchant_account_id = $1`, []any{merchantAccountID}, f, "created_at", "created_at, seq",
 		Eq{"customer_id", f.CustomerID}, Eq{"type", f.Type}, Eq{"currency", f.Currency})
 	return eachRow(ctx, q, "store.ExportBalanceEntries", func(r scanner) (rec remit.BalanceEntryRecord, err error) {
-		rec.Entry, err = scanEntry(prefixed{r, &rec.CustomerName}, merchantAccountID)
+		e := &rec.Entry
+		var remaining, expires sql.NullInt64
+		var source, invoice, creditNote, desc sql.NullString
+		var effective, created int64
+		err = r.Scan(&rec.CustomerName, &e.EntryID, &e.CustomerID, &e.Type, &e.Currency, &e.Amount, &remaining, &source, &invoice,
+			&creditNote, &desc, &effective, &expires, &created, &rec.Metadata)
+		e.Object, e.MerchantAccountID = "balance_entry", merchantAccountID
+		e.Remaining, e.SourceEntryID, e.InvoiceID, e.CreditNoteID = intPtr(remaining), textPtr(source), textPtr(invoice), textPtr(creditNote)
+		e.Description, e.EffectiveAt, e.ExpiresAt, e.CreatedAt = textPtr(desc), remit.FromMicros(effective), timePtr(expires), remit.FromMicros(created)
 		return rec, err
 	}, fn, query, args...)
 }
@@ -165,16 +215,27 @@ func (q Q) ExportBalanceEntries(ctx context.Context, merchantAccountID string, f
 // each with its meter's aggregation and its customer's name. The range bounds the hours.
 func (q Q) ExportUsageHours(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.UsageHour) error) error {
 	where, args := exportWhere("", []any{merchantAccountID}, f, "hour_start", Eq{"customer_id", f.CustomerID}, Eq{"meter_id", f.MeterID})
-	arm := func(table, figures, live string) string {
-		return `SELECT customer_id, ` + customerName(table) + `, meter_id,
-			COALESCE((SELECT m.aggregation FROM meters m WHERE m.merchant_account_id = ` + table + `.merchant_account_id
-				AND m.id = ` + table + `.meter_id), '` + remit.AggSum + `'), hour_start, ` + figures + `
-			FROM ` + table + ` WHERE merchant_account_id = $1 AND ` + live + where
+	// A unique_count hour's value row counts its value's live events as event_count, so that one
+	// condition (event_count > 0) keeps the live rows of both.
+	hourly := `SELECT merchant_account_id, customer_id, meter_id, hour_start, quantity, event_count, max_quantity, latest_ts,
+		latest_seq, latest_quantity, CAST(NULL AS TEXT) AS value FROM usage_hourly`
+	unique := `SELECT merchant_account_id, customer_id, meter_id, hour_start, CAST(0 AS BIGINT) AS quantity, events AS event_count,
+		CAST(NULL AS BIGINT) AS max_quantity, CAST(NULL AS BIGINT) AS latest_ts, CAST(NULL AS BIGINT) AS latest_seq,
+		CAST(NULL AS BIGINT) AS latest_quantity, value FROM usage_unique_hourly`
+	named := func(from string) string {
+		return `SELECT u.customer_id, ` + customerName("u") + `, u.meter_id,
+			COALESCE((SELECT m.aggregation FROM meters m WHERE m.merchant_account_id = u.merchant_account_id AND m.id = u.meter_id),
+			'` + remit.AggSum + `'), u.hour_start, quantity, event_count, max_quantity, latest_ts, latest_seq, latest_quantity, value
+			FROM ` + from + ` WHERE merchant_account_id = $1 AND event_count > 0` + where
 	}
-	query := arm("usage_hourly", `quantity, event_count, max_quantity, latest_ts, latest_seq, latest_quantity, CAST(NULL AS TEXT)`, "event_count > 0") +
-		` UNION ALL ` + arm("usage_unique_hourly", `CAST(0 AS BIGINT), CAST(0 AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT),
-			CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), value`, "events > 0") +
-		` ORDER BY 1, 3, 5`
+	// Each dialect merges the two ordered ranges from one shape of the query only: SQLite a
+	// compound SELECT whose arms each read their range; PostgreSQL (Merge Append) a UNION ALL of
+	// bare arms in FROM with every condition outside, so that it sees the merchant account
+	// constant in both.
+	query := named("("+hourly+") u") + ` UNION ALL ` + named("("+unique+") u") + ` ORDER BY 1, 3, 5`
+	if q.d == Postgres {
+		query = named("("+hourly+" UNION ALL "+unique+") u") + ` ORDER BY merchant_account_id, customer_id, meter_id, hour_start`
+	}
 	return eachRow(ctx, q, "store.ExportUsageHours", func(r scanner) (h remit.UsageHour, err error) {
 		var hour int64
 		var max, lts, lseq, lq sql.NullInt64
