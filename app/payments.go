@@ -217,7 +217,7 @@ func (ps *Payments) newPayment(m remit.MerchantAccount, inv *remit.Invoice, pi r
 	return remit.Payment{
 		Object: "payment", PaymentID: remit.NewID("pay"), PaymentIntentID: pi.PaymentIntentID, InvoiceID: inv.InvoiceID,
 		CustomerID: inv.CustomerID, BillingAccountID: inv.BillingAccountID, Attempt: attempt, Amount: inv.AmountRemaining,
-		Currency: inv.Currency, Source: source, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
+		Currency: inv.Currency, Source: source, Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now, UpdatedAt: now,
 	}
 }
 

@@ -286,6 +286,10 @@ func TestExportDatasets(t *testing.T) {
 			p := get("/v1/payments/" + r["payment_id"])
 			sameAsAPI(t, "payment", r, headers["payments"], p, map[string]string{"customer_name": nameX, "payment_method_id": "",
 				"brand": "", "last4": "", "amount": "2500", "amount_refunded": "100", "method": "out_of_band", "status": "succeeded"})
+			// A payment received out of band was last updated when it was recorded (it once said 0001-01-01).
+			if r["updated_at"] < r["created_at"] {
+				t.Errorf("payment updated_at %s before created_at %s", r["updated_at"], r["created_at"])
+			}
 		})
 		t.Run("refunds", func(t *testing.T) {
 			if len(rows["refunds"]) != 2 {
