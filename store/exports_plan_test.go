@@ -15,16 +15,7 @@ import (
 // rows, so that its first row comes at once and nothing holds its rows before they are written.
 // The usage pre-aggregates are merged, not sorted.
 func TestExportPlans(t *testing.T) {
-	ctx := context.Background()
-	db, err := Open(ctx, "sqlite:"+t.TempDir()+"/plans.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec := &planRecorder{t: t, db: db.read, d: SQLite}
+	rec := sqliteRecorder(t)
 	runExports(t, Q{q: rec, d: SQLite})
 	for _, p := range rec.plans {
 		if testing.Verbose() {
@@ -52,20 +43,7 @@ func TestExportPlansPostgres(t *testing.T) {
 	if base == "" {
 		t.Skip("REMIT_TEST_POSTGRES_URL not set")
 	}
-	ctx := context.Background()
-	db := postgresSchema(t, base)
-	conn, err := db.read.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SET enable_seqscan = off`); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(ctx, `SET enable_sort = off`); err != nil {
-		t.Fatal(err)
-	}
-	rec := &planRecorder{t: t, db: conn, d: Postgres}
+	rec := postgresRecorder(t, base, `SET enable_seqscan = off`, `SET enable_sort = off`)
 	runExports(t, Q{q: rec, d: Postgres})
 	for _, p := range rec.plans {
 		if strings.Contains(p, "FROM usage_hourly") && !strings.Contains(p, "Merge Append") {
