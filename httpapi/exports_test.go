@@ -361,6 +361,19 @@ func TestExportDatasets(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("usage-daily:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
+			// The range bounds the usage's timestamp, whole days: [day 1, …) and […, day 1).
+			day1 := url.QueryEscape(f.day0.AddDate(0, 0, 1).Format(time.RFC3339))
+			for query, days := range map[string]string{"createdFrom=" + day1: d1, "createdTo=" + day1: d0} {
+				_, rs := export(t, e, "/v1/exports/usage-daily.csv?"+query)
+				if len(rs) == 0 {
+					t.Errorf("usage-daily?%s: no rows", query)
+				}
+				for _, r := range rs {
+					if r["date"] != days {
+						t.Errorf("usage-daily?%s: a row of %s", query, r["date"])
+					}
+				}
+			}
 		})
 	})
 }

@@ -13,8 +13,8 @@ import (
 // Exports (docs/exports.md): each reads one dataset of a merchant account in creation order
 // (oldest first; usage by customer, meter and hour), filtered and bounded as remit.ExportFilter
 // says, and hands each record to fn as the query reads it: nothing collects the rows, so memory
-// stays flat however many there are. Run them on a snapshot (DB.Snapshot): a read transaction
-// beside the writer on SQLite, REPEATABLE READ READ ONLY on PostgreSQL. An error of fn stops the
+// stays flat however many there are. Run them on an export's snapshot (ExportSnapshot): a read
+// transaction beside the writer on SQLite, REPEATABLE READ READ ONLY on PostgreSQL. An error of fn stops the
 // query and is returned as it is; so does the end of ctx.
 
 // ExportSnapshot runs an export's reads (fn) on a snapshot (DB.Snapshot) planned to hand rows on
@@ -105,7 +105,7 @@ func qualified(alias, columns string) string {
 	return strings.Join(cols, ", ")
 }
 
-// invoiceExportColumns are what the invoices export writes of an invoice (scanInvoiceExport).
+// invoiceExportColumns are what the invoices export writes of an invoice (ExportInvoices scans them).
 const invoiceExportColumns = `id, number, status, customer_id, billing_account_id, subscription_id, quote_id, collection_method,
 	currency, subtotal, discount_total, prepaid_applied, tax_total, total, amount_due, amount_paid, amount_remaining,
 	credited_total, offset_total, refunded_total, period_start, period_end, finalized_at, paid_at, voided_at, created_at, metadata`
@@ -143,7 +143,8 @@ func (q Q) ExportInvoiceLines(ctx context.Context, merchantAccountID string, f r
 		l.description, l.quantity, l.unit_amount, l.amount, l.discount_amount, l.prepaid_applied, l.tax_amount, l.credited_amount,
 		l.period_start, l.period_end
 		FROM invoices i CROSS JOIN invoice_lines l `+joinCustomer("i")+`
-		WHERE i.merchant_account_id = $1 AND l.merchant_account_id = i.merchant_account_id AND l.invoice_id = i.id`, []any{merchantAccountID}, f, "i.created_at", "i.created_at, i.id, l.position",
+		WHERE i.merchant_account_id = $1 AND l.merchant_account_id = i.merchant_account_id AND l.invoice_id = i.id`,
+		[]any{merchantAccountID}, f, "i.created_at", "i.created_at, i.id, l.position",
 		Eq{"i.id", f.InvoiceID}, Eq{"i.customer_id", f.CustomerID}, Eq{"i.billing_account_id", f.BillingAccountID},
 		Eq{"i.subscription_id", f.SubscriptionID}, Eq{"i.status", f.Status})
 	return eachRow(ctx, q, "store.ExportInvoiceLines", func(r scanner) (rec remit.InvoiceLineRecord, err error) {
