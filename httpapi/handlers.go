@@ -110,6 +110,7 @@ func (s *Server) registry() []registration {
 		{"documents", "getInvoicePdf", s.getInvoicePdf},
 		{"documents", "getCreditNotePdf", s.getCreditNotePdf},
 		{"documents", "getPaymentReceiptPdf", s.getPaymentReceiptPdf},
+		{"exports", "exportDataset", s.exportDataset},
 	}
 }
 
@@ -172,6 +173,15 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 			var body api.MerchantAccountCreateRequest
 			r.DecodeLenient(&body)
 			return s.eng.Merchants.MerchantAccountProblems(r.Scope, r.Merchant, merchantInput(body)).Fields()
+		},
+		// Not a body: the export's query, whose filters the engine checks (the same rule), beside
+		// what the contract finds in it.
+		"exportDataset": func(r *Request) []remit.FieldError {
+			_, err := remit.PlanExport(exportQuery(r))
+			if e, ok := err.(*remit.Error); ok && e.Code == remit.EInvalid {
+				return e.Fields
+			}
+			return nil
 		},
 	}
 }
