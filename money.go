@@ -59,3 +59,43 @@ func isISOCurrency(code string) bool {
 	_, err := currency.ParseISO(code)
 	return err == nil
 }
+
+// MinorDigits is the number of minor-unit digits of a currency: the rails' table, else ISO 4217's
+// (an amount stored in a currency the rails no longer take still reads right), else 2.
+func MinorDigits(code string) int {
+	if d, ok := SupportedCurrencies[code]; ok {
+		return d
+	}
+	if unit, err := currency.ParseISO(code); err == nil {
+		scale, _ := currency.Standard.Rounding(unit)
+		return scale
+	}
+	return 2
+}
+
+// DecimalAmount writes an amount of minor units as a plain decimal in its currency's major unit,
+// with exactly the currency's minor digits, a '.' and no grouping: 123456 USD is "1234.56", -5 USD
+// "-0.05", 500 JPY "500". It is exact (integer arithmetic, never floating point), for every int64.
+func DecimalAmount(amount int64, code string) string {
+	digits := MinorDigits(code)
+	mag := uint64(amount)
+	if amount < 0 {
+		mag = -mag // two's complement: exact for math.MinInt64 too
+	}
+	var buf [32]byte // 20 digits of a uint64, the point, the sign, and the zeros a small amount needs
+	i := len(buf)
+	for n := 0; mag > 0 || n <= digits; n++ { // from the right: the minor digits, the point, the rest
+		if n == digits && digits > 0 {
+			i--
+			buf[i] = '.'
+		}
+		i--
+		buf[i] = byte('0' + mag%10)
+		mag /= 10
+	}
+	if amount < 0 {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
+}

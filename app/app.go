@@ -110,6 +110,7 @@ type App struct {
 	Verification *Verification // the money checks and the event chain (verification.go)
 	Operators    *Operators    // dashboard operators, sign-in and sessions (operators.go)
 	Jobs         *Jobs         // scheduled work as operators see it: list, failed, retry (jobs.go)
+	Exports      *Exports      // the CSV exports, streamed from a snapshot (exports.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -162,6 +163,7 @@ type (
 	}
 	Webhooks  struct{ *core }
 	Documents struct{ *core }
+	Exports   struct{ *core }
 	Emails    struct {
 		*core
 		catalog   *Catalog   // a payment.failed message links a new setup session
@@ -191,7 +193,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	c.webhooks = newWebhookState(&c.Config)
 	db.OnChained(c.wakeWebhooks) // on PostgreSQL a change's events become dispatchable after commit (store/chain.go)
 	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Jobs: &Jobs{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
-		Webhooks: &Webhooks{c}, Documents: &Documents{c}}
+		Webhooks: &Webhooks{c}, Documents: &Documents{c}, Exports: &Exports{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}

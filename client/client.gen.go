@@ -1467,6 +1467,96 @@ func (e ResendEventParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ExportDatasetParamsEnvironment.
+const (
+	ExportDatasetParamsEnvironmentProduction ExportDatasetParamsEnvironment = "production"
+	ExportDatasetParamsEnvironmentSandbox    ExportDatasetParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ExportDatasetParamsEnvironment enum.
+func (e ExportDatasetParamsEnvironment) Valid() bool {
+	switch e {
+	case ExportDatasetParamsEnvironmentProduction:
+		return true
+	case ExportDatasetParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportDatasetParamsStatus.
+const (
+	ExportDatasetParamsStatusCanceled       ExportDatasetParamsStatus = "canceled"
+	ExportDatasetParamsStatusDraft          ExportDatasetParamsStatus = "draft"
+	ExportDatasetParamsStatusFailed         ExportDatasetParamsStatus = "failed"
+	ExportDatasetParamsStatusOpen           ExportDatasetParamsStatus = "open"
+	ExportDatasetParamsStatusPaid           ExportDatasetParamsStatus = "paid"
+	ExportDatasetParamsStatusPending        ExportDatasetParamsStatus = "pending"
+	ExportDatasetParamsStatusProcessing     ExportDatasetParamsStatus = "processing"
+	ExportDatasetParamsStatusRequiresAction ExportDatasetParamsStatus = "requires_action"
+	ExportDatasetParamsStatusSucceeded      ExportDatasetParamsStatus = "succeeded"
+	ExportDatasetParamsStatusUncollectible  ExportDatasetParamsStatus = "uncollectible"
+	ExportDatasetParamsStatusVoid           ExportDatasetParamsStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the ExportDatasetParamsStatus enum.
+func (e ExportDatasetParamsStatus) Valid() bool {
+	switch e {
+	case ExportDatasetParamsStatusCanceled:
+		return true
+	case ExportDatasetParamsStatusDraft:
+		return true
+	case ExportDatasetParamsStatusFailed:
+		return true
+	case ExportDatasetParamsStatusOpen:
+		return true
+	case ExportDatasetParamsStatusPaid:
+		return true
+	case ExportDatasetParamsStatusPending:
+		return true
+	case ExportDatasetParamsStatusProcessing:
+		return true
+	case ExportDatasetParamsStatusRequiresAction:
+		return true
+	case ExportDatasetParamsStatusSucceeded:
+		return true
+	case ExportDatasetParamsStatusUncollectible:
+		return true
+	case ExportDatasetParamsStatusVoid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ExportDatasetParamsType.
+const (
+	ExportDatasetParamsTypeApplication ExportDatasetParamsType = "application"
+	ExportDatasetParamsTypeCreditNote  ExportDatasetParamsType = "credit_note"
+	ExportDatasetParamsTypeExpiry      ExportDatasetParamsType = "expiry"
+	ExportDatasetParamsTypeGrant       ExportDatasetParamsType = "grant"
+	ExportDatasetParamsTypeTopUp       ExportDatasetParamsType = "top_up"
+)
+
+// Valid indicates whether the value is a known member of the ExportDatasetParamsType enum.
+func (e ExportDatasetParamsType) Valid() bool {
+	switch e {
+	case ExportDatasetParamsTypeApplication:
+		return true
+	case ExportDatasetParamsTypeCreditNote:
+		return true
+	case ExportDatasetParamsTypeExpiry:
+		return true
+	case ExportDatasetParamsTypeGrant:
+		return true
+	case ExportDatasetParamsTypeTopUp:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListInvoicesParamsEnvironment.
 const (
 	ListInvoicesParamsEnvironmentProduction ListInvoicesParamsEnvironment = "production"
@@ -1841,22 +1931,22 @@ func (e ListSettlementsParamsEnvironment) Valid() bool {
 
 // Defines values for ListSettlementsParamsScope.
 const (
-	All    ListSettlementsParamsScope = "all"
-	Closed ListSettlementsParamsScope = "closed"
-	Open   ListSettlementsParamsScope = "open"
-	Paid   ListSettlementsParamsScope = "paid"
+	ListSettlementsParamsScopeAll    ListSettlementsParamsScope = "all"
+	ListSettlementsParamsScopeClosed ListSettlementsParamsScope = "closed"
+	ListSettlementsParamsScopeOpen   ListSettlementsParamsScope = "open"
+	ListSettlementsParamsScopePaid   ListSettlementsParamsScope = "paid"
 )
 
 // Valid indicates whether the value is a known member of the ListSettlementsParamsScope enum.
 func (e ListSettlementsParamsScope) Valid() bool {
 	switch e {
-	case All:
+	case ListSettlementsParamsScopeAll:
 		return true
-	case Closed:
+	case ListSettlementsParamsScopeClosed:
 		return true
-	case Open:
+	case ListSettlementsParamsScopeOpen:
 		return true
-	case Paid:
+	case ListSettlementsParamsScopePaid:
 		return true
 	default:
 		return false
@@ -7666,6 +7756,63 @@ type ResendEventParams struct {
 // ResendEventParamsEnvironment defines parameters for ResendEvent.
 type ResendEventParamsEnvironment string
 
+// ExportDatasetParams defines parameters for ExportDataset.
+type ExportDatasetParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ExportDatasetParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// CreatedFrom Only records created at or after this time (RFC 3339). usage-daily: a UTC midnight, the first day.
+	CreatedFrom *time.Time `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only records created before this time (RFC 3339), which is later than createdFrom. usage-daily: a UTC midnight, the day after the last.
+	CreatedTo *time.Time `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+
+	// CustomerId Filter by customer ID (every dataset; refunds: not a filter).
+	CustomerId *string `form:"customerId,omitempty" json:"customerId,omitempty"`
+
+	// BillingAccountId Filter by billing account ID (invoices, invoice-lines).
+	BillingAccountId *string `form:"billingAccountId,omitempty" json:"billingAccountId,omitempty"`
+
+	// SubscriptionId Filter by subscription ID (invoices, invoice-lines).
+	SubscriptionId *string `form:"subscriptionId,omitempty" json:"subscriptionId,omitempty"`
+
+	// InvoiceId Filter by invoice ID (invoice-lines, payments, refunds, credit-notes).
+	InvoiceId *string `form:"invoiceId,omitempty" json:"invoiceId,omitempty"`
+
+	// PaymentId Filter by the payment refunded (refunds).
+	PaymentId *string `form:"paymentId,omitempty" json:"paymentId,omitempty"`
+
+	// CreditNoteId Filter by the credit note that made the refund (refunds).
+	CreditNoteId *string `form:"creditNoteId,omitempty" json:"creditNoteId,omitempty"`
+
+	// MeterId Filter by meter ID (usage-daily).
+	MeterId *string `form:"meterId,omitempty" json:"meterId,omitempty"`
+
+	// Status Filter by status: an invoice's (invoices and invoice-lines: draft, open, paid, void, uncollectible), a payment's (processing, succeeded, failed, requires_action, canceled) or a refund's (pending, succeeded, failed).
+	Status *ExportDatasetParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Number Filter by invoice number (invoices).
+	Number *string `form:"number,omitempty" json:"number,omitempty"`
+
+	// Type Filter by entry type (balance-entries).
+	Type *ExportDatasetParamsType `form:"type,omitempty" json:"type,omitempty"`
+
+	// Currency Filter by currency (balance-entries).
+	Currency *CurrencyCode `form:"currency,omitempty" json:"currency,omitempty"`
+}
+
+// ExportDatasetParamsEnvironment defines parameters for ExportDataset.
+type ExportDatasetParamsEnvironment string
+
+// ExportDatasetParamsStatus defines parameters for ExportDataset.
+type ExportDatasetParamsStatus string
+
+// ExportDatasetParamsType defines parameters for ExportDataset.
+type ExportDatasetParamsType string
+
 // ListInvoicesParams defines parameters for ListInvoices.
 type ListInvoicesParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -12083,6 +12230,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/events/{eventId}/resend (the `ResendEvent` operationId).
 	ResendEvent(ctx context.Context, eventId EventIdPath, params *ResendEventParams, body ResendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportDataset Export a dataset as CSV
+	//
+	// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+	//
+	// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
+	ExportDataset(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListInvoices List invoices
 	//
 	// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -13777,6 +13931,23 @@ func (c *Client) ResendEventWithBody(ctx context.Context, eventId EventIdPath, p
 // Corresponds with POST /v1/events/{eventId}/resend (the `ResendEvent` operationId).
 func (c *Client) ResendEvent(ctx context.Context, eventId EventIdPath, params *ResendEventParams, body ResendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewResendEventRequest(c.Server, eventId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportDataset Export a dataset as CSV
+//
+// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+//
+// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
+func (c *Client) ExportDataset(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportDatasetRequest(c.Server, dataset, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18472,6 +18643,227 @@ func NewResendEventRequestWithBody(server string, eventId EventIdPath, params *R
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewExportDatasetRequest constructs an http.Request for the ExportDataset method
+func NewExportDatasetRequest(server string, dataset string, params *ExportDatasetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "dataset", dataset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/exports/%s.csv", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CustomerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "customerId", *params.CustomerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.BillingAccountId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "billingAccountId", *params.BillingAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SubscriptionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscriptionId", *params.SubscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.InvoiceId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "invoiceId", *params.InvoiceId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PaymentId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "paymentId", *params.PaymentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreditNoteId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "creditNoteId", *params.CreditNoteId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MeterId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "meterId", *params.MeterId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Number != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "number", *params.Number, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Type != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "type", *params.Type, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Currency != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "currency", *params.Currency, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -24936,6 +25328,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/events/{eventId}/resend (the `ResendEvent` operationId).
 	ResendEventWithResponse(ctx context.Context, eventId EventIdPath, params *ResendEventParams, body ResendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*ResendEventResponse, error)
 
+	// ExportDatasetWithResponse Export a dataset as CSV
+	//
+	// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
+	ExportDatasetWithResponse(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*ExportDatasetResponse, error)
+
 	// ListInvoicesWithResponse List invoices
 	//
 	// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -30603,6 +31004,135 @@ func (r ResendEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ResendEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportDatasetResponse200Headers the declared response headers of an HTTP 200 response for ExportDataset
+type ExportDatasetResponse200Headers struct {
+	ContentDisposition *string
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ExportDatasetResponse429Headers the declared response headers of an HTTP 429 response for ExportDataset
+type ExportDatasetResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ExportDatasetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportDatasetResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ExportDatasetResponse429Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportDatasetResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ExportDatasetResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ExportDatasetResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportDatasetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ExportDatasetResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ExportDatasetResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ExportDatasetResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ExportDatasetResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportDatasetResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ExportDatasetResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ExportDatasetResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportDatasetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportDatasetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportDatasetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportDatasetResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -40979,6 +41509,21 @@ func (c *ClientWithResponses) ResendEventWithResponse(ctx context.Context, event
 	return ParseResendEventResponse(rsp)
 }
 
+// ExportDatasetWithResponse Export a dataset as CSV
+//
+// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
+func (c *ClientWithResponses) ExportDatasetWithResponse(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*ExportDatasetResponse, error) {
+	rsp, err := c.ExportDataset(ctx, dataset, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportDatasetResponse(rsp)
+}
+
 // ListInvoicesWithResponse List invoices
 //
 // Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -47275,6 +47820,153 @@ func ParseResendEventResponse(rsp *http.Response) (*ResendEventResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ResendEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportDatasetResponse parses an HTTP response from a ExportDatasetWithResponse call
+func ParseExportDatasetResponse(rsp *http.Response) (*ExportDatasetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportDatasetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportDatasetResponse200Headers
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ExportDatasetResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

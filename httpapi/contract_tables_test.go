@@ -46,6 +46,14 @@ func TestContractTablesAreTheCodes(t *testing.T) {
 			t.Errorf("%s enum %v\ndiffers from the code's table %v", name, got, want)
 		}
 	}
+	// The export datasets, in the same order (docs/exports.md lists them so).
+	var datasets []string
+	for _, v := range spec.Paths.Value("/v1/exports/{dataset}.csv").Parameters.GetByInAndName("path", "dataset").Schema.Value.Enum {
+		datasets = append(datasets, fmt.Sprint(v))
+	}
+	if !slices.Equal(datasets, remit.ExportDatasets) {
+		t.Errorf("the export datasets %v differ from remit.ExportDatasets %v", datasets, remit.ExportDatasets)
+	}
 	// Every rule a schema names is one the edge can word.
 	var walk func(string, *openapi3.SchemaRef)
 	seen := map[*openapi3.Schema]bool{}

@@ -36,6 +36,7 @@ type Engine struct {
 	// Operations is what GET /metrics shows of the business beside the requests (metrics.go).
 	// Optional.
 	Operations Operations
+	Exports    Exports
 }
 
 // Operations is what GET /metrics reads of the engine (docs/operations.md, "Metrics"): this
@@ -241,4 +242,11 @@ type Jobs interface {
 	RetryJob(ctx context.Context, m remit.MerchantAccount, jobID string) (remit.Job, error)
 	// FailedJobCounts is the number of jobs failed for good by kind, over every merchant account.
 	FailedJobCounts(ctx context.Context) (map[string]int, error)
+}
+
+// Exports is the CSV exports (docs/exports.md).
+type Exports interface {
+	// Export checks an export's query (404 for an unknown dataset, 422 for its filters) and returns
+	// it ready to stream: nothing is read before its Rows runs.
+	Export(ctx context.Context, m remit.MerchantAccount, q remit.ExportQuery) (remit.Export, error)
 }

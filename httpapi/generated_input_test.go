@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"pgregory.net/rapid"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/api"
 	"github.com/remit-billing/remit/internal/testkit"
 )
@@ -493,6 +494,40 @@ var proseRules = map[string]func(g *gen, req *drawn){
 	"updateInvoice": func(g *gen, req *drawn) {
 		if _, ok := req.body["lines"]; ok {
 			smallLines(req)
+		}
+	},
+	// An export takes its dataset's filters only, a status its records have, and a creation range
+	// [from, to); usage-daily's bounds are UTC midnights.
+	"exportDataset": func(g *gen, req *drawn) {
+		dataset := req.path["dataset"]
+		for name := range req.query {
+			if name != "createdFrom" && name != "createdTo" && !slices.Contains(remit.ExportFilterNames(dataset), name) {
+				delete(req.query, name)
+			}
+		}
+		if _, ok := req.query["status"]; ok {
+			statuses := map[string][]string{"payments": {"processing", "succeeded", "failed", "requires_action", "canceled"},
+				"refunds": {"pending", "succeeded", "failed"}}[dataset]
+			if statuses == nil {
+				statuses = []string{"draft", "open", "paid", "void", "uncollectible"}
+			}
+			req.query["status"] = rapid.SampledFrom(statuses).Draw(g.t, "status.ofDataset")
+		}
+		from, hasFrom := req.query["createdFrom"]
+		if to, ok := req.query["createdTo"]; ok && hasFrom && to <= from {
+			req.query["createdFrom"], req.query["createdTo"] = g.past("createdFrom.before"), to
+		}
+		if dataset == "usage-daily" {
+			for _, name := range []string{"createdFrom", "createdTo"} {
+				if v, ok := req.query[name]; ok {
+					at, _ := time.Parse(time.RFC3339, v)
+					req.query[name] = remit.UTCDay(at).Format(time.RFC3339)
+				}
+			}
+			if to, ok := req.query["createdTo"]; ok && hasFrom && to <= req.query["createdFrom"] {
+				at, _ := time.Parse(time.RFC3339, to)
+				req.query["createdFrom"] = at.AddDate(0, 0, -1).Format(time.RFC3339)
+			}
 		}
 	},
 	// customer and customerId (invoice and invoiceId) name one filter: both given are equal.

@@ -117,6 +117,7 @@ func (s *Server) registry() []registration {
 		{"invoicing", "updateInvoice", patched("invoiceId", s.eng.Invoicing.UpdateInvoice)},
 		{"webhooks", "updateWebhookEndpoint", s.updateWebhookEndpoint},
 		{"merchants", "updateMerchantAccount", s.updateMerchantAccount},
+		{"exports", "exportDataset", s.exportDataset},
 	}
 }
 
@@ -189,6 +190,15 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		"updateWebhookEndpoint": patchCheck(remit.WebhookEndpointPatch, func(r *Request) remit.WebhookEndpoint {
 			return remit.WebhookEndpoint{Environment: r.Scope.Environment}
 		}),
+		// Not a body: the export's query, whose filters the engine checks (the same rule), beside
+		// what the contract finds in it.
+		"exportDataset": func(r *Request) []remit.FieldError {
+			_, err := remit.PlanExport(exportQuery(r))
+			if e, ok := err.(*remit.Error); ok && e.Code == remit.EInvalid {
+				return e.Fields
+			}
+			return nil
+		},
 	}
 }
 

@@ -20,6 +20,8 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	storeErrors prometheus.Counter
+	exports     *prometheus.CounterVec
+	exportRows  *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -35,8 +37,14 @@ func newMetrics() *metrics {
 		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "remit_store_errors_total", Help: "Requests that failed with an internal (store or engine) error.",
 		}),
+		exports: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "remit_exports_total", Help: "CSV exports (docs/exports.md) by dataset and how they ended: completed, canceled (the client went away or stopped reading) or failed (cut off by an error).",
+		}, []string{"dataset", "outcome"}),
+		exportRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "remit_export_rows_total", Help: "Rows written by CSV exports, by dataset.",
+		}, []string{"dataset"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.storeErrors,
+	m.reg.MustRegister(m.requests, m.latency, m.storeErrors, m.exports, m.exportRows,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
 	return m
 }
@@ -94,6 +102,12 @@ func (f *failedJobs) Collect(ch chan<- prometheus.Metric) {
 func (m *metrics) observe(route string, status int, d time.Duration) {
 	m.requests.WithLabelValues(route, strconv.Itoa(status)).Inc()
 	m.latency.WithLabelValues(route).Observe(d.Seconds())
+}
+
+// exported counts an export that ended, and the rows it wrote.
+func (m *metrics) exported(dataset, outcome string, rows int) {
+	m.exports.WithLabelValues(dataset, outcome).Inc()
+	m.exportRows.WithLabelValues(dataset).Add(float64(rows))
 }
 
 func (m *metrics) storeError(err error) {

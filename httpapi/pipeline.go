@@ -133,11 +133,8 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 		ctx = telemetry.WithRequestID(ctx, id)
 		r = r.WithContext(ctx)
 		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					telemetry.EndServer(span, r.Method, r.Pattern, 499, id)
-					panic(p)
-				}
+			p := recover()
+			if p != nil && p != http.ErrAbortHandler {
 				s.log.ErrorContext(ctx, "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 				if !rw.wrote {
 					s.writeError(rw, r, remit.Internal(fmt.Errorf("panic: %v", p)))
@@ -152,6 +149,9 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			telemetry.EndServer(span, r.Method, route, rw.status, id)
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", rw.status), slog.Duration("duration", d))
+			if p == http.ErrAbortHandler {
+				panic(p) // a streamed answer cut off (Stream): net/http closes the connection mid-body
+			}
 		}()
 		next.ServeHTTP(rw, r)
 	})
@@ -202,6 +202,10 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, hr *http.Request) {
 		ctx := hr.Context()
 		req := &Request{HTTP: hr, ID: RequestID(ctx)}
+		if !takeEndings(o, hr) {
+			s.writeError(w, hr, remit.Errorf(remit.ENotFound, "No route %s %s. See /openapi.yaml for the API's routes.", hr.Method, hr.URL.Path))
+			return
+		}
 		if err := s.admit(w, o, req); err != nil {
 			s.writeError(w, hr, err)
 			return
@@ -217,6 +221,37 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 		}
 		s.serveWrite(w, hr, o, req)
 	})
+}
+
+// takeEndings takes the fixed ending off each path parameter that has one ({dataset}.csv), so
+// that the parameter is what the path names before it; false (no route) when the segment lacks it.
+func takeEndings(o *operation, hr *http.Request) bool {
+	for name, ending := range o.endings {
+		v, ok := strings.CutSuffix(hr.PathValue(name), ending)
+		if !ok || v == "" {
+			return false
+		}
+		hr.SetPathValue(name, v)
+	}
+	return true
+}
+
+// pathEnums answers 404 for a path parameter the contract enumerates (an export's dataset) when
+// its value is none of the enumeration's: like an unknown route, it names nothing there is.
+func pathEnums(o *operation, hr *http.Request) error {
+	for _, ps := range []openapi3.Parameters{o.route.PathItem.Parameters, o.route.Operation.Parameters} {
+		for _, p := range ps {
+			if p.Value == nil || p.Value.In != "path" || p.Value.Schema == nil || len(p.Value.Schema.Value.Enum) == 0 {
+				continue
+			}
+			v := hr.PathValue(p.Value.Name)
+			if !slices.ContainsFunc(p.Value.Schema.Value.Enum, func(e any) bool { return e == v }) {
+				return remit.Errorf(remit.ENotFound, "No %s '%s'. See /openapi.yaml for the values it takes.", p.Value.Name, v).
+					With("field", p.Value.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // scopeParams are the environment and merchantAccountId a scoped operation names; named is false
@@ -268,6 +303,9 @@ func (s *Server) admit(w http.ResponseWriter, o *operation, req *Request) error 
 		if err := s.resolveScope(hr.Context(), o, req, sp, prefetched); err != nil {
 			return err
 		}
+	}
+	if err := pathEnums(o, hr); err != nil {
+		return err
 	}
 	if req.Body, err = parseBody(hr, o, body); err != nil {
 		return err
@@ -683,8 +721,8 @@ type Redirect struct{ Location string }
 // environment (remit.StampEnvironment: the engine does not copy it onto each), and the request ID.
 func encodeSuccess(data any, env remit.Environment, requestID string) ([]byte, error) {
 	switch data.(type) {
-	case Binary, Redirect:
-		return nil, errors.New("httpapi: a write operation returned a Binary body or a Redirect; only reads may")
+	case Binary, Stream, Redirect:
+		return nil, errors.New("httpapi: a write operation returned a Binary or Stream body or a Redirect; only reads may")
 	}
 	if data == nil {
 		data = struct{}{}
@@ -701,6 +739,10 @@ func (s *Server) respond(w http.ResponseWriter, hr *http.Request, o *operation, 
 	if rd, ok := data.(Redirect); ok {
 		w.Header().Set("Location", rd.Location)
 		w.WriteHeader(http.StatusFound)
+		return
+	}
+	if st, ok := data.(Stream); ok {
+		s.stream(w, hr, o, st)
 		return
 	}
 	if b, ok := data.(Binary); ok {

@@ -87,6 +87,7 @@ type operation struct {
 	bodyIdem   bool                // the body has an idempotencyKey field that stands in for the header
 	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
 	query      map[string]bool     // the query parameters it declares: any other is refused (422)
+	endings    map[string]string   // the fixed endings of path parameters ({dataset}.csv), by parameter
 	// foreignBody: the body is another system's, verified by its signature (a processor's
 	// webhook), whose text Remit neither stores nor shows as it is: the text rule does not apply.
 	foreignBody bool
@@ -161,12 +162,44 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 }
 
 // muxPattern converts a document path to a ServeMux pattern; a trailing {tail} matches the rest
-// of the path (the customer portal's prefix routing).
+// of the path (the customer portal's prefix routing). A segment that is a parameter and a fixed
+// ending ({dataset}.csv), which a ServeMux wildcard cannot be, matches the whole segment: the
+// operation takes the ending off (pathEndings).
 func muxPattern(path string) string {
 	if strings.HasSuffix(path, "/{tail}") {
 		return strings.TrimSuffix(path, "{tail}") + "{tail...}"
 	}
-	return path
+	segs := strings.Split(path, "/")
+	for i, seg := range segs {
+		if name, _, ok := endedParam(seg); ok {
+			segs[i] = "{" + name + "}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// endedParam reads a path segment that is a parameter followed by a fixed ending ("{dataset}.csv":
+// dataset, ".csv").
+func endedParam(seg string) (name, ending string, ok bool) {
+	if !strings.HasPrefix(seg, "{") {
+		return "", "", false
+	}
+	name, ending, ok = strings.Cut(seg[1:], "}")
+	return name, ending, ok && ending != "" && !strings.ContainsAny(ending, "{}")
+}
+
+// pathEndings are the fixed endings of a path's parameters, by parameter (see muxPattern).
+func pathEndings(path string) map[string]string {
+	var out map[string]string
+	for _, seg := range strings.Split(path, "/") {
+		if name, ending, ok := endedParam(seg); ok {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = ending
+		}
+	}
+	return out
 }
 
 func (s *Server) newOperation(path string, item *openapi3.PathItem, method string, op *openapi3.Operation) (*operation, error) {
@@ -179,6 +212,7 @@ func (s *Server) newOperation(path string, item *openapi3.PathItem, method strin
 		mutating:    method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete,
 		success:     http.StatusOK,
 		foreignBody: strings.HasPrefix(path, "/processor-webhooks/"),
+		endings:     pathEndings(path),
 	}
 	sec := s.spec.Security
 	if op.Security != nil {

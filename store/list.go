@@ -29,7 +29,7 @@ type Eq = colValue
 // and a LIMIT of one more than the page.
 func pageQuery(base string, args []any, p ListPage, filters ...Eq) (string, []any) {
 	query, args := equalFilters(base, args, filters...)
-	query, args = rangeFilter(query, args, p)
+	query, args = pageRange(query, args, p)
 	column, tie := p.columns()
 	cond, kargs, order := keysetOn(column, tie, len(args)+1, p.AfterCreated, p.AfterID)
 	args = append(args, kargs...)
@@ -41,18 +41,10 @@ func pageQuery(base string, args []any, p ListPage, filters ...Eq) (string, []an
 	return query + " LIMIT $" + itoa(len(args)), args
 }
 
-// rangeFilter appends the page's range, [CreatedFrom, CreatedTo) on its time column, to a query.
-func rangeFilter(query string, args []any, p ListPage) (string, []any) {
+// pageRange appends the page's range, [CreatedFrom, CreatedTo) on its time column, to a query.
+func pageRange(query string, args []any, p ListPage) (string, []any) {
 	column, _ := p.columns()
-	if p.CreatedFrom != 0 {
-		args = append(args, p.CreatedFrom)
-		query += " AND " + column + " >= $" + itoa(len(args))
-	}
-	if p.CreatedTo != 0 {
-		args = append(args, p.CreatedTo)
-		query += " AND " + column + " < $" + itoa(len(args))
-	}
-	return query, args
+	return rangeFilter(query, args, column, p.CreatedFrom, p.CreatedTo)
 }
 
 func (p ListPage) columns() (column, tie string) {
@@ -64,4 +56,18 @@ func (p ListPage) columns() (column, tie string) {
 		tie = "id"
 	}
 	return column, tie
+}
+
+// rangeFilter appends the range [from, to) on column (Unix microseconds; 0: no bound) to query
+// and its bounds to args.
+func rangeFilter(query string, args []any, column string, from, to int64) (string, []any) {
+	if from != 0 {
+		args = append(args, from)
+		query += " AND " + column + " >= $" + itoa(len(args))
+	}
+	if to != 0 {
+		args = append(args, to)
+		query += " AND " + column + " < $" + itoa(len(args))
+	}
+	return query, args
 }

@@ -316,7 +316,7 @@ func (q Q) ListReceipts(ctx context.Context, merchantAccountID string, f Receipt
 	query, args := equalFilters(`SELECT `+receiptColumns+` FROM payment_receipts WHERE merchant_account_id = $1`, []any{merchantAccountID},
 		colValue{"customer_id", f.CustomerID}, colValue{"customer_external_id", f.CustomerExternalID}, colValue{"billing_account_id", f.BillingAccountID},
 		colValue{"invoice_id", f.InvoiceID}, colValue{"payment_id", f.PaymentID}, colValue{"payment_intent_id", f.PaymentIntentID}, colValue{"status", f.Status})
-	query, args = rangeFilter(query, args, ListPage{CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
+	query, args = pageRange(query, args, ListPage{CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
 	args = append(args, f.Limit+1, f.Offset)
 	query += ` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(args)-1) + ` OFFSET $` + itoa(len(args))
 	return queryAll(ctx, q, "store.ListReceipts", scanReceipt, func(r *remit.PaymentReceipt) { r.MerchantAccountID = merchantAccountID }, query, args...)

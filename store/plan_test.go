@@ -68,16 +68,7 @@ func (r *planRecorder) QueryRowContext(ctx context.Context, query string, args .
 // entries in one currency are a range of their own (balance_entries_currency), not the customer's
 // range filtered, so such a page costs the same however many entries other currencies have.
 func TestListPlans(t *testing.T) {
-	ctx := context.Background()
-	db, err := Open(ctx, "sqlite:"+t.TempDir()+"/plans.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	rec := &planRecorder{t: t, db: db.read, d: SQLite}
+	rec := sqliteRecorder(t)
 	runLists(t, Q{q: rec, d: SQLite})
 	for _, p := range rec.plans {
 		if testing.Verbose() {
@@ -148,6 +139,38 @@ func TestListPlansPostgres(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sqliteRecorder records plans on the read pool of a fresh migrated SQLite store.
+func sqliteRecorder(t *testing.T) *planRecorder {
+	ctx := context.Background()
+	db, err := Open(ctx, "sqlite:"+t.TempDir()+"/plans.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &planRecorder{t: t, db: db.read, d: SQLite}
+}
+
+// postgresRecorder records plans on one connection of a fresh migrated schema of the PostgreSQL at
+// base, with the session settings given.
+func postgresRecorder(t *testing.T, base string, settings ...string) *planRecorder {
+	ctx := context.Background()
+	db := postgresSchema(t, base)
+	conn, err := db.read.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	for _, set := range settings {
+		if _, err := conn.ExecContext(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &planRecorder{t: t, db: conn, d: Postgres}
 }
 
 // postgresSchema opens a migrated store in a fresh schema of the PostgreSQL at base, dropped when

@@ -443,7 +443,7 @@ func Engine(a *app.App) httpapi.Engine {
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Jobs: a.Jobs, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
 		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
-		Foreground: a.Foreground, Operations: a,
+		Foreground: a.Foreground, Operations: a, Exports: a.Exports,
 	}
 }
 
@@ -467,6 +467,7 @@ var (
 	_ httpapi.Documents    = (*app.Documents)(nil)
 	_ httpapi.Emails       = (*app.Emails)(nil)
 	_ httpapi.Verification = (*app.Verification)(nil)
+	_ httpapi.Exports      = (*app.Exports)(nil)
 )
 
 // emailConfig reads the customer e-mail settings: the SMTP server (none: messages are recorded

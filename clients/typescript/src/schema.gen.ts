@@ -1759,6 +1759,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/exports/{dataset}.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The dataset to export: invoices, invoice-lines, payments, refunds, credit-notes, balance-entries or usage-daily (one row per customer, meter and UTC day). Another value is 404. The journal-entries dataset comes with the general ledger.
+                 * @example invoices
+                 */
+                dataset: "invoices" | "invoice-lines" | "payments" | "refunds" | "credit-notes" | "balance-entries" | "usage-daily";
+            };
+            cookie?: never;
+        };
+        /**
+         * Export a dataset as CSV
+         * @description Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+         */
+        get: operations["exportDataset"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -13886,6 +13912,90 @@ export interface operations {
                 };
                 content: {
                     "application/pdf": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    exportDataset: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /**
+                 * @description Only records created at or after this time (RFC 3339). usage-daily: a UTC midnight, the first day.
+                 * @example 2026-01-01T00:00:00Z
+                 */
+                createdFrom?: string;
+                /**
+                 * @description Only records created before this time (RFC 3339), which is later than createdFrom. usage-daily: a UTC midnight, the day after the last.
+                 * @example 2026-02-01T00:00:00Z
+                 */
+                createdTo?: string;
+                /** @description Filter by customer ID (every dataset; refunds: not a filter). */
+                customerId?: string;
+                /** @description Filter by billing account ID (invoices, invoice-lines). */
+                billingAccountId?: string;
+                /** @description Filter by subscription ID (invoices, invoice-lines). */
+                subscriptionId?: string;
+                /** @description Filter by invoice ID (invoice-lines, payments, refunds, credit-notes). */
+                invoiceId?: string;
+                /** @description Filter by the payment refunded (refunds). */
+                paymentId?: string;
+                /** @description Filter by the credit note that made the refund (refunds). */
+                creditNoteId?: string;
+                /** @description Filter by meter ID (usage-daily). */
+                meterId?: string;
+                /** @description Filter by status: an invoice's (invoices and invoice-lines: draft, open, paid, void, uncollectible), a payment's (processing, succeeded, failed, requires_action, canceled) or a refund's (pending, succeeded, failed). */
+                status?: "draft" | "open" | "paid" | "void" | "uncollectible" | "processing" | "succeeded" | "failed" | "requires_action" | "canceled" | "pending";
+                /** @description Filter by invoice number (invoices). */
+                number?: string;
+                /** @description Filter by entry type (balance-entries). */
+                type?: "grant" | "expiry" | "application" | "credit_note" | "top_up";
+                /** @description Filter by currency (balance-entries). */
+                currency?: components["schemas"]["CurrencyCode"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The dataset to export: invoices, invoice-lines, payments, refunds, credit-notes, balance-entries or usage-daily (one row per customer, meter and UTC day). Another value is 404. The journal-entries dataset comes with the general ledger.
+                 * @example invoices
+                 */
+                dataset: "invoices" | "invoice-lines" | "payments" | "refunds" | "credit-notes" | "balance-entries" | "usage-daily";
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The dataset as CSV, streamed with chunked transfer encoding (no Content-Length), as an attachment named after the dataset (invoices.csv). A body that ends without the chunked encoding's last chunk was cut off by an error and is incomplete. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    /** @description attachment; filename=DATASET.csv */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example invoice_id,number,status,customer_id,customer_name,billing_account_id,subscription_id,quote_id,collection_method,currency,subtotal,subtotal_decimal,discount_total,discount_total_decimal,prepaid_applied,prepaid_applied_decimal,tax_total,tax_total_decimal,total,total_decimal,amount_due,amount_due_decimal,amount_paid,amount_paid_decimal,amount_remaining,amount_remaining_decimal,credited_total,credited_total_decimal,offset_total,offset_total_decimal,refunded_total,refunded_total_decimal,period_start,period_end,finalized_at,paid_at,voided_at,created_at,metadata
+                     *     inv_01jytsq0zvgr1appf5r715r83w,INV-000042,paid,cus_acme,"Acme, Inc.",ba_acme_usd,,,charge_automatically,USD,15000,150.00,1500,15.00,0,0.00,1080,10.80,14580,145.80,14580,145.80,14580,145.80,0,0.00,0,0.00,0,0.00,0,0.00,,,2026-01-15T09:30:00.188333Z,2026-01-15T09:30:00.488333Z,,2026-01-15T09:29:58.102Z,"{""erp"":""A-1042""}"
+                     */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
