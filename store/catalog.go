@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -173,10 +172,7 @@ func (q Q) GetPrice(ctx context.Context, merchantAccountID, priceID string) (rem
 func (q Q) ReadPrice(ctx context.Context, merchantAccountID, priceID string, read Read) (remit.Price, error) {
 	p, err := scanPrice(q.QueryRow(ctx, `SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
 		merchantAccountID, priceID), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, remit.NotFound("price", priceID, "")
-	}
-	return p, wrapErr(err, "store.GetPrice")
+	return p, notFoundOr(err, "price", priceID, "store.GetPrice")
 }
 
 // UpdatePrice writes what an update changes of a price: its nickname, whether it is active, its
@@ -278,10 +274,7 @@ func (q Q) UpdateCoupon(ctx context.Context, c remit.Coupon) error {
 func (q Q) ReadCoupon(ctx context.Context, merchantAccountID, couponID string, read Read) (remit.Coupon, error) {
 	c, err := scanCoupon(q.QueryRow(ctx, `SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
 		merchantAccountID, couponID), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, remit.NotFound("coupon", couponID, "")
-	}
-	return c, wrapErr(err, "store.GetCoupon")
+	return c, notFoundOr(err, "coupon", couponID, "store.GetCoupon")
 }
 
 // GetCoupons returns the merchant account's coupons among ids, by ID, in one query. IDs that name

@@ -66,10 +66,7 @@ func scanCreditNote(row interface{ Scan(...any) error }, merchantAccountID strin
 func (q Q) GetCreditNote(ctx context.Context, merchantAccountID, id string) (remit.CreditNote, error) {
 	c, err := scanCreditNote(q.QueryRow(ctx, `SELECT `+creditNoteColumns+` FROM credit_notes
 		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, remit.NotFound("credit note", id, "")
-	}
-	return c, wrapErr(err, "store.GetCreditNote")
+	return c, notFoundOr(err, "credit note", id, "store.GetCreditNote")
 }
 
 // CreditNoteFilter narrows a list of credit notes: equal filters, empty ones left out.
@@ -139,10 +136,7 @@ func (q Q) GetRefund(ctx context.Context, merchantAccountID, refundID string, re
 		query += q.ForUpdate()
 	}
 	r, err := scanRefund(q.QueryRow(ctx, query, merchantAccountID, refundID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, remit.NotFound("refund", refundID, "")
-	}
-	return r, wrapErr(err, "store.GetRefund")
+	return r, notFoundOr(err, "refund", refundID, "store.GetRefund")
 }
 
 // SettleRefund records a pending refund's outcome: its status, the processor's reference and the

@@ -88,10 +88,7 @@ func localeOr(l string) string {
 func (q Q) RequireCustomer(ctx context.Context, merchantAccountID, customerID string) error {
 	var one int
 	err := q.QueryRow(ctx, `SELECT 1 FROM customers WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, customerID).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return remit.NotFound("customer", customerID, "")
-	}
-	return wrapErr(err, "store.RequireCustomer")
+	return notFoundOr(err, "customer", customerID, "store.RequireCustomer")
 }
 
 // --- billing accounts ---

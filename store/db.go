@@ -19,6 +19,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite" // pure Go; opened through sqliteConnector (stmtcache.go)
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/telemetry"
 )
 
@@ -329,6 +330,14 @@ func wrap(errp *error, op string) {
 	if *errp != nil {
 		*errp = wrapErr(*errp, op)
 	}
+}
+
+// notFoundOr is wrapErr for a read of one row: no row is remit.NotFound of that kind and ID.
+func notFoundOr(err error, kind, id, op string) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return remit.NotFound(kind, id, "")
+	}
+	return wrapErr(err, op)
 }
 
 func wrapErr(err error, op string) error {

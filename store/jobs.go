@@ -120,10 +120,7 @@ func (q Q) RequeueJob(ctx context.Context, id string, dueAt time.Time) error {
 func (q Q) GetJob(ctx context.Context, merchantAccountID, id string, read Read) (remit.Job, error) {
 	j, err := scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
 		merchantAccountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return j, remit.NotFound("job", id, "")
-	}
-	return j, wrapErr(err, "store.GetJob")
+	return j, notFoundOr(err, "job", id, "store.GetJob")
 }
 
 // JobFilter is a jobs list's filters and page.

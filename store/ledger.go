@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -58,10 +57,7 @@ func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, entryID string, read Read) (remit.BalanceEntry, error) {
 	query := `SELECT ` + entryColumns + ` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3` + q.lockFor(read)
 	e, err := scanEntry(q.QueryRow(ctx, query, merchantAccountID, customerID, entryID), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("balance entry", entryID, "")
-	}
-	return e, wrapErr(err, "store.GetBalanceEntry")
+	return e, notFoundOr(err, "balance entry", entryID, "store.GetBalanceEntry")
 }
 
 // ListBalanceEntries returns every entry of a customer, newest first (creation time, then append

@@ -174,10 +174,7 @@ func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) e
 func (q Q) GetMerchantAccount(ctx context.Context, id string, read Read) (remit.MerchantAccount, error) {
 	query := `SELECT ` + merchantColumns + ` FROM merchant_accounts WHERE id = $1` + q.lockFor(read)
 	m, err := scanMerchant(q.QueryRow(ctx, query, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, remit.NotFound("merchant account", id, "")
-	}
-	return m, wrapErr(err, "store.GetMerchantAccount")
+	return m, notFoundOr(err, "merchant account", id, "store.GetMerchantAccount")
 }
 
 // UpdateMerchantAccount writes what an update changes of a merchant account: its display name and

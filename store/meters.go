@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -46,10 +45,7 @@ func (q Q) GetMeter(ctx context.Context, merchantAccountID, meterID string, read
 		query += ` AND implicit = FALSE`
 	}
 	m, err := scanMeter(q.QueryRow(ctx, query+q.lockFor(read), merchantAccountID, meterID), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, remit.NotFound("meter", meterID, "")
-	}
-	return m, wrapErr(err, "store.GetMeter")
+	return m, notFoundOr(err, "meter", meterID, "store.GetMeter")
 }
 
 // PutMeter writes a meter's row: inserts it, or rewrites an existing one (implicit or not) with

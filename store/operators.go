@@ -41,19 +41,13 @@ func (q Q) CreateOperator(ctx context.Context, o remit.Operator) error {
 // GetOperator returns the operator with id, or not_found.
 func (q Q) GetOperator(ctx context.Context, id string) (remit.Operator, error) {
 	o, err := scanOperator(q.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE id = $1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return o, remit.NotFound("operator", id, "")
-	}
-	return o, wrapErr(err, "store.GetOperator")
+	return o, notFoundOr(err, "operator", id, "store.GetOperator")
 }
 
 // GetOperatorByEmail returns the operator with the (lower-case) e-mail address, or not_found.
 func (q Q) GetOperatorByEmail(ctx context.Context, email string) (remit.Operator, error) {
 	o, err := scanOperator(q.QueryRow(ctx, `SELECT `+operatorColumns+` FROM operators WHERE email = $1`, email))
-	if errors.Is(err, sql.ErrNoRows) {
-		return o, remit.NotFound("operator", email, "")
-	}
-	return o, wrapErr(err, "store.GetOperatorByEmail")
+	return o, notFoundOr(err, "operator", email, "store.GetOperatorByEmail")
 }
 
 // ListOperators lists an organization's operators, oldest first.

@@ -173,10 +173,7 @@ func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) err
 func (q Q) GetUsageThreshold(ctx context.Context, merchantAccountID, thresholdID string, read Read) (remit.UsageThreshold, error) {
 	query := `SELECT ` + thresholdColumns + ` FROM usage_thresholds WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	t, err := scanThreshold(q.QueryRow(ctx, query, merchantAccountID, thresholdID), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, remit.NotFound("usage threshold", thresholdID, "")
-	}
-	return t, wrapErr(err, "store.GetUsageThreshold")
+	return t, notFoundOr(err, "usage threshold", thresholdID, "store.GetUsageThreshold")
 }
 
 // ThresholdFilter narrows a list of usage thresholds: equal filters, empty ones left out.

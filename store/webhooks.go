@@ -195,10 +195,7 @@ func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
 // API and webhooks, it sees an event once it has its place in its chain (chain.go).
 func (q Q) GetEvent(ctx context.Context, merchantAccountID, id string) (remit.Event, error) {
 	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND merchant_account_id = $2 AND sequence IS NOT NULL`, id, merchantAccountID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("event", id, "")
-	}
-	return e, wrapErr(err, "store.GetEvent")
+	return e, notFoundOr(err, "event", id, "store.GetEvent")
 }
 
 // ListEvents returns a page of the merchant account's chained events (of type typ unless empty),
