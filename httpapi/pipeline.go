@@ -630,6 +630,9 @@ func bodyText(o *operation, body []byte) []remit.FieldError {
 		switch t := v.(type) {
 		case map[string]any:
 			for _, k := range slices.Sorted(maps.Keys(t)) {
+				if len(path) == 0 && slices.Contains(o.judgedEach, k) {
+					continue // each item is judged alone, by its own operation's checks
+				}
 				if strings.ContainsFunc(k, func(r rune) bool { return refused(r, false) }) {
 					p.Body(pointerToField(append(slices.Clone(path), remit.CleanText(k))), "invalid_characters",
 						"Keys may not contain control characters, nor bidirectional overrides or isolates.")
