@@ -1,9 +1,12 @@
 package httpapi_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -231,5 +234,97 @@ func TestUsageBatchConcurrentOverlap(t *testing.T) {
 		if got != want {
 			t.Fatalf("total %d, want %d", got, want)
 		}
+	})
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// Every POST takes a gzip body (Content-Encoding: gzip): the batch and another route; the same
+// Idempotency-Key replays across plain and gzip bodies of the same JSON; a body that is not gzip
+// is 400, an unknown encoding 415.
+func TestGzipBodies(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		gz := testkit.Header("Content-Encoding", "gzip")
+		cust, _ := json.Marshal(map[string]any{"customerId": "gz1", "name": "Gzip customer"})
+		r := e.Do("POST", "/v1/customers", nil, testkit.Raw(gzipped(t, cust), "application/json"), gz, testkit.Key("gz-cust"))
+		if r.Status != 201 || r.Data()["customerId"] != "gz1" {
+			t.Fatalf("gzip customer: %d %s", r.Status, r.Body)
+		}
+		again := e.Do("POST", "/v1/customers", nil, testkit.Raw(cust, "application/json"), testkit.Key("gz-cust"))
+		if again.Status != 201 || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("the same JSON, plain, under the key: %d %s", again.Status, again.Body)
+		}
+		events := make([]any, 500)
+		for i := range events {
+			events[i] = map[string]any{"eventId": fmt.Sprintf("gz-%d", i), "customerId": "gz1", "meterId": "m", "quantity": 2}
+		}
+		batch, _ := json.Marshal(map[string]any{"events": events})
+		body := gzipped(t, batch)
+		r = e.Do("POST", "/v1/usage-events/batch", nil, testkit.Raw(body, "application/json"), gz)
+		var a batchAnswer
+		if r.Status == 200 {
+			r.Decode(t, &a)
+		}
+		if r.Status != 200 || a.Created != 500 {
+			t.Fatalf("gzip batch (%d bytes for %d of JSON): %d %s", len(body), len(batch), r.Status, r.Body)
+		}
+		if n := usageTotal(t, e, e.Tenant.Sandbox, "gz1", "m"); n != 1000 {
+			t.Fatalf("total %d, want 1000", n)
+		}
+		for _, c := range []struct {
+			enc  string
+			body []byte
+			want int
+		}{
+			{"gzip", cust, 400},                  // plain JSON said to be gzip
+			{"gzip", gzipped(t, cust)[:20], 400}, // cut off
+			{"br", cust, 415},
+		} {
+			r := e.Do("POST", "/v1/customers", nil, testkit.Raw(c.body, "application/json"), testkit.Header("Content-Encoding", c.enc))
+			if r.Status != c.want || r.ErrorCode() != "bad_request" {
+				t.Fatalf("Content-Encoding %s: %d %s, want %d bad_request", c.enc, r.Status, r.Body, c.want)
+			}
+		}
+	})
+}
+
+// A gzip bomb (200 MB of zeros in about 200 KB) is 413 with the error envelope, and the server
+// stops decompressing at the body limit: the whole test process (server included) allocates a few
+// megabytes for it, not the 200 MB a full decompression would.
+func TestGzipBomb(t *testing.T) {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zeros := make([]byte, 1<<20)
+	for range 200 {
+		_, _ = zw.Write(zeros)
+	}
+	_ = zw.Close()
+	bomb := buf.Bytes()
+	if len(bomb) >= 1<<20 {
+		t.Fatalf("the bomb is %d bytes: it must fit the wire limit, so that only the decompressed limit refuses it", len(bomb))
+	}
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		r := e.Do("POST", "/v1/usage-events/batch", nil, testkit.Raw(bomb, "application/json"), testkit.Header("Content-Encoding", "gzip"))
+		runtime.ReadMemStats(&after)
+		if r.Status != 413 || r.ErrorCode() != "bad_request" {
+			t.Fatalf("gzip bomb (%d bytes): %d %s, want 413 bad_request", len(bomb), r.Status, r.Body)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+			t.Fatalf("the bomb allocated %d MB in the process: decompressed past the limit", grew>>20)
+		}
+		t.Logf("a %d-byte bomb of 200 MB: 413, %d KB allocated in the process meanwhile", len(bomb), (after.TotalAlloc-before.TotalAlloc)>>10)
 	})
 }
