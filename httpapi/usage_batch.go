@@ -51,7 +51,11 @@ func (s *Server) createUsageEventBatch(ctx context.Context, r *Request) (any, er
 			items[i].Status, items[i].Error = remit.UsageBatchRejected, s.errorAnswer(r.HTTP, r.ID, err).Body
 			continue
 		}
-		events = append(events, remit.UsageBatchEvent{Input: in, Judge: func(err error) error { return withProblems(err, problems) }})
+		ev := remit.UsageBatchEvent{Input: in}
+		if len(problems) > 0 { // as the single route's run: the problems replace or join its answer
+			ev.Judge = func(err error) error { return withProblems(err, problems) }
+		}
+		events = append(events, ev)
 		at = append(at, i)
 	}
 	if len(events) > 0 {

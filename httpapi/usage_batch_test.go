@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"math"
 	"regexp"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +56,7 @@ func comparableError(t *testing.T, body []byte) string {
 func TestUsageBatchJudgesEachAsTheSingleRoute(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		newCatalogKit(t, e).customer("c1")
+		newCatalogKit(t, e).customer("c2")
 		ts := rfc(time.Now().Add(-time.Hour).Truncate(time.Microsecond))
 		ev := func(id string, q int, extra ...any) map[string]any {
 			b := map[string]any{"eventId": id, "customerId": "c1", "meterId": "m", "quantity": q, "timestamp": ts}
@@ -80,12 +83,16 @@ func TestUsageBatchJudgesEachAsTheSingleRoute(t *testing.T) {
 			ev("new2", 20), // created
 			ev("new1", 10), // duplicate within the batch
 			ev("new1", 11), // conflict within the batch
+			ev("long-key", 1, "properties", map[string]any{strings.Repeat("k", 41): "v"}), // 422 beyond the contract (kept problems)
+			ev("big1", 1, "customerId", "c2", "quantity", int64(math.MaxInt64-10)),        // created
+			ev("big2", 11, "customerId", "c2"),                                            // 422 total_out_of_range, after its insert
 		}
 		r, a := postBatch(t, e, events)
 		if r.Status != 200 {
 			t.Fatalf("batch: %d %s", r.Status, r.Body)
 		}
-		want := []string{"created", "duplicate", "rejected", "rejected", "rejected", "rejected", "rejected", "rejected", "created", "duplicate", "rejected"}
+		want := []string{"created", "duplicate", "rejected", "rejected", "rejected", "rejected", "rejected", "rejected", "created", "duplicate", "rejected",
+			"rejected", "created", "rejected"}
 		if len(a.Items) != len(want) || a.Object != "usage_event_batch" {
 			t.Fatalf("answer %s", r.Body)
 		}
@@ -94,7 +101,7 @@ func TestUsageBatchJudgesEachAsTheSingleRoute(t *testing.T) {
 				t.Fatalf("item %d: %s %s, want %s\n%s", i, it.Status, it.Error, want[i], r.Body)
 			}
 		}
-		if a.Created != 2 || a.Duplicates != 2 || a.Rejected != 7 {
+		if a.Created != 3 || a.Duplicates != 2 || a.Rejected != 9 {
 			t.Fatalf("counts %d %d %d\n%s", a.Created, a.Duplicates, a.Rejected, r.Body)
 		}
 		if a.Items[0].EventID == nil || *a.Items[0].EventID != "new1" || a.Items[6].EventID != nil {
@@ -117,6 +124,9 @@ func TestUsageBatchJudgesEachAsTheSingleRoute(t *testing.T) {
 		// Only the created events counted: 5 + 10 + 20.
 		if n := usageTotal(t, e, e.Tenant.Sandbox, "c1", "m"); n != 35 {
 			t.Fatalf("total %d, want 35", n)
+		}
+		if n := usageTotal(t, e, e.Tenant.Sandbox, "c2", "m"); n != math.MaxInt64-10 {
+			t.Fatalf("c2's total %d, want %d", n, int64(math.MaxInt64-10))
 		}
 		e.Must(200, "GET", "/v1/usage-events/new2", nil)
 		if r := e.Do("GET", "/v1/usage-events/later", nil); r.Status != 404 {
