@@ -85,3 +85,30 @@ type UsageEventInput struct {
 	Timestamp  *time.Time // default: now on the merchant clock
 	Properties map[string]string
 }
+
+// UsageBatchMax is the most usage events one batch (POST /v1/usage-events/batch) carries; the
+// contract states it as the events array's maxItems.
+const UsageBatchMax = 1000
+
+// UsageBatchEvent is one event of a batch as the engine records it. Judge, when set, turns what
+// recording the event alone returned into its answer, as the single route's edge does (it adds the
+// problems the edge's own checks found); an error it returns rolls the event back.
+type UsageBatchEvent struct {
+	Input UsageEventInput
+	Judge func(error) error
+}
+
+// UsageBatchOutcome is what a batch did with one event: Status is UsageBatchCreated,
+// UsageBatchDuplicate (a repeat of a recorded event, counted once) or UsageBatchRejected, with Err
+// the answer the single route would have given the event alone.
+type UsageBatchOutcome struct {
+	Status string
+	Err    error
+}
+
+// Outcomes of a batch's event.
+const (
+	UsageBatchCreated   = "created"
+	UsageBatchDuplicate = "duplicate"
+	UsageBatchRejected  = "rejected"
+)

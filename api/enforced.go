@@ -31,6 +31,11 @@ func StripOperationRules(doc *openapi3.T) {
 		s := r.Value
 		seen[s] = true
 		s.OneOf, s.AnyOf, s.Not, s.Discriminator = nil, nil, nil, nil
+		if JudgedEach(s) {
+			// Each item is judged by its own operation's rules, item by item (a batch's events):
+			// the validator checks the array, not its items.
+			s.Items = openapi3.NewSchemaRef("", &openapi3.Schema{})
+		}
 		for _, p := range s.Properties {
 			strip(p)
 		}
@@ -57,4 +62,12 @@ func StripOperationRules(doc *openapi3.T) {
 			}
 		}
 	}
+}
+
+// JudgedEach reports whether a schema is an array whose items are each judged by the rules of
+// another operation, one at a time, and answered item by item (x-remit-judged-each: the events of
+// POST /v1/usage-events/batch): the request validator checks the array's bounds, not its items.
+func JudgedEach(s *openapi3.Schema) bool {
+	v, ok := s.Extensions["x-remit-judged-each"].(bool)
+	return ok && v
 }

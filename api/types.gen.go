@@ -1611,6 +1611,14 @@ type TransformQuantityInput struct {
 // TransformQuantityInputRound up bills a started package whole, down bills full packages only.
 type TransformQuantityInputRound string
 
+// UsageEventBatchRequest A batch of usage events. Each item is a usage event as POST /v1/usage-events takes it (UsageEventCreateRequest) and is judged as that route judges it: an item that breaks the schema is rejected in the answer's items with the 422 the single route gives, not refused with the batch (x-remit-judged-each).
+//
+// Example: {"events":[{"customerId":"cus_acme","eventId":"evt-usage-0002","meterId":"api_calls","quantity":30,"timestamp":"2025-06-01T12:05:00Z"},{"customerId":"cus_acme","eventId":"evt-usage-0001","meterId":"api_calls","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}]}
+type UsageEventBatchRequest struct {
+	// Events 1 to 1000 usage events, recorded in this order (a repeated eventId within the batch is a duplicate or rejected as a repeat of an earlier request would be).
+	Events []interface{} `json:"events"`
+}
+
 // UsageEventCreateRequest Records metered usage. A repeated eventId is accepted once. A rule the schema cannot say: timestamp is at most 5 minutes after the merchant clock (422 in_future); usage is recorded once it has happened.
 //
 // Example: {"customerId":"cus_acme","eventId":"evt-usage-0001","meterId":"api_calls","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}

@@ -21,19 +21,19 @@ type meterCache struct{ m sync.Map } // meterKey → remit.Meter
 
 type meterKey struct{ account, meter string }
 
-// meterForUsage is the meter a usage event of m records on: from the cache, else from the store
-// (marking it as having events), cached after the transaction commits.
-func (us *Usage) meterForUsage(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, meterID string, now time.Time) (remit.Meter, error) {
+// meterForUsage is the meter a usage event of m records on: from the cache (cached true), else
+// from the store (marking it as having events), cached after the transaction commits.
+func (us *Usage) meterForUsage(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, meterID string, now time.Time) (meter remit.Meter, cached bool, err error) {
 	key := meterKey{m.ID, meterID}
 	if v, ok := us.meters.m.Load(key); ok {
-		return v.(remit.Meter), nil
+		return v.(remit.Meter), true, nil
 	}
-	meter, err := tx.MeterForUsage(ctx, m.ID, meterID, now)
+	meter, err = tx.MeterForUsage(ctx, m.ID, meterID, now)
 	if err != nil {
-		return meter, err
+		return meter, false, err
 	}
 	tx.AfterCommit(func() { us.meters.m.Store(key, meter) })
-	return meter, nil
+	return meter, false, nil
 }
 
 // aggregationOf is the aggregation of a meter for reading its usage: a meter nobody created and

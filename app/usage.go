@@ -33,48 +33,58 @@ import (
 // limits), not_found (the customer, details.field "customerId"), conflict (eventId already
 // recorded with other values, details.mismatchedFields).
 func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error) {
+	var out remit.UsageEvent
+	err := us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		var err error
+		out, _, _, err = us.recordUsageEvent(ctx, tx, m, in)
+		return err
+	})
+	return out, err
+}
+
+// recordUsageEvent is the work of one usage event in tx (CreateUsageEvent's, and each of a
+// batch's): created is false for a repeat of a recorded event. On an error the caller rolls back
+// what it wrote (the transaction, or the batch's savepoint); wrote is false when the event failed
+// before writing anything or sending a statement that can fail (a batch then needs no rollback).
+func (us *Usage) recordUsageEvent(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, in remit.UsageEventInput) (out remit.UsageEvent, created, wrote bool, err error) {
 	now := micro(us.Now(m))
 	ts, err := checkUsageEvent(in, now)
 	if err != nil {
-		return remit.UsageEvent{}, err
+		return remit.UsageEvent{}, false, false, err
 	}
 	e := remit.UsageEvent{
 		Object: "usage_event", EventID: in.EventID, CustomerID: in.CustomerID, MeterID: in.MeterID, Quantity: in.Quantity,
 		Timestamp: ts, Properties: remit.CopyMetadata(in.Properties), Status: remit.UsageRecorded, Corrections: []remit.UsageCorrection{},
 		Environment: m.Environment, MerchantAccountID: m.ID, CreatedAt: now,
 	}
-	out := e
-	err = us.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		meter, err := us.meterForUsage(ctx, tx, m, in.MeterID, now)
+	out = e
+	meter, cached, err := us.meterForUsage(ctx, tx, m, in.MeterID, now)
+	if err != nil {
+		return out, false, true, err
+	}
+	e.UniqueValue = meter.UniqueValue(e.Properties)
+	c, err := tx.RecordUsage(ctx, e, meter.Aggregation, now)
+	if err != nil {
+		return out, false, true, err
+	}
+	if !c.Recorded {
+		first, err := tx.GetUsageEvent(ctx, m.ID, in.EventID, store.Unlocked)
 		if err != nil {
-			return err
+			return out, false, true, err
 		}
-		e.UniqueValue = meter.UniqueValue(e.Properties)
-		c, err := tx.RecordUsage(ctx, e, meter.Aggregation, now)
-		if err != nil {
-			return err
-		}
-		if !c.Recorded {
-			first, err := tx.GetUsageEvent(ctx, m.ID, in.EventID, store.Unlocked)
-			if err != nil {
-				return err
-			}
-			out = first
-			return usageRepeatConflict(first, in)
-		}
-		if !c.InRange {
-			return remit.Invalid(remit.FieldError{Field: "quantity", Location: remit.InBody, Reason: "total_out_of_range",
-				Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
-		}
-		out.Seq = &c.Seq
-		us.counts.usage.after(tx, m.Environment)
-		total, next := c.Total, c.Next
-		if next == nil || total < *next {
-			return nil // below every threshold still to cross: nothing to evaluate
-		}
-		return us.crossThresholds(ctx, tx, m, in.CustomerID, in.MeterID, total, now)
-	})
-	return out, err
+		return first, false, !cached, usageRepeatConflict(first, in) // a repeat writes nothing (but a meter's first use)
+	}
+	if !c.InRange {
+		return out, false, true, remit.Invalid(remit.FieldError{Field: "quantity", Location: remit.InBody, Reason: "total_out_of_range",
+			Message: fmt.Sprintf("This quantity would take the total of customer '%s' on meter '%s' past 9223372036854775807, the largest total kept; record usage in a larger unit.", in.CustomerID, in.MeterID)})
+	}
+	out.Seq = &c.Seq
+	us.counts.usage.after(tx, m.Environment)
+	total, next := c.Total, c.Next
+	if next == nil || total < *next {
+		return out, true, true, nil // below every threshold still to cross: nothing to evaluate
+	}
+	return out, true, true, us.crossThresholds(ctx, tx, m, in.CustomerID, in.MeterID, total, now)
 }
 
 // checkUsageEvent applies the rules of a usage event and returns its timestamp (now when omitted),

@@ -885,6 +885,42 @@ func (e UsageEventStatus) Valid() bool {
 	}
 }
 
+// Defines values for UsageEventBatchObject.
+const (
+	UsageEventBatchObjectUsageEventBatch UsageEventBatchObject = "usage_event_batch"
+)
+
+// Valid indicates whether the value is a known member of the UsageEventBatchObject enum.
+func (e UsageEventBatchObject) Valid() bool {
+	switch e {
+	case UsageEventBatchObjectUsageEventBatch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UsageEventBatchItemStatus.
+const (
+	Created   UsageEventBatchItemStatus = "created"
+	Duplicate UsageEventBatchItemStatus = "duplicate"
+	Rejected  UsageEventBatchItemStatus = "rejected"
+)
+
+// Valid indicates whether the value is a known member of the UsageEventBatchItemStatus enum.
+func (e UsageEventBatchItemStatus) Valid() bool {
+	switch e {
+	case Created:
+		return true
+	case Duplicate:
+		return true
+	case Rejected:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for VerificationObject.
 const (
 	VerificationObjectVerification VerificationObject = "verification"
@@ -2628,6 +2664,24 @@ func (e CreateUsageEventParamsEnvironment) Valid() bool {
 	case CreateUsageEventParamsEnvironmentProduction:
 		return true
 	case CreateUsageEventParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateUsageEventBatchParamsEnvironment.
+const (
+	CreateUsageEventBatchParamsEnvironmentProduction CreateUsageEventBatchParamsEnvironment = "production"
+	CreateUsageEventBatchParamsEnvironmentSandbox    CreateUsageEventBatchParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreateUsageEventBatchParamsEnvironment enum.
+func (e CreateUsageEventBatchParamsEnvironment) Valid() bool {
+	switch e {
+	case CreateUsageEventBatchParamsEnvironmentProduction:
+		return true
+	case CreateUsageEventBatchParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -6675,6 +6729,48 @@ type UsageEvent struct {
 // UsageEventStatus recorded, or voided (POST /v1/usage-events/{eventId}/void), when it is out of every total.
 type UsageEventStatus string
 
+// UsageEventBatch What a batch did with each of its events, in the request's order, and how many of each.
+type UsageEventBatch struct {
+	// Created Events recorded by this batch.
+	Created int64 `json:"created"`
+
+	// Duplicates Repeats of recorded events with the same values, counted once.
+	Duplicates int64                 `json:"duplicates"`
+	Items      []UsageEventBatchItem `json:"items"`
+	Object     UsageEventBatchObject `json:"object"`
+
+	// Rejected Events refused, each with its error.
+	Rejected int64 `json:"rejected"`
+}
+
+// UsageEventBatchObject defines model for UsageEventBatch.Object.
+type UsageEventBatchObject string
+
+// UsageEventBatchItem One event of a batch. error is present exactly when status is rejected.
+type UsageEventBatchItem struct {
+	// Error Every error response uses this envelope.
+	//
+	// Example: {"error":{"code":"validation_failure","details":{"fields":[{"field":"lines[0].amount","location":"body","message":"lines[0].amount is invalid: number must be at least 1.","reason":"out_of_range"}]},"docsUrl":"http://127.0.0.1:8080/docs/errors#validation_failure","message":"lines[0].amount is invalid: number must be at least 1.","requestId":"req_01J9Z3Q4W6X7Y8Z9A0B1C2D3E4"}}
+	Error *ErrorEnvelope `json:"error,omitempty"`
+
+	// EventId The event's eventId as sent; null when the item carries no eventId string.
+	EventId *string `json:"eventId"`
+
+	// Status created: recorded; duplicate: a repeat with the same values, counted once; rejected: refused, see error.
+	Status UsageEventBatchItemStatus `json:"status"`
+}
+
+// UsageEventBatchItemStatus created: recorded; duplicate: a repeat with the same values, counted once; rejected: refused, see error.
+type UsageEventBatchItemStatus string
+
+// UsageEventBatchRequest A batch of usage events. Each item is a usage event as POST /v1/usage-events takes it (UsageEventCreateRequest) and is judged as that route judges it: an item that breaks the schema is rejected in the answer's items with the 422 the single route gives, not refused with the batch (x-remit-judged-each).
+//
+// Example: {"events":[{"customerId":"cus_acme","eventId":"evt-usage-0002","meterId":"api_calls","quantity":30,"timestamp":"2025-06-01T12:05:00Z"},{"customerId":"cus_acme","eventId":"evt-usage-0001","meterId":"api_calls","quantity":120,"timestamp":"2025-06-01T12:00:00Z"}]}
+type UsageEventBatchRequest struct {
+	// Events 1 to 1000 usage events, recorded in this order (a repeated eventId within the batch is a duplicate or rejected as a repeat of an earlier request would be).
+	Events []UsageEventCreateRequest `json:"events"`
+}
+
 // UsageEventCorrection What the void of a usage event changed on one finalized invoice line that billed it.
 type UsageEventCorrection struct {
 	// Amount The difference in the line's price (before discount and tax). Minor units.
@@ -8743,6 +8839,21 @@ type CreateUsageEventParams struct {
 // CreateUsageEventParamsEnvironment defines parameters for CreateUsageEvent.
 type CreateUsageEventParamsEnvironment string
 
+// CreateUsageEventBatchParams defines parameters for CreateUsageEventBatch.
+type CreateUsageEventBatchParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreateUsageEventBatchParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateUsageEventBatchParamsEnvironment defines parameters for CreateUsageEventBatch.
+type CreateUsageEventBatchParamsEnvironment string
+
 // GetUsageEventParams defines parameters for GetUsageEvent.
 type GetUsageEventParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -9099,6 +9210,9 @@ type AdvanceTestClockJSONRequestBody = ClockAdvanceRequest
 
 // CreateUsageEventJSONRequestBody defines body for CreateUsageEvent for application/json ContentType.
 type CreateUsageEventJSONRequestBody = UsageEventCreateRequest
+
+// CreateUsageEventBatchJSONRequestBody defines body for CreateUsageEventBatch for application/json ContentType.
+type CreateUsageEventBatchJSONRequestBody = UsageEventBatchRequest
 
 // VoidUsageEventJSONRequestBody defines body for VoidUsageEvent for application/json ContentType.
 type VoidUsageEventJSONRequestBody = EmptyRequest
@@ -12871,6 +12985,24 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/usage-events (the `CreateUsageEvent` operationId).
 	CreateUsageEvent(ctx context.Context, params *CreateUsageEventParams, body CreateUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateUsageEventBatchWithBody Record a batch of usage events
+	//
+	// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+	CreateUsageEventBatchWithBody(ctx context.Context, params *CreateUsageEventBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateUsageEventBatch Record a batch of usage events
+	//
+	// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+	CreateUsageEventBatch(ctx context.Context, params *CreateUsageEventBatchParams, body CreateUsageEventBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetUsageEvent Get a usage event
 	//
 	// Returns a usage event, recorded or voided, with the corrections its void made.
@@ -15342,6 +15474,44 @@ func (c *Client) CreateUsageEventWithBody(ctx context.Context, params *CreateUsa
 // Corresponds with POST /v1/usage-events (the `CreateUsageEvent` operationId).
 func (c *Client) CreateUsageEvent(ctx context.Context, params *CreateUsageEventParams, body CreateUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreateUsageEventRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateUsageEventBatchWithBody Record a batch of usage events
+//
+// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+func (c *Client) CreateUsageEventBatchWithBody(ctx context.Context, params *CreateUsageEventBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUsageEventBatchRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateUsageEventBatch Record a batch of usage events
+//
+// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+func (c *Client) CreateUsageEventBatch(ctx context.Context, params *CreateUsageEventBatchParams, body CreateUsageEventBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUsageEventBatchRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -23610,6 +23780,92 @@ func NewCreateUsageEventRequestWithBody(server string, params *CreateUsageEventP
 	return req, nil
 }
 
+// NewCreateUsageEventBatchRequest calls the generic CreateUsageEventBatch builder with application/json body
+func NewCreateUsageEventBatchRequest(server string, params *CreateUsageEventBatchParams, body CreateUsageEventBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateUsageEventBatchRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateUsageEventBatchRequestWithBody constructs an http.Request for the CreateUsageEventBatch method, with any body, and a specified content type
+func NewCreateUsageEventBatchRequestWithBody(server string, params *CreateUsageEventBatchParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/usage-events/batch")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewGetUsageEventRequest constructs an http.Request for the GetUsageEvent method
 func NewGetUsageEventRequest(server string, eventId UsageEventIdPath, params *GetUsageEventParams) (*http.Request, error) {
 	var err error
@@ -26020,6 +26276,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/usage-events (the `CreateUsageEvent` operationId).
 	CreateUsageEventWithResponse(ctx context.Context, params *CreateUsageEventParams, body CreateUsageEventJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUsageEventResponse, error)
+
+	// CreateUsageEventBatchWithBodyWithResponse Record a batch of usage events
+	//
+	// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+	CreateUsageEventBatchWithBodyWithResponse(ctx context.Context, params *CreateUsageEventBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUsageEventBatchResponse, error)
+
+	// CreateUsageEventBatchWithResponse Record a batch of usage events
+	//
+	// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+	CreateUsageEventBatchWithResponse(ctx context.Context, params *CreateUsageEventBatchParams, body CreateUsageEventBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUsageEventBatchResponse, error)
 
 	// GetUsageEventWithResponse Get a usage event
 	//
@@ -38627,6 +38901,150 @@ func (r CreateUsageEventResponse) ContentType() string {
 	return ""
 }
 
+// CreateUsageEventBatchResponse200Headers the declared response headers of an HTTP 200 response for CreateUsageEventBatch
+type CreateUsageEventBatchResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreateUsageEventBatchResponse429Headers the declared response headers of an HTTP 429 response for CreateUsageEventBatch
+type CreateUsageEventBatchResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreateUsageEventBatchResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What a batch did with each of its events, in the request's order, and how many of each.
+		Data UsageEventBatch `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateUsageEventBatchResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateUsageEventBatchResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON200() *struct {
+	// Data What a batch did with each of its events, in the request's order, and how many of each.
+	Data UsageEventBatch `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateUsageEventBatchResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateUsageEventBatchResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateUsageEventBatchResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateUsageEventBatchResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateUsageEventBatchResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetUsageEventResponse200Headers the declared response headers of an HTTP 200 response for GetUsageEvent
 type GetUsageEventResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -42662,6 +43080,36 @@ func (c *ClientWithResponses) CreateUsageEventWithResponse(ctx context.Context, 
 		return nil, err
 	}
 	return ParseCreateUsageEventResponse(rsp)
+}
+
+// CreateUsageEventBatchWithBodyWithResponse Record a batch of usage events
+//
+// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+func (c *ClientWithResponses) CreateUsageEventBatchWithBodyWithResponse(ctx context.Context, params *CreateUsageEventBatchParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUsageEventBatchResponse, error) {
+	rsp, err := c.CreateUsageEventBatchWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateUsageEventBatchResponse(rsp)
+}
+
+// CreateUsageEventBatchWithResponse Record a batch of usage events
+//
+// Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/usage-events/batch (the `CreateUsageEventBatch` operationId).
+func (c *ClientWithResponses) CreateUsageEventBatchWithResponse(ctx context.Context, params *CreateUsageEventBatchParams, body CreateUsageEventBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUsageEventBatchResponse, error) {
+	rsp, err := c.CreateUsageEventBatch(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateUsageEventBatchResponse(rsp)
 }
 
 // GetUsageEventWithResponse Get a usage event
@@ -55603,6 +56051,154 @@ func ParseCreateUsageEventResponse(rsp *http.Response) (*CreateUsageEventRespons
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers CreateUsageEventResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateUsageEventBatchResponse parses an HTTP response from a CreateUsageEventBatchWithResponse call
+func ParseCreateUsageEventBatchResponse(rsp *http.Response) (*CreateUsageEventBatchResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateUsageEventBatchResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What a batch did with each of its events, in the request's order, and how many of each.
+			Data UsageEventBatch `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateUsageEventBatchResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateUsageEventBatchResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

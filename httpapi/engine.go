@@ -184,6 +184,7 @@ type Usage interface {
 	GetMeter(ctx context.Context, m remit.MerchantAccount, meterID string) (remit.Meter, error)
 	ListMeters(ctx context.Context, m remit.MerchantAccount, in remit.ListQuery) (remit.List[remit.Meter], error)
 	CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventInput) (remit.UsageEvent, error)
+	CreateUsageEvents(ctx context.Context, m remit.MerchantAccount, events []remit.UsageBatchEvent) ([]remit.UsageBatchOutcome, error)
 	GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error)
 	ListUsageEvents(ctx context.Context, m remit.MerchantAccount, in remit.UsageEventQuery) (remit.List[remit.UsageEvent], error)
 	VoidUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -194,6 +195,9 @@ func checkOperation(rt *rapid.T, e *testkit.Env, op contractOp, pool map[string]
 	if (res.Status < 200 || res.Status > 299) && !slices.Contains(allowed, res.Status) {
 		rt.Fatalf("%s with a valid request: %d, want 2xx or one of %v\nrequest: %s\nanswer: %s", op.op.OperationID, res.Status, allowed, show(req), res.Body)
 	}
+	if res.Status == 200 && judgedEachArray(op) != "" {
+		validItems(rt, op, req, res)
+	}
 	if op.hosted {
 		return // the token is checked before the request's content: no 422 to reach
 	}
@@ -206,6 +210,12 @@ func checkOperation(rt *rapid.T, e *testkit.Env, op contractOp, pool map[string]
 	}
 	res = send(e, op, req)
 	tally[res.Status]++
+	if item, inner, ok := judgedItem(op, b); ok {
+		// A field of an item judged alone (a batch's event): the batch answers 200, the item is
+		// rejected with the 422 its own operation gives, naming the field as that operation does.
+		res = itemAnswer(rt, op, req, res, b, item)
+		b.fields = inner
+	}
 	if res.Status != 422 {
 		rt.Fatalf("%s with %s broken (%s): %d, want 422\nrequest: %s\nanswer: %s", op.op.OperationID, b.fields, b.rule, res.Status, show(req), res.Body)
 	}
@@ -379,9 +389,15 @@ var proseRules = map[string]func(g *gen, req *drawn){
 		}
 	},
 	// A usage event happened at most 5 minutes after the merchant clock.
-	"createUsageEvent": func(g *gen, req *drawn) {
-		if _, ok := req.body["timestamp"]; ok {
-			req.body["timestamp"] = g.past("body.timestamp")
+	"createUsageEvent": usageEventRule,
+	// Each event of a batch is a usage event, with its rule.
+	"createUsageEventBatch": func(g *gen, req *drawn) {
+		events, _ := req.body["events"].([]any)
+		for i, ev := range events {
+			if b, ok := ev.(map[string]any); ok {
+				usageEventRule(g, &drawn{body: b})
+				events[i] = b
+			}
 		}
 	},
 	// An expiry takes effect when it is recorded: effectiveAt is not after the merchant clock.
@@ -703,4 +719,104 @@ func generatedFixtures(t *testing.T, e *testkit.Env) map[string][]string {
 		}
 	}
 	return pool
+}
+
+// usageEventRule: a usage event happened at most 5 minutes after the merchant clock.
+func usageEventRule(g *gen, req *drawn) {
+	if _, ok := req.body["timestamp"]; ok {
+		req.body["timestamp"] = g.past("body.timestamp")
+	}
+}
+
+// judgedEachArray is the body's array whose items are each judged alone (api.JudgedEach: a batch's
+// events), "" when it has none.
+func judgedEachArray(op contractOp) string {
+	if op.body == nil {
+		return ""
+	}
+	for name, ps := range op.body.Properties {
+		if ps.Value != nil && api.JudgedEach(ps.Value) {
+			return name
+		}
+	}
+	return ""
+}
+
+var itemField = regexp.MustCompile(`^([A-Za-z]+)\[(\d+)\]\.?(.*)$`)
+
+// judgedItem reports whether the breach is inside one item of a judged-each array: the item's
+// index and the fields as the item's own operation names them.
+func judgedItem(op contractOp, b breach) (item int, inner []string, ok bool) {
+	array := judgedEachArray(op)
+	if array == "" || len(b.fields) == 0 {
+		return 0, nil, false
+	}
+	for _, f := range b.fields {
+		m := itemField.FindStringSubmatch(f)
+		if m == nil || m[1] != array || (ok && atoi(m[2]) != item) {
+			return 0, nil, false
+		}
+		item, ok = atoi(m[2]), true
+		inner = append(inner, m[3])
+	}
+	return item, inner, ok
+}
+
+// itemAnswer is the answer a batch gave its item: 200 with the item rejected, its error body as a
+// response of its own.
+func itemAnswer(rt *rapid.T, op contractOp, req *drawn, res *testkit.Response, b breach, item int) *testkit.Response {
+	if res.Status != 200 {
+		rt.Fatalf("%s with %s broken (%s): %d, want 200 with the item rejected\nrequest: %s\nanswer: %s", op.op.OperationID, b.fields, b.rule, res.Status, show(req), res.Body)
+	}
+	items := batchItems(rt, res)
+	if item >= len(items) || items[item].Status != "rejected" {
+		rt.Fatalf("%s with %s broken (%s): item %d not rejected\nrequest: %s\nanswer: %s", op.op.OperationID, b.fields, b.rule, item, show(req), res.Body)
+	}
+	var env struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(items[item].Error, &env)
+	status := 0
+	if env.Error.Code == "validation_failure" {
+		status = 422
+	}
+	return &testkit.Response{Status: status, Body: items[item].Error}
+}
+
+type generatedItem struct {
+	Status string          `json:"status"`
+	Error  json.RawMessage `json:"error"`
+}
+
+func batchItems(rt *rapid.T, res *testkit.Response) []generatedItem {
+	var env struct {
+		Data struct {
+			Items []generatedItem `json:"items"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(res.Body, &env); err != nil {
+		rt.Fatalf("batch answer: %v\n%s", err, res.Body)
+	}
+	return env.Data.Items
+}
+
+// validItems checks a valid batch's items: none rejected but for a reference or state (404, 409),
+// as the item's own operation may answer a valid request.
+func validItems(rt *rapid.T, op contractOp, req *drawn, res *testkit.Response) {
+	for i, it := range batchItems(rt, res) {
+		if it.Status != "rejected" {
+			continue
+		}
+		var env struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(it.Error, &env)
+		if env.Error.Code != "not_found" && env.Error.Code != "conflict" {
+			rt.Fatalf("%s with a valid request: item %d rejected with %s\nrequest: %s\nanswer: %s", op.op.OperationID, i, it.Error, show(req), res.Body)
+		}
+	}
 }

@@ -87,6 +87,7 @@ func (s *Server) registry() []registration {
 		{"creditNotes", "getCreditNote", byPath("creditNoteId", s.eng.CreditNotes.GetCreditNote)},
 		{"creditNotes", "listCreditNotes", s.listCreditNotes},
 		{"usage", "createUsageEvent", decoded(s.createUsageEvent)},
+		{"usage", "createUsageEventBatch", s.createUsageEventBatch},
 		{"usage", "getUsageEvent", byPath("eventId", s.eng.Usage.GetUsageEvent)},
 		{"usage", "listUsageEvents", s.listUsageEvents},
 		{"usage", "voidUsageEvent", byPath("eventId", s.eng.Usage.VoidUsageEvent)},

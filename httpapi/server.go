@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,6 +90,9 @@ type operation struct {
 	bodySchema *openapi3.SchemaRef // the JSON body's schema, if any
 	query      map[string]bool     // the query parameters it declares: any other is refused (422)
 	endings    map[string]string   // the fixed endings of path parameters ({dataset}.csv), by parameter
+	// judgedEach: the body's arrays whose items are each judged by another operation's checks
+	// (api.JudgedEach: a batch's events), which the body's own text check leaves to them.
+	judgedEach []string
 	// foreignBody: the body is another system's, verified by its signature (a processor's
 	// webhook), whose text Remit neither stores nor shows as it is: the text rule does not apply.
 	foreignBody bool
@@ -118,6 +123,7 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	for _, id := range cfg.DisabledOperations {
 		disabled[id] = true
 	}
+	fallbacks := map[string][]string{} // path → its methods, for the 405 answers mounted last
 	for _, path := range spec.Paths.InMatchingOrder() {
 		item := spec.Paths.Value(path)
 		var allow []string
@@ -146,7 +152,10 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 			s.mux.Handle(method+" "+muxPattern(path), s.serveOperation(o))
 		}
 		sort.Strings(allow)
-		s.mux.Handle(muxPattern(path), s.methodNotAllowed(allow))
+		fallbacks[path] = allow
+	}
+	for path, allow := range fallbacks {
+		s.mountMethodNotAllowed(path, allow)
 	}
 	for id := range handlers {
 		return nil, fmt.Errorf("handler registered for %q, which api/openapi.yaml does not define", id)
@@ -159,6 +168,35 @@ func New(eng Engine, log *slog.Logger, limiter ratelimit.Limiter, cfg Config) (*
 	}
 	s.mountOperational()
 	return s, nil
+}
+
+// mountMethodNotAllowed answers the methods of path that no operation has with 405. A path whose
+// catch-all pattern would overlap another path's operation (POST /v1/usage-events/batch beside
+// GET /v1/usage-events/{eventId}: neither pattern is more specific, which ServeMux refuses) gets
+// one pattern per method instead, for the methods no other operation serves there.
+func (s *Server) mountMethodNotAllowed(path string, allow []string) {
+	h := s.methodNotAllowed(allow)
+	if tryHandle(s.mux, muxPattern(path), h) {
+		return
+	}
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+		probe := &http.Request{Method: m, URL: &url.URL{Path: path}, Host: "remit"}
+		if _, pattern := s.mux.Handler(probe); slices.Contains(allow, m) || pattern != "" {
+			continue
+		}
+		tryHandle(s.mux, m+" "+muxPattern(path), h)
+	}
+}
+
+// tryHandle registers pattern on mux, reporting false when it conflicts with a registered one.
+func tryHandle(mux *http.ServeMux, pattern string, h http.Handler) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	mux.Handle(pattern, h)
+	return true
 }
 
 // muxPattern converts a document path to a ServeMux pattern; a trailing {tail} matches the rest
@@ -247,6 +285,11 @@ func (s *Server) newOperation(path string, item *openapi3.PathItem, method strin
 		if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil && mt.Schema.Value != nil {
 			_, o.bodyIdem = mt.Schema.Value.Properties["idempotencyKey"]
 			o.bodySchema = mt.Schema
+			for name, ps := range mt.Schema.Value.Properties {
+				if ps.Value != nil && api.JudgedEach(ps.Value) {
+					o.judgedEach = append(o.judgedEach, name)
+				}
+			}
 		}
 	}
 	return o, nil

@@ -9,6 +9,11 @@ import (
 
 // createUsageEvent handles POST /v1/usage-events.
 func (s *Server) createUsageEvent(ctx context.Context, r *Request, body api.UsageEventCreateRequest) (any, error) {
+	return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, usageEventInput(body))
+}
+
+// usageEventInput is the usage event a createUsageEvent body describes (and each event of a batch).
+func usageEventInput(body api.UsageEventCreateRequest) remit.UsageEventInput {
 	in := remit.UsageEventInput{
 		EventID: body.EventId, CustomerID: body.CustomerId, MeterID: body.MeterId, Quantity: body.Quantity,
 		Timestamp: body.Timestamp,
@@ -16,7 +21,7 @@ func (s *Server) createUsageEvent(ctx context.Context, r *Request, body api.Usag
 	if body.Properties != nil {
 		in.Properties = *body.Properties
 	}
-	return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, in)
+	return in
 }
 
 // listUsageEvents handles GET /v1/usage-events.

@@ -352,17 +352,17 @@ func wrapErr(err error, op string) error {
 
 // Savepoint runs fn inside a savepoint of tx: if fn fails, only its own writes are rolled back
 // and the transaction goes on. Use it where a step may be refused without failing its caller
-// (an automatic finalization inside a clock advance).
+// (an automatic finalization inside a clock advance, an event of a usage batch).
 func (tx *Tx) Savepoint(ctx context.Context, fn func() error) error {
 	tx.spSeq++
 	name := fmt.Sprintf("sp_%d", tx.spSeq)
-	events, later := len(tx.events), len(tx.later)
+	events, later, after := len(tx.events), len(tx.later), len(tx.afterCommit)
 	if _, err := tx.q.ExecContext(ctx, "SAVEPOINT "+name); err != nil {
 		return wrapErr(err, "store.Savepoint")
 	}
 	if err := fn(); err != nil {
-		tx.events = tx.events[:events] // the savepoint's events and queued writes go with its writes
-		tx.later = tx.later[:later]
+		// The savepoint's events, queued writes and after-commit work go with its writes.
+		tx.events, tx.later, tx.afterCommit = tx.events[:events], tx.later[:later], tx.afterCommit[:after]
 		if _, rerr := tx.q.ExecContext(ctx, "ROLLBACK TO SAVEPOINT "+name); rerr != nil {
 			return wrapErr(rerr, "store.Savepoint: rollback")
 		}

@@ -12,6 +12,8 @@
 //	h grant-beside-charges  grants while 64 connections finalize charge_automatically drafts
 //	i usage-meters     POST /v1/usage-events over five meters, one of each aggregation (sum, count,
 //	                   max, unique_count of a "user" property, latest), in turn
+//	j usage-batch      POST /v1/usage-events/batch, 500 new events each (random customers, the sum
+//	                   meter) and a new Idempotency-Key: events/s is reported beside req/s
 //
 // For each it reports requests/s, p50/p99/p99.9 latency, errors, the server's peak RSS and the
 // throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
@@ -145,6 +147,10 @@ type Result struct {
 	// Sys); the rest of its RSS is the binary and SQLite's own allocations (page caches, statements).
 	GoHeapInuseMiB float64 `json:"goHeapInuseMiB,omitempty"`
 	GoSysMiB       float64 `json:"goSysMiB,omitempty"`
+	// Batches only: the events each request carries, and events recorded per second (every event
+	// of a 2xx answer is a new one, created: the probe checks that).
+	EventsPerRequest int     `json:"eventsPerRequest,omitempty"`
+	EventsPerSecond  float64 `json:"eventsPerSecond,omitempty"`
 }
 
 // Round is one round's headline figures of a scenario.
@@ -342,6 +348,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 				res.ServerCores = cpu.Seconds() / res.Seconds
 			}
 			res.PeakRSSMiB = srv.peakRSS()
+			if sc.events > 0 {
+				res.EventsPerRequest, res.EventsPerSecond = sc.events, res.RPS*float64(sc.events)
+			}
 			if profDone != nil {
 				res.Profile = <-profDone
 				res.GoHeapInuseMiB, res.GoSysMiB = srv.goMemory()
@@ -361,6 +370,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			rounds[sc.name] = append(rounds[sc.name], res)
 			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores)\n",
 				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores)
+			if res.EventsPerSecond > 0 {
+				fmt.Fprintf(out, "    %.0f events/s (%d events per request)\n", res.EventsPerSecond, res.EventsPerRequest)
+			}
 			if res.GoSysMiB > 0 {
 				fmt.Fprintf(out, "      server Go memory: heap in use %.0f MiB, obtained from the OS %.0f MiB\n", res.GoHeapInuseMiB, res.GoSysMiB)
 			}
@@ -489,6 +501,11 @@ func printTable(out io.Writer, rep *Report) {
 	}
 	tw.Flush()
 	for _, r := range rep.Scenarios {
+		if r.EventsPerSecond > 0 {
+			fmt.Fprintf(out, "(%s) %s: %.0f events/s (%d events per request)\n", r.Letter, r.Scenario, r.EventsPerSecond, r.EventsPerRequest)
+		}
+	}
+	for _, r := range rep.Scenarios {
 		if r.Note != "" {
 			fmt.Fprintf(out, "(%s) %s: %s\n", r.Letter, r.Scenario, r.Note)
 		}
@@ -507,10 +524,11 @@ type scenario struct {
 	// connections, measured on its own (Result.Beside).
 	beside            *scenario
 	besideConnections int
+	events            int // events per request (a batch): events/s is reported beside req/s
 }
 
 var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize",
-	"grant-beside-charges", "usage-meters"}
+	"grant-beside-charges", "usage-meters", "usage-batch"}
 
 func selectScenarios(spec string) (map[string]bool, error) {
 	sel := map[string]bool{"ceiling": true}
@@ -529,7 +547,7 @@ func selectScenarios(spec string) (map[string]bool, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-i)", s, strings.Join(scenarioNames, ", "))
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-j)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return sel, nil
@@ -642,7 +660,52 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 				}
 				return ""
 			}},
+		{letter: "j", name: "usage-batch", write: true, events: usageBatchSize,
+			request: fmt.Sprintf("POST /v1/usage-events/batch (Idempotency-Key), %d new events each", usageBatchSize),
+			target: func(t *vegeta.Target) error {
+				t.Method, t.Header = http.MethodPost, write()
+				t.URL = base + "/v1/usage-events/batch?" + scope
+				t.Body = usageBatch(run, seq.Add(1), usageBatchSize, customer)
+				return nil
+			}, probe: func() string { return probeBatch(base, scope, write(), usageBatch(run, 0, 2, customer)) }},
 	}
+}
+
+// usageBatchSize is how many events each request of the usage-batch scenario carries.
+const usageBatchSize = 500
+
+// usageBatch is the body of batch n: size new events of random customers on the seed's sum meter.
+func usageBatch(run string, n int64, size int, customer func() string) []byte {
+	b := make([]byte, 0, size*110)
+	b = append(b, `{"events":[`...)
+	for i := range size {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"eventId":"load-`+run+`-b`+strconv.FormatInt(n, 10)+`-`+strconv.Itoa(i)+`","customerId":"`+customer()+
+			`","meterId":"`+meterID+`","quantity":1}`...)
+	}
+	return append(b, `]}`...)
+}
+
+// probeBatch sends one small batch: "" when it answers 200 with every event created.
+func probeBatch(base, scope string, h http.Header, body []byte) string {
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/usage-events/batch?"+scope, strings.NewReader(string(body)))
+	req.Header = h
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "probe failed: " + err.Error()
+	}
+	defer res.Body.Close()
+	var env struct {
+		Data struct {
+			Created int `json:"created"`
+		} `json:"data"`
+	}
+	if res.StatusCode != http.StatusOK || json.NewDecoder(res.Body).Decode(&env) != nil || env.Data.Created != 2 {
+		return fmt.Sprintf("POST /v1/usage-events/batch answered %d, not 200 with both events created, in this build", res.StatusCode)
+	}
+	return ""
 }
 
 // loadMeters are the meters of the usage-meters scenario: ID and aggregation. The first is the

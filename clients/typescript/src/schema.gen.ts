@@ -1411,6 +1411,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage-events/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a batch of usage events
+         * @description Records 1 to 1000 usage events in one request and one transaction (docs/usage.md "Batches"). Each event is judged exactly as POST /v1/usage-events judges it alone, and answered in items, in the request's order: created (recorded), duplicate (a repeat of a recorded eventId with the same values, counted once) or rejected, with error the body the single route would answer: a repeat with other values is its 409 (details.mismatchedFields), a broken event its 422 listing every field (fields named as in the single route's body, not under events), an unknown customer or meter its 404. The answer is 200 whatever the mix; only the batch itself can fail: events missing, empty or over 1000 items is 422 on events. One Idempotency-Key covers the whole batch. Gzip bodies (Content-Encoding: gzip) suit large batches; the 1 MiB limit applies to the decompressed body.
+         */
+        post: operations["createUsageEventBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage-events/{eventId}": {
         parameters: {
             query?: never;
@@ -3142,6 +3162,63 @@ export interface components {
              */
             timestamp?: string;
             properties?: components["schemas"]["UsageProperties"];
+        };
+        /**
+         * @description A batch of usage events. Each item is a usage event as POST /v1/usage-events takes it (UsageEventCreateRequest) and is judged as that route judges it: an item that breaks the schema is rejected in the answer's items with the 422 the single route gives, not refused with the batch (x-remit-judged-each).
+         * @example {
+         *       "events": [
+         *         {
+         *           "eventId": "evt-usage-0002",
+         *           "customerId": "cus_acme",
+         *           "meterId": "api_calls",
+         *           "quantity": 30,
+         *           "timestamp": "2025-06-01T12:05:00Z"
+         *         },
+         *         {
+         *           "eventId": "evt-usage-0001",
+         *           "customerId": "cus_acme",
+         *           "meterId": "api_calls",
+         *           "quantity": 120,
+         *           "timestamp": "2025-06-01T12:00:00Z"
+         *         }
+         *       ]
+         *     }
+         */
+        UsageEventBatchRequest: {
+            /** @description 1 to 1000 usage events, recorded in this order (a repeated eventId within the batch is a duplicate or rejected as a repeat of an earlier request would be). */
+            events: components["schemas"]["UsageEventCreateRequest"][];
+        };
+        /** @description What a batch did with each of its events, in the request's order, and how many of each. */
+        UsageEventBatch: {
+            /** @enum {string} */
+            object: "usage_event_batch";
+            items: components["schemas"]["UsageEventBatchItem"][];
+            /**
+             * Format: int64
+             * @description Events recorded by this batch.
+             */
+            created: number;
+            /**
+             * Format: int64
+             * @description Repeats of recorded events with the same values, counted once.
+             */
+            duplicates: number;
+            /**
+             * Format: int64
+             * @description Events refused, each with its error.
+             */
+            rejected: number;
+        };
+        /** @description One event of a batch. error is present exactly when status is rejected. */
+        UsageEventBatchItem: {
+            /** @description The event's eventId as sent; null when the item carries no eventId string. */
+            eventId: string | null;
+            /**
+             * @description created: recorded; duplicate: a repeat with the same values, counted once; rejected: refused, see error.
+             * @enum {string}
+             */
+            status: "created" | "duplicate" | "rejected";
+            error?: components["schemas"]["ErrorEnvelope"];
         };
         /**
          * @description Creates an active usage threshold that emits usage_threshold.crossed once when the customer's total for the meter reaches it.
@@ -12725,6 +12802,103 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    createUsageEventBatch: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The usage events, 1 to 1000. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageEventBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description What the batch did with each event, in the request's order, and the counts. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "usage_event_batch",
+                     *         "items": [
+                     *           {
+                     *             "eventId": "evt-usage-0002",
+                     *             "status": "created"
+                     *           },
+                     *           {
+                     *             "eventId": "evt-usage-0001",
+                     *             "status": "duplicate"
+                     *           },
+                     *           {
+                     *             "eventId": "evt-usage-0003",
+                     *             "status": "rejected",
+                     *             "error": {
+                     *               "error": {
+                     *                 "code": "validation_failure",
+                     *                 "message": "quantity is invalid: number must be at least 0.",
+                     *                 "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz",
+                     *                 "docsUrl": "https://remit.example.com/docs/errors#validation_failure",
+                     *                 "details": {
+                     *                   "fields": [
+                     *                     {
+                     *                       "field": "quantity",
+                     *                       "location": "body",
+                     *                       "reason": "out_of_range",
+                     *                       "message": "number must be at least 0"
+                     *                     }
+                     *                   ]
+                     *                 }
+                     *               }
+                     *             }
+                     *           }
+                     *         ],
+                     *         "created": 1,
+                     *         "duplicates": 1,
+                     *         "rejected": 1
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["UsageEventBatch"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
