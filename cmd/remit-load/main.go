@@ -60,23 +60,23 @@ import (
 )
 
 type options struct {
-	store       string
-	postgresURL string
-	duration    time.Duration
-	warmup      time.Duration
-	connections int
-	sizes       Sizes
-	scenarios   string
-	jsonPath    string
-	serverBin   string
-	keep        bool
-	profileDir  string
-	logLevel    string
-	rounds      int
-	tracing     int // pairs of tracing off and on to compare (tracing.go); 0: the usual run
+	store          string
+	postgresURL    string
+	duration       time.Duration
+	warmup         time.Duration
+	connections    int
+	sizes          Sizes
+	scenarios      string
+	jsonPath       string
+	serverBin      string
+	keep           bool
+	profileDir     string
+	logLevel       string
+	rounds         int
+	tracing        int           // pairs of tracing off and on to compare (tracing.go); 0: the usual run
 	billingDay     int           // subscriptions of the billing-day scenario (billingday.go)
 	billingLatency time.Duration // the sandbox processor's latency in the billing-day scenario
-	serverEnv   envList
+	serverEnv      envList
 }
 
 // envList is a repeatable NAME=VALUE flag.
