@@ -79,7 +79,7 @@ type jobRunnerKey struct{}
 // writes get the writer between batches.
 const jobBatch = 50
 
-// followUpParallel bounds the job runner's follow-ups that run at once (docs/performance.md "The
+// followUpParallel bounds the job runner's follow-ups that run at once (docs/benchmarks.md "The
 // billing day"): a batch's charges each wait on the processor, so they run side by side, and the
 // runner's next batches run meanwhile, instead of fifty processor calls one after another between
 // two batches.
