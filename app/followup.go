@@ -68,6 +68,64 @@ func (f *followUps) truncate(n int) {
 	f.mu.Unlock()
 }
 
+// split takes the follow-ups registered so far, cut at marks (each job's first, in order), as one
+// group per job that registered any.
+func (f *followUps) split(marks []int) []*followUps {
+	f.mu.Lock()
+	fns := f.fns
+	f.fns = nil
+	f.mu.Unlock()
+	var groups []*followUps
+	for i, from := range marks {
+		to := len(fns)
+		if i+1 < len(marks) {
+			to = marks[i+1]
+		}
+		if from < to {
+			groups = append(groups, &followUps{fns: fns[from:to]})
+		}
+	}
+	return groups
+}
+
+// followUpPool runs groups of follow-ups (each group in order) side by side, at most n at once.
+type followUpPool struct {
+	co      *core
+	slots   chan struct{}
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	started int
+}
+
+func newFollowUpPool(co *core, n int) *followUpPool {
+	return &followUpPool{co: co, slots: make(chan struct{}, n)}
+}
+
+// start runs group in a goroutine of its own once a slot is free (it waits for one).
+func (p *followUpPool) start(ctx context.Context, group *followUps) {
+	p.slots <- struct{}{}
+	p.mu.Lock()
+	p.started++
+	p.mu.Unlock()
+	p.wg.Add(1)
+	go func() {
+		defer func() { <-p.slots; p.wg.Done() }()
+		if _, err := group.run(ctx); err != nil {
+			p.co.Log.ErrorContext(ctx, "scheduled job's follow-up failed", "err", err.Error())
+		}
+	}()
+}
+
+// wait waits for every group started and returns how many were started since the last wait.
+func (p *followUpPool) wait() int {
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := p.started
+	p.started = 0
+	return n
+}
+
 // pending reports whether follow-ups wait to run.
 func (f *followUps) pending() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.fns) > 0 }
 

@@ -79,43 +79,59 @@ type jobRunnerKey struct{}
 // writes get the writer between batches.
 const jobBatch = 50
 
+// followUpParallel bounds the job runner's follow-ups that run at once (docs/benchmarks.md "The
+// billing day"): a batch's charges each wait on the processor, so they run side by side, and the
+// runner's next batches run meanwhile, instead of fifty processor calls one after another between
+// two batches.
+const followUpParallel = 64
+
 // RunDue runs in the background, in due order, every pending job of the merchant account due at
 // or before upTo, in transactions of up to jobBatch jobs, each job in a savepoint of its own, and
 // returns how many ran. One runner at a time works through an account's jobs (store.LockJobRunner),
 // whichever process it is in. A failing job is rolled back to its savepoint (what it registered to
 // run after the commit too) and tried again later (remit.JobRetryAt), so it neither blocks later
 // jobs nor repeats at once; after its last attempt it is failed for good (docs/reliability.md,
-// "Scheduled work that fails").
+// "Scheduled work that fails"). What a job left to do after its commit (a payment attempt's charge)
+// runs beside the next batches, up to followUpParallel at once; RunDue returns once it all ran,
+// and looks again when it did (an outcome may schedule a job that is due already: a dunning retry).
 func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.Time) (int, error) {
+	pool := newFollowUpPool(co, followUpParallel)
 	ran := 0
 	for {
-		n, more, err := co.runDueBatch(ctx, merchantAccountID, upTo)
+		n, more, err := co.runDueBatch(ctx, merchantAccountID, upTo, pool)
 		ran += n
-		if err != nil || !more {
+		switch {
+		case err != nil:
+			pool.wait()
 			return ran, err
+		case more:
+		case pool.wait() == 0:
+			return ran, nil
 		}
 	}
 }
 
-// runDueBatch runs up to jobBatch due jobs in one transaction, then their follow-ups (a payment
-// attempt's charge), and reports whether more may be due (a batch that ended early or was full,
-// or follow-ups that ran).
+// runDueBatch runs up to jobBatch due jobs in one transaction, hands each job's follow-ups (a
+// payment attempt's charge) to pool once it committed, and reports whether more may be due (a
+// batch that ended early or was full).
 //
 // A batch ends after a job that took a hot row (a document counter, a customer's lots:
 // store.Tx.TookHotRows), so that the runner takes rows in the order API writes take them (the
 // resource's own first, shared ones last, then the commit) and never holds a shared row while it
 // locks the next job's. A batch that lost a deadlock anyway is run again whole (store.RetryTx).
-func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo time.Time) (int, bool, error) {
+func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo time.Time, pool *followUpPool) (int, bool, error) {
 	jobCtx, fu := withFollowUps(context.WithValue(ctx, jobRunnerKey{}, true))
 	var ran int
 	var more bool
+	var marks []int // where each job's follow-ups start
 	err := co.DB.RetryTx(jobCtx, func(ctx context.Context, tx *store.Tx) error {
 		fu.reset()
-		ran, more = 0, true
+		ran, more, marks = 0, true, marks[:0]
 		if err := tx.LockJobRunner(ctx, merchantAccountID); err != nil {
 			return err
 		}
 		for ran < jobBatch {
+			marks = append(marks, fu.mark())
 			found, err := co.runNextJob(ctx, tx, fu, merchantAccountID, upTo)
 			if err != nil || !found {
 				more = false
@@ -131,13 +147,8 @@ func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo 
 	if err != nil {
 		return 0, false, err
 	}
-	// What the jobs left to do after their commit (a payment attempt's charge). Its outcome may
-	// schedule a job that is due already (a dunning retry): look again.
-	if fu.pending() {
-		more = true
-	}
-	if _, ferr := fu.run(context.WithoutCancel(ctx)); ferr != nil {
-		co.Log.ErrorContext(ctx, "scheduled job's follow-up failed", "err", ferr.Error())
+	for _, group := range fu.split(marks) {
+		pool.start(context.WithoutCancel(ctx), group)
 	}
 	return ran, more, nil
 }

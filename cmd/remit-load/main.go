@@ -14,6 +14,9 @@
 //	                   max, unique_count of a "user" property, latest), in turn
 //	j usage-batch      POST /v1/usage-events/batch, 500 new events each (random customers, the sum
 //	                   meter) and a new Idempotency-Key: events/s is reported beside req/s
+//	k billing-day      -subscriptions N subscriptions due at one instant, one sandbox clock advance,
+//	                   timed until every renewal invoice is finalized and paid through the sandbox
+//	                   (its latency -billing-day-latency, 50 ms); only when named (billingday.go)
 //
 // For each it reports requests/s, p50/p99/p99.9 latency, errors, the server's peak RSS and the
 // throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
@@ -59,21 +62,23 @@ import (
 )
 
 type options struct {
-	store       string
-	postgresURL string
-	duration    time.Duration
-	warmup      time.Duration
-	connections int
-	sizes       Sizes
-	scenarios   string
-	jsonPath    string
-	serverBin   string
-	keep        bool
-	profileDir  string
-	logLevel    string
-	rounds      int
-	tracing     int // pairs of tracing off and on to compare (tracing.go); 0: the usual run
-	serverEnv   envList
+	store          string
+	postgresURL    string
+	duration       time.Duration
+	warmup         time.Duration
+	connections    int
+	sizes          Sizes
+	scenarios      string
+	jsonPath       string
+	serverBin      string
+	keep           bool
+	profileDir     string
+	logLevel       string
+	rounds         int
+	tracing        int           // pairs of tracing off and on to compare (tracing.go); 0: the usual run
+	billingDay     int           // subscriptions of the billing-day scenario (billingday.go)
+	billingLatency time.Duration // the sandbox processor's latency in the billing-day scenario
+	serverEnv      envList
 }
 
 // envList is a repeatable NAME=VALUE flag.
@@ -106,6 +111,8 @@ func main() {
 	flag.Var(&o.serverEnv, "server-env", "NAME=VALUE added to the server's environment (repeatable), e.g. GOGC=200")
 	flag.IntVar(&o.rounds, "rounds", 1, "run every scenario this many times, round-robin, and report each one's median round")
 	flag.IntVar(&o.tracing, "tracing-pairs", 0, "instead: compare each scenario with tracing off and on at full sampling (to a local OTLP receiver that discards), in this many alternating pairs of server runs")
+	flag.IntVar(&o.billingDay, "subscriptions", 100000, "subscriptions due at one instant in the billing-day scenario (k)")
+	flag.DurationVar(&o.billingLatency, "billing-day-latency", 50*time.Millisecond, "the sandbox processor's latency (REMIT_SANDBOX_PROCESSOR_LATENCY) in the billing-day scenario")
 	flag.StringVar(&o.logLevel, "server-log-level", "info", "the server's REMIT_LOG_LEVEL (its log goes to a file in the temporary folder)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -200,8 +207,9 @@ type Report struct {
 	// server starts: one-row write transactions through store.DB.Tx, one at a time, per second.
 	// Durable writes are judged against it: only committing many requests' transactions together
 	// (group commit) lets write scenarios go past it.
-	CommitCeiling float64  `json:"commitCeilingPerSecond"`
-	Scenarios     []Result `json:"scenarios"`
+	CommitCeiling float64     `json:"commitCeilingPerSecond"`
+	Scenarios     []Result    `json:"scenarios"`
+	BillingDay    *BillingDay `json:"billingDay,omitempty"` // (j), when it ran
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -211,8 +219,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
 		return errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
 	}
-	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 {
-		return errors.New("-connections, -duration and -rounds must be positive")
+	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 || o.billingDay < 1 {
+		return errors.New("-connections, -duration, -rounds and -subscriptions must be positive")
 	}
 	selected, err := selectScenarios(o.scenarios)
 	if err != nil {
@@ -393,8 +401,19 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			rep.Scenarios = append(rep.Scenarios, median(rs))
 		}
 	}
+	if selected["billing-day"] {
+		srv.stop() // the billing day runs on a server of its own, with the sandbox's latency
+		bd, err := runBillingDay(ctx, o, bin, dbURL, tmp, fx, out)
+		if err != nil {
+			return err
+		}
+		rep.BillingDay = &bd
+	}
 	fmt.Fprintln(out)
 	printTable(out, rep)
+	if rep.BillingDay != nil {
+		printBillingDay(out, rep.Store, rep.BillingDay)
+	}
 	if o.jsonPath != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		b = append(b, '\n')
@@ -528,13 +547,13 @@ type scenario struct {
 }
 
 var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize",
-	"grant-beside-charges", "usage-meters", "usage-batch"}
+	"grant-beside-charges", "usage-meters", "usage-batch", "billing-day"}
 
 func selectScenarios(spec string) (map[string]bool, error) {
 	sel := map[string]bool{"ceiling": true}
 	if spec == "" || spec == "all" {
 		for _, n := range scenarioNames {
-			sel[n] = true
+			sel[n] = n != "billing-day" // minutes of its own: only when named
 		}
 		return sel, nil
 	}
@@ -547,7 +566,7 @@ func selectScenarios(spec string) (map[string]bool, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-j)", s, strings.Join(scenarioNames, ", "))
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-k)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return sel, nil
@@ -715,10 +734,11 @@ var loadMeters = [][2]string{{meterID, "sum"}, {"load_count", "count"}, {"load_m
 // --- the server child ---
 
 type server struct {
-	cmd  *exec.Cmd
-	base string
-	log  *os.File
-	done chan error
+	cmd     *exec.Cmd
+	base    string
+	log     *os.File
+	done    chan error
+	stopped bool
 }
 
 func startServer(ctx context.Context, bin, dbURL, addr, dir string, o options) (*server, error) {
@@ -767,6 +787,10 @@ func startServer(ctx context.Context, bin, dbURL, addr, dir string, o options) (
 }
 
 func (s *server) stop() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
 	_ = s.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-s.done:
