@@ -181,7 +181,8 @@ func (s *Server) mountMethodNotAllowed(path string, allow []string) {
 	}
 	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
 		probe := &http.Request{Method: m, URL: &url.URL{Path: path}, Host: "remit"}
-		if _, pattern := s.mux.Handler(probe); slices.Contains(allow, m) || pattern != "" {
+		_, pattern := s.mux.Handler(probe) // an operation of another path that serves m here
+		if slices.Contains(allow, m) || strings.HasPrefix(pattern, m+" ") || (m == "HEAD" && strings.HasPrefix(pattern, "GET ")) {
 			continue
 		}
 		tryHandle(s.mux, m+" "+muxPattern(path), h)

@@ -139,6 +139,14 @@ func TestUsageBatchJudgesEachAsTheSingleRoute(t *testing.T) {
 func TestUsageBatchBounds(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		newCatalogKit(t, e).customer("c1")
+		// The path beside GET /v1/usage-events/{eventId}: GET reads the event named "batch" (none
+		// here), another method is 405.
+		if r := e.Do("GET", "/v1/usage-events/batch", nil); r.Status != 404 || r.ErrorCode() != "not_found" {
+			t.Fatalf("GET /v1/usage-events/batch: %d %s", r.Status, r.Body)
+		}
+		if r := e.Do("PUT", "/v1/usage-events/batch", map[string]any{}); r.Status != 405 || r.Header.Get("Allow") != "POST" {
+			t.Fatalf("PUT /v1/usage-events/batch: %d %s (Allow %q)", r.Status, r.Body, r.Header.Get("Allow"))
+		}
 		wantFields(t, e.Do("POST", "/v1/usage-events/batch", map[string]any{"events": []any{}}), "body:events:invalid_count")
 		wantFields(t, e.Do("POST", "/v1/usage-events/batch", map[string]any{}), "body:events:required")
 		many := make([]any, 1001)
