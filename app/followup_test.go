@@ -57,7 +57,12 @@ func TestFollowUpGroupsRunSideBySide(t *testing.T) {
 	var mu sync.Mutex
 	ran := map[string][]int{}
 	step := func(job string, i int) FollowUp {
-		return func(context.Context) (any, error) { mu.Lock(); ran[job] = append(ran[job], i); mu.Unlock(); return nil, nil }
+		return func(context.Context) (any, error) {
+			mu.Lock()
+			ran[job] = append(ran[job], i)
+			mu.Unlock()
+			return nil, nil
+		}
 	}
 	var marks []int
 	for _, job := range []struct {
