@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -44,5 +46,49 @@ func TestFollowUps(t *testing.T) {
 	// No transaction owner to run them: an internal error, not a silent drop.
 	if err := co.after(context.Background(), step("orphan", nil, nil)); err == nil {
 		t.Fatal("a follow-up without an owner was accepted")
+	}
+}
+
+// The job runner's follow-ups: split cuts them into one group per job that registered any, and
+// the pool runs the groups side by side, each in its order, and counts them once per wait.
+func TestFollowUpGroupsRunSideBySide(t *testing.T) {
+	co := &core{}
+	ctx, f := withFollowUps(context.Background())
+	var mu sync.Mutex
+	ran := map[string][]int{}
+	step := func(job string, i int) FollowUp {
+		return func(context.Context) (any, error) {
+			mu.Lock()
+			ran[job] = append(ran[job], i)
+			mu.Unlock()
+			return nil, nil
+		}
+	}
+	var marks []int
+	for _, job := range []struct {
+		name  string
+		steps int
+	}{{"a", 2}, {"none", 0}, {"b", 3}} {
+		marks = append(marks, f.mark())
+		for i := range job.steps {
+			_ = co.after(ctx, step(job.name, i))
+		}
+	}
+	groups := f.split(marks)
+	if len(groups) != 2 || f.pending() {
+		t.Fatalf("%d groups, pending %v", len(groups), f.pending())
+	}
+	pool := newFollowUpPool(co, 1)
+	for _, g := range groups {
+		pool.start(context.Background(), g)
+	}
+	if n := pool.wait(); n != 2 {
+		t.Fatalf("wait counted %d groups", n)
+	}
+	if fmt.Sprint(ran["a"]) != "[0 1]" || fmt.Sprint(ran["b"]) != "[0 1 2]" || len(ran) != 2 {
+		t.Fatalf("ran %v", ran)
+	}
+	if n := pool.wait(); n != 0 {
+		t.Fatalf("a second wait counted %d", n)
 	}
 }
