@@ -267,6 +267,27 @@ func (e ErrorEnvelopeErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for FeatureCreateRequestType.
+const (
+	FeatureTypeBoolean FeatureCreateRequestType = "boolean"
+	FeatureTypeMetered FeatureCreateRequestType = "metered"
+	FeatureTypeStatic  FeatureCreateRequestType = "static"
+)
+
+// Valid indicates whether the value is a known member of the FeatureCreateRequestType enum.
+func (e FeatureCreateRequestType) Valid() bool {
+	switch e {
+	case FeatureTypeBoolean:
+		return true
+	case FeatureTypeMetered:
+		return true
+	case FeatureTypeStatic:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InvoiceDunningStatus.
 const (
 	InvoiceDunningStatusExhausted InvoiceDunningStatus = "exhausted"
@@ -1557,6 +1578,60 @@ func (e ExportDatasetParamsType) Valid() bool {
 	}
 }
 
+// Defines values for ListFeaturesParamsEnvironment.
+const (
+	ListFeaturesParamsEnvironmentProduction ListFeaturesParamsEnvironment = "production"
+	ListFeaturesParamsEnvironmentSandbox    ListFeaturesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListFeaturesParamsEnvironment enum.
+func (e ListFeaturesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListFeaturesParamsEnvironmentProduction:
+		return true
+	case ListFeaturesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateFeatureParamsEnvironment.
+const (
+	CreateFeatureParamsEnvironmentProduction CreateFeatureParamsEnvironment = "production"
+	CreateFeatureParamsEnvironmentSandbox    CreateFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreateFeatureParamsEnvironment enum.
+func (e CreateFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case CreateFeatureParamsEnvironmentProduction:
+		return true
+	case CreateFeatureParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetFeatureParamsEnvironment.
+const (
+	GetFeatureParamsEnvironmentProduction GetFeatureParamsEnvironment = "production"
+	GetFeatureParamsEnvironmentSandbox    GetFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetFeatureParamsEnvironment enum.
+func (e GetFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case GetFeatureParamsEnvironmentProduction:
+		return true
+	case GetFeatureParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListInvoicesParamsEnvironment.
 const (
 	ListInvoicesParamsEnvironmentProduction ListInvoicesParamsEnvironment = "production"
@@ -2262,6 +2337,114 @@ func (e UpdatePriceParamsEnvironment) Valid() bool {
 	case UpdatePriceParamsEnvironmentProduction:
 		return true
 	case UpdatePriceParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListProductsParamsEnvironment.
+const (
+	ListProductsParamsEnvironmentProduction ListProductsParamsEnvironment = "production"
+	ListProductsParamsEnvironmentSandbox    ListProductsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListProductsParamsEnvironment enum.
+func (e ListProductsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListProductsParamsEnvironmentProduction:
+		return true
+	case ListProductsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateProductParamsEnvironment.
+const (
+	CreateProductParamsEnvironmentProduction CreateProductParamsEnvironment = "production"
+	CreateProductParamsEnvironmentSandbox    CreateProductParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreateProductParamsEnvironment enum.
+func (e CreateProductParamsEnvironment) Valid() bool {
+	switch e {
+	case CreateProductParamsEnvironmentProduction:
+		return true
+	case CreateProductParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductParamsEnvironment.
+const (
+	GetProductParamsEnvironmentProduction GetProductParamsEnvironment = "production"
+	GetProductParamsEnvironmentSandbox    GetProductParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetProductParamsEnvironment enum.
+func (e GetProductParamsEnvironment) Valid() bool {
+	switch e {
+	case GetProductParamsEnvironmentProduction:
+		return true
+	case GetProductParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateProductParamsEnvironment.
+const (
+	UpdateProductParamsEnvironmentProduction UpdateProductParamsEnvironment = "production"
+	UpdateProductParamsEnvironmentSandbox    UpdateProductParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateProductParamsEnvironment enum.
+func (e UpdateProductParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateProductParamsEnvironmentProduction:
+		return true
+	case UpdateProductParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AttachProductFeatureParamsEnvironment.
+const (
+	AttachProductFeatureParamsEnvironmentProduction AttachProductFeatureParamsEnvironment = "production"
+	AttachProductFeatureParamsEnvironmentSandbox    AttachProductFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the AttachProductFeatureParamsEnvironment enum.
+func (e AttachProductFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case AttachProductFeatureParamsEnvironmentProduction:
+		return true
+	case AttachProductFeatureParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DetachProductFeatureParamsEnvironment.
+const (
+	DetachProductFeatureParamsEnvironmentProduction DetachProductFeatureParamsEnvironment = "production"
+	DetachProductFeatureParamsEnvironmentSandbox    DetachProductFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the DetachProductFeatureParamsEnvironment enum.
+func (e DetachProductFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case DetachProductFeatureParamsEnvironmentProduction:
+		return true
+	case DetachProductFeatureParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -4046,6 +4229,81 @@ type EventResendRequest struct {
 //
 // Example: invoice.finalized
 type EventTypeFilter = string
+
+// Feature A feature a product may grant (docs/entitlements.md).
+//
+// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+type Feature struct {
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// FeatureKey Feature key, unique within the merchant account.
+	FeatureKey *string `json:"featureKey,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// MeterId Metered: the meter whose usage the feature counts.
+	MeterId *string `json:"meterId,omitempty"`
+
+	// Name Feature name.
+	Name *string `json:"name,omitempty"`
+
+	// Object Always "feature".
+	Object string `json:"object"`
+
+	// Type boolean, metered or static.
+	Type *string `json:"type,omitempty"`
+}
+
+// FeatureCreateRequest Creates a feature. meterId is required for a metered feature and not allowed for the others (422).
+//
+// Example: {"featureKey":"api_calls","meterId":"api-calls","name":"API calls","type":"metered"}
+type FeatureCreateRequest struct {
+	// FeatureKey Feature key, unique within the merchant account.
+	FeatureKey string `json:"featureKey"`
+
+	// MeterId Metered only (required there): the meter whose usage the feature counts.
+	MeterId *string `json:"meterId,omitempty"`
+
+	// Name Feature name.
+	Name string `json:"name"`
+
+	// Type boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
+	Type  FeatureCreateRequestType `json:"type"`
+	union json.RawMessage
+}
+
+// FeatureCreateRequestType boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
+type FeatureCreateRequestType string
+
+// FeatureCreateRequest0 defines model for FeatureCreateRequest.0.
+type FeatureCreateRequest0 struct {
+	Type interface{} `json:"type,omitempty"`
+}
+
+// FeatureCreateRequest1 defines model for FeatureCreateRequest.1.
+type FeatureCreateRequest1 struct {
+	Type interface{} `json:"type,omitempty"`
+}
+
+// FeatureList A page of features.
+type FeatureList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The features, in the list's order (newest first).
+	Items *[]Feature `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
 
 // FieldProblem One problem with one request field (a 422 answer lists every one in details.fields).
 type FieldProblem struct {
@@ -5889,6 +6147,129 @@ type ProcessorWebhookAck struct {
 	Received *bool `json:"received,omitempty"`
 }
 
+// Product A product of the catalog, with the features it grants (docs/entitlements.md).
+//
+// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+type Product struct {
+	// Active false once archived (PATCH active false).
+	Active *bool `json:"active,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Description What the product is.
+	Description *string `json:"description,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// Features The features the product grants, by featureKey.
+	Features *[]ProductFeature `json:"features,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Metadata Metadata: string keys to string values.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
+	// Name Product name (a product a price created on first use is named after its ID).
+	Name *string `json:"name,omitempty"`
+
+	// Object Always "product".
+	Object string `json:"object"`
+
+	// ProductId Product ID.
+	ProductId *string `json:"productId,omitempty"`
+}
+
+// ProductCreateRequest Creates a product.
+//
+// Example: {"name":"Pro plan","productId":"pro"}
+type ProductCreateRequest struct {
+	// Description What the product is.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
+	//
+	// Example: {"crmId":"hs-1042"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// Name Product name.
+	Name string `json:"name"`
+
+	// ProductId Caller-chosen product ID, unique within the merchant account; prod_... when omitted.
+	ProductId *string `json:"productId,omitempty"`
+}
+
+// ProductFeature A feature a product grants, with its limit (metered) or value (static).
+type ProductFeature struct {
+	// FeatureKey The feature granted.
+	FeatureKey string `json:"featureKey"`
+
+	// Limit Metered: units per subscription period; null: unlimited.
+	Limit *int64 `json:"limit,omitempty"`
+
+	// SoftLimit Metered: true lets use go past the limit (hasAccess stays true).
+	SoftLimit *bool `json:"softLimit,omitempty"`
+
+	// Type The feature's type: boolean, metered or static.
+	Type *string `json:"type,omitempty"`
+
+	// Value Static: the value granted.
+	Value *string `json:"value,omitempty"`
+}
+
+// ProductFeatureRequest A feature a product grants: limit and softLimit for a metered feature, value (required) for a static one; a boolean feature takes neither.
+//
+// Example: {"featureKey":"api_calls","limit":10000}
+type ProductFeatureRequest struct {
+	// FeatureKey The feature to grant.
+	FeatureKey string `json:"featureKey"`
+
+	// Limit Metered only: units of the feature's meter per subscription period; omitted: unlimited.
+	Limit *int64 `json:"limit,omitempty"`
+
+	// SoftLimit Metered only: true lets use go past the limit; default false.
+	SoftLimit *bool `json:"softLimit,omitempty"`
+
+	// Value Static only (required there): the value granted.
+	Value *string `json:"value,omitempty"`
+}
+
+// ProductList A page of products.
+type ProductList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The products, in the list's order (newest first).
+	Items *[]Product `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// ProductPatch A merge patch of a product. null is refused on name and active (422 invalid_type); null clears description. Immutable (422 immutable_field): productId, features (POST and DELETE /v1/products/{productId}/features), object, environment, merchantAccountId, createdAt.
+//
+// Example: {"active":false}
+type ProductPatch struct {
+	// Active false archives the product; true makes it active again.
+	Active *bool `json:"active,omitempty"`
+
+	// Description What the product is; null clears it.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Name Product name.
+	Name *string `json:"name,omitempty"`
+}
+
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
 // Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
@@ -7122,6 +7503,9 @@ type Environment string
 // EventIdPath defines model for EventIdPath.
 type EventIdPath = string
 
+// FeatureKeyPath defines model for FeatureKeyPath.
+type FeatureKeyPath = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -7154,6 +7538,9 @@ type PortalTailPath = string
 
 // PriceIdPath defines model for PriceIdPath.
 type PriceIdPath = string
+
+// ProductIdPath defines model for ProductIdPath.
+type ProductIdPath = string
 
 // QuoteIdPath defines model for QuoteIdPath.
 type QuoteIdPath = string
@@ -7813,6 +8200,57 @@ type ExportDatasetParamsStatus string
 // ExportDatasetParamsType defines parameters for ExportDataset.
 type ExportDatasetParamsType string
 
+// ListFeaturesParams defines parameters for ListFeatures.
+type ListFeaturesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListFeaturesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListFeaturesParamsEnvironment defines parameters for ListFeatures.
+type ListFeaturesParamsEnvironment string
+
+// CreateFeatureParams defines parameters for CreateFeature.
+type CreateFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreateFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateFeatureParamsEnvironment defines parameters for CreateFeature.
+type CreateFeatureParamsEnvironment string
+
+// GetFeatureParams defines parameters for GetFeature.
+type GetFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetFeatureParamsEnvironment defines parameters for GetFeature.
+type GetFeatureParamsEnvironment string
+
 // ListInvoicesParams defines parameters for ListInvoices.
 type ListInvoicesParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -8415,6 +8853,105 @@ type UpdatePriceParams struct {
 
 // UpdatePriceParamsEnvironment defines parameters for UpdatePrice.
 type UpdatePriceParamsEnvironment string
+
+// ListProductsParams defines parameters for ListProducts.
+type ListProductsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListProductsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Active true: only the active products; false: only the archived ones (PATCH active false). Both when left out.
+	Active *bool `form:"active,omitempty" json:"active,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListProductsParamsEnvironment defines parameters for ListProducts.
+type ListProductsParamsEnvironment string
+
+// CreateProductParams defines parameters for CreateProduct.
+type CreateProductParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreateProductParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateProductParamsEnvironment defines parameters for CreateProduct.
+type CreateProductParamsEnvironment string
+
+// GetProductParams defines parameters for GetProduct.
+type GetProductParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetProductParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetProductParamsEnvironment defines parameters for GetProduct.
+type GetProductParamsEnvironment string
+
+// UpdateProductParams defines parameters for UpdateProduct.
+type UpdateProductParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateProductParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateProductParamsEnvironment defines parameters for UpdateProduct.
+type UpdateProductParamsEnvironment string
+
+// AttachProductFeatureParams defines parameters for AttachProductFeature.
+type AttachProductFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment AttachProductFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// AttachProductFeatureParamsEnvironment defines parameters for AttachProductFeature.
+type AttachProductFeatureParamsEnvironment string
+
+// DetachProductFeatureParams defines parameters for DetachProductFeature.
+type DetachProductFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment DetachProductFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DetachProductFeatureParamsEnvironment defines parameters for DetachProductFeature.
+type DetachProductFeatureParamsEnvironment string
 
 // ListQuotesParams defines parameters for ListQuotes.
 type ListQuotesParams struct {
@@ -9019,6 +9556,9 @@ type CreatePaymentMethodSetupSessionJSONRequestBody = PaymentMethodSetupRequest
 // ResendEventJSONRequestBody defines body for ResendEvent for application/json ContentType.
 type ResendEventJSONRequestBody = EventResendRequest
 
+// CreateFeatureJSONRequestBody defines body for CreateFeature for application/json ContentType.
+type CreateFeatureJSONRequestBody = FeatureCreateRequest
+
 // CreateInvoiceJSONRequestBody defines body for CreateInvoice for application/json ContentType.
 type CreateInvoiceJSONRequestBody = InvoiceCreateRequest
 
@@ -9069,6 +9609,18 @@ type UpdatePriceJSONRequestBody = PricePatch
 
 // UpdatePriceApplicationMergePatchPlusJSONRequestBody defines body for UpdatePrice for application/merge-patch+json ContentType.
 type UpdatePriceApplicationMergePatchPlusJSONRequestBody = PricePatch
+
+// CreateProductJSONRequestBody defines body for CreateProduct for application/json ContentType.
+type CreateProductJSONRequestBody = ProductCreateRequest
+
+// UpdateProductJSONRequestBody defines body for UpdateProduct for application/json ContentType.
+type UpdateProductJSONRequestBody = ProductPatch
+
+// UpdateProductApplicationMergePatchPlusJSONRequestBody defines body for UpdateProduct for application/merge-patch+json ContentType.
+type UpdateProductApplicationMergePatchPlusJSONRequestBody = ProductPatch
+
+// AttachProductFeatureJSONRequestBody defines body for AttachProductFeature for application/json ContentType.
+type AttachProductFeatureJSONRequestBody = ProductFeatureRequest
 
 // CreateQuoteJSONRequestBody defines body for CreateQuote for application/json ContentType.
 type CreateQuoteJSONRequestBody = QuoteCreateRequest
@@ -10291,6 +10843,139 @@ func (t EventObject) MarshalJSON() ([]byte, error) {
 
 func (t *EventObject) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsFeatureCreateRequest0 returns the union data inside the FeatureCreateRequest as a FeatureCreateRequest0
+func (t FeatureCreateRequest) AsFeatureCreateRequest0() (FeatureCreateRequest0, error) {
+	var body FeatureCreateRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFeatureCreateRequest0 overwrites any union data inside the FeatureCreateRequest as the provided FeatureCreateRequest0
+func (t *FeatureCreateRequest) FromFeatureCreateRequest0(v FeatureCreateRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFeatureCreateRequest0 performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureCreateRequest0
+func (t *FeatureCreateRequest) MergeFeatureCreateRequest0(v FeatureCreateRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFeatureCreateRequest1 returns the union data inside the FeatureCreateRequest as a FeatureCreateRequest1
+func (t FeatureCreateRequest) AsFeatureCreateRequest1() (FeatureCreateRequest1, error) {
+	var body FeatureCreateRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFeatureCreateRequest1 overwrites any union data inside the FeatureCreateRequest as the provided FeatureCreateRequest1
+func (t *FeatureCreateRequest) FromFeatureCreateRequest1(v FeatureCreateRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFeatureCreateRequest1 performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureCreateRequest1
+func (t *FeatureCreateRequest) MergeFeatureCreateRequest1(v FeatureCreateRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FeatureCreateRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	object["featureKey"], err = json.Marshal(t.FeatureKey)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'featureKey': %w", err)
+	}
+
+	if t.MeterId != nil {
+		object["meterId"], err = json.Marshal(t.MeterId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'meterId': %w", err)
+		}
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FeatureCreateRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["featureKey"]; found {
+		err = json.Unmarshal(raw, &t.FeatureKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'featureKey': %w", err)
+		}
+	}
+
+	if raw, found := object["meterId"]; found {
+		err = json.Unmarshal(raw, &t.MeterId)
+		if err != nil {
+			return fmt.Errorf("error reading 'meterId': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
 	return err
 }
 
@@ -12237,6 +12922,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
 	ExportDataset(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListFeatures List features
+	//
+	// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+	ListFeatures(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateFeatureWithBody Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeatureWithBody(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateFeature Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeature(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetFeature Get a feature
+	//
+	// Returns a feature.
+	//
+	// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+	GetFeature(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListInvoices List invoices
 	//
 	// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -12634,6 +13351,90 @@ type ClientInterface interface {
 	//
 	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 	UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListProducts List products
+	//
+	// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+	//
+	// Corresponds with GET /v1/products (the `ListProducts` operationId).
+	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProductWithBody Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProduct Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProduct Get a product
+	//
+	// Returns a product with the features it grants.
+	//
+	// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+	GetProduct(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProductWithBody Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProduct Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProduct(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProductWithApplicationMergePatchPlusJSONBody Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AttachProductFeatureWithBody Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeatureWithBody(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AttachProductFeature Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeature(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DetachProductFeature Stop granting a feature with a product
+	//
+	// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+	DetachProductFeature(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListQuotes List quotes
 	//
@@ -13958,6 +14759,78 @@ func (c *Client) ExportDataset(ctx context.Context, dataset string, params *Expo
 	return c.Client.Do(req)
 }
 
+// ListFeatures List features
+//
+// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+func (c *Client) ListFeatures(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFeaturesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateFeatureWithBody Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *Client) CreateFeatureWithBody(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateFeatureRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateFeature Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *Client) CreateFeature(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateFeatureRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetFeature Get a feature
+//
+// Returns a feature.
+//
+// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+func (c *Client) GetFeature(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFeatureRequest(c.Server, featureKey, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListInvoices List invoices
 //
 // Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -14826,6 +15699,190 @@ func (c *Client) UpdatePrice(ctx context.Context, priceId PriceIdPath, params *U
 // Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 func (c *Client) UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUpdatePriceRequestWithApplicationMergePatchPlusJSONBody(c.Server, priceId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListProducts List products
+//
+// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+//
+// Corresponds with GET /v1/products (the `ListProducts` operationId).
+func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProductsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProductWithBody Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProduct Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *Client) CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProduct Get a product
+//
+// Returns a product with the features it grants.
+//
+// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+func (c *Client) GetProduct(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductRequest(c.Server, productId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProductWithBody Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProductWithBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequestWithBody(c.Server, productId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProduct Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProduct(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequest(c.Server, productId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProductWithApplicationMergePatchPlusJSONBody Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequestWithApplicationMergePatchPlusJSONBody(c.Server, productId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AttachProductFeatureWithBody Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *Client) AttachProductFeatureWithBody(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAttachProductFeatureRequestWithBody(c.Server, productId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AttachProductFeature Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *Client) AttachProductFeature(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAttachProductFeatureRequest(c.Server, productId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DetachProductFeature Stop granting a feature with a product
+//
+// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+func (c *Client) DetachProductFeature(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDetachProductFeatureRequest(c.Server, productId, featureKey, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18869,6 +19926,263 @@ func NewExportDatasetRequest(server string, dataset string, params *ExportDatase
 	return req, nil
 }
 
+// NewListFeaturesRequest constructs an http.Request for the ListFeatures method
+func NewListFeaturesRequest(server string, params *ListFeaturesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/features")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateFeatureRequest calls the generic CreateFeature builder with application/json body
+func NewCreateFeatureRequest(server string, params *CreateFeatureParams, body CreateFeatureJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateFeatureRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateFeatureRequestWithBody constructs an http.Request for the CreateFeature method, with any body, and a specified content type
+func NewCreateFeatureRequestWithBody(server string, params *CreateFeatureParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/features")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetFeatureRequest constructs an http.Request for the GetFeature method
+func NewGetFeatureRequest(server string, featureKey FeatureKeyPath, params *GetFeatureParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "featureKey", featureKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/features/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListInvoicesRequest constructs an http.Request for the ListInvoices method
 func NewListInvoicesRequest(server string, params *ListInvoicesParams) (*http.Request, error) {
 	var err error
@@ -21897,6 +23211,559 @@ func NewUpdatePriceRequestWithBody(server string, priceId PriceIdPath, params *U
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewListProductsRequest constructs an http.Request for the ListProducts method
+func NewListProductsRequest(server string, params *ListProductsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateProductRequest calls the generic CreateProduct builder with application/json body
+func NewCreateProductRequest(server string, params *CreateProductParams, body CreateProductJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateProductRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateProductRequestWithBody constructs an http.Request for the CreateProduct method, with any body, and a specified content type
+func NewCreateProductRequestWithBody(server string, params *CreateProductParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductRequest constructs an http.Request for the GetProduct method
+func NewGetProductRequest(server string, productId ProductIdPath, params *GetProductParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateProductRequest calls the generic UpdateProduct builder with application/json body
+func NewUpdateProductRequest(server string, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateProductRequestWithBody(server, productId, params, "application/json", bodyReader)
+}
+
+// NewUpdateProductRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateProduct builder with application/merge-patch+json body
+func NewUpdateProductRequestWithApplicationMergePatchPlusJSONBody(server string, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateProductRequestWithBody(server, productId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateProductRequestWithBody constructs an http.Request for the UpdateProduct method, with any body, and a specified content type
+func NewUpdateProductRequestWithBody(server string, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAttachProductFeatureRequest calls the generic AttachProductFeature builder with application/json body
+func NewAttachProductFeatureRequest(server string, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAttachProductFeatureRequestWithBody(server, productId, params, "application/json", bodyReader)
+}
+
+// NewAttachProductFeatureRequestWithBody constructs an http.Request for the AttachProductFeature method, with any body, and a specified content type
+func NewAttachProductFeatureRequestWithBody(server string, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/features", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDetachProductFeatureRequest constructs an http.Request for the DetachProductFeature method
+func NewDetachProductFeatureRequest(server string, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "featureKey", featureKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/features/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -25337,6 +27204,42 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
 	ExportDatasetWithResponse(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*ExportDatasetResponse, error)
 
+	// ListFeaturesWithResponse List features
+	//
+	// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+	ListFeaturesWithResponse(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*ListFeaturesResponse, error)
+
+	// CreateFeatureWithBodyWithResponse Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeatureWithBodyWithResponse(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error)
+
+	// CreateFeatureWithResponse Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeatureWithResponse(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error)
+
+	// GetFeatureWithResponse Get a feature
+	//
+	// Returns a feature.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+	GetFeatureWithResponse(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*GetFeatureResponse, error)
+
 	// ListInvoicesWithResponse List invoices
 	//
 	// Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -25768,6 +27671,96 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 	UpdatePriceWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error)
+
+	// ListProductsWithResponse List products
+	//
+	// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products (the `ListProducts` operationId).
+	ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error)
+
+	// CreateProductWithBodyWithResponse Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
+	// CreateProductWithResponse Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
+	// GetProductWithResponse Get a product
+	//
+	// Returns a product with the features it grants.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+	GetProductWithResponse(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*GetProductResponse, error)
+
+	// UpdateProductWithBodyWithResponse Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
+
+	// UpdateProductWithResponse Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
+
+	// UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
+
+	// AttachProductFeatureWithBodyWithResponse Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeatureWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error)
+
+	// AttachProductFeatureWithResponse Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error)
+
+	// DetachProductFeatureWithResponse Stop granting a feature with a product
+	//
+	// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+	DetachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*DetachProductFeatureResponse, error)
 
 	// ListQuotesWithResponse List quotes
 	//
@@ -31139,6 +33132,467 @@ func (r ExportDatasetResponse) ContentType() string {
 	return ""
 }
 
+// ListFeaturesResponse200Headers the declared response headers of an HTTP 200 response for ListFeatures
+type ListFeaturesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListFeaturesResponse429Headers the declared response headers of an HTTP 429 response for ListFeatures
+type ListFeaturesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListFeaturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of features.
+		Data FeatureList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListFeaturesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListFeaturesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFeaturesResponse) GetJSON200() *struct {
+	// Data A page of features.
+	Data FeatureList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListFeaturesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListFeaturesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListFeaturesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListFeaturesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListFeaturesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListFeaturesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListFeaturesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListFeaturesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListFeaturesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListFeaturesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListFeaturesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFeaturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFeaturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFeaturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFeaturesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateFeatureResponse201Headers the declared response headers of an HTTP 201 response for CreateFeature
+type CreateFeatureResponse201Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreateFeatureResponse429Headers the declared response headers of an HTTP 429 response for CreateFeature
+type CreateFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreateFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A feature a product may grant (docs/entitlements.md).
+		//
+		// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+		Data Feature `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateFeatureResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateFeatureResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateFeatureResponse) GetJSON201() *struct {
+	// Data A feature a product may grant (docs/entitlements.md).
+	//
+	// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+	Data Feature `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateFeatureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetFeatureResponse200Headers the declared response headers of an HTTP 200 response for GetFeature
+type GetFeatureResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetFeatureResponse429Headers the declared response headers of an HTTP 429 response for GetFeature
+type GetFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A feature a product may grant (docs/entitlements.md).
+		//
+		// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+		Data Feature `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFeatureResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetFeatureResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFeatureResponse) GetJSON200() *struct {
+	// Data A feature a product may grant (docs/entitlements.md).
+	//
+	// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+	Data Feature `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFeatureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListInvoicesResponse200Headers the declared response headers of an HTTP 200 response for ListInvoices
 type ListInvoicesResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -35847,6 +38301,932 @@ func (r UpdatePriceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdatePriceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListProductsResponse200Headers the declared response headers of an HTTP 200 response for ListProducts
+type ListProductsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListProductsResponse429Headers the declared response headers of an HTTP 429 response for ListProducts
+type ListProductsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListProductsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of products.
+		Data ProductList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListProductsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListProductsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProductsResponse) GetJSON200() *struct {
+	// Data A page of products.
+	Data ProductList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListProductsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListProductsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListProductsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListProductsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListProductsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListProductsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListProductsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListProductsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListProductsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListProductsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListProductsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProductsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProductsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProductsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
+type CreateProductResponse201Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreateProductResponse429Headers the declared response headers of an HTTP 429 response for CreateProduct
+type CreateProductResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreateProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateProductResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateProductResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateProductResponse) GetJSON201() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateProductResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateProductResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateProductResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateProductResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateProductResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateProductResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateProductResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateProductResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductResponse200Headers the declared response headers of an HTTP 200 response for GetProduct
+type GetProductResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetProductResponse429Headers the declared response headers of an HTTP 429 response for GetProduct
+type GetProductResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetProductResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetProductResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetProductResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetProductResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetProductResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateProductResponse200Headers the declared response headers of an HTTP 200 response for UpdateProduct
+type UpdateProductResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateProductResponse429Headers the declared response headers of an HTTP 429 response for UpdateProduct
+type UpdateProductResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateProductResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateProductResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateProductResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateProductResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateProductResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateProductResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateProductResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateProductResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateProductResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateProductResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateProductResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AttachProductFeatureResponse200Headers the declared response headers of an HTTP 200 response for AttachProductFeature
+type AttachProductFeatureResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// AttachProductFeatureResponse429Headers the declared response headers of an HTTP 429 response for AttachProductFeature
+type AttachProductFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type AttachProductFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AttachProductFeatureResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AttachProductFeatureResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AttachProductFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AttachProductFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AttachProductFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AttachProductFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AttachProductFeatureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DetachProductFeatureResponse200Headers the declared response headers of an HTTP 200 response for DetachProductFeature
+type DetachProductFeatureResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// DetachProductFeatureResponse429Headers the declared response headers of an HTTP 429 response for DetachProductFeature
+type DetachProductFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type DetachProductFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DetachProductFeatureResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DetachProductFeatureResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DetachProductFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DetachProductFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DetachProductFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DetachProductFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DetachProductFeatureResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -41524,6 +44904,66 @@ func (c *ClientWithResponses) ExportDatasetWithResponse(ctx context.Context, dat
 	return ParseExportDatasetResponse(rsp)
 }
 
+// ListFeaturesWithResponse List features
+//
+// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+func (c *ClientWithResponses) ListFeaturesWithResponse(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*ListFeaturesResponse, error) {
+	rsp, err := c.ListFeatures(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFeaturesResponse(rsp)
+}
+
+// CreateFeatureWithBodyWithResponse Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *ClientWithResponses) CreateFeatureWithBodyWithResponse(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error) {
+	rsp, err := c.CreateFeatureWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateFeatureResponse(rsp)
+}
+
+// CreateFeatureWithResponse Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *ClientWithResponses) CreateFeatureWithResponse(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error) {
+	rsp, err := c.CreateFeature(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateFeatureResponse(rsp)
+}
+
+// GetFeatureWithResponse Get a feature
+//
+// Returns a feature.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+func (c *ClientWithResponses) GetFeatureWithResponse(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*GetFeatureResponse, error) {
+	rsp, err := c.GetFeature(ctx, featureKey, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFeatureResponse(rsp)
+}
+
 // ListInvoicesWithResponse List invoices
 //
 // Lists the merchant account's invoices with their lines, as GET /v1/invoices/{invoiceId} answers each. Items are Invoice objects. Each filter given narrows the list; a page is one range of the filter's index, so it costs the same with 1,000,000 invoices in the store (docs/performance.md "List pages"). Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -42242,6 +45682,156 @@ func (c *ClientWithResponses) UpdatePriceWithApplicationMergePatchPlusJSONBodyWi
 		return nil, err
 	}
 	return ParseUpdatePriceResponse(rsp)
+}
+
+// ListProductsWithResponse List products
+//
+// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products (the `ListProducts` operationId).
+func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error) {
+	rsp, err := c.ListProducts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProductsResponse(rsp)
+}
+
+// CreateProductWithBodyWithResponse Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProductWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
+// CreateProductWithResponse Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProduct(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
+// GetProductWithResponse Get a product
+//
+// Returns a product with the features it grants.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*GetProductResponse, error) {
+	rsp, err := c.GetProduct(ctx, productId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductResponse(rsp)
+}
+
+// UpdateProductWithBodyWithResponse Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProductWithBody(ctx, productId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
+}
+
+// UpdateProductWithResponse Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProduct(ctx, productId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
+}
+
+// UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProductWithApplicationMergePatchPlusJSONBody(ctx, productId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
+}
+
+// AttachProductFeatureWithBodyWithResponse Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *ClientWithResponses) AttachProductFeatureWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error) {
+	rsp, err := c.AttachProductFeatureWithBody(ctx, productId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAttachProductFeatureResponse(rsp)
+}
+
+// AttachProductFeatureWithResponse Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *ClientWithResponses) AttachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error) {
+	rsp, err := c.AttachProductFeature(ctx, productId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAttachProductFeatureResponse(rsp)
+}
+
+// DetachProductFeatureWithResponse Stop granting a feature with a product
+//
+// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+func (c *ClientWithResponses) DetachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*DetachProductFeatureResponse, error) {
+	rsp, err := c.DetachProductFeature(ctx, productId, featureKey, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDetachProductFeatureResponse(rsp)
 }
 
 // ListQuotesWithResponse List quotes
@@ -47980,6 +51570,475 @@ func ParseExportDatasetResponse(rsp *http.Response) (*ExportDatasetResponse, err
 	return response, nil
 }
 
+// ParseListFeaturesResponse parses an HTTP response from a ListFeaturesWithResponse call
+func ParseListFeaturesResponse(rsp *http.Response) (*ListFeaturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFeaturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of features.
+			Data FeatureList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListFeaturesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListFeaturesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateFeatureResponse parses an HTTP response from a CreateFeatureWithResponse call
+func ParseCreateFeatureResponse(rsp *http.Response) (*CreateFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A feature a product may grant (docs/entitlements.md).
+			//
+			// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+			Data Feature `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateFeatureResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateFeatureResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetFeatureResponse parses an HTTP response from a GetFeatureWithResponse call
+func ParseGetFeatureResponse(rsp *http.Response) (*GetFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A feature a product may grant (docs/entitlements.md).
+			//
+			// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+			Data Feature `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFeatureResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetFeatureResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListInvoicesResponse parses an HTTP response from a ListInvoicesWithResponse call
 func ParseListInvoicesResponse(rsp *http.Response) (*ListInvoicesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52785,6 +56844,946 @@ func ParseUpdatePriceResponse(rsp *http.Response) (*UpdatePriceResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers UpdatePriceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListProductsResponse parses an HTTP response from a ListProductsWithResponse call
+func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProductsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of products.
+			Data ProductList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListProductsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListProductsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateProductResponse parses an HTTP response from a CreateProductWithResponse call
+func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateProductResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateProductResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductResponse parses an HTTP response from a GetProductWithResponse call
+func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetProductResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateProductResponse parses an HTTP response from a UpdateProductWithResponse call
+func ParseUpdateProductResponse(rsp *http.Response) (*UpdateProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateProductResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateProductResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAttachProductFeatureResponse parses an HTTP response from a AttachProductFeatureWithResponse call
+func ParseAttachProductFeatureResponse(rsp *http.Response) (*AttachProductFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AttachProductFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AttachProductFeatureResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers AttachProductFeatureResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDetachProductFeatureResponse parses an HTTP response from a DetachProductFeatureWithResponse call
+func ParseDetachProductFeatureResponse(rsp *http.Response) (*DetachProductFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DetachProductFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DetachProductFeatureResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DetachProductFeatureResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
