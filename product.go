@@ -43,6 +43,7 @@ type ProductFeature struct {
 	Limit      *int64  `json:"limit"`
 	SoftLimit  bool    `json:"softLimit"`
 	Value      *string `json:"value"`
+	MeterID    string  `json:"-"` // metered: the feature's meter
 }
 
 // ProductFeatureInput is the body of POST /v1/products/{id}/features.
@@ -105,6 +106,9 @@ func GrantOf(f Feature, in ProductFeatureInput, probs *Problems) ProductFeature 
 		}
 	}
 	if f.Type == FeatureMetered {
+		if f.MeterID != nil {
+			g.MeterID = *f.MeterID
+		}
 		g.Limit = in.Limit
 		g.SoftLimit = in.SoftLimit != nil && *in.SoftLimit
 	} else {

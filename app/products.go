@@ -94,6 +94,9 @@ func (ca *Catalog) AttachProductFeature(ctx context.Context, m remit.MerchantAcc
 		if err := tx.PutProductFeature(ctx, m.ID, productID, g); err != nil {
 			return p, err
 		}
+		if err := ca.productChangedEntitlements(ctx, tx, m, productID); err != nil {
+			return p, err
+		}
 		return p, ca.EmitUpdated(ctx, tx, scopeOf(m), now, remit.EventProductUpdated, p.ProductID, p, map[string]any{"features": before})
 	})
 }
@@ -115,6 +118,9 @@ func (ca *Catalog) DetachProductFeature(ctx context.Context, m remit.MerchantAcc
 		}
 		if !ok {
 			return p, remit.Errorf(remit.ENotFound, "Product '%s' does not grant feature '%s'.", productID, featureKey).With("field", "featureKey")
+		}
+		if err := ca.productChangedEntitlements(ctx, tx, m, productID); err != nil {
+			return p, err
 		}
 		before := p.Features
 		p.Features = remit.WithoutFeature(before, featureKey)

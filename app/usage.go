@@ -68,6 +68,9 @@ func (us *Usage) CreateUsageEvent(ctx context.Context, m remit.MerchantAccount, 
 		}
 		out.Seq = &c.Seq
 		us.counts.usage.after(tx, m.Environment)
+		if err := us.catalog.usageChangedEntitlements(ctx, tx, m, in.CustomerID, in.MeterID); err != nil {
+			return err
+		}
 		total, next := c.Total, c.Next
 		if next == nil || total < *next {
 			return nil // below every threshold still to cross: nothing to evaluate

@@ -1344,6 +1344,42 @@ func (e GrantCustomerBalanceParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListCustomerEntitlementsParamsEnvironment.
+const (
+	ListCustomerEntitlementsParamsEnvironmentProduction ListCustomerEntitlementsParamsEnvironment = "production"
+	ListCustomerEntitlementsParamsEnvironmentSandbox    ListCustomerEntitlementsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListCustomerEntitlementsParamsEnvironment enum.
+func (e ListCustomerEntitlementsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListCustomerEntitlementsParamsEnvironmentProduction:
+		return true
+	case ListCustomerEntitlementsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCustomerEntitlementParamsEnvironment.
+const (
+	GetCustomerEntitlementParamsEnvironmentProduction GetCustomerEntitlementParamsEnvironment = "production"
+	GetCustomerEntitlementParamsEnvironmentSandbox    GetCustomerEntitlementParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetCustomerEntitlementParamsEnvironment enum.
+func (e GetCustomerEntitlementParamsEnvironment) Valid() bool {
+	switch e {
+	case GetCustomerEntitlementParamsEnvironmentProduction:
+		return true
+	case GetCustomerEntitlementParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatePaymentMethodSetupSessionParamsEnvironment.
 const (
 	CreatePaymentMethodSetupSessionParamsEnvironmentProduction CreatePaymentMethodSetupSessionParamsEnvironment = "production"
@@ -4067,6 +4103,62 @@ type EmailType string
 //
 // Example: {}
 type EmptyRequest = map[string]interface{}
+
+// Entitlement A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+//
+// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+type Entitlement struct {
+	// CustomerId The customer.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// FeatureKey The feature.
+	FeatureKey string `json:"featureKey"`
+
+	// HasAccess Whether the customer may use the feature now: held, and for a metered feature usage below the limit (or softLimit, or no limit).
+	HasAccess bool `json:"hasAccess"`
+
+	// Limit Metered: units per period, the limits of every grant added up; null: unlimited (or not metered).
+	Limit *int64 `json:"limit,omitempty"`
+
+	// Object Always "entitlement".
+	Object string `json:"object"`
+
+	// PeriodEnd Metered: when the period whose usage counts ends (the usage starts again from 0).
+	PeriodEnd *time.Time `json:"periodEnd,omitempty"`
+
+	// Remaining Metered with a limit: limit minus usage, never below 0.
+	Remaining *int64 `json:"remaining,omitempty"`
+
+	// SoftLimit Metered: true when a grant lets use go past the limit.
+	SoftLimit *bool `json:"softLimit,omitempty"`
+
+	// Type boolean, metered or static; null for a feature the customer does not hold.
+	Type *string `json:"type,omitempty"`
+
+	// Usage Metered: the meter's aggregate for the customer in the current period.
+	Usage *int64 `json:"usage,omitempty"`
+
+	// Value Static: the value granted (the first subscription's when several grant it).
+	Value *string `json:"value,omitempty"`
+}
+
+// EntitlementList A customer's entitlements, whole (hasMore false).
+type EntitlementList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The entitlements, by featureKey.
+	Items *[]Entitlement `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
 
 // ErrorDetails Structured details of an error, absent when there are none. Every key an error can carry is listed here; each error sets only the keys that apply. For 422: fields. For 409: reason and, for state conflicts, currentState. For 404: resource, and field when the reference came from the body or query.
 type ErrorDetails struct {
@@ -7980,6 +8072,30 @@ type GrantCustomerBalanceParams struct {
 
 // GrantCustomerBalanceParamsEnvironment defines parameters for GrantCustomerBalance.
 type GrantCustomerBalanceParamsEnvironment string
+
+// ListCustomerEntitlementsParams defines parameters for ListCustomerEntitlements.
+type ListCustomerEntitlementsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListCustomerEntitlementsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// ListCustomerEntitlementsParamsEnvironment defines parameters for ListCustomerEntitlements.
+type ListCustomerEntitlementsParamsEnvironment string
+
+// GetCustomerEntitlementParams defines parameters for GetCustomerEntitlement.
+type GetCustomerEntitlementParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetCustomerEntitlementParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetCustomerEntitlementParamsEnvironment defines parameters for GetCustomerEntitlement.
+type GetCustomerEntitlementParamsEnvironment string
 
 // CreatePaymentMethodSetupSessionParams defines parameters for CreatePaymentMethodSetupSession.
 type CreatePaymentMethodSetupSessionParams struct {
@@ -12837,6 +12953,20 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/balance/grant (the `GrantCustomerBalance` operationId).
 	GrantCustomerBalance(ctx context.Context, customerId CustomerIdPath, params *GrantCustomerBalanceParams, body GrantCustomerBalanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCustomerEntitlements List a customer's entitlements
+	//
+	// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+	ListCustomerEntitlements(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCustomerEntitlement Check one entitlement
+	//
+	// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+	GetCustomerEntitlement(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreatePaymentMethodSetupSessionWithBody Create a payment method setup session
 	//
 	// Creates a hosted setup session (pmss_...) for the customer's payment method, valid for one hour. The session's token authorizes the customer-portal setup route.
@@ -14554,6 +14684,40 @@ func (c *Client) GrantCustomerBalanceWithBody(ctx context.Context, customerId Cu
 // Corresponds with POST /v1/customers/{customerId}/balance/grant (the `GrantCustomerBalance` operationId).
 func (c *Client) GrantCustomerBalance(ctx context.Context, customerId CustomerIdPath, params *GrantCustomerBalanceParams, body GrantCustomerBalanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGrantCustomerBalanceRequest(c.Server, customerId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCustomerEntitlements List a customer's entitlements
+//
+// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+func (c *Client) ListCustomerEntitlements(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomerEntitlementsRequest(c.Server, customerId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCustomerEntitlement Check one entitlement
+//
+// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+func (c *Client) GetCustomerEntitlement(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomerEntitlementRequest(c.Server, customerId, featureKey, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18898,6 +19062,143 @@ func NewGrantCustomerBalanceRequestWithBody(server string, customerId CustomerId
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewListCustomerEntitlementsRequest constructs an http.Request for the ListCustomerEntitlements method
+func NewListCustomerEntitlementsRequest(server string, customerId CustomerIdPath, params *ListCustomerEntitlementsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/entitlements", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCustomerEntitlementRequest constructs an http.Request for the GetCustomerEntitlement method
+func NewGetCustomerEntitlementRequest(server string, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "featureKey", featureKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/entitlements/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -27105,6 +27406,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/balance/grant (the `GrantCustomerBalance` operationId).
 	GrantCustomerBalanceWithResponse(ctx context.Context, customerId CustomerIdPath, params *GrantCustomerBalanceParams, body GrantCustomerBalanceJSONRequestBody, reqEditors ...RequestEditorFn) (*GrantCustomerBalanceResponse, error)
 
+	// ListCustomerEntitlementsWithResponse List a customer's entitlements
+	//
+	// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+	ListCustomerEntitlementsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*ListCustomerEntitlementsResponse, error)
+
+	// GetCustomerEntitlementWithResponse Check one entitlement
+	//
+	// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+	GetCustomerEntitlementWithResponse(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*GetCustomerEntitlementResponse, error)
+
 	// CreatePaymentMethodSetupSessionWithBodyWithResponse Create a payment method setup session
 	//
 	// Creates a hosted setup session (pmss_...) for the customer's payment method, valid for one hour. The session's token authorizes the customer-portal setup route.
@@ -31777,6 +32096,312 @@ func (r GrantCustomerBalanceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GrantCustomerBalanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCustomerEntitlementsResponse200Headers the declared response headers of an HTTP 200 response for ListCustomerEntitlements
+type ListCustomerEntitlementsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListCustomerEntitlementsResponse429Headers the declared response headers of an HTTP 429 response for ListCustomerEntitlements
+type ListCustomerEntitlementsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListCustomerEntitlementsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A customer's entitlements, whole (hasMore false).
+		Data EntitlementList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomerEntitlementsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomerEntitlementsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON200() *struct {
+	// Data A customer's entitlements, whole (hasMore false).
+	Data EntitlementList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomerEntitlementsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomerEntitlementsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomerEntitlementsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomerEntitlementsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCustomerEntitlementResponse200Headers the declared response headers of an HTTP 200 response for GetCustomerEntitlement
+type GetCustomerEntitlementResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetCustomerEntitlementResponse429Headers the declared response headers of an HTTP 429 response for GetCustomerEntitlement
+type GetCustomerEntitlementResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetCustomerEntitlementResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+		//
+		// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+		Data Entitlement `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCustomerEntitlementResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomerEntitlementResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON200() *struct {
+	// Data A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+	//
+	// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+	Data Entitlement `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomerEntitlementResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomerEntitlementResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomerEntitlementResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomerEntitlementResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -44739,6 +45364,36 @@ func (c *ClientWithResponses) GrantCustomerBalanceWithResponse(ctx context.Conte
 	return ParseGrantCustomerBalanceResponse(rsp)
 }
 
+// ListCustomerEntitlementsWithResponse List a customer's entitlements
+//
+// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+func (c *ClientWithResponses) ListCustomerEntitlementsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*ListCustomerEntitlementsResponse, error) {
+	rsp, err := c.ListCustomerEntitlements(ctx, customerId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomerEntitlementsResponse(rsp)
+}
+
+// GetCustomerEntitlementWithResponse Check one entitlement
+//
+// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+func (c *ClientWithResponses) GetCustomerEntitlementWithResponse(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*GetCustomerEntitlementResponse, error) {
+	rsp, err := c.GetCustomerEntitlement(ctx, customerId, featureKey, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomerEntitlementResponse(rsp)
+}
+
 // CreatePaymentMethodSetupSessionWithBodyWithResponse Create a payment method setup session
 //
 // Creates a hosted setup session (pmss_...) for the customer's payment method, valid for one hour. The session's token authorizes the customer-portal setup route.
@@ -50164,6 +50819,318 @@ func ParseGrantCustomerBalanceResponse(rsp *http.Response) (*GrantCustomerBalanc
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers GrantCustomerBalanceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCustomerEntitlementsResponse parses an HTTP response from a ListCustomerEntitlementsWithResponse call
+func ParseListCustomerEntitlementsResponse(rsp *http.Response) (*ListCustomerEntitlementsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomerEntitlementsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A customer's entitlements, whole (hasMore false).
+			Data EntitlementList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomerEntitlementsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomerEntitlementsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCustomerEntitlementResponse parses an HTTP response from a GetCustomerEntitlementWithResponse call
+func ParseGetCustomerEntitlementResponse(rsp *http.Response) (*GetCustomerEntitlementResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomerEntitlementResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+			//
+			// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+			Data Entitlement `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCustomerEntitlementResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomerEntitlementResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -121,6 +121,8 @@ type Catalog interface {
 	CreateFeature(ctx context.Context, m remit.MerchantAccount, f remit.Feature) (remit.Feature, error)
 	GetFeature(ctx context.Context, m remit.MerchantAccount, featureKey string) (remit.Feature, error)
 	ListFeatures(ctx context.Context, m remit.MerchantAccount, in remit.ListQuery) (remit.List[remit.Feature], error)
+	ListCustomerEntitlements(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.List[remit.Entitlement], error)
+	GetCustomerEntitlement(ctx context.Context, m remit.MerchantAccount, customerID, featureKey string) (remit.Entitlement, error)
 	UpdateCustomer(ctx context.Context, m remit.MerchantAccount, customerID string, patch remit.Patch) (remit.Customer, error)
 	UpdateBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string, patch remit.Patch) (remit.BillingAccount, error)
 	// PrepareDetachPaymentMethod runs before the detach's transaction (a prepare step): it

@@ -47,6 +47,8 @@ func (s *Server) registry() []registration {
 		{"catalog", "createFeature", decoded(s.createFeature)},
 		{"catalog", "getFeature", byPath("featureKey", s.eng.Catalog.GetFeature)},
 		{"catalog", "listFeatures", s.listFeatures},
+		{"catalog", "listCustomerEntitlements", byPath("customerId", s.eng.Catalog.ListCustomerEntitlements)},
+		{"catalog", "getCustomerEntitlement", s.getCustomerEntitlement},
 		{"catalog", "createCustomer", decoded(s.createCustomer)},
 		{"catalog", "getCustomer", s.getCustomer},
 		{"catalog", "listCustomers", s.listCustomers},

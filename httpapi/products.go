@@ -38,6 +38,11 @@ func (s *Server) listFeatures(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.ListFeatures(ctx, r.Merchant, remit.ListQueryOf(r.Query))
 }
 
+// getCustomerEntitlement handles GET /v1/customers/{customerId}/entitlements/{featureKey}.
+func (s *Server) getCustomerEntitlement(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Catalog.GetCustomerEntitlement(ctx, r.Merchant, r.Path("customerId"), r.Path("featureKey"))
+}
+
 func productInput(body api.ProductCreateRequest) remit.Product {
 	p := remit.Product{Name: body.Name, Description: body.Description, Metadata: metadata(body.Metadata)}
 	if body.ProductId != nil {

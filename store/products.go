@@ -93,7 +93,7 @@ func (q Q) ProductGrants(ctx context.Context, merchantAccountID string, ids []st
 	if in == "" {
 		return out, nil
 	}
-	rows, err := q.Query(ctx, `SELECT pf.product_id, pf.feature_key, f.type, pf.limit_units, pf.soft_limit, pf.value
+	rows, err := q.Query(ctx, `SELECT pf.product_id, pf.feature_key, f.type, pf.limit_units, pf.soft_limit, pf.value, f.meter_id
 		FROM product_features pf JOIN features f ON f.merchant_account_id = pf.merchant_account_id AND f.id = pf.feature_key
 		WHERE pf.merchant_account_id = $1 AND pf.product_id IN (`+in+`) ORDER BY pf.product_id, pf.feature_key`,
 		append([]any{merchantAccountID}, args...)...)
@@ -105,11 +105,11 @@ func (q Q) ProductGrants(ctx context.Context, merchantAccountID string, ids []st
 		var product string
 		var g remit.ProductFeature
 		var limit sql.NullInt64
-		var value sql.NullString
-		if err := rows.Scan(&product, &g.FeatureKey, &g.Type, &limit, &g.SoftLimit, &value); err != nil {
+		var value, meter sql.NullString
+		if err := rows.Scan(&product, &g.FeatureKey, &g.Type, &limit, &g.SoftLimit, &value, &meter); err != nil {
 			return nil, wrapErr(err, "store.ProductGrants")
 		}
-		g.Limit, g.Value = intPtr(limit), textPtr(value)
+		g.Limit, g.Value, g.MeterID = intPtr(limit), textPtr(value), meter.String
 		out[product] = append(out[product], g)
 	}
 	return out, wrapErr(rows.Err(), "store.ProductGrants")
@@ -169,4 +169,72 @@ func (q Q) GetFeature(ctx context.Context, merchantAccountID, featureKey string)
 func (q Q) ListFeatures(ctx context.Context, merchantAccountID string, page ListPage) ([]remit.Feature, error) {
 	query, args := pageQuery(`SELECT `+featureColumns+` FROM features WHERE merchant_account_id = $1`, []any{merchantAccountID}, page)
 	return queryAll(ctx, q, "store.ListFeatures", scanFeature, func(f *remit.Feature) { f.MerchantAccountID = merchantAccountID }, query, args...)
+}
+
+// EntitlementVersions are the versions of a customer's entitlements (catalog: the merchant
+// account's products and meters; customer: its subscriptions and usage), 0 before any change;
+// triggers move them (catalog_migration.go).
+func (q Q) EntitlementVersions(ctx context.Context, merchantAccountID, customerID string) (catalog, customer int64, err error) {
+	err = q.QueryRow(ctx, `SELECT COALESCE(MAX(CASE WHEN customer_id = '' THEN version END), 0), COALESCE(MAX(CASE WHEN customer_id = $2 THEN version END), 0)
+		FROM entitlement_versions WHERE merchant_account_id = $1 AND customer_id IN ('', $2)`, merchantAccountID, customerID).Scan(&catalog, &customer)
+	return catalog, customer, wrapErr(err, "store.EntitlementVersions")
+}
+
+// EntitlementState is the last entitlement state a customer was told of (JSON; "" when none);
+// Locked, it takes the row lock (PostgreSQL) so that two changes of one customer compare in turn.
+func (q Q) EntitlementState(ctx context.Context, merchantAccountID, customerID string, read Read) (string, error) {
+	var state string
+	err := q.QueryRow(ctx, `SELECT state FROM entitlement_states WHERE merchant_account_id = $1 AND customer_id = $2`+q.lockFor(read),
+		merchantAccountID, customerID).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return state, wrapErr(err, "store.EntitlementState")
+}
+
+// PutEntitlementState records the entitlement state a customer was told of.
+func (q Q) PutEntitlementState(ctx context.Context, merchantAccountID, customerID, state string) error {
+	_, err := q.exec(ctx, `INSERT INTO entitlement_states (merchant_account_id, customer_id, state) VALUES ($1, $2, $3)
+		ON CONFLICT (merchant_account_id, customer_id) DO UPDATE SET state = $3`, merchantAccountID, customerID, state)
+	return wrapErr(err, "store.PutEntitlementState")
+}
+
+// PriceProducts returns the product of each price among ids, by price ID.
+func (q Q) PriceProducts(ctx context.Context, merchantAccountID string, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	in, args := inList(2, ids)
+	if in == "" {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT id, product_id FROM prices WHERE merchant_account_id = $1 AND id IN (`+in+`)`, append([]any{merchantAccountID}, args...)...)
+	if err != nil {
+		return nil, wrapErr(err, "store.PriceProducts")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, product string
+		if err := rows.Scan(&id, &product); err != nil {
+			return nil, wrapErr(err, "store.PriceProducts")
+		}
+		out[id] = product
+	}
+	return out, wrapErr(rows.Err(), "store.PriceProducts")
+}
+
+// ProductPriceIDs returns the IDs of a product's prices.
+func (q Q) ProductPriceIDs(ctx context.Context, merchantAccountID, productID string) ([]string, error) {
+	rows, err := q.Query(ctx, `SELECT id FROM prices WHERE merchant_account_id = $1 AND product_id = $2`, merchantAccountID, productID)
+	if err != nil {
+		return nil, wrapErr(err, "store.ProductPriceIDs")
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, wrapErr(err, "store.ProductPriceIDs")
+		}
+		out = append(out, id)
+	}
+	return out, wrapErr(rows.Err(), "store.ProductPriceIDs")
 }

@@ -819,6 +819,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{customerId}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a customer's entitlements
+         * @description Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+         */
+        get: operations["listCustomerEntitlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{customerId}/entitlements/{featureKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Check one entitlement
+         * @description One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+         */
+        get: operations["getCustomerEntitlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/prices/{priceId}": {
         parameters: {
             query?: never;
@@ -1940,7 +1988,7 @@ export interface components {
          * @example invoice.finalized
          * @enum {string}
          */
-        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "merchant_account.updated" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "price.updated" | "coupon.updated" | "customer.updated" | "product.created" | "product.updated" | "feature.created" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "payment_method.detached" | "quote.created" | "quote.accepted" | "quote.canceled" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.updated" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.updated" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "verification.failed" | "job.failed" | "job.retried";
+        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "merchant_account.updated" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "price.updated" | "coupon.updated" | "customer.updated" | "product.created" | "product.updated" | "feature.created" | "customer.entitlements_changed" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "payment_method.detached" | "quote.created" | "quote.accepted" | "quote.canceled" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.updated" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.updated" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "verification.failed" | "job.failed" | "job.retried";
         /**
          * @description A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
          * @example USD
@@ -6867,6 +6915,66 @@ export interface components {
             /** @enum {unknown} */
             type?: "boolean" | "static";
         });
+        /**
+         * @description A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+         * @example {
+         *       "object": "entitlement",
+         *       "customerId": "cus_acme",
+         *       "featureKey": "api_calls",
+         *       "type": "metered",
+         *       "hasAccess": true,
+         *       "value": null,
+         *       "limit": 10000,
+         *       "softLimit": false,
+         *       "usage": 2500,
+         *       "remaining": 7500,
+         *       "periodEnd": "2025-07-01T00:00:00Z",
+         *       "environment": "sandbox"
+         *     }
+         */
+        Entitlement: {
+            /** @description Always "entitlement". */
+            object: string;
+            /** @description The customer. */
+            customerId?: string;
+            /** @description The feature. */
+            featureKey: string;
+            /** @description boolean, metered or static; null for a feature the customer does not hold. */
+            type?: string | null;
+            /** @description Whether the customer may use the feature now: held, and for a metered feature usage below the limit (or softLimit, or no limit). */
+            hasAccess: boolean;
+            /** @description Static: the value granted (the first subscription's when several grant it). */
+            value?: string | null;
+            /**
+             * Format: int64
+             * @description Metered: units per period, the limits of every grant added up; null: unlimited (or not metered).
+             */
+            limit?: number | null;
+            /** @description Metered: true when a grant lets use go past the limit. */
+            softLimit?: boolean;
+            /**
+             * Format: int64
+             * @description Metered: the meter's aggregate for the customer in the current period.
+             */
+            usage?: number | null;
+            /**
+             * Format: int64
+             * @description Metered with a limit: limit minus usage, never below 0.
+             */
+            remaining?: number | null;
+            /**
+             * Format: date-time
+             * @description Metered: when the period whose usage counts ends (the usage starts again from 0).
+             */
+            periodEnd?: string | null;
+            /** @description Environment the resource lives in: sandbox or production. */
+            environment?: string;
+        };
+        /** @description A customer's entitlements, whole (hasMore false). */
+        EntitlementList: components["schemas"]["CursorPage"] & {
+            /** @description The entitlements, by featureKey. */
+            items?: components["schemas"]["Entitlement"][];
+        };
         /** @description A page of coupons. */
         CouponList: components["schemas"]["CursorPage"] & {
             /** @description The coupons, in the list's order (newest first). */
@@ -10636,6 +10744,134 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Feature"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listCustomerEntitlements: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's entitlements. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "entitlement",
+                     *             "customerId": "cus_acme",
+                     *             "featureKey": "sso",
+                     *             "type": "boolean",
+                     *             "hasAccess": true,
+                     *             "value": null,
+                     *             "limit": null,
+                     *             "softLimit": false,
+                     *             "usage": null,
+                     *             "remaining": null,
+                     *             "periodEnd": null,
+                     *             "environment": "sandbox"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EntitlementList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getCustomerEntitlement: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entitlement. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Entitlement"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
