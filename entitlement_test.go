@@ -112,3 +112,46 @@ func TestDiffEntitlements(t *testing.T) {
 		})
 	}
 }
+
+func TestSpendingOrder(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	exp := func(d int) *time.Time { v := day(d); return &v }
+	lot := func(id string, priority int64, expires *time.Time, effective int, seq string) BalanceEntry {
+		return BalanceEntry{EntryID: id, Priority: priority, ExpiresAt: expires, EffectiveAt: day(effective), Seq: seq}
+	}
+	for _, c := range []struct {
+		name string
+		lots []BalanceEntry
+		want string
+	}{
+		{"priority first, whatever the expiry", []BalanceEntry{lot("a", 50, exp(2), 1, "1"), lot("b", 10, nil, 1, "2"), lot("c", 90, exp(1), 1, "3")}, "b a c"},
+		{"then the earliest expiry, never last", []BalanceEntry{lot("a", 50, nil, 1, "1"), lot("b", 50, exp(9), 1, "2"), lot("c", 50, exp(3), 1, "3")}, "c b a"},
+		{"then the oldest: effective, then append order", []BalanceEntry{lot("a", 50, exp(9), 3, "1"), lot("b", 50, exp(9), 2, "3"), lot("c", 50, exp(9), 2, "2")}, "c b a"},
+		{"never expiring, by age", []BalanceEntry{lot("a", 50, nil, 2, "1"), lot("b", 50, nil, 1, "2")}, "b a"},
+		{"0 and 100 are the bounds", []BalanceEntry{lot("a", 100, exp(1), 1, "1"), lot("b", 0, nil, 5, "2"), lot("c", 50, nil, 1, "3")}, "b c a"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			SpendingOrder(c.lots)
+			got := ""
+			for i, l := range c.lots {
+				if i > 0 {
+					got += " "
+				}
+				got += l.EntryID
+			}
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestLotCategory(t *testing.T) {
+	for _, c := range []struct{ kind, given, want string }{
+		{EntryGrant, "", GrantPromotional}, {EntryGrant, GrantPaid, GrantPaid}, {EntryTopUp, "", GrantPaid}, {EntryCreditNote, "", GrantPaid},
+	} {
+		if got := LotCategory(c.kind, c.given); got != c.want {
+			t.Errorf("LotCategory(%s, %q) = %s, want %s", c.kind, c.given, got, c.want)
+		}
+	}
+}

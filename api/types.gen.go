@@ -7,6 +7,24 @@ import (
 	"time"
 )
 
+// Defines values for BalanceGrantRequestCategory.
+const (
+	GrantCategoryPaid        BalanceGrantRequestCategory = "paid"
+	GrantCategoryPromotional BalanceGrantRequestCategory = "promotional"
+)
+
+// Valid indicates whether the value is a known member of the BalanceGrantRequestCategory enum.
+func (e BalanceGrantRequestCategory) Valid() bool {
+	switch e {
+	case GrantCategoryPaid:
+		return true
+	case GrantCategoryPromotional:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BalanceTargetsLineTypes.
 const (
 	OneTime   BalanceTargetsLineTypes = "one_time"
@@ -588,6 +606,9 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
+	// Category paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+	Category *BalanceGrantRequestCategory `json:"category,omitempty"`
+
 	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
@@ -610,11 +631,17 @@ type BalanceGrantRequest struct {
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
+	// Priority Spending order (docs/catalog-and-balance.md "Spending order"): lower is spent first; then the earliest expiresAt, then the oldest. Default 50.
+	Priority *int64 `json:"priority,omitempty"`
+
 	// Targets Restricts which invoice lines a grant may pay. Every given dimension must match.
 	//
 	// Example: {"lineTypes":["usage"],"meterIds":["api_calls"]}
 	Targets *BalanceTargets `json:"targets,omitempty"`
 }
+
+// BalanceGrantRequestCategory paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+type BalanceGrantRequestCategory string
 
 // BalanceTargets Restricts which invoice lines a grant may pay. Every given dimension must match.
 //

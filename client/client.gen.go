@@ -18,6 +18,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BalanceGrantRequestCategory.
+const (
+	GrantCategoryPaid        BalanceGrantRequestCategory = "paid"
+	GrantCategoryPromotional BalanceGrantRequestCategory = "promotional"
+)
+
+// Valid indicates whether the value is a known member of the BalanceGrantRequestCategory enum.
+func (e BalanceGrantRequestCategory) Valid() bool {
+	switch e {
+	case GrantCategoryPaid:
+		return true
+	case GrantCategoryPromotional:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BalanceTargetsLineTypes.
 const (
 	OneTime   BalanceTargetsLineTypes = "one_time"
@@ -3146,10 +3164,13 @@ type Address struct {
 
 // BalanceEntry A prepaid balance ledger entry (append-only).
 //
-// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 type BalanceEntry struct {
 	// Amount Signed amount: positive adds to the balance, negative takes from it. Minor units.
 	Amount *int64 `json:"amount,omitempty"`
+
+	// Category paid or promotional. A grant's is given (default promotional); top_up and credit_note entries are paid; an application or expiry carries its lot's.
+	Category *string `json:"category,omitempty"`
 
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -3189,6 +3210,9 @@ type BalanceEntry struct {
 
 	// Object Always "balance_entry".
 	Object string `json:"object"`
+
+	// Priority Lots: the spending order (lower first; docs/catalog-and-balance.md "Spending order"); 50 unless a grant set it. Entries taking from a lot: its lot's.
+	Priority *int64 `json:"priority,omitempty"`
 
 	// Remaining For positive entries (grant, credit_note, top_up): what is left to apply or expire; null for negative entries. Minor units.
 	Remaining *int64 `json:"remaining,omitempty"`
@@ -3259,6 +3283,9 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
+	// Category paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+	Category *BalanceGrantRequestCategory `json:"category,omitempty"`
+
 	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
@@ -3281,11 +3308,17 @@ type BalanceGrantRequest struct {
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
+	// Priority Spending order (docs/catalog-and-balance.md "Spending order"): lower is spent first; then the earliest expiresAt, then the oldest. Default 50.
+	Priority *int64 `json:"priority,omitempty"`
+
 	// Targets Restricts which invoice lines a grant may pay. Every given dimension must match.
 	//
 	// Example: {"lineTypes":["usage"],"meterIds":["api_calls"]}
 	Targets *BalanceTargets `json:"targets,omitempty"`
 }
+
+// BalanceGrantRequestCategory paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+type BalanceGrantRequestCategory string
 
 // BalanceTargets Restricts which invoice lines a grant may pay. Every given dimension must match.
 //
@@ -4160,6 +4193,29 @@ type EntitlementList struct {
 	Object *string `json:"object,omitempty"`
 }
 
+// EntitlementsChange The object of customer.entitlements_changed (docs/entitlements.md): feature keys added to and removed from what the customer holds, and the metered features that lost access (exhausted) or got it back (restored).
+//
+// Example: {"added":[],"customerId":"cus_acme","exhausted":["api_calls"],"object":"entitlements_change","removed":[],"restored":[]}
+type EntitlementsChange struct {
+	// Added Features the customer holds now and did not before.
+	Added *[]string `json:"added,omitempty"`
+
+	// CustomerId The customer.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// Exhausted Metered features whose usage reached their limit (hasAccess now false).
+	Exhausted *[]string `json:"exhausted,omitempty"`
+
+	// Object Always "entitlements_change".
+	Object string `json:"object"`
+
+	// Removed Features the customer no longer holds.
+	Removed *[]string `json:"removed,omitempty"`
+
+	// Restored Metered features that have access again (a void, a higher or soft limit, a new period).
+	Restored *[]string `json:"restored,omitempty"`
+}
+
 // ErrorDetails Structured details of an error, absent when there are none. Every key an error can carry is listed here; each error sets only the keys that apply. For 422: fields. For 409: reason and, for state conflicts, currentState. For 404: resource, and field when the reference came from the body or query.
 type ErrorDetails struct {
 	// AllowedValues The values a field takes (422 on the customer portal's paymentMethod), for example the sandbox's test cards.
@@ -4372,16 +4428,6 @@ type FeatureCreateRequest struct {
 // FeatureCreateRequestType boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
 type FeatureCreateRequestType string
 
-// FeatureCreateRequest0 defines model for FeatureCreateRequest.0.
-type FeatureCreateRequest0 struct {
-	Type interface{} `json:"type,omitempty"`
-}
-
-// FeatureCreateRequest1 defines model for FeatureCreateRequest.1.
-type FeatureCreateRequest1 struct {
-	Type interface{} `json:"type,omitempty"`
-}
-
 // FeatureList A page of features.
 type FeatureList struct {
 	// HasMore Whether more items follow.
@@ -4396,6 +4442,12 @@ type FeatureList struct {
 	// Object Always "list".
 	Object *string `json:"object,omitempty"`
 }
+
+// FeatureRulesMetered The fields of a metered feature: meterId is required.
+type FeatureRulesMetered = map[string]interface{}
+
+// FeatureRulesUnmetered The fields of a boolean or static feature: no meterId.
+type FeatureRulesUnmetered = map[string]interface{}
 
 // FieldProblem One problem with one request field (a 422 answer lists every one in details.fields).
 type FieldProblem struct {
@@ -10885,6 +10937,108 @@ func (t *EventObject) MergeJob(v Job) error {
 	return err
 }
 
+// AsProduct returns the union data inside the EventObject as a Product
+func (t EventObject) AsProduct() (Product, error) {
+	var body Product
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProduct overwrites any union data inside the EventObject as the provided Product
+func (t *EventObject) FromProduct(v Product) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"product"}`))
+	t.union = b
+	return err
+}
+
+// MergeProduct performs a merge with any union data inside the EventObject, using the provided Product
+func (t *EventObject) MergeProduct(v Product) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"product"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFeature returns the union data inside the EventObject as a Feature
+func (t EventObject) AsFeature() (Feature, error) {
+	var body Feature
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFeature overwrites any union data inside the EventObject as the provided Feature
+func (t *EventObject) FromFeature(v Feature) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"feature"}`))
+	t.union = b
+	return err
+}
+
+// MergeFeature performs a merge with any union data inside the EventObject, using the provided Feature
+func (t *EventObject) MergeFeature(v Feature) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"feature"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEntitlementsChange returns the union data inside the EventObject as a EntitlementsChange
+func (t EventObject) AsEntitlementsChange() (EntitlementsChange, error) {
+	var body EntitlementsChange
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEntitlementsChange overwrites any union data inside the EventObject as the provided EntitlementsChange
+func (t *EventObject) FromEntitlementsChange(v EntitlementsChange) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"entitlements_change"}`))
+	t.union = b
+	return err
+}
+
+// MergeEntitlementsChange performs a merge with any union data inside the EventObject, using the provided EntitlementsChange
+func (t *EventObject) MergeEntitlementsChange(v EntitlementsChange) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"entitlements_change"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventObject) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"object"`
@@ -10909,6 +11063,10 @@ func (t EventObject) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCreditNote()
 	case "customer":
 		return t.AsCustomer()
+	case "entitlements_change":
+		return t.AsEntitlementsChange()
+	case "feature":
+		return t.AsFeature()
 	case "invoice":
 		return t.AsInvoice()
 	case "job":
@@ -10929,6 +11087,8 @@ func (t EventObject) ValueByDiscriminator() (interface{}, error) {
 		return t.AsPayout()
 	case "price":
 		return t.AsPrice()
+	case "product":
+		return t.AsProduct()
 	case "quote":
 		return t.AsQuote()
 	case "refund":
@@ -10962,22 +11122,22 @@ func (t *EventObject) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AsFeatureCreateRequest0 returns the union data inside the FeatureCreateRequest as a FeatureCreateRequest0
-func (t FeatureCreateRequest) AsFeatureCreateRequest0() (FeatureCreateRequest0, error) {
-	var body FeatureCreateRequest0
+// AsFeatureRulesMetered returns the union data inside the FeatureCreateRequest as a FeatureRulesMetered
+func (t FeatureCreateRequest) AsFeatureRulesMetered() (FeatureRulesMetered, error) {
+	var body FeatureRulesMetered
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromFeatureCreateRequest0 overwrites any union data inside the FeatureCreateRequest as the provided FeatureCreateRequest0
-func (t *FeatureCreateRequest) FromFeatureCreateRequest0(v FeatureCreateRequest0) error {
+// FromFeatureRulesMetered overwrites any union data inside the FeatureCreateRequest as the provided FeatureRulesMetered
+func (t *FeatureCreateRequest) FromFeatureRulesMetered(v FeatureRulesMetered) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeFeatureCreateRequest0 performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureCreateRequest0
-func (t *FeatureCreateRequest) MergeFeatureCreateRequest0(v FeatureCreateRequest0) error {
+// MergeFeatureRulesMetered performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureRulesMetered
+func (t *FeatureCreateRequest) MergeFeatureRulesMetered(v FeatureRulesMetered) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -10988,22 +11148,22 @@ func (t *FeatureCreateRequest) MergeFeatureCreateRequest0(v FeatureCreateRequest
 	return err
 }
 
-// AsFeatureCreateRequest1 returns the union data inside the FeatureCreateRequest as a FeatureCreateRequest1
-func (t FeatureCreateRequest) AsFeatureCreateRequest1() (FeatureCreateRequest1, error) {
-	var body FeatureCreateRequest1
+// AsFeatureRulesUnmetered returns the union data inside the FeatureCreateRequest as a FeatureRulesUnmetered
+func (t FeatureCreateRequest) AsFeatureRulesUnmetered() (FeatureRulesUnmetered, error) {
+	var body FeatureRulesUnmetered
 	err := json.Unmarshal(t.union, &body)
 	return body, err
 }
 
-// FromFeatureCreateRequest1 overwrites any union data inside the FeatureCreateRequest as the provided FeatureCreateRequest1
-func (t *FeatureCreateRequest) FromFeatureCreateRequest1(v FeatureCreateRequest1) error {
+// FromFeatureRulesUnmetered overwrites any union data inside the FeatureCreateRequest as the provided FeatureRulesUnmetered
+func (t *FeatureCreateRequest) FromFeatureRulesUnmetered(v FeatureRulesUnmetered) error {
 	b, err := json.Marshal(v)
 	t.union = b
 	return err
 }
 
-// MergeFeatureCreateRequest1 performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureCreateRequest1
-func (t *FeatureCreateRequest) MergeFeatureCreateRequest1(v FeatureCreateRequest1) error {
+// MergeFeatureRulesUnmetered performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureRulesUnmetered
+func (t *FeatureCreateRequest) MergeFeatureRulesUnmetered(v FeatureRulesUnmetered) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -11012,6 +11172,31 @@ func (t *FeatureCreateRequest) MergeFeatureCreateRequest1(v FeatureCreateRequest
 	merged, err := runtime.JSONMerge(t.union, b)
 	t.union = merged
 	return err
+}
+
+func (t FeatureCreateRequest) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t FeatureCreateRequest) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "boolean":
+		return t.AsFeatureRulesUnmetered()
+	case "metered":
+		return t.AsFeatureRulesMetered()
+	case "static":
+		return t.AsFeatureRulesUnmetered()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
 }
 
 func (t FeatureCreateRequest) MarshalJSON() ([]byte, error) {
@@ -31812,7 +31997,7 @@ type ExpireCustomerBalanceResponse struct {
 	JSON201 *struct {
 		// Data A prepaid balance ledger entry (append-only).
 		//
-		// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+		// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 		Data BalanceEntry `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -31852,7 +32037,7 @@ type ExpireCustomerBalanceResponse struct {
 func (r ExpireCustomerBalanceResponse) GetJSON201() *struct {
 	// Data A prepaid balance ledger entry (append-only).
 	//
-	// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+	// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 	Data BalanceEntry `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -31967,7 +32152,7 @@ type GrantCustomerBalanceResponse struct {
 	JSON201 *struct {
 		// Data A prepaid balance ledger entry (append-only).
 		//
-		// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+		// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 		Data BalanceEntry `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -32007,7 +32192,7 @@ type GrantCustomerBalanceResponse struct {
 func (r GrantCustomerBalanceResponse) GetJSON201() *struct {
 	// Data A prepaid balance ledger entry (append-only).
 	//
-	// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+	// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 	Data BalanceEntry `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -50536,7 +50721,7 @@ func ParseExpireCustomerBalanceResponse(rsp *http.Response) (*ExpireCustomerBala
 		var dest struct {
 			// Data A prepaid balance ledger entry (append-only).
 			//
-			// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+			// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 			Data BalanceEntry `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -50693,7 +50878,7 @@ func ParseGrantCustomerBalanceResponse(rsp *http.Response) (*GrantCustomerBalanc
 		var dest struct {
 			// Data A prepaid balance ledger entry (append-only).
 			//
-			// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+			// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 			Data BalanceEntry `json:"data"`
 
 			// RequestId Request ID (req_...).

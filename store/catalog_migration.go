@@ -66,10 +66,21 @@ func catalogMigration(d Dialect) *goose.Migration {
 			PRIMARY KEY (merchant_account_id, customer_id)
 		)`,
 	}
+	// Grants' spending priority and category (docs/catalog-and-balance.md "Spending order"):
+	// existing lots keep the default priority; grants are promotional, top-ups and credit notes
+	// paid, and an application or expiry takes its lot's.
+	up = append(up,
+		`ALTER TABLE balance_entries ADD COLUMN priority BIGINT NOT NULL DEFAULT 50`,
+		`ALTER TABLE balance_entries ADD COLUMN category TEXT NOT NULL DEFAULT 'promotional'`,
+		`UPDATE balance_entries SET category = 'paid' WHERE type IN ('top_up', 'credit_note')`,
+		`UPDATE balance_entries SET category = (SELECT s.category FROM balance_entries s WHERE s.merchant_account_id = balance_entries.merchant_account_id
+			AND s.customer_id = balance_entries.customer_id AND s.id = balance_entries.source_entry_id) WHERE source_entry_id IS NOT NULL`,
+	)
 	down := []string{`DROP TABLE entitlement_states`, `DROP TABLE entitlement_versions`, `DROP TABLE product_features`, `DROP TABLE features`,
 		`DROP INDEX products_active_list`, `DROP INDEX products_list`,
 		`ALTER TABLE products DROP COLUMN metadata`, `ALTER TABLE products DROP COLUMN active`,
-		`ALTER TABLE products DROP COLUMN description`, `ALTER TABLE products DROP COLUMN name`}
+		`ALTER TABLE products DROP COLUMN description`, `ALTER TABLE products DROP COLUMN name`,
+		`ALTER TABLE balance_entries DROP COLUMN category`, `ALTER TABLE balance_entries DROP COLUMN priority`}
 	t, tdown := entitlementTriggers(d)
 	up = append(up, t...)
 	down = append(tdown, down...)

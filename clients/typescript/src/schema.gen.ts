@@ -2753,6 +2753,16 @@ export interface components {
              * @description When what remains of the grant expires. RFC 3339 date-time.
              */
             expiresAt?: string;
+            /**
+             * Format: int64
+             * @description Spending order (docs/catalog-and-balance.md "Spending order"): lower is spent first; then the earliest expiresAt, then the oldest. Default 50.
+             */
+            priority?: number;
+            /**
+             * @description paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+             * @enum {string}
+             */
+            category?: "paid" | "promotional";
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -4521,6 +4531,8 @@ export interface components {
          *       "targets": null,
          *       "description": "Launch promotion",
          *       "effectiveAt": "2025-06-01T12:00:00.16589Z",
+         *       "priority": 50,
+         *       "category": "promotional",
          *       "expiresAt": "2027-12-31T23:59:59Z",
          *       "metadata": {},
          *       "environment": "sandbox",
@@ -4574,6 +4586,13 @@ export interface components {
              * @description When the entry takes effect. RFC 3339, UTC.
              */
             effectiveAt?: string;
+            /**
+             * Format: int64
+             * @description Lots: the spending order (lower first; docs/catalog-and-balance.md "Spending order"); 50 unless a grant set it. Entries taking from a lot: its lot's.
+             */
+            priority?: number;
+            /** @description paid or promotional. A grant's is given (default promotional); top_up and credit_note entries are paid; an application or expiry carries its lot's. */
+            category?: string;
             /**
              * Format: date-time
              * @description For grants: when what remains expires. RFC 3339, UTC.
@@ -6561,7 +6580,7 @@ export interface components {
             hash?: string;
         };
         /** @description The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries. */
-        EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"];
+        EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"] | components["schemas"]["Product"] | components["schemas"]["Feature"] | components["schemas"]["EntitlementsChange"];
         /** @description What a customer-portal action answers: the completed setup session (setup-sessions/{sessionId}/complete) or the invoice (invoices/{invoiceId}/pay, payments/{paymentId}/authenticate). Its object field names its schema. */
         PortalResult: components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["Invoice"];
         /**
@@ -6750,8 +6769,11 @@ export interface components {
          *     }
          */
         Product: {
-            /** @description Always "product". */
-            object: string;
+            /**
+             * @description Always "product". (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "product";
             /** @description Product ID. */
             productId?: string;
             /** @description Product name (a product a price created on first use is named after its ID). */
@@ -6862,8 +6884,11 @@ export interface components {
          *     }
          */
         Feature: {
-            /** @description Always "feature". */
-            object: string;
+            /**
+             * @description Always "feature". (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "feature";
             /** @description Feature key, unique within the merchant account. */
             featureKey?: string;
             /** @description Feature name. */
@@ -6881,6 +6906,22 @@ export interface components {
              * @description When the resource was created (merchant clock). RFC 3339, UTC.
              */
             createdAt?: string;
+        };
+        /** @description The fields of a metered feature: meterId is required. */
+        FeatureRulesMetered: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "metered";
+        };
+        /** @description The fields of a boolean or static feature: no meterId. */
+        FeatureRulesUnmetered: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "boolean" | "static";
         };
         /** @description A page of features. */
         FeatureList: components["schemas"]["CursorPage"] & {
@@ -6908,13 +6949,7 @@ export interface components {
             type: "boolean" | "metered" | "static";
             /** @description Metered only (required there): the meter whose usage the feature counts. */
             meterId?: string;
-        } & ({
-            /** @enum {unknown} */
-            type?: "metered";
-        } | {
-            /** @enum {unknown} */
-            type?: "boolean" | "static";
-        });
+        } & (components["schemas"]["FeatureRulesMetered"] | components["schemas"]["FeatureRulesUnmetered"]);
         /**
          * @description A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
          * @example {
@@ -6969,6 +7004,36 @@ export interface components {
             periodEnd?: string | null;
             /** @description Environment the resource lives in: sandbox or production. */
             environment?: string;
+        };
+        /**
+         * @description The object of customer.entitlements_changed (docs/entitlements.md): feature keys added to and removed from what the customer holds, and the metered features that lost access (exhausted) or got it back (restored).
+         * @example {
+         *       "object": "entitlements_change",
+         *       "customerId": "cus_acme",
+         *       "added": [],
+         *       "removed": [],
+         *       "exhausted": [
+         *         "api_calls"
+         *       ],
+         *       "restored": []
+         *     }
+         */
+        EntitlementsChange: {
+            /**
+             * @description Always "entitlements_change". (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "entitlements_change";
+            /** @description The customer. */
+            customerId?: string;
+            /** @description Features the customer holds now and did not before. */
+            added?: string[];
+            /** @description Features the customer no longer holds. */
+            removed?: string[];
+            /** @description Metered features whose usage reached their limit (hasAccess now false). */
+            exhausted?: string[];
+            /** @description Metered features that have access again (a void, a higher or soft limit, a new period). */
+            restored?: string[];
         };
         /** @description A customer's entitlements, whole (hasMore false). */
         EntitlementList: components["schemas"]["CursorPage"] & {
