@@ -510,7 +510,7 @@ type scenario struct {
 }
 
 var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize",
-	"grant-beside-charges", "usage-meters"}
+	"grant-beside-charges", "usage-meters", "entitlement-check"}
 
 func selectScenarios(spec string) (map[string]bool, error) {
 	sel := map[string]bool{"ceiling": true}
@@ -529,7 +529,7 @@ func selectScenarios(spec string) (map[string]bool, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-i)", s, strings.Join(scenarioNames, ", "))
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-j)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return sel, nil
@@ -642,6 +642,7 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 				}
 				return ""
 			}},
+		entitlementScenario(base, scope, fx, write),
 	}
 }
 
