@@ -535,6 +535,24 @@ func (e SubscriptionCancelRequestAt) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionChangeRequestEffective.
+const (
+	ChangeEffectiveNextRenewal SubscriptionChangeRequestEffective = "next_renewal"
+	ChangeEffectiveNow         SubscriptionChangeRequestEffective = "now"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangeRequestEffective enum.
+func (e SubscriptionChangeRequestEffective) Valid() bool {
+	switch e {
+	case ChangeEffectiveNextRenewal:
+		return true
+	case ChangeEffectiveNow:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriptionChangeRequestProrationBehavior.
 const (
 	AlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
@@ -1712,12 +1730,18 @@ type SubscriptionChangeItem struct {
 //
 // Example: {"items":[{"priceId":"price_team_monthly","quantity":1}],"prorationBehavior":"create_prorations"}
 type SubscriptionChangeRequest struct {
+	// Effective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+	Effective *SubscriptionChangeRequestEffective `json:"effective,omitempty"`
+
 	// Items Every item the subscription has after the change, each price once (422 duplicate).
 	Items []SubscriptionChangeItem `json:"items"`
 
 	// ProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 	ProrationBehavior *SubscriptionChangeRequestProrationBehavior `json:"prorationBehavior,omitempty"`
 }
+
+// SubscriptionChangeRequestEffective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+type SubscriptionChangeRequestEffective string
 
 // SubscriptionChangeRequestProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 type SubscriptionChangeRequestProrationBehavior string

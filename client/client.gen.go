@@ -840,6 +840,24 @@ func (e SubscriptionCancelRequestAt) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionChangeRequestEffective.
+const (
+	ChangeEffectiveNextRenewal SubscriptionChangeRequestEffective = "next_renewal"
+	ChangeEffectiveNow         SubscriptionChangeRequestEffective = "now"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangeRequestEffective enum.
+func (e SubscriptionChangeRequestEffective) Valid() bool {
+	switch e {
+	case ChangeEffectiveNextRenewal:
+		return true
+	case ChangeEffectiveNow:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriptionChangeRequestProrationBehavior.
 const (
 	SubscriptionChangeRequestProrationBehaviorAlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
@@ -2700,6 +2718,24 @@ func (e PauseSubscriptionParamsEnvironment) Valid() bool {
 	case PauseSubscriptionParamsEnvironmentProduction:
 		return true
 	case PauseSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteSubscriptionPendingChangeParamsEnvironment.
+const (
+	DeleteSubscriptionPendingChangeParamsEnvironmentProduction DeleteSubscriptionPendingChangeParamsEnvironment = "production"
+	DeleteSubscriptionPendingChangeParamsEnvironmentSandbox    DeleteSubscriptionPendingChangeParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the DeleteSubscriptionPendingChangeParamsEnvironment enum.
+func (e DeleteSubscriptionPendingChangeParamsEnvironment) Valid() bool {
+	switch e {
+	case DeleteSubscriptionPendingChangeParamsEnvironmentProduction:
+		return true
+	case DeleteSubscriptionPendingChangeParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -6907,6 +6943,15 @@ type Subscription struct {
 	// PausedAt While paused, since when. RFC 3339, UTC.
 	PausedAt *time.Time `json:"pausedAt,omitempty"`
 
+	// PendingChange A change made with effective next_renewal (docs/price-changes.md): the items in force from effectiveAt (the end of the current period); null when none is pending. DELETE /v1/subscriptions/{subscriptionId}/pending-change drops it.
+	PendingChange *struct {
+		// EffectiveAt When the items take effect (the current period's end).
+		EffectiveAt *time.Time `json:"effectiveAt,omitempty"`
+
+		// Items The subscription's items from effectiveAt.
+		Items *[]SubscriptionItem `json:"items,omitempty"`
+	} `json:"pendingChange,omitempty"`
+
 	// PendingCouponIds Coupons of the accepted amendment, in force from the next period; null when none is pending.
 	PendingCouponIds *[]string `json:"pendingCouponIds,omitempty"`
 
@@ -6962,12 +7007,18 @@ type SubscriptionChangeItem struct {
 //
 // Example: {"items":[{"priceId":"price_team_monthly","quantity":1}],"prorationBehavior":"create_prorations"}
 type SubscriptionChangeRequest struct {
+	// Effective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+	Effective *SubscriptionChangeRequestEffective `json:"effective,omitempty"`
+
 	// Items Every item the subscription has after the change, each price once (422 duplicate).
 	Items []SubscriptionChangeItem `json:"items"`
 
 	// ProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 	ProrationBehavior *SubscriptionChangeRequestProrationBehavior `json:"prorationBehavior,omitempty"`
 }
+
+// SubscriptionChangeRequestEffective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+type SubscriptionChangeRequestEffective string
 
 // SubscriptionChangeRequestProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 type SubscriptionChangeRequestProrationBehavior string
@@ -9297,6 +9348,21 @@ type PauseSubscriptionParams struct {
 
 // PauseSubscriptionParamsEnvironment defines parameters for PauseSubscription.
 type PauseSubscriptionParamsEnvironment string
+
+// DeleteSubscriptionPendingChangeParams defines parameters for DeleteSubscriptionPendingChange.
+type DeleteSubscriptionPendingChangeParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment DeleteSubscriptionPendingChangeParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteSubscriptionPendingChangeParamsEnvironment defines parameters for DeleteSubscriptionPendingChange.
+type DeleteSubscriptionPendingChangeParamsEnvironment string
 
 // ResumeSubscriptionParams defines parameters for ResumeSubscription.
 type ResumeSubscriptionParams struct {
@@ -13887,6 +13953,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
 	PauseSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteSubscriptionPendingChange Drop a pending change
+	//
+	// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+	DeleteSubscriptionPendingChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ResumeSubscriptionWithBody Resume a subscription
 	//
 	// Resumes a paused subscription with a new period starting now (a new billing cycle anchored now): its fixed items are invoiced in advance for that period and the renewal is scheduled at its end (subscription.resumed). 409 with details.currentState when it is not paused.
@@ -16528,6 +16601,23 @@ func (c *Client) PauseSubscriptionWithBody(ctx context.Context, subscriptionId S
 // Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
 func (c *Client) PauseSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPauseSubscriptionRequest(c.Server, subscriptionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSubscriptionPendingChange Drop a pending change
+//
+// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+func (c *Client) DeleteSubscriptionPendingChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSubscriptionPendingChangeRequest(c.Server, subscriptionId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -25210,6 +25300,86 @@ func NewPauseSubscriptionRequestWithBody(server string, subscriptionId Subscript
 	return req, nil
 }
 
+// NewDeleteSubscriptionPendingChangeRequest constructs an http.Request for the DeleteSubscriptionPendingChange method
+func NewDeleteSubscriptionPendingChangeRequest(server string, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/pending-change", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewResumeSubscriptionRequest calls the generic ResumeSubscription builder with application/json body
 func NewResumeSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *ResumeSubscriptionParams, body ResumeSubscriptionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -28409,6 +28579,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
 	PauseSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error)
+
+	// DeleteSubscriptionPendingChangeWithResponse Drop a pending change
+	//
+	// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+	DeleteSubscriptionPendingChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*DeleteSubscriptionPendingChangeResponse, error)
 
 	// ResumeSubscriptionWithBodyWithResponse Resume a subscription
 	//
@@ -41585,6 +41764,161 @@ func (r PauseSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// DeleteSubscriptionPendingChangeResponse200Headers the declared response headers of an HTTP 200 response for DeleteSubscriptionPendingChange
+type DeleteSubscriptionPendingChangeResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// DeleteSubscriptionPendingChangeResponse429Headers the declared response headers of an HTTP 429 response for DeleteSubscriptionPendingChange
+type DeleteSubscriptionPendingChangeResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type DeleteSubscriptionPendingChangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+		//
+		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+		Data Subscription `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSubscriptionPendingChangeResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSubscriptionPendingChangeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON200() *struct {
+	// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Data Subscription `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSubscriptionPendingChangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSubscriptionPendingChangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSubscriptionPendingChangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSubscriptionPendingChangeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ResumeSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for ResumeSubscription
 type ResumeSubscriptionResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -46912,6 +47246,21 @@ func (c *ClientWithResponses) PauseSubscriptionWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParsePauseSubscriptionResponse(rsp)
+}
+
+// DeleteSubscriptionPendingChangeWithResponse Drop a pending change
+//
+// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+func (c *ClientWithResponses) DeleteSubscriptionPendingChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*DeleteSubscriptionPendingChangeResponse, error) {
+	rsp, err := c.DeleteSubscriptionPendingChange(ctx, subscriptionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSubscriptionPendingChangeResponse(rsp)
 }
 
 // ResumeSubscriptionWithBodyWithResponse Resume a subscription
@@ -60502,6 +60851,163 @@ func ParsePauseSubscriptionResponse(rsp *http.Response) (*PauseSubscriptionRespo
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers PauseSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSubscriptionPendingChangeResponse parses an HTTP response from a DeleteSubscriptionPendingChangeWithResponse call
+func ParseDeleteSubscriptionPendingChangeResponse(rsp *http.Response) (*DeleteSubscriptionPendingChangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSubscriptionPendingChangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+			//
+			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+			Data Subscription `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSubscriptionPendingChangeResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSubscriptionPendingChangeResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

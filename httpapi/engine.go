@@ -153,6 +153,7 @@ type Quotes interface {
 	PauseSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ResumeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ChangeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.Subscription, error)
+	DeleteSubscriptionPendingChange(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error)
 }
 
 // Invoicing is invoices and their tax transactions.

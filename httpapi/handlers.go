@@ -75,6 +75,7 @@ func (s *Server) registry() []registration {
 		{"quotes", "pauseSubscription", byPath("subscriptionId", s.eng.Quotes.PauseSubscription)},
 		{"quotes", "resumeSubscription", byPath("subscriptionId", s.eng.Quotes.ResumeSubscription)},
 		{"quotes", "changeSubscription", decoded(s.changeSubscription)},
+		{"quotes", "deleteSubscriptionPendingChange", byPath("subscriptionId", s.eng.Quotes.DeleteSubscriptionPendingChange)},
 		{"invoicing", "createInvoice", decoded(s.createInvoice)},
 		{"invoicing", "getInvoice", byPath("invoiceId", s.eng.Invoicing.GetInvoice)},
 		{"invoicing", "listInvoices", s.listInvoices},

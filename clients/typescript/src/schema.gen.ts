@@ -1200,6 +1200,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscriptions/{subscriptionId}/pending-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription ID (sub_...). */
+                subscriptionId: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Drop a pending change
+         * @description Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+         */
+        delete: operations["deleteSubscriptionPendingChange"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscriptions/{subscriptionId}/change": {
         parameters: {
             query?: never;
@@ -5048,6 +5071,12 @@ export interface components {
              * @enum {string}
              */
             prorationBehavior: "create_prorations" | "always_invoice" | "none";
+            /**
+             * @description now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+             * @default now
+             * @enum {string}
+             */
+            effective: "now" | "next_renewal";
         };
         SubscriptionChangeItem: {
             /** @description A recurring catalog price in the subscription's currency and interval. */
@@ -5162,6 +5191,16 @@ export interface components {
             pendingProrations?: components["schemas"]["PendingProration"][] | null;
             /** @description Items of an accepted amendment, in force from the next period; null when none is pending. */
             pendingItems?: components["schemas"]["SubscriptionItem"][] | null;
+            /** @description A change made with effective next_renewal (docs/price-changes.md): the items in force from effectiveAt (the end of the current period); null when none is pending. DELETE /v1/subscriptions/{subscriptionId}/pending-change drops it. */
+            pendingChange?: {
+                /** @description The subscription's items from effectiveAt. */
+                items?: components["schemas"]["SubscriptionItem"][];
+                /**
+                 * Format: date-time
+                 * @description When the items take effect (the current period's end).
+                 */
+                effectiveAt?: string;
+            } | null;
             /** @description Coupons of the accepted amendment, in force from the next period; null when none is pending. */
             pendingCouponIds?: string[] | null;
             /** @description The amendment quote whose terms are pending; null when none is pending. */
@@ -12265,6 +12304,59 @@ export interface operations {
         };
         responses: {
             /** @description The resumed subscription. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    deleteSubscriptionPendingChange: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Subscription ID (sub_...). */
+                subscriptionId: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription without its pending change. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
