@@ -27,6 +27,12 @@ const (
 	EventPriceUpdated          EventType = "price.updated"
 	EventCouponUpdated         EventType = "coupon.updated"
 	EventCustomerUpdated       EventType = "customer.updated"
+	EventProductCreated        EventType = "product.created"
+	EventProductUpdated        EventType = "product.updated"
+	EventFeatureCreated        EventType = "feature.created"
+	// EventCustomerEntitlementsChanged: the features a customer holds, or a metered feature's
+	// access, changed (docs/entitlements.md).
+	EventCustomerEntitlementsChanged EventType = "customer.entitlements_changed"
 
 	EventCustomerBalanceGranted        EventType = "customer_balance.granted"
 	EventCustomerBalanceGrantEffective EventType = "customer_balance.grant_effective"
@@ -115,6 +121,7 @@ var EventTypes = []EventType{
 	EventMerchantAccountUpdated,
 	EventPriceCreated, EventCouponCreated, EventCustomerCreated, EventBillingAccountCreated, EventBillingAccountUpdated,
 	EventPriceUpdated, EventCouponUpdated, EventCustomerUpdated,
+	EventProductCreated, EventProductUpdated, EventFeatureCreated, EventCustomerEntitlementsChanged,
 	EventCustomerBalanceGranted, EventCustomerBalanceGrantEffective, EventCustomerBalanceExpired, EventCustomerBalanceApplied, EventCustomerBalanceCredited,
 	EventPaymentMethodSetupSessionCreated, EventPaymentMethodSetupSessionCompleted, EventPaymentMethodAttached, EventPaymentMethodDetached,
 	EventQuoteCreated, EventQuoteAccepted, EventQuoteCanceled,

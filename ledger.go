@@ -2,6 +2,7 @@ package remit
 
 import (
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -77,6 +78,8 @@ type BalanceEntry struct {
 	Targets           *BalanceTargets   `json:"targets"`       // grants only; nil pays any line
 	Description       *string           `json:"description"`
 	EffectiveAt       time.Time         `json:"effectiveAt"`
+	Priority          int64             `json:"priority"`  // lots: spending order (SpendingOrder); debits: their lot's
+	Category          string            `json:"category"`  // GrantPaid | GrantPromotional; debits: their lot's
 	ExpiresAt         *time.Time        `json:"expiresAt"` // grants only
 	Metadata          map[string]string `json:"metadata"`
 	Environment       Environment       `json:"environment"`
@@ -149,7 +152,61 @@ type GrantInput struct {
 	Description *string
 	EffectiveAt *time.Time // default: now on the merchant clock
 	ExpiresAt   *time.Time // default: never
+	Priority    *int64     // 0-100, default DefaultGrantPriority
+	Category    string     // GrantPaid | GrantPromotional (the default)
 	Metadata    map[string]string
+}
+
+// Grant categories: a paid grant is money the customer paid (a liability in the books), a
+// promotional one a discount given.
+const (
+	GrantPaid            = "paid"
+	GrantPromotional     = "promotional"
+	DefaultGrantPriority = 50
+)
+
+// LotCategory is the category of a lot of kind: a grant's is given (default promotional), top-ups
+// and credit notes are money the customer paid.
+func LotCategory(kind, given string) string {
+	switch {
+	case kind == EntryGrant && given != "":
+		return given
+	case kind == EntryGrant:
+		return GrantPromotional
+	default:
+		return GrantPaid
+	}
+}
+
+// SpendingOrder sorts spendable lots in the order they are spent (docs/catalog-and-balance.md
+// "Spending order"): lower priority first; then the earliest expiresAt (lots that never expire
+// last); then the oldest (earliest effectiveAt, then append order). The store reads the lots in
+// the same order, which is also their lock order.
+func SpendingOrder(lots []BalanceEntry) {
+	slices.SortStableFunc(lots, func(a, b BalanceEntry) int {
+		if a.Priority != b.Priority {
+			return cmpInt(a.Priority, b.Priority)
+		}
+		switch {
+		case a.ExpiresAt == nil && b.ExpiresAt != nil:
+			return 1
+		case a.ExpiresAt != nil && b.ExpiresAt == nil:
+			return -1
+		case a.ExpiresAt != nil && !a.ExpiresAt.Equal(*b.ExpiresAt):
+			return a.ExpiresAt.Compare(*b.ExpiresAt)
+		}
+		if c := a.EffectiveAt.Compare(b.EffectiveAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Seq, b.Seq)
+	})
+}
+
+func cmpInt(a, b int64) int {
+	if a < b {
+		return -1
+	}
+	return 1
 }
 
 // ExpireInput is a prepaid balance expiry (POST /v1/customers/{id}/balance/expire).

@@ -188,6 +188,7 @@ var PatchRules = map[string]interface {
 	Clearable() []string
 }{
 	"customer": CustomerPatch, "billing_account": BillingAccountPatch, "price": PricePatch, "coupon": CouponPatch,
+	"product":          ProductPatch,
 	"webhook_endpoint": WebhookEndpointPatch, "merchant_account": MerchantAccountPatch, "invoice": InvoicePatch,
 }
 

@@ -60,6 +60,7 @@ func CheckCancel(in CancelInput, p *Problems) {
 type ChangeInput struct {
 	Items             []ChangeItem
 	ProrationBehavior string // create_prorations (default) | always_invoice | none
+	Effective         string // now (default) | next_renewal (price_change.go)
 }
 
 // ChangeItem is one item of a subscription after a change.
@@ -82,6 +83,9 @@ func CheckChange(in ChangeInput, p *Problems) {
 	case "", ProrationCreate, ProrationAlways, ProrationNone:
 	default:
 		p.Body("prorationBehavior", "invalid_enum", "prorationBehavior must be create_prorations, always_invoice or none.")
+	}
+	if in.Effective != "" && in.Effective != ChangeNow && in.Effective != ChangeNextRenewal {
+		p.Body("effective", "invalid_enum", "effective must be now or next_renewal.")
 	}
 	if len(in.Items) == 0 {
 		p.Body("items", "required", "A change needs at least one item: the subscription's items after it.")

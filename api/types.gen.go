@@ -7,6 +7,24 @@ import (
 	"time"
 )
 
+// Defines values for BalanceGrantRequestCategory.
+const (
+	GrantCategoryPaid        BalanceGrantRequestCategory = "paid"
+	GrantCategoryPromotional BalanceGrantRequestCategory = "promotional"
+)
+
+// Valid indicates whether the value is a known member of the BalanceGrantRequestCategory enum.
+func (e BalanceGrantRequestCategory) Valid() bool {
+	switch e {
+	case GrantCategoryPaid:
+		return true
+	case GrantCategoryPromotional:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BalanceTargetsLineTypes.
 const (
 	OneTime   BalanceTargetsLineTypes = "one_time"
@@ -136,6 +154,27 @@ func (e DunningFinalAction) Valid() bool {
 	case LeaveOpen:
 		return true
 	case MarkUncollectible:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FeatureCreateRequestType.
+const (
+	FeatureTypeBoolean FeatureCreateRequestType = "boolean"
+	FeatureTypeMetered FeatureCreateRequestType = "metered"
+	FeatureTypeStatic  FeatureCreateRequestType = "static"
+)
+
+// Valid indicates whether the value is a known member of the FeatureCreateRequestType enum.
+func (e FeatureCreateRequestType) Valid() bool {
+	switch e {
+	case FeatureTypeBoolean:
+		return true
+	case FeatureTypeMetered:
+		return true
+	case FeatureTypeStatic:
 		return true
 	default:
 		return false
@@ -496,6 +535,24 @@ func (e SubscriptionCancelRequestAt) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionChangeRequestEffective.
+const (
+	ChangeEffectiveNextRenewal SubscriptionChangeRequestEffective = "next_renewal"
+	ChangeEffectiveNow         SubscriptionChangeRequestEffective = "now"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangeRequestEffective enum.
+func (e SubscriptionChangeRequestEffective) Valid() bool {
+	switch e {
+	case ChangeEffectiveNextRenewal:
+		return true
+	case ChangeEffectiveNow:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriptionChangeRequestProrationBehavior.
 const (
 	AlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
@@ -567,6 +624,9 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
+	// Category paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+	Category *BalanceGrantRequestCategory `json:"category,omitempty"`
+
 	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
@@ -589,11 +649,17 @@ type BalanceGrantRequest struct {
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
+	// Priority Spending order (docs/catalog-and-balance.md "Spending order"): lower is spent first; then the earliest expiresAt, then the oldest. Default 50.
+	Priority *int64 `json:"priority,omitempty"`
+
 	// Targets Restricts which invoice lines a grant may pay. Every given dimension must match.
 	//
 	// Example: {"lineTypes":["usage"],"meterIds":["api_calls"]}
 	Targets *BalanceTargets `json:"targets,omitempty"`
 }
+
+// BalanceGrantRequestCategory paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+type BalanceGrantRequestCategory string
 
 // BalanceTargets Restricts which invoice lines a grant may pay. Every given dimension must match.
 //
@@ -938,6 +1004,26 @@ type EventResendRequest struct {
 //
 // Example: invoice.finalized
 type EventTypeFilter = string
+
+// FeatureCreateRequest Creates a feature. meterId is required for a metered feature and not allowed for the others (422).
+//
+// Example: {"featureKey":"api_calls","meterId":"api-calls","name":"API calls","type":"metered"}
+type FeatureCreateRequest struct {
+	// FeatureKey Feature key, unique within the merchant account.
+	FeatureKey string `json:"featureKey"`
+
+	// MeterId Metered only (required there): the meter whose usage the feature counts.
+	MeterId *string `json:"meterId,omitempty"`
+
+	// Name Feature name.
+	Name string `json:"name"`
+
+	// Type boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
+	Type FeatureCreateRequestType `json:"type"`
+}
+
+// FeatureCreateRequestType boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
+type FeatureCreateRequestType string
 
 // InvoiceCreateRequest Creates a draft invoice whose lines and totals are computed at once. periodStart and periodEnd come together or not at all (the anyOf below; 422 periodEnd required otherwise). Rules the schema cannot say: periodEnd is after periodStart (422 before_start); the billing account belongs to the customer (422 customer_mismatch) and bills in the invoice's currency (422 currency_mismatch); each line's price is in that currency; a line of a price whose amount is given on the line (pay_what_you_want, credit_top_up) carries unitAmount; a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large).
 //
@@ -1495,6 +1581,61 @@ type PriceTier struct {
 	UpTo *int64 `json:"upTo"`
 }
 
+// ProductCreateRequest Creates a product.
+//
+// Example: {"name":"Pro plan","productId":"pro"}
+type ProductCreateRequest struct {
+	// Description What the product is.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
+	//
+	// Example: {"crmId":"hs-1042"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// Name Product name.
+	Name string `json:"name"`
+
+	// ProductId Caller-chosen product ID, unique within the merchant account; prod_... when omitted.
+	ProductId *string `json:"productId,omitempty"`
+}
+
+// ProductFeatureRequest A feature a product grants: limit and softLimit for a metered feature, value (required) for a static one; a boolean feature takes neither.
+//
+// Example: {"featureKey":"api_calls","limit":10000}
+type ProductFeatureRequest struct {
+	// FeatureKey The feature to grant.
+	FeatureKey string `json:"featureKey"`
+
+	// Limit Metered only: units of the feature's meter per subscription period; omitted: unlimited.
+	Limit *int64 `json:"limit,omitempty"`
+
+	// SoftLimit Metered only: true lets use go past the limit; default false.
+	SoftLimit *bool `json:"softLimit,omitempty"`
+
+	// Value Static only (required there): the value granted.
+	Value *string `json:"value,omitempty"`
+}
+
+// ProductPatch A merge patch of a product. null is refused on name and active (422 invalid_type); null clears description. Immutable (422 immutable_field): productId, features (POST and DELETE /v1/products/{productId}/features), object, environment, merchantAccountId, createdAt.
+//
+// Example: {"active":false}
+type ProductPatch struct {
+	// Active false archives the product; true makes it active again.
+	Active *bool `json:"active,omitempty"`
+
+	// Description What the product is; null clears it.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Name Product name.
+	Name *string `json:"name,omitempty"`
+}
+
 // QuoteCreateRequest Creates a billing quote with its first draft version. subscriptionId comes with, and only with, a subscription_amendment quote (the oneOf below, chosen by orderType; 422 required or not_allowed). Rules the schema cannot say: the billing account belongs to the customer and bills in the quote's currency (422 customer_mismatch, currency_mismatch); each line's price is in that currency; a one_off quote bills no usage_metered price, an amendment only recurring prices (fixed_recurring, usage_metered), and the recurring lines of a subscription quote share one billing interval (422 on the line's priceId), of which it has at least one (422 recurring_line_required); a line's amount (quantity × unitAmount) and the subtotal are at most 999999999999 (422 amount_too_large); an amendment keeps its subscription's customer, billing account and currency (422 subscription_mismatch).
 //
 // Example: {"billingAccountId":"ba_acme_usd","currency":"USD","customerId":"cus_acme","lines":[{"priceId":"price_pro_monthly","quantity":2,"unitAmount":4500}],"orderType":"subscription_creation","quoteId":"Q-2025-0042","terms":"Net 30."}
@@ -1589,12 +1730,18 @@ type SubscriptionChangeItem struct {
 //
 // Example: {"items":[{"priceId":"price_team_monthly","quantity":1}],"prorationBehavior":"create_prorations"}
 type SubscriptionChangeRequest struct {
+	// Effective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+	Effective *SubscriptionChangeRequestEffective `json:"effective,omitempty"`
+
 	// Items Every item the subscription has after the change, each price once (422 duplicate).
 	Items []SubscriptionChangeItem `json:"items"`
 
 	// ProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 	ProrationBehavior *SubscriptionChangeRequestProrationBehavior `json:"prorationBehavior,omitempty"`
 }
+
+// SubscriptionChangeRequestEffective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+type SubscriptionChangeRequestEffective string
 
 // SubscriptionChangeRequestProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 type SubscriptionChangeRequestProrationBehavior string

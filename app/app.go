@@ -129,6 +129,8 @@ type (
 		*core
 		access   *Access
 		payments *Payments // a new default method retries the billing account's open invoices
+		usage    *Usage    // a metered feature's usage (entitlements.go)
+		ents     *entitlementCache
 	}
 	Ledger struct{ *core }
 	Quotes struct {
@@ -160,6 +162,7 @@ type (
 		*core
 		creditNotes *CreditNotes // a void of billed usage credits the difference
 		meters      meterCache
+		catalog     *Catalog // a usage event may exhaust an entitlement (entitlements.go)
 	}
 	Webhooks  struct{ *core }
 	Documents struct{ *core }
@@ -201,6 +204,8 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 		sandbox: &processor.Sandbox{Ledger: db.SandboxCharges(), Latency: cfg.SandboxLatency, Clock: clock}}
 	a.Invoicing.payments = a.Payments
 	a.Catalog.payments = a.Payments
+	a.Catalog.usage, a.Catalog.ents, a.Usage.catalog = a.Usage, newEntitlementCache(), a.Catalog
+	a.Catalog.registerEntitlementReactions()
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes

@@ -96,6 +96,15 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 		}
 	}
 	remit.MetadataProblems(&probs, "metadata", in.Metadata)
+	priority := int64(remit.DefaultGrantPriority)
+	if in.Priority != nil {
+		if priority = *in.Priority; priority < 0 || priority > 100 {
+			probs.Body("priority", "out_of_range", "priority must be between 0 and 100.")
+		}
+	}
+	if in.Category != "" && in.Category != remit.GrantPaid && in.Category != remit.GrantPromotional {
+		probs.Body("category", "invalid_enum", "category must be paid or promotional.")
+	}
 	if err := probs.Err(); err != nil {
 		return remit.BalanceEntry{}, err
 	}
@@ -104,6 +113,7 @@ func (lg *Ledger) GrantBalance(ctx context.Context, m remit.MerchantAccount, cus
 	e := remit.BalanceEntry{
 		Object: "balance_entry", EntryID: in.EntryID, CustomerID: customerID, Type: remit.EntryGrant, Currency: in.Currency,
 		Amount: in.Amount, Remaining: &remaining, Targets: in.Targets, Description: in.Description, EffectiveAt: effective,
+		Priority: priority, Category: remit.LotCategory(remit.EntryGrant, in.Category),
 		ExpiresAt: expires, Metadata: remit.CopyMetadata(in.Metadata), Environment: m.Environment, MerchantAccountID: m.ID,
 		CreatedAt: now, Seq: nextSeq(),
 	}
@@ -227,6 +237,7 @@ func (lg *Ledger) takeFromLot(ctx context.Context, tx *store.Tx, scope remit.Sco
 	e := remit.BalanceEntry{
 		Object: "balance_entry", EntryID: d.EntryID, CustomerID: lot.CustomerID, Type: d.Kind, Currency: lot.Currency,
 		Amount: -d.Amount, SourceEntryID: &source, InvoiceID: d.InvoiceID, Description: d.Description, EffectiveAt: micro(d.EffectiveAt),
+		Priority: lot.Priority, Category: lot.Category,
 		Metadata: remit.CopyMetadata(d.Metadata), Environment: scope.Environment, MerchantAccountID: scope.MerchantAccountID,
 		CreatedAt: micro(at), Seq: nextSeq(),
 	}
@@ -287,13 +298,14 @@ func (lg *Ledger) ListBalanceEntries(ctx context.Context, m remit.MerchantAccoun
 
 // AvailableGrants locks and returns the customer's lots in currency that can be spent at `at`:
 // grants, credit_note and top_up entries with remaining > 0 that are effective and not expired at
-// `at`. They come in spending order: earliest expiresAt first (lots that never expire last), then
-// earliest effectiveAt, then append order. Each carries Remaining and, for grants, Targets (nil:
+// `at`. They come in spending order (remit.SpendingOrder): lowest priority first, then earliest
+// expiresAt (lots that never expire last), then earliest effectiveAt, then append order. Each carries Remaining and, for grants, Targets (nil:
 // pays any line; see remit.BalanceTargets.Matches). The rows stay locked until tx ends, so the
 // amounts read here hold for ApplyBalance in the same transaction; calling it once per customer and
 // currency, before any ApplyBalance, keeps lock order the same for every caller (no deadlocks).
 func (lg *Ledger) AvailableGrants(ctx context.Context, tx *store.Tx, scope remit.Scope, customerID, currency string, at time.Time) ([]remit.BalanceEntry, error) {
 	lots, err := tx.LockSpendableLots(ctx, scope.MerchantAccountID, customerID, currency, at)
+	remit.SpendingOrder(lots) // the order the store read (and locked) them in; the rule says it
 	return lots, err
 }
 
@@ -353,6 +365,7 @@ func (lg *Ledger) CreditBalance(ctx context.Context, tx *store.Tx, scope remit.S
 	e := remit.BalanceEntry{
 		Object: "balance_entry", EntryID: c.EntryID, CustomerID: customerID, Type: c.Kind, Currency: c.Currency,
 		Amount: c.Amount, Remaining: &remaining, EffectiveAt: micro(at), Metadata: remit.CopyMetadata(c.Metadata),
+		Priority: remit.DefaultGrantPriority, Category: remit.LotCategory(c.Kind, ""),
 		Environment: scope.Environment, MerchantAccountID: scope.MerchantAccountID, CreatedAt: micro(at), Seq: nextSeq(),
 	}
 	if c.InvoiceID != "" {

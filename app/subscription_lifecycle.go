@@ -232,6 +232,13 @@ func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccoun
 		if err := ip.Err(); err != nil {
 			return err
 		}
+		if in.Effective == remit.ChangeNextRenewal { // nothing changes before the renewal (price_change.go)
+			sub.PendingItems, sub.PendingCouponIDs, sub.PendingQuoteID = items, append([]string{}, sub.CouponIDs...), nil
+			return nil
+		}
+		if remit.PendingChangeOf(*sub) != nil { // a change now replaces one that was waiting
+			sub.PendingItems, sub.PendingCouponIDs = nil, nil
+		}
 		amounts, err := itemAmounts(ctx, tx.Q, m, append(slices.Clone(sub.Items), items...))
 		if err != nil {
 			return err
@@ -244,6 +251,20 @@ func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccoun
 			return err
 		}
 		sub.Items = items
+		return nil
+	})
+}
+
+// DeleteSubscriptionPendingChange drops the change a next_renewal change left pending: the
+// subscription renews on its current items. Emits subscription.updated.
+//
+// Errors: not_found (the subscription; no pending change), conflict (paused or canceled).
+func (qs *Quotes) DeleteSubscriptionPendingChange(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error) {
+	return qs.changeSubscription(ctx, m, id, remit.ActionChange, remit.EventSubscriptionUpdated, func(_ context.Context, _ *store.Tx, sub *remit.Subscription, _ time.Time) error {
+		if remit.PendingChangeOf(*sub) == nil {
+			return remit.Errorf(remit.ENotFound, "Subscription '%s' has no pending change.", id).With("resource", "pending_change")
+		}
+		sub.PendingItems, sub.PendingCouponIDs = nil, nil
 		return nil
 	})
 }

@@ -80,6 +80,9 @@ func (us *Usage) recordUsageEvent(ctx context.Context, tx *store.Tx, m remit.Mer
 	}
 	out.Seq = &c.Seq
 	us.counts.usage.after(tx, m.Environment)
+	if err := us.catalog.usageChangedEntitlements(ctx, tx, m, in.CustomerID, in.MeterID); err != nil {
+		return out, true, true, err
+	}
 	total, next := c.Total, c.Next
 	if next == nil || total < *next {
 		return out, true, true, nil // below every threshold still to cross: nothing to evaluate

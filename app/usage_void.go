@@ -68,6 +68,9 @@ func (us *Usage) VoidUsageEvent(ctx context.Context, m remit.MerchantAccount, ev
 		if err := tx.SetUsageCorrections(ctx, m.ID, e.EventID, e.Corrections); err != nil {
 			return e, err
 		}
+		if err := us.catalog.usageChangedEntitlements(ctx, tx, m, e.CustomerID, e.MeterID); err != nil {
+			return e, err
+		}
 		return e, us.Emit(ctx, tx, scopeOf(m), now, remit.EventUsageEventVoided, e.EventID, e)
 	})
 	return e, err

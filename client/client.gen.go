@@ -18,6 +18,24 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BalanceGrantRequestCategory.
+const (
+	GrantCategoryPaid        BalanceGrantRequestCategory = "paid"
+	GrantCategoryPromotional BalanceGrantRequestCategory = "promotional"
+)
+
+// Valid indicates whether the value is a known member of the BalanceGrantRequestCategory enum.
+func (e BalanceGrantRequestCategory) Valid() bool {
+	switch e {
+	case GrantCategoryPaid:
+		return true
+	case GrantCategoryPromotional:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for BalanceTargetsLineTypes.
 const (
 	OneTime   BalanceTargetsLineTypes = "one_time"
@@ -261,6 +279,27 @@ func (e ErrorEnvelopeErrorCode) Valid() bool {
 	case ErrorEnvelopeErrorCodeUnauthorized:
 		return true
 	case ErrorEnvelopeErrorCodeValidationFailure:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FeatureCreateRequestType.
+const (
+	FeatureTypeBoolean FeatureCreateRequestType = "boolean"
+	FeatureTypeMetered FeatureCreateRequestType = "metered"
+	FeatureTypeStatic  FeatureCreateRequestType = "static"
+)
+
+// Valid indicates whether the value is a known member of the FeatureCreateRequestType enum.
+func (e FeatureCreateRequestType) Valid() bool {
+	switch e {
+	case FeatureTypeBoolean:
+		return true
+	case FeatureTypeMetered:
+		return true
+	case FeatureTypeStatic:
 		return true
 	default:
 		return false
@@ -795,6 +834,24 @@ func (e SubscriptionCancelRequestAt) Valid() bool {
 	case Now:
 		return true
 	case PeriodEnd:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionChangeRequestEffective.
+const (
+	ChangeEffectiveNextRenewal SubscriptionChangeRequestEffective = "next_renewal"
+	ChangeEffectiveNow         SubscriptionChangeRequestEffective = "now"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangeRequestEffective enum.
+func (e SubscriptionChangeRequestEffective) Valid() bool {
+	switch e {
+	case ChangeEffectiveNextRenewal:
+		return true
+	case ChangeEffectiveNow:
 		return true
 	default:
 		return false
@@ -1359,6 +1416,42 @@ func (e GrantCustomerBalanceParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListCustomerEntitlementsParamsEnvironment.
+const (
+	ListCustomerEntitlementsParamsEnvironmentProduction ListCustomerEntitlementsParamsEnvironment = "production"
+	ListCustomerEntitlementsParamsEnvironmentSandbox    ListCustomerEntitlementsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListCustomerEntitlementsParamsEnvironment enum.
+func (e ListCustomerEntitlementsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListCustomerEntitlementsParamsEnvironmentProduction:
+		return true
+	case ListCustomerEntitlementsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetCustomerEntitlementParamsEnvironment.
+const (
+	GetCustomerEntitlementParamsEnvironmentProduction GetCustomerEntitlementParamsEnvironment = "production"
+	GetCustomerEntitlementParamsEnvironmentSandbox    GetCustomerEntitlementParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetCustomerEntitlementParamsEnvironment enum.
+func (e GetCustomerEntitlementParamsEnvironment) Valid() bool {
+	switch e {
+	case GetCustomerEntitlementParamsEnvironmentProduction:
+		return true
+	case GetCustomerEntitlementParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreatePaymentMethodSetupSessionParamsEnvironment.
 const (
 	CreatePaymentMethodSetupSessionParamsEnvironmentProduction CreatePaymentMethodSetupSessionParamsEnvironment = "production"
@@ -1587,6 +1680,60 @@ func (e ExportDatasetParamsType) Valid() bool {
 	case ExportDatasetParamsTypeGrant:
 		return true
 	case ExportDatasetParamsTypeTopUp:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListFeaturesParamsEnvironment.
+const (
+	ListFeaturesParamsEnvironmentProduction ListFeaturesParamsEnvironment = "production"
+	ListFeaturesParamsEnvironmentSandbox    ListFeaturesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListFeaturesParamsEnvironment enum.
+func (e ListFeaturesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListFeaturesParamsEnvironmentProduction:
+		return true
+	case ListFeaturesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateFeatureParamsEnvironment.
+const (
+	CreateFeatureParamsEnvironmentProduction CreateFeatureParamsEnvironment = "production"
+	CreateFeatureParamsEnvironmentSandbox    CreateFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreateFeatureParamsEnvironment enum.
+func (e CreateFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case CreateFeatureParamsEnvironmentProduction:
+		return true
+	case CreateFeatureParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetFeatureParamsEnvironment.
+const (
+	GetFeatureParamsEnvironmentProduction GetFeatureParamsEnvironment = "production"
+	GetFeatureParamsEnvironmentSandbox    GetFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetFeatureParamsEnvironment enum.
+func (e GetFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case GetFeatureParamsEnvironmentProduction:
+		return true
+	case GetFeatureParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2304,6 +2451,114 @@ func (e UpdatePriceParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for ListProductsParamsEnvironment.
+const (
+	ListProductsParamsEnvironmentProduction ListProductsParamsEnvironment = "production"
+	ListProductsParamsEnvironmentSandbox    ListProductsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListProductsParamsEnvironment enum.
+func (e ListProductsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListProductsParamsEnvironmentProduction:
+		return true
+	case ListProductsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateProductParamsEnvironment.
+const (
+	CreateProductParamsEnvironmentProduction CreateProductParamsEnvironment = "production"
+	CreateProductParamsEnvironmentSandbox    CreateProductParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreateProductParamsEnvironment enum.
+func (e CreateProductParamsEnvironment) Valid() bool {
+	switch e {
+	case CreateProductParamsEnvironmentProduction:
+		return true
+	case CreateProductParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetProductParamsEnvironment.
+const (
+	GetProductParamsEnvironmentProduction GetProductParamsEnvironment = "production"
+	GetProductParamsEnvironmentSandbox    GetProductParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetProductParamsEnvironment enum.
+func (e GetProductParamsEnvironment) Valid() bool {
+	switch e {
+	case GetProductParamsEnvironmentProduction:
+		return true
+	case GetProductParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for UpdateProductParamsEnvironment.
+const (
+	UpdateProductParamsEnvironmentProduction UpdateProductParamsEnvironment = "production"
+	UpdateProductParamsEnvironmentSandbox    UpdateProductParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the UpdateProductParamsEnvironment enum.
+func (e UpdateProductParamsEnvironment) Valid() bool {
+	switch e {
+	case UpdateProductParamsEnvironmentProduction:
+		return true
+	case UpdateProductParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AttachProductFeatureParamsEnvironment.
+const (
+	AttachProductFeatureParamsEnvironmentProduction AttachProductFeatureParamsEnvironment = "production"
+	AttachProductFeatureParamsEnvironmentSandbox    AttachProductFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the AttachProductFeatureParamsEnvironment enum.
+func (e AttachProductFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case AttachProductFeatureParamsEnvironmentProduction:
+		return true
+	case AttachProductFeatureParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DetachProductFeatureParamsEnvironment.
+const (
+	DetachProductFeatureParamsEnvironmentProduction DetachProductFeatureParamsEnvironment = "production"
+	DetachProductFeatureParamsEnvironmentSandbox    DetachProductFeatureParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the DetachProductFeatureParamsEnvironment enum.
+func (e DetachProductFeatureParamsEnvironment) Valid() bool {
+	switch e {
+	case DetachProductFeatureParamsEnvironmentProduction:
+		return true
+	case DetachProductFeatureParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListQuotesParamsEnvironment.
 const (
 	ListQuotesParamsEnvironmentProduction ListQuotesParamsEnvironment = "production"
@@ -2499,6 +2754,24 @@ func (e PauseSubscriptionParamsEnvironment) Valid() bool {
 	case PauseSubscriptionParamsEnvironmentProduction:
 		return true
 	case PauseSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for DeleteSubscriptionPendingChangeParamsEnvironment.
+const (
+	DeleteSubscriptionPendingChangeParamsEnvironmentProduction DeleteSubscriptionPendingChangeParamsEnvironment = "production"
+	DeleteSubscriptionPendingChangeParamsEnvironmentSandbox    DeleteSubscriptionPendingChangeParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the DeleteSubscriptionPendingChangeParamsEnvironment enum.
+func (e DeleteSubscriptionPendingChangeParamsEnvironment) Valid() bool {
+	switch e {
+	case DeleteSubscriptionPendingChangeParamsEnvironmentProduction:
+		return true
+	case DeleteSubscriptionPendingChangeParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2981,10 +3254,13 @@ type Address struct {
 
 // BalanceEntry A prepaid balance ledger entry (append-only).
 //
-// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 type BalanceEntry struct {
 	// Amount Signed amount: positive adds to the balance, negative takes from it. Minor units.
 	Amount *int64 `json:"amount,omitempty"`
+
+	// Category paid or promotional. A grant's is given (default promotional); top_up and credit_note entries are paid; an application or expiry carries its lot's.
+	Category *string `json:"category,omitempty"`
 
 	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
@@ -3024,6 +3300,9 @@ type BalanceEntry struct {
 
 	// Object Always "balance_entry".
 	Object string `json:"object"`
+
+	// Priority Lots: the spending order (lower first; docs/catalog-and-balance.md "Spending order"); 50 unless a grant set it. Entries taking from a lot: its lot's.
+	Priority *int64 `json:"priority,omitempty"`
 
 	// Remaining For positive entries (grant, credit_note, top_up): what is left to apply or expire; null for negative entries. Minor units.
 	Remaining *int64 `json:"remaining,omitempty"`
@@ -3094,6 +3373,9 @@ type BalanceGrantRequest struct {
 	// Amount Amount granted. Integer in the currency's minor unit (cents; JPY has none); 999999999999 is the largest amount accepted.
 	Amount int64 `json:"amount"`
 
+	// Category paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+	Category *BalanceGrantRequestCategory `json:"category,omitempty"`
+
 	// Currency A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
 	//
 	// Example: USD
@@ -3116,11 +3398,17 @@ type BalanceGrantRequest struct {
 	// Example: {"crmId":"hs-1042"}
 	Metadata *Metadata `json:"metadata,omitempty"`
 
+	// Priority Spending order (docs/catalog-and-balance.md "Spending order"): lower is spent first; then the earliest expiresAt, then the oldest. Default 50.
+	Priority *int64 `json:"priority,omitempty"`
+
 	// Targets Restricts which invoice lines a grant may pay. Every given dimension must match.
 	//
 	// Example: {"lineTypes":["usage"],"meterIds":["api_calls"]}
 	Targets *BalanceTargets `json:"targets,omitempty"`
 }
+
+// BalanceGrantRequestCategory paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+type BalanceGrantRequestCategory string
 
 // BalanceTargets Restricts which invoice lines a grant may pay. Every given dimension must match.
 //
@@ -3939,6 +4227,85 @@ type EmailType string
 // Example: {}
 type EmptyRequest = map[string]interface{}
 
+// Entitlement A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+//
+// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+type Entitlement struct {
+	// CustomerId The customer.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// FeatureKey The feature.
+	FeatureKey string `json:"featureKey"`
+
+	// HasAccess Whether the customer may use the feature now: held, and for a metered feature usage below the limit (or softLimit, or no limit).
+	HasAccess bool `json:"hasAccess"`
+
+	// Limit Metered: units per period, the limits of every grant added up; null: unlimited (or not metered).
+	Limit *int64 `json:"limit,omitempty"`
+
+	// Object Always "entitlement".
+	Object string `json:"object"`
+
+	// PeriodEnd Metered: when the period whose usage counts ends (the usage starts again from 0).
+	PeriodEnd *time.Time `json:"periodEnd,omitempty"`
+
+	// Remaining Metered with a limit: limit minus usage, never below 0.
+	Remaining *int64 `json:"remaining,omitempty"`
+
+	// SoftLimit Metered: true when a grant lets use go past the limit.
+	SoftLimit *bool `json:"softLimit,omitempty"`
+
+	// Type boolean, metered or static; null for a feature the customer does not hold.
+	Type *string `json:"type,omitempty"`
+
+	// Usage Metered: the meter's aggregate for the customer in the current period.
+	Usage *int64 `json:"usage,omitempty"`
+
+	// Value Static: the value granted (the first subscription's when several grant it).
+	Value *string `json:"value,omitempty"`
+}
+
+// EntitlementList A customer's entitlements, whole (hasMore false).
+type EntitlementList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The entitlements, by featureKey.
+	Items *[]Entitlement `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// EntitlementsChange The object of customer.entitlements_changed (docs/entitlements.md): feature keys added to and removed from what the customer holds, and the metered features that lost access (exhausted) or got it back (restored).
+//
+// Example: {"added":[],"customerId":"cus_acme","exhausted":["api_calls"],"object":"entitlements_change","removed":[],"restored":[]}
+type EntitlementsChange struct {
+	// Added Features the customer holds now and did not before.
+	Added *[]string `json:"added,omitempty"`
+
+	// CustomerId The customer.
+	CustomerId *string `json:"customerId,omitempty"`
+
+	// Exhausted Metered features whose usage reached their limit (hasAccess now false).
+	Exhausted *[]string `json:"exhausted,omitempty"`
+
+	// Object Always "entitlements_change".
+	Object string `json:"object"`
+
+	// Removed Features the customer no longer holds.
+	Removed *[]string `json:"removed,omitempty"`
+
+	// Restored Metered features that have access again (a void, a higher or soft limit, a new period).
+	Restored *[]string `json:"restored,omitempty"`
+}
+
 // ErrorDetails Structured details of an error, absent when there are none. Every key an error can carry is listed here; each error sets only the keys that apply. For 422: fields. For 409: reason and, for state conflicts, currentState. For 404: resource, and field when the reference came from the body or query.
 type ErrorDetails struct {
 	// AllowedValues The values a field takes (422 on the customer portal's paymentMethod), for example the sandbox's test cards.
@@ -4100,6 +4467,77 @@ type EventResendRequest struct {
 //
 // Example: invoice.finalized
 type EventTypeFilter = string
+
+// Feature A feature a product may grant (docs/entitlements.md).
+//
+// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+type Feature struct {
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// FeatureKey Feature key, unique within the merchant account.
+	FeatureKey *string `json:"featureKey,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// MeterId Metered: the meter whose usage the feature counts.
+	MeterId *string `json:"meterId,omitempty"`
+
+	// Name Feature name.
+	Name *string `json:"name,omitempty"`
+
+	// Object Always "feature".
+	Object string `json:"object"`
+
+	// Type boolean, metered or static.
+	Type *string `json:"type,omitempty"`
+}
+
+// FeatureCreateRequest Creates a feature. meterId is required for a metered feature and not allowed for the others (422).
+//
+// Example: {"featureKey":"api_calls","meterId":"api-calls","name":"API calls","type":"metered"}
+type FeatureCreateRequest struct {
+	// FeatureKey Feature key, unique within the merchant account.
+	FeatureKey string `json:"featureKey"`
+
+	// MeterId Metered only (required there): the meter whose usage the feature counts.
+	MeterId *string `json:"meterId,omitempty"`
+
+	// Name Feature name.
+	Name string `json:"name"`
+
+	// Type boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
+	Type  FeatureCreateRequestType `json:"type"`
+	union json.RawMessage
+}
+
+// FeatureCreateRequestType boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
+type FeatureCreateRequestType string
+
+// FeatureList A page of features.
+type FeatureList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The features, in the list's order (newest first).
+	Items *[]Feature `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// FeatureRulesMetered The fields of a metered feature: meterId is required.
+type FeatureRulesMetered = map[string]interface{}
+
+// FeatureRulesUnmetered The fields of a boolean or static feature: no meterId.
+type FeatureRulesUnmetered = map[string]interface{}
 
 // FieldProblem One problem with one request field (a 422 answer lists every one in details.fields).
 type FieldProblem struct {
@@ -5943,6 +6381,129 @@ type ProcessorWebhookAck struct {
 	Received *bool `json:"received,omitempty"`
 }
 
+// Product A product of the catalog, with the features it grants (docs/entitlements.md).
+//
+// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+type Product struct {
+	// Active false once archived (PATCH active false).
+	Active *bool `json:"active,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Description What the product is.
+	Description *string `json:"description,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// Features The features the product grants, by featureKey.
+	Features *[]ProductFeature `json:"features,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Metadata Metadata: string keys to string values.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
+	// Name Product name (a product a price created on first use is named after its ID).
+	Name *string `json:"name,omitempty"`
+
+	// Object Always "product".
+	Object string `json:"object"`
+
+	// ProductId Product ID.
+	ProductId *string `json:"productId,omitempty"`
+}
+
+// ProductCreateRequest Creates a product.
+//
+// Example: {"name":"Pro plan","productId":"pro"}
+type ProductCreateRequest struct {
+	// Description What the product is.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata Free-form key/value strings stored with the resource and returned as given. At most 50 keys; keys are 1 to 40 characters (counted as characters, not bytes); values are strings of at most 500 characters. Used as the type of every field named metadata. OpenAPI 3.0 has no propertyNames, so the key bound is also given as the extension x-propertyNames; an empty or longer key is 422 naming it (metadata.<key>).
+	//
+	// Example: {"crmId":"hs-1042"}
+	Metadata *Metadata `json:"metadata,omitempty"`
+
+	// Name Product name.
+	Name string `json:"name"`
+
+	// ProductId Caller-chosen product ID, unique within the merchant account; prod_... when omitted.
+	ProductId *string `json:"productId,omitempty"`
+}
+
+// ProductFeature A feature a product grants, with its limit (metered) or value (static).
+type ProductFeature struct {
+	// FeatureKey The feature granted.
+	FeatureKey string `json:"featureKey"`
+
+	// Limit Metered: units per subscription period; null: unlimited.
+	Limit *int64 `json:"limit,omitempty"`
+
+	// SoftLimit Metered: true lets use go past the limit (hasAccess stays true).
+	SoftLimit *bool `json:"softLimit,omitempty"`
+
+	// Type The feature's type: boolean, metered or static.
+	Type *string `json:"type,omitempty"`
+
+	// Value Static: the value granted.
+	Value *string `json:"value,omitempty"`
+}
+
+// ProductFeatureRequest A feature a product grants: limit and softLimit for a metered feature, value (required) for a static one; a boolean feature takes neither.
+//
+// Example: {"featureKey":"api_calls","limit":10000}
+type ProductFeatureRequest struct {
+	// FeatureKey The feature to grant.
+	FeatureKey string `json:"featureKey"`
+
+	// Limit Metered only: units of the feature's meter per subscription period; omitted: unlimited.
+	Limit *int64 `json:"limit,omitempty"`
+
+	// SoftLimit Metered only: true lets use go past the limit; default false.
+	SoftLimit *bool `json:"softLimit,omitempty"`
+
+	// Value Static only (required there): the value granted.
+	Value *string `json:"value,omitempty"`
+}
+
+// ProductList A page of products.
+type ProductList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The products, in the list's order (newest first).
+	Items *[]Product `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// ProductPatch A merge patch of a product. null is refused on name and active (422 invalid_type); null clears description. Immutable (422 immutable_field): productId, features (POST and DELETE /v1/products/{productId}/features), object, environment, merchantAccountId, createdAt.
+//
+// Example: {"active":false}
+type ProductPatch struct {
+	// Active false archives the product; true makes it active again.
+	Active *bool `json:"active,omitempty"`
+
+	// Description What the product is; null clears it.
+	Description *string `json:"description,omitempty"`
+
+	// Metadata A merge patch of metadata (RFC 7396): each key given sets its value, a key set to null is deleted, a key left out is kept; null for the whole object deletes every key. Keys are 1 to 40 characters (x-propertyNames, 422 invalid_key) and values strings of at most 500 characters; the metadata it leaves has at most 50 keys (422 too_many_keys).
+	//
+	// Example: {"crmId":"hs-2077","legacyId":null}
+	Metadata *MetadataPatch `json:"metadata,omitempty"`
+
+	// Name Product name.
+	Name *string `json:"name,omitempty"`
+}
+
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
 // Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
@@ -6436,6 +6997,15 @@ type Subscription struct {
 	// PausedAt While paused, since when. RFC 3339, UTC.
 	PausedAt *time.Time `json:"pausedAt,omitempty"`
 
+	// PendingChange A change made with effective next_renewal (docs/price-changes.md): the items in force from effectiveAt (the end of the current period); null when none is pending. DELETE /v1/subscriptions/{subscriptionId}/pending-change drops it.
+	PendingChange *struct {
+		// EffectiveAt When the items take effect (the current period's end).
+		EffectiveAt *time.Time `json:"effectiveAt,omitempty"`
+
+		// Items The subscription's items from effectiveAt.
+		Items *[]SubscriptionItem `json:"items,omitempty"`
+	} `json:"pendingChange,omitempty"`
+
 	// PendingCouponIds Coupons of the accepted amendment, in force from the next period; null when none is pending.
 	PendingCouponIds *[]string `json:"pendingCouponIds,omitempty"`
 
@@ -6491,12 +7061,18 @@ type SubscriptionChangeItem struct {
 //
 // Example: {"items":[{"priceId":"price_team_monthly","quantity":1}],"prorationBehavior":"create_prorations"}
 type SubscriptionChangeRequest struct {
+	// Effective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+	Effective *SubscriptionChangeRequestEffective `json:"effective,omitempty"`
+
 	// Items Every item the subscription has after the change, each price once (422 duplicate).
 	Items []SubscriptionChangeItem `json:"items"`
 
 	// ProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 	ProrationBehavior *SubscriptionChangeRequestProrationBehavior `json:"prorationBehavior,omitempty"`
 }
+
+// SubscriptionChangeRequestEffective now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+type SubscriptionChangeRequestEffective string
 
 // SubscriptionChangeRequestProrationBehavior create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
 type SubscriptionChangeRequestProrationBehavior string
@@ -7218,6 +7794,9 @@ type Environment string
 // EventIdPath defines model for EventIdPath.
 type EventIdPath = string
 
+// FeatureKeyPath defines model for FeatureKeyPath.
+type FeatureKeyPath = string
+
 // IdempotencyKey defines model for IdempotencyKey.
 type IdempotencyKey = string
 
@@ -7250,6 +7829,9 @@ type PortalTailPath = string
 
 // PriceIdPath defines model for PriceIdPath.
 type PriceIdPath = string
+
+// ProductIdPath defines model for ProductIdPath.
+type ProductIdPath = string
 
 // QuoteIdPath defines model for QuoteIdPath.
 type QuoteIdPath = string
@@ -7690,6 +8272,30 @@ type GrantCustomerBalanceParams struct {
 // GrantCustomerBalanceParamsEnvironment defines parameters for GrantCustomerBalance.
 type GrantCustomerBalanceParamsEnvironment string
 
+// ListCustomerEntitlementsParams defines parameters for ListCustomerEntitlements.
+type ListCustomerEntitlementsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListCustomerEntitlementsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// ListCustomerEntitlementsParamsEnvironment defines parameters for ListCustomerEntitlements.
+type ListCustomerEntitlementsParamsEnvironment string
+
+// GetCustomerEntitlementParams defines parameters for GetCustomerEntitlement.
+type GetCustomerEntitlementParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetCustomerEntitlementParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetCustomerEntitlementParamsEnvironment defines parameters for GetCustomerEntitlement.
+type GetCustomerEntitlementParamsEnvironment string
+
 // CreatePaymentMethodSetupSessionParams defines parameters for CreatePaymentMethodSetupSession.
 type CreatePaymentMethodSetupSessionParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -7908,6 +8514,57 @@ type ExportDatasetParamsStatus string
 
 // ExportDatasetParamsType defines parameters for ExportDataset.
 type ExportDatasetParamsType string
+
+// ListFeaturesParams defines parameters for ListFeatures.
+type ListFeaturesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListFeaturesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListFeaturesParamsEnvironment defines parameters for ListFeatures.
+type ListFeaturesParamsEnvironment string
+
+// CreateFeatureParams defines parameters for CreateFeature.
+type CreateFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreateFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateFeatureParamsEnvironment defines parameters for CreateFeature.
+type CreateFeatureParamsEnvironment string
+
+// GetFeatureParams defines parameters for GetFeature.
+type GetFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetFeatureParamsEnvironment defines parameters for GetFeature.
+type GetFeatureParamsEnvironment string
 
 // ListInvoicesParams defines parameters for ListInvoices.
 type ListInvoicesParams struct {
@@ -8512,6 +9169,105 @@ type UpdatePriceParams struct {
 // UpdatePriceParamsEnvironment defines parameters for UpdatePrice.
 type UpdatePriceParamsEnvironment string
 
+// ListProductsParams defines parameters for ListProducts.
+type ListProductsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListProductsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Active true: only the active products; false: only the archived ones (PATCH active false). Both when left out.
+	Active *bool `form:"active,omitempty" json:"active,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListProductsParamsEnvironment defines parameters for ListProducts.
+type ListProductsParamsEnvironment string
+
+// CreateProductParams defines parameters for CreateProduct.
+type CreateProductParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreateProductParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateProductParamsEnvironment defines parameters for CreateProduct.
+type CreateProductParamsEnvironment string
+
+// GetProductParams defines parameters for GetProduct.
+type GetProductParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetProductParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetProductParamsEnvironment defines parameters for GetProduct.
+type GetProductParamsEnvironment string
+
+// UpdateProductParams defines parameters for UpdateProduct.
+type UpdateProductParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment UpdateProductParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// UpdateProductParamsEnvironment defines parameters for UpdateProduct.
+type UpdateProductParamsEnvironment string
+
+// AttachProductFeatureParams defines parameters for AttachProductFeature.
+type AttachProductFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment AttachProductFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// AttachProductFeatureParamsEnvironment defines parameters for AttachProductFeature.
+type AttachProductFeatureParamsEnvironment string
+
+// DetachProductFeatureParams defines parameters for DetachProductFeature.
+type DetachProductFeatureParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment DetachProductFeatureParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DetachProductFeatureParamsEnvironment defines parameters for DetachProductFeature.
+type DetachProductFeatureParamsEnvironment string
+
 // ListQuotesParams defines parameters for ListQuotes.
 type ListQuotesParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -8688,6 +9444,21 @@ type PauseSubscriptionParams struct {
 
 // PauseSubscriptionParamsEnvironment defines parameters for PauseSubscription.
 type PauseSubscriptionParamsEnvironment string
+
+// DeleteSubscriptionPendingChangeParams defines parameters for DeleteSubscriptionPendingChange.
+type DeleteSubscriptionPendingChangeParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment DeleteSubscriptionPendingChangeParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// DeleteSubscriptionPendingChangeParamsEnvironment defines parameters for DeleteSubscriptionPendingChange.
+type DeleteSubscriptionPendingChangeParamsEnvironment string
 
 // ResumeSubscriptionParams defines parameters for ResumeSubscription.
 type ResumeSubscriptionParams struct {
@@ -9130,6 +9901,9 @@ type CreatePaymentMethodSetupSessionJSONRequestBody = PaymentMethodSetupRequest
 // ResendEventJSONRequestBody defines body for ResendEvent for application/json ContentType.
 type ResendEventJSONRequestBody = EventResendRequest
 
+// CreateFeatureJSONRequestBody defines body for CreateFeature for application/json ContentType.
+type CreateFeatureJSONRequestBody = FeatureCreateRequest
+
 // CreateInvoiceJSONRequestBody defines body for CreateInvoice for application/json ContentType.
 type CreateInvoiceJSONRequestBody = InvoiceCreateRequest
 
@@ -9180,6 +9954,18 @@ type UpdatePriceJSONRequestBody = PricePatch
 
 // UpdatePriceApplicationMergePatchPlusJSONRequestBody defines body for UpdatePrice for application/merge-patch+json ContentType.
 type UpdatePriceApplicationMergePatchPlusJSONRequestBody = PricePatch
+
+// CreateProductJSONRequestBody defines body for CreateProduct for application/json ContentType.
+type CreateProductJSONRequestBody = ProductCreateRequest
+
+// UpdateProductJSONRequestBody defines body for UpdateProduct for application/json ContentType.
+type UpdateProductJSONRequestBody = ProductPatch
+
+// UpdateProductApplicationMergePatchPlusJSONRequestBody defines body for UpdateProduct for application/merge-patch+json ContentType.
+type UpdateProductApplicationMergePatchPlusJSONRequestBody = ProductPatch
+
+// AttachProductFeatureJSONRequestBody defines body for AttachProductFeature for application/json ContentType.
+type AttachProductFeatureJSONRequestBody = ProductFeatureRequest
 
 // CreateQuoteJSONRequestBody defines body for CreateQuote for application/json ContentType.
 type CreateQuoteJSONRequestBody = QuoteCreateRequest
@@ -10331,6 +11117,108 @@ func (t *EventObject) MergeJob(v Job) error {
 	return err
 }
 
+// AsProduct returns the union data inside the EventObject as a Product
+func (t EventObject) AsProduct() (Product, error) {
+	var body Product
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProduct overwrites any union data inside the EventObject as the provided Product
+func (t *EventObject) FromProduct(v Product) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"product"}`))
+	t.union = b
+	return err
+}
+
+// MergeProduct performs a merge with any union data inside the EventObject, using the provided Product
+func (t *EventObject) MergeProduct(v Product) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"product"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFeature returns the union data inside the EventObject as a Feature
+func (t EventObject) AsFeature() (Feature, error) {
+	var body Feature
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFeature overwrites any union data inside the EventObject as the provided Feature
+func (t *EventObject) FromFeature(v Feature) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"feature"}`))
+	t.union = b
+	return err
+}
+
+// MergeFeature performs a merge with any union data inside the EventObject, using the provided Feature
+func (t *EventObject) MergeFeature(v Feature) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"feature"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsEntitlementsChange returns the union data inside the EventObject as a EntitlementsChange
+func (t EventObject) AsEntitlementsChange() (EntitlementsChange, error) {
+	var body EntitlementsChange
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromEntitlementsChange overwrites any union data inside the EventObject as the provided EntitlementsChange
+func (t *EventObject) FromEntitlementsChange(v EntitlementsChange) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"entitlements_change"}`))
+	t.union = b
+	return err
+}
+
+// MergeEntitlementsChange performs a merge with any union data inside the EventObject, using the provided EntitlementsChange
+func (t *EventObject) MergeEntitlementsChange(v EntitlementsChange) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"entitlements_change"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventObject) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"object"`
@@ -10355,6 +11243,10 @@ func (t EventObject) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCreditNote()
 	case "customer":
 		return t.AsCustomer()
+	case "entitlements_change":
+		return t.AsEntitlementsChange()
+	case "feature":
+		return t.AsFeature()
 	case "invoice":
 		return t.AsInvoice()
 	case "job":
@@ -10375,6 +11267,8 @@ func (t EventObject) ValueByDiscriminator() (interface{}, error) {
 		return t.AsPayout()
 	case "price":
 		return t.AsPrice()
+	case "product":
+		return t.AsProduct()
 	case "quote":
 		return t.AsQuote()
 	case "refund":
@@ -10405,6 +11299,164 @@ func (t EventObject) MarshalJSON() ([]byte, error) {
 
 func (t *EventObject) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsFeatureRulesMetered returns the union data inside the FeatureCreateRequest as a FeatureRulesMetered
+func (t FeatureCreateRequest) AsFeatureRulesMetered() (FeatureRulesMetered, error) {
+	var body FeatureRulesMetered
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFeatureRulesMetered overwrites any union data inside the FeatureCreateRequest as the provided FeatureRulesMetered
+func (t *FeatureCreateRequest) FromFeatureRulesMetered(v FeatureRulesMetered) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFeatureRulesMetered performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureRulesMetered
+func (t *FeatureCreateRequest) MergeFeatureRulesMetered(v FeatureRulesMetered) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFeatureRulesUnmetered returns the union data inside the FeatureCreateRequest as a FeatureRulesUnmetered
+func (t FeatureCreateRequest) AsFeatureRulesUnmetered() (FeatureRulesUnmetered, error) {
+	var body FeatureRulesUnmetered
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFeatureRulesUnmetered overwrites any union data inside the FeatureCreateRequest as the provided FeatureRulesUnmetered
+func (t *FeatureCreateRequest) FromFeatureRulesUnmetered(v FeatureRulesUnmetered) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFeatureRulesUnmetered performs a merge with any union data inside the FeatureCreateRequest, using the provided FeatureRulesUnmetered
+func (t *FeatureCreateRequest) MergeFeatureRulesUnmetered(v FeatureRulesUnmetered) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FeatureCreateRequest) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t FeatureCreateRequest) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "boolean":
+		return t.AsFeatureRulesUnmetered()
+	case "metered":
+		return t.AsFeatureRulesMetered()
+	case "static":
+		return t.AsFeatureRulesUnmetered()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t FeatureCreateRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	object["featureKey"], err = json.Marshal(t.FeatureKey)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'featureKey': %w", err)
+	}
+
+	if t.MeterId != nil {
+		object["meterId"], err = json.Marshal(t.MeterId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'meterId': %w", err)
+		}
+	}
+
+	object["name"], err = json.Marshal(t.Name)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'name': %w", err)
+	}
+
+	object["type"], err = json.Marshal(t.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *FeatureCreateRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["featureKey"]; found {
+		err = json.Unmarshal(raw, &t.FeatureKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'featureKey': %w", err)
+		}
+	}
+
+	if raw, found := object["meterId"]; found {
+		err = json.Unmarshal(raw, &t.MeterId)
+		if err != nil {
+			return fmt.Errorf("error reading 'meterId': %w", err)
+		}
+	}
+
+	if raw, found := object["name"]; found {
+		err = json.Unmarshal(raw, &t.Name)
+		if err != nil {
+			return fmt.Errorf("error reading 'name': %w", err)
+		}
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &t.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+	}
+
 	return err
 }
 
@@ -12266,6 +13318,20 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/balance/grant (the `GrantCustomerBalance` operationId).
 	GrantCustomerBalance(ctx context.Context, customerId CustomerIdPath, params *GrantCustomerBalanceParams, body GrantCustomerBalanceJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCustomerEntitlements List a customer's entitlements
+	//
+	// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+	ListCustomerEntitlements(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCustomerEntitlement Check one entitlement
+	//
+	// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+	GetCustomerEntitlement(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// CreatePaymentMethodSetupSessionWithBody Create a payment method setup session
 	//
 	// Creates a hosted setup session (pmss_...) for the customer's payment method, valid for one hour. The session's token authorizes the customer-portal setup route.
@@ -12350,6 +13416,38 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
 	ExportDataset(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListFeatures List features
+	//
+	// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+	ListFeatures(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateFeatureWithBody Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeatureWithBody(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateFeature Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeature(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetFeature Get a feature
+	//
+	// Returns a feature.
+	//
+	// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+	GetFeature(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListInvoices List invoices
 	//
@@ -12749,6 +13847,90 @@ type ClientInterface interface {
 	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 	UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListProducts List products
+	//
+	// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+	//
+	// Corresponds with GET /v1/products (the `ListProducts` operationId).
+	ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProductWithBody Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateProduct Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetProduct Get a product
+	//
+	// Returns a product with the features it grants.
+	//
+	// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+	GetProduct(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProductWithBody Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProduct Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProduct(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateProductWithApplicationMergePatchPlusJSONBody Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type.
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AttachProductFeatureWithBody Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeatureWithBody(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AttachProductFeature Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeature(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DetachProductFeature Stop granting a feature with a product
+	//
+	// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+	DetachProductFeature(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListQuotes List quotes
 	//
 	// Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -12884,6 +14066,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
 	PauseSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSubscriptionPendingChange Drop a pending change
+	//
+	// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+	DeleteSubscriptionPendingChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ResumeSubscriptionWithBody Resume a subscription
 	//
@@ -13895,6 +15084,40 @@ func (c *Client) GrantCustomerBalance(ctx context.Context, customerId CustomerId
 	return c.Client.Do(req)
 }
 
+// ListCustomerEntitlements List a customer's entitlements
+//
+// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+func (c *Client) ListCustomerEntitlements(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCustomerEntitlementsRequest(c.Server, customerId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCustomerEntitlement Check one entitlement
+//
+// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+func (c *Client) GetCustomerEntitlement(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomerEntitlementRequest(c.Server, customerId, featureKey, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // CreatePaymentMethodSetupSessionWithBody Create a payment method setup session
 //
 // Creates a hosted setup session (pmss_...) for the customer's payment method, valid for one hour. The session's token authorizes the customer-portal setup route.
@@ -14080,6 +15303,78 @@ func (c *Client) ResendEvent(ctx context.Context, eventId EventIdPath, params *R
 // Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
 func (c *Client) ExportDataset(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewExportDatasetRequest(c.Server, dataset, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListFeatures List features
+//
+// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+func (c *Client) ListFeatures(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListFeaturesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateFeatureWithBody Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *Client) CreateFeatureWithBody(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateFeatureRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateFeature Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *Client) CreateFeature(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateFeatureRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetFeature Get a feature
+//
+// Returns a feature.
+//
+// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+func (c *Client) GetFeature(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetFeatureRequest(c.Server, featureKey, params)
 	if err != nil {
 		return nil, err
 	}
@@ -14968,6 +16263,190 @@ func (c *Client) UpdatePriceWithApplicationMergePatchPlusJSONBody(ctx context.Co
 	return c.Client.Do(req)
 }
 
+// ListProducts List products
+//
+// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+//
+// Corresponds with GET /v1/products (the `ListProducts` operationId).
+func (c *Client) ListProducts(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListProductsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProductWithBody Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *Client) CreateProductWithBody(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateProduct Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *Client) CreateProduct(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateProductRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetProduct Get a product
+//
+// Returns a product with the features it grants.
+//
+// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+func (c *Client) GetProduct(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetProductRequest(c.Server, productId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProductWithBody Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProductWithBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequestWithBody(c.Server, productId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProduct Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProduct(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequest(c.Server, productId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateProductWithApplicationMergePatchPlusJSONBody Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type.
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *Client) UpdateProductWithApplicationMergePatchPlusJSONBody(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateProductRequestWithApplicationMergePatchPlusJSONBody(c.Server, productId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AttachProductFeatureWithBody Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *Client) AttachProductFeatureWithBody(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAttachProductFeatureRequestWithBody(c.Server, productId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AttachProductFeature Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *Client) AttachProductFeature(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAttachProductFeatureRequest(c.Server, productId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DetachProductFeature Stop granting a feature with a product
+//
+// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+func (c *Client) DetachProductFeature(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDetachProductFeatureRequest(c.Server, productId, featureKey, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListQuotes List quotes
 //
 // Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -15254,6 +16733,23 @@ func (c *Client) PauseSubscriptionWithBody(ctx context.Context, subscriptionId S
 // Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
 func (c *Client) PauseSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPauseSubscriptionRequest(c.Server, subscriptionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSubscriptionPendingChange Drop a pending change
+//
+// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+func (c *Client) DeleteSubscriptionPendingChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteSubscriptionPendingChangeRequest(c.Server, subscriptionId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -18016,6 +19512,143 @@ func NewGrantCustomerBalanceRequestWithBody(server string, customerId CustomerId
 	return req, nil
 }
 
+// NewListCustomerEntitlementsRequest constructs an http.Request for the ListCustomerEntitlements method
+func NewListCustomerEntitlementsRequest(server string, customerId CustomerIdPath, params *ListCustomerEntitlementsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/entitlements", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCustomerEntitlementRequest constructs an http.Request for the GetCustomerEntitlement method
+func NewGetCustomerEntitlementRequest(server string, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "featureKey", featureKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/entitlements/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCreatePaymentMethodSetupSessionRequest calls the generic CreatePaymentMethodSetupSession builder with application/json body
 func NewCreatePaymentMethodSetupSessionRequest(server string, customerId CustomerIdPath, params *CreatePaymentMethodSetupSessionParams, body CreatePaymentMethodSetupSessionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -19023,6 +20656,263 @@ func NewExportDatasetRequest(server string, dataset string, params *ExportDatase
 				}
 			}
 
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListFeaturesRequest constructs an http.Request for the ListFeatures method
+func NewListFeaturesRequest(server string, params *ListFeaturesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/features")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateFeatureRequest calls the generic CreateFeature builder with application/json body
+func NewCreateFeatureRequest(server string, params *CreateFeatureParams, body CreateFeatureJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateFeatureRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateFeatureRequestWithBody constructs an http.Request for the CreateFeature method, with any body, and a specified content type
+func NewCreateFeatureRequestWithBody(server string, params *CreateFeatureParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/features")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetFeatureRequest constructs an http.Request for the GetFeature method
+func NewGetFeatureRequest(server string, featureKey FeatureKeyPath, params *GetFeatureParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "featureKey", featureKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/features/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {
@@ -22086,6 +23976,559 @@ func NewUpdatePriceRequestWithBody(server string, priceId PriceIdPath, params *U
 	return req, nil
 }
 
+// NewListProductsRequest constructs an http.Request for the ListProducts method
+func NewListProductsRequest(server string, params *ListProductsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateProductRequest calls the generic CreateProduct builder with application/json body
+func NewCreateProductRequest(server string, params *CreateProductParams, body CreateProductJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateProductRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateProductRequestWithBody constructs an http.Request for the CreateProduct method, with any body, and a specified content type
+func NewCreateProductRequestWithBody(server string, params *CreateProductParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetProductRequest constructs an http.Request for the GetProduct method
+func NewGetProductRequest(server string, productId ProductIdPath, params *GetProductParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateProductRequest calls the generic UpdateProduct builder with application/json body
+func NewUpdateProductRequest(server string, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateProductRequestWithBody(server, productId, params, "application/json", bodyReader)
+}
+
+// NewUpdateProductRequestWithApplicationMergePatchPlusJSONBody calls the generic UpdateProduct builder with application/merge-patch+json body
+func NewUpdateProductRequestWithApplicationMergePatchPlusJSONBody(server string, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateProductRequestWithBody(server, productId, params, "application/merge-patch+json", bodyReader)
+}
+
+// NewUpdateProductRequestWithBody constructs an http.Request for the UpdateProduct method, with any body, and a specified content type
+func NewUpdateProductRequestWithBody(server string, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewAttachProductFeatureRequest calls the generic AttachProductFeature builder with application/json body
+func NewAttachProductFeatureRequest(server string, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAttachProductFeatureRequestWithBody(server, productId, params, "application/json", bodyReader)
+}
+
+// NewAttachProductFeatureRequestWithBody constructs an http.Request for the AttachProductFeature method, with any body, and a specified content type
+func NewAttachProductFeatureRequestWithBody(server string, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/features", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDetachProductFeatureRequest constructs an http.Request for the DetachProductFeature method
+func NewDetachProductFeatureRequest(server string, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "productId", productId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "featureKey", featureKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/products/%s/features/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListQuotesRequest constructs an http.Request for the ListQuotes method
 func NewListQuotesRequest(server string, params *ListQuotesParams) (*http.Request, error) {
 	var err error
@@ -23008,6 +25451,86 @@ func NewPauseSubscriptionRequestWithBody(server string, subscriptionId Subscript
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewDeleteSubscriptionPendingChangeRequest constructs an http.Request for the DeleteSubscriptionPendingChange method
+func NewDeleteSubscriptionPendingChangeRequest(server string, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/pending-change", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	if params != nil {
 
@@ -25494,6 +28017,24 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/customers/{customerId}/balance/grant (the `GrantCustomerBalance` operationId).
 	GrantCustomerBalanceWithResponse(ctx context.Context, customerId CustomerIdPath, params *GrantCustomerBalanceParams, body GrantCustomerBalanceJSONRequestBody, reqEditors ...RequestEditorFn) (*GrantCustomerBalanceResponse, error)
 
+	// ListCustomerEntitlementsWithResponse List a customer's entitlements
+	//
+	// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+	ListCustomerEntitlementsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*ListCustomerEntitlementsResponse, error)
+
+	// GetCustomerEntitlementWithResponse Check one entitlement
+	//
+	// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+	GetCustomerEntitlementWithResponse(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*GetCustomerEntitlementResponse, error)
+
 	// CreatePaymentMethodSetupSessionWithBodyWithResponse Create a payment method setup session
 	//
 	// Creates a hosted setup session (pmss_...) for the customer's payment method, valid for one hour. The session's token authorizes the customer-portal setup route.
@@ -25592,6 +28133,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
 	ExportDatasetWithResponse(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*ExportDatasetResponse, error)
+
+	// ListFeaturesWithResponse List features
+	//
+	// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+	ListFeaturesWithResponse(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*ListFeaturesResponse, error)
+
+	// CreateFeatureWithBodyWithResponse Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeatureWithBodyWithResponse(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error)
+
+	// CreateFeatureWithResponse Create a feature
+	//
+	// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+	CreateFeatureWithResponse(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error)
+
+	// GetFeatureWithResponse Get a feature
+	//
+	// Returns a feature.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+	GetFeatureWithResponse(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*GetFeatureResponse, error)
 
 	// ListInvoicesWithResponse List invoices
 	//
@@ -26025,6 +28602,96 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /v1/prices/{priceId} (the `UpdatePrice` operationId).
 	UpdatePriceWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, priceId PriceIdPath, params *UpdatePriceParams, body UpdatePriceApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdatePriceResponse, error)
 
+	// ListProductsWithResponse List products
+	//
+	// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products (the `ListProducts` operationId).
+	ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error)
+
+	// CreateProductWithBodyWithResponse Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
+	// CreateProductWithResponse Create a product
+	//
+	// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+	CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error)
+
+	// GetProductWithResponse Get a product
+	//
+	// Returns a product with the features it grants.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+	GetProductWithResponse(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*GetProductResponse, error)
+
+	// UpdateProductWithBodyWithResponse Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
+
+	// UpdateProductWithResponse Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
+
+	// UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a product
+	//
+	// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+	//
+	// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+	UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error)
+
+	// AttachProductFeatureWithBodyWithResponse Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeatureWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error)
+
+	// AttachProductFeatureWithResponse Grant a feature with a product
+	//
+	// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+	AttachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error)
+
+	// DetachProductFeatureWithResponse Stop granting a feature with a product
+	//
+	// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+	DetachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*DetachProductFeatureResponse, error)
+
 	// ListQuotesWithResponse List quotes
 	//
 	// Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -26168,6 +28835,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/pause (the `PauseSubscription` operationId).
 	PauseSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*PauseSubscriptionResponse, error)
+
+	// DeleteSubscriptionPendingChangeWithResponse Drop a pending change
+	//
+	// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+	DeleteSubscriptionPendingChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*DeleteSubscriptionPendingChangeResponse, error)
 
 	// ResumeSubscriptionWithBodyWithResponse Resume a subscription
 	//
@@ -29774,7 +32450,7 @@ type ExpireCustomerBalanceResponse struct {
 	JSON201 *struct {
 		// Data A prepaid balance ledger entry (append-only).
 		//
-		// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+		// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 		Data BalanceEntry `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -29814,7 +32490,7 @@ type ExpireCustomerBalanceResponse struct {
 func (r ExpireCustomerBalanceResponse) GetJSON201() *struct {
 	// Data A prepaid balance ledger entry (append-only).
 	//
-	// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+	// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 	Data BalanceEntry `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -29929,7 +32605,7 @@ type GrantCustomerBalanceResponse struct {
 	JSON201 *struct {
 		// Data A prepaid balance ledger entry (append-only).
 		//
-		// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+		// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 		Data BalanceEntry `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -29969,7 +32645,7 @@ type GrantCustomerBalanceResponse struct {
 func (r GrantCustomerBalanceResponse) GetJSON201() *struct {
 	// Data A prepaid balance ledger entry (append-only).
 	//
-	// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+	// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 	Data BalanceEntry `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -30058,6 +32734,312 @@ func (r GrantCustomerBalanceResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GrantCustomerBalanceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListCustomerEntitlementsResponse200Headers the declared response headers of an HTTP 200 response for ListCustomerEntitlements
+type ListCustomerEntitlementsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListCustomerEntitlementsResponse429Headers the declared response headers of an HTTP 429 response for ListCustomerEntitlements
+type ListCustomerEntitlementsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListCustomerEntitlementsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A customer's entitlements, whole (hasMore false).
+		Data EntitlementList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCustomerEntitlementsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListCustomerEntitlementsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON200() *struct {
+	// Data A customer's entitlements, whole (hasMore false).
+	Data EntitlementList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListCustomerEntitlementsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCustomerEntitlementsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCustomerEntitlementsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCustomerEntitlementsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCustomerEntitlementsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCustomerEntitlementResponse200Headers the declared response headers of an HTTP 200 response for GetCustomerEntitlement
+type GetCustomerEntitlementResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetCustomerEntitlementResponse429Headers the declared response headers of an HTTP 429 response for GetCustomerEntitlement
+type GetCustomerEntitlementResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetCustomerEntitlementResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+		//
+		// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+		Data Entitlement `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCustomerEntitlementResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomerEntitlementResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON200() *struct {
+	// Data A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+	//
+	// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+	Data Entitlement `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetCustomerEntitlementResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomerEntitlementResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomerEntitlementResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomerEntitlementResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomerEntitlementResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -31407,6 +34389,467 @@ func (r ExportDatasetResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ExportDatasetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListFeaturesResponse200Headers the declared response headers of an HTTP 200 response for ListFeatures
+type ListFeaturesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListFeaturesResponse429Headers the declared response headers of an HTTP 429 response for ListFeatures
+type ListFeaturesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListFeaturesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of features.
+		Data FeatureList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListFeaturesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListFeaturesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListFeaturesResponse) GetJSON200() *struct {
+	// Data A page of features.
+	Data FeatureList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListFeaturesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListFeaturesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListFeaturesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListFeaturesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListFeaturesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListFeaturesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListFeaturesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListFeaturesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListFeaturesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListFeaturesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListFeaturesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListFeaturesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListFeaturesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListFeaturesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListFeaturesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateFeatureResponse201Headers the declared response headers of an HTTP 201 response for CreateFeature
+type CreateFeatureResponse201Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreateFeatureResponse429Headers the declared response headers of an HTTP 429 response for CreateFeature
+type CreateFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreateFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A feature a product may grant (docs/entitlements.md).
+		//
+		// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+		Data Feature `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateFeatureResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateFeatureResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateFeatureResponse) GetJSON201() *struct {
+	// Data A feature a product may grant (docs/entitlements.md).
+	//
+	// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+	Data Feature `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateFeatureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetFeatureResponse200Headers the declared response headers of an HTTP 200 response for GetFeature
+type GetFeatureResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetFeatureResponse429Headers the declared response headers of an HTTP 429 response for GetFeature
+type GetFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A feature a product may grant (docs/entitlements.md).
+		//
+		// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+		Data Feature `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetFeatureResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetFeatureResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetFeatureResponse) GetJSON200() *struct {
+	// Data A feature a product may grant (docs/entitlements.md).
+	//
+	// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+	Data Feature `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetFeatureResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36127,6 +39570,932 @@ func (r UpdatePriceResponse) ContentType() string {
 	return ""
 }
 
+// ListProductsResponse200Headers the declared response headers of an HTTP 200 response for ListProducts
+type ListProductsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListProductsResponse429Headers the declared response headers of an HTTP 429 response for ListProducts
+type ListProductsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListProductsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of products.
+		Data ProductList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListProductsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListProductsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListProductsResponse) GetJSON200() *struct {
+	// Data A page of products.
+	Data ProductList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListProductsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListProductsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListProductsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListProductsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListProductsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListProductsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListProductsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListProductsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListProductsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListProductsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListProductsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListProductsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListProductsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListProductsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListProductsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateProductResponse201Headers the declared response headers of an HTTP 201 response for CreateProduct
+type CreateProductResponse201Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreateProductResponse429Headers the declared response headers of an HTTP 429 response for CreateProduct
+type CreateProductResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreateProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateProductResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateProductResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateProductResponse) GetJSON201() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateProductResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateProductResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateProductResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateProductResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateProductResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateProductResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateProductResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateProductResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetProductResponse200Headers the declared response headers of an HTTP 200 response for GetProduct
+type GetProductResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetProductResponse429Headers the declared response headers of an HTTP 429 response for GetProduct
+type GetProductResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetProductResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetProductResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetProductResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetProductResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetProductResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetProductResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetProductResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetProductResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetProductResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetProductResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetProductResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateProductResponse200Headers the declared response headers of an HTTP 200 response for UpdateProduct
+type UpdateProductResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// UpdateProductResponse429Headers the declared response headers of an HTTP 429 response for UpdateProduct
+type UpdateProductResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type UpdateProductResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UpdateProductResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateProductResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateProductResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateProductResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UpdateProductResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateProductResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateProductResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UpdateProductResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UpdateProductResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r UpdateProductResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateProductResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r UpdateProductResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r UpdateProductResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateProductResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateProductResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateProductResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateProductResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateProductResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AttachProductFeatureResponse200Headers the declared response headers of an HTTP 200 response for AttachProductFeature
+type AttachProductFeatureResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// AttachProductFeatureResponse429Headers the declared response headers of an HTTP 429 response for AttachProductFeature
+type AttachProductFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type AttachProductFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AttachProductFeatureResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AttachProductFeatureResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r AttachProductFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AttachProductFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AttachProductFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AttachProductFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AttachProductFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AttachProductFeatureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DetachProductFeatureResponse200Headers the declared response headers of an HTTP 200 response for DetachProductFeature
+type DetachProductFeatureResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// DetachProductFeatureResponse429Headers the declared response headers of an HTTP 429 response for DetachProductFeature
+type DetachProductFeatureResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type DetachProductFeatureResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+		//
+		// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+		Data Product `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DetachProductFeatureResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DetachProductFeatureResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON200() *struct {
+	// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+	//
+	// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+	Data Product `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DetachProductFeatureResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DetachProductFeatureResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DetachProductFeatureResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DetachProductFeatureResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DetachProductFeatureResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DetachProductFeatureResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListQuotesResponse200Headers the declared response headers of an HTTP 200 response for ListQuotes
 type ListQuotesResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -37663,6 +42032,161 @@ func (r PauseSubscriptionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r PauseSubscriptionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteSubscriptionPendingChangeResponse200Headers the declared response headers of an HTTP 200 response for DeleteSubscriptionPendingChange
+type DeleteSubscriptionPendingChangeResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// DeleteSubscriptionPendingChangeResponse429Headers the declared response headers of an HTTP 429 response for DeleteSubscriptionPendingChange
+type DeleteSubscriptionPendingChangeResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type DeleteSubscriptionPendingChangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+		//
+		// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+		Data Subscription `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteSubscriptionPendingChangeResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteSubscriptionPendingChangeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON200() *struct {
+	// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Data Subscription `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteSubscriptionPendingChangeResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteSubscriptionPendingChangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteSubscriptionPendingChangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteSubscriptionPendingChangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteSubscriptionPendingChangeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -41777,6 +46301,36 @@ func (c *ClientWithResponses) GrantCustomerBalanceWithResponse(ctx context.Conte
 	return ParseGrantCustomerBalanceResponse(rsp)
 }
 
+// ListCustomerEntitlementsWithResponse List a customer's entitlements
+//
+// Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements (the `ListCustomerEntitlements` operationId).
+func (c *ClientWithResponses) ListCustomerEntitlementsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerEntitlementsParams, reqEditors ...RequestEditorFn) (*ListCustomerEntitlementsResponse, error) {
+	rsp, err := c.ListCustomerEntitlements(ctx, customerId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCustomerEntitlementsResponse(rsp)
+}
+
+// GetCustomerEntitlementWithResponse Check one entitlement
+//
+// One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/entitlements/{featureKey} (the `GetCustomerEntitlement` operationId).
+func (c *ClientWithResponses) GetCustomerEntitlementWithResponse(ctx context.Context, customerId CustomerIdPath, featureKey FeatureKeyPath, params *GetCustomerEntitlementParams, reqEditors ...RequestEditorFn) (*GetCustomerEntitlementResponse, error) {
+	rsp, err := c.GetCustomerEntitlement(ctx, customerId, featureKey, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomerEntitlementResponse(rsp)
+}
+
 // CreatePaymentMethodSetupSessionWithBodyWithResponse Create a payment method setup session
 //
 // Creates a hosted setup session (pmss_...) for the customer's payment method, valid for one hour. The session's token authorizes the customer-portal setup route.
@@ -41940,6 +46494,66 @@ func (c *ClientWithResponses) ExportDatasetWithResponse(ctx context.Context, dat
 		return nil, err
 	}
 	return ParseExportDatasetResponse(rsp)
+}
+
+// ListFeaturesWithResponse List features
+//
+// Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/features (the `ListFeatures` operationId).
+func (c *ClientWithResponses) ListFeaturesWithResponse(ctx context.Context, params *ListFeaturesParams, reqEditors ...RequestEditorFn) (*ListFeaturesResponse, error) {
+	rsp, err := c.ListFeatures(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListFeaturesResponse(rsp)
+}
+
+// CreateFeatureWithBodyWithResponse Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *ClientWithResponses) CreateFeatureWithBodyWithResponse(ctx context.Context, params *CreateFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error) {
+	rsp, err := c.CreateFeatureWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateFeatureResponse(rsp)
+}
+
+// CreateFeatureWithResponse Create a feature
+//
+// Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/features (the `CreateFeature` operationId).
+func (c *ClientWithResponses) CreateFeatureWithResponse(ctx context.Context, params *CreateFeatureParams, body CreateFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateFeatureResponse, error) {
+	rsp, err := c.CreateFeature(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateFeatureResponse(rsp)
+}
+
+// GetFeatureWithResponse Get a feature
+//
+// Returns a feature.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/features/{featureKey} (the `GetFeature` operationId).
+func (c *ClientWithResponses) GetFeatureWithResponse(ctx context.Context, featureKey FeatureKeyPath, params *GetFeatureParams, reqEditors ...RequestEditorFn) (*GetFeatureResponse, error) {
+	rsp, err := c.GetFeature(ctx, featureKey, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetFeatureResponse(rsp)
 }
 
 // ListInvoicesWithResponse List invoices
@@ -42662,6 +47276,156 @@ func (c *ClientWithResponses) UpdatePriceWithApplicationMergePatchPlusJSONBodyWi
 	return ParseUpdatePriceResponse(rsp)
 }
 
+// ListProductsWithResponse List products
+//
+// Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products (the `ListProducts` operationId).
+func (c *ClientWithResponses) ListProductsWithResponse(ctx context.Context, params *ListProductsParams, reqEditors ...RequestEditorFn) (*ListProductsResponse, error) {
+	rsp, err := c.ListProducts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListProductsResponse(rsp)
+}
+
+// CreateProductWithBodyWithResponse Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithBodyWithResponse(ctx context.Context, params *CreateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProductWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
+// CreateProductWithResponse Create a product
+//
+// Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products (the `CreateProduct` operationId).
+func (c *ClientWithResponses) CreateProductWithResponse(ctx context.Context, params *CreateProductParams, body CreateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateProductResponse, error) {
+	rsp, err := c.CreateProduct(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateProductResponse(rsp)
+}
+
+// GetProductWithResponse Get a product
+//
+// Returns a product with the features it grants.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/products/{productId} (the `GetProduct` operationId).
+func (c *ClientWithResponses) GetProductWithResponse(ctx context.Context, productId ProductIdPath, params *GetProductParams, reqEditors ...RequestEditorFn) (*GetProductResponse, error) {
+	rsp, err := c.GetProduct(ctx, productId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetProductResponse(rsp)
+}
+
+// UpdateProductWithBodyWithResponse Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProductWithBody(ctx, productId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
+}
+
+// UpdateProductWithResponse Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProduct(ctx, productId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
+}
+
+// UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse Update or archive a product
+//
+// Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+//
+// Takes a body of the `application/merge-patch+json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/products/{productId} (the `UpdateProduct` operationId).
+func (c *ClientWithResponses) UpdateProductWithApplicationMergePatchPlusJSONBodyWithResponse(ctx context.Context, productId ProductIdPath, params *UpdateProductParams, body UpdateProductApplicationMergePatchPlusJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateProductResponse, error) {
+	rsp, err := c.UpdateProductWithApplicationMergePatchPlusJSONBody(ctx, productId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateProductResponse(rsp)
+}
+
+// AttachProductFeatureWithBodyWithResponse Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *ClientWithResponses) AttachProductFeatureWithBodyWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error) {
+	rsp, err := c.AttachProductFeatureWithBody(ctx, productId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAttachProductFeatureResponse(rsp)
+}
+
+// AttachProductFeatureWithResponse Grant a feature with a product
+//
+// Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/products/{productId}/features (the `AttachProductFeature` operationId).
+func (c *ClientWithResponses) AttachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, params *AttachProductFeatureParams, body AttachProductFeatureJSONRequestBody, reqEditors ...RequestEditorFn) (*AttachProductFeatureResponse, error) {
+	rsp, err := c.AttachProductFeature(ctx, productId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAttachProductFeatureResponse(rsp)
+}
+
+// DetachProductFeatureWithResponse Stop granting a feature with a product
+//
+// The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/products/{productId}/features/{featureKey} (the `DetachProductFeature` operationId).
+func (c *ClientWithResponses) DetachProductFeatureWithResponse(ctx context.Context, productId ProductIdPath, featureKey FeatureKeyPath, params *DetachProductFeatureParams, reqEditors ...RequestEditorFn) (*DetachProductFeatureResponse, error) {
+	rsp, err := c.DetachProductFeature(ctx, productId, featureKey, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDetachProductFeatureResponse(rsp)
+}
+
 // ListQuotesWithResponse List quotes
 //
 // Lists the merchant account's quotes with their versions. Items are Quote objects; status is the current version's. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -42900,6 +47664,21 @@ func (c *ClientWithResponses) PauseSubscriptionWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParsePauseSubscriptionResponse(rsp)
+}
+
+// DeleteSubscriptionPendingChangeWithResponse Drop a pending change
+//
+// Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/subscriptions/{subscriptionId}/pending-change (the `DeleteSubscriptionPendingChange` operationId).
+func (c *ClientWithResponses) DeleteSubscriptionPendingChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *DeleteSubscriptionPendingChangeParams, reqEditors ...RequestEditorFn) (*DeleteSubscriptionPendingChangeResponse, error) {
+	rsp, err := c.DeleteSubscriptionPendingChange(ctx, subscriptionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteSubscriptionPendingChangeResponse(rsp)
 }
 
 // ResumeSubscriptionWithBodyWithResponse Resume a subscription
@@ -46739,7 +51518,7 @@ func ParseExpireCustomerBalanceResponse(rsp *http.Response) (*ExpireCustomerBala
 		var dest struct {
 			// Data A prepaid balance ledger entry (append-only).
 			//
-			// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+			// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 			Data BalanceEntry `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -46896,7 +51675,7 @@ func ParseGrantCustomerBalanceResponse(rsp *http.Response) (*GrantCustomerBalanc
 		var dest struct {
 			// Data A prepaid balance ledger entry (append-only).
 			//
-			// Example: {"amount":5000,"createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
+			// Example: {"amount":5000,"category":"promotional","createdAt":"2025-06-01T12:00:00.16589Z","creditNoteId":null,"currency":"USD","customerId":"cus_acme","description":"Launch promotion","effectiveAt":"2025-06-01T12:00:00.16589Z","entryId":"promo-2025-01","environment":"sandbox","expiresAt":"2027-12-31T23:59:59Z","invoiceId":null,"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"balance_entry","priority":50,"remaining":5000,"sourceEntryId":null,"targets":null,"type":"grant"}
 			Data BalanceEntry `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -47022,6 +51801,318 @@ func ParseGrantCustomerBalanceResponse(rsp *http.Response) (*GrantCustomerBalanc
 		response.Headers201 = &headers
 	case rsp.StatusCode == 429:
 		var headers GrantCustomerBalanceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListCustomerEntitlementsResponse parses an HTTP response from a ListCustomerEntitlementsWithResponse call
+func ParseListCustomerEntitlementsResponse(rsp *http.Response) (*ListCustomerEntitlementsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCustomerEntitlementsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A customer's entitlements, whole (hasMore false).
+			Data EntitlementList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCustomerEntitlementsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListCustomerEntitlementsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCustomerEntitlementResponse parses an HTTP response from a GetCustomerEntitlementWithResponse call
+func ParseGetCustomerEntitlementResponse(rsp *http.Response) (*GetCustomerEntitlementResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomerEntitlementResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+			//
+			// Example: {"customerId":"cus_acme","environment":"sandbox","featureKey":"api_calls","hasAccess":true,"limit":10000,"object":"entitlement","periodEnd":"2025-07-01T00:00:00Z","remaining":7500,"softLimit":false,"type":"metered","usage":2500,"value":null}
+			Data Entitlement `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCustomerEntitlementResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomerEntitlementResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -48415,6 +53506,475 @@ func ParseExportDatasetResponse(rsp *http.Response) (*ExportDatasetResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ExportDatasetResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListFeaturesResponse parses an HTTP response from a ListFeaturesWithResponse call
+func ParseListFeaturesResponse(rsp *http.Response) (*ListFeaturesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListFeaturesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of features.
+			Data FeatureList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListFeaturesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListFeaturesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateFeatureResponse parses an HTTP response from a CreateFeatureWithResponse call
+func ParseCreateFeatureResponse(rsp *http.Response) (*CreateFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A feature a product may grant (docs/entitlements.md).
+			//
+			// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+			Data Feature `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateFeatureResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateFeatureResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetFeatureResponse parses an HTTP response from a GetFeatureWithResponse call
+func ParseGetFeatureResponse(rsp *http.Response) (*GetFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A feature a product may grant (docs/entitlements.md).
+			//
+			// Example: {"createdAt":"2025-06-01T12:00:00.154841Z","environment":"sandbox","featureKey":"api_calls","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","meterId":"api-calls","name":"API calls","object":"feature","type":"metered"}
+			Data Feature `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetFeatureResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetFeatureResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -53246,6 +58806,946 @@ func ParseUpdatePriceResponse(rsp *http.Response) (*UpdatePriceResponse, error) 
 	return response, nil
 }
 
+// ParseListProductsResponse parses an HTTP response from a ListProductsWithResponse call
+func ParseListProductsResponse(rsp *http.Response) (*ListProductsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListProductsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of products.
+			Data ProductList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListProductsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListProductsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateProductResponse parses an HTTP response from a CreateProductWithResponse call
+func ParseCreateProductResponse(rsp *http.Response) (*CreateProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateProductResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateProductResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetProductResponse parses an HTTP response from a GetProductWithResponse call
+func ParseGetProductResponse(rsp *http.Response) (*GetProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetProductResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetProductResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateProductResponse parses an HTTP response from a UpdateProductWithResponse call
+func ParseUpdateProductResponse(rsp *http.Response) (*UpdateProductResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateProductResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UpdateProductResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers UpdateProductResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAttachProductFeatureResponse parses an HTTP response from a AttachProductFeatureWithResponse call
+func ParseAttachProductFeatureResponse(rsp *http.Response) (*AttachProductFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AttachProductFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AttachProductFeatureResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers AttachProductFeatureResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDetachProductFeatureResponse parses an HTTP response from a DetachProductFeatureWithResponse call
+func ParseDetachProductFeatureResponse(rsp *http.Response) (*DetachProductFeatureResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DetachProductFeatureResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A product of the catalog, with the features it grants (docs/entitlements.md).
+			//
+			// Example: {"active":true,"createdAt":"2025-06-01T12:00:00.154841Z","description":null,"environment":"sandbox","features":[{"featureKey":"api_calls","limit":10000,"softLimit":false,"type":"metered","value":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"name":"Pro plan","object":"product","productId":"pro"}
+			Data Product `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DetachProductFeatureResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DetachProductFeatureResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListQuotesResponse parses an HTTP response from a ListQuotesWithResponse call
 func ParseListQuotesResponse(rsp *http.Response) (*ListQuotesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -54799,6 +61299,163 @@ func ParsePauseSubscriptionResponse(rsp *http.Response) (*PauseSubscriptionRespo
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers PauseSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteSubscriptionPendingChangeResponse parses an HTTP response from a DeleteSubscriptionPendingChangeWithResponse call
+func ParseDeleteSubscriptionPendingChangeResponse(rsp *http.Response) (*DeleteSubscriptionPendingChangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteSubscriptionPendingChangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+			//
+			// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+			Data Subscription `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteSubscriptionPendingChangeResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteSubscriptionPendingChangeResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

@@ -112,6 +112,17 @@ type Catalog interface {
 	HostedSetupPage(ctx context.Context, tok remit.HostedToken, m remit.MerchantAccount, sessionID string) (document.SetupPage, error)
 	UpdatePrice(ctx context.Context, m remit.MerchantAccount, priceID string, patch remit.Patch) (remit.Price, error)
 	UpdateCoupon(ctx context.Context, m remit.MerchantAccount, couponID string, patch remit.Patch) (remit.Coupon, error)
+	CreateProduct(ctx context.Context, m remit.MerchantAccount, p remit.Product) (remit.Product, error)
+	GetProduct(ctx context.Context, m remit.MerchantAccount, productID string) (remit.Product, error)
+	ListProducts(ctx context.Context, m remit.MerchantAccount, in remit.ProductQuery) (remit.List[remit.Product], error)
+	UpdateProduct(ctx context.Context, m remit.MerchantAccount, productID string, patch remit.Patch) (remit.Product, error)
+	AttachProductFeature(ctx context.Context, m remit.MerchantAccount, productID string, in remit.ProductFeatureInput) (remit.Product, error)
+	DetachProductFeature(ctx context.Context, m remit.MerchantAccount, productID, featureKey string) (remit.Product, error)
+	CreateFeature(ctx context.Context, m remit.MerchantAccount, f remit.Feature) (remit.Feature, error)
+	GetFeature(ctx context.Context, m remit.MerchantAccount, featureKey string) (remit.Feature, error)
+	ListFeatures(ctx context.Context, m remit.MerchantAccount, in remit.ListQuery) (remit.List[remit.Feature], error)
+	ListCustomerEntitlements(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.List[remit.Entitlement], error)
+	GetCustomerEntitlement(ctx context.Context, m remit.MerchantAccount, customerID, featureKey string) (remit.Entitlement, error)
 	UpdateCustomer(ctx context.Context, m remit.MerchantAccount, customerID string, patch remit.Patch) (remit.Customer, error)
 	UpdateBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string, patch remit.Patch) (remit.BillingAccount, error)
 	// PrepareDetachPaymentMethod runs before the detach's transaction (a prepare step): it
@@ -142,6 +153,7 @@ type Quotes interface {
 	PauseSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ResumeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ChangeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.Subscription, error)
+	DeleteSubscriptionPendingChange(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error)
 }
 
 // Invoicing is invoices and their tax transactions.

@@ -128,6 +128,8 @@ func (g *gen) str(s *openapi3.Schema, label string) string {
 		alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-"
 	case `^[!-~]+$`:
 		alphabet = "!#$%&()*+,-./0123456789:;<=>?@ABCXYZ[]^_`abcxyz{|}~"
+	case `^[a-z0-9_.-]+$`:
+		return rapid.StringMatching(`[a-z0-9][a-z0-9_.-]{0,20}`).Draw(g.t, label)
 	case `^[0-9]{4}$`:
 		return rapid.StringMatching(`[0-9]{4}`).Draw(g.t, label)
 	case `^[0-9]{1,3}d$`:

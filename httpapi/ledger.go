@@ -11,7 +11,10 @@ import (
 func (s *Server) grantCustomerBalance(ctx context.Context, r *Request, body api.BalanceGrantRequest) (any, error) {
 	in := remit.GrantInput{
 		EntryID: deref(body.EntryId), Currency: body.Currency, Amount: body.Amount, Description: body.Description,
-		EffectiveAt: body.EffectiveAt, ExpiresAt: body.ExpiresAt, Metadata: metadata(body.Metadata),
+		EffectiveAt: body.EffectiveAt, ExpiresAt: body.ExpiresAt, Metadata: metadata(body.Metadata), Priority: body.Priority,
+	}
+	if body.Category != nil {
+		in.Category = string(*body.Category)
 	}
 	if t := body.Targets; t != nil {
 		in.Targets = &remit.BalanceTargets{}

@@ -38,6 +38,14 @@ func metadataRoutes() map[string]metadataRoute {
 		"createCoupon": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
 			return "/v1/coupons", map[string]any{"name": "C", "percentOff": 10}
 		},
+		"createProduct": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			return "/v1/products", map[string]any{"name": "P"}
+		},
+		"updateProduct": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
+			id := fmt.Sprintf("md_prod_%d", n)
+			e.Must(201, "POST", "/v1/products", map[string]any{"productId": id, "name": "P"})
+			return "/v1/products/" + id, map[string]any{}
+		},
 		"createCustomer": func(t *testing.T, e *testkit.Env, n int) (string, map[string]any) {
 			return "/v1/customers", map[string]any{"name": "C"}
 		},

@@ -50,6 +50,9 @@ func changeInput(body api.SubscriptionChangeRequest) remit.ChangeInput {
 	if body.ProrationBehavior != nil {
 		in.ProrationBehavior = string(*body.ProrationBehavior)
 	}
+	if body.Effective != nil {
+		in.Effective = string(*body.Effective)
+	}
 	for _, it := range body.Items {
 		in.Items = append(in.Items, remit.ChangeItem{PriceID: it.PriceId, Quantity: it.Quantity})
 	}

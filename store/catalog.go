@@ -110,9 +110,10 @@ func optJSON(present bool, v any) any {
 	return mustJSON(v)
 }
 
-// EnsureProduct creates the product on first use; an existing one is left as is.
+// EnsureProduct creates the product on first use, named after its ID (docs/entitlements.md); an
+// existing one is left as is.
 func (q Q) EnsureProduct(ctx context.Context, merchantAccountID, productID string, at time.Time) error {
-	_, err := q.exec(ctx, `INSERT INTO products (merchant_account_id, id, created_at) VALUES ($1, $2, $3)
+	_, err := q.exec(ctx, `INSERT INTO products (merchant_account_id, id, created_at, name) VALUES ($1, $2, $3, $2)
 		ON CONFLICT (merchant_account_id, id) DO NOTHING`, merchantAccountID, productID, remit.Micros(at))
 	return wrapErr(err, "store.EnsureProduct")
 }

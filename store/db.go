@@ -198,6 +198,11 @@ func runFn(ctx context.Context, tx *Tx, fn func(ctx context.Context, tx *Tx) err
 	if err := fn(ctx, tx); err != nil {
 		return err
 	}
+	for _, hook := range tx.beforeEvents {
+		if err := hook(ctx); err != nil {
+			return err
+		}
+	}
 	for _, hook := range tx.beforeCommit {
 		if err := hook(ctx); err != nil {
 			return err
@@ -235,6 +240,8 @@ type Tx struct {
 	Q
 	beforeCommit []func(context.Context) error
 	afterCommit  []func()
+	beforeEvents []func(context.Context) error // run before beforeCommit: they may still emit events
+	locals       map[any]any                   // values the engine keeps for the transaction (Local)
 	spSeq        int
 	later        []laterWrite         // PostgreSQL: writes sent with the COMMIT (pipeline.go)
 	changesAuth  bool                 // it changed an API key or a merchant account (auth_listen.go)
@@ -248,6 +255,28 @@ type Tx struct {
 // BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.
 func (tx *Tx) BeforeCommit(fn func(context.Context) error) {
 	tx.beforeCommit = append(tx.beforeCommit, fn)
+}
+
+// BeforeEvents registers fn to run inside the transaction after the work succeeded, before the
+// before-commit hooks (the outbox among them): what it emits is written with the transaction's
+// other events.
+func (tx *Tx) BeforeEvents(fn func(context.Context) error) {
+	tx.beforeEvents = append(tx.beforeEvents, fn)
+}
+
+// Local returns the transaction's value for key, made by create (and kept) the first time it is
+// asked for: state the engine gathers over one transaction (the customers whose entitlements it
+// changed). created reports whether this call made it.
+func (tx *Tx) Local(key any, create func() any) (v any, created bool) {
+	if v, ok := tx.locals[key]; ok {
+		return v, false
+	}
+	if tx.locals == nil {
+		tx.locals = map[any]any{}
+	}
+	v = create()
+	tx.locals[key] = v
+	return v, true
 }
 
 // AfterCommit registers fn to run once the transaction committed (for example to wake a worker).

@@ -13,7 +13,7 @@ import (
 // going below zero.
 
 const entryColumns = `id, customer_id, seq, type, currency, amount, remaining, source_entry_id, invoice_id, credit_note_id,
-	targets, description, effective_at, expires_at, metadata, created_at`
+	targets, description, effective_at, expires_at, metadata, created_at, priority, category`
 
 func scanEntry(row interface{ Scan(...any) error }, merchantAccountID string) (e remit.BalanceEntry, err error) {
 	var remaining, expires sql.NullInt64
@@ -21,7 +21,7 @@ func scanEntry(row interface{ Scan(...any) error }, merchantAccountID string) (e
 	var md string
 	var effective, created int64
 	err = row.Scan(&e.EntryID, &e.CustomerID, &e.Seq, &e.Type, &e.Currency, &e.Amount, &remaining, &source, &invoice, &creditNote,
-		&targets, &desc, &effective, &expires, &md, &created)
+		&targets, &desc, &effective, &expires, &md, &created, &e.Priority, &e.Category)
 	if err != nil {
 		return e, err
 	}
@@ -38,11 +38,11 @@ func scanEntry(row interface{ Scan(...any) error }, merchantAccountID string) (e
 // not read the customer first).
 func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 	_, err := q.exec(ctx, `INSERT INTO balance_entries (merchant_account_id, customer_id, id, seq, type, currency, amount, remaining,
-		source_entry_id, invoice_id, credit_note_id, targets, description, effective_at, expires_at, metadata, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+		source_entry_id, invoice_id, credit_note_id, targets, description, effective_at, expires_at, metadata, created_at, priority, category)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 		e.MerchantAccountID, e.CustomerID, e.EntryID, e.Seq, e.Type, e.Currency, e.Amount, optInt(e.Remaining),
 		optText(e.SourceEntryID), optText(e.InvoiceID), optText(e.CreditNoteID), jsonText(e.Targets), optText(e.Description),
-		remit.Micros(e.EffectiveAt), optMicros(e.ExpiresAt), metadataText(e.Metadata), remit.Micros(e.CreatedAt))
+		remit.Micros(e.EffectiveAt), optMicros(e.ExpiresAt), metadataText(e.Metadata), remit.Micros(e.CreatedAt), e.Priority, e.Category)
 	switch {
 	case IsUniqueViolation(err):
 		return duplicate("id")
@@ -96,14 +96,15 @@ func (q Q) queryEntries(ctx context.Context, op, query, merchantAccountID string
 }
 
 // LockSpendableLots locks and returns a customer's lots in currency that have something left and
-// are available at `at` (effective, not expired), in spending order: earliest expiresAt first (lots
-// that never expire last), then earliest effective, then append order. Rows are locked in that
+// are available at `at` (effective, not expired), in spending order (remit.SpendingOrder): lowest
+// priority first, then earliest expiresAt (lots that never expire last), then earliest effective,
+// then append order. Rows are locked in that
 // order, so concurrent callers never deadlock on them.
 func (q Q) LockSpendableLots(ctx context.Context, merchantAccountID, customerID, currency string, at time.Time) ([]remit.BalanceEntry, error) {
 	rows, err := q.Query(ctx, `SELECT `+entryColumns+` FROM balance_entries
 		WHERE merchant_account_id = $1 AND customer_id = $2 AND currency = $3 AND remaining > 0
 		  AND effective_at <= $4 AND (expires_at IS NULL OR expires_at > $4)
-		ORDER BY CASE WHEN expires_at IS NULL THEN 1 ELSE 0 END, expires_at, effective_at, seq`+q.ForUpdate(),
+		ORDER BY priority, CASE WHEN expires_at IS NULL THEN 1 ELSE 0 END, expires_at, effective_at, seq`+q.ForUpdate(),
 		merchantAccountID, customerID, currency, remit.Micros(at))
 	if err != nil {
 		return nil, wrapErr(err, "store.LockSpendableLots")

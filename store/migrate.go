@@ -93,7 +93,7 @@ func (db *DB) migrationsOn(ctx context.Context, pool *sql.DB, locked bool) (*goo
 		}
 		opts = append(opts, goose.WithSessionLocker(locker))
 	}
-	opts = append(opts, goose.WithGoMigrations(chainMigration(), authVersionMigration(db.dialect), usageClusteredMigration(db.dialect), linesDocMigration(db.dialect), authNotifyMigration(db.dialect)))
+	opts = append(opts, goose.WithGoMigrations(chainMigration(), authVersionMigration(db.dialect), usageClusteredMigration(db.dialect), linesDocMigration(db.dialect), authNotifyMigration(db.dialect), catalogMigration(db.dialect)))
 	return goose.NewProvider(dialect, pool, fsys, opts...)
 }
 

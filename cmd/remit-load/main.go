@@ -17,6 +17,7 @@
 //	k billing-day      -subscriptions N subscriptions due at one instant, one sandbox clock advance,
 //	                   timed until every renewal invoice is finalized and paid through the sandbox
 //	                   (its latency -billing-day-latency, 50 ms); only when named (billingday.go)
+//	l entitlement-check GET /v1/customers/{id}/entitlements/{featureKey} (entitlements.go)
 //
 // For each it reports requests/s, p50/p99/p99.9 latency, errors, the server's peak RSS and the
 // throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
@@ -547,7 +548,7 @@ type scenario struct {
 }
 
 var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize",
-	"grant-beside-charges", "usage-meters", "usage-batch", "billing-day"}
+	"grant-beside-charges", "usage-meters", "usage-batch", "billing-day", "entitlement-check"}
 
 func selectScenarios(spec string) (map[string]bool, error) {
 	sel := map[string]bool{"ceiling": true}
@@ -566,7 +567,7 @@ func selectScenarios(spec string) (map[string]bool, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-k)", s, strings.Join(scenarioNames, ", "))
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-l)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return sel, nil
@@ -687,6 +688,7 @@ func scenarios(base string, fx *Fixture, run string) []scenario {
 				t.Body = usageBatch(run, seq.Add(1), usageBatchSize, customer)
 				return nil
 			}, probe: func() string { return probeBatch(base, scope, write(), usageBatch(run, 0, 2, customer)) }},
+		entitlementScenario(base, scope, fx, write),
 	}
 }
 

@@ -57,6 +57,8 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 	e.Must(201, "POST", "/v1/meters", map[string]any{"meterId": "a-meter", "name": alphaName, "aggregation": "unique_count", "uniqueProperty": "user"})
 	e.Must(201, "POST", "/v1/usage-events", map[string]any{"eventId": "a-usage", "customerId": "a-cus", "meterId": "a-meter", "quantity": 1,
 		"properties": map[string]any{"user": alphaName}})
+	e.Must(201, "POST", "/v1/features", map[string]any{"featureKey": "a-feature", "name": alphaName, "type": "boolean"})
+	e.Must(200, "POST", "/v1/products/a-prod/features", map[string]any{"featureKey": "a-feature"})
 	ep := data(e.Must(201, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://alpha.example/hook", "description": alphaName}))
 	mails := e.Must(200, "GET", "/v1/emails?customerId=a-cus&limit=1", nil).Data()["items"].([]any)
 	if len(mails) != 1 {
@@ -78,6 +80,8 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"emailId":     str(mails[0].(map[string]any), "emailId"),
 		"thresholdId": "thr_alpha", // usage thresholds answer 501 on this branch
 		"meterId":     "a-meter",
+		"productId":   "a-prod",
+		"featureKey":  "a-feature",
 		"jobId":       str(jobs[0].(map[string]any), "jobId"),
 	}
 	lines := []any{map[string]any{"priceId": "a-price"}}
@@ -94,6 +98,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"resendEvent":                     map[string]any{"endpointId": str(ep, "endpointId")},
 		"cancelSubscription":              map[string]any{"at": "now"},
 		"changeSubscription":              map[string]any{"items": []any{map[string]any{"priceId": "a-price"}}},
+		"attachProductFeature":            map[string]any{"featureKey": "a-feature"},
 	}
 	A.markers = []string{alphaName, "alpha-private@example.com", e.Tenant.OrganizationID, e.Tenant.APIKeyID, e.Tenant.Production, str(grant, "entryId")}
 	for _, id := range A.ids {

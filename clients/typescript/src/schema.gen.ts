@@ -673,6 +673,200 @@ export interface paths {
         patch: operations["updateCoupon"];
         trace?: never;
     };
+    "/v1/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List products
+         * @description Lists the merchant account's products. Items are Product objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it. A product a price named before products were a resource of their own (created on first use) is listed too, named after its ID.
+         */
+        get: operations["listProducts"];
+        put?: never;
+        /**
+         * Create a product
+         * @description Creates a product (docs/entitlements.md): what a price sells and the features it grants. productId is generated (prod_...) when omitted; one already used, also by a product a price created on first use, is 409. Emits product.created.
+         */
+        post: operations["createProduct"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/products/{productId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product ID. */
+                productId: components["parameters"]["ProductIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a product
+         * @description Returns a product with the features it grants.
+         */
+        get: operations["getProduct"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update or archive a product
+         * @description Changes a product with a JSON merge patch: name, description (null clears it), active and metadata. active false archives the product: it leaves the active list; the prices that name it keep working and the features it grants stay granted (docs/entitlements.md). The product's other fields are immutable (422 immutable_field). A patch that changes nothing answers 200 with the resource and emits no event; one that changes something emits product.updated with data.previousAttributes, the changed fields' values before. Idempotency-Key works as on POST.
+         */
+        patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/v1/products/{productId}/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product ID. */
+                productId: components["parameters"]["ProductIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Grant a feature with a product
+         * @description Makes the product grant a feature (docs/entitlements.md): a metered feature with limit (units per subscription period; omitted: unlimited) and softLimit (true: use may go past the limit); a static feature with value (required). A field the feature's type does not take is 422 not_allowed; an unknown feature is 404 with details.field featureKey. Granting a feature the product already grants replaces its limit, softLimit and value. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+         */
+        post: operations["attachProductFeature"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/products/{productId}/features/{featureKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Product ID. */
+                productId: components["parameters"]["ProductIdPath"];
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop granting a feature with a product
+         * @description The product no longer grants the feature: 404 when it does not. Answers the product; emits product.updated with data.previousAttributes.features. Every subscriber's entitlements follow at once.
+         */
+        delete: operations["detachProductFeature"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/features": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List features
+         * @description Lists the merchant account's features. Items are Feature objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listFeatures"];
+        put?: never;
+        /**
+         * Create a feature
+         * @description Creates a feature (docs/entitlements.md): boolean (access or not), metered (a meter's usage per subscription period against a limit; meterId required, and allowed only here) or static (a value, such as a plan tier). A featureKey already used is 409. Emits feature.created.
+         */
+        post: operations["createFeature"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/features/{featureKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a feature
+         * @description Returns a feature.
+         */
+        get: operations["getFeature"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{customerId}/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a customer's entitlements
+         * @description Every feature the customer holds through a trialing, active or past_due subscription whose items name a price of a product granting it, by featureKey (docs/entitlements.md). A metered feature's usage is its meter's aggregate for the customer in the subscription's current period; hasAccess is false once usage reaches the limit unless softLimit. Two products granting one feature: boolean and static take either, metered limits add up. The list is whole (hasMore false, nextCursor null). Follows every subscription change and usage event at once. 404 for an unknown customer.
+         */
+        get: operations["listCustomerEntitlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customers/{customerId}/entitlements/{featureKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Check one entitlement
+         * @description One feature of the customer, as in the list. A feature the customer does not hold, or that does not exist, answers 200 with hasAccess false and type null. Served from memory, checked against the versions every change moves (docs/entitlements.md). 404 for an unknown customer.
+         */
+        get: operations["getCustomerEntitlement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/prices/{priceId}": {
         parameters: {
             query?: never;
@@ -1001,6 +1195,29 @@ export interface paths {
          */
         post: operations["resumeSubscription"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}/pending-change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription ID (sub_...). */
+                subscriptionId: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Drop a pending change
+         * @description Drops the change a next_renewal change left pending (pendingChange): the subscription renews on its current items. 404 when no change is pending; 409 with details.currentState when paused or canceled. Emits subscription.updated.
+         */
+        delete: operations["deleteSubscriptionPendingChange"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1814,7 +2031,7 @@ export interface components {
          * @example invoice.finalized
          * @enum {string}
          */
-        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "merchant_account.updated" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "price.updated" | "coupon.updated" | "customer.updated" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "payment_method.detached" | "quote.created" | "quote.accepted" | "quote.canceled" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.updated" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.updated" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "verification.failed" | "job.failed" | "job.retried";
+        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "merchant_account.updated" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "price.updated" | "coupon.updated" | "customer.updated" | "product.created" | "product.updated" | "feature.created" | "customer.entitlements_changed" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "payment_method.detached" | "quote.created" | "quote.accepted" | "quote.canceled" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.updated" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.updated" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "verification.failed" | "job.failed" | "job.retried";
         /**
          * @description A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
          * @example USD
@@ -2579,6 +2796,16 @@ export interface components {
              * @description When what remains of the grant expires. RFC 3339 date-time.
              */
             expiresAt?: string;
+            /**
+             * Format: int64
+             * @description Spending order (docs/catalog-and-balance.md "Spending order"): lower is spent first; then the earliest expiresAt, then the oldest. Default 50.
+             */
+            priority?: number;
+            /**
+             * @description paid: the customer paid for it (a liability in the books); promotional (the default): a discount given.
+             * @enum {string}
+             */
+            category?: "paid" | "promotional";
             metadata?: components["schemas"]["Metadata"];
         };
         /**
@@ -4404,6 +4631,8 @@ export interface components {
          *       "targets": null,
          *       "description": "Launch promotion",
          *       "effectiveAt": "2025-06-01T12:00:00.16589Z",
+         *       "priority": 50,
+         *       "category": "promotional",
          *       "expiresAt": "2027-12-31T23:59:59Z",
          *       "metadata": {},
          *       "environment": "sandbox",
@@ -4457,6 +4686,13 @@ export interface components {
              * @description When the entry takes effect. RFC 3339, UTC.
              */
             effectiveAt?: string;
+            /**
+             * Format: int64
+             * @description Lots: the spending order (lower first; docs/catalog-and-balance.md "Spending order"); 50 unless a grant set it. Entries taking from a lot: its lot's.
+             */
+            priority?: number;
+            /** @description paid or promotional. A grant's is given (default promotional); top_up and credit_note entries are paid; an application or expiry carries its lot's. */
+            category?: string;
             /**
              * Format: date-time
              * @description For grants: when what remains expires. RFC 3339, UTC.
@@ -4912,6 +5148,12 @@ export interface components {
              * @enum {string}
              */
             prorationBehavior: "create_prorations" | "always_invoice" | "none";
+            /**
+             * @description now (the default): the items change at once, prorated as prorationBehavior says. next_renewal: the items stay until the current period ends; the subscription shows pendingChange, nothing is prorated, this period's invoice stays as it is and the renewal bills the new items (docs/price-changes.md).
+             * @default now
+             * @enum {string}
+             */
+            effective: "now" | "next_renewal";
         };
         SubscriptionChangeItem: {
             /** @description A recurring catalog price in the subscription's currency and interval. */
@@ -5026,6 +5268,16 @@ export interface components {
             pendingProrations?: components["schemas"]["PendingProration"][] | null;
             /** @description Items of an accepted amendment, in force from the next period; null when none is pending. */
             pendingItems?: components["schemas"]["SubscriptionItem"][] | null;
+            /** @description A change made with effective next_renewal (docs/price-changes.md): the items in force from effectiveAt (the end of the current period); null when none is pending. DELETE /v1/subscriptions/{subscriptionId}/pending-change drops it. */
+            pendingChange?: {
+                /** @description The subscription's items from effectiveAt. */
+                items?: components["schemas"]["SubscriptionItem"][];
+                /**
+                 * Format: date-time
+                 * @description When the items take effect (the current period's end).
+                 */
+                effectiveAt?: string;
+            } | null;
             /** @description Coupons of the accepted amendment, in force from the next period; null when none is pending. */
             pendingCouponIds?: string[] | null;
             /** @description The amendment quote whose terms are pending; null when none is pending. */
@@ -6444,7 +6696,7 @@ export interface components {
             hash?: string;
         };
         /** @description The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries. */
-        EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"];
+        EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"] | components["schemas"]["Product"] | components["schemas"]["Feature"] | components["schemas"]["EntitlementsChange"];
         /** @description What a customer-portal action answers: the completed setup session (setup-sessions/{sessionId}/complete) or the invoice (invoices/{invoiceId}/pay, payments/{paymentId}/authenticate). Its object field names its schema. */
         PortalResult: components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["Invoice"];
         /**
@@ -6608,6 +6860,301 @@ export interface components {
         PriceList: components["schemas"]["CursorPage"] & {
             /** @description The prices, in the list's order (newest first). */
             items?: components["schemas"]["Price"][];
+        };
+        /**
+         * @description A product of the catalog, with the features it grants (docs/entitlements.md).
+         * @example {
+         *       "object": "product",
+         *       "productId": "pro",
+         *       "name": "Pro plan",
+         *       "description": null,
+         *       "active": true,
+         *       "features": [
+         *         {
+         *           "featureKey": "api_calls",
+         *           "type": "metered",
+         *           "limit": 10000,
+         *           "softLimit": false,
+         *           "value": null
+         *         }
+         *       ],
+         *       "metadata": {},
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "createdAt": "2025-06-01T12:00:00.154841Z"
+         *     }
+         */
+        Product: {
+            /**
+             * @description Always "product". (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "product";
+            /** @description Product ID. */
+            productId?: string;
+            /** @description Product name (a product a price created on first use is named after its ID). */
+            name?: string;
+            /** @description What the product is. */
+            description?: string | null;
+            /** @description false once archived (PATCH active false). */
+            active?: boolean;
+            /** @description The features the product grants, by featureKey. */
+            features?: components["schemas"]["ProductFeature"][];
+            /** @description Metadata: string keys to string values. */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @description Environment the resource lives in: sandbox or production. */
+            environment?: string;
+            /** @description Merchant account the resource belongs to. */
+            merchantAccountId?: string;
+            /**
+             * Format: date-time
+             * @description When the resource was created (merchant clock). RFC 3339, UTC.
+             */
+            createdAt?: string;
+        };
+        /** @description A feature a product grants, with its limit (metered) or value (static). */
+        ProductFeature: {
+            /** @description The feature granted. */
+            featureKey: string;
+            /** @description The feature's type: boolean, metered or static. */
+            type?: string;
+            /**
+             * Format: int64
+             * @description Metered: units per subscription period; null: unlimited.
+             */
+            limit?: number | null;
+            /** @description Metered: true lets use go past the limit (hasAccess stays true). */
+            softLimit?: boolean;
+            /** @description Static: the value granted. */
+            value?: string | null;
+        };
+        /** @description A page of products. */
+        ProductList: components["schemas"]["CursorPage"] & {
+            /** @description The products, in the list's order (newest first). */
+            items?: components["schemas"]["Product"][];
+        };
+        /**
+         * @description Creates a product.
+         * @example {
+         *       "productId": "pro",
+         *       "name": "Pro plan"
+         *     }
+         */
+        ProductCreateRequest: {
+            /** @description Caller-chosen product ID, unique within the merchant account; prod_... when omitted. */
+            productId?: string;
+            /** @description Product name. */
+            name: string;
+            /** @description What the product is. */
+            description?: string;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /**
+         * @description A merge patch of a product. null is refused on name and active (422 invalid_type); null clears description. Immutable (422 immutable_field): productId, features (POST and DELETE /v1/products/{productId}/features), object, environment, merchantAccountId, createdAt.
+         * @example {
+         *       "active": false
+         *     }
+         */
+        ProductPatch: {
+            /** @description Product name. */
+            name?: string;
+            /** @description What the product is; null clears it. */
+            description?: string | null;
+            /** @description false archives the product; true makes it active again. */
+            active?: boolean;
+            metadata?: components["schemas"]["MetadataPatch"];
+        };
+        /**
+         * @description A feature a product grants: limit and softLimit for a metered feature, value (required) for a static one; a boolean feature takes neither.
+         * @example {
+         *       "featureKey": "api_calls",
+         *       "limit": 10000
+         *     }
+         */
+        ProductFeatureRequest: {
+            /** @description The feature to grant. */
+            featureKey: string;
+            /**
+             * Format: int64
+             * @description Metered only: units of the feature's meter per subscription period; omitted: unlimited.
+             */
+            limit?: number;
+            /** @description Metered only: true lets use go past the limit; default false. */
+            softLimit?: boolean;
+            /** @description Static only (required there): the value granted. */
+            value?: string;
+        };
+        /**
+         * @description A feature a product may grant (docs/entitlements.md).
+         * @example {
+         *       "object": "feature",
+         *       "featureKey": "api_calls",
+         *       "name": "API calls",
+         *       "type": "metered",
+         *       "meterId": "api-calls",
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "createdAt": "2025-06-01T12:00:00.154841Z"
+         *     }
+         */
+        Feature: {
+            /**
+             * @description Always "feature". (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "feature";
+            /** @description Feature key, unique within the merchant account. */
+            featureKey?: string;
+            /** @description Feature name. */
+            name?: string;
+            /** @description boolean, metered or static. */
+            type?: string;
+            /** @description Metered: the meter whose usage the feature counts. */
+            meterId?: string | null;
+            /** @description Environment the resource lives in: sandbox or production. */
+            environment?: string;
+            /** @description Merchant account the resource belongs to. */
+            merchantAccountId?: string;
+            /**
+             * Format: date-time
+             * @description When the resource was created (merchant clock). RFC 3339, UTC.
+             */
+            createdAt?: string;
+        };
+        /** @description The fields of a metered feature: meterId is required. */
+        FeatureRulesMetered: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "metered";
+        };
+        /** @description The fields of a boolean or static feature: no meterId. */
+        FeatureRulesUnmetered: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "boolean" | "static";
+        };
+        /** @description A page of features. */
+        FeatureList: components["schemas"]["CursorPage"] & {
+            /** @description The features, in the list's order (newest first). */
+            items?: components["schemas"]["Feature"][];
+        };
+        /**
+         * @description Creates a feature. meterId is required for a metered feature and not allowed for the others (422).
+         * @example {
+         *       "featureKey": "api_calls",
+         *       "name": "API calls",
+         *       "type": "metered",
+         *       "meterId": "api-calls"
+         *     }
+         */
+        FeatureCreateRequest: {
+            /** @description Feature key, unique within the merchant account. */
+            featureKey: string;
+            /** @description Feature name. */
+            name: string;
+            /**
+             * @description boolean: access or not; metered: a meter's usage per period against a limit; static: a value.
+             * @enum {string}
+             */
+            type: "boolean" | "metered" | "static";
+            /** @description Metered only (required there): the meter whose usage the feature counts. */
+            meterId?: string;
+        } & (components["schemas"]["FeatureRulesMetered"] | components["schemas"]["FeatureRulesUnmetered"]);
+        /**
+         * @description A feature a customer holds, or (asked for by key) does not hold (docs/entitlements.md).
+         * @example {
+         *       "object": "entitlement",
+         *       "customerId": "cus_acme",
+         *       "featureKey": "api_calls",
+         *       "type": "metered",
+         *       "hasAccess": true,
+         *       "value": null,
+         *       "limit": 10000,
+         *       "softLimit": false,
+         *       "usage": 2500,
+         *       "remaining": 7500,
+         *       "periodEnd": "2025-07-01T00:00:00Z",
+         *       "environment": "sandbox"
+         *     }
+         */
+        Entitlement: {
+            /** @description Always "entitlement". */
+            object: string;
+            /** @description The customer. */
+            customerId?: string;
+            /** @description The feature. */
+            featureKey: string;
+            /** @description boolean, metered or static; null for a feature the customer does not hold. */
+            type?: string | null;
+            /** @description Whether the customer may use the feature now: held, and for a metered feature usage below the limit (or softLimit, or no limit). */
+            hasAccess: boolean;
+            /** @description Static: the value granted (the first subscription's when several grant it). */
+            value?: string | null;
+            /**
+             * Format: int64
+             * @description Metered: units per period, the limits of every grant added up; null: unlimited (or not metered).
+             */
+            limit?: number | null;
+            /** @description Metered: true when a grant lets use go past the limit. */
+            softLimit?: boolean;
+            /**
+             * Format: int64
+             * @description Metered: the meter's aggregate for the customer in the current period.
+             */
+            usage?: number | null;
+            /**
+             * Format: int64
+             * @description Metered with a limit: limit minus usage, never below 0.
+             */
+            remaining?: number | null;
+            /**
+             * Format: date-time
+             * @description Metered: when the period whose usage counts ends (the usage starts again from 0).
+             */
+            periodEnd?: string | null;
+            /** @description Environment the resource lives in: sandbox or production. */
+            environment?: string;
+        };
+        /**
+         * @description The object of customer.entitlements_changed (docs/entitlements.md): feature keys added to and removed from what the customer holds, and the metered features that lost access (exhausted) or got it back (restored).
+         * @example {
+         *       "object": "entitlements_change",
+         *       "customerId": "cus_acme",
+         *       "added": [],
+         *       "removed": [],
+         *       "exhausted": [
+         *         "api_calls"
+         *       ],
+         *       "restored": []
+         *     }
+         */
+        EntitlementsChange: {
+            /**
+             * @description Always "entitlements_change". (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "entitlements_change";
+            /** @description The customer. */
+            customerId?: string;
+            /** @description Features the customer holds now and did not before. */
+            added?: string[];
+            /** @description Features the customer no longer holds. */
+            removed?: string[];
+            /** @description Metered features whose usage reached their limit (hasAccess now false). */
+            exhausted?: string[];
+            /** @description Metered features that have access again (a void, a higher or soft limit, a new period). */
+            restored?: string[];
+        };
+        /** @description A customer's entitlements, whole (hasMore false). */
+        EntitlementList: components["schemas"]["CursorPage"] & {
+            /** @description The entitlements, by featureKey. */
+            items?: components["schemas"]["Entitlement"][];
         };
         /** @description A page of coupons. */
         CouponList: components["schemas"]["CursorPage"] & {
@@ -7021,6 +7568,10 @@ export interface components {
         ThresholdIdPath: string;
         /** @description Price ID. */
         PriceIdPath: string;
+        /** @description Product ID. */
+        ProductIdPath: string;
+        /** @description Feature key. */
+        FeatureKeyPath: string;
         /** @description Coupon ID. */
         CouponIdPath: string;
         /** @description Billing account ID. */
@@ -9847,6 +10398,682 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    listProducts: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description true: only the active products; false: only the archived ones (PATCH active false). Both when left out. */
+                active?: boolean;
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of Product. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "product",
+                     *             "productId": "pro",
+                     *             "name": "Pro plan",
+                     *             "description": null,
+                     *             "active": true,
+                     *             "features": [
+                     *               {
+                     *                 "featureKey": "sso",
+                     *                 "type": "boolean",
+                     *                 "limit": null,
+                     *                 "softLimit": false,
+                     *                 "value": null
+                     *               }
+                     *             ],
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.154841Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["ProductList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    createProduct: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A product: its name, and optionally its ID, description and metadata. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The product created. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Product"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getProduct: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Product ID. */
+                productId: components["parameters"]["ProductIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Product"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    updateProduct: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Product ID. */
+                productId: components["parameters"]["ProductIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description A JSON merge patch (RFC 7396) of the fields to change, sent as application/merge-patch+json or application/json. */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["ProductPatch"];
+                "application/json": components["schemas"]["ProductPatch"];
+            };
+        };
+        responses: {
+            /** @description The product as the patch left it. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Product"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    attachProductFeature: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Product ID. */
+                productId: components["parameters"]["ProductIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description The feature to grant and its limit or value. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductFeatureRequest"];
+            };
+        };
+        responses: {
+            /** @description The product with the feature. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Product"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    detachProductFeature: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Product ID. */
+                productId: components["parameters"]["ProductIdPath"];
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The product without the feature. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Product"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listFeatures: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of Feature. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "feature",
+                     *             "featureKey": "sso",
+                     *             "name": "Single sign-on",
+                     *             "type": "boolean",
+                     *             "meterId": null,
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.154841Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["FeatureList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    createFeature: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A feature: its key, name, type and, when metered, its meter. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FeatureCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The feature created. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Feature"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getFeature: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The feature. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Feature"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listCustomerEntitlements: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The customer's entitlements. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "entitlement",
+                     *             "customerId": "cus_acme",
+                     *             "featureKey": "sso",
+                     *             "type": "boolean",
+                     *             "hasAccess": true,
+                     *             "value": null,
+                     *             "limit": null,
+                     *             "softLimit": false,
+                     *             "usage": null,
+                     *             "remaining": null,
+                     *             "periodEnd": null,
+                     *             "environment": "sandbox"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["EntitlementList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getCustomerEntitlement: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+                /** @description Feature key. */
+                featureKey: components["parameters"]["FeatureKeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entitlement. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Entitlement"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     getPrice: {
         parameters: {
             query: {
@@ -11154,6 +12381,59 @@ export interface operations {
         };
         responses: {
             /** @description The resumed subscription. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    deleteSubscriptionPendingChange: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description Subscription ID (sub_...). */
+                subscriptionId: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription without its pending change. */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["RequestId"];
