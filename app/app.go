@@ -260,6 +260,7 @@ func (co *core) emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 		Environment: scope.Environment, CreatedAt: now, Data: data,
 	}
 	tx.AppendEvent(ev, objectID) // chained and written when the transaction commits
+	notePreviewEvent(ctx, typ, obj)
 	co.counts.events[typ].after(tx, scope.Environment)
 	for _, react := range co.reactions[typ] {
 		if err := react(ctx, tx, scope, now, obj); err != nil {

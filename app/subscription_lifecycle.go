@@ -240,6 +240,7 @@ func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccoun
 		if sub.Status == remit.SubscriptionTrialing {
 			lines = nil // nothing of a trial was billed
 		}
+		notePreviewProrations(ctx, lines)
 		if err := qs.applyProration(ctx, tx, m, sub, lines, behavior, remit.ReasonOrderChange, now); err != nil {
 			return err
 		}

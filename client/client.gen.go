@@ -801,6 +801,21 @@ func (e SubscriptionCancelRequestAt) Valid() bool {
 	}
 }
 
+// Defines values for SubscriptionChangePreviewObject.
+const (
+	SubscriptionChangePreviewObjectSubscriptionChangePreview SubscriptionChangePreviewObject = "subscription_change_preview"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangePreviewObject enum.
+func (e SubscriptionChangePreviewObject) Valid() bool {
+	switch e {
+	case SubscriptionChangePreviewObjectSubscriptionChangePreview:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SubscriptionChangeRequestProrationBehavior.
 const (
 	SubscriptionChangeRequestProrationBehaviorAlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
@@ -1353,6 +1368,24 @@ func (e ListCustomerPaymentMethodsParamsEnvironment) Valid() bool {
 	case ListCustomerPaymentMethodsParamsEnvironmentProduction:
 		return true
 	case ListCustomerPaymentMethodsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetUpcomingInvoiceParamsEnvironment.
+const (
+	GetUpcomingInvoiceParamsEnvironmentProduction GetUpcomingInvoiceParamsEnvironment = "production"
+	GetUpcomingInvoiceParamsEnvironmentSandbox    GetUpcomingInvoiceParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetUpcomingInvoiceParamsEnvironment enum.
+func (e GetUpcomingInvoiceParamsEnvironment) Valid() bool {
+	switch e {
+	case GetUpcomingInvoiceParamsEnvironmentProduction:
+		return true
+	case GetUpcomingInvoiceParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2445,6 +2478,24 @@ func (e ChangeSubscriptionParamsEnvironment) Valid() bool {
 	case ChangeSubscriptionParamsEnvironmentProduction:
 		return true
 	case ChangeSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PreviewSubscriptionChangeParamsEnvironment.
+const (
+	PreviewSubscriptionChangeParamsEnvironmentProduction PreviewSubscriptionChangeParamsEnvironment = "production"
+	PreviewSubscriptionChangeParamsEnvironmentSandbox    PreviewSubscriptionChangeParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PreviewSubscriptionChangeParamsEnvironment enum.
+func (e PreviewSubscriptionChangeParamsEnvironment) Valid() bool {
+	switch e {
+	case PreviewSubscriptionChangeParamsEnvironmentProduction:
+		return true
+	case PreviewSubscriptionChangeParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -5889,6 +5940,23 @@ type ProcessorWebhookAck struct {
 	Received *bool `json:"received,omitempty"`
 }
 
+// ProrationPreview One line of a change's proration.
+//
+// Example: {"amount":7548,"credit":false,"description":"Remaining time on Team plan from 7 Jun 2025 to 1 Jul 2025","periodEnd":"2025-07-01T12:00:00Z","periodStart":"2025-06-07T12:00:00Z","priceId":"price_team_monthly"}
+type ProrationPreview struct {
+	// Amount Minor units, before discounts and tax.
+	Amount int64 `json:"amount"`
+
+	// Credit true for a credit of the unused time of an old item, false for a charge of the remaining time of a new one.
+	Credit      bool      `json:"credit"`
+	Description string    `json:"description"`
+	PeriodEnd   time.Time `json:"periodEnd"`
+	PeriodStart time.Time `json:"periodStart"`
+
+	// PriceId The item's price.
+	PriceId string `json:"priceId"`
+}
+
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
 // Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
@@ -6432,6 +6500,32 @@ type SubscriptionChangeItem struct {
 	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices.
 	Quantity *int64 `json:"quantity,omitempty"`
 }
+
+// SubscriptionChangePreview What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+type SubscriptionChangePreview struct {
+	// CreditNotes The credit notes the change would issue for the unused time (on an open or paid invoice of the period).
+	CreditNotes []CreditNote `json:"creditNotes"`
+
+	// Invoices The invoices the change would create or revise, as they would stand: the draft of the current period revised, or (always_invoice) the invoice of the charges, finalized.
+	Invoices []Invoice `json:"invoices"`
+
+	// Object Example: subscription_change_preview
+	Object SubscriptionChangePreviewObject `json:"object"`
+
+	// Prorations The change's proration, before discounts and tax; empty with prorationBehavior none or for a trialing subscription.
+	Prorations []ProrationPreview `json:"prorations"`
+
+	// Subscription A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Subscription Subscription `json:"subscription"`
+
+	// UpcomingInvoice The invoice the next renewal would make after the change; absent when it would make none.
+	UpcomingInvoice *Invoice `json:"upcomingInvoice,omitempty"`
+}
+
+// SubscriptionChangePreviewObject Example: subscription_change_preview
+type SubscriptionChangePreviewObject string
 
 // SubscriptionChangeRequest The subscription's items after a change, and how to prorate it.
 //
@@ -7633,6 +7727,21 @@ type ListCustomerPaymentMethodsParams struct {
 // ListCustomerPaymentMethodsParamsEnvironment defines parameters for ListCustomerPaymentMethods.
 type ListCustomerPaymentMethodsParamsEnvironment string
 
+// GetUpcomingInvoiceParams defines parameters for GetUpcomingInvoice.
+type GetUpcomingInvoiceParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetUpcomingInvoiceParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// SubscriptionId The subscription whose next renewal to preview (one of the customer's).
+	SubscriptionId *string `form:"subscriptionId,omitempty" json:"subscriptionId,omitempty"`
+}
+
+// GetUpcomingInvoiceParamsEnvironment defines parameters for GetUpcomingInvoice.
+type GetUpcomingInvoiceParamsEnvironment string
+
 // ListEmailsParams defines parameters for ListEmails.
 type ListEmailsParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -8578,6 +8687,18 @@ type ChangeSubscriptionParams struct {
 // ChangeSubscriptionParamsEnvironment defines parameters for ChangeSubscription.
 type ChangeSubscriptionParamsEnvironment string
 
+// PreviewSubscriptionChangeParams defines parameters for PreviewSubscriptionChange.
+type PreviewSubscriptionChangeParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment PreviewSubscriptionChangeParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// PreviewSubscriptionChangeParamsEnvironment defines parameters for PreviewSubscriptionChange.
+type PreviewSubscriptionChangeParamsEnvironment string
+
 // PauseSubscriptionParams defines parameters for PauseSubscription.
 type PauseSubscriptionParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -9084,6 +9205,9 @@ type CancelSubscriptionJSONRequestBody = SubscriptionCancelRequest
 
 // ChangeSubscriptionJSONRequestBody defines body for ChangeSubscription for application/json ContentType.
 type ChangeSubscriptionJSONRequestBody = SubscriptionChangeRequest
+
+// PreviewSubscriptionChangeJSONRequestBody defines body for PreviewSubscriptionChange for application/json ContentType.
+type PreviewSubscriptionChangeJSONRequestBody = SubscriptionChangeRequest
 
 // PauseSubscriptionJSONRequestBody defines body for PauseSubscription for application/json ContentType.
 type PauseSubscriptionJSONRequestBody = EmptyRequest
@@ -12177,6 +12301,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
 	ListCustomerPaymentMethods(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetUpcomingInvoice Preview a customer's upcoming invoice
+	//
+	// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+	GetUpcomingInvoice(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListEmails List e-mails
 	//
 	// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
@@ -12752,6 +12883,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
 	ChangeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewSubscriptionChangeWithBody Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChangeWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewSubscriptionChange Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PauseSubscriptionWithBody Pause a subscription
 	//
@@ -13808,6 +13957,23 @@ func (c *Client) CreatePaymentMethodSetupSession(ctx context.Context, customerId
 // Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
 func (c *Client) ListCustomerPaymentMethods(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCustomerPaymentMethodsRequest(c.Server, customerId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUpcomingInvoice Preview a customer's upcoming invoice
+//
+// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+//
+// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+func (c *Client) GetUpcomingInvoice(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUpcomingInvoiceRequest(c.Server, customerId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -15084,6 +15250,44 @@ func (c *Client) ChangeSubscriptionWithBody(ctx context.Context, subscriptionId 
 // Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
 func (c *Client) ChangeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewChangeSubscriptionRequest(c.Server, subscriptionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewSubscriptionChangeWithBody Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *Client) PreviewSubscriptionChangeWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewSubscriptionChangeRequestWithBody(c.Server, subscriptionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewSubscriptionChange Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *Client) PreviewSubscriptionChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewSubscriptionChangeRequest(c.Server, subscriptionId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -18029,6 +18233,83 @@ func NewListCustomerPaymentMethodsRequest(server string, customerId CustomerIdPa
 		if params.CreatedTo != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetUpcomingInvoiceRequest constructs an http.Request for the GetUpcomingInvoice method
+func NewGetUpcomingInvoiceRequest(server string, customerId CustomerIdPath, params *GetUpcomingInvoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/upcoming-invoice", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.SubscriptionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscriptionId", *params.SubscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -22764,6 +23045,84 @@ func NewChangeSubscriptionRequestWithBody(server string, subscriptionId Subscrip
 	return req, nil
 }
 
+// NewPreviewSubscriptionChangeRequest calls the generic PreviewSubscriptionChange builder with application/json body
+func NewPreviewSubscriptionChangeRequest(server string, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPreviewSubscriptionChangeRequestWithBody(server, subscriptionId, params, "application/json", bodyReader)
+}
+
+// NewPreviewSubscriptionChangeRequestWithBody constructs an http.Request for the PreviewSubscriptionChange method, with any body, and a specified content type
+func NewPreviewSubscriptionChangeRequestWithBody(server string, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/change/preview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPauseSubscriptionRequest calls the generic PauseSubscription builder with application/json body
 func NewPauseSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -25265,6 +25624,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
 	ListCustomerPaymentMethodsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*ListCustomerPaymentMethodsResponse, error)
 
+	// GetUpcomingInvoiceWithResponse Preview a customer's upcoming invoice
+	//
+	// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+	GetUpcomingInvoiceWithResponse(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*GetUpcomingInvoiceResponse, error)
+
 	// ListEmailsWithResponse List e-mails
 	//
 	// Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
@@ -25894,6 +26262,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
 	ChangeSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeSubscriptionResponse, error)
+
+	// PreviewSubscriptionChangeWithBodyWithResponse Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChangeWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error)
+
+	// PreviewSubscriptionChangeWithResponse Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error)
 
 	// PauseSubscriptionWithBodyWithResponse Pause a subscription
 	//
@@ -30090,6 +30476,161 @@ func (r ListCustomerPaymentMethodsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListCustomerPaymentMethodsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetUpcomingInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetUpcomingInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetUpcomingInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An invoice.
+		//
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","hostedInvoiceUrl":"http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		Data Invoice `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUpcomingInvoiceResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUpcomingInvoiceResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON200() *struct {
+	// Data An invoice.
+	//
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","hostedInvoiceUrl":"http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	Data Invoice `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUpcomingInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUpcomingInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUpcomingInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUpcomingInvoiceResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37240,6 +37781,157 @@ func (r ChangeSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// PreviewSubscriptionChangeResponse200Headers the declared response headers of an HTTP 200 response for PreviewSubscriptionChange
+type PreviewSubscriptionChangeResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// PreviewSubscriptionChangeResponse429Headers the declared response headers of an HTTP 429 response for PreviewSubscriptionChange
+type PreviewSubscriptionChangeResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type PreviewSubscriptionChangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+		Data SubscriptionChangePreview `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PreviewSubscriptionChangeResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PreviewSubscriptionChangeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON200() *struct {
+	// Data What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+	Data SubscriptionChangePreview `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PreviewSubscriptionChangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PreviewSubscriptionChangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PreviewSubscriptionChangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PreviewSubscriptionChangeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PauseSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for PauseSubscription
 type PauseSubscriptionResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -41404,6 +42096,21 @@ func (c *ClientWithResponses) ListCustomerPaymentMethodsWithResponse(ctx context
 	return ParseListCustomerPaymentMethodsResponse(rsp)
 }
 
+// GetUpcomingInvoiceWithResponse Preview a customer's upcoming invoice
+//
+// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+func (c *ClientWithResponses) GetUpcomingInvoiceWithResponse(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*GetUpcomingInvoiceResponse, error) {
+	rsp, err := c.GetUpcomingInvoice(ctx, customerId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUpcomingInvoiceResponse(rsp)
+}
+
 // ListEmailsWithResponse List e-mails
 //
 // Lists the e-mail log, newest first, cursor-paged: every message recorded for the merchant account's customers, sent or not (in the sandbox without REMIT_SMTP_URL, every message is recorded skipped, so this shows what would have gone out). Items are Email objects without their bodies.
@@ -42452,6 +43159,36 @@ func (c *ClientWithResponses) ChangeSubscriptionWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseChangeSubscriptionResponse(rsp)
+}
+
+// PreviewSubscriptionChangeWithBodyWithResponse Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *ClientWithResponses) PreviewSubscriptionChangeWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error) {
+	rsp, err := c.PreviewSubscriptionChangeWithBody(ctx, subscriptionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewSubscriptionChangeResponse(rsp)
+}
+
+// PreviewSubscriptionChangeWithResponse Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *ClientWithResponses) PreviewSubscriptionChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error) {
+	rsp, err := c.PreviewSubscriptionChange(ctx, subscriptionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewSubscriptionChangeResponse(rsp)
 }
 
 // PauseSubscriptionWithBodyWithResponse Pause a subscription
@@ -46886,6 +47623,163 @@ func ParseListCustomerPaymentMethodsResponse(rsp *http.Response) (*ListCustomerP
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ListCustomerPaymentMethodsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUpcomingInvoiceResponse parses an HTTP response from a GetUpcomingInvoiceWithResponse call
+func ParseGetUpcomingInvoiceResponse(rsp *http.Response) (*GetUpcomingInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUpcomingInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An invoice.
+			//
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","hostedInvoiceUrl":"http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			Data Invoice `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUpcomingInvoiceResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUpcomingInvoiceResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
@@ -54194,6 +55088,161 @@ func ParseChangeSubscriptionResponse(rsp *http.Response) (*ChangeSubscriptionRes
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ChangeSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePreviewSubscriptionChangeResponse parses an HTTP response from a PreviewSubscriptionChangeWithResponse call
+func ParsePreviewSubscriptionChangeResponse(rsp *http.Response) (*PreviewSubscriptionChangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PreviewSubscriptionChangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+			Data SubscriptionChangePreview `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PreviewSubscriptionChangeResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PreviewSubscriptionChangeResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

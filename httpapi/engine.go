@@ -142,6 +142,8 @@ type Quotes interface {
 	PauseSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ResumeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ChangeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.Subscription, error)
+	PreviewChange(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.SubscriptionChangePreview, error)
+	UpcomingInvoice(ctx context.Context, m remit.MerchantAccount, customerID, subscriptionID string) (remit.Invoice, error)
 }
 
 // Invoicing is invoices and their tax transactions.

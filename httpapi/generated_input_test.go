@@ -462,6 +462,12 @@ var proseRules = map[string]func(g *gen, req *drawn){
 		first["priceId"] = "price_month"
 		req.body["items"] = []any{first}
 	},
+	"previewSubscriptionChange": func(g *gen, req *drawn) {
+		items := req.body["items"].([]any)
+		first := items[0].(map[string]any)
+		first["priceId"] = "price_month"
+		req.body["items"] = []any{first}
+	},
 	// A dunning schedule is strictly increasing.
 	"createBillingAccount": func(g *gen, req *drawn) {
 		if d, ok := req.body["dunning"].(map[string]any); ok {

@@ -64,6 +64,8 @@ func (s *Server) registry() []registration {
 		{"quotes", "pauseSubscription", byPath("subscriptionId", s.eng.Quotes.PauseSubscription)},
 		{"quotes", "resumeSubscription", byPath("subscriptionId", s.eng.Quotes.ResumeSubscription)},
 		{"quotes", "changeSubscription", decoded(s.changeSubscription)},
+		{"quotes", "previewSubscriptionChange", decoded(s.previewSubscriptionChange)},
+		{"quotes", "getUpcomingInvoice", s.getUpcomingInvoice},
 		{"invoicing", "createInvoice", decoded(s.createInvoice)},
 		{"invoicing", "getInvoice", byPath("invoiceId", s.eng.Invoicing.GetInvoice)},
 		{"invoicing", "listInvoices", s.listInvoices},
@@ -153,10 +155,11 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		"createBillingAccount": bodyCheck(billingAccountInput, func(b remit.BillingAccount, probs *remit.Problems) {
 			remit.CheckBillingAccount(&b, probs)
 		}),
-		"createInvoice":      bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
-		"createQuote":        bodyCheck(quoteInput, remit.CheckQuoteRequest),
-		"cancelSubscription": bodyCheck(cancelInput, remit.CheckCancel),
-		"changeSubscription": bodyCheck(changeInput, remit.CheckChange),
+		"createInvoice":             bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
+		"createQuote":               bodyCheck(quoteInput, remit.CheckQuoteRequest),
+		"cancelSubscription":        bodyCheck(cancelInput, remit.CheckCancel),
+		"changeSubscription":        bodyCheck(changeInput, remit.CheckChange),
+		"previewSubscriptionChange": bodyCheck(changeInput, remit.CheckChange),
 		"createWebhookEndpoint": func(r *Request) []remit.FieldError {
 			var body api.WebhookEndpointCreateRequest
 			r.DecodeLenient(&body)
