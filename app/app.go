@@ -259,6 +259,8 @@ func (co *core) emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 		ID: remit.NewID("evt"), Object: "event", Type: string(typ), MerchantAccountID: scope.MerchantAccountID,
 		Environment: scope.Environment, CreatedAt: now, Data: data,
 	}
+	actor := remit.ActorOf(ctx) // the one place an event gets its actor
+	ev.Actor = &actor
 	tx.AppendEvent(ev, objectID) // chained and written when the transaction commits
 	notePreviewEvent(ctx, typ, obj)
 	co.counts.events[typ].after(tx, scope.Environment)

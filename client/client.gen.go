@@ -267,6 +267,30 @@ func (e ErrorEnvelopeErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for EventActorType.
+const (
+	EventActorTypeApiKey         EventActorType = "api_key"
+	EventActorTypeCustomerPortal EventActorType = "customer_portal"
+	EventActorTypeOperator       EventActorType = "operator"
+	EventActorTypeSystem         EventActorType = "system"
+)
+
+// Valid indicates whether the value is a known member of the EventActorType enum.
+func (e EventActorType) Valid() bool {
+	switch e {
+	case EventActorTypeApiKey:
+		return true
+	case EventActorTypeCustomerPortal:
+		return true
+	case EventActorTypeOperator:
+		return true
+	case EventActorTypeSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for InvoiceDunningStatus.
 const (
 	InvoiceDunningStatusExhausted InvoiceDunningStatus = "exhausted"
@@ -560,19 +584,19 @@ func (e OnboardingSubmitRequestEnvironment) Valid() bool {
 
 // Defines values for OnboardingSubmitRequestSubmittedByType.
 const (
-	Merchant OnboardingSubmitRequestSubmittedByType = "merchant"
-	Operator OnboardingSubmitRequestSubmittedByType = "operator"
-	System   OnboardingSubmitRequestSubmittedByType = "system"
+	OnboardingSubmitRequestSubmittedByTypeMerchant OnboardingSubmitRequestSubmittedByType = "merchant"
+	OnboardingSubmitRequestSubmittedByTypeOperator OnboardingSubmitRequestSubmittedByType = "operator"
+	OnboardingSubmitRequestSubmittedByTypeSystem   OnboardingSubmitRequestSubmittedByType = "system"
 )
 
 // Valid indicates whether the value is a known member of the OnboardingSubmitRequestSubmittedByType enum.
 func (e OnboardingSubmitRequestSubmittedByType) Valid() bool {
 	switch e {
-	case Merchant:
+	case OnboardingSubmitRequestSubmittedByTypeMerchant:
 		return true
-	case Operator:
+	case OnboardingSubmitRequestSubmittedByTypeOperator:
 		return true
-	case System:
+	case OnboardingSubmitRequestSubmittedByTypeSystem:
 		return true
 	default:
 		return false
@@ -4029,8 +4053,13 @@ type ErrorEnvelopeErrorCode string
 
 // Event An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 //
-// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 type Event struct {
+	// Actor Who made the change an event records (docs/events.md "Who acted"): an API key (api_key, id the key's ID), a dashboard operator (operator, id the operator's ID), a customer in the customer portal or on a hosted page (customer_portal, id the portal session's ID, or the hosted page's invoice, setup session or payment), or the system (system, no id: scheduled jobs, renewals, the reconciler, webhook and email workers, due work a clock advance runs). Every event carries one, but those written before Remit recorded actors.
+	//
+	// Example: {"id":"op_01jyscyj4zcjx3739fpgw4wmjx","type":"operator"}
+	Actor *EventActor `json:"actor,omitempty"`
+
 	// CreatedAt When the event happened. RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
@@ -4064,6 +4093,18 @@ type Event struct {
 	// Type Event type, resource.verb (for example invoice.finalized).
 	Type *string `json:"type,omitempty"`
 }
+
+// EventActor Who made the change an event records (docs/events.md "Who acted"): an API key (api_key, id the key's ID), a dashboard operator (operator, id the operator's ID), a customer in the customer portal or on a hosted page (customer_portal, id the portal session's ID, or the hosted page's invoice, setup session or payment), or the system (system, no id: scheduled jobs, renewals, the reconciler, webhook and email workers, due work a clock advance runs). Every event carries one, but those written before Remit recorded actors.
+//
+// Example: {"id":"op_01jyscyj4zcjx3739fpgw4wmjx","type":"operator"}
+type EventActor struct {
+	// Id The API key, operator, portal session or hosted resource; absent for the system.
+	Id   *string        `json:"id,omitempty"`
+	Type EventActorType `json:"type"`
+}
+
+// EventActorType defines model for EventActor.Type.
+type EventActorType string
 
 // EventList A page of events.
 type EventList struct {
@@ -31114,7 +31155,7 @@ type GetEventResponse struct {
 	JSON200 *struct {
 		// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 		//
-		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+		// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 		Data Event `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -31154,7 +31195,7 @@ type GetEventResponse struct {
 func (r GetEventResponse) GetJSON200() *struct {
 	// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 	//
-	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+	// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 	Data Event `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -48278,7 +48319,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		var dest struct {
 			// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 			//
-			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+			// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 			Data Event `json:"data"`
 
 			// RequestId Request ID (req_...).

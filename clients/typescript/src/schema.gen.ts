@@ -6421,7 +6421,11 @@ export interface components {
          *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
          *       "createdAt": "2025-06-01T12:00:00.159467Z",
          *       "sequence": 1,
-         *       "hash": "4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90"
+         *       "hash": "4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90",
+         *       "actor": {
+         *         "type": "api_key",
+         *         "id": "key_01jyscyj4zcjx3739fpgw4wmjx"
+         *       }
          *     }
          */
         Event: {
@@ -6455,6 +6459,20 @@ export interface components {
             sequence?: number;
             /** @description Lowercase hex SHA-256 of the previous event's hash in the merchant account's chain (the empty string before sequence 1) followed by this event's canonical JSON (this object without hash; keys sorted, no whitespace). Changing, removing or reordering a stored event breaks every hash after it; `remit verify` and GET /v1/verification recompute them. docs/verification.md writes the canonical form down. */
             hash?: string;
+            actor?: components["schemas"]["EventActor"];
+        };
+        /**
+         * @description Who made the change an event records (docs/events.md "Who acted"): an API key (api_key, id the key's ID), a dashboard operator (operator, id the operator's ID), a customer in the customer portal or on a hosted page (customer_portal, id the portal session's ID, or the hosted page's invoice, setup session or payment), or the system (system, no id: scheduled jobs, renewals, the reconciler, webhook and email workers, due work a clock advance runs). Every event carries one, but those written before Remit recorded actors.
+         * @example {
+         *       "type": "operator",
+         *       "id": "op_01jyscyj4zcjx3739fpgw4wmjx"
+         *     }
+         */
+        EventActor: {
+            /** @enum {string} */
+            type: "api_key" | "operator" | "customer_portal" | "system";
+            /** @description The API key, operator, portal session or hosted resource; absent for the system. */
+            id?: string;
         };
         /** @description The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries. */
         EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"];
