@@ -111,6 +111,7 @@ type App struct {
 	Operators    *Operators    // dashboard operators, sign-in and sessions (operators.go)
 	Jobs         *Jobs         // scheduled work as operators see it: list, failed, retry (jobs.go)
 	Exports      *Exports      // the CSV exports, streamed from a snapshot (exports.go)
+	Portal       *Portal       // the customer portal's sessions and configuration (portal.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -202,6 +203,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Invoicing.payments = a.Payments
 	a.Catalog.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
+	a.Portal = &Portal{core: c, quotes: a.Quotes}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes
 	a.Usage.creditNotes = a.CreditNotes

@@ -37,6 +37,14 @@ type Engine struct {
 	// Optional.
 	Operations Operations
 	Exports    Exports
+	Portal     Portal
+}
+
+// Portal is the customer portal's API side: its sessions and the account's configuration.
+type Portal interface {
+	CreatePortalSession(ctx context.Context, m remit.MerchantAccount, in remit.PortalSessionInput) (remit.PortalSession, error)
+	GetPortalConfiguration(ctx context.Context, m remit.MerchantAccount) (remit.PortalConfiguration, error)
+	PutPortalConfiguration(ctx context.Context, m remit.MerchantAccount, c remit.PortalConfiguration) (remit.PortalConfiguration, error)
 }
 
 // Operations is what GET /metrics reads of the engine (docs/operations.md, "Metrics"): this

@@ -120,6 +120,9 @@ func (s *Server) registry() []registration {
 		{"webhooks", "updateWebhookEndpoint", s.updateWebhookEndpoint},
 		{"merchants", "updateMerchantAccount", s.updateMerchantAccount},
 		{"exports", "exportDataset", s.exportDataset},
+		{"portal", "createCustomerPortalSession", s.createCustomerPortalSession},
+		{"portal", "getCustomerPortalConfiguration", s.getCustomerPortalConfiguration},
+		{"portal", "putCustomerPortalConfiguration", s.putCustomerPortalConfiguration},
 	}
 }
 
@@ -160,6 +163,16 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		"cancelSubscription":        bodyCheck(cancelInput, remit.CheckCancel),
 		"changeSubscription":        bodyCheck(changeInput, remit.CheckChange),
 		"previewSubscriptionChange": bodyCheck(changeInput, remit.CheckChange),
+		"createCustomerPortalSession": func(r *Request) []remit.FieldError {
+			var p remit.Problems
+			remit.CheckPortalSession(portalSessionInput(r), &p)
+			return p.Fields()
+		},
+		"putCustomerPortalConfiguration": func(r *Request) []remit.FieldError {
+			var p remit.Problems
+			remit.CheckPortalConfiguration(portalConfiguration(r), &p)
+			return p.Fields()
+		},
 		"createWebhookEndpoint": func(r *Request) []remit.FieldError {
 			var body api.WebhookEndpointCreateRequest
 			r.DecodeLenient(&body)

@@ -1075,6 +1075,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customer-portal-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a customer portal session
+         * @description Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+         */
+        post: operations["createCustomerPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-portal-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the customer portal's configuration
+         * @description What the merchant account's customer portal offers; the defaults (invoice history, payment methods and cancel at period end on, the rest off) until it sets one.
+         */
+        get: operations["getCustomerPortalConfiguration"];
+        /**
+         * Set the customer portal's configuration
+         * @description Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+         */
+        put: operations["putCustomerPortalConfiguration"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices": {
         parameters: {
             query?: never;
@@ -4925,6 +4969,233 @@ export interface components {
             periodStart: string;
             /** Format: date-time */
             periodEnd: string;
+        };
+        /**
+         * @example {
+         *       "customerId": "cus_acme",
+         *       "returnUrl": "https://acme.example/account",
+         *       "locale": "fr"
+         *     }
+         */
+        CustomerPortalSessionCreateRequest: {
+            customerId: string;
+            /** @description Where the portal's "Back" link goes (absolute http or https URL). */
+            returnUrl?: string;
+            /** @enum {string} */
+            locale?: "en" | "fr" | "de" | "es";
+            flow?: components["schemas"]["CustomerPortalFlow"];
+        };
+        /**
+         * @description One task the session's URL opens directly.
+         * @example {
+         *       "type": "subscription_cancel",
+         *       "subscriptionId": "sub_01jyjnx2q7k1ej5bh17qamr038"
+         *     }
+         */
+        CustomerPortalFlow: {
+            /** @enum {string} */
+            type: "payment_method_update" | "subscription_cancel" | "subscription_update" | "invoice_payment";
+            /** @description subscription_cancel and subscription_update. */
+            subscriptionId?: string;
+            /** @description invoice_payment. */
+            invoiceId?: string;
+        };
+        /**
+         * @example {
+         *       "object": "customer_portal_session",
+         *       "sessionId": "cps_01jyjnx2q7k1ej5bh17qamr038",
+         *       "customerId": "cus_acme",
+         *       "url": "https://billing.example.com/portal/start?token=cpt_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+         *       "returnUrl": "https://acme.example/account",
+         *       "locale": "fr",
+         *       "flow": null,
+         *       "expiresAt": "2025-06-01T12:05:00Z",
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "createdAt": "2025-06-01T12:00:00Z"
+         *     }
+         */
+        CustomerPortalSession: {
+            /** @enum {string} */
+            object: "customer_portal_session";
+            /** @description Portal session ID (cps_...); the actor.id of the events the customer's actions in it emit. */
+            sessionId: string;
+            customerId: string;
+            /** @description Opens the portal once, until expiresAt. Give it to the customer's browser only. */
+            url: string;
+            returnUrl: string | null;
+            locale: string;
+            flow: components["schemas"]["CustomerPortalFlow"] | null;
+            /**
+             * Format: date-time
+             * @description When url stops working (five minutes after creation, on the merchant clock).
+             */
+            expiresAt: string;
+            environment: string;
+            merchantAccountId: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @description A portal configuration; a member left out takes its default.
+         * @example {
+         *       "invoiceHistory": true,
+         *       "paymentMethodUpdate": true,
+         *       "customerUpdate": {
+         *         "enabled": true,
+         *         "allowedFields": [
+         *           "name",
+         *           "address"
+         *         ]
+         *       },
+         *       "subscriptionCancel": {
+         *         "enabled": true,
+         *         "mode": "at_period_end",
+         *         "prorate": true
+         *       },
+         *       "subscriptionPause": {
+         *         "enabled": false
+         *       },
+         *       "subscriptionUpdate": {
+         *         "enabled": true,
+         *         "prices": [
+         *           "price_team_monthly"
+         *         ],
+         *         "prorationBehavior": "create_prorations"
+         *       },
+         *       "branding": {
+         *         "displayName": "Acme",
+         *         "primaryColor": "#1f6feb",
+         *         "logoUrl": "https://acme.example/logo.png"
+         *       },
+         *       "links": {
+         *         "termsOfServiceUrl": "https://acme.example/terms",
+         *         "privacyPolicyUrl": "https://acme.example/privacy"
+         *       },
+         *       "defaultReturnUrl": "https://acme.example/account"
+         *     }
+         */
+        CustomerPortalConfigurationRequest: {
+            /** @description The invoice history page (default on). */
+            invoiceHistory?: boolean;
+            /** @description Adding, choosing and removing payment methods (default on). */
+            paymentMethodUpdate?: boolean;
+            customerUpdate?: {
+                enabled: boolean;
+                allowedFields: ("name" | "email" | "address" | "preferredLocale")[];
+            };
+            subscriptionCancel?: {
+                enabled: boolean;
+                /** @enum {string} */
+                mode: "at_period_end" | "immediately";
+                prorate: boolean;
+            };
+            subscriptionPause?: {
+                enabled: boolean;
+            };
+            subscriptionUpdate?: {
+                enabled: boolean;
+                prices: string[];
+                /** @enum {string} */
+                prorationBehavior: "create_prorations" | "always_invoice" | "none";
+            };
+            branding?: {
+                displayName?: string | null;
+                primaryColor?: string | null;
+                logoUrl?: string | null;
+            };
+            links?: {
+                termsOfServiceUrl?: string | null;
+                privacyPolicyUrl?: string | null;
+            };
+            defaultReturnUrl?: string | null;
+        };
+        /**
+         * @description What a merchant account's customer portal offers (docs/customer-portal.md).
+         * @example {
+         *       "object": "customer_portal_configuration",
+         *       "invoiceHistory": true,
+         *       "paymentMethodUpdate": true,
+         *       "customerUpdate": {
+         *         "enabled": true,
+         *         "allowedFields": [
+         *           "name",
+         *           "address"
+         *         ]
+         *       },
+         *       "subscriptionCancel": {
+         *         "enabled": true,
+         *         "mode": "at_period_end",
+         *         "prorate": true
+         *       },
+         *       "subscriptionPause": {
+         *         "enabled": false
+         *       },
+         *       "subscriptionUpdate": {
+         *         "enabled": true,
+         *         "prices": [
+         *           "price_team_monthly"
+         *         ],
+         *         "prorationBehavior": "create_prorations"
+         *       },
+         *       "branding": {
+         *         "displayName": "Acme",
+         *         "primaryColor": "#1f6feb",
+         *         "logoUrl": "https://acme.example/logo.png"
+         *       },
+         *       "links": {
+         *         "termsOfServiceUrl": "https://acme.example/terms",
+         *         "privacyPolicyUrl": "https://acme.example/privacy"
+         *       },
+         *       "defaultReturnUrl": "https://acme.example/account",
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "updatedAt": "2025-06-01T12:00:00Z"
+         *     }
+         */
+        CustomerPortalConfiguration: {
+            /** @enum {string} */
+            object: "customer_portal_configuration";
+            /** @description The invoice history page (default on). */
+            invoiceHistory: boolean;
+            /** @description Adding, choosing and removing payment methods (default on). */
+            paymentMethodUpdate: boolean;
+            customerUpdate: {
+                enabled: boolean;
+                allowedFields: ("name" | "email" | "address" | "preferredLocale")[];
+            };
+            subscriptionCancel: {
+                enabled: boolean;
+                /** @enum {string} */
+                mode: "at_period_end" | "immediately";
+                prorate: boolean;
+            };
+            subscriptionPause: {
+                enabled: boolean;
+            };
+            subscriptionUpdate: {
+                enabled: boolean;
+                prices: string[];
+                /** @enum {string} */
+                prorationBehavior: "create_prorations" | "always_invoice" | "none";
+            };
+            branding: {
+                displayName?: string | null;
+                primaryColor?: string | null;
+                logoUrl?: string | null;
+            };
+            links: {
+                termsOfServiceUrl?: string | null;
+                privacyPolicyUrl?: string | null;
+            };
+            defaultReturnUrl: string | null;
+            environment: string;
+            merchantAccountId: string;
+            /**
+             * Format: date-time
+             * @description When it was last set; null while the defaults apply.
+             */
+            updatedAt: string | null;
         };
         SubscriptionChangeItem: {
             /** @description A recurring catalog price in the subscription's currency and interval. */
@@ -11627,6 +11898,161 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["SubscriptionChangePreview"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    createCustomerPortalSession: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerPortalSessionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The session, with its one-time URL. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustomerPortalSession"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getCustomerPortalConfiguration: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustomerPortalConfiguration"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    putCustomerPortalConfiguration: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerPortalConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The configuration as stored. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustomerPortalConfiguration"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz

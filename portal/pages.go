@@ -1,0 +1,51 @@
+package portal
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/remit-billing/remit"
+)
+
+// theme is the merchant's colour as a stylesheet (the CSP allows no inline style).
+func (s *Server) theme(w http.ResponseWriter, _ *http.Request, pc remit.PortalContext) {
+	color := "#1f6feb"
+	if c := pc.Config.Branding.PrimaryColor; c != nil {
+		color = *c // #rrggbb: the configuration's rule
+	}
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	fmt.Fprintf(w, ":root { --brand: %s; }\n", color)
+}
+
+// overview is the portal's home: the customer's subscriptions.
+func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	subs, err := s.eng.PortalSubscriptions(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", subs))
+}
+
+// cancelPage is the confirmation before a cancel: what will happen, in words.
+func (s *Server) cancelPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCancel); err != nil {
+		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+		return
+	}
+	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "cancel.html", s.view(r, &pc, "portal.cancel.title", sub))
+}
+
+// cancel cancels the subscription (the form of cancelPage).
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if _, err := s.eng.PortalCancelSubscription(r.Context(), pc, r.PathValue("subscription")); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done=canceled", http.StatusSeeOther)
+}
