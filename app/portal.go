@@ -233,3 +233,30 @@ func (p *Portal) PortalCancelSubscription(ctx context.Context, pc remit.PortalCo
 	}
 	return p.quotes.CancelSubscription(ctx, pc.Merchant, subscriptionID, in)
 }
+
+// PortalKeepSubscription undoes a cancel at the period's end of one of the session customer's
+// subscriptions (Quotes.KeepSubscription), where the configuration lets the customer cancel.
+//
+// Errors: forbidden (cancel turned off), not_found (not the customer's), conflict (not canceling).
+func (p *Portal) PortalKeepSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCancel); err != nil {
+		return remit.Subscription{}, err
+	}
+	if _, err := p.PortalSubscription(ctx, pc, subscriptionID); err != nil {
+		return remit.Subscription{}, err
+	}
+	return p.quotes.KeepSubscription(ctx, pc.Merchant, subscriptionID)
+}
+
+// PortalUpcoming is the invoice the subscription's next renewal would make (Quotes.UpcomingInvoice,
+// written nothing); ok is false when there is none (it does not renew, or would bill nothing).
+func (p *Portal) PortalUpcoming(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Invoice, bool, error) {
+	inv, err := p.quotes.UpcomingInvoice(ctx, pc.Merchant, pc.Customer.CustomerID, subscriptionID)
+	switch {
+	case err == nil:
+		return inv, true, nil
+	case remit.ErrorCode(err) == remit.ENotFound || remit.ErrorCode(err) == remit.EConflict:
+		return inv, false, nil
+	}
+	return inv, false, err
+}

@@ -17,14 +17,43 @@ func (s *Server) theme(w http.ResponseWriter, _ *http.Request, pc remit.PortalCo
 	fmt.Fprintf(w, ":root { --brand: %s; }\n", color)
 }
 
-// overview is the portal's home: the customer's subscriptions.
+// subscriptionRow is a subscription on the overview, with what its next renewal would bill.
+type subscriptionRow struct {
+	remit.Subscription
+	Upcoming *remit.Invoice
+}
+
+// overview is the portal's home: the customer's subscriptions, each with its next invoice.
 func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
 	subs, err := s.eng.PortalSubscriptions(r.Context(), pc)
 	if err != nil {
 		s.fail(w, r, &pc, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", subs))
+	rows := make([]subscriptionRow, len(subs))
+	for i, sub := range subs {
+		rows[i].Subscription = sub
+		if sub.Status.Renews() && sub.CancelAt == nil {
+			inv, ok, err := s.eng.PortalUpcoming(r.Context(), pc, sub.SubscriptionID)
+			if err != nil {
+				s.fail(w, r, &pc, err)
+				return
+			}
+			if ok {
+				rows[i].Upcoming = &inv
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", rows))
+}
+
+// keep undoes a cancel at the period's end (the overview's form).
+func (s *Server) keep(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if _, err := s.eng.PortalKeepSubscription(r.Context(), pc, r.PathValue("subscription")); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done=kept", http.StatusSeeOther)
 }
 
 // cancelPage is the confirmation before a cancel: what will happen, in words.

@@ -41,6 +41,8 @@ type Engine interface {
 	PortalSubscriptions(ctx context.Context, pc remit.PortalContext) ([]remit.Subscription, error)
 	PortalSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
 	PortalCancelSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
+	PortalKeepSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
+	PortalUpcoming(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Invoice, bool, error)
 }
 
 // Config is the portal's configuration.
@@ -95,6 +97,7 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	mux.HandleFunc("GET /portal/theme.css", s.signedIn(s.theme))
 	mux.HandleFunc("GET /portal/subscriptions/{subscription}/cancel", s.signedIn(s.cancelPage))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/cancel", s.signedIn(s.checked(s.cancel)))
+	mux.HandleFunc("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		s.message(w, r, nil, http.StatusNotFound, "portal.error.not_found")
 	})

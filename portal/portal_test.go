@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/locale"
 )
 
 type browser struct {
@@ -126,8 +127,10 @@ func TestPortalSessionAndCancel(t *testing.T) {
 			t.Fatalf("cookie %q", cookie)
 		}
 		want(t, newBrowser(t, e).get(start), 401, "Ce lien a expiré") // once
+		up := e.Must(200, "GET", "/v1/customers/c/upcoming-invoice?subscriptionId="+sub, nil).Data()
 		home := b.get("/portal")
-		want(t, home, 200, "Vos abonnements", "Pro plan", "Acme Shop", `href="https://shop.example/account"`, "Retour à Acme Shop", "Actif")
+		want(t, home, 200, "Vos abonnements", "Pro plan", "Acme Shop", `href="https://shop.example/account"`, "Retour à Acme Shop", "Actif",
+			"Prochaine facture : "+locale.For("fr").Money(int64(up["total"].(float64)), "USD"))
 		if strings.Contains(home.body, "Ada d") {
 			t.Fatal("another customer on the page")
 		}
@@ -164,6 +167,20 @@ func TestPortalSessionAndCancel(t *testing.T) {
 		if a["type"] != "customer_portal" || a["id"] != s["sessionId"] {
 			t.Fatalf("the cancel's actor %v, want the session %s", a, s["sessionId"])
 		}
+
+		// Undo: it renews again.
+		after := b.get("/portal")
+		want(t, after, 200, "Garder mon abonnement")
+		want(t, b.post("/portal/subscriptions/"+sub+"/keep", url.Values{}), 403)
+		kept := b.post("/portal/subscriptions/"+sub+"/keep", url.Values{"csrf": {csrfOf(t, after)}})
+		if kept.status != 303 || kept.header.Get("Location") != "/portal?done=kept" {
+			t.Fatalf("keep: %d %s", kept.status, kept.body)
+		}
+		if got := e.Must(200, "GET", "/v1/subscriptions/"+sub, nil).Data(); got["cancelAt"] != nil {
+			t.Fatalf("after keep: %v", got)
+		}
+		want(t, b.post("/portal/subscriptions/"+sub+"/keep", url.Values{"csrf": {csrfOf(t, after)}}), 409)
+		want(t, b.post("/portal/subscriptions/"+other+"/keep", url.Values{"csrf": {csrfOf(t, after)}}), 404)
 
 		// The portal's cookie is no API credential.
 		req, _ := http.NewRequest("GET", e.Server.URL+"/v1/customers?environment=sandbox&merchantAccountId="+e.Tenant.Sandbox, nil)
