@@ -224,3 +224,15 @@ func PortalAllows(c PortalConfiguration, feature string) error {
 	}
 	return nil
 }
+
+// PortalChangeItems are the items of a subscription switched to priceID in the portal: the new
+// price in place of its fixed items, its usage items kept.
+func PortalChangeItems(sub Subscription, priceID string) []ChangeItem {
+	items := []ChangeItem{{PriceID: priceID}}
+	for _, it := range sub.Items {
+		if it.PriceType == PriceUsageMetered {
+			items = append(items, ChangeItem{PriceID: it.PriceID})
+		}
+	}
+	return items
+}

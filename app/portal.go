@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/remit-billing/remit"
@@ -259,4 +260,55 @@ func (p *Portal) PortalUpcoming(ctx context.Context, pc remit.PortalContext, sub
 		return inv, false, nil
 	}
 	return inv, false, err
+}
+
+// PortalPrices are the prices the configuration lets a customer switch to, in its order.
+func (p *Portal) PortalPrices(ctx context.Context, pc remit.PortalContext) ([]remit.Price, error) {
+	byID, err := p.DB.Read(ctx).GetPrices(ctx, pc.Merchant.ID, pc.Config.SubscriptionUpdate.Prices)
+	if err != nil {
+		return nil, err
+	}
+	var out []remit.Price
+	for _, id := range pc.Config.SubscriptionUpdate.Prices {
+		if pr, ok := byID[id]; ok {
+			out = append(out, pr)
+		}
+	}
+	return out, nil
+}
+
+// portalChange is the change a portal switch to priceID makes: checked against the configuration
+// (forbidden when off; a price it does not offer is not_found) and the customer.
+func (p *Portal) portalChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.ChangeInput, error) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureUpdate); err != nil {
+		return remit.ChangeInput{}, err
+	}
+	if !slices.Contains(pc.Config.SubscriptionUpdate.Prices, priceID) {
+		return remit.ChangeInput{}, remit.NotFound("price", priceID, "")
+	}
+	sub, err := p.PortalSubscription(ctx, pc, subscriptionID)
+	if err != nil {
+		return remit.ChangeInput{}, err
+	}
+	return remit.ChangeInput{Items: remit.PortalChangeItems(sub, priceID), ProrationBehavior: pc.Config.SubscriptionUpdate.ProrationBehavior}, nil
+}
+
+// PortalPreviewChange is what switching the subscription to priceID would bill and credit
+// (Quotes.PreviewChange: nothing written).
+func (p *Portal) PortalPreviewChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.SubscriptionChangePreview, error) {
+	in, err := p.portalChange(ctx, pc, subscriptionID, priceID)
+	if err != nil {
+		return remit.SubscriptionChangePreview{}, err
+	}
+	return p.quotes.PreviewChange(ctx, pc.Merchant, subscriptionID, in)
+}
+
+// PortalChangeSubscription switches the subscription to priceID (Quotes.ChangeSubscription), as
+// its preview showed.
+func (p *Portal) PortalChangeSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.Subscription, error) {
+	in, err := p.portalChange(ctx, pc, subscriptionID, priceID)
+	if err != nil {
+		return remit.Subscription{}, err
+	}
+	return p.quotes.ChangeSubscription(ctx, pc.Merchant, subscriptionID, in)
 }

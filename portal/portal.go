@@ -43,6 +43,9 @@ type Engine interface {
 	PortalCancelSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
 	PortalKeepSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
 	PortalUpcoming(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Invoice, bool, error)
+	PortalPrices(ctx context.Context, pc remit.PortalContext) ([]remit.Price, error)
+	PortalPreviewChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.SubscriptionChangePreview, error)
+	PortalChangeSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.Subscription, error)
 }
 
 // Config is the portal's configuration.
@@ -76,6 +79,7 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 		"t":     func(tr *locale.Tr, key string, pairs ...string) string { return tr.T(key, pairs...) },
 		"money": func(tr *locale.Tr, amount int64, currency string) string { return tr.Money(amount, currency) },
 		"date":  func(tr *locale.Tr, d time.Time) string { return tr.Date(d) },
+		"deref": func(p *int64) int64 { return *p },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -98,6 +102,8 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	mux.HandleFunc("GET /portal/subscriptions/{subscription}/cancel", s.signedIn(s.cancelPage))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/cancel", s.signedIn(s.checked(s.cancel)))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
+	mux.HandleFunc("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
+	mux.HandleFunc("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		s.message(w, r, nil, http.StatusNotFound, "portal.error.not_found")
 	})
