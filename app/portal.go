@@ -312,3 +312,24 @@ func (p *Portal) PortalChangeSubscription(ctx context.Context, pc remit.PortalCo
 	}
 	return p.quotes.ChangeSubscription(ctx, pc.Merchant, subscriptionID, in)
 }
+
+// PortalInvoices are the session customer's invoices but drafts (not sent yet), newest first (at
+// most 100), where the configuration shows the invoice history.
+//
+// Errors: forbidden (history turned off).
+func (p *Portal) PortalInvoices(ctx context.Context, pc remit.PortalContext) ([]remit.Invoice, error) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureInvoiceHistory); err != nil {
+		return nil, err
+	}
+	all, err := p.DB.Read(ctx).ListInvoices(ctx, pc.Merchant.ID, store.InvoiceFilter{CustomerID: pc.Customer.CustomerID, ListPage: store.ListPage{Limit: 100}})
+	if err != nil {
+		return nil, err
+	}
+	out := []remit.Invoice{}
+	for _, inv := range all {
+		if inv.Status != remit.InvoiceDraft {
+			out = append(out, inv)
+		}
+	}
+	return out, nil
+}

@@ -78,3 +78,18 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, pc remit.PortalC
 	}
 	http.Redirect(w, r, home+"?done=canceled", http.StatusSeeOther)
 }
+
+// invoicesPage is the invoice history: number, date, total and state, each invoice's hosted page
+// (its PDF is there) and, for an open one, the hosted page's pay route.
+func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureInvoiceHistory); err != nil {
+		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+		return
+	}
+	invs, err := s.eng.PortalInvoices(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "invoices.html", s.view(r, &pc, "portal.invoices.title", invs))
+}
