@@ -333,3 +333,21 @@ func (p *Portal) PortalInvoices(ctx context.Context, pc remit.PortalContext) ([]
 	}
 	return out, nil
 }
+
+// PortalPauseSubscription pauses (pause true) or resumes one of the session customer's
+// subscriptions (Quotes.PauseSubscription, ResumeSubscription: a resume starts a new period and
+// invoices it), where the configuration lets the customer pause.
+//
+// Errors: forbidden (pause turned off), not_found (not the customer's), conflict (its state).
+func (p *Portal) PortalPauseSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string, pause bool) (remit.Subscription, error) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeaturePause); err != nil {
+		return remit.Subscription{}, err
+	}
+	if _, err := p.PortalSubscription(ctx, pc, subscriptionID); err != nil {
+		return remit.Subscription{}, err
+	}
+	if pause {
+		return p.quotes.PauseSubscription(ctx, pc.Merchant, subscriptionID)
+	}
+	return p.quotes.ResumeSubscription(ctx, pc.Merchant, subscriptionID)
+}

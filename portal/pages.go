@@ -93,3 +93,33 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.P
 	}
 	s.render(w, r, http.StatusOK, "invoices.html", s.view(r, &pc, "portal.invoices.title", invs))
 }
+
+// pausePage is the confirmation before a pause or a resume ({action}: pause, resume; anything
+// else has no page).
+func (s *Server) pausePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	action := r.PathValue("action")
+	if (action != "pause" && action != "resume") || remit.PortalAllows(pc.Config, remit.PortalFeaturePause) != nil {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "pause.html", s.view(r, &pc, "portal."+action+".title", sub))
+}
+
+// pause pauses or resumes the subscription (the form of pausePage).
+func (s *Server) pause(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	action := r.PathValue("action")
+	if action != "pause" && action != "resume" {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	if _, err := s.eng.PortalPauseSubscription(r.Context(), pc, r.PathValue("subscription"), action == "pause"); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done="+action+"d", http.StatusSeeOther)
+}

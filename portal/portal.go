@@ -43,6 +43,7 @@ type Engine interface {
 	PortalCancelSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
 	PortalKeepSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
 	PortalUpcoming(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Invoice, bool, error)
+	PortalPauseSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string, pause bool) (remit.Subscription, error)
 	PortalInvoices(ctx context.Context, pc remit.PortalContext) ([]remit.Invoice, error)
 	PortalPrices(ctx context.Context, pc remit.PortalContext) ([]remit.Price, error)
 	PortalPreviewChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.SubscriptionChangePreview, error)
@@ -105,6 +106,8 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
 	mux.HandleFunc("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
 	mux.HandleFunc("GET /portal/invoices", s.signedIn(s.invoicesPage))
+	mux.HandleFunc("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
+	mux.HandleFunc("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		s.message(w, r, nil, http.StatusNotFound, "portal.error.not_found")
