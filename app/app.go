@@ -203,7 +203,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Invoicing.payments = a.Payments
 	a.Catalog.payments = a.Payments
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
-	a.Portal = &Portal{core: c, quotes: a.Quotes}
+	a.Portal = &Portal{core: c, quotes: a.Quotes, catalog: a.Catalog}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes
 	a.Usage.creditNotes = a.CreditNotes

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,7 +18,8 @@ import (
 // Portal is the customer portal's area.
 type Portal struct {
 	*core
-	quotes *Quotes
+	quotes  *Quotes
+	catalog *Catalog
 }
 
 const portalTokenPrefix = "cpt_"
@@ -350,4 +352,31 @@ func (p *Portal) PortalPauseSubscription(ctx context.Context, pc remit.PortalCon
 		return p.quotes.PauseSubscription(ctx, pc.Merchant, subscriptionID)
 	}
 	return p.quotes.ResumeSubscription(ctx, pc.Merchant, subscriptionID)
+}
+
+// PortalUpdateCustomer changes the session customer's billing details: the fields given (a form's
+// values by field name) that the configuration allows, through PATCH /v1/customers/{id}'s rule
+// (every problem one 422; customer.updated).
+//
+// Errors: forbidden (editing turned off, or a field it does not allow), validation_failure.
+func (p *Portal) PortalUpdateCustomer(ctx context.Context, pc remit.PortalContext, fields map[string]string) (remit.Customer, error) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCustomerUpdate); err != nil {
+		return remit.Customer{}, err
+	}
+	patch := map[string]any{}
+	for k, v := range fields {
+		if !slices.Contains(pc.Config.CustomerUpdate.AllowedFields, k) || k == "address" {
+			return remit.Customer{}, remit.Errorf(remit.EForbidden, "The merchant's portal does not let you change %s.", k).With("field", k)
+		}
+		patch[k] = v
+	}
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return remit.Customer{}, remit.Internal(err)
+	}
+	pt, err := remit.ParsePatch(body)
+	if err != nil {
+		return remit.Customer{}, err
+	}
+	return p.catalog.UpdateCustomer(ctx, pc.Merchant, pc.Customer.CustomerID, pt)
 }

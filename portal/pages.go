@@ -123,3 +123,35 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, pc remit.PortalCo
 	}
 	http.Redirect(w, r, home+"?done="+action+"d", http.StatusSeeOther)
 }
+
+// detailsFields are the billing details the page edits (an address is edited through the API in
+// this version).
+var detailsFields = []string{"name", "email", "preferredLocale"}
+
+// detailsPage shows the billing details the configuration lets the customer edit.
+func (s *Server) detailsPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCustomerUpdate); err != nil {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	s.render(w, r, http.StatusOK, "details.html", s.view(r, &pc, "portal.details.title", nil))
+}
+
+// details saves the billing details of the form (the allowed fields it carries).
+func (s *Server) details(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	fields := map[string]string{}
+	for _, f := range detailsFields {
+		if v, ok := r.PostForm[f]; ok {
+			fields[f] = v[0]
+		}
+	}
+	if _, err := s.eng.PortalUpdateCustomer(r.Context(), pc, fields); err != nil {
+		if remit.ErrorCode(err) == remit.EInvalid {
+			s.render(w, r, http.StatusUnprocessableEntity, "details.html", s.view(r, &pc, "portal.details.title", "invalid"))
+			return
+		}
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done=details", http.StatusSeeOther)
+}

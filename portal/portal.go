@@ -44,6 +44,7 @@ type Engine interface {
 	PortalKeepSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
 	PortalUpcoming(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Invoice, bool, error)
 	PortalPauseSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string, pause bool) (remit.Subscription, error)
+	PortalUpdateCustomer(ctx context.Context, pc remit.PortalContext, fields map[string]string) (remit.Customer, error)
 	PortalInvoices(ctx context.Context, pc remit.PortalContext) ([]remit.Invoice, error)
 	PortalPrices(ctx context.Context, pc remit.PortalContext) ([]remit.Price, error)
 	PortalPreviewChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.SubscriptionChangePreview, error)
@@ -82,6 +83,7 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 		"money": func(tr *locale.Tr, amount int64, currency string) string { return tr.Money(amount, currency) },
 		"date":  func(tr *locale.Tr, d time.Time) string { return tr.Date(d) },
 		"deref": func(p *int64) int64 { return *p },
+		"list":  func(v ...string) []string { return v },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -106,6 +108,8 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
 	mux.HandleFunc("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
 	mux.HandleFunc("GET /portal/invoices", s.signedIn(s.invoicesPage))
+	mux.HandleFunc("GET /portal/details", s.signedIn(s.detailsPage))
+	mux.HandleFunc("POST /portal/details", s.signedIn(s.checked(s.details)))
 	mux.HandleFunc("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
