@@ -36,7 +36,19 @@ func ChainHash(prev string, e Event) (string, error) {
 // are written in their sorted order directly; data goes through the canonical writer.
 func CanonicalEvent(e Event) ([]byte, error) {
 	b := bytes.NewBuffer(make([]byte, 0, len(e.Data)+256))
-	b.WriteString(`{"createdAt":"`)
+	b.WriteByte('{')
+	if e.Actor != nil { // events written before actors were recorded have none, and keep their hash
+		b.WriteString(`"actor":{`)
+		if e.Actor.ID != "" {
+			b.WriteString(`"id":`)
+			writeCanonicalString(b, e.Actor.ID)
+			b.WriteByte(',')
+		}
+		b.WriteString(`"type":`)
+		writeCanonicalString(b, string(e.Actor.Type))
+		b.WriteString(`},`)
+	}
+	b.WriteString(`"createdAt":"`)
 	b.WriteString(FromMicros(Micros(e.CreatedAt)).Format(time.RFC3339Nano))
 	b.WriteString(`","data":`)
 	data := e.Data

@@ -16,6 +16,9 @@ type Event struct {
 	Environment       Environment     `json:"environment"`
 	CreatedAt         time.Time       `json:"createdAt"`
 	Data              json.RawMessage `json:"data"` // {"object": <the resource after the change>}
+	// Actor is who made the change (ActorOf the write's context); nil only on events written
+	// before actors were recorded (migration 00040).
+	Actor *Actor `json:"actor,omitempty"`
 	// Sequence is the event's place in its merchant account's chain (1, 2, ... in commit order)
 	// and Hash its chain hash (ChainHash); both are set when the transaction commits.
 	Sequence int64  `json:"sequence"`

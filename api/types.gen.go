@@ -139,6 +139,117 @@ func (e CreditNoteReason) Valid() bool {
 	}
 }
 
+// Defines values for CustomerPortalConfigurationRequestCustomerUpdateAllowedFields.
+const (
+	Address         CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "address"
+	Email           CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "email"
+	Name            CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "name"
+	PreferredLocale CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "preferredLocale"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationRequestCustomerUpdateAllowedFields enum.
+func (e CustomerPortalConfigurationRequestCustomerUpdateAllowedFields) Valid() bool {
+	switch e {
+	case Address:
+		return true
+	case Email:
+		return true
+	case Name:
+		return true
+	case PreferredLocale:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationRequestSubscriptionCancelMode.
+const (
+	AtPeriodEnd CustomerPortalConfigurationRequestSubscriptionCancelMode = "at_period_end"
+	Immediately CustomerPortalConfigurationRequestSubscriptionCancelMode = "immediately"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationRequestSubscriptionCancelMode enum.
+func (e CustomerPortalConfigurationRequestSubscriptionCancelMode) Valid() bool {
+	switch e {
+	case AtPeriodEnd:
+		return true
+	case Immediately:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior.
+const (
+	CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorAlwaysInvoice    CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior = "always_invoice"
+	CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorCreateProrations CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior = "create_prorations"
+	CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorNone             CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior enum.
+func (e CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorAlwaysInvoice:
+		return true
+	case CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorCreateProrations:
+		return true
+	case CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalFlowType.
+const (
+	InvoicePayment      CustomerPortalFlowType = "invoice_payment"
+	PaymentMethodUpdate CustomerPortalFlowType = "payment_method_update"
+	SubscriptionCancel  CustomerPortalFlowType = "subscription_cancel"
+	SubscriptionUpdate  CustomerPortalFlowType = "subscription_update"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalFlowType enum.
+func (e CustomerPortalFlowType) Valid() bool {
+	switch e {
+	case InvoicePayment:
+		return true
+	case PaymentMethodUpdate:
+		return true
+	case SubscriptionCancel:
+		return true
+	case SubscriptionUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalSessionCreateRequestLocale.
+const (
+	CustomerPortalSessionCreateRequestLocaleDe CustomerPortalSessionCreateRequestLocale = "de"
+	CustomerPortalSessionCreateRequestLocaleEn CustomerPortalSessionCreateRequestLocale = "en"
+	CustomerPortalSessionCreateRequestLocaleEs CustomerPortalSessionCreateRequestLocale = "es"
+	CustomerPortalSessionCreateRequestLocaleFr CustomerPortalSessionCreateRequestLocale = "fr"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalSessionCreateRequestLocale enum.
+func (e CustomerPortalSessionCreateRequestLocale) Valid() bool {
+	switch e {
+	case CustomerPortalSessionCreateRequestLocaleDe:
+		return true
+	case CustomerPortalSessionCreateRequestLocaleEn:
+		return true
+	case CustomerPortalSessionCreateRequestLocaleEs:
+		return true
+	case CustomerPortalSessionCreateRequestLocaleFr:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DunningFinalAction.
 const (
 	CancelSubscription DunningFinalAction = "cancel_subscription"
@@ -183,22 +294,22 @@ func (e FeatureCreateRequestType) Valid() bool {
 
 // Defines values for Locale.
 const (
-	De Locale = "de"
-	En Locale = "en"
-	Es Locale = "es"
-	Fr Locale = "fr"
+	LocaleDe Locale = "de"
+	LocaleEn Locale = "en"
+	LocaleEs Locale = "es"
+	LocaleFr Locale = "fr"
 )
 
 // Valid indicates whether the value is a known member of the Locale enum.
 func (e Locale) Valid() bool {
 	switch e {
-	case De:
+	case LocaleDe:
 		return true
-	case En:
+	case LocaleEn:
 		return true
-	case Es:
+	case LocaleEs:
 		return true
-	case Fr:
+	case LocaleFr:
 		return true
 	default:
 		return false
@@ -555,19 +666,19 @@ func (e SubscriptionChangeRequestEffective) Valid() bool {
 
 // Defines values for SubscriptionChangeRequestProrationBehavior.
 const (
-	AlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
-	CreateProrations SubscriptionChangeRequestProrationBehavior = "create_prorations"
-	None             SubscriptionChangeRequestProrationBehavior = "none"
+	SubscriptionChangeRequestProrationBehaviorAlwaysInvoice    SubscriptionChangeRequestProrationBehavior = "always_invoice"
+	SubscriptionChangeRequestProrationBehaviorCreateProrations SubscriptionChangeRequestProrationBehavior = "create_prorations"
+	SubscriptionChangeRequestProrationBehaviorNone             SubscriptionChangeRequestProrationBehavior = "none"
 )
 
 // Valid indicates whether the value is a known member of the SubscriptionChangeRequestProrationBehavior enum.
 func (e SubscriptionChangeRequestProrationBehavior) Valid() bool {
 	switch e {
-	case AlwaysInvoice:
+	case SubscriptionChangeRequestProrationBehaviorAlwaysInvoice:
 		return true
-	case CreateProrations:
+	case SubscriptionChangeRequestProrationBehaviorCreateProrations:
 		return true
-	case None:
+	case SubscriptionChangeRequestProrationBehaviorNone:
 		return true
 	default:
 		return false
@@ -972,6 +1083,86 @@ type CustomerPatch struct {
 	// TaxExempt Exempt customers are taxed at 0 (drafts from their next refresh).
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
+
+// CustomerPortalConfigurationRequest A portal configuration; a member left out takes its default.
+//
+// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"}}
+type CustomerPortalConfigurationRequest struct {
+	Branding *struct {
+		DisplayName  *string `json:"displayName,omitempty"`
+		LogoUrl      *string `json:"logoUrl,omitempty"`
+		PrimaryColor *string `json:"primaryColor,omitempty"`
+	} `json:"branding,omitempty"`
+	CustomerUpdate *struct {
+		AllowedFields []CustomerPortalConfigurationRequestCustomerUpdateAllowedFields `json:"allowedFields"`
+		Enabled       bool                                                            `json:"enabled"`
+	} `json:"customerUpdate,omitempty"`
+	DefaultReturnUrl *string `json:"defaultReturnUrl,omitempty"`
+
+	// InvoiceHistory The invoice history page (default on).
+	InvoiceHistory *bool `json:"invoiceHistory,omitempty"`
+	Links          *struct {
+		PrivacyPolicyUrl  *string `json:"privacyPolicyUrl,omitempty"`
+		TermsOfServiceUrl *string `json:"termsOfServiceUrl,omitempty"`
+	} `json:"links,omitempty"`
+
+	// PaymentMethodUpdate Adding, choosing and removing payment methods (default on).
+	PaymentMethodUpdate *bool `json:"paymentMethodUpdate,omitempty"`
+	SubscriptionCancel  *struct {
+		Enabled bool                                                     `json:"enabled"`
+		Mode    CustomerPortalConfigurationRequestSubscriptionCancelMode `json:"mode"`
+		Prorate bool                                                     `json:"prorate"`
+	} `json:"subscriptionCancel,omitempty"`
+	SubscriptionPause *struct {
+		Enabled bool `json:"enabled"`
+	} `json:"subscriptionPause,omitempty"`
+	SubscriptionUpdate *struct {
+		Enabled           bool                                                                  `json:"enabled"`
+		Prices            []string                                                              `json:"prices"`
+		ProrationBehavior CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior `json:"prorationBehavior"`
+	} `json:"subscriptionUpdate,omitempty"`
+}
+
+// CustomerPortalConfigurationRequestCustomerUpdateAllowedFields defines model for CustomerPortalConfigurationRequest.CustomerUpdate.AllowedFields.
+type CustomerPortalConfigurationRequestCustomerUpdateAllowedFields string
+
+// CustomerPortalConfigurationRequestSubscriptionCancelMode defines model for CustomerPortalConfigurationRequest.SubscriptionCancel.Mode.
+type CustomerPortalConfigurationRequestSubscriptionCancelMode string
+
+// CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior defines model for CustomerPortalConfigurationRequest.SubscriptionUpdate.ProrationBehavior.
+type CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior string
+
+// CustomerPortalFlow One task the session's URL opens directly.
+//
+// Example: {"subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","type":"subscription_cancel"}
+type CustomerPortalFlow struct {
+	// InvoiceId invoice_payment.
+	InvoiceId *string `json:"invoiceId,omitempty"`
+
+	// SubscriptionId subscription_cancel and subscription_update.
+	SubscriptionId *string                `json:"subscriptionId,omitempty"`
+	Type           CustomerPortalFlowType `json:"type"`
+}
+
+// CustomerPortalFlowType defines model for CustomerPortalFlow.Type.
+type CustomerPortalFlowType string
+
+// CustomerPortalSessionCreateRequest Example: {"customerId":"cus_acme","locale":"fr","returnUrl":"https://acme.example/account"}
+type CustomerPortalSessionCreateRequest struct {
+	CustomerId string `json:"customerId"`
+
+	// Flow One task the session's URL opens directly.
+	//
+	// Example: {"subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","type":"subscription_cancel"}
+	Flow   *CustomerPortalFlow                       `json:"flow,omitempty"`
+	Locale *CustomerPortalSessionCreateRequestLocale `json:"locale,omitempty"`
+
+	// ReturnUrl Where the portal's "Back" link goes (absolute http or https URL).
+	ReturnUrl *string `json:"returnUrl,omitempty"`
+}
+
+// CustomerPortalSessionCreateRequestLocale defines model for CustomerPortalSessionCreateRequest.Locale.
+type CustomerPortalSessionCreateRequestLocale string
 
 // Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing). null is the deployment's policy (REMIT_DUNNING_SCHEDULE): in a create, as if left out; in an update, the account's own policy is removed. An update replaces the policy whole.
 //

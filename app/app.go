@@ -111,6 +111,7 @@ type App struct {
 	Operators    *Operators    // dashboard operators, sign-in and sessions (operators.go)
 	Jobs         *Jobs         // scheduled work as operators see it: list, failed, retry (jobs.go)
 	Exports      *Exports      // the CSV exports, streamed from a snapshot (exports.go)
+	Portal       *Portal       // the customer portal's sessions and configuration (portal.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -207,6 +208,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Catalog.usage, a.Catalog.ents, a.Usage.catalog = a.Usage, newEntitlementCache(), a.Catalog
 	a.Catalog.registerEntitlementReactions()
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
+	a.Portal = &Portal{core: c, quotes: a.Quotes, catalog: a.Catalog}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes
 	a.Usage.creditNotes = a.CreditNotes
@@ -264,7 +266,10 @@ func (co *core) emit(ctx context.Context, tx *store.Tx, scope remit.Scope, now t
 		ID: remit.NewID("evt"), Object: "event", Type: string(typ), MerchantAccountID: scope.MerchantAccountID,
 		Environment: scope.Environment, CreatedAt: now, Data: data,
 	}
+	actor := remit.ActorOf(ctx) // the one place an event gets its actor
+	ev.Actor = &actor
 	tx.AppendEvent(ev, objectID) // chained and written when the transaction commits
+	notePreviewEvent(ctx, typ, obj)
 	co.counts.events[typ].after(tx, scope.Environment)
 	for _, react := range co.reactions[typ] {
 		if err := react(ctx, tx, scope, now, obj); err != nil {

@@ -120,6 +120,7 @@ func (co *core) RunDue(ctx context.Context, merchantAccountID string, upTo time.
 // resource's own first, shared ones last, then the commit) and never holds a shared row while it
 // locks the next job's. A batch that lost a deadlock anyway is run again whole (store.RetryTx).
 func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo time.Time, pool *followUpPool) (int, bool, error) {
+	ctx = remit.WithActor(ctx, remit.SystemActor) // a job's events are the system's, whoever's clock advance ran it
 	jobCtx, fu := withFollowUps(context.WithValue(ctx, jobRunnerKey{}, true))
 	var ran int
 	var more bool

@@ -86,6 +86,21 @@ func (qs *Quotes) CancelSubscription(ctx context.Context, m remit.MerchantAccoun
 	})
 }
 
+// KeepSubscription undoes a cancel at the period's end: the subscription renews again
+// (subscription.updated).
+//
+// Errors: not_found, conflict (not set to cancel, or its state allows no cancel; details.currentState).
+func (qs *Quotes) KeepSubscription(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error) {
+	return qs.changeSubscription(ctx, m, id, remit.ActionCancel, remit.EventSubscriptionUpdated, func(_ context.Context, _ *store.Tx, sub *remit.Subscription, _ time.Time) error {
+		if sub.CancelAt == nil {
+			return remit.Errorf(remit.EConflict, "Subscription '%s' is not set to cancel: there is nothing to undo.", sub.SubscriptionID).
+				With("currentState", sub.Status).With("reason", "not_canceling")
+		}
+		sub.CancelAt = nil
+		return nil
+	})
+}
+
 // PauseSubscription pauses an active subscription: no renewals and no invoices until it is
 // resumed (subscription.paused).
 //
@@ -247,6 +262,7 @@ func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccoun
 		if sub.Status == remit.SubscriptionTrialing {
 			lines = nil // nothing of a trial was billed
 		}
+		notePreviewProrations(ctx, lines)
 		if err := qs.applyProration(ctx, tx, m, sub, lines, behavior, remit.ReasonOrderChange, now); err != nil {
 			return err
 		}

@@ -194,7 +194,12 @@ func (qs *Quotes) runRenewal(ctx context.Context, tx *store.Tx, scope remit.Scop
 	if !found || !sub.Status.Renews() || !sub.CurrentPeriodEnd.Equal(micro(p.PeriodEnd)) {
 		return err // gone, renewed already, or no longer renewing
 	}
-	now := micro(at)
+	return qs.renew(ctx, tx, m, sub, micro(at))
+}
+
+// renew is the renewal of sub (locked in tx) at now: the body of runRenewal, which the upcoming
+// invoice's preview (previews.go) runs too.
+func (qs *Quotes) renew(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub remit.Subscription, now time.Time) error {
 	ended := endedPeriod{start: sub.CurrentPeriodStart, end: sub.CurrentPeriodEnd, items: sub.Items}
 	canceling := sub.CancelAt != nil && !sub.CancelAt.After(ended.end)
 	event := remit.EventSubscriptionRenewed

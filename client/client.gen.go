@@ -150,6 +150,210 @@ func (e CreditNoteReason) Valid() bool {
 	}
 }
 
+// Defines values for CustomerPortalConfigurationCustomerUpdateAllowedFields.
+const (
+	CustomerPortalConfigurationCustomerUpdateAllowedFieldsAddress         CustomerPortalConfigurationCustomerUpdateAllowedFields = "address"
+	CustomerPortalConfigurationCustomerUpdateAllowedFieldsEmail           CustomerPortalConfigurationCustomerUpdateAllowedFields = "email"
+	CustomerPortalConfigurationCustomerUpdateAllowedFieldsName            CustomerPortalConfigurationCustomerUpdateAllowedFields = "name"
+	CustomerPortalConfigurationCustomerUpdateAllowedFieldsPreferredLocale CustomerPortalConfigurationCustomerUpdateAllowedFields = "preferredLocale"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationCustomerUpdateAllowedFields enum.
+func (e CustomerPortalConfigurationCustomerUpdateAllowedFields) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationCustomerUpdateAllowedFieldsAddress:
+		return true
+	case CustomerPortalConfigurationCustomerUpdateAllowedFieldsEmail:
+		return true
+	case CustomerPortalConfigurationCustomerUpdateAllowedFieldsName:
+		return true
+	case CustomerPortalConfigurationCustomerUpdateAllowedFieldsPreferredLocale:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationObject.
+const (
+	CustomerPortalConfigurationObjectCustomerPortalConfiguration CustomerPortalConfigurationObject = "customer_portal_configuration"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationObject enum.
+func (e CustomerPortalConfigurationObject) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationObjectCustomerPortalConfiguration:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationSubscriptionCancelMode.
+const (
+	CustomerPortalConfigurationSubscriptionCancelModeAtPeriodEnd CustomerPortalConfigurationSubscriptionCancelMode = "at_period_end"
+	CustomerPortalConfigurationSubscriptionCancelModeImmediately CustomerPortalConfigurationSubscriptionCancelMode = "immediately"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationSubscriptionCancelMode enum.
+func (e CustomerPortalConfigurationSubscriptionCancelMode) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationSubscriptionCancelModeAtPeriodEnd:
+		return true
+	case CustomerPortalConfigurationSubscriptionCancelModeImmediately:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationSubscriptionUpdateProrationBehavior.
+const (
+	CustomerPortalConfigurationSubscriptionUpdateProrationBehaviorAlwaysInvoice    CustomerPortalConfigurationSubscriptionUpdateProrationBehavior = "always_invoice"
+	CustomerPortalConfigurationSubscriptionUpdateProrationBehaviorCreateProrations CustomerPortalConfigurationSubscriptionUpdateProrationBehavior = "create_prorations"
+	CustomerPortalConfigurationSubscriptionUpdateProrationBehaviorNone             CustomerPortalConfigurationSubscriptionUpdateProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationSubscriptionUpdateProrationBehavior enum.
+func (e CustomerPortalConfigurationSubscriptionUpdateProrationBehavior) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationSubscriptionUpdateProrationBehaviorAlwaysInvoice:
+		return true
+	case CustomerPortalConfigurationSubscriptionUpdateProrationBehaviorCreateProrations:
+		return true
+	case CustomerPortalConfigurationSubscriptionUpdateProrationBehaviorNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationRequestCustomerUpdateAllowedFields.
+const (
+	CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsAddress         CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "address"
+	CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsEmail           CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "email"
+	CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsName            CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "name"
+	CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsPreferredLocale CustomerPortalConfigurationRequestCustomerUpdateAllowedFields = "preferredLocale"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationRequestCustomerUpdateAllowedFields enum.
+func (e CustomerPortalConfigurationRequestCustomerUpdateAllowedFields) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsAddress:
+		return true
+	case CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsEmail:
+		return true
+	case CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsName:
+		return true
+	case CustomerPortalConfigurationRequestCustomerUpdateAllowedFieldsPreferredLocale:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationRequestSubscriptionCancelMode.
+const (
+	CustomerPortalConfigurationRequestSubscriptionCancelModeAtPeriodEnd CustomerPortalConfigurationRequestSubscriptionCancelMode = "at_period_end"
+	CustomerPortalConfigurationRequestSubscriptionCancelModeImmediately CustomerPortalConfigurationRequestSubscriptionCancelMode = "immediately"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationRequestSubscriptionCancelMode enum.
+func (e CustomerPortalConfigurationRequestSubscriptionCancelMode) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationRequestSubscriptionCancelModeAtPeriodEnd:
+		return true
+	case CustomerPortalConfigurationRequestSubscriptionCancelModeImmediately:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior.
+const (
+	CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorAlwaysInvoice    CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior = "always_invoice"
+	CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorCreateProrations CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior = "create_prorations"
+	CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorNone             CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior enum.
+func (e CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior) Valid() bool {
+	switch e {
+	case CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorAlwaysInvoice:
+		return true
+	case CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorCreateProrations:
+		return true
+	case CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehaviorNone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalFlowType.
+const (
+	InvoicePayment      CustomerPortalFlowType = "invoice_payment"
+	PaymentMethodUpdate CustomerPortalFlowType = "payment_method_update"
+	SubscriptionCancel  CustomerPortalFlowType = "subscription_cancel"
+	SubscriptionUpdate  CustomerPortalFlowType = "subscription_update"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalFlowType enum.
+func (e CustomerPortalFlowType) Valid() bool {
+	switch e {
+	case InvoicePayment:
+		return true
+	case PaymentMethodUpdate:
+		return true
+	case SubscriptionCancel:
+		return true
+	case SubscriptionUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalSessionObject.
+const (
+	CustomerPortalSessionObjectCustomerPortalSession CustomerPortalSessionObject = "customer_portal_session"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalSessionObject enum.
+func (e CustomerPortalSessionObject) Valid() bool {
+	switch e {
+	case CustomerPortalSessionObjectCustomerPortalSession:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalSessionCreateRequestLocale.
+const (
+	CustomerPortalSessionCreateRequestLocaleDe CustomerPortalSessionCreateRequestLocale = "de"
+	CustomerPortalSessionCreateRequestLocaleEn CustomerPortalSessionCreateRequestLocale = "en"
+	CustomerPortalSessionCreateRequestLocaleEs CustomerPortalSessionCreateRequestLocale = "es"
+	CustomerPortalSessionCreateRequestLocaleFr CustomerPortalSessionCreateRequestLocale = "fr"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalSessionCreateRequestLocale enum.
+func (e CustomerPortalSessionCreateRequestLocale) Valid() bool {
+	switch e {
+	case CustomerPortalSessionCreateRequestLocaleDe:
+		return true
+	case CustomerPortalSessionCreateRequestLocaleEn:
+		return true
+	case CustomerPortalSessionCreateRequestLocaleEs:
+		return true
+	case CustomerPortalSessionCreateRequestLocaleFr:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for DunningFinalAction.
 const (
 	CancelSubscription DunningFinalAction = "cancel_subscription"
@@ -285,6 +489,30 @@ func (e ErrorEnvelopeErrorCode) Valid() bool {
 	}
 }
 
+// Defines values for EventActorType.
+const (
+	EventActorTypeApiKey         EventActorType = "api_key"
+	EventActorTypeCustomerPortal EventActorType = "customer_portal"
+	EventActorTypeOperator       EventActorType = "operator"
+	EventActorTypeSystem         EventActorType = "system"
+)
+
+// Valid indicates whether the value is a known member of the EventActorType enum.
+func (e EventActorType) Valid() bool {
+	switch e {
+	case EventActorTypeApiKey:
+		return true
+	case EventActorTypeCustomerPortal:
+		return true
+	case EventActorTypeOperator:
+		return true
+	case EventActorTypeSystem:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FeatureCreateRequestType.
 const (
 	FeatureTypeBoolean FeatureCreateRequestType = "boolean"
@@ -368,22 +596,22 @@ func (e JobStatus) Valid() bool {
 
 // Defines values for Locale.
 const (
-	De Locale = "de"
-	En Locale = "en"
-	Es Locale = "es"
-	Fr Locale = "fr"
+	LocaleDe Locale = "de"
+	LocaleEn Locale = "en"
+	LocaleEs Locale = "es"
+	LocaleFr Locale = "fr"
 )
 
 // Valid indicates whether the value is a known member of the Locale enum.
 func (e Locale) Valid() bool {
 	switch e {
-	case De:
+	case LocaleDe:
 		return true
-	case En:
+	case LocaleEn:
 		return true
-	case Es:
+	case LocaleEs:
 		return true
-	case Fr:
+	case LocaleFr:
 		return true
 	default:
 		return false
@@ -599,19 +827,19 @@ func (e OnboardingSubmitRequestEnvironment) Valid() bool {
 
 // Defines values for OnboardingSubmitRequestSubmittedByType.
 const (
-	Merchant OnboardingSubmitRequestSubmittedByType = "merchant"
-	Operator OnboardingSubmitRequestSubmittedByType = "operator"
-	System   OnboardingSubmitRequestSubmittedByType = "system"
+	OnboardingSubmitRequestSubmittedByTypeMerchant OnboardingSubmitRequestSubmittedByType = "merchant"
+	OnboardingSubmitRequestSubmittedByTypeOperator OnboardingSubmitRequestSubmittedByType = "operator"
+	OnboardingSubmitRequestSubmittedByTypeSystem   OnboardingSubmitRequestSubmittedByType = "system"
 )
 
 // Valid indicates whether the value is a known member of the OnboardingSubmitRequestSubmittedByType enum.
 func (e OnboardingSubmitRequestSubmittedByType) Valid() bool {
 	switch e {
-	case Merchant:
+	case OnboardingSubmitRequestSubmittedByTypeMerchant:
 		return true
-	case Operator:
+	case OnboardingSubmitRequestSubmittedByTypeOperator:
 		return true
-	case System:
+	case OnboardingSubmitRequestSubmittedByTypeSystem:
 		return true
 	default:
 		return false
@@ -834,6 +1062,21 @@ func (e SubscriptionCancelRequestAt) Valid() bool {
 	case Now:
 		return true
 	case PeriodEnd:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionChangePreviewObject.
+const (
+	SubscriptionChangePreviewObjectSubscriptionChangePreview SubscriptionChangePreviewObject = "subscription_change_preview"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionChangePreviewObject enum.
+func (e SubscriptionChangePreviewObject) Valid() bool {
+	switch e {
+	case SubscriptionChangePreviewObjectSubscriptionChangePreview:
 		return true
 	default:
 		return false
@@ -1272,6 +1515,60 @@ func (e GetCreditNotePdfParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for GetCustomerPortalConfigurationParamsEnvironment.
+const (
+	GetCustomerPortalConfigurationParamsEnvironmentProduction GetCustomerPortalConfigurationParamsEnvironment = "production"
+	GetCustomerPortalConfigurationParamsEnvironmentSandbox    GetCustomerPortalConfigurationParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetCustomerPortalConfigurationParamsEnvironment enum.
+func (e GetCustomerPortalConfigurationParamsEnvironment) Valid() bool {
+	switch e {
+	case GetCustomerPortalConfigurationParamsEnvironmentProduction:
+		return true
+	case GetCustomerPortalConfigurationParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutCustomerPortalConfigurationParamsEnvironment.
+const (
+	PutCustomerPortalConfigurationParamsEnvironmentProduction PutCustomerPortalConfigurationParamsEnvironment = "production"
+	PutCustomerPortalConfigurationParamsEnvironmentSandbox    PutCustomerPortalConfigurationParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PutCustomerPortalConfigurationParamsEnvironment enum.
+func (e PutCustomerPortalConfigurationParamsEnvironment) Valid() bool {
+	switch e {
+	case PutCustomerPortalConfigurationParamsEnvironmentProduction:
+		return true
+	case PutCustomerPortalConfigurationParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateCustomerPortalSessionParamsEnvironment.
+const (
+	CreateCustomerPortalSessionParamsEnvironmentProduction CreateCustomerPortalSessionParamsEnvironment = "production"
+	CreateCustomerPortalSessionParamsEnvironmentSandbox    CreateCustomerPortalSessionParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreateCustomerPortalSessionParamsEnvironment enum.
+func (e CreateCustomerPortalSessionParamsEnvironment) Valid() bool {
+	switch e {
+	case CreateCustomerPortalSessionParamsEnvironmentProduction:
+		return true
+	case CreateCustomerPortalSessionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListCustomersParamsEnvironment.
 const (
 	ListCustomersParamsEnvironmentProduction ListCustomersParamsEnvironment = "production"
@@ -1482,6 +1779,24 @@ func (e ListCustomerPaymentMethodsParamsEnvironment) Valid() bool {
 	case ListCustomerPaymentMethodsParamsEnvironmentProduction:
 		return true
 	case ListCustomerPaymentMethodsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetUpcomingInvoiceParamsEnvironment.
+const (
+	GetUpcomingInvoiceParamsEnvironmentProduction GetUpcomingInvoiceParamsEnvironment = "production"
+	GetUpcomingInvoiceParamsEnvironmentSandbox    GetUpcomingInvoiceParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetUpcomingInvoiceParamsEnvironment enum.
+func (e GetUpcomingInvoiceParamsEnvironment) Valid() bool {
+	switch e {
+	case GetUpcomingInvoiceParamsEnvironmentProduction:
+		return true
+	case GetUpcomingInvoiceParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -2736,6 +3051,24 @@ func (e ChangeSubscriptionParamsEnvironment) Valid() bool {
 	case ChangeSubscriptionParamsEnvironmentProduction:
 		return true
 	case ChangeSubscriptionParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PreviewSubscriptionChangeParamsEnvironment.
+const (
+	PreviewSubscriptionChangeParamsEnvironmentProduction PreviewSubscriptionChangeParamsEnvironment = "production"
+	PreviewSubscriptionChangeParamsEnvironmentSandbox    PreviewSubscriptionChangeParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the PreviewSubscriptionChangeParamsEnvironment enum.
+func (e PreviewSubscriptionChangeParamsEnvironment) Valid() bool {
+	switch e {
+	case PreviewSubscriptionChangeParamsEnvironmentProduction:
+		return true
+	case PreviewSubscriptionChangeParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -4107,6 +4440,167 @@ type CustomerPatch struct {
 	TaxExempt *bool `json:"taxExempt,omitempty"`
 }
 
+// CustomerPortalConfiguration What a merchant account's customer portal offers (docs/customer-portal.md).
+//
+// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","environment":"sandbox","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_configuration","paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"},"updatedAt":"2025-06-01T12:00:00Z"}
+type CustomerPortalConfiguration struct {
+	Branding struct {
+		DisplayName  *string `json:"displayName,omitempty"`
+		LogoUrl      *string `json:"logoUrl,omitempty"`
+		PrimaryColor *string `json:"primaryColor,omitempty"`
+	} `json:"branding"`
+	CustomerUpdate struct {
+		AllowedFields []CustomerPortalConfigurationCustomerUpdateAllowedFields `json:"allowedFields"`
+		Enabled       bool                                                     `json:"enabled"`
+	} `json:"customerUpdate"`
+	DefaultReturnUrl *string `json:"defaultReturnUrl"`
+	Environment      string  `json:"environment"`
+
+	// InvoiceHistory The invoice history page (default on).
+	InvoiceHistory bool `json:"invoiceHistory"`
+	Links          struct {
+		PrivacyPolicyUrl  *string `json:"privacyPolicyUrl,omitempty"`
+		TermsOfServiceUrl *string `json:"termsOfServiceUrl,omitempty"`
+	} `json:"links"`
+	MerchantAccountId string                            `json:"merchantAccountId"`
+	Object            CustomerPortalConfigurationObject `json:"object"`
+
+	// PaymentMethodUpdate Adding, choosing and removing payment methods (default on).
+	PaymentMethodUpdate bool `json:"paymentMethodUpdate"`
+	SubscriptionCancel  struct {
+		Enabled bool                                              `json:"enabled"`
+		Mode    CustomerPortalConfigurationSubscriptionCancelMode `json:"mode"`
+		Prorate bool                                              `json:"prorate"`
+	} `json:"subscriptionCancel"`
+	SubscriptionPause struct {
+		Enabled bool `json:"enabled"`
+	} `json:"subscriptionPause"`
+	SubscriptionUpdate struct {
+		Enabled           bool                                                           `json:"enabled"`
+		Prices            []string                                                       `json:"prices"`
+		ProrationBehavior CustomerPortalConfigurationSubscriptionUpdateProrationBehavior `json:"prorationBehavior"`
+	} `json:"subscriptionUpdate"`
+
+	// UpdatedAt When it was last set; null while the defaults apply.
+	UpdatedAt *time.Time `json:"updatedAt"`
+}
+
+// CustomerPortalConfigurationCustomerUpdateAllowedFields defines model for CustomerPortalConfiguration.CustomerUpdate.AllowedFields.
+type CustomerPortalConfigurationCustomerUpdateAllowedFields string
+
+// CustomerPortalConfigurationObject defines model for CustomerPortalConfiguration.Object.
+type CustomerPortalConfigurationObject string
+
+// CustomerPortalConfigurationSubscriptionCancelMode defines model for CustomerPortalConfiguration.SubscriptionCancel.Mode.
+type CustomerPortalConfigurationSubscriptionCancelMode string
+
+// CustomerPortalConfigurationSubscriptionUpdateProrationBehavior defines model for CustomerPortalConfiguration.SubscriptionUpdate.ProrationBehavior.
+type CustomerPortalConfigurationSubscriptionUpdateProrationBehavior string
+
+// CustomerPortalConfigurationRequest A portal configuration; a member left out takes its default.
+//
+// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"}}
+type CustomerPortalConfigurationRequest struct {
+	Branding *struct {
+		DisplayName  *string `json:"displayName,omitempty"`
+		LogoUrl      *string `json:"logoUrl,omitempty"`
+		PrimaryColor *string `json:"primaryColor,omitempty"`
+	} `json:"branding,omitempty"`
+	CustomerUpdate *struct {
+		AllowedFields []CustomerPortalConfigurationRequestCustomerUpdateAllowedFields `json:"allowedFields"`
+		Enabled       bool                                                            `json:"enabled"`
+	} `json:"customerUpdate,omitempty"`
+	DefaultReturnUrl *string `json:"defaultReturnUrl,omitempty"`
+
+	// InvoiceHistory The invoice history page (default on).
+	InvoiceHistory *bool `json:"invoiceHistory,omitempty"`
+	Links          *struct {
+		PrivacyPolicyUrl  *string `json:"privacyPolicyUrl,omitempty"`
+		TermsOfServiceUrl *string `json:"termsOfServiceUrl,omitempty"`
+	} `json:"links,omitempty"`
+
+	// PaymentMethodUpdate Adding, choosing and removing payment methods (default on).
+	PaymentMethodUpdate *bool `json:"paymentMethodUpdate,omitempty"`
+	SubscriptionCancel  *struct {
+		Enabled bool                                                     `json:"enabled"`
+		Mode    CustomerPortalConfigurationRequestSubscriptionCancelMode `json:"mode"`
+		Prorate bool                                                     `json:"prorate"`
+	} `json:"subscriptionCancel,omitempty"`
+	SubscriptionPause *struct {
+		Enabled bool `json:"enabled"`
+	} `json:"subscriptionPause,omitempty"`
+	SubscriptionUpdate *struct {
+		Enabled           bool                                                                  `json:"enabled"`
+		Prices            []string                                                              `json:"prices"`
+		ProrationBehavior CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior `json:"prorationBehavior"`
+	} `json:"subscriptionUpdate,omitempty"`
+}
+
+// CustomerPortalConfigurationRequestCustomerUpdateAllowedFields defines model for CustomerPortalConfigurationRequest.CustomerUpdate.AllowedFields.
+type CustomerPortalConfigurationRequestCustomerUpdateAllowedFields string
+
+// CustomerPortalConfigurationRequestSubscriptionCancelMode defines model for CustomerPortalConfigurationRequest.SubscriptionCancel.Mode.
+type CustomerPortalConfigurationRequestSubscriptionCancelMode string
+
+// CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior defines model for CustomerPortalConfigurationRequest.SubscriptionUpdate.ProrationBehavior.
+type CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior string
+
+// CustomerPortalFlow One task the session's URL opens directly.
+//
+// Example: {"subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","type":"subscription_cancel"}
+type CustomerPortalFlow struct {
+	// InvoiceId invoice_payment.
+	InvoiceId *string `json:"invoiceId,omitempty"`
+
+	// SubscriptionId subscription_cancel and subscription_update.
+	SubscriptionId *string                `json:"subscriptionId,omitempty"`
+	Type           CustomerPortalFlowType `json:"type"`
+}
+
+// CustomerPortalFlowType defines model for CustomerPortalFlow.Type.
+type CustomerPortalFlowType string
+
+// CustomerPortalSession Example: {"createdAt":"2025-06-01T12:00:00Z","customerId":"cus_acme","environment":"sandbox","expiresAt":"2025-06-01T12:05:00Z","flow":null,"locale":"fr","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_session","returnUrl":"https://acme.example/account","sessionId":"cps_01jyjnx2q7k1ej5bh17qamr038","url":"https://billing.example.com/portal/start?token=cpt_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+type CustomerPortalSession struct {
+	CreatedAt   time.Time `json:"createdAt"`
+	CustomerId  string    `json:"customerId"`
+	Environment string    `json:"environment"`
+
+	// ExpiresAt When url stops working (five minutes after creation, on the merchant clock).
+	ExpiresAt         time.Time                   `json:"expiresAt"`
+	Flow              *CustomerPortalFlow         `json:"flow"`
+	Locale            string                      `json:"locale"`
+	MerchantAccountId string                      `json:"merchantAccountId"`
+	Object            CustomerPortalSessionObject `json:"object"`
+	ReturnUrl         *string                     `json:"returnUrl"`
+
+	// SessionId Portal session ID (cps_...); the actor.id of the events the customer's actions in it emit.
+	SessionId string `json:"sessionId"`
+
+	// Url Opens the portal once, until expiresAt. Give it to the customer's browser only.
+	Url string `json:"url"`
+}
+
+// CustomerPortalSessionObject defines model for CustomerPortalSession.Object.
+type CustomerPortalSessionObject string
+
+// CustomerPortalSessionCreateRequest Example: {"customerId":"cus_acme","locale":"fr","returnUrl":"https://acme.example/account"}
+type CustomerPortalSessionCreateRequest struct {
+	CustomerId string `json:"customerId"`
+
+	// Flow One task the session's URL opens directly.
+	//
+	// Example: {"subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","type":"subscription_cancel"}
+	Flow   *CustomerPortalFlow                       `json:"flow,omitempty"`
+	Locale *CustomerPortalSessionCreateRequestLocale `json:"locale,omitempty"`
+
+	// ReturnUrl Where the portal's "Back" link goes (absolute http or https URL).
+	ReturnUrl *string `json:"returnUrl,omitempty"`
+}
+
+// CustomerPortalSessionCreateRequestLocale defines model for CustomerPortalSessionCreateRequest.Locale.
+type CustomerPortalSessionCreateRequestLocale string
+
 // Dunning A billing account's dunning policy: automatic retries of a failed automatic charge, days after the first failure, then a final action (docs/dunning.md). Rules the schema cannot say: each step is after the one before it (422 not_increasing). null is the deployment's policy (REMIT_DUNNING_SCHEDULE): in a create, as if left out; in an update, the account's own policy is removed. An update replaces the policy whole.
 //
 // Example: {"finalAction":"mark_uncollectible","schedule":["3d","5d"]}
@@ -4399,8 +4893,13 @@ type ErrorEnvelopeErrorCode string
 
 // Event An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 //
-// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 type Event struct {
+	// Actor Who made the change an event records (docs/events.md "Who acted"): an API key (api_key, id the key's ID), a dashboard operator (operator, id the operator's ID), a customer in the customer portal or on a hosted page (customer_portal, id the portal session's ID, or the hosted page's invoice, setup session or payment), or the system (system, no id: scheduled jobs, renewals, the reconciler, webhook and email workers, due work a clock advance runs). Every event carries one, but those written before Remit recorded actors.
+	//
+	// Example: {"id":"op_01jyscyj4zcjx3739fpgw4wmjx","type":"operator"}
+	Actor *EventActor `json:"actor,omitempty"`
+
 	// CreatedAt When the event happened. RFC 3339, UTC.
 	CreatedAt *time.Time `json:"createdAt,omitempty"`
 
@@ -4434,6 +4933,18 @@ type Event struct {
 	// Type Event type, resource.verb (for example invoice.finalized).
 	Type *string `json:"type,omitempty"`
 }
+
+// EventActor Who made the change an event records (docs/events.md "Who acted"): an API key (api_key, id the key's ID), a dashboard operator (operator, id the operator's ID), a customer in the customer portal or on a hosted page (customer_portal, id the portal session's ID, or the hosted page's invoice, setup session or payment), or the system (system, no id: scheduled jobs, renewals, the reconciler, webhook and email workers, due work a clock advance runs). Every event carries one, but those written before Remit recorded actors.
+//
+// Example: {"id":"op_01jyscyj4zcjx3739fpgw4wmjx","type":"operator"}
+type EventActor struct {
+	// Id The API key, operator, portal session or hosted resource; absent for the system.
+	Id   *string        `json:"id,omitempty"`
+	Type EventActorType `json:"type"`
+}
+
+// EventActorType defines model for EventActor.Type.
+type EventActorType string
 
 // EventList A page of events.
 type EventList struct {
@@ -6504,6 +7015,23 @@ type ProductPatch struct {
 	Name *string `json:"name,omitempty"`
 }
 
+// ProrationPreview One line of a change's proration.
+//
+// Example: {"amount":7548,"credit":false,"description":"Remaining time on Team plan from 7 Jun 2025 to 1 Jul 2025","periodEnd":"2025-07-01T12:00:00Z","periodStart":"2025-06-07T12:00:00Z","priceId":"price_team_monthly"}
+type ProrationPreview struct {
+	// Amount Minor units, before discounts and tax.
+	Amount int64 `json:"amount"`
+
+	// Credit true for a credit of the unused time of an old item, false for a charge of the remaining time of a new one.
+	Credit      bool      `json:"credit"`
+	Description string    `json:"description"`
+	PeriodEnd   time.Time `json:"periodEnd"`
+	PeriodStart time.Time `json:"periodStart"`
+
+	// PriceId The item's price.
+	PriceId string `json:"priceId"`
+}
+
 // Quote A billing quote. Status, lines and top-level figures are the current version's.
 //
 // Example: {"acceptedAt":null,"billingAccountId":"ba_acme_usd","canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.181808Z","currency":"USD","customerId":"cus_acme","discountTotal":0,"environment":"sandbox","invoiceId":null,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"quote","orderType":"subscription_creation","quoteId":"Q-2025-0042","status":"draft","subscriptionId":null,"subtotal":9000,"terms":"Net 30.","total":9000,"updatedAt":"2025-06-01T12:00:00.181808Z","version":1,"versions":[{"createdAt":"2025-06-01T12:00:00.181808Z","discountTotal":0,"lines":[{"amount":9000,"billingInterval":"month","billingIntervalCount":1,"description":"Pro monthly","discountAmount":0,"lineType":"recurring","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"trialDays":null,"unitAmount":4500}],"status":"draft","subtotal":9000,"total":9000,"version":1}]}
@@ -7056,6 +7584,32 @@ type SubscriptionChangeItem struct {
 	// Quantity Quantity; defaults to 1. Not allowed on usage_metered prices.
 	Quantity *int64 `json:"quantity,omitempty"`
 }
+
+// SubscriptionChangePreview What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+type SubscriptionChangePreview struct {
+	// CreditNotes The credit notes the change would issue for the unused time (on an open or paid invoice of the period).
+	CreditNotes []CreditNote `json:"creditNotes"`
+
+	// Invoices The invoices the change would create or revise, as they would stand: the draft of the current period revised, or (always_invoice) the invoice of the charges, finalized.
+	Invoices []Invoice `json:"invoices"`
+
+	// Object Example: subscription_change_preview
+	Object SubscriptionChangePreviewObject `json:"object"`
+
+	// Prorations The change's proration, before discounts and tax; empty with prorationBehavior none or for a trialing subscription.
+	Prorations []ProrationPreview `json:"prorations"`
+
+	// Subscription A subscription. It renews at currentPeriodEnd on the merchant clock; each renewal makes a draft invoice that finalizes itself an hour after the period starts.
+	//
+	// Example: {"billingAccountId":"ba_acme_usd","billingCycleAnchor":"2025-06-01T12:00:00.183967Z","billingInterval":"month","billingIntervalCount":1,"cancelAt":null,"canceledAt":null,"couponIds":[],"createdAt":"2025-06-01T12:00:00.183967Z","currency":"USD","currentPeriodEnd":"2026-12-23T03:09:40.183967Z","currentPeriodStart":"2025-06-01T12:00:00.183967Z","customerId":"cus_acme","environment":"sandbox","items":[{"description":"Pro monthly","priceId":"price_pro_monthly","priceType":"fixed_recurring","quantity":2,"unitAmount":4500}],"latestInvoiceId":"inv_01jyh3cfz0v5nyqk0y6kwmat50","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"object":"subscription","pausedAt":null,"pendingCouponIds":null,"pendingItems":null,"pendingProrations":[],"pendingQuoteId":null,"quoteId":"Q-2025-0042","status":"active","subscriptionId":"sub_01jyjnx2q7k1ej5bh17qamr038","trialEnd":null,"updatedAt":"2025-06-01T12:00:00.183967Z"}
+	Subscription Subscription `json:"subscription"`
+
+	// UpcomingInvoice The invoice the next renewal would make after the change; absent when it would make none.
+	UpcomingInvoice *Invoice `json:"upcomingInvoice,omitempty"`
+}
+
+// SubscriptionChangePreviewObject Example: subscription_change_preview
+type SubscriptionChangePreviewObject string
 
 // SubscriptionChangeRequest The subscription's items after a change, and how to prorate it.
 //
@@ -8131,6 +8685,48 @@ type GetCreditNotePdfParams struct {
 // GetCreditNotePdfParamsEnvironment defines parameters for GetCreditNotePdf.
 type GetCreditNotePdfParamsEnvironment string
 
+// GetCustomerPortalConfigurationParams defines parameters for GetCustomerPortalConfiguration.
+type GetCustomerPortalConfigurationParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetCustomerPortalConfigurationParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetCustomerPortalConfigurationParamsEnvironment defines parameters for GetCustomerPortalConfiguration.
+type GetCustomerPortalConfigurationParamsEnvironment string
+
+// PutCustomerPortalConfigurationParams defines parameters for PutCustomerPortalConfiguration.
+type PutCustomerPortalConfigurationParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment PutCustomerPortalConfigurationParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// PutCustomerPortalConfigurationParamsEnvironment defines parameters for PutCustomerPortalConfiguration.
+type PutCustomerPortalConfigurationParamsEnvironment string
+
+// CreateCustomerPortalSessionParams defines parameters for CreateCustomerPortalSession.
+type CreateCustomerPortalSessionParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreateCustomerPortalSessionParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreateCustomerPortalSessionParamsEnvironment defines parameters for CreateCustomerPortalSession.
+type CreateCustomerPortalSessionParamsEnvironment string
+
 // ListCustomersParams defines parameters for ListCustomers.
 type ListCustomersParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -8334,6 +8930,21 @@ type ListCustomerPaymentMethodsParams struct {
 
 // ListCustomerPaymentMethodsParamsEnvironment defines parameters for ListCustomerPaymentMethods.
 type ListCustomerPaymentMethodsParamsEnvironment string
+
+// GetUpcomingInvoiceParams defines parameters for GetUpcomingInvoice.
+type GetUpcomingInvoiceParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetUpcomingInvoiceParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// SubscriptionId The subscription whose next renewal to preview (one of the customer's).
+	SubscriptionId *string `form:"subscriptionId,omitempty" json:"subscriptionId,omitempty"`
+}
+
+// GetUpcomingInvoiceParamsEnvironment defines parameters for GetUpcomingInvoice.
+type GetUpcomingInvoiceParamsEnvironment string
 
 // ListEmailsParams defines parameters for ListEmails.
 type ListEmailsParams struct {
@@ -9430,6 +10041,18 @@ type ChangeSubscriptionParams struct {
 // ChangeSubscriptionParamsEnvironment defines parameters for ChangeSubscription.
 type ChangeSubscriptionParamsEnvironment string
 
+// PreviewSubscriptionChangeParams defines parameters for PreviewSubscriptionChange.
+type PreviewSubscriptionChangeParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment PreviewSubscriptionChangeParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// PreviewSubscriptionChangeParamsEnvironment defines parameters for PreviewSubscriptionChange.
+type PreviewSubscriptionChangeParamsEnvironment string
+
 // PauseSubscriptionParams defines parameters for PauseSubscription.
 type PauseSubscriptionParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -9880,6 +10503,12 @@ type UpdateCouponApplicationMergePatchPlusJSONRequestBody = CouponPatch
 // CreateCreditNoteJSONRequestBody defines body for CreateCreditNote for application/json ContentType.
 type CreateCreditNoteJSONRequestBody = CreditNoteCreateRequest
 
+// PutCustomerPortalConfigurationJSONRequestBody defines body for PutCustomerPortalConfiguration for application/json ContentType.
+type PutCustomerPortalConfigurationJSONRequestBody = CustomerPortalConfigurationRequest
+
+// CreateCustomerPortalSessionJSONRequestBody defines body for CreateCustomerPortalSession for application/json ContentType.
+type CreateCustomerPortalSessionJSONRequestBody = CustomerPortalSessionCreateRequest
+
 // CreateCustomerJSONRequestBody defines body for CreateCustomer for application/json ContentType.
 type CreateCustomerJSONRequestBody = CustomerCreateRequest
 
@@ -9981,6 +10610,9 @@ type CancelSubscriptionJSONRequestBody = SubscriptionCancelRequest
 
 // ChangeSubscriptionJSONRequestBody defines body for ChangeSubscription for application/json ContentType.
 type ChangeSubscriptionJSONRequestBody = SubscriptionChangeRequest
+
+// PreviewSubscriptionChangeJSONRequestBody defines body for PreviewSubscriptionChange for application/json ContentType.
+type PreviewSubscriptionChangeJSONRequestBody = SubscriptionChangeRequest
 
 // PauseSubscriptionJSONRequestBody defines body for PauseSubscription for application/json ContentType.
 type PauseSubscriptionJSONRequestBody = EmptyRequest
@@ -13209,6 +13841,49 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
 	GetCreditNotePdf(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCustomerPortalConfiguration Get the customer portal's configuration
+	//
+	// What the merchant account's customer portal offers; the defaults (invoice history, payment methods and cancel at period end on, the rest off) until it sets one.
+	//
+	// Corresponds with GET /v1/customer-portal-configuration (the `GetCustomerPortalConfiguration` operationId).
+	GetCustomerPortalConfiguration(ctx context.Context, params *GetCustomerPortalConfigurationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutCustomerPortalConfigurationWithBody Set the customer portal's configuration
+	//
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+	PutCustomerPortalConfigurationWithBody(ctx context.Context, params *PutCustomerPortalConfigurationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutCustomerPortalConfiguration Set the customer portal's configuration
+	//
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+	PutCustomerPortalConfiguration(ctx context.Context, params *PutCustomerPortalConfigurationParams, body PutCustomerPortalConfigurationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCustomerPortalSessionWithBody Create a customer portal session
+	//
+	// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+	CreateCustomerPortalSessionWithBody(ctx context.Context, params *CreateCustomerPortalSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateCustomerPortalSession Create a customer portal session
+	//
+	// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+	CreateCustomerPortalSession(ctx context.Context, params *CreateCustomerPortalSessionParams, body CreateCustomerPortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCustomers List customers
 	//
 	// Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -13356,6 +14031,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
 	ListCustomerPaymentMethods(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUpcomingInvoice Preview a customer's upcoming invoice
+	//
+	// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+	GetUpcomingInvoice(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListEmails List e-mails
 	//
@@ -14048,6 +14730,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
 	ChangeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewSubscriptionChangeWithBody Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChangeWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PreviewSubscriptionChange Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PauseSubscriptionWithBody Pause a subscription
 	//
@@ -14845,6 +15545,99 @@ func (c *Client) GetCreditNotePdf(ctx context.Context, creditNoteId CreditNoteId
 	return c.Client.Do(req)
 }
 
+// GetCustomerPortalConfiguration Get the customer portal's configuration
+//
+// What the merchant account's customer portal offers; the defaults (invoice history, payment methods and cancel at period end on, the rest off) until it sets one.
+//
+// Corresponds with GET /v1/customer-portal-configuration (the `GetCustomerPortalConfiguration` operationId).
+func (c *Client) GetCustomerPortalConfiguration(ctx context.Context, params *GetCustomerPortalConfigurationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCustomerPortalConfigurationRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutCustomerPortalConfigurationWithBody Set the customer portal's configuration
+//
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+func (c *Client) PutCustomerPortalConfigurationWithBody(ctx context.Context, params *PutCustomerPortalConfigurationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCustomerPortalConfigurationRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutCustomerPortalConfiguration Set the customer portal's configuration
+//
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+func (c *Client) PutCustomerPortalConfiguration(ctx context.Context, params *PutCustomerPortalConfigurationParams, body PutCustomerPortalConfigurationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutCustomerPortalConfigurationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCustomerPortalSessionWithBody Create a customer portal session
+//
+// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+func (c *Client) CreateCustomerPortalSessionWithBody(ctx context.Context, params *CreateCustomerPortalSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCustomerPortalSessionRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateCustomerPortalSession Create a customer portal session
+//
+// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+func (c *Client) CreateCustomerPortalSession(ctx context.Context, params *CreateCustomerPortalSessionParams, body CreateCustomerPortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateCustomerPortalSessionRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCustomers List customers
 //
 // Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -15163,6 +15956,23 @@ func (c *Client) CreatePaymentMethodSetupSession(ctx context.Context, customerId
 // Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
 func (c *Client) ListCustomerPaymentMethods(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListCustomerPaymentMethodsRequest(c.Server, customerId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUpcomingInvoice Preview a customer's upcoming invoice
+//
+// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+//
+// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+func (c *Client) GetUpcomingInvoice(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUpcomingInvoiceRequest(c.Server, customerId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -16695,6 +17505,44 @@ func (c *Client) ChangeSubscriptionWithBody(ctx context.Context, subscriptionId 
 // Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
 func (c *Client) ChangeSubscription(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewChangeSubscriptionRequest(c.Server, subscriptionId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewSubscriptionChangeWithBody Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *Client) PreviewSubscriptionChangeWithBody(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewSubscriptionChangeRequestWithBody(c.Server, subscriptionId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PreviewSubscriptionChange Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *Client) PreviewSubscriptionChange(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPreviewSubscriptionChangeRequest(c.Server, subscriptionId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -18751,6 +19599,236 @@ func NewGetCreditNotePdfRequest(server string, creditNoteId CreditNoteIdPath, pa
 	return req, nil
 }
 
+// NewGetCustomerPortalConfigurationRequest constructs an http.Request for the GetCustomerPortalConfiguration method
+func NewGetCustomerPortalConfigurationRequest(server string, params *GetCustomerPortalConfigurationParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customer-portal-configuration")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutCustomerPortalConfigurationRequest calls the generic PutCustomerPortalConfiguration builder with application/json body
+func NewPutCustomerPortalConfigurationRequest(server string, params *PutCustomerPortalConfigurationParams, body PutCustomerPortalConfigurationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutCustomerPortalConfigurationRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewPutCustomerPortalConfigurationRequestWithBody constructs an http.Request for the PutCustomerPortalConfiguration method, with any body, and a specified content type
+func NewPutCustomerPortalConfigurationRequestWithBody(server string, params *PutCustomerPortalConfigurationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customer-portal-configuration")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewCreateCustomerPortalSessionRequest calls the generic CreateCustomerPortalSession builder with application/json body
+func NewCreateCustomerPortalSessionRequest(server string, params *CreateCustomerPortalSessionParams, body CreateCustomerPortalSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateCustomerPortalSessionRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateCustomerPortalSessionRequestWithBody constructs an http.Request for the CreateCustomerPortalSession method, with any body, and a specified content type
+func NewCreateCustomerPortalSessionRequestWithBody(server string, params *CreateCustomerPortalSessionParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customer-portal-sessions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListCustomersRequest constructs an http.Request for the ListCustomers method
 func NewListCustomersRequest(server string, params *ListCustomersParams) (*http.Request, error) {
 	var err error
@@ -19832,6 +20910,83 @@ func NewListCustomerPaymentMethodsRequest(server string, customerId CustomerIdPa
 		if params.CreatedTo != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetUpcomingInvoiceRequest constructs an http.Request for the GetUpcomingInvoice method
+func NewGetUpcomingInvoiceRequest(server string, customerId CustomerIdPath, params *GetUpcomingInvoiceParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "customerId", customerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/customers/%s/upcoming-invoice", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.SubscriptionId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "subscriptionId", *params.SubscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25377,6 +26532,84 @@ func NewChangeSubscriptionRequestWithBody(server string, subscriptionId Subscrip
 	return req, nil
 }
 
+// NewPreviewSubscriptionChangeRequest calls the generic PreviewSubscriptionChange builder with application/json body
+func NewPreviewSubscriptionChangeRequest(server string, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPreviewSubscriptionChangeRequestWithBody(server, subscriptionId, params, "application/json", bodyReader)
+}
+
+// NewPreviewSubscriptionChangeRequestWithBody constructs an http.Request for the PreviewSubscriptionChange method, with any body, and a specified content type
+func NewPreviewSubscriptionChangeRequestWithBody(server string, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "subscriptionId", subscriptionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/subscriptions/%s/change/preview", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewPauseSubscriptionRequest calls the generic PauseSubscription builder with application/json body
 func NewPauseSubscriptionRequest(server string, subscriptionId SubscriptionIdPath, params *PauseSubscriptionParams, body PauseSubscriptionJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -27900,6 +29133,51 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/credit-notes/{creditNoteId}/pdf (the `GetCreditNotePdf` operationId).
 	GetCreditNotePdfWithResponse(ctx context.Context, creditNoteId CreditNoteIdPath, params *GetCreditNotePdfParams, reqEditors ...RequestEditorFn) (*GetCreditNotePdfResponse, error)
 
+	// GetCustomerPortalConfigurationWithResponse Get the customer portal's configuration
+	//
+	// What the merchant account's customer portal offers; the defaults (invoice history, payment methods and cancel at period end on, the rest off) until it sets one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customer-portal-configuration (the `GetCustomerPortalConfiguration` operationId).
+	GetCustomerPortalConfigurationWithResponse(ctx context.Context, params *GetCustomerPortalConfigurationParams, reqEditors ...RequestEditorFn) (*GetCustomerPortalConfigurationResponse, error)
+
+	// PutCustomerPortalConfigurationWithBodyWithResponse Set the customer portal's configuration
+	//
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+	PutCustomerPortalConfigurationWithBodyWithResponse(ctx context.Context, params *PutCustomerPortalConfigurationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCustomerPortalConfigurationResponse, error)
+
+	// PutCustomerPortalConfigurationWithResponse Set the customer portal's configuration
+	//
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+	PutCustomerPortalConfigurationWithResponse(ctx context.Context, params *PutCustomerPortalConfigurationParams, body PutCustomerPortalConfigurationJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCustomerPortalConfigurationResponse, error)
+
+	// CreateCustomerPortalSessionWithBodyWithResponse Create a customer portal session
+	//
+	// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+	CreateCustomerPortalSessionWithBodyWithResponse(ctx context.Context, params *CreateCustomerPortalSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCustomerPortalSessionResponse, error)
+
+	// CreateCustomerPortalSessionWithResponse Create a customer portal session
+	//
+	// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+	CreateCustomerPortalSessionWithResponse(ctx context.Context, params *CreateCustomerPortalSessionParams, body CreateCustomerPortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCustomerPortalSessionResponse, error)
+
 	// ListCustomersWithResponse List customers
 	//
 	// Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -28061,6 +29339,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/customers/{customerId}/payment-methods (the `ListCustomerPaymentMethods` operationId).
 	ListCustomerPaymentMethodsWithResponse(ctx context.Context, customerId CustomerIdPath, params *ListCustomerPaymentMethodsParams, reqEditors ...RequestEditorFn) (*ListCustomerPaymentMethodsResponse, error)
+
+	// GetUpcomingInvoiceWithResponse Preview a customer's upcoming invoice
+	//
+	// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+	GetUpcomingInvoiceWithResponse(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*GetUpcomingInvoiceResponse, error)
 
 	// ListEmailsWithResponse List e-mails
 	//
@@ -28817,6 +30104,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change (the `ChangeSubscription` operationId).
 	ChangeSubscriptionWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *ChangeSubscriptionParams, body ChangeSubscriptionJSONRequestBody, reqEditors ...RequestEditorFn) (*ChangeSubscriptionResponse, error)
+
+	// PreviewSubscriptionChangeWithBodyWithResponse Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChangeWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error)
+
+	// PreviewSubscriptionChangeWithResponse Preview a change of a subscription's items
+	//
+	// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+	PreviewSubscriptionChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error)
 
 	// PauseSubscriptionWithBodyWithResponse Pause a subscription
 	//
@@ -31508,6 +32813,467 @@ func (r GetCreditNotePdfResponse) ContentType() string {
 	return ""
 }
 
+// GetCustomerPortalConfigurationResponse200Headers the declared response headers of an HTTP 200 response for GetCustomerPortalConfiguration
+type GetCustomerPortalConfigurationResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetCustomerPortalConfigurationResponse429Headers the declared response headers of an HTTP 429 response for GetCustomerPortalConfiguration
+type GetCustomerPortalConfigurationResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetCustomerPortalConfigurationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What a merchant account's customer portal offers (docs/customer-portal.md).
+		//
+		// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","environment":"sandbox","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_configuration","paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"},"updatedAt":"2025-06-01T12:00:00Z"}
+		Data CustomerPortalConfiguration `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCustomerPortalConfigurationResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetCustomerPortalConfigurationResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON200() *struct {
+	// Data What a merchant account's customer portal offers (docs/customer-portal.md).
+	//
+	// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","environment":"sandbox","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_configuration","paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"},"updatedAt":"2025-06-01T12:00:00Z"}
+	Data CustomerPortalConfiguration `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetCustomerPortalConfigurationResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCustomerPortalConfigurationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCustomerPortalConfigurationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCustomerPortalConfigurationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCustomerPortalConfigurationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutCustomerPortalConfigurationResponse200Headers the declared response headers of an HTTP 200 response for PutCustomerPortalConfiguration
+type PutCustomerPortalConfigurationResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// PutCustomerPortalConfigurationResponse429Headers the declared response headers of an HTTP 429 response for PutCustomerPortalConfiguration
+type PutCustomerPortalConfigurationResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type PutCustomerPortalConfigurationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What a merchant account's customer portal offers (docs/customer-portal.md).
+		//
+		// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","environment":"sandbox","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_configuration","paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"},"updatedAt":"2025-06-01T12:00:00Z"}
+		Data CustomerPortalConfiguration `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PutCustomerPortalConfigurationResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutCustomerPortalConfigurationResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON200() *struct {
+	// Data What a merchant account's customer portal offers (docs/customer-portal.md).
+	//
+	// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","environment":"sandbox","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_configuration","paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"},"updatedAt":"2025-06-01T12:00:00Z"}
+	Data CustomerPortalConfiguration `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PutCustomerPortalConfigurationResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutCustomerPortalConfigurationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutCustomerPortalConfigurationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutCustomerPortalConfigurationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutCustomerPortalConfigurationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateCustomerPortalSessionResponse201Headers the declared response headers of an HTTP 201 response for CreateCustomerPortalSession
+type CreateCustomerPortalSessionResponse201Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreateCustomerPortalSessionResponse429Headers the declared response headers of an HTTP 429 response for CreateCustomerPortalSession
+type CreateCustomerPortalSessionResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreateCustomerPortalSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		// Data Example: {"createdAt":"2025-06-01T12:00:00Z","customerId":"cus_acme","environment":"sandbox","expiresAt":"2025-06-01T12:05:00Z","flow":null,"locale":"fr","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_session","returnUrl":"https://acme.example/account","sessionId":"cps_01jyjnx2q7k1ej5bh17qamr038","url":"https://billing.example.com/portal/start?token=cpt_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+		Data CustomerPortalSession `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateCustomerPortalSessionResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateCustomerPortalSessionResponse429Headers
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON201() *struct {
+	// Data Example: {"createdAt":"2025-06-01T12:00:00Z","customerId":"cus_acme","environment":"sandbox","expiresAt":"2025-06-01T12:05:00Z","flow":null,"locale":"fr","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_session","returnUrl":"https://acme.example/account","sessionId":"cps_01jyjnx2q7k1ej5bh17qamr038","url":"https://billing.example.com/portal/start?token=cpt_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+	Data CustomerPortalSession `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateCustomerPortalSessionResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateCustomerPortalSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateCustomerPortalSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateCustomerPortalSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateCustomerPortalSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListCustomersResponse200Headers the declared response headers of an HTTP 200 response for ListCustomers
 type ListCustomersResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -33352,6 +35118,161 @@ func (r ListCustomerPaymentMethodsResponse) ContentType() string {
 	return ""
 }
 
+// GetUpcomingInvoiceResponse200Headers the declared response headers of an HTTP 200 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetUpcomingInvoiceResponse429Headers the declared response headers of an HTTP 429 response for GetUpcomingInvoice
+type GetUpcomingInvoiceResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetUpcomingInvoiceResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data An invoice.
+		//
+		// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","hostedInvoiceUrl":"http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+		Data Invoice `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUpcomingInvoiceResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUpcomingInvoiceResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON200() *struct {
+	// Data An invoice.
+	//
+	// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","hostedInvoiceUrl":"http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+	Data Invoice `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUpcomingInvoiceResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUpcomingInvoiceResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUpcomingInvoiceResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUpcomingInvoiceResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUpcomingInvoiceResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListEmailsResponse200Headers the declared response headers of an HTTP 200 response for ListEmails
 type ListEmailsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -33829,7 +35750,7 @@ type GetEventResponse struct {
 	JSON200 *struct {
 		// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 		//
-		// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+		// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 		Data Event `json:"data"`
 
 		// RequestId Request ID (req_...).
@@ -33869,7 +35790,7 @@ type GetEventResponse struct {
 func (r GetEventResponse) GetJSON200() *struct {
 	// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 	//
-	// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+	// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 	Data Event `json:"data"`
 
 	// RequestId Request ID (req_...).
@@ -41883,6 +43804,157 @@ func (r ChangeSubscriptionResponse) ContentType() string {
 	return ""
 }
 
+// PreviewSubscriptionChangeResponse200Headers the declared response headers of an HTTP 200 response for PreviewSubscriptionChange
+type PreviewSubscriptionChangeResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// PreviewSubscriptionChangeResponse429Headers the declared response headers of an HTTP 429 response for PreviewSubscriptionChange
+type PreviewSubscriptionChangeResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type PreviewSubscriptionChangeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+		Data SubscriptionChangePreview `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *PreviewSubscriptionChangeResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PreviewSubscriptionChangeResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON200() *struct {
+	// Data What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+	Data SubscriptionChangePreview `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PreviewSubscriptionChangeResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PreviewSubscriptionChangeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PreviewSubscriptionChangeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PreviewSubscriptionChangeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PreviewSubscriptionChangeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // PauseSubscriptionResponse200Headers the declared response headers of an HTTP 200 response for PauseSubscription
 type PauseSubscriptionResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -46106,6 +48178,81 @@ func (c *ClientWithResponses) GetCreditNotePdfWithResponse(ctx context.Context, 
 	return ParseGetCreditNotePdfResponse(rsp)
 }
 
+// GetCustomerPortalConfigurationWithResponse Get the customer portal's configuration
+//
+// What the merchant account's customer portal offers; the defaults (invoice history, payment methods and cancel at period end on, the rest off) until it sets one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customer-portal-configuration (the `GetCustomerPortalConfiguration` operationId).
+func (c *ClientWithResponses) GetCustomerPortalConfigurationWithResponse(ctx context.Context, params *GetCustomerPortalConfigurationParams, reqEditors ...RequestEditorFn) (*GetCustomerPortalConfigurationResponse, error) {
+	rsp, err := c.GetCustomerPortalConfiguration(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCustomerPortalConfigurationResponse(rsp)
+}
+
+// PutCustomerPortalConfigurationWithBodyWithResponse Set the customer portal's configuration
+//
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+func (c *ClientWithResponses) PutCustomerPortalConfigurationWithBodyWithResponse(ctx context.Context, params *PutCustomerPortalConfigurationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutCustomerPortalConfigurationResponse, error) {
+	rsp, err := c.PutCustomerPortalConfigurationWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutCustomerPortalConfigurationResponse(rsp)
+}
+
+// PutCustomerPortalConfigurationWithResponse Set the customer portal's configuration
+//
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/customer-portal-configuration (the `PutCustomerPortalConfiguration` operationId).
+func (c *ClientWithResponses) PutCustomerPortalConfigurationWithResponse(ctx context.Context, params *PutCustomerPortalConfigurationParams, body PutCustomerPortalConfigurationJSONRequestBody, reqEditors ...RequestEditorFn) (*PutCustomerPortalConfigurationResponse, error) {
+	rsp, err := c.PutCustomerPortalConfiguration(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutCustomerPortalConfigurationResponse(rsp)
+}
+
+// CreateCustomerPortalSessionWithBodyWithResponse Create a customer portal session
+//
+// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+func (c *ClientWithResponses) CreateCustomerPortalSessionWithBodyWithResponse(ctx context.Context, params *CreateCustomerPortalSessionParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateCustomerPortalSessionResponse, error) {
+	rsp, err := c.CreateCustomerPortalSessionWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCustomerPortalSessionResponse(rsp)
+}
+
+// CreateCustomerPortalSessionWithResponse Create a customer portal session
+//
+// Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/customer-portal-sessions (the `CreateCustomerPortalSession` operationId).
+func (c *ClientWithResponses) CreateCustomerPortalSessionWithResponse(ctx context.Context, params *CreateCustomerPortalSessionParams, body CreateCustomerPortalSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateCustomerPortalSessionResponse, error) {
+	rsp, err := c.CreateCustomerPortalSession(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateCustomerPortalSessionResponse(rsp)
+}
+
 // ListCustomersWithResponse List customers
 //
 // Lists the merchant account's customers. Items are Customer objects. With email, the customers with exactly that e-mail address; with search, those whose name or e-mail address starts with the text, in any case (on SQLite only ASCII letters fold; PostgreSQL folds by its collation). A search reads the customers newest first until a page matches. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -46374,6 +48521,21 @@ func (c *ClientWithResponses) ListCustomerPaymentMethodsWithResponse(ctx context
 		return nil, err
 	}
 	return ParseListCustomerPaymentMethodsResponse(rsp)
+}
+
+// GetUpcomingInvoiceWithResponse Preview a customer's upcoming invoice
+//
+// Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/customers/{customerId}/upcoming-invoice (the `GetUpcomingInvoice` operationId).
+func (c *ClientWithResponses) GetUpcomingInvoiceWithResponse(ctx context.Context, customerId CustomerIdPath, params *GetUpcomingInvoiceParams, reqEditors ...RequestEditorFn) (*GetUpcomingInvoiceResponse, error) {
+	rsp, err := c.GetUpcomingInvoice(ctx, customerId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUpcomingInvoiceResponse(rsp)
 }
 
 // ListEmailsWithResponse List e-mails
@@ -47634,6 +49796,36 @@ func (c *ClientWithResponses) ChangeSubscriptionWithResponse(ctx context.Context
 		return nil, err
 	}
 	return ParseChangeSubscriptionResponse(rsp)
+}
+
+// PreviewSubscriptionChangeWithBodyWithResponse Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *ClientWithResponses) PreviewSubscriptionChangeWithBodyWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error) {
+	rsp, err := c.PreviewSubscriptionChangeWithBody(ctx, subscriptionId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewSubscriptionChangeResponse(rsp)
+}
+
+// PreviewSubscriptionChangeWithResponse Preview a change of a subscription's items
+//
+// Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/subscriptions/{subscriptionId}/change/preview (the `PreviewSubscriptionChange` operationId).
+func (c *ClientWithResponses) PreviewSubscriptionChangeWithResponse(ctx context.Context, subscriptionId SubscriptionIdPath, params *PreviewSubscriptionChangeParams, body PreviewSubscriptionChangeJSONRequestBody, reqEditors ...RequestEditorFn) (*PreviewSubscriptionChangeResponse, error) {
+	rsp, err := c.PreviewSubscriptionChange(ctx, subscriptionId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePreviewSubscriptionChangeResponse(rsp)
 }
 
 // PauseSubscriptionWithBodyWithResponse Pause a subscription
@@ -50562,6 +52754,475 @@ func ParseGetCreditNotePdfResponse(rsp *http.Response) (*GetCreditNotePdfRespons
 	return response, nil
 }
 
+// ParseGetCustomerPortalConfigurationResponse parses an HTTP response from a GetCustomerPortalConfigurationWithResponse call
+func ParseGetCustomerPortalConfigurationResponse(rsp *http.Response) (*GetCustomerPortalConfigurationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCustomerPortalConfigurationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What a merchant account's customer portal offers (docs/customer-portal.md).
+			//
+			// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","environment":"sandbox","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_configuration","paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"},"updatedAt":"2025-06-01T12:00:00Z"}
+			Data CustomerPortalConfiguration `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCustomerPortalConfigurationResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetCustomerPortalConfigurationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutCustomerPortalConfigurationResponse parses an HTTP response from a PutCustomerPortalConfigurationWithResponse call
+func ParsePutCustomerPortalConfigurationResponse(rsp *http.Response) (*PutCustomerPortalConfigurationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutCustomerPortalConfigurationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What a merchant account's customer portal offers (docs/customer-portal.md).
+			//
+			// Example: {"branding":{"displayName":"Acme","logoUrl":"https://acme.example/logo.png","primaryColor":"#1f6feb"},"customerUpdate":{"allowedFields":["name","address"],"enabled":true},"defaultReturnUrl":"https://acme.example/account","environment":"sandbox","invoiceHistory":true,"links":{"privacyPolicyUrl":"https://acme.example/privacy","termsOfServiceUrl":"https://acme.example/terms"},"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_configuration","paymentMethodUpdate":true,"subscriptionCancel":{"enabled":true,"mode":"at_period_end","prorate":true},"subscriptionPause":{"enabled":false},"subscriptionUpdate":{"enabled":true,"prices":["price_team_monthly"],"prorationBehavior":"create_prorations"},"updatedAt":"2025-06-01T12:00:00Z"}
+			Data CustomerPortalConfiguration `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PutCustomerPortalConfigurationResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutCustomerPortalConfigurationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateCustomerPortalSessionResponse parses an HTTP response from a CreateCustomerPortalSessionWithResponse call
+func ParseCreateCustomerPortalSessionResponse(rsp *http.Response) (*CreateCustomerPortalSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateCustomerPortalSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			// Data Example: {"createdAt":"2025-06-01T12:00:00Z","customerId":"cus_acme","environment":"sandbox","expiresAt":"2025-06-01T12:05:00Z","flow":null,"locale":"fr","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"customer_portal_session","returnUrl":"https://acme.example/account","sessionId":"cps_01jyjnx2q7k1ej5bh17qamr038","url":"https://billing.example.com/portal/start?token=cpt_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}
+			Data CustomerPortalSession `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateCustomerPortalSessionResponse201Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateCustomerPortalSessionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListCustomersResponse parses an HTTP response from a ListCustomersWithResponse call
 func ParseListCustomersResponse(rsp *http.Response) (*ListCustomersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52438,6 +55099,163 @@ func ParseListCustomerPaymentMethodsResponse(rsp *http.Response) (*ListCustomerP
 	return response, nil
 }
 
+// ParseGetUpcomingInvoiceResponse parses an HTTP response from a GetUpcomingInvoiceWithResponse call
+func ParseGetUpcomingInvoiceResponse(rsp *http.Response) (*GetUpcomingInvoiceResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUpcomingInvoiceResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data An invoice.
+			//
+			// Example: {"amountDue":16640,"amountPaid":16640,"amountRemaining":0,"attemptCount":1,"autoFinalizeAt":null,"billingAccountId":"ba_acme_usd","collectionMethod":"charge_automatically","couponIds":["LAUNCH20"],"createdAt":"2025-06-01T12:00:00.188333Z","creditedTotal":0,"currency":"USD","customerId":"cus_acme","discountTotal":5000,"dunningStatus":"none","environment":"sandbox","finalizedAt":"2025-06-01T12:00:00.19309Z","finalizedByRef":"ops-user-17","hostedInvoiceUrl":"http://127.0.0.1:8080/customer-portal/invoices/inv_01jytsq0zvgr1appf5r715r83w?token=hpt_4c1d0e9a8b7f6e5d4c3b2a1908f7e6d5c4b3a2918f7e6d5c4b3a29180f7e6d5c","invoiceId":"inv_01jytsq0zvgr1appf5r715r83w","lastPaymentError":null,"latestPaymentId":"pay_01jy038gmtnbpc3r07wqvbeeas","lines":[{"amount":25000,"creditedAmount":0,"creditedTaxAmount":0,"description":"Setup fee","discountAmount":5000,"invoiceLineId":"il_01jyw7bpeajd39t0fbg92ayjaw","lineType":"one_time","meterId":null,"object":"invoice_line","periodEnd":null,"periodStart":null,"prepaidApplied":4000,"priceId":"price_setup_fee","priceType":"fixed_one_time","quantity":1,"taxAmount":640,"taxes":[{"jurisdiction":"US-NY","rate":0.04,"ratePpm":40000,"reversedAmount":0,"taxAmount":640,"taxableAmount":16000}],"tierBreakdown":null,"unitAmount":25000,"usageCorrections":null}],"merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{},"nextPaymentAttemptAt":null,"number":"INV-000001","object":"invoice","offsetTotal":0,"paidAt":"2025-06-01T12:00:00.19309Z","paymentUrl":null,"periodEnd":null,"periodStart":null,"prepaidApplied":4000,"quoteId":null,"refundedTotal":0,"status":"paid","subscriptionId":null,"subtotal":25000,"taxTotal":640,"taxTransactionId":"txn_01jyhcm8ar3n6gb522dc3zjhvr","total":16640,"updatedAt":"2025-06-01T12:00:00.19309Z","voidedAt":null}
+			Data Invoice `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUpcomingInvoiceResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUpcomingInvoiceResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListEmailsResponse parses an HTTP response from a ListEmailsWithResponse call
 func ParseListEmailsResponse(rsp *http.Response) (*ListEmailsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52923,7 +55741,7 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		var dest struct {
 			// Data An event, written in the same transaction as the change it records, and shown (listed, delivered, verified) once it has its place in its merchant account's chain (sequence, hash).
 			//
-			// Example: {"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
+			// Example: {"actor":{"id":"key_01jyscyj4zcjx3739fpgw4wmjx","type":"api_key"},"createdAt":"2025-06-01T12:00:00.159467Z","data":{"object":{"address":{"city":"New York","country":"US","line1":"500 5th Ave","line2":null,"postalCode":"10110","region":"NY"},"createdAt":"2025-06-01T12:00:00.159467Z","customerId":"cus_acme","email":"billing@acme.example","environment":"sandbox","externalId":"crm-1042","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","metadata":{"crmId":"hs-1042"},"name":"Acme Corp","object":"customer","preferredLocale":"en","taxExempt":false}},"environment":"sandbox","eventId":"evt_01jyc167418pmsa7z7nsw5d35h","hash":"4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","object":"event","sequence":1,"type":"customer.created"}
 			Data Event `json:"data"`
 
 			// RequestId Request ID (req_...).
@@ -61142,6 +63960,161 @@ func ParseChangeSubscriptionResponse(rsp *http.Response) (*ChangeSubscriptionRes
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers ChangeSubscriptionResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePreviewSubscriptionChangeResponse parses an HTTP response from a PreviewSubscriptionChangeWithResponse call
+func ParsePreviewSubscriptionChangeResponse(rsp *http.Response) (*PreviewSubscriptionChangeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PreviewSubscriptionChangeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored.
+			Data SubscriptionChangePreview `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers PreviewSubscriptionChangeResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers PreviewSubscriptionChangeResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

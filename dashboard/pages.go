@@ -158,6 +158,7 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 			http.Redirect(w, r, signInPath, http.StatusSeeOther)
 			return
 		}
+		ctx = remit.WithActor(ctx, remit.Actor{Type: remit.ActorOperator, ID: op.ID}) // the operator's writes are their events' actor
 		next(w, r.WithContext(context.WithValue(ctx, operatorKey{}, op)))
 	}
 }

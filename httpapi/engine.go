@@ -37,6 +37,14 @@ type Engine struct {
 	// Optional.
 	Operations Operations
 	Exports    Exports
+	Portal     Portal
+}
+
+// Portal is the customer portal's API side: its sessions and the account's configuration.
+type Portal interface {
+	CreatePortalSession(ctx context.Context, m remit.MerchantAccount, in remit.PortalSessionInput) (remit.PortalSession, error)
+	GetPortalConfiguration(ctx context.Context, m remit.MerchantAccount) (remit.PortalConfiguration, error)
+	PutPortalConfiguration(ctx context.Context, m remit.MerchantAccount, c remit.PortalConfiguration) (remit.PortalConfiguration, error)
 }
 
 // Operations is what GET /metrics reads of the engine (docs/operations.md, "Metrics"): this
@@ -154,6 +162,8 @@ type Quotes interface {
 	ResumeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ChangeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.Subscription, error)
 	DeleteSubscriptionPendingChange(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error)
+	PreviewChange(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.SubscriptionChangePreview, error)
+	UpcomingInvoice(ctx context.Context, m remit.MerchantAccount, customerID, subscriptionID string) (remit.Invoice, error)
 }
 
 // Invoicing is invoices and their tax transactions.

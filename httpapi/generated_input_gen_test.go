@@ -132,6 +132,8 @@ func (g *gen) str(s *openapi3.Schema, label string) string {
 		return rapid.StringMatching(`[a-z0-9][a-z0-9_.-]{0,20}`).Draw(g.t, label)
 	case `^[0-9]{4}$`:
 		return rapid.StringMatching(`[0-9]{4}`).Draw(g.t, label)
+	case `^#[0-9a-fA-F]{6}$`:
+		return rapid.StringMatching(`#[0-9a-fA-F]{6}`).Draw(g.t, label)
 	case `^[0-9]{1,3}d$`:
 		return fmt.Sprintf("%dd", rapid.IntRange(1, 60).Draw(g.t, label))
 	case `^acct_[A-Za-z0-9]+$`:

@@ -478,6 +478,37 @@ var proseRules = map[string]func(g *gen, req *drawn){
 		first["priceId"] = "price_month"
 		req.body["items"] = []any{first}
 	},
+	// A portal session's returnUrl is a web URL; its flow names what its type needs (left out).
+	"createCustomerPortalSession": func(g *gen, req *drawn) {
+		if _, ok := req.body["returnUrl"]; ok {
+			req.body["returnUrl"] = "https://shop.example/account"
+		}
+		delete(req.body, "flow")
+	},
+	// A portal configuration's URLs are web URLs (the logo https); its prices exist (none here).
+	"putCustomerPortalConfiguration": func(g *gen, req *drawn) {
+		for _, group := range []string{"branding", "links"} {
+			if m, ok := req.body[group].(map[string]any); ok {
+				for k, v := range m {
+					if v != nil && k != "displayName" && k != "primaryColor" {
+						m[k] = "https://shop.example/" + k
+					}
+				}
+			}
+		}
+		if _, ok := req.body["defaultReturnUrl"].(string); ok {
+			req.body["defaultReturnUrl"] = "https://shop.example/account"
+		}
+		if u, ok := req.body["subscriptionUpdate"].(map[string]any); ok {
+			u["prices"] = []any{}
+		}
+	},
+	"previewSubscriptionChange": func(g *gen, req *drawn) {
+		items := req.body["items"].([]any)
+		first := items[0].(map[string]any)
+		first["priceId"] = "price_month"
+		req.body["items"] = []any{first}
+	},
 	// A dunning schedule is strictly increasing.
 	"createBillingAccount": func(g *gen, req *drawn) {
 		if d, ok := req.body["dunning"].(map[string]any); ok {

@@ -76,6 +76,8 @@ func (s *Server) registry() []registration {
 		{"quotes", "resumeSubscription", byPath("subscriptionId", s.eng.Quotes.ResumeSubscription)},
 		{"quotes", "changeSubscription", decoded(s.changeSubscription)},
 		{"quotes", "deleteSubscriptionPendingChange", byPath("subscriptionId", s.eng.Quotes.DeleteSubscriptionPendingChange)},
+		{"quotes", "previewSubscriptionChange", decoded(s.previewSubscriptionChange)},
+		{"quotes", "getUpcomingInvoice", s.getUpcomingInvoice},
 		{"invoicing", "createInvoice", decoded(s.createInvoice)},
 		{"invoicing", "getInvoice", byPath("invoiceId", s.eng.Invoicing.GetInvoice)},
 		{"invoicing", "listInvoices", s.listInvoices},
@@ -131,6 +133,9 @@ func (s *Server) registry() []registration {
 		{"webhooks", "updateWebhookEndpoint", s.updateWebhookEndpoint},
 		{"merchants", "updateMerchantAccount", s.updateMerchantAccount},
 		{"exports", "exportDataset", s.exportDataset},
+		{"portal", "createCustomerPortalSession", s.createCustomerPortalSession},
+		{"portal", "getCustomerPortalConfiguration", s.getCustomerPortalConfiguration},
+		{"portal", "putCustomerPortalConfiguration", s.putCustomerPortalConfiguration},
 	}
 }
 
@@ -168,10 +173,21 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		"createBillingAccount": bodyCheck(billingAccountInput, func(b remit.BillingAccount, probs *remit.Problems) {
 			remit.CheckBillingAccount(&b, probs)
 		}),
-		"createInvoice":      bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
-		"createQuote":        bodyCheck(quoteInput, remit.CheckQuoteRequest),
-		"cancelSubscription": bodyCheck(cancelInput, remit.CheckCancel),
-		"changeSubscription": bodyCheck(changeInput, remit.CheckChange),
+		"createInvoice":             bodyCheck(invoiceInput, remit.CheckInvoiceRequest),
+		"createQuote":               bodyCheck(quoteInput, remit.CheckQuoteRequest),
+		"cancelSubscription":        bodyCheck(cancelInput, remit.CheckCancel),
+		"changeSubscription":        bodyCheck(changeInput, remit.CheckChange),
+		"previewSubscriptionChange": bodyCheck(changeInput, remit.CheckChange),
+		"createCustomerPortalSession": func(r *Request) []remit.FieldError {
+			var p remit.Problems
+			remit.CheckPortalSession(portalSessionInput(r), &p)
+			return p.Fields()
+		},
+		"putCustomerPortalConfiguration": func(r *Request) []remit.FieldError {
+			var p remit.Problems
+			remit.CheckPortalConfiguration(portalConfiguration(r), &p)
+			return p.Fields()
+		},
 		"createWebhookEndpoint": func(r *Request) []remit.FieldError {
 			var body api.WebhookEndpointCreateRequest
 			r.DecodeLenient(&body)

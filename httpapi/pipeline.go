@@ -212,6 +212,11 @@ func (s *Server) serveOperation(o *operation) http.Handler {
 			s.writeError(w, hr, err)
 			return
 		}
+		if req.Principal.APIKeyID != "" { // the key's writes are its events' actor
+			ctx = remit.WithActor(ctx, remit.Actor{Type: remit.ActorAPIKey, ID: req.Principal.APIKeyID})
+			hr = hr.WithContext(ctx)
+			req.HTTP = hr
+		}
 		if o.handler == nil {
 			s.writeError(w, hr, remit.Errorf(remit.ENotImplemented, "%s %s is part of the contract but is not implemented in this version of Remit.", o.method, o.path))
 			return

@@ -24,6 +24,9 @@ func (s *Server) customerPortalPut(ctx context.Context, r *Request) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	// The customer acts through a hosted page: its events' actor names the page's resource
+	// (docs/events.md "Who acted").
+	ctx = remit.WithActor(ctx, remit.Actor{Type: remit.ActorCustomerPortal, ID: tok.ResourceID})
 	switch {
 	case len(parts) == 3 && parts[0] == "setup-sessions" && parts[1] != "" && parts[2] == "complete":
 		return s.eng.Catalog.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))

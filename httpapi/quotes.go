@@ -45,6 +45,17 @@ func (s *Server) changeSubscription(ctx context.Context, r *Request, body api.Su
 	return s.eng.Quotes.ChangeSubscription(ctx, r.Merchant, r.Path("subscriptionId"), changeInput(body))
 }
 
+// previewSubscriptionChange handles POST /v1/subscriptions/{subscriptionId}/change/preview: a read
+// (x-remit-read-only), since the engine rolls the change back.
+func (s *Server) previewSubscriptionChange(ctx context.Context, r *Request, body api.SubscriptionChangeRequest) (any, error) {
+	return s.eng.Quotes.PreviewChange(ctx, r.Merchant, r.Path("subscriptionId"), changeInput(body))
+}
+
+// getUpcomingInvoice handles GET /v1/customers/{customerId}/upcoming-invoice.
+func (s *Server) getUpcomingInvoice(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Quotes.UpcomingInvoice(ctx, r.Merchant, r.Path("customerId"), r.Query("subscriptionId"))
+}
+
 func changeInput(body api.SubscriptionChangeRequest) remit.ChangeInput {
 	in := remit.ChangeInput{}
 	if body.ProrationBehavior != nil {

@@ -248,7 +248,7 @@ func (s *Server) newOperation(path string, item *openapi3.PathItem, method strin
 	o := &operation{
 		id: op.OperationID, method: method, path: path,
 		route:       &routers.Route{Spec: s.spec, Path: path, PathItem: item, Method: method, Operation: op},
-		mutating:    method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete,
+		mutating:    isMutating(method, op),
 		success:     http.StatusOK,
 		foreignBody: strings.HasPrefix(path, "/processor-webhooks/"),
 		endings:     pathEndings(path),
@@ -326,4 +326,14 @@ func (s *Server) Operations() map[string]bool {
 		out[id] = o.handler != nil
 	}
 	return out
+}
+
+// isMutating reports whether an operation is a write (one transaction, Idempotency-Key): every
+// POST, PUT, PATCH and DELETE but those the contract marks x-remit-read-only (a preview, which the
+// engine runs in a transaction it rolls back).
+func isMutating(method string, op *openapi3.Operation) bool {
+	if ro, _ := op.Extensions["x-remit-read-only"].(bool); ro {
+		return false
+	}
+	return method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch || method == http.MethodDelete
 }

@@ -94,12 +94,13 @@ func (tx *Tx) writeEvents(ctx context.Context) error {
 	return nil
 }
 
-const insertEventSQL = `INSERT INTO events (id, merchant_account_id, environment, type, object_id, data, created_at, sequence, hash)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+const insertEventSQL = `INSERT INTO events (id, merchant_account_id, environment, type, object_id, data, created_at, sequence, hash, actor)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`
 
 // insertArgs are insertEventSQL's arguments for e with its link (nil and nil: unchained).
 func (e pendingEvent) insertArgs(seq, hash any) []any {
-	return []any{e.ID, e.MerchantAccountID, string(e.Environment), e.Type, e.objectID, string(e.Data), remit.Micros(e.CreatedAt), seq, hash}
+	return []any{e.ID, e.MerchantAccountID, string(e.Environment), e.Type, e.objectID, string(e.Data), remit.Micros(e.CreatedAt), seq, hash,
+		remit.ActorColumn(e.Actor)}
 }
 
 func (tx *Tx) insertEvent(ctx context.Context, e pendingEvent, seq, hash any) error {
@@ -285,7 +286,7 @@ func (db *DB) ChainPending(ctx context.Context, account string, wait bool) error
 		if err != nil {
 			return err
 		}
-		if seq, prev, err = chainUnchained(ctx, tx.Q, account, seq, prev, db.dispatchIn(tx)); err != nil {
+		if seq, prev, err = chainUnchained(ctx, tx.Q, account, seq, prev, db.dispatchIn(tx), true); err != nil {
 			return err
 		}
 		if tx.heads == nil {
@@ -338,12 +339,13 @@ func (db *DB) dispatchIn(tx *Tx) func(context.Context, []remit.Event) (time.Time
 // chainUnchained numbers and hashes the account's unchained events after the link (seq, prev), in
 // pages of chainPage, and returns the new last link. The caller holds the account's chain. It ends
 // after a short page: events committed meanwhile are chained by whoever committed them. With
-// dispatch, the events of a page not dispatched yet are dispatched in the same UPDATE.
+// dispatch, the events of a page not dispatched yet are dispatched in the same UPDATE. actors:
+// the events table has its actor column (false only for migration 19, which runs before 40).
 func chainUnchained(ctx context.Context, q Q, account string, seq int64, prev string,
-	dispatch func(context.Context, []remit.Event) (time.Time, error)) (int64, string, error) {
+	dispatch func(context.Context, []remit.Event) (time.Time, error), actors bool) (int64, string, error) {
 	afterCreated, afterID := int64(-1<<63), ""
 	for {
-		page, dispatched, err := unchainedPage(ctx, q, account, afterCreated, afterID)
+		page, dispatched, err := unchainedPage(ctx, q, account, afterCreated, afterID, actors)
 		if err != nil || len(page) == 0 {
 			return seq, prev, err
 		}
@@ -400,19 +402,25 @@ func setLinks(n int) string {
 }
 
 // unchainedPage reads a page of the account's unchained events, and whether each was dispatched.
-func unchainedPage(ctx context.Context, q Q, account string, afterCreated int64, afterID string) ([]remit.Event, []bool, error) {
+func unchainedPage(ctx context.Context, q Q, account string, afterCreated int64, afterID string, actors bool) ([]remit.Event, []bool, error) {
 	var dispatched []bool
+	actorColumn := "NULL"
+	if actors {
+		actorColumn = "actor"
+	}
 	page, err := queryAll(ctx, q, "store.chainUnchained", func(r interface{ Scan(...any) error }) (e remit.Event, err error) {
 		var env, data string
 		var created int64
 		var at sql.NullInt64
-		if err := r.Scan(&e.ID, &e.MerchantAccountID, &env, &e.Type, &data, &created, &at); err != nil {
+		var actor sql.NullString
+		if err := r.Scan(&e.ID, &e.MerchantAccountID, &env, &e.Type, &data, &created, &at, &actor); err != nil {
 			return e, err
 		}
 		e.Object, e.Environment, e.Data, e.CreatedAt = "event", remit.Environment(env), json.RawMessage(data), remit.FromMicros(created)
+		e.Actor = remit.ParseActorColumn(actor.String, actor.Valid)
 		dispatched = append(dispatched, at.Valid)
 		return e, nil
-	}, nil, `SELECT id, merchant_account_id, environment, type, data, created_at, dispatched_at FROM events
+	}, nil, `SELECT id, merchant_account_id, environment, type, data, created_at, dispatched_at, `+actorColumn+` FROM events
 		WHERE merchant_account_id = $1 AND sequence IS NULL AND (created_at > $2 OR (created_at = $2 AND id > $3))
 		ORDER BY created_at, id LIMIT `+itoa(chainPage), account, afterCreated, afterID)
 	return page, dispatched, err

@@ -24,7 +24,7 @@ func backfillChain(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	for _, account := range accounts {
-		if _, _, err := chainUnchained(ctx, Q{q: tx}, account, 0, "", nil); err != nil {
+		if _, _, err := chainUnchained(ctx, Q{q: tx}, account, 0, "", nil, false); err != nil {
 			return err
 		}
 	}

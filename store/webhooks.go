@@ -176,16 +176,17 @@ func (q Q) DisableWebhookEndpoint(ctx context.Context, merchantAccountID, id, re
 
 // --- events (reads and dispatch) ---
 
-const eventColumns = `id, merchant_account_id, environment, type, data, created_at, sequence, hash`
+const eventColumns = `id, merchant_account_id, environment, type, data, created_at, sequence, hash, actor`
 
 func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
 	var env, data string
 	var created int64
 	var seq sql.NullInt64
-	var hash sql.NullString
-	if err = row.Scan(&e.ID, &e.MerchantAccountID, &env, &e.Type, &data, &created, &seq, &hash); err != nil {
+	var hash, actor sql.NullString
+	if err = row.Scan(&e.ID, &e.MerchantAccountID, &env, &e.Type, &data, &created, &seq, &hash, &actor); err != nil {
 		return e, err
 	}
+	e.Actor = remit.ParseActorColumn(actor.String, actor.Valid)
 	e.Sequence, e.Hash = seq.Int64, hash.String
 	e.Object, e.Environment, e.Data, e.CreatedAt = "event", remit.Environment(env), json.RawMessage(data), remit.FromMicros(created)
 	return e, nil

@@ -23,6 +23,7 @@ import (
 	"github.com/remit-billing/remit/httpapi"
 	"github.com/remit-billing/remit/internal/telemetry"
 	"github.com/remit-billing/remit/mail"
+	"github.com/remit-billing/remit/portal"
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/ratelimit"
 	"github.com/remit-billing/remit/store"
@@ -277,6 +278,10 @@ func Open(ctx context.Context, c Config, log *slog.Logger, clock remit.Clock) (*
 		r.Close()
 		return nil, err
 	}
+	if err := r.mountPortal(); err != nil {
+		r.Close()
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -286,6 +291,17 @@ const (
 	signInPerSecond = 1.0 / 12
 	signInBurst     = 5
 )
+
+// mountPortal serves the customer portal at /portal (package portal, docs/customer-portal.md). Its
+// browser sessions are kept where the dashboard's are, under their own cookie and path.
+func (r *Remit) mountPortal() error {
+	p, err := portal.New(r.App.Portal, r.App.Operators.Sessions(), r.Log, portal.Config{PublicURL: r.Config.PublicURL})
+	if err != nil {
+		return err
+	}
+	r.Handler.Mount("/portal", p)
+	return nil
+}
 
 // mountDashboard serves the operator console at /dashboard, through the same server (package
 // dashboard). Its sign-in limits are shared through Redis like the API's when REMIT_REDIS_URL is
@@ -443,7 +459,7 @@ func Engine(a *app.App) httpapi.Engine {
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Jobs: a.Jobs, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
 		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
-		Foreground: a.Foreground, Operations: a, Exports: a.Exports,
+		Foreground: a.Foreground, Operations: a, Exports: a.Exports, Portal: a.Portal,
 	}
 }
 
@@ -468,6 +484,7 @@ var (
 	_ httpapi.Emails       = (*app.Emails)(nil)
 	_ httpapi.Verification = (*app.Verification)(nil)
 	_ httpapi.Exports      = (*app.Exports)(nil)
+	_ httpapi.Portal       = (*app.Portal)(nil)
 )
 
 // emailConfig reads the customer e-mail settings: the SMTP server (none: messages are recorded

@@ -469,6 +469,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{customerId}/upcoming-invoice": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Preview a customer's upcoming invoice
+         * @description Answers the invoice that the next renewal of the customer's subscription would make (subscriptionId; without it, the customer's subscription that renews first): the fixed items in advance for the next period, the usage of the current period so far in arrears, the pending proration charges, with coupons, tax and totals. It runs the renewal's own code at the end of the current period in a transaction that is always rolled back: nothing is written; its invoiceId names nothing stored. 404 for another customer's subscription, for a customer without a subscription that renews and when the renewal would invoice nothing; 409 with details.currentState for a subscription that does not renew (paused, canceled).
+         */
+        get: operations["getUpcomingInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customers/{customerId}/balance/entries": {
         parameters: {
             query?: never;
@@ -1240,6 +1263,73 @@ export interface paths {
          * @description Replaces the subscription's items now, at the catalog prices' unit amounts. Each price must be recurring and bill in the subscription's currency and interval (422, every problem listed; an unknown price is 404 with details.field). prorationBehavior create_prorations (the default): the unused time of the old fixed items is credited (a credit note on the invoice that billed the period, as for a cancel; a draft for the period is revised instead) and the remaining time of the new ones is charged on the next renewal invoice (pendingProrations); always_invoice: the same, with the charges on an invoice finalized at once; none: nothing is prorated and the new items bill from the next renewal. Proration is by seconds of the period, rounded half-up per line; items that stay the same are not prorated. A trialing subscription is not prorated. 409 with details.currentState when paused or canceled. Emits subscription.updated.
          */
         post: operations["changeSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{subscriptionId}/change/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Subscription ID (sub_...). */
+                subscriptionId: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a change of a subscription's items
+         * @description Takes the body of POST /v1/subscriptions/{subscriptionId}/change and answers what that change would make now, without making it: the subscription as it would leave it, its proration lines (credits for the unused time of the old items, charges for the remaining time of the new ones), the invoices it would create or revise and the credit notes it would issue, as they would stand, and the invoice the next renewal would then make. It runs the change's own code in a transaction that is always rolled back: nothing is written, no event is emitted, nothing is charged; the IDs in the answer name nothing stored. The same errors as the change (404, 409, 422). No Idempotency-Key: a preview changes nothing.
+         */
+        post: operations["previewSubscriptionChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-portal-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a customer portal session
+         * @description Makes a customer portal session for one customer (docs/customer-portal.md): url opens the portal in a browser once, within five minutes (expiresAt); the browser then holds a portal session that ends after an hour without a request. returnUrl (default: the configuration's defaultReturnUrl) is the portal's way back to the merchant's site; locale (en, fr, de, es; default the customer's preferredLocale, else en) its language; flow opens one task directly. 404 for an unknown customer, or a flow's subscription or invoice that is not the customer's.
+         */
+        post: operations["createCustomerPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/customer-portal-configuration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the customer portal's configuration
+         * @description What the merchant account's customer portal offers; the defaults (invoice history, payment methods and cancel at period end on, the rest off) until it sets one.
+         */
+        get: operations["getCustomerPortalConfiguration"];
+        /**
+         * Set the customer portal's configuration
+         * @description Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+         */
+        put: operations["putCustomerPortalConfiguration"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -5155,6 +5245,277 @@ export interface components {
              */
             effective: "now" | "next_renewal";
         };
+        /** @description What a change of a subscription's items would make (POST /v1/subscriptions/{subscriptionId}/change/preview). Nothing of it is stored. */
+        SubscriptionChangePreview: {
+            /**
+             * @example subscription_change_preview
+             * @enum {string}
+             */
+            object: "subscription_change_preview";
+            subscription: components["schemas"]["Subscription"];
+            /** @description The change's proration, before discounts and tax; empty with prorationBehavior none or for a trialing subscription. */
+            prorations: components["schemas"]["ProrationPreview"][];
+            /** @description The invoices the change would create or revise, as they would stand: the draft of the current period revised, or (always_invoice) the invoice of the charges, finalized. */
+            invoices: components["schemas"]["Invoice"][];
+            /** @description The credit notes the change would issue for the unused time (on an open or paid invoice of the period). */
+            creditNotes: components["schemas"]["CreditNote"][];
+            /** @description The invoice the next renewal would make after the change; absent when it would make none. */
+            upcomingInvoice?: components["schemas"]["Invoice"];
+        };
+        /**
+         * @description One line of a change's proration.
+         * @example {
+         *       "priceId": "price_team_monthly",
+         *       "credit": false,
+         *       "amount": 7548,
+         *       "description": "Remaining time on Team plan from 7 Jun 2025 to 1 Jul 2025",
+         *       "periodStart": "2025-06-07T12:00:00Z",
+         *       "periodEnd": "2025-07-01T12:00:00Z"
+         *     }
+         */
+        ProrationPreview: {
+            /** @description The item's price. */
+            priceId: string;
+            /** @description true for a credit of the unused time of an old item, false for a charge of the remaining time of a new one. */
+            credit: boolean;
+            /**
+             * Format: int64
+             * @description Minor units, before discounts and tax.
+             */
+            amount: number;
+            description: string;
+            /** Format: date-time */
+            periodStart: string;
+            /** Format: date-time */
+            periodEnd: string;
+        };
+        /**
+         * @example {
+         *       "customerId": "cus_acme",
+         *       "returnUrl": "https://acme.example/account",
+         *       "locale": "fr"
+         *     }
+         */
+        CustomerPortalSessionCreateRequest: {
+            customerId: string;
+            /** @description Where the portal's "Back" link goes (absolute http or https URL). */
+            returnUrl?: string;
+            /** @enum {string} */
+            locale?: "en" | "fr" | "de" | "es";
+            flow?: components["schemas"]["CustomerPortalFlow"];
+        };
+        /**
+         * @description One task the session's URL opens directly.
+         * @example {
+         *       "type": "subscription_cancel",
+         *       "subscriptionId": "sub_01jyjnx2q7k1ej5bh17qamr038"
+         *     }
+         */
+        CustomerPortalFlow: {
+            /** @enum {string} */
+            type: "payment_method_update" | "subscription_cancel" | "subscription_update" | "invoice_payment";
+            /** @description subscription_cancel and subscription_update. */
+            subscriptionId?: string;
+            /** @description invoice_payment. */
+            invoiceId?: string;
+        };
+        /**
+         * @example {
+         *       "object": "customer_portal_session",
+         *       "sessionId": "cps_01jyjnx2q7k1ej5bh17qamr038",
+         *       "customerId": "cus_acme",
+         *       "url": "https://billing.example.com/portal/start?token=cpt_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+         *       "returnUrl": "https://acme.example/account",
+         *       "locale": "fr",
+         *       "flow": null,
+         *       "expiresAt": "2025-06-01T12:05:00Z",
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "createdAt": "2025-06-01T12:00:00Z"
+         *     }
+         */
+        CustomerPortalSession: {
+            /** @enum {string} */
+            object: "customer_portal_session";
+            /** @description Portal session ID (cps_...); the actor.id of the events the customer's actions in it emit. */
+            sessionId: string;
+            customerId: string;
+            /** @description Opens the portal once, until expiresAt. Give it to the customer's browser only. */
+            url: string;
+            returnUrl: string | null;
+            locale: string;
+            flow: components["schemas"]["CustomerPortalFlow"] | null;
+            /**
+             * Format: date-time
+             * @description When url stops working (five minutes after creation, on the merchant clock).
+             */
+            expiresAt: string;
+            environment: string;
+            merchantAccountId: string;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /**
+         * @description A portal configuration; a member left out takes its default.
+         * @example {
+         *       "invoiceHistory": true,
+         *       "paymentMethodUpdate": true,
+         *       "customerUpdate": {
+         *         "enabled": true,
+         *         "allowedFields": [
+         *           "name",
+         *           "address"
+         *         ]
+         *       },
+         *       "subscriptionCancel": {
+         *         "enabled": true,
+         *         "mode": "at_period_end",
+         *         "prorate": true
+         *       },
+         *       "subscriptionPause": {
+         *         "enabled": false
+         *       },
+         *       "subscriptionUpdate": {
+         *         "enabled": true,
+         *         "prices": [
+         *           "price_team_monthly"
+         *         ],
+         *         "prorationBehavior": "create_prorations"
+         *       },
+         *       "branding": {
+         *         "displayName": "Acme",
+         *         "primaryColor": "#1f6feb",
+         *         "logoUrl": "https://acme.example/logo.png"
+         *       },
+         *       "links": {
+         *         "termsOfServiceUrl": "https://acme.example/terms",
+         *         "privacyPolicyUrl": "https://acme.example/privacy"
+         *       },
+         *       "defaultReturnUrl": "https://acme.example/account"
+         *     }
+         */
+        CustomerPortalConfigurationRequest: {
+            /** @description The invoice history page (default on). */
+            invoiceHistory?: boolean;
+            /** @description Adding, choosing and removing payment methods (default on). */
+            paymentMethodUpdate?: boolean;
+            customerUpdate?: {
+                enabled: boolean;
+                allowedFields: ("name" | "email" | "address" | "preferredLocale")[];
+            };
+            subscriptionCancel?: {
+                enabled: boolean;
+                /** @enum {string} */
+                mode: "at_period_end" | "immediately";
+                prorate: boolean;
+            };
+            subscriptionPause?: {
+                enabled: boolean;
+            };
+            subscriptionUpdate?: {
+                enabled: boolean;
+                prices: string[];
+                /** @enum {string} */
+                prorationBehavior: "create_prorations" | "always_invoice" | "none";
+            };
+            branding?: {
+                displayName?: string | null;
+                primaryColor?: string | null;
+                logoUrl?: string | null;
+            };
+            links?: {
+                termsOfServiceUrl?: string | null;
+                privacyPolicyUrl?: string | null;
+            };
+            defaultReturnUrl?: string | null;
+        };
+        /**
+         * @description What a merchant account's customer portal offers (docs/customer-portal.md).
+         * @example {
+         *       "object": "customer_portal_configuration",
+         *       "invoiceHistory": true,
+         *       "paymentMethodUpdate": true,
+         *       "customerUpdate": {
+         *         "enabled": true,
+         *         "allowedFields": [
+         *           "name",
+         *           "address"
+         *         ]
+         *       },
+         *       "subscriptionCancel": {
+         *         "enabled": true,
+         *         "mode": "at_period_end",
+         *         "prorate": true
+         *       },
+         *       "subscriptionPause": {
+         *         "enabled": false
+         *       },
+         *       "subscriptionUpdate": {
+         *         "enabled": true,
+         *         "prices": [
+         *           "price_team_monthly"
+         *         ],
+         *         "prorationBehavior": "create_prorations"
+         *       },
+         *       "branding": {
+         *         "displayName": "Acme",
+         *         "primaryColor": "#1f6feb",
+         *         "logoUrl": "https://acme.example/logo.png"
+         *       },
+         *       "links": {
+         *         "termsOfServiceUrl": "https://acme.example/terms",
+         *         "privacyPolicyUrl": "https://acme.example/privacy"
+         *       },
+         *       "defaultReturnUrl": "https://acme.example/account",
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "updatedAt": "2025-06-01T12:00:00Z"
+         *     }
+         */
+        CustomerPortalConfiguration: {
+            /** @enum {string} */
+            object: "customer_portal_configuration";
+            /** @description The invoice history page (default on). */
+            invoiceHistory: boolean;
+            /** @description Adding, choosing and removing payment methods (default on). */
+            paymentMethodUpdate: boolean;
+            customerUpdate: {
+                enabled: boolean;
+                allowedFields: ("name" | "email" | "address" | "preferredLocale")[];
+            };
+            subscriptionCancel: {
+                enabled: boolean;
+                /** @enum {string} */
+                mode: "at_period_end" | "immediately";
+                prorate: boolean;
+            };
+            subscriptionPause: {
+                enabled: boolean;
+            };
+            subscriptionUpdate: {
+                enabled: boolean;
+                prices: string[];
+                /** @enum {string} */
+                prorationBehavior: "create_prorations" | "always_invoice" | "none";
+            };
+            branding: {
+                displayName?: string | null;
+                primaryColor?: string | null;
+                logoUrl?: string | null;
+            };
+            links: {
+                termsOfServiceUrl?: string | null;
+                privacyPolicyUrl?: string | null;
+            };
+            defaultReturnUrl: string | null;
+            environment: string;
+            merchantAccountId: string;
+            /**
+             * Format: date-time
+             * @description When it was last set; null while the defaults apply.
+             */
+            updatedAt: string | null;
+        };
         SubscriptionChangeItem: {
             /** @description A recurring catalog price in the subscription's currency and interval. */
             priceId: string;
@@ -6660,7 +7021,11 @@ export interface components {
          *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
          *       "createdAt": "2025-06-01T12:00:00.159467Z",
          *       "sequence": 1,
-         *       "hash": "4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90"
+         *       "hash": "4f7a9c1d2e3b4a5f6e7d8c9b0a1f2e3d4c5b6a7f8e9d0c1b2a3f4e5d6c7b8a90",
+         *       "actor": {
+         *         "type": "api_key",
+         *         "id": "key_01jyscyj4zcjx3739fpgw4wmjx"
+         *       }
          *     }
          */
         Event: {
@@ -6694,6 +7059,20 @@ export interface components {
             sequence?: number;
             /** @description Lowercase hex SHA-256 of the previous event's hash in the merchant account's chain (the empty string before sequence 1) followed by this event's canonical JSON (this object without hash; keys sorted, no whitespace). Changing, removing or reordering a stored event breaks every hash after it; `remit verify` and GET /v1/verification recompute them. docs/verification.md writes the canonical form down. */
             hash?: string;
+            actor?: components["schemas"]["EventActor"];
+        };
+        /**
+         * @description Who made the change an event records (docs/events.md "Who acted"): an API key (api_key, id the key's ID), a dashboard operator (operator, id the operator's ID), a customer in the customer portal or on a hosted page (customer_portal, id the portal session's ID, or the hosted page's invoice, setup session or payment), or the system (system, no id: scheduled jobs, renewals, the reconciler, webhook and email workers, due work a clock advance runs). Every event carries one, but those written before Remit recorded actors.
+         * @example {
+         *       "type": "operator",
+         *       "id": "op_01jyscyj4zcjx3739fpgw4wmjx"
+         *     }
+         */
+        EventActor: {
+            /** @enum {string} */
+            type: "api_key" | "operator" | "customer_portal" | "system";
+            /** @description The API key, operator, portal session or hosted resource; absent for the system. */
+            id?: string;
         };
         /** @description The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries. */
         EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"] | components["schemas"]["Product"] | components["schemas"]["Feature"] | components["schemas"]["EntitlementsChange"];
@@ -9664,6 +10043,58 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    getUpcomingInvoice: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description The subscription whose next renewal to preview (one of the customer's). */
+                subscriptionId?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Customer ID. */
+                customerId: components["parameters"]["CustomerIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invoice the next renewal would make. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invoice"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     listCustomerBalanceEntries: {
         parameters: {
             query: {
@@ -12503,6 +12934,482 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Subscription"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    previewSubscriptionChange: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Subscription ID (sub_...). */
+                subscriptionId: components["parameters"]["SubscriptionIdPath"];
+            };
+            cookie?: never;
+        };
+        /** @description The change to preview, as POST /v1/subscriptions/{subscriptionId}/change takes it. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description What the change would make. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "subscription_change_preview",
+                     *         "subscription": {
+                     *           "object": "subscription",
+                     *           "subscriptionId": "sub_01m8tdzt1j0pb0djd5b2tr7rm7",
+                     *           "status": "active",
+                     *           "customerId": "cus_acme",
+                     *           "billingAccountId": "ba_acme_usd",
+                     *           "currency": "USD",
+                     *           "items": [
+                     *             {
+                     *               "priceId": "team",
+                     *               "priceType": "fixed_recurring",
+                     *               "quantity": 1,
+                     *               "unitAmount": 9000,
+                     *               "description": "Team plan"
+                     *             },
+                     *             {
+                     *               "priceId": "api-calls",
+                     *               "priceType": "usage_metered",
+                     *               "quantity": null,
+                     *               "unitAmount": 2,
+                     *               "description": "API calls"
+                     *             }
+                     *           ],
+                     *           "pendingItems": null,
+                     *           "pendingCouponIds": null,
+                     *           "pendingQuoteId": null,
+                     *           "billingInterval": "month",
+                     *           "billingIntervalCount": 1,
+                     *           "billingCycleAnchor": "2030-01-01T12:00:00Z",
+                     *           "currentPeriodStart": "2030-01-01T12:00:00Z",
+                     *           "currentPeriodEnd": "2030-02-01T12:00:00Z",
+                     *           "latestInvoiceId": "inv_01m8tdzt1j0pb0djd5b32w4310",
+                     *           "quoteId": "qt_01m8tdzt1gwq5wce53khfgmpnn",
+                     *           "couponIds": [],
+                     *           "metadata": {},
+                     *           "environment": "sandbox",
+                     *           "merchantAccountId": "ma_01m8tdzt0py08rx36nv90zaa3f",
+                     *           "createdAt": "2030-01-01T12:00:00Z",
+                     *           "updatedAt": "2030-01-06T12:00:00Z",
+                     *           "trialEnd": null,
+                     *           "cancelAt": null,
+                     *           "canceledAt": null,
+                     *           "pausedAt": null,
+                     *           "pendingProrations": [
+                     *             {
+                     *               "priceId": "team",
+                     *               "description": "Remaining time on Team plan from 6 Jan 2030 to 1 Feb 2030",
+                     *               "amount": 7548,
+                     *               "periodStart": "2030-01-06T12:00:00Z",
+                     *               "periodEnd": "2030-02-01T12:00:00Z"
+                     *             }
+                     *           ]
+                     *         },
+                     *         "prorations": [
+                     *           {
+                     *             "priceId": "plan",
+                     *             "credit": true,
+                     *             "amount": 4194,
+                     *             "description": "Unused time on Pro plan from 6 Jan 2030 to 1 Feb 2030",
+                     *             "periodStart": "2030-01-06T12:00:00Z",
+                     *             "periodEnd": "2030-02-01T12:00:00Z"
+                     *           },
+                     *           {
+                     *             "priceId": "team",
+                     *             "credit": false,
+                     *             "amount": 7548,
+                     *             "description": "Remaining time on Team plan from 6 Jan 2030 to 1 Feb 2030",
+                     *             "periodStart": "2030-01-06T12:00:00Z",
+                     *             "periodEnd": "2030-02-01T12:00:00Z"
+                     *           }
+                     *         ],
+                     *         "invoices": [],
+                     *         "creditNotes": [
+                     *           {
+                     *             "object": "credit_note",
+                     *             "creditNoteId": "cn_01m8tdzt20c83ja11wrc0g8r3n",
+                     *             "number": "CN-000001",
+                     *             "invoiceId": "inv_01m8tdzt1j0pb0djd5b32w4310",
+                     *             "customerId": "cus_acme",
+                     *             "currency": "USD",
+                     *             "reason": "order_change",
+                     *             "status": "issued",
+                     *             "description": null,
+                     *             "lines": [
+                     *               {
+                     *                 "creditNoteLineId": "cnl_01m8tdzt20c83ja11wrd64p195",
+                     *                 "invoiceLineId": "il_01m8tdzt1j0pb0djd5b33drp3f",
+                     *                 "bucket": "credit",
+                     *                 "description": "Unused time on Pro plan from 6 Jan 2030 to 1 Feb 2030",
+                     *                 "amount": 4456,
+                     *                 "taxAmount": 263,
+                     *                 "allocations": [
+                     *                   {
+                     *                     "invoiceLineId": "il_01m8tdzt1j0pb0djd5b33drp3f",
+                     *                     "amount": 4456,
+                     *                     "taxAmount": 263
+                     *                   }
+                     *                 ],
+                     *                 "metadata": {}
+                     *               }
+                     *             ],
+                     *             "creditAmount": 4456,
+                     *             "refundAmount": 0,
+                     *             "offsetAmount": 0,
+                     *             "total": 4456,
+                     *             "taxTotal": 263,
+                     *             "taxTransactionId": "txn_01m8tdzt21ywceyn6zth6ez215",
+                     *             "balanceEntryId": "ble_01m8tdzt20c83ja11wre4t82wx",
+                     *             "refundIds": null,
+                     *             "usageEventId": null,
+                     *             "metadata": {},
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01m8tdzt0py08rx36nv90zaa3f",
+                     *             "createdAt": "2030-01-06T12:00:00Z"
+                     *           }
+                     *         ],
+                     *         "upcomingInvoice": {
+                     *           "object": "invoice",
+                     *           "invoiceId": "inv_01m8tdzt21ywceyn6ztzq0srj3",
+                     *           "number": null,
+                     *           "customerId": "cus_acme",
+                     *           "billingAccountId": "ba_acme_usd",
+                     *           "currency": "USD",
+                     *           "status": "draft",
+                     *           "collectionMethod": "charge_automatically",
+                     *           "subscriptionId": "sub_01m8tdzt1j0pb0djd5b2tr7rm7",
+                     *           "quoteId": null,
+                     *           "periodStart": "2030-02-01T12:00:00Z",
+                     *           "periodEnd": "2030-03-01T12:00:00Z",
+                     *           "couponIds": [],
+                     *           "lines": [
+                     *             {
+                     *               "object": "invoice_line",
+                     *               "invoiceLineId": "il_01m8tdzt21ywceyn6zv1fz8k0m",
+                     *               "lineType": "recurring",
+                     *               "priceId": "team",
+                     *               "priceType": "fixed_recurring",
+                     *               "meterId": null,
+                     *               "description": "Team plan",
+                     *               "quantity": 1,
+                     *               "unitAmount": 9000,
+                     *               "amount": 9000,
+                     *               "discountAmount": 0,
+                     *               "prepaidApplied": 0,
+                     *               "taxAmount": 563,
+                     *               "creditedAmount": 0,
+                     *               "creditedTaxAmount": 0,
+                     *               "taxes": [
+                     *                 {
+                     *                   "jurisdiction": "US-TX",
+                     *                   "rate": 0.0625,
+                     *                   "ratePpm": 62500,
+                     *                   "taxableAmount": 9000,
+                     *                   "taxAmount": 563,
+                     *                   "reversedAmount": 0
+                     *                 }
+                     *               ],
+                     *               "periodStart": "2030-02-01T12:00:00Z",
+                     *               "periodEnd": "2030-03-01T12:00:00Z",
+                     *               "tierBreakdown": null,
+                     *               "usageCorrections": null
+                     *             },
+                     *             {
+                     *               "object": "invoice_line",
+                     *               "invoiceLineId": "il_01m8tdzt21ywceyn6zv2gqan43",
+                     *               "lineType": "usage",
+                     *               "priceId": "api-calls",
+                     *               "priceType": "usage_metered",
+                     *               "meterId": "api",
+                     *               "description": "API calls",
+                     *               "quantity": 0,
+                     *               "unitAmount": 2,
+                     *               "amount": 0,
+                     *               "discountAmount": 0,
+                     *               "prepaidApplied": 0,
+                     *               "taxAmount": 0,
+                     *               "creditedAmount": 0,
+                     *               "creditedTaxAmount": 0,
+                     *               "taxes": [
+                     *                 {
+                     *                   "jurisdiction": "US-TX",
+                     *                   "rate": 0.0625,
+                     *                   "ratePpm": 62500,
+                     *                   "taxableAmount": 0,
+                     *                   "taxAmount": 0,
+                     *                   "reversedAmount": 0
+                     *                 }
+                     *               ],
+                     *               "periodStart": "2030-01-01T12:00:00Z",
+                     *               "periodEnd": "2030-02-01T12:00:00Z",
+                     *               "tierBreakdown": null,
+                     *               "usageCorrections": null
+                     *             },
+                     *             {
+                     *               "object": "invoice_line",
+                     *               "invoiceLineId": "il_01m8tdzt21ywceyn6zv3e0356k",
+                     *               "lineType": "recurring",
+                     *               "priceId": "team",
+                     *               "priceType": "fixed_recurring",
+                     *               "meterId": null,
+                     *               "description": "Remaining time on Team plan from 6 Jan 2030 to 1 Feb 2030",
+                     *               "quantity": 1,
+                     *               "unitAmount": 7548,
+                     *               "amount": 7548,
+                     *               "discountAmount": 0,
+                     *               "prepaidApplied": 0,
+                     *               "taxAmount": 472,
+                     *               "creditedAmount": 0,
+                     *               "creditedTaxAmount": 0,
+                     *               "taxes": [
+                     *                 {
+                     *                   "jurisdiction": "US-TX",
+                     *                   "rate": 0.0625,
+                     *                   "ratePpm": 62500,
+                     *                   "taxableAmount": 7548,
+                     *                   "taxAmount": 472,
+                     *                   "reversedAmount": 0
+                     *                 }
+                     *               ],
+                     *               "periodStart": "2030-01-06T12:00:00Z",
+                     *               "periodEnd": "2030-02-01T12:00:00Z",
+                     *               "tierBreakdown": null,
+                     *               "usageCorrections": null
+                     *             }
+                     *           ],
+                     *           "subtotal": 16548,
+                     *           "discountTotal": 0,
+                     *           "prepaidApplied": 0,
+                     *           "taxTotal": 1035,
+                     *           "total": 17583,
+                     *           "amountDue": 17583,
+                     *           "amountPaid": 0,
+                     *           "amountRemaining": 17583,
+                     *           "creditedTotal": 0,
+                     *           "offsetTotal": 0,
+                     *           "refundedTotal": 0,
+                     *           "taxTransactionId": "txn_01m8tdzt22bgya2pfpxpk8gawp",
+                     *           "paymentUrl": null,
+                     *           "hostedInvoiceUrl": null,
+                     *           "autoFinalizeAt": "2030-02-01T13:00:00Z",
+                     *           "lastPaymentError": null,
+                     *           "latestPaymentId": null,
+                     *           "finalizedByRef": null,
+                     *           "finalizedAt": null,
+                     *           "paidAt": null,
+                     *           "voidedAt": null,
+                     *           "daysUntilDue": null,
+                     *           "dueDate": null,
+                     *           "memo": null,
+                     *           "metadata": {},
+                     *           "environment": "sandbox",
+                     *           "merchantAccountId": "ma_01m8tdzt0py08rx36nv90zaa3f",
+                     *           "createdAt": "2030-02-01T12:00:00Z",
+                     *           "updatedAt": "2030-02-01T12:00:00Z",
+                     *           "attemptCount": 0,
+                     *           "nextPaymentAttemptAt": null,
+                     *           "dunningStatus": "none"
+                     *         }
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["SubscriptionChangePreview"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    createCustomerPortalSession: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerPortalSessionCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The session, with its one-time URL. */
+            201: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustomerPortalSession"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getCustomerPortalConfiguration: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The configuration. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustomerPortalConfiguration"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    putCustomerPortalConfiguration: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CustomerPortalConfigurationRequest"];
+            };
+        };
+        responses: {
+            /** @description The configuration as stored. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CustomerPortalConfiguration"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz

@@ -1,0 +1,62 @@
+package portal
+
+import (
+	"net/http"
+
+	"github.com/remit-billing/remit"
+)
+
+// changeView is the change page: the prices on offer, or (price chosen) the confirmation with
+// what the switch bills and credits.
+type changeView struct {
+	Subscription remit.Subscription
+	Prices       []remit.Price
+	Price        string
+	Preview      *remit.SubscriptionChangePreview
+	Credited     int64 // the credit notes' totals
+	Billed       int64 // the invoices it creates or revises, their totals
+	Currency     string
+}
+
+// changePage lists the prices the customer may switch to; with ?price= it is the confirmation,
+// showing the switch's preview (nothing written).
+func (s *Server) changePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureUpdate); err != nil {
+		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+		return
+	}
+	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	v := changeView{Subscription: sub, Currency: sub.Currency}
+	if v.Prices, err = s.eng.PortalPrices(r.Context(), pc); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	if price := r.URL.Query().Get("price"); price != "" {
+		pv, err := s.eng.PortalPreviewChange(r.Context(), pc, sub.SubscriptionID, price)
+		if err != nil {
+			s.fail(w, r, &pc, err)
+			return
+		}
+		v.Price, v.Preview = price, &pv
+		for _, cn := range pv.CreditNotes {
+			v.Credited += cn.Total
+		}
+		for _, inv := range pv.Invoices {
+			v.Billed += inv.Total
+		}
+	}
+	s.render(w, r, http.StatusOK, "change.html", s.view(r, &pc, "portal.change.title", v))
+}
+
+// change switches the subscription to the confirmed price.
+func (s *Server) change(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if _, err := s.eng.PortalChangeSubscription(r.Context(), pc, r.PathValue("subscription"), r.PostFormValue("price")); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done=changed", http.StatusSeeOther)
+}

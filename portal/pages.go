@@ -1,0 +1,157 @@
+package portal
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/remit-billing/remit"
+)
+
+// theme is the merchant's colour as a stylesheet (the CSP allows no inline style).
+func (s *Server) theme(w http.ResponseWriter, _ *http.Request, pc remit.PortalContext) {
+	color := "#1f6feb"
+	if c := pc.Config.Branding.PrimaryColor; c != nil {
+		color = *c // #rrggbb: the configuration's rule
+	}
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	fmt.Fprintf(w, ":root { --brand: %s; }\n", color)
+}
+
+// subscriptionRow is a subscription on the overview, with what its next renewal would bill.
+type subscriptionRow struct {
+	remit.Subscription
+	Upcoming *remit.Invoice
+}
+
+// overview is the portal's home: the customer's subscriptions, each with its next invoice.
+func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	subs, err := s.eng.PortalSubscriptions(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	rows := make([]subscriptionRow, len(subs))
+	for i, sub := range subs {
+		rows[i].Subscription = sub
+		if sub.Status.Renews() && sub.CancelAt == nil {
+			inv, ok, err := s.eng.PortalUpcoming(r.Context(), pc, sub.SubscriptionID)
+			if err != nil {
+				s.fail(w, r, &pc, err)
+				return
+			}
+			if ok {
+				rows[i].Upcoming = &inv
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", rows))
+}
+
+// keep undoes a cancel at the period's end (the overview's form).
+func (s *Server) keep(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if _, err := s.eng.PortalKeepSubscription(r.Context(), pc, r.PathValue("subscription")); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done=kept", http.StatusSeeOther)
+}
+
+// cancelPage is the confirmation before a cancel: what will happen, in words.
+func (s *Server) cancelPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCancel); err != nil {
+		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+		return
+	}
+	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "cancel.html", s.view(r, &pc, "portal.cancel.title", sub))
+}
+
+// cancel cancels the subscription (the form of cancelPage).
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if _, err := s.eng.PortalCancelSubscription(r.Context(), pc, r.PathValue("subscription")); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done=canceled", http.StatusSeeOther)
+}
+
+// invoicesPage is the invoice history: number, date, total and state, each invoice's hosted page
+// (its PDF is there) and, for an open one, the hosted page's pay route.
+func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureInvoiceHistory); err != nil {
+		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+		return
+	}
+	invs, err := s.eng.PortalInvoices(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "invoices.html", s.view(r, &pc, "portal.invoices.title", invs))
+}
+
+// pausePage is the confirmation before a pause or a resume ({action}: pause, resume; anything
+// else has no page).
+func (s *Server) pausePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	action := r.PathValue("action")
+	if (action != "pause" && action != "resume") || remit.PortalAllows(pc.Config, remit.PortalFeaturePause) != nil {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "pause.html", s.view(r, &pc, "portal."+action+".title", sub))
+}
+
+// pause pauses or resumes the subscription (the form of pausePage).
+func (s *Server) pause(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	action := r.PathValue("action")
+	if action != "pause" && action != "resume" {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	if _, err := s.eng.PortalPauseSubscription(r.Context(), pc, r.PathValue("subscription"), action == "pause"); err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done="+action+"d", http.StatusSeeOther)
+}
+
+// detailsFields are the billing details the page edits (an address is edited through the API in
+// this version).
+var detailsFields = []string{"name", "email", "preferredLocale"}
+
+// detailsPage shows the billing details the configuration lets the customer edit.
+func (s *Server) detailsPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCustomerUpdate); err != nil {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	s.render(w, r, http.StatusOK, "details.html", s.view(r, &pc, "portal.details.title", nil))
+}
+
+// details saves the billing details of the form (the allowed fields it carries).
+func (s *Server) details(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	fields := map[string]string{}
+	for _, f := range detailsFields {
+		if v, ok := r.PostForm[f]; ok {
+			fields[f] = v[0]
+		}
+	}
+	if _, err := s.eng.PortalUpdateCustomer(r.Context(), pc, fields); err != nil {
+		if remit.ErrorCode(err) == remit.EInvalid {
+			s.render(w, r, http.StatusUnprocessableEntity, "details.html", s.view(r, &pc, "portal.details.title", "invalid"))
+			return
+		}
+		s.fail(w, r, &pc, err)
+		return
+	}
+	http.Redirect(w, r, home+"?done=details", http.StatusSeeOther)
+}

@@ -1,0 +1,265 @@
+// Package portal is the customer portal served at /portal (docs/customer-portal.md): a customer's
+// own pages, rendered on the server with html/template in the customer's language, usable without
+// JavaScript. It is an edge like package dashboard: it reads forms, calls the engine (Engine) and
+// renders; it holds no business rule. A session comes from a one-time URL the API made
+// (POST /v1/customer-portal-sessions); the browser's session is server-side
+// (github.com/alexedwards/scs/v2, kept in the store like the dashboard's), ends after an hour
+// without a request, and is bound to that one customer of that one merchant account: every ID in a
+// URL is looked up among that customer's own, so another customer's (or another environment's) is
+// 404. Forms carry a CSRF token; cross-origin writes are refused.
+package portal
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+
+	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/locale"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Engine is what the portal asks of the engine (app.Portal).
+type Engine interface {
+	OpenPortalSession(ctx context.Context, token string) (remit.PortalSession, error)
+	PortalSession(ctx context.Context, sessionID string) (context.Context, remit.PortalContext, error)
+	PortalSubscriptions(ctx context.Context, pc remit.PortalContext) ([]remit.Subscription, error)
+	PortalSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
+	PortalCancelSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
+	PortalKeepSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Subscription, error)
+	PortalUpcoming(ctx context.Context, pc remit.PortalContext, subscriptionID string) (remit.Invoice, bool, error)
+	PortalPauseSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID string, pause bool) (remit.Subscription, error)
+	PortalUpdateCustomer(ctx context.Context, pc remit.PortalContext, fields map[string]string) (remit.Customer, error)
+	PortalInvoices(ctx context.Context, pc remit.PortalContext) ([]remit.Invoice, error)
+	PortalPrices(ctx context.Context, pc remit.PortalContext) ([]remit.Price, error)
+	PortalPreviewChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.SubscriptionChangePreview, error)
+	PortalChangeSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.Subscription, error)
+}
+
+// Config is the portal's configuration.
+type Config struct {
+	PublicURL string // https: the session cookie is Secure
+}
+
+const (
+	cookieName = "remit_portal"
+	keySession = "portal_session"
+	keyCSRF    = "csrf"
+	home       = "/portal"
+)
+
+// contentSecurityPolicy allows the page's own stylesheets and forms, nothing inline, no framing.
+const contentSecurityPolicy = "default-src 'none'; style-src 'self'; img-src 'self' https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// Server serves the portal.
+type Server struct {
+	eng      Engine
+	sessions *scs.SessionManager
+	pages    *template.Template
+	log      *slog.Logger
+	handler  http.Handler
+}
+
+// New builds the portal. sessions is where browser sessions are kept (app.OperatorSessions: the
+// same table as the dashboard's, under another cookie and path).
+func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server, error) {
+	pages, err := template.New("portal").Funcs(template.FuncMap{
+		"t":     func(tr *locale.Tr, key string, pairs ...string) string { return tr.T(key, pairs...) },
+		"money": func(tr *locale.Tr, amount int64, currency string) string { return tr.Money(amount, currency) },
+		"date":  func(tr *locale.Tr, d time.Time) string { return tr.Date(d) },
+		"deref": func(p *int64) int64 { return *p },
+		"list":  func(v ...string) []string { return v },
+	}).ParseFS(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	sm := scs.New()
+	sm.Store = sessions
+	sm.Lifetime, sm.IdleTimeout = 12*time.Hour, remit.PortalIdle
+	sm.Cookie.Name, sm.Cookie.Path = cookieName, "/portal"
+	sm.Cookie.HttpOnly, sm.Cookie.SameSite = true, http.SameSiteLaxMode
+	sm.Cookie.Secure = strings.HasPrefix(cfg.PublicURL, "https://")
+	s := &Server{eng: eng, sessions: sm, pages: pages, log: log}
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, nil, err) }
+
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	mux.Handle("GET /portal/static/", http.StripPrefix("/portal/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /portal/start", s.start)
+	mux.HandleFunc("GET /portal", s.signedIn(s.overview))
+	mux.HandleFunc("GET /portal/theme.css", s.signedIn(s.theme))
+	mux.HandleFunc("GET /portal/subscriptions/{subscription}/cancel", s.signedIn(s.cancelPage))
+	mux.HandleFunc("POST /portal/subscriptions/{subscription}/cancel", s.signedIn(s.checked(s.cancel)))
+	mux.HandleFunc("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
+	mux.HandleFunc("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
+	mux.HandleFunc("GET /portal/invoices", s.signedIn(s.invoicesPage))
+	mux.HandleFunc("GET /portal/details", s.signedIn(s.detailsPage))
+	mux.HandleFunc("POST /portal/details", s.signedIn(s.checked(s.details)))
+	mux.HandleFunc("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
+	mux.HandleFunc("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
+	mux.HandleFunc("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
+	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
+		s.message(w, r, nil, http.StatusNotFound, "portal.error.not_found")
+	})
+	cop := http.NewCrossOriginProtection()
+	s.handler = secure(cop.Handler(sm.LoadAndSave(mux)))
+	return s, nil
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// secure sets the headers every portal answer carries.
+func secure(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// start opens a portal session from its one-time URL: a new browser session (a new cookie token)
+// for the portal session, then its flow's page or the overview.
+func (s *Server) start(w http.ResponseWriter, r *http.Request) {
+	ps, err := s.eng.OpenPortalSession(r.Context(), r.URL.Query().Get("token"))
+	if err != nil {
+		var pc *remit.PortalContext
+		if ps.SessionID != "" { // a used or expired link: say so in the session's language
+			pc = &remit.PortalContext{Session: remit.PortalSession{Locale: ps.Locale}}
+		}
+		s.fail(w, r, pc, err)
+		return
+	}
+	ctx := r.Context()
+	if err := s.sessions.RenewToken(ctx); err != nil {
+		s.fail(w, r, nil, err)
+		return
+	}
+	s.sessions.Put(ctx, keySession, ps.SessionID)
+	s.sessions.Put(ctx, keyCSRF, newToken())
+	to := home
+	if f := ps.Flow; f != nil && f.Type == remit.FlowSubscriptionCancel && f.SubscriptionID != nil {
+		to = home + "/subscriptions/" + *f.SubscriptionID + "/cancel"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+type portalKey struct{}
+
+// signedIn runs next for the browser's open portal session (its context carries the session's
+// customer_portal actor); without one: the link-expired page.
+func (s *Server) signedIn(next func(http.ResponseWriter, *http.Request, remit.PortalContext)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := s.sessions.GetString(r.Context(), keySession)
+		if id == "" {
+			s.message(w, r, nil, http.StatusUnauthorized, "portal.error.signed_out")
+			return
+		}
+		ctx, pc, err := s.eng.PortalSession(r.Context(), id)
+		if err != nil {
+			s.fail(w, r, nil, err)
+			return
+		}
+		next(w, r.WithContext(ctx), pc)
+	}
+}
+
+// checked refuses a form without the session's CSRF token (403).
+func (s *Server) checked(next func(http.ResponseWriter, *http.Request, remit.PortalContext)) func(http.ResponseWriter, *http.Request, remit.PortalContext) {
+	return func(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+		want := s.sessions.GetString(r.Context(), keyCSRF)
+		if want == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(want)) != 1 {
+			s.message(w, r, &pc, http.StatusForbidden, "portal.error.stale_form")
+			return
+		}
+		next(w, r, pc)
+	}
+}
+
+func newToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// view is what every page template gets.
+type view struct {
+	Tr       *locale.Tr
+	Merchant string
+	Logo     string
+	Return   string
+	CSRF     string
+	Customer remit.Customer
+	Config   remit.PortalConfiguration
+	Data     any
+	Title    string
+	Done     string
+}
+
+func (s *Server) view(r *http.Request, pc *remit.PortalContext, title string, data any) view {
+	v := view{Tr: locale.For(r.URL.Query().Get("locale")), Title: title, Data: data, CSRF: s.sessions.GetString(r.Context(), keyCSRF),
+		Done: r.URL.Query().Get("done")}
+	if pc != nil {
+		v.Tr = locale.For(pc.Session.Locale)
+		v.Customer, v.Config = pc.Customer, pc.Config
+		v.Merchant = pc.Merchant.DisplayName
+		if b := pc.Config.Branding; b.DisplayName != nil {
+			v.Merchant = *b.DisplayName
+		}
+		if b := pc.Config.Branding; b.LogoURL != nil {
+			v.Logo = *b.LogoURL
+		}
+		if pc.Session.ReturnURL != nil {
+			v.Return = *pc.Session.ReturnURL
+		}
+	}
+	return v
+}
+
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page string, v view) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	if err := s.pages.ExecuteTemplate(w, page, v); err != nil {
+		s.log.Error("portal: render", "page", page, "err", err.Error())
+	}
+}
+
+// message renders a page that only says something (an error, in plain words).
+func (s *Server) message(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, status int, key string) {
+	s.render(w, r, status, "message.html", s.view(r, pc, key, nil))
+}
+
+// fail answers an engine error in words: 401 link, 403 feature off, 404 not the customer's, 409
+// a state that forbids it; anything else 500 (logged, not shown).
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, err error) {
+	switch remit.ErrorCode(err) {
+	case remit.EUnauthorized:
+		s.message(w, r, pc, http.StatusUnauthorized, "portal.error.link")
+	case remit.EForbidden:
+		s.message(w, r, pc, http.StatusForbidden, "portal.error.off")
+	case remit.ENotFound:
+		s.message(w, r, pc, http.StatusNotFound, "portal.error.not_found")
+	case remit.EConflict:
+		s.message(w, r, pc, http.StatusConflict, "portal.error.conflict")
+	default:
+		s.log.Error("portal: request failed", "path", r.URL.Path, "err", err.Error())
+		s.message(w, r, pc, http.StatusInternalServerError, "portal.error.internal")
+	}
+}
