@@ -30,6 +30,9 @@ const (
 	EventProductCreated        EventType = "product.created"
 	EventProductUpdated        EventType = "product.updated"
 	EventFeatureCreated        EventType = "feature.created"
+	// EventCustomerPortalConfigurationUpdated: the customer portal's configuration was replaced
+	// (docs/customer-portal.md).
+	EventCustomerPortalConfigurationUpdated EventType = "customer_portal_configuration.updated"
 	// EventCustomerEntitlementsChanged: the features a customer holds, or a metered feature's
 	// access, changed (docs/entitlements.md).
 	EventCustomerEntitlementsChanged EventType = "customer.entitlements_changed"
@@ -121,7 +124,7 @@ var EventTypes = []EventType{
 	EventMerchantAccountUpdated,
 	EventPriceCreated, EventCouponCreated, EventCustomerCreated, EventBillingAccountCreated, EventBillingAccountUpdated,
 	EventPriceUpdated, EventCouponUpdated, EventCustomerUpdated,
-	EventProductCreated, EventProductUpdated, EventFeatureCreated, EventCustomerEntitlementsChanged,
+	EventProductCreated, EventProductUpdated, EventFeatureCreated, EventCustomerEntitlementsChanged, EventCustomerPortalConfigurationUpdated,
 	EventCustomerBalanceGranted, EventCustomerBalanceGrantEffective, EventCustomerBalanceExpired, EventCustomerBalanceApplied, EventCustomerBalanceCredited,
 	EventPaymentMethodSetupSessionCreated, EventPaymentMethodSetupSessionCompleted, EventPaymentMethodAttached, EventPaymentMethodDetached,
 	EventQuoteCreated, EventQuoteAccepted, EventQuoteCanceled,

@@ -31,11 +31,16 @@ func PendingChangeOf(s Subscription) *PendingChange {
 	return &PendingChange{Items: s.PendingItems, EffectiveAt: s.CurrentPeriodEnd}
 }
 
-// MarshalJSON writes the subscription with its pendingChange (PendingChangeOf).
+// SubscriptionWire is what a Subscription encodes as: its fields and its pendingChange
+// (PendingChangeOf). The answer-types test compares it with the contract's Subscription.
+type SubscriptionWire struct {
+	subscriptionFields
+	PendingChange *PendingChange `json:"pendingChange"`
+}
+
+type subscriptionFields Subscription // Subscription without its MarshalJSON
+
+// MarshalJSON writes the subscription as a SubscriptionWire.
 func (s Subscription) MarshalJSON() ([]byte, error) {
-	type plain Subscription
-	return json.Marshal(struct {
-		plain
-		PendingChange *PendingChange `json:"pendingChange"`
-	}{plain(s), PendingChangeOf(s)})
+	return json.Marshal(SubscriptionWire{subscriptionFields(s), PendingChangeOf(s)})
 }

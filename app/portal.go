@@ -198,7 +198,10 @@ func (p *Portal) PutPortalConfiguration(ctx context.Context, m remit.MerchantAcc
 		}
 		now := micro(p.Now(m))
 		c.Object, c.Environment, c.MerchantAccountID, c.UpdatedAt = "customer_portal_configuration", m.Environment, m.ID, &now
-		return c, tx.PutPortalConfiguration(ctx, c)
+		if err := tx.PutPortalConfiguration(ctx, c); err != nil {
+			return c, err
+		}
+		return c, p.emit(ctx, tx, scopeOf(m), now, remit.EventCustomerPortalConfigurationUpdated, m.ID, c, nil)
 	})
 }
 

@@ -11851,6 +11851,40 @@ func (t *EventObject) MergeEntitlementsChange(v EntitlementsChange) error {
 	return err
 }
 
+// AsCustomerPortalConfiguration returns the union data inside the EventObject as a CustomerPortalConfiguration
+func (t EventObject) AsCustomerPortalConfiguration() (CustomerPortalConfiguration, error) {
+	var body CustomerPortalConfiguration
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCustomerPortalConfiguration overwrites any union data inside the EventObject as the provided CustomerPortalConfiguration
+func (t *EventObject) FromCustomerPortalConfiguration(v CustomerPortalConfiguration) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"customer_portal_configuration"}`))
+	t.union = b
+	return err
+}
+
+// MergeCustomerPortalConfiguration performs a merge with any union data inside the EventObject, using the provided CustomerPortalConfiguration
+func (t *EventObject) MergeCustomerPortalConfiguration(v CustomerPortalConfiguration) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"customer_portal_configuration"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventObject) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"object"`
@@ -11875,6 +11909,8 @@ func (t EventObject) ValueByDiscriminator() (interface{}, error) {
 		return t.AsCreditNote()
 	case "customer":
 		return t.AsCustomer()
+	case "customer_portal_configuration":
+		return t.AsCustomerPortalConfiguration()
 	case "entitlements_change":
 		return t.AsEntitlementsChange()
 	case "feature":
@@ -13850,7 +13886,7 @@ type ClientInterface interface {
 
 	// PutCustomerPortalConfigurationWithBody Set the customer portal's configuration
 	//
-	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -13859,7 +13895,7 @@ type ClientInterface interface {
 
 	// PutCustomerPortalConfiguration Set the customer portal's configuration
 	//
-	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -15564,7 +15600,7 @@ func (c *Client) GetCustomerPortalConfiguration(ctx context.Context, params *Get
 
 // PutCustomerPortalConfigurationWithBody Set the customer portal's configuration
 //
-// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 //
 // Takes any type of body and a specified content type.
 //
@@ -15583,7 +15619,7 @@ func (c *Client) PutCustomerPortalConfigurationWithBody(ctx context.Context, par
 
 // PutCustomerPortalConfiguration Set the customer portal's configuration
 //
-// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -29144,7 +29180,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutCustomerPortalConfigurationWithBodyWithResponse Set the customer portal's configuration
 	//
-	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -29153,7 +29189,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutCustomerPortalConfigurationWithResponse Set the customer portal's configuration
 	//
-	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+	// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -48195,7 +48231,7 @@ func (c *ClientWithResponses) GetCustomerPortalConfigurationWithResponse(ctx con
 
 // PutCustomerPortalConfigurationWithBodyWithResponse Set the customer portal's configuration
 //
-// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -48210,7 +48246,7 @@ func (c *ClientWithResponses) PutCustomerPortalConfigurationWithBodyWithResponse
 
 // PutCustomerPortalConfigurationWithResponse Set the customer portal's configuration
 //
-// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring).
+// Replaces the merchant account's portal configuration; a member left out takes its default. A feature turned off removes its page from the portal and its form answers 403. subscriptionUpdate.prices are recurring prices of the account (404 unknown, 422 not recurring). Emits customer_portal_configuration.updated with the configuration.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -17,6 +17,15 @@ func TestPortalBillingDetails(t *testing.T) {
 		b.get(start)
 		want(t, b.get("/portal/details"), 404) // off by default
 		e.Must(200, "PUT", "/v1/customer-portal-configuration", map[string]any{"customerUpdate": map[string]any{"enabled": true, "allowedFields": []any{"name", "email"}}})
+		cfgEvents := e.Must(200, "GET", "/v1/events?type=customer_portal_configuration.updated", nil).Data()["items"].([]any)
+		if len(cfgEvents) != 1 {
+			t.Fatalf("%d customer_portal_configuration.updated events, want 1", len(cfgEvents))
+		}
+		cfg := cfgEvents[0].(map[string]any)
+		if obj := cfg["data"].(map[string]any)["object"].(map[string]any); obj["object"] != "customer_portal_configuration" ||
+			obj["customerUpdate"].(map[string]any)["enabled"] != true || cfg["actor"].(map[string]any)["type"] != "api_key" {
+			t.Fatalf("configuration event %v", cfg)
+		}
 		page := b.get("/portal/details")
 		want(t, page, 200, "Your billing details", `name="name" value="Ada"`, `name="email"`)
 		csrf := csrfOf(t, page)
