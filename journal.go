@@ -1,0 +1,178 @@
+package remit
+
+import (
+	"fmt"
+	"time"
+)
+
+// The general ledger (docs/ledger.md): every money movement posts one balanced journal entry, per
+// merchant account and currency, to the fixed chart of accounts below. It is derived, never typed:
+// each Post* function here is the posting rule of one movement, pure, and the engine stores what
+// it returns in the movement's own transaction. Not to be confused with the customers' prepaid
+// balance ledger (ledger.go, BalanceEntry).
+
+// The chart of accounts.
+const (
+	AccountReceivable        = "accounts_receivable"
+	AccountRevenue           = "revenue"
+	AccountDeferredRevenue   = "deferred_revenue"
+	AccountTaxPayable        = "tax_payable"
+	AccountDiscounts         = "discounts"
+	AccountRefunds           = "refunds"
+	AccountCustomerCredit    = "customer_credit"
+	AccountProcessorClearing = "processor_clearing"
+	AccountProcessorFees     = "processor_fees"
+	AccountBank              = "bank"
+	AccountBadDebt           = "bad_debt"
+)
+
+// Kinds of accounts: which side their balance normally sits on.
+const (
+	KindAsset         = "asset"
+	KindLiability     = "liability"
+	KindRevenue       = "revenue"
+	KindContraRevenue = "contra_revenue"
+	KindExpense       = "expense"
+)
+
+// GeneralLedgerAccount is one account of the chart.
+type GeneralLedgerAccount struct {
+	Name string
+	Kind string
+}
+
+// DebitNormal reports whether the account's balance is its debits less its credits (assets,
+// expenses, contra-revenue); otherwise it is its credits less its debits.
+func (a GeneralLedgerAccount) DebitNormal() bool {
+	return a.Kind == KindAsset || a.Kind == KindExpense || a.Kind == KindContraRevenue
+}
+
+// ChartOfAccounts is the fixed chart, in the order reports list it.
+var ChartOfAccounts = []GeneralLedgerAccount{
+	{AccountReceivable, KindAsset},
+	{AccountProcessorClearing, KindAsset},
+	{AccountBank, KindAsset},
+	{AccountDeferredRevenue, KindLiability},
+	{AccountTaxPayable, KindLiability},
+	{AccountCustomerCredit, KindLiability},
+	{AccountRevenue, KindRevenue},
+	{AccountDiscounts, KindContraRevenue},
+	{AccountRefunds, KindContraRevenue},
+	{AccountProcessorFees, KindExpense},
+	{AccountBadDebt, KindExpense},
+}
+
+// LookupAccount returns the chart's account of that name.
+func LookupAccount(name string) (GeneralLedgerAccount, bool) {
+	for _, a := range ChartOfAccounts {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return GeneralLedgerAccount{}, false
+}
+
+// Journal entry sources: the movement an entry posts (JournalSource.Type).
+const (
+	SourceInvoiceFinalized     = "invoice.finalized"
+	SourceInvoiceUncollectible = "invoice.marked_uncollectible"
+	SourceInvoiceVoided        = "invoice.voided"
+	SourcePaymentSucceeded     = "payment.succeeded"
+	SourcePayout               = "payout.created"
+	SourceCreditNote           = "credit_note.created"
+	SourceRefundFailed         = "refund.failed"
+	SourcePrepaidApplied       = "customer_balance.applied"
+	SourcePrepaidExpired       = "customer_balance.expired"
+	SourceRevenueRecognized    = "revenue.recognized"
+)
+
+// Posting is one line of a journal entry: one account, a debit or a credit (the other is 0).
+type Posting struct {
+	Account string `json:"account"`
+	Debit   int64  `json:"debit"`
+	Credit  int64  `json:"credit"`
+}
+
+// JournalSource names the movement an entry posts: its type (Source* above) and its resource.
+type JournalSource struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// JournalEntry is one balanced entry of the general journal (GET /v1/ledger/entries).
+type JournalEntry struct {
+	Object            string        `json:"object"` // "journal_entry"
+	EntryID           string        `json:"entryId"`
+	PostedAt          time.Time     `json:"postedAt"`
+	Source            JournalSource `json:"source"`
+	Currency          string        `json:"currency"`
+	Description       string        `json:"description"`
+	Lines             []Posting     `json:"lines"`
+	Environment       Environment   `json:"environment"`
+	MerchantAccountID string        `json:"merchantAccountId"`
+
+	InvoiceID string `json:"-"` // the invoice whose receivable the entry moves, if any
+}
+
+// Balanced reports whether the entry's debits equal its credits and every line is one-sided and
+// not negative, on accounts of the chart.
+func (e JournalEntry) Balanced() bool {
+	var dr, cr int64
+	for _, l := range e.Lines {
+		if _, ok := LookupAccount(l.Account); !ok || l.Debit < 0 || l.Credit < 0 || (l.Debit > 0 && l.Credit > 0) {
+			return false
+		}
+		dr += l.Debit
+		cr += l.Credit
+	}
+	return dr == cr
+}
+
+// CheckBalanced is Balanced as an internal error naming the entry (a posting rule's bug).
+func (e JournalEntry) CheckBalanced() error {
+	if !e.Balanced() {
+		return Internal(fmt.Errorf("journal entry %s for %s %s does not balance: %+v", e.EntryID, e.Source.Type, e.Source.ID, e.Lines))
+	}
+	return nil
+}
+
+// entryBuilder gathers an entry's lines, dropping zero amounts and turning a negative amount into
+// the other side.
+type entryBuilder struct{ lines []Posting }
+
+func (b *entryBuilder) dr(account string, amount int64) *entryBuilder {
+	switch {
+	case amount > 0:
+		b.lines = append(b.lines, Posting{Account: account, Debit: amount})
+	case amount < 0:
+		b.lines = append(b.lines, Posting{Account: account, Credit: -amount})
+	}
+	return b
+}
+
+func (b *entryBuilder) cr(account string, amount int64) *entryBuilder { return b.dr(account, -amount) }
+
+// entry returns the entry of the lines gathered (ok false when there are none: nothing to post),
+// with same-account same-side lines merged in first-seen order.
+func (b *entryBuilder) entry(src JournalSource, currency, desc string, at time.Time, invoiceID string) (JournalEntry, bool) {
+	if len(b.lines) == 0 {
+		return JournalEntry{}, false
+	}
+	var merged []Posting
+	for _, l := range b.lines {
+		found := false
+		for i := range merged {
+			if merged[i].Account == l.Account && (merged[i].Debit > 0) == (l.Debit > 0) {
+				merged[i].Debit += l.Debit
+				merged[i].Credit += l.Credit
+				found = true
+				break
+			}
+		}
+		if !found {
+			merged = append(merged, l)
+		}
+	}
+	return JournalEntry{Object: "journal_entry", PostedAt: at, Source: src, Currency: currency, Description: desc,
+		Lines: merged, InvoiceID: invoiceID}, true
+}
