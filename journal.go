@@ -176,3 +176,83 @@ func (b *entryBuilder) entry(src JournalSource, currency, desc string, at time.T
 	return JournalEntry{Object: "journal_entry", PostedAt: at, Source: src, Currency: currency, Description: desc,
 		Lines: merged, InvoiceID: invoiceID}, true
 }
+
+// JournalQuery is the journal entries list's query: entries with a line on Account (empty: all);
+// its range bounds postedAt.
+type JournalQuery struct {
+	Account string
+	ListQuery
+}
+
+// AccountBalance is one account's totals in one currency; Balance is on its normal side (debits
+// less credits for assets, expenses and contra-revenue; credits less debits otherwise).
+type AccountBalance struct {
+	Account  string `json:"account"`
+	Kind     string `json:"kind"`
+	Currency string `json:"currency"`
+	Debit    int64  `json:"debit"`
+	Credit   int64  `json:"credit"`
+	Balance  int64  `json:"balance"`
+}
+
+// LedgerBalances is GET /v1/ledger/balances: every account of the chart in every currency the
+// journal has, as of a moment.
+type LedgerBalances struct {
+	Object            string           `json:"object"` // "ledger_balances"
+	AsOf              time.Time        `json:"asOf"`
+	Balances          []AccountBalance `json:"balances"`
+	Environment       Environment      `json:"environment"`
+	MerchantAccountID string           `json:"merchantAccountId"`
+}
+
+// NewAccountBalance is the balance of account a with these totals.
+func NewAccountBalance(a GeneralLedgerAccount, currency string, debit, credit int64) AccountBalance {
+	b := AccountBalance{Account: a.Name, Kind: a.Kind, Currency: currency, Debit: debit, Credit: credit, Balance: credit - debit}
+	if a.DebitNormal() {
+		b.Balance = debit - credit
+	}
+	return b
+}
+
+func accountNames() []string {
+	out := make([]string, len(ChartOfAccounts))
+	for i, a := range ChartOfAccounts {
+		out[i] = a.Name
+	}
+	return out
+}
+
+// JournalLineRecord is one line of a journal entry as the journal-entries export reads it.
+type JournalLineRecord struct {
+	EntryID     string
+	PostedAt    time.Time
+	Currency    string
+	Description string
+	Source      JournalSource
+	Line        Posting
+}
+
+// JournalLineColumns are the journal-entries export's columns: the general-journal import format
+// of QuickBooks Online and Xero (Date, JournalNo, Account, Debit, Credit, Description, Reference),
+// one row per line; the lines of one entry share its JournalNo. Amounts are decimals of the
+// currency's major unit, an empty cell for the side a line does not post; Date is the UTC day
+// (YYYY-MM-DD); Reference is the movement (source type and ID).
+var JournalLineColumns = func() ExportColumns[JournalLineRecord] {
+	amount := func(name string, v func(*JournalLineRecord) int64) ExportColumns[JournalLineRecord] {
+		return text(name, func(r *JournalLineRecord) string {
+			if a := v(r); a != 0 {
+				return DecimalAmount(a, r.Currency)
+			}
+			return ""
+		})
+	}
+	return columns(
+		text("Date", func(r *JournalLineRecord) string { return r.PostedAt.UTC().Format("2006-01-02") }),
+		text("JournalNo", func(r *JournalLineRecord) string { return r.EntryID }),
+		text("Account", func(r *JournalLineRecord) string { return r.Line.Account }),
+		amount("Debit", func(r *JournalLineRecord) int64 { return r.Line.Debit }),
+		amount("Credit", func(r *JournalLineRecord) int64 { return r.Line.Credit }),
+		text("Description", func(r *JournalLineRecord) string { return r.Description + " (" + r.Currency + ")" }),
+		text("Reference", func(r *JournalLineRecord) string { return r.Source.Type + " " + r.Source.ID }),
+	)
+}()

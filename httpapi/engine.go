@@ -37,6 +37,7 @@ type Engine struct {
 	// Optional.
 	Operations Operations
 	Exports    Exports
+	Journal    Journal
 }
 
 // Operations is what GET /metrics reads of the engine (docs/operations.md, "Metrics"): this
@@ -249,4 +250,11 @@ type Exports interface {
 	// Export checks an export's query (404 for an unknown dataset, 422 for its filters) and returns
 	// it ready to stream: nothing is read before its Rows runs.
 	Export(ctx context.Context, m remit.MerchantAccount, q remit.ExportQuery) (remit.Export, error)
+}
+
+// Journal is the general ledger: its entries and its accounts' balances (docs/ledger.md).
+type Journal interface {
+	ListJournalEntries(ctx context.Context, m remit.MerchantAccount, in remit.JournalQuery) (remit.List[remit.JournalEntry], error)
+	GetJournalEntry(ctx context.Context, m remit.MerchantAccount, entryID string) (remit.JournalEntry, error)
+	GetLedgerBalances(ctx context.Context, m remit.MerchantAccount, asOf string) (remit.LedgerBalances, error)
 }

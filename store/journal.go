@@ -211,3 +211,21 @@ func (q Q) DeferredRevenueTotals(ctx context.Context, merchantAccountID string) 
 	}
 	return out, err
 }
+
+// ExportJournalLines reads the journal-entries export: every line of the merchant account's
+// entries posted in the range, oldest entry first, each entry's lines in order; account keeps the
+// lines on that account, currency the entries in it.
+func (q Q) ExportJournalLines(ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.JournalLineRecord) error) error {
+	base := `SELECT e.id, e.posted_at, e.currency, e.description, e.source_type, e.source_id, l.account, l.debit, l.credit
+		FROM journal_entries e JOIN journal_lines l ON l.merchant_account_id = e.merchant_account_id AND l.entry_id = e.id
+		WHERE e.merchant_account_id = $1`
+	query, args := exportQuery(base, []any{merchantAccountID}, f, "e.posted_at", "e.posted_at, e.id, l.line_no",
+		Eq{"l.account", f.Account}, Eq{"e.currency", f.Currency})
+	return eachRow(ctx, q, "store.ExportJournalLines", func(r scanner) (rec remit.JournalLineRecord, err error) {
+		var at int64
+		err = r.Scan(&rec.EntryID, &at, &rec.Currency, &rec.Description, &rec.Source.Type, &rec.Source.ID, &rec.Line.Account,
+			&rec.Line.Debit, &rec.Line.Credit)
+		rec.PostedAt = remit.FromMicros(at)
+		return rec, err
+	}, fn, query, args...)
+}

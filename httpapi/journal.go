@@ -1,0 +1,19 @@
+package httpapi
+
+import (
+	"context"
+
+	"github.com/remit-billing/remit"
+)
+
+// The general ledger's routes (docs/ledger.md).
+
+// listLedgerEntries handles GET /v1/ledger/entries.
+func (s *Server) listLedgerEntries(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Journal.ListJournalEntries(ctx, r.Merchant, remit.JournalQuery{Account: r.Query("account"), ListQuery: remit.ListQueryOf(r.Query)})
+}
+
+// getLedgerBalances handles GET /v1/ledger/balances.
+func (s *Server) getLedgerBalances(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Journal.GetLedgerBalances(ctx, r.Merchant, r.Query("asOf"))
+}

@@ -1,0 +1,220 @@
+package httpapi_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/remit-billing/remit/internal/testkit"
+)
+
+// booksRun is a sandbox-clock run of several months with every money movement: a subscription
+// paid by card (fees, settlements, payouts), renewals, a credit note refunding part of it and one
+// crediting the balance, a free grant spent, a send_invoice invoice left open, one voided, one
+// written off by a one-time write-off (marked uncollectible through dunning is the same rule).
+func booksRun(t *testing.T, e *testkit.Env) {
+	t.Helper()
+	e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "plan", "name": "Plan", "priceType": "fixed_recurring",
+		"currency": "USD", "billingInterval": "month", "unitAmount": 3100})
+	e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "seat", "productId": "seat", "name": "Seat", "priceType": "fixed_one_time",
+		"currency": "USD", "unitAmount": 500})
+	for id, method := range map[string]string{"card": "charge_automatically", "terms": "send_invoice"} {
+		e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": id, "name": "Customer " + id})
+		e.Must(201, "POST", "/v1/billing-accounts", map[string]any{"billingAccountId": "ba-" + id, "customerId": id, "currency": "USD",
+			"collectionMethod": method})
+	}
+	defaultCard(t, e, "card", "ba-card")
+	e.Must(201, "POST", "/v1/customers/card/balance/grant", map[string]any{"currency": "USD", "amount": 500})
+	q := e.Must(201, "POST", "/v1/quotes", quoteBody("subscription_creation", "card", line("plan"))).Data()
+	e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{})
+	e.AdvanceClock(3 * 86400) // the first invoice finalized and paid, its settlement closed
+	paid := invoicesOf(t, e, "card", "paid")
+	if len(paid) == 0 {
+		t.Fatal("no paid subscription invoice")
+	}
+	first := paid[len(paid)-1]
+	lineID := first["lines"].([]any)[0].(map[string]any)["invoiceLineId"].(string)
+	e.AdvanceClock(7 * 86400)
+	e.Must(200, "POST", "/v1/credit-notes", map[string]any{"invoiceId": first["invoiceId"], "reason": "order_change",
+		"lines": []any{map[string]any{"invoiceLineId": lineID, "bucket": "refund", "amount": 1100, "description": "Refund"},
+			map[string]any{"invoiceLineId": lineID, "bucket": "credit", "amount": 300, "description": "Goodwill"}}})
+	invoice := func(qty int) string {
+		id := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "terms", "billingAccountId": "ba-terms", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "seat", "quantity": qty}}}).Data()["invoiceId"].(string)
+		e.Must(200, "POST", "/v1/invoices/"+id+"/finalize", map[string]any{})
+		return id
+	}
+	open := invoice(2)
+	e.Must(200, "POST", "/v1/credit-notes", map[string]any{"invoiceId": open, "reason": "order_change",
+		"lines": []any{map[string]any{"bucket": "offset", "amount": 200, "description": "Discount"}}})
+	e.Must(200, "POST", "/v1/invoices/"+invoice(1)+"/void", map[string]any{})
+	e.AdvanceClock(40 * 86400) // a jump: renewals, recognition catching up
+	e.AdvanceClock(25 * 86400)
+	e.Must(200, "POST", "/v1/credit-notes", map[string]any{"invoiceId": open, "reason": "order_change",
+		"lines": []any{map[string]any{"bucket": "credit", "amount": 100, "description": "Goodwill"}}})
+}
+
+// invoicesOf lists a customer's invoices of a status (newest first).
+func invoicesOf(t *testing.T, e *testkit.Env, customer, status string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, it := range e.Must(200, "GET", "/v1/invoices?limit=100&customerId="+customer+"&status="+status, nil).Data()["items"].([]any) {
+		out = append(out, it.(map[string]any))
+	}
+	return out
+}
+
+// journalEntries reads every journal entry, page by page.
+func journalEntries(t *testing.T, e *testkit.Env, query string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	cursor := ""
+	for {
+		path := "/v1/ledger/entries?limit=100" + query
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		d := e.Must(200, "GET", path, nil).Data()
+		for _, it := range d["items"].([]any) {
+			out = append(out, it.(map[string]any))
+		}
+		if d["hasMore"] != true {
+			return out
+		}
+		cursor = d["nextCursor"].(string)
+	}
+}
+
+
+// ledgerBalances is each account's balance in USD (GET /v1/ledger/balances).
+func ledgerBalances(t *testing.T, e *testkit.Env) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	var dr, cr int64
+	for _, it := range e.Must(200, "GET", "/v1/ledger/balances", nil).Data()["balances"].([]any) {
+		b := it.(map[string]any)
+		if b["currency"] == "USD" {
+			out[b["account"].(string)] = num(b["balance"])
+			dr, cr = dr+num(b["debit"]), cr+num(b["credit"])
+		}
+	}
+	if dr != cr {
+		t.Errorf("trial balance: debits %d, credits %d", dr, cr)
+	}
+	return out
+}
+
+func TestLedgerAgreesWithTheMoneyState(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		booksRun(t, e)
+		entries := journalEntries(t, e, "")
+		kinds := map[string]int{}
+		for _, je := range entries {
+			var dr, cr int64
+			for _, l := range je["lines"].([]any) {
+				dr, cr = dr+num(l.(map[string]any)["debit"]), cr+num(l.(map[string]any)["credit"])
+			}
+			if dr != cr || dr == 0 {
+				t.Errorf("entry %v (%v): debits %d, credits %d", je["entryId"], je["source"], dr, cr)
+			}
+			kinds[je["source"].(map[string]any)["type"].(string)]++
+		}
+		for _, k := range []string{"invoice.finalized", "customer_balance.applied", "payment.succeeded", "payout.created", "credit_note.created",
+			"invoice.voided", "revenue.recognized"} {
+			if kinds[k] == 0 {
+				t.Errorf("no %s entry (entries by source: %v)", k, kinds)
+			}
+		}
+		bal := ledgerBalances(t, e)
+		var open int64
+		for _, c := range []string{"card", "terms"} {
+			for _, inv := range invoicesOf(t, e, c, "open") {
+				open += num(inv["amountRemaining"])
+			}
+		}
+		if bal["accounts_receivable"] != open || open == 0 {
+			t.Errorf("receivable %d, open invoices' remaining %d", bal["accounts_receivable"], open)
+		}
+		var credit int64
+		for _, c := range []string{"card", "terms"} {
+			for _, it := range e.Must(200, "GET", "/v1/customers/"+c+"/balance", nil).Data()["entries"].([]any) {
+				be := it.(map[string]any)
+				if be["type"] == "credit_note" || be["type"] == "top_up" {
+					credit += num(be["remaining"])
+				}
+			}
+		}
+		if bal["customer_credit"] != credit || credit == 0 {
+			t.Errorf("customer credit %d, paid prepaid balance %d", bal["customer_credit"], credit)
+		}
+		deferred, err := e.App.DB.Read(context.Background()).DeferredRevenueTotals(context.Background(), e.Tenant.Sandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bal["deferred_revenue"] != deferred["USD"] {
+			t.Errorf("deferred revenue %d, not yet recognized %d", bal["deferred_revenue"], deferred["USD"])
+		}
+		if bal["processor_fees"] <= 0 || bal["bank"] <= 0 || bal["refunds"] <= 0 || bal["discounts"] != 500 {
+			t.Errorf("balances: %v", bal)
+		}
+		// One account's entries: each has a line on it.
+		for _, je := range journalEntries(t, e, "&account=bank") {
+			if !strings.Contains(string(mustJSON(t, je["lines"])), `"bank"`) {
+				t.Errorf("entry %v has no bank line", je["entryId"])
+			}
+		}
+		got := e.Must(200, "GET", "/v1/ledger/entries/"+entries[0]["entryId"].(string), nil).Data()
+		if got["entryId"] != entries[0]["entryId"] || len(got["lines"].([]any)) != len(entries[0]["lines"].([]any)) {
+			t.Errorf("get: %v", got)
+		}
+		e.Must(404, "GET", "/v1/ledger/entries/je_missing", nil)
+		if r := e.Must(422, "GET", "/v1/ledger/entries?account=cash", nil); !strings.Contains(strings.Join(r.FieldErrors(), ","), "account") {
+			t.Errorf("account=cash: %s", r.Body)
+		}
+		checkJournalExport(t, e, entries)
+	})
+}
+
+// checkJournalExport checks journal-entries.csv column by column against the general-journal
+// import format (Date, JournalNo, Account, Debit, Credit, Description, Reference): a row per line,
+// the entry's lines under one JournalNo, decimal amounts on one side only.
+func checkJournalExport(t *testing.T, e *testkit.Env, entries []map[string]any) {
+	t.Helper()
+	header, rows := export(t, e, "/v1/exports/journal-entries.csv")
+	if want := []string{"Date", "JournalNo", "Account", "Debit", "Credit", "Description", "Reference"}; strings.Join(header, ",") != strings.Join(want, ",") {
+		t.Fatalf("header %v, want %v", header, want)
+	}
+	byID := map[string]map[string]any{}
+	lines := 0
+	for _, je := range entries {
+		byID[je["entryId"].(string)] = je
+		lines += len(je["lines"].([]any))
+	}
+	if len(rows) != lines {
+		t.Fatalf("%d rows, %d lines", len(rows), lines)
+	}
+	seen := map[string]int{}
+	for _, r := range rows {
+		je := byID[r["JournalNo"]]
+		if je == nil {
+			t.Fatalf("row of no entry: %v", r)
+		}
+		l := je["lines"].([]any)[seen[r["JournalNo"]]].(map[string]any)
+		seen[r["JournalNo"]]++
+		src := je["source"].(map[string]any)
+		dec := func(v any) string {
+			if num(v) == 0 {
+				return ""
+			}
+			return strconv.FormatFloat(float64(num(v))/100, 'f', 2, 64)
+		}
+		want := map[string]string{"Date": je["postedAt"].(string)[:10], "Account": l["account"].(string), "Debit": dec(l["debit"]),
+			"Credit": dec(l["credit"]), "Description": je["description"].(string) + " (USD)", "Reference": src["type"].(string) + " " + src["id"].(string)}
+		for col, v := range want {
+			if r[col] != v {
+				t.Errorf("entry %s, column %s: %q, want %q", r["JournalNo"], col, r[col], v)
+			}
+		}
+	}
+}
