@@ -86,7 +86,6 @@ func journalEntries(t *testing.T, e *testkit.Env, query string) []map[string]any
 	}
 }
 
-
 // ledgerBalances is each account's balance in USD (GET /v1/ledger/balances).
 func ledgerBalances(t *testing.T, e *testkit.Env) map[string]int64 {
 	t.Helper()
