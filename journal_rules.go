@@ -232,17 +232,26 @@ func PostInvoiceUncollectible(inv Invoice, receivable int64, at time.Time) (Jour
 }
 
 // PostInvoiceVoided is the entry of a void: what the journal holds of the invoice's receivable
-// (receivable) is reversed: Dr tax payable for its tax not yet reversed, deferred revenue for what
-// its schedules still defer (deferred), revenue for the rest; Cr receivable. Prepaid balance
+// (receivable) is reversed: Dr tax payable for its tax not yet reversed, customer credit for the
+// prepaid balance it sold, deferred revenue for what its schedules still defer (deferred), revenue
+// for the rest; Cr receivable. Prepaid balance
 // applied before the void is not returned (docs/ledger.md), so its part stays revenue.
 func PostInvoiceVoided(inv Invoice, receivable, deferred int64, at time.Time) (JournalEntry, bool) {
 	var taxLeft int64 = inv.TaxTotal
 	for _, l := range inv.Lines {
 		taxLeft -= l.CreditedTax
 	}
+	var sold int64 // prepaid balance it sold: never paid, so never owed
+	for _, l := range inv.Lines {
+		if topUpLine(l) {
+			sold += l.Amount - l.DiscountAmount
+		}
+	}
 	tax := min(max(taxLeft, 0), max(receivable, 0))
-	def := min(max(deferred, 0), max(receivable-tax, 0))
-	b := (&entryBuilder{}).dr(AccountTaxPayable, tax).dr(AccountDeferredRevenue, def).dr(AccountRevenue, receivable-tax-def)
+	credit := min(max(sold, 0), max(receivable-tax, 0))
+	def := min(max(deferred, 0), max(receivable-tax-credit, 0))
+	b := (&entryBuilder{}).dr(AccountTaxPayable, tax).dr(AccountCustomerCredit, credit).dr(AccountDeferredRevenue, def)
+	b.dr(AccountRevenue, receivable-tax-credit-def)
 	b.cr(AccountReceivable, receivable)
 	return b.entry(JournalSource{SourceInvoiceVoided, inv.InvoiceID}, inv.Currency, "Invoice "+deref(inv.Number)+" voided", at, inv.InvoiceID)
 }

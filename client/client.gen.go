@@ -1045,6 +1045,7 @@ const (
 	DocumentNumbers  VerificationCheckName = "document_numbers"
 	DueWork          VerificationCheckName = "due_work"
 	EventChain       VerificationCheckName = "event_chain"
+	GeneralLedger    VerificationCheckName = "general_ledger"
 	InvoiceLines     VerificationCheckName = "invoice_lines"
 	InvoicePayments  VerificationCheckName = "invoice_payments"
 	ProcessorCharges VerificationCheckName = "processor_charges"
@@ -1065,6 +1066,8 @@ func (e VerificationCheckName) Valid() bool {
 	case DueWork:
 		return true
 	case EventChain:
+		return true
+	case GeneralLedger:
 		return true
 	case InvoiceLines:
 		return true
@@ -7197,7 +7200,7 @@ type Verification struct {
 	// CheckedAt When the checks ran (real time). RFC 3339, UTC.
 	CheckedAt time.Time `json:"checkedAt"`
 
-	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work.
+	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work, general_ledger.
 	Checks []VerificationCheck `json:"checks"`
 
 	// MerchantAccountId The merchant account checked.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
 )
 
@@ -172,6 +173,7 @@ func TestLedgerAgreesWithTheMoneyState(t *testing.T) {
 			t.Errorf("account=cash: %s", r.Body)
 		}
 		checkJournalExport(t, e, entries)
+		wantClean(t, verify(t, e))
 	})
 }
 
@@ -216,4 +218,34 @@ func checkJournalExport(t *testing.T, e *testkit.Env, entries []map[string]any) 
 			}
 		}
 	}
+}
+
+// `remit verify` (GET /v1/verification runs the same checks) finds a journal changed by hand: a
+// line's amount (the entry no longer balances) and a line moved to another account (each entry
+// still balances, but the receivable no longer agrees with the open invoices).
+func TestVerificationLedgerTampering(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		verificationWorkload(t, e)
+		wantClean(t, verify(t, e))
+		ma := e.Tenant.Sandbox
+		var entry string
+		var line int
+		if err := e.App.DB.SQL().QueryRow(`SELECT entry_id, line_no FROM journal_lines WHERE merchant_account_id = $1 AND account = 'accounts_receivable'
+			AND debit > 0 ORDER BY entry_id LIMIT 1`, ma).Scan(&entry, &line); err != nil {
+			t.Fatal(err)
+		}
+		cond := ` WHERE merchant_account_id = $1 AND entry_id = $2 AND line_no = $3`
+		tamper(t, e, `UPDATE journal_lines SET debit = debit + 1`+cond, ma, entry, line)
+		v := verify(t, e)
+		wantViolation(t, v, remit.CheckGeneralLedger, "journal_entry", entry, "debits and credits differ")
+		wantViolation(t, v, remit.CheckGeneralLedger, "merchant_account", ma, "accounts_receivable")
+		tamper(t, e, `UPDATE journal_lines SET debit = debit - 1`+cond, ma, entry, line)
+		wantClean(t, verify(t, e))
+		tamper(t, e, `UPDATE journal_lines SET account = 'bank'`+cond, ma, entry, line)
+		wantViolation(t, verify(t, e), remit.CheckGeneralLedger, "merchant_account", ma, "accounts_receivable")
+		tamper(t, e, `UPDATE journal_lines SET account = 'accounts_receivable'`+cond, ma, entry, line)
+		tamper(t, e, `INSERT INTO revenue_schedules (merchant_account_id, invoice_line_id, invoice_id, price_id, currency, period_start, period_end,
+			amount, deferred, recognized_through) VALUES ($1, 'il_forged', 'inv_forged', 'plan', 'USD', 0, 86400000000, 5, 5, 0)`, ma)
+		wantViolation(t, verify(t, e), remit.CheckGeneralLedger, "merchant_account", ma, "deferred_revenue")
+	})
 }

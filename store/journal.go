@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -228,4 +229,64 @@ func (q Q) ExportJournalLines(ctx context.Context, merchantAccountID string, f r
 		rec.PostedAt = remit.FromMicros(at)
 		return rec, err
 	}, fn, query, args...)
+}
+
+// GeneralLedgerFacts reads, per currency, the journal's receivable, customer credit and deferred
+// revenue beside the money state's figures for them (remit.CheckGeneralLedgerFacts), sorted by
+// currency.
+func (q Q) GeneralLedgerFacts(ctx context.Context, merchantAccountID string) ([]remit.GeneralLedgerFacts, error) {
+	by := map[string]*remit.GeneralLedgerFacts{}
+	at := func(c string) *remit.GeneralLedgerFacts {
+		if by[c] == nil {
+			by[c] = &remit.GeneralLedgerFacts{Currency: c}
+		}
+		return by[c]
+	}
+	totals, err := q.JournalTotals(ctx, merchantAccountID, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range totals {
+		switch t.Account {
+		case remit.AccountReceivable:
+			at(t.Currency).Receivable = t.Debit - t.Credit
+		case remit.AccountCustomerCredit:
+			at(t.Currency).CustomerCredit = t.Credit - t.Debit
+		case remit.AccountDeferredRevenue:
+			at(t.Currency).DeferredRevenue = t.Credit - t.Debit
+		}
+	}
+	sums := []struct {
+		query string
+		field func(*remit.GeneralLedgerFacts) *int64
+	}{
+		{`SELECT currency, COALESCE(SUM(amount_remaining), 0) FROM invoices WHERE merchant_account_id = $1 AND status = 'open' GROUP BY currency`,
+			func(f *remit.GeneralLedgerFacts) *int64 { return &f.OpenRemaining }},
+		{`SELECT currency, COALESCE(SUM(remaining), 0) FROM balance_entries WHERE merchant_account_id = $1 AND type IN ('credit_note', 'top_up') GROUP BY currency`,
+			func(f *remit.GeneralLedgerFacts) *int64 { return &f.PaidCredit }},
+		{`SELECT i.currency, COALESCE(SUM(l.amount - l.discount_amount), 0) FROM invoice_lines l JOIN invoices i
+			ON i.merchant_account_id = l.merchant_account_id AND i.id = l.invoice_id
+			WHERE l.merchant_account_id = $1 AND i.status IN ('open', 'uncollectible') AND l.price_type IN ('credit_grant', 'credit_top_up')
+			GROUP BY i.currency`, func(f *remit.GeneralLedgerFacts) *int64 { return &f.UnpaidTopUps }},
+		{`SELECT currency, COALESCE(SUM(deferred), 0) FROM revenue_schedules WHERE merchant_account_id = $1 GROUP BY currency`,
+			func(f *remit.GeneralLedgerFacts) *int64 { return &f.Unrecognized }},
+	}
+	for _, s := range sums {
+		rows, err := queryAll(ctx, q, "store.GeneralLedgerFacts", func(row interface{ Scan(...any) error }) (AccountTotal, error) {
+			var t AccountTotal
+			return t, row.Scan(&t.Currency, &t.Debit)
+		}, nil, s.query, merchantAccountID)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			*s.field(at(r.Currency)) = r.Debit
+		}
+	}
+	out := make([]remit.GeneralLedgerFacts, 0, len(by))
+	for _, f := range by {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b remit.GeneralLedgerFacts) int { return strings.Compare(a.Currency, b.Currency) })
+	return out, nil
 }

@@ -4112,7 +4112,7 @@ export interface components {
              * @description When the checks ran (real time). RFC 3339, UTC.
              */
             checkedAt: string;
-            /** @description Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work. */
+            /** @description Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work, general_ledger. */
             checks: components["schemas"]["VerificationCheck"][];
         };
         /** @description One check's result. */
@@ -4121,7 +4121,7 @@ export interface components {
              * @description The check (docs/verification.md).
              * @enum {string}
              */
-            name: "event_chain" | "balances" | "invoice_payments" | "receipts" | "credit_notes" | "tax_reversals" | "settlements" | "document_numbers" | "processor_charges" | "invoice_lines" | "due_work";
+            name: "event_chain" | "balances" | "invoice_payments" | "receipts" | "credit_notes" | "tax_reversals" | "settlements" | "document_numbers" | "processor_charges" | "invoice_lines" | "due_work" | "general_ledger";
             /** @description True when no record breaks it. */
             ok: boolean;
             /** @description How many violations it found. */
