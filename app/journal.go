@@ -138,7 +138,7 @@ func (j *Journal) creditNoteCreated(ctx context.Context, tx *store.Tx, scope rem
 		return err
 	}
 	if len(schedules) > 0 { // what is earned up to the credit is recognized first, so the share is today's
-		if err := j.recognizeInvoice(ctx, tx, scope, schedules, now); err != nil {
+		if err := j.recognizeInvoice(ctx, tx, scope, schedules, now, cn.CreditNoteID); err != nil {
 			return err
 		}
 	}
@@ -170,7 +170,7 @@ func (j *Journal) invoiceVoided(ctx context.Context, tx *store.Tx, scope remit.S
 	if err != nil {
 		return err
 	}
-	if err := j.recognizeInvoice(ctx, tx, scope, schedules, now); err != nil {
+	if err := j.recognizeInvoice(ctx, tx, scope, schedules, now, "void "+inv.InvoiceID); err != nil {
 		return err
 	}
 	var deferred int64

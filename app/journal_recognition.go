@@ -58,12 +58,28 @@ func (j *Journal) runRecognition(ctx context.Context, tx *store.Tx, scope remit.
 }
 
 // recognizeInvoice recognizes what an invoice's schedules earned up to now (before a credit note
-// or a void takes its share of what is still deferred), updating schedules in place.
-func (j *Journal) recognizeInvoice(ctx context.Context, tx *store.Tx, scope remit.Scope, schedules []remit.RevenueSchedule, now time.Time) error {
+// or a void, key, takes its share of what is still deferred), updating schedules in place.
+func (j *Journal) recognizeInvoice(ctx context.Context, tx *store.Tx, scope remit.Scope, schedules []remit.RevenueSchedule, now time.Time, key string) error {
 	if len(schedules) == 0 {
 		return nil
 	}
-	return j.recognize(ctx, tx, scope, schedules, now, schedules[0].InvoiceID)
+	return j.recognize(ctx, tx, scope, schedules, now, key)
+}
+
+// RecognizeRevenue recognizes, in a transaction of its own, what every schedule of the merchant
+// account earned up to upTo (what the daily job does; the backfill ends with it). Running it again
+// recognizes nothing more: schedules only move forward.
+func (j *Journal) RecognizeRevenue(ctx context.Context, m remit.MerchantAccount, upTo time.Time) error {
+	return j.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := tx.LockJobRunner(ctx, m.ID); err != nil {
+			return err
+		}
+		schedules, err := tx.DueRevenueSchedules(ctx, m.ID, upTo)
+		if err != nil {
+			return err
+		}
+		return j.recognize(ctx, tx, scopeOf(m), schedules, upTo, remit.NewID("run"))
+	})
 }
 
 // dayKey is one currency's recognition of one day.

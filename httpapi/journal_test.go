@@ -8,6 +8,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
 )
 
 // booksRun is a sandbox-clock run of several months with every money movement: a subscription
@@ -247,5 +248,84 @@ func TestVerificationLedgerTampering(t *testing.T) {
 		tamper(t, e, `INSERT INTO revenue_schedules (merchant_account_id, invoice_line_id, invoice_id, price_id, currency, period_start, period_end,
 			amount, deferred, recognized_through) VALUES ($1, 'il_forged', 'inv_forged', 'plan', 'USD', 0, 86400000000, 5, 5, 0)`, ma)
 		wantViolation(t, verify(t, e), remit.CheckGeneralLedger, "merchant_account", ma, "deferred_revenue")
+	})
+}
+
+// The daily recognition job catches up after a 40-day clock jump, one entry a day, and is
+// idempotent: running recognition again, or advancing within the day, posts nothing more; the
+// journal's deferred revenue is what the schedules still defer and its revenue what they
+// recognized.
+func TestRevenueRecognitionCatchesUp(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "plan", "name": "Plan", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 3100})
+		e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "sub", "name": "Subscriber"})
+		e.Must(201, "POST", "/v1/billing-accounts", map[string]any{"billingAccountId": "ba-sub", "customerId": "sub", "currency": "USD",
+			"collectionMethod": "send_invoice"})
+		q := e.Must(201, "POST", "/v1/quotes", quoteBody("subscription_creation", "sub", line("plan"))).Data()
+		e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{})
+		e.AdvanceClock(2 * 3600) // the first invoice finalizes: all of it deferred
+		if bal := ledgerBalances(t, e); bal["deferred_revenue"] == 0 {
+			t.Fatalf("nothing deferred after the first invoice: %v", bal)
+		}
+		e.AdvanceClock(40 * 86400)
+		days := map[string]bool{}
+		for _, je := range journalEntries(t, e, "&account=deferred_revenue") {
+			if je["source"].(map[string]any)["type"] != "revenue.recognized" {
+				continue
+			}
+			day := je["postedAt"].(string)[:10]
+			if days[day] {
+				t.Errorf("day %s recognized twice", day)
+			}
+			days[day] = true
+		}
+		if len(days) < 39 {
+			t.Errorf("%d days recognized after a 40-day jump", len(days))
+		}
+		ctx := context.Background()
+		read := e.App.DB.Read(ctx)
+		wantBooks := func() int {
+			t.Helper()
+			bal := ledgerBalances(t, e)
+			deferred, err := read.DeferredRevenueTotals(ctx, e.Tenant.Sandbox)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bal["deferred_revenue"] != deferred["USD"] {
+				t.Errorf("deferred revenue %d, schedules defer %d", bal["deferred_revenue"], deferred["USD"])
+			}
+			var billed int64
+			for _, st := range []string{"open", "paid"} {
+				for _, inv := range invoicesOf(t, e, "sub", st) {
+					billed += num(inv["subtotal"])
+				}
+			}
+			if bal["revenue"]+bal["deferred_revenue"] != billed || bal["revenue"] < 3100 {
+				t.Errorf("revenue %d + deferred %d, billed %d", bal["revenue"], bal["deferred_revenue"], billed)
+			}
+			return len(journalEntries(t, e, ""))
+		}
+		wantBooks()
+		m, err := read.GetMerchantAccount(ctx, e.Tenant.Sandbox, store.Unlocked)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Recognition up to now (past the midnight job: the day since then), then again twice.
+		now := ts(t, e.Must(200, "GET", "/v1/test-helpers/clock", nil).Data()["now"])
+		n := 0
+		for i := range 3 {
+			if err := e.App.Journal.RecognizeRevenue(ctx, m, now); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				n = wantBooks()
+			}
+		}
+		e.AdvanceClock(60)
+		if again := wantBooks(); again != n {
+			t.Errorf("%d entries, then %d after recognizing again", n, again)
+		}
+		wantClean(t, verify(t, e))
 	})
 }
