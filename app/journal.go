@@ -15,24 +15,33 @@ import (
 // remit, journal_rules.go) returns, through one helper (post), in that same transaction. So an
 // entry exists exactly when its movement committed. Not the customers' prepaid balance (ledger.go).
 
-// registerReactions installs one posting per money movement.
+// registerReactions installs one posting per money movement, and the daily recognition job.
 func (j *Journal) registerReactions() {
-	j.react(remit.EventInvoiceFinalized, postOn(j.invoiceFinalized))
-	j.react(remit.EventCustomerBalanceApplied, postOn(j.prepaidApplied))
-	j.react(remit.EventCustomerBalanceExpired, postOn(j.prepaidExpired))
-	j.react(remit.EventPaymentSucceeded, postOn(j.paymentSucceeded))
-	j.react(remit.EventPayoutCreated, postOn(func(ctx context.Context, tx *store.Tx, scope remit.Scope, po remit.Payout, now time.Time) error {
-		e, ok := remit.PostPayout(po)
-		return j.post(ctx, tx, scope, e, ok)
-	}))
-	j.react(remit.EventCreditNoteCreated, postOn(j.creditNoteCreated))
-	j.react(remit.EventRefundFailed, postOn(func(ctx context.Context, tx *store.Tx, scope remit.Scope, r remit.Refund, now time.Time) error {
-		e, ok := remit.PostRefundFailed(r, now)
-		return j.post(ctx, tx, scope, e, ok)
-	}))
-	j.react(remit.EventInvoiceMarkedUncollectible, postOn(j.invoiceUncollectible))
-	j.react(remit.EventInvoiceVoided, postOn(j.invoiceVoided))
+	for typ, fn := range j.postings() {
+		j.react(typ, fn)
+	}
 	j.RegisterJob(jobRecognizeRevenue, j.runRecognition)
+}
+
+// postings is the posting of each money movement's event type (the backfill replays them).
+func (j *Journal) postings() map[remit.EventType]reaction {
+	return map[remit.EventType]reaction{
+		remit.EventInvoiceFinalized:       postOn(j.invoiceFinalized),
+		remit.EventCustomerBalanceApplied: postOn(j.prepaidApplied),
+		remit.EventCustomerBalanceExpired: postOn(j.prepaidExpired),
+		remit.EventPaymentSucceeded:       postOn(j.paymentSucceeded),
+		remit.EventPayoutCreated: postOn(func(ctx context.Context, tx *store.Tx, scope remit.Scope, po remit.Payout, now time.Time) error {
+			e, ok := remit.PostPayout(po)
+			return j.post(ctx, tx, scope, e, ok)
+		}),
+		remit.EventCreditNoteCreated: postOn(j.creditNoteCreated),
+		remit.EventRefundFailed: postOn(func(ctx context.Context, tx *store.Tx, scope remit.Scope, r remit.Refund, now time.Time) error {
+			e, ok := remit.PostRefundFailed(r, now)
+			return j.post(ctx, tx, scope, e, ok)
+		}),
+		remit.EventInvoiceMarkedUncollectible: postOn(j.invoiceUncollectible),
+		remit.EventInvoiceVoided:              postOn(j.invoiceVoided),
+	}
 }
 
 // postOn adapts a posting to the resource type its event carries (as a value or a pointer, or

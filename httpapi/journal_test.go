@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/internal/testkit"
 	"github.com/remit-billing/remit/store"
 )
@@ -325,6 +327,53 @@ func TestRevenueRecognitionCatchesUp(t *testing.T) {
 		e.AdvanceClock(60)
 		if again := wantBooks(); again != n {
 			t.Errorf("%d entries, then %d after recognizing again", n, again)
+		}
+		wantClean(t, verify(t, e))
+	})
+}
+
+// A store from before the general ledger (its journal emptied here) fails the general_ledger
+// check; the backfill replays its history in order, after which `remit verify` passes, the
+// accounts are what the live postings made them, and a second backfill posts nothing.
+func TestLedgerBackfill(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		booksRun(t, e)
+		live := ledgerBalances(t, e)
+		for _, table := range []string{"journal_lines", "journal_entries", "revenue_schedules"} {
+			if _, err := e.App.DB.SQL().ExecContext(context.Background(), `DELETE FROM `+table); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantViolation(t, verify(t, e), remit.CheckGeneralLedger, "merchant_account", e.Tenant.Sandbox, "accounts_receivable")
+		backfill := func() (events, skipped int) {
+			t.Helper()
+			start := time.Now()
+			err := e.App.Journal.Backfill(context.Background(), "", func(r app.BackfillResult) error {
+				events, skipped = events+r.Events, skipped+r.Skipped
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("backfill: %d events replayed, %d skipped, in %s", events, skipped, time.Since(start))
+			return events, skipped
+		}
+		if n, _ := backfill(); n == 0 {
+			t.Fatal("the backfill replayed nothing")
+		}
+		wantClean(t, verify(t, e))
+		got := ledgerBalances(t, e)
+		for _, a := range []string{"accounts_receivable", "customer_credit", "bank", "processor_clearing", "processor_fees", "tax_payable",
+			"refunds", "discounts", "bad_debt"} {
+			if got[a] != live[a] {
+				t.Errorf("%s: %d after the backfill, %d posted live", a, got[a], live[a])
+			}
+		}
+		if got["revenue"]+got["deferred_revenue"] != live["revenue"]+live["deferred_revenue"] {
+			t.Errorf("revenue and deferred: %d + %d after the backfill, %d + %d live", got["revenue"], got["deferred_revenue"], live["revenue"], live["deferred_revenue"])
+		}
+		if n, skipped := backfill(); n != 0 || skipped == 0 {
+			t.Errorf("a second backfill replayed %d (skipped %d)", n, skipped)
 		}
 		wantClean(t, verify(t, e))
 	})

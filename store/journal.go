@@ -290,3 +290,38 @@ func (q Q) GeneralLedgerFacts(ctx context.Context, merchantAccountID string) ([]
 	slices.SortFunc(out, func(a, b remit.GeneralLedgerFacts) int { return strings.Compare(a.Currency, b.Currency) })
 	return out, nil
 }
+
+// PostedEvent is an event of a money movement as the backfill replays it.
+type PostedEvent struct {
+	ID, Type, ObjectID string
+	Data               []byte
+	CreatedAt          time.Time
+}
+
+// EventsOfTypes returns a merchant account's events of the given types in the order they
+// happened (creation, then chain sequence, then ID), for the backfill's replay.
+func (q Q) EventsOfTypes(ctx context.Context, merchantAccountID string, types []string) ([]PostedEvent, error) {
+	args := []any{merchantAccountID}
+	marks := make([]string, len(types))
+	for i, t := range types {
+		args = append(args, t)
+		marks[i] = "$" + itoa(len(args))
+	}
+	return queryAll(ctx, q, "store.EventsOfTypes", func(row interface{ Scan(...any) error }) (PostedEvent, error) {
+		var e PostedEvent
+		var data string
+		var at int64
+		err := row.Scan(&e.ID, &e.Type, &e.ObjectID, &data, &at)
+		e.Data, e.CreatedAt = []byte(data), remit.FromMicros(at)
+		return e, err
+	}, nil, `SELECT id, type, object_id, data, created_at FROM events WHERE merchant_account_id = $1 AND type IN (`+strings.Join(marks, ", ")+`)
+		ORDER BY created_at, COALESCE(sequence, 0), id`, args...)
+}
+
+// JournalSourcePosted reports whether a movement (source type and ID) has an entry already.
+func (q Q) JournalSourcePosted(ctx context.Context, merchantAccountID, sourceType, sourceID string) (bool, error) {
+	var n int
+	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM journal_entries WHERE merchant_account_id = $1 AND source_type = $2 AND source_id = $3`,
+		merchantAccountID, sourceType, sourceID).Scan(&n)
+	return n > 0, wrapErr(err, "store.JournalSourcePosted")
+}
