@@ -91,6 +91,8 @@ type Posting struct {
 	Account string `json:"account"`
 	Debit   int64  `json:"debit"`
 	Credit  int64  `json:"credit"`
+
+	PriceID string `json:"-"` // revenue and deferred revenue lines: the price they are revenue of (the revenue report)
 }
 
 // JournalSource names the movement an entry posts: its type (Source* above) and its resource.
@@ -141,19 +143,30 @@ func (e JournalEntry) CheckBalanced() error {
 type entryBuilder struct{ lines []Posting }
 
 func (b *entryBuilder) dr(account string, amount int64) *entryBuilder {
+	return b.drOf(account, "", amount)
+}
+
+func (b *entryBuilder) cr(account string, amount int64) *entryBuilder {
+	return b.drOf(account, "", -amount)
+}
+
+// drOf is dr of a line that names the price it is revenue of.
+func (b *entryBuilder) drOf(account, priceID string, amount int64) *entryBuilder {
 	switch {
 	case amount > 0:
-		b.lines = append(b.lines, Posting{Account: account, Debit: amount})
+		b.lines = append(b.lines, Posting{Account: account, Debit: amount, PriceID: priceID})
 	case amount < 0:
-		b.lines = append(b.lines, Posting{Account: account, Credit: -amount})
+		b.lines = append(b.lines, Posting{Account: account, Credit: -amount, PriceID: priceID})
 	}
 	return b
 }
 
-func (b *entryBuilder) cr(account string, amount int64) *entryBuilder { return b.dr(account, -amount) }
+func (b *entryBuilder) crOf(account, priceID string, amount int64) *entryBuilder {
+	return b.drOf(account, priceID, -amount)
+}
 
 // entry returns the entry of the lines gathered (ok false when there are none: nothing to post),
-// with same-account same-side lines merged in first-seen order.
+// with same-account same-price same-side lines merged in first-seen order.
 func (b *entryBuilder) entry(src JournalSource, currency, desc string, at time.Time, invoiceID string) (JournalEntry, bool) {
 	if len(b.lines) == 0 {
 		return JournalEntry{}, false
@@ -162,7 +175,7 @@ func (b *entryBuilder) entry(src JournalSource, currency, desc string, at time.T
 	for _, l := range b.lines {
 		found := false
 		for i := range merged {
-			if merged[i].Account == l.Account && (merged[i].Debit > 0) == (l.Debit > 0) {
+			if merged[i].Account == l.Account && merged[i].PriceID == l.PriceID && (merged[i].Debit > 0) == (l.Debit > 0) {
 				merged[i].Debit += l.Debit
 				merged[i].Credit += l.Credit
 				found = true
@@ -256,3 +269,35 @@ var JournalLineColumns = func() ExportColumns[JournalLineRecord] {
 		text("Reference", func(r *JournalLineRecord) string { return r.Source.Type + " " + r.Source.ID }),
 	)
 }()
+
+// RevenueReportLine is one price's revenue in one currency over a month: what was recognized in
+// it (revenue at finalization and day by day, less what voids took back), and its deferred revenue
+// at the month's start and end. PriceID is null for revenue of no price (prepaid balance that
+// expired, a void's revenue reversed).
+type RevenueReportLine struct {
+	PriceID         *string `json:"priceId"`
+	Currency        string  `json:"currency"`
+	Recognized      int64   `json:"recognized"`
+	DeferredOpening int64   `json:"deferredOpening"`
+	DeferredClosing int64   `json:"deferredClosing"`
+}
+
+// RevenueReport is GET /v1/reports/revenue: a month's revenue per price.
+type RevenueReport struct {
+	Object            string              `json:"object"` // "revenue_report"
+	Month             string              `json:"month"`  // YYYY-MM
+	PeriodStart       time.Time           `json:"periodStart"`
+	PeriodEnd         time.Time           `json:"periodEnd"`
+	Lines             []RevenueReportLine `json:"lines"`
+	Environment       Environment         `json:"environment"`
+	MerchantAccountID string              `json:"merchantAccountId"`
+}
+
+// ParseMonth reads a YYYY-MM month as its [start, end) in UTC.
+func ParseMonth(month string) (start, end time.Time, ok bool) {
+	t, err := time.Parse("2006-01", month)
+	if err != nil {
+		return time.Time{}, time.Time{}, false
+	}
+	return t, t.AddDate(0, 1, 0), true
+}

@@ -1,6 +1,19 @@
 package remit
 
-import "time"
+import (
+	"slices"
+	"time"
+)
+
+// sortedKeys are m's keys in order (an entry's lines in a stable order).
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
 
 // The posting rules (docs/ledger.md "Posting rules"): one pure function per money movement, from
 // the movement (and what the journal already holds of it) to one balanced entry. ok is false when
@@ -107,10 +120,10 @@ func PostInvoiceFinalized(inv Invoice, at time.Time) (JournalEntry, []RevenueSch
 		b.dr(AccountDiscounts, l.DiscountAmount)
 		s, ok := LineSchedule(inv, l, at)
 		if !ok {
-			b.cr(AccountRevenue, l.Amount)
+			b.crOf(AccountRevenue, l.PriceID, l.Amount)
 			continue
 		}
-		b.cr(AccountRevenue, l.Amount-s.Deferred).cr(AccountDeferredRevenue, s.Deferred)
+		b.crOf(AccountRevenue, l.PriceID, l.Amount-s.Deferred).crOf(AccountDeferredRevenue, l.PriceID, s.Deferred)
 		if s.Deferred > 0 {
 			schedules = append(schedules, s)
 		}
@@ -174,10 +187,16 @@ func PostPayout(po Payout) (JournalEntry, bool) {
 // CreditDeferred), tax payable for the tax it reverses; Cr receivable for the offset bucket (bad
 // debt for the part of it on an invoice written off), processor clearing for the refund bucket,
 // customer credit for the credit bucket.
-func PostCreditNote(cn CreditNote, writtenOff, deferred int64) (JournalEntry, bool) {
+func PostCreditNote(cn CreditNote, writtenOff int64, deferred map[string]int64) (JournalEntry, bool) {
 	net := cn.Total - cn.TaxTotal
-	deferred = min(max(deferred, 0), max(net, 0))
-	b := (&entryBuilder{}).dr(AccountRefunds, net-deferred).dr(AccountDeferredRevenue, deferred).dr(AccountTaxPayable, cn.TaxTotal)
+	b := &entryBuilder{}
+	var taken int64
+	for _, price := range sortedKeys(deferred) {
+		d := min(max(deferred[price], 0), max(net-taken, 0))
+		b.drOf(AccountDeferredRevenue, price, d)
+		taken += d
+	}
+	b.dr(AccountRefunds, net-taken).dr(AccountTaxPayable, cn.TaxTotal)
 	offWritten := min(max(writtenOff, 0), cn.OffsetAmount)
 	b.cr(AccountBadDebt, offWritten).cr(AccountReceivable, cn.OffsetAmount-offWritten)
 	b.cr(AccountProcessorClearing, cn.RefundAmount).cr(AccountCustomerCredit, cn.CreditAmount)
@@ -187,13 +206,13 @@ func PostCreditNote(cn CreditNote, writtenOff, deferred int64) (JournalEntry, bo
 // CreditDeferred is what credit note cn takes of its invoice lines' deferred revenue: each
 // allocation on a line with a schedule takes, of its amount before tax, the share of the line's
 // revenue still deferred (Deferred/Amount), and the schedule's Amount and Deferred go down by
-// as much. It returns the total taken and the schedules changed.
-func CreditDeferred(cn CreditNote, schedules []RevenueSchedule) (int64, []RevenueSchedule) {
+// as much. It returns what it took per price and the schedules changed.
+func CreditDeferred(cn CreditNote, schedules []RevenueSchedule) (map[string]int64, []RevenueSchedule) {
 	byLine := map[string]int{}
 	for i, s := range schedules {
 		byLine[s.InvoiceLineID] = i
 	}
-	var total int64
+	total := map[string]int64{}
 	var changed []RevenueSchedule
 	for _, l := range cn.Lines {
 		for _, a := range l.Allocations {
@@ -209,7 +228,7 @@ func CreditDeferred(cn CreditNote, schedules []RevenueSchedule) (int64, []Revenu
 			share, _ := mulDiv(x, s.Deferred, s.Amount)
 			s.Amount -= x
 			s.Deferred -= share
-			total += share
+			total[s.PriceID] += share
 			changed = append(changed, *s)
 		}
 	}
@@ -236,7 +255,7 @@ func PostInvoiceUncollectible(inv Invoice, receivable int64, at time.Time) (Jour
 // prepaid balance it sold, deferred revenue for what its schedules still defer (deferred), revenue
 // for the rest; Cr receivable. Prepaid balance
 // applied before the void is not returned (docs/ledger.md), so its part stays revenue.
-func PostInvoiceVoided(inv Invoice, receivable, deferred int64, at time.Time) (JournalEntry, bool) {
+func PostInvoiceVoided(inv Invoice, receivable int64, deferred map[string]int64, at time.Time) (JournalEntry, bool) {
 	var taxLeft int64 = inv.TaxTotal
 	for _, l := range inv.Lines {
 		taxLeft -= l.CreditedTax
@@ -249,16 +268,24 @@ func PostInvoiceVoided(inv Invoice, receivable, deferred int64, at time.Time) (J
 	}
 	tax := min(max(taxLeft, 0), max(receivable, 0))
 	credit := min(max(sold, 0), max(receivable-tax, 0))
-	def := min(max(deferred, 0), max(receivable-tax-credit, 0))
-	b := (&entryBuilder{}).dr(AccountTaxPayable, tax).dr(AccountCustomerCredit, credit).dr(AccountDeferredRevenue, def)
+	b := (&entryBuilder{}).dr(AccountTaxPayable, tax).dr(AccountCustomerCredit, credit)
+	var def int64
+	for _, price := range sortedKeys(deferred) {
+		d := min(max(deferred[price], 0), max(receivable-tax-credit-def, 0))
+		b.drOf(AccountDeferredRevenue, price, d)
+		def += d
+	}
 	b.dr(AccountRevenue, receivable-tax-credit-def)
 	b.cr(AccountReceivable, receivable)
 	return b.entry(JournalSource{SourceInvoiceVoided, inv.InvoiceID}, inv.Currency, "Invoice "+deref(inv.Number)+" voided", at, inv.InvoiceID)
 }
 
 // PostRevenueRecognized is the entry of one day's recognition in one currency (sourceID names the
-// day): Dr deferred revenue, Cr revenue.
-func PostRevenueRecognized(currency, sourceID string, amount int64, at time.Time) (JournalEntry, bool) {
-	b := (&entryBuilder{}).dr(AccountDeferredRevenue, amount).cr(AccountRevenue, amount)
+// day), of amounts per price: Dr deferred revenue, Cr revenue, for each price.
+func PostRevenueRecognized(currency, sourceID string, amounts map[string]int64, at time.Time) (JournalEntry, bool) {
+	b := &entryBuilder{}
+	for _, price := range sortedKeys(amounts) {
+		b.drOf(AccountDeferredRevenue, price, amounts[price]).crOf(AccountRevenue, price, amounts[price])
+	}
 	return b.entry(JournalSource{SourceRevenueRecognized, sourceID}, currency, "Revenue recognized for "+sourceID, at, "")
 }

@@ -182,9 +182,9 @@ func (j *Journal) invoiceVoided(ctx context.Context, tx *store.Tx, scope remit.S
 	if err := j.recognizeInvoice(ctx, tx, scope, schedules, now, "void "+inv.InvoiceID); err != nil {
 		return err
 	}
-	var deferred int64
+	deferred := map[string]int64{}
 	for _, s := range schedules {
-		deferred += s.Deferred
+		deferred[s.PriceID] += s.Deferred
 		s.Amount, s.Deferred = 0, 0 // a voided invoice recognizes nothing more
 		if err := tx.UpsertRevenueSchedule(ctx, scope.MerchantAccountID, s); err != nil {
 			return err

@@ -2,6 +2,8 @@ package app
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -75,4 +77,64 @@ func balancesOf(totals []store.AccountTotal) []remit.AccountBalance {
 		}
 	}
 	return out
+}
+
+// GetRevenueReport answers a month's revenue per price (GET /v1/reports/revenue): recognized in
+// the month, deferred at its start and at its end (UTC months).
+//
+// Errors: invalid (month is not YYYY-MM).
+func (j *Journal) GetRevenueReport(ctx context.Context, m remit.MerchantAccount, month string) (remit.RevenueReport, error) {
+	start, end, ok := remit.ParseMonth(month)
+	if !ok {
+		var p remit.Problems
+		p.Add(remit.InQuery, "month", "invalid_format", "month must be a month as YYYY-MM (2026-01).")
+		return remit.RevenueReport{}, p.Err()
+	}
+	q := j.DB.Read(ctx)
+	before, err := q.RevenueTotals(ctx, m.ID, 0, remit.Micros(start))
+	if err != nil {
+		return remit.RevenueReport{}, err
+	}
+	during, err := q.RevenueTotals(ctx, m.ID, remit.Micros(start), remit.Micros(end))
+	if err != nil {
+		return remit.RevenueReport{}, err
+	}
+	type key struct{ currency, price string }
+	lines := map[key]*remit.RevenueReportLine{}
+	var order []key
+	at := func(t store.PriceTotal) *remit.RevenueReportLine {
+		k := key{t.Currency, t.PriceID}
+		if lines[k] == nil {
+			l := &remit.RevenueReportLine{Currency: t.Currency}
+			if t.PriceID != "" {
+				id := t.PriceID
+				l.PriceID = &id
+			}
+			lines[k] = l
+			order = append(order, k)
+		}
+		return lines[k]
+	}
+	for _, t := range before {
+		if t.Account == remit.AccountDeferredRevenue {
+			l := at(t)
+			l.DeferredOpening += t.Credit - t.Debit
+			l.DeferredClosing += t.Credit - t.Debit
+		}
+	}
+	for _, t := range during {
+		l := at(t)
+		if t.Account == remit.AccountRevenue {
+			l.Recognized += t.Credit - t.Debit
+		} else {
+			l.DeferredClosing += t.Credit - t.Debit
+		}
+	}
+	slices.SortFunc(order, func(a, b key) int { return strings.Compare(a.currency+"\x00"+a.price, b.currency+"\x00"+b.price) })
+	out := remit.RevenueReport{Object: "revenue_report", Month: month, PeriodStart: start, PeriodEnd: end, Lines: []remit.RevenueReportLine{},
+		Environment: m.Environment, MerchantAccountID: m.ID}
+	for _, k := range order {
+		out.Lines = append(out.Lines, *lines[k])
+	}
+	return out, nil
 }

@@ -91,7 +91,7 @@ type dayKey struct {
 // recognize steps each schedule a day at a time up to upTo, stores it, and posts one entry per
 // currency and day (source id: the day and key, what ran it).
 func (j *Journal) recognize(ctx context.Context, tx *store.Tx, scope remit.Scope, schedules []remit.RevenueSchedule, upTo time.Time, key string) error {
-	sums := map[dayKey]int64{}
+	sums := map[dayKey]map[string]int64{}
 	for i := range schedules {
 		s := schedules[i]
 		moved := false
@@ -109,7 +109,11 @@ func (j *Journal) recognize(ctx context.Context, tx *store.Tx, scope remit.Scope
 				break
 			}
 			s, moved = next, true
-			sums[dayKey{s.Currency, s.RecognizedThrough.Add(-time.Microsecond)}] += amt
+			k := dayKey{s.Currency, s.RecognizedThrough.Add(-time.Microsecond)}
+			if sums[k] == nil {
+				sums[k] = map[string]int64{}
+			}
+			sums[k][s.PriceID] += amt
 		}
 		if !moved {
 			continue

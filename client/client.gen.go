@@ -903,6 +903,39 @@ func (e QuoteCreateRequestOrderType) Valid() bool {
 	}
 }
 
+// Defines values for RevenueReportEnvironment.
+const (
+	RevenueReportEnvironmentProduction RevenueReportEnvironment = "production"
+	RevenueReportEnvironmentSandbox    RevenueReportEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the RevenueReportEnvironment enum.
+func (e RevenueReportEnvironment) Valid() bool {
+	switch e {
+	case RevenueReportEnvironmentProduction:
+		return true
+	case RevenueReportEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RevenueReportObject.
+const (
+	RevenueReportObjectRevenueReport RevenueReportObject = "revenue_report"
+)
+
+// Valid indicates whether the value is a known member of the RevenueReportObject enum.
+func (e RevenueReportObject) Valid() bool {
+	switch e {
+	case RevenueReportObjectRevenueReport:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SavedPaymentMethodStatus.
 const (
 	SavedPaymentMethodStatusAttached SavedPaymentMethodStatus = "attached"
@@ -2568,6 +2601,24 @@ func (e CancelQuoteParamsEnvironment) Valid() bool {
 	case CancelQuoteParamsEnvironmentProduction:
 		return true
 	case CancelQuoteParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevenueReportParamsEnvironment.
+const (
+	GetRevenueReportParamsEnvironmentProduction GetRevenueReportParamsEnvironment = "production"
+	GetRevenueReportParamsEnvironmentSandbox    GetRevenueReportParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetRevenueReportParamsEnvironment enum.
+func (e GetRevenueReportParamsEnvironment) Valid() bool {
+	switch e {
+	case GetRevenueReportParamsEnvironmentProduction:
+		return true
+	case GetRevenueReportParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -6550,6 +6601,51 @@ type Refund struct {
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
+// RevenueReport A month's revenue per price and currency.
+type RevenueReport struct {
+	// Environment The merchant account's environment.
+	Environment RevenueReportEnvironment `json:"environment"`
+
+	// Lines One line per currency and price, by currency then price.
+	Lines []struct {
+		// Currency ISO 4217 code.
+		Currency string `json:"currency"`
+
+		// DeferredClosing Deferred revenue at the month's end.
+		DeferredClosing int64 `json:"deferredClosing"`
+
+		// DeferredOpening Deferred revenue at the month's start.
+		DeferredOpening int64 `json:"deferredOpening"`
+
+		// PriceId The price; null for revenue of no price (prepaid balance that expired, a void's revenue reversed).
+		PriceId *string `json:"priceId"`
+
+		// Recognized Revenue recognized in the month, in minor units.
+		Recognized int64 `json:"recognized"`
+	} `json:"lines"`
+
+	// MerchantAccountId The merchant account.
+	MerchantAccountId string `json:"merchantAccountId"`
+
+	// Month The month, YYYY-MM.
+	Month string `json:"month"`
+
+	// Object Always revenue_report.
+	Object RevenueReportObject `json:"object"`
+
+	// PeriodEnd The next month's first instant (UTC).
+	PeriodEnd time.Time `json:"periodEnd"`
+
+	// PeriodStart The month's first instant (UTC).
+	PeriodStart time.Time `json:"periodStart"`
+}
+
+// RevenueReportEnvironment The merchant account's environment.
+type RevenueReportEnvironment string
+
+// RevenueReportObject Always revenue_report.
+type RevenueReportObject string
+
 // SavedPaymentMethod A customer's saved payment method as its list shows it: the PaymentMethod, masked, and the billing accounts that charge it by default.
 type SavedPaymentMethod struct {
 	// BillingAccountId The billing account the setup session attached it to; null when the session named none.
@@ -8933,6 +9029,21 @@ type CancelQuoteParams struct {
 
 // CancelQuoteParamsEnvironment defines parameters for CancelQuote.
 type CancelQuoteParamsEnvironment string
+
+// GetRevenueReportParams defines parameters for GetRevenueReport.
+type GetRevenueReportParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetRevenueReportParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Month The month, YYYY-MM.
+	Month string `form:"month" json:"month"`
+}
+
+// GetRevenueReportParamsEnvironment defines parameters for GetRevenueReport.
+type GetRevenueReportParamsEnvironment string
 
 // ListSubscriptionsParams defines parameters for ListSubscriptions.
 type ListSubscriptionsParams struct {
@@ -13152,6 +13263,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
 	CancelQuote(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRevenueReport Get a month's revenue report
+	//
+	// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+	//
+	// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+	GetRevenueReport(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSubscriptions List subscriptions
 	//
 	// Lists subscriptions, newest first, cursor-paged. Items are Subscription objects.
@@ -15474,6 +15592,23 @@ func (c *Client) CancelQuoteWithBody(ctx context.Context, quoteId QuoteIdPath, p
 // Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
 func (c *Client) CancelQuote(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelQuoteRequest(c.Server, quoteId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevenueReport Get a month's revenue report
+//
+// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+//
+// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+func (c *Client) GetRevenueReport(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevenueReportRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -23148,6 +23283,72 @@ func NewCancelQuoteRequestWithBody(server string, quoteId QuoteIdPath, params *C
 	return req, nil
 }
 
+// NewGetRevenueReportRequest constructs an http.Request for the GetRevenueReport method
+func NewGetRevenueReportRequest(server string, params *GetRevenueReportParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reports/revenue")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "month", params.Month, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSubscriptionsRequest constructs an http.Request for the ListSubscriptions method
 func NewListSubscriptionsRequest(server string, params *ListSubscriptionsParams) (*http.Request, error) {
 	var err error
@@ -26632,6 +26833,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
 	CancelQuoteWithResponse(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelQuoteResponse, error)
+
+	// GetRevenueReportWithResponse Get a month's revenue report
+	//
+	// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+	GetRevenueReportWithResponse(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*GetRevenueReportResponse, error)
 
 	// ListSubscriptionsWithResponse List subscriptions
 	//
@@ -37869,6 +38079,157 @@ func (r CancelQuoteResponse) ContentType() string {
 	return ""
 }
 
+// GetRevenueReportResponse200Headers the declared response headers of an HTTP 200 response for GetRevenueReport
+type GetRevenueReportResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetRevenueReportResponse429Headers the declared response headers of an HTTP 429 response for GetRevenueReport
+type GetRevenueReportResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetRevenueReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A month's revenue per price and currency.
+		Data RevenueReport `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRevenueReportResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRevenueReportResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRevenueReportResponse) GetJSON200() *struct {
+	// Data A month's revenue per price and currency.
+	Data RevenueReport `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRevenueReportResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRevenueReportResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetRevenueReportResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRevenueReportResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetRevenueReportResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetRevenueReportResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetRevenueReportResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRevenueReportResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetRevenueReportResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetRevenueReportResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetRevenueReportResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevenueReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevenueReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevenueReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevenueReportResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSubscriptionsResponse200Headers the declared response headers of an HTTP 200 response for ListSubscriptions
 type ListSubscriptionsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -43652,6 +44013,21 @@ func (c *ClientWithResponses) CancelQuoteWithResponse(ctx context.Context, quote
 		return nil, err
 	}
 	return ParseCancelQuoteResponse(rsp)
+}
+
+// GetRevenueReportWithResponse Get a month's revenue report
+//
+// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+func (c *ClientWithResponses) GetRevenueReportWithResponse(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*GetRevenueReportResponse, error) {
+	rsp, err := c.GetRevenueReport(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevenueReportResponse(rsp)
 }
 
 // ListSubscriptionsWithResponse List subscriptions
@@ -55323,6 +55699,161 @@ func ParseCancelQuoteResponse(rsp *http.Response) (*CancelQuoteResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers CancelQuoteResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRevenueReportResponse parses an HTTP response from a GetRevenueReportWithResponse call
+func ParseGetRevenueReportResponse(rsp *http.Response) (*GetRevenueReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevenueReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A month's revenue per price and currency.
+			Data RevenueReport `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRevenueReportResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRevenueReportResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

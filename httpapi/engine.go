@@ -257,4 +257,5 @@ type Journal interface {
 	ListJournalEntries(ctx context.Context, m remit.MerchantAccount, in remit.JournalQuery) (remit.List[remit.JournalEntry], error)
 	GetJournalEntry(ctx context.Context, m remit.MerchantAccount, entryID string) (remit.JournalEntry, error)
 	GetLedgerBalances(ctx context.Context, m remit.MerchantAccount, asOf string) (remit.LedgerBalances, error)
+	GetRevenueReport(ctx context.Context, m remit.MerchantAccount, month string) (remit.RevenueReport, error)
 }

@@ -89,6 +89,7 @@ func (s *Server) registry() []registration {
 		{"journal", "listLedgerEntries", s.listLedgerEntries},
 		{"journal", "getLedgerEntry", byPath("entryId", s.eng.Journal.GetJournalEntry)},
 		{"journal", "getLedgerBalances", s.getLedgerBalances},
+		{"journal", "getRevenueReport", s.getRevenueReport},
 		{"usage", "createUsageEvent", decoded(s.createUsageEvent)},
 		{"usage", "getUsageEvent", byPath("eventId", s.eng.Usage.GetUsageEvent)},
 		{"usage", "listUsageEvents", s.listUsageEvents},

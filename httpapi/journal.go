@@ -17,3 +17,8 @@ func (s *Server) listLedgerEntries(ctx context.Context, r *Request) (any, error)
 func (s *Server) getLedgerBalances(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Journal.GetLedgerBalances(ctx, r.Merchant, r.Query("asOf"))
 }
+
+// getRevenueReport handles GET /v1/reports/revenue.
+func (s *Server) getRevenueReport(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Journal.GetRevenueReport(ctx, r.Merchant, r.Query("month"))
+}

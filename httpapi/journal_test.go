@@ -328,6 +328,7 @@ func TestRevenueRecognitionCatchesUp(t *testing.T) {
 		if again := wantBooks(); again != n {
 			t.Errorf("%d entries, then %d after recognizing again", n, again)
 		}
+		checkRevenueReports(t, e, now)
 		wantClean(t, verify(t, e))
 	})
 }
@@ -377,4 +378,39 @@ func TestLedgerBackfill(t *testing.T) {
 		}
 		wantClean(t, verify(t, e))
 	})
+}
+
+// checkRevenueReports reads the monthly revenue reports from three months before now to now: the
+// months' recognized revenue of the plan adds up to the journal's revenue, each month opens with
+// what the last closed with, and the last closes with the journal's deferred revenue.
+func checkRevenueReports(t *testing.T, e *testkit.Env, now time.Time) {
+	t.Helper()
+	bal := ledgerBalances(t, e)
+	var recognized, closing int64
+	first := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC).AddDate(0, -3, 0)
+	for m := first; !m.After(now); m = m.AddDate(0, 1, 0) {
+		r := e.Must(200, "GET", "/v1/reports/revenue?month="+m.Format("2006-01"), nil).Data()
+		var opening, closed int64
+		for _, it := range r["lines"].([]any) {
+			l := it.(map[string]any)
+			if l["priceId"] != "plan" || l["currency"] != "USD" {
+				t.Errorf("%s: a line %v", m.Format("2006-01"), l)
+				continue
+			}
+			recognized += num(l["recognized"])
+			opening, closed = num(l["deferredOpening"]), num(l["deferredClosing"])
+		}
+		if len(r["lines"].([]any)) > 0 && opening != closing {
+			t.Errorf("%s opens with %d deferred, the month before closed with %d", m.Format("2006-01"), opening, closing)
+		}
+		if len(r["lines"].([]any)) > 0 {
+			closing = closed
+		}
+	}
+	if recognized != bal["revenue"] || closing != bal["deferred_revenue"] {
+		t.Errorf("reports: recognized %d, closing %d; journal: revenue %d, deferred %d", recognized, closing, bal["revenue"], bal["deferred_revenue"])
+	}
+	if r := e.Do("GET", "/v1/reports/revenue?month=2026-13", nil); r.Status != 422 {
+		t.Errorf("month 2026-13: %d %s", r.Status, r.Body)
+	}
 }

@@ -24,8 +24,9 @@ func (q Q) InsertJournalEntry(ctx context.Context, e remit.JournalEntry) (posted
 		return false, wrapErr(err, "store.InsertJournalEntry")
 	}
 	for i, l := range e.Lines {
-		if _, err := q.exec(ctx, `INSERT INTO journal_lines (merchant_account_id, entry_id, line_no, account, currency, posted_at, debit, credit)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, e.MerchantAccountID, e.EntryID, i, l.Account, e.Currency, remit.Micros(e.PostedAt), l.Debit, l.Credit); err != nil {
+		if _, err := q.exec(ctx, `INSERT INTO journal_lines (merchant_account_id, entry_id, line_no, account, currency, posted_at, debit, credit, price_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, e.MerchantAccountID, e.EntryID, i, l.Account, e.Currency, remit.Micros(e.PostedAt),
+			l.Debit, l.Credit, l.PriceID); err != nil {
 			return false, wrapErr(err, "store.InsertJournalEntry")
 		}
 	}
@@ -324,4 +325,21 @@ func (q Q) JournalSourcePosted(ctx context.Context, merchantAccountID, sourceTyp
 	err := q.QueryRow(ctx, `SELECT COUNT(*) FROM journal_entries WHERE merchant_account_id = $1 AND source_type = $2 AND source_id = $3`,
 		merchantAccountID, sourceType, sourceID).Scan(&n)
 	return n > 0, wrapErr(err, "store.JournalSourcePosted")
+}
+
+// PriceTotal is one price's lines on one account in one currency, summed.
+type PriceTotal struct {
+	PriceID, Account, Currency string
+	Debit, Credit              int64
+}
+
+// RevenueTotals sums the revenue and deferred revenue lines per price and currency posted in
+// [from, to) (from 0: from the start).
+func (q Q) RevenueTotals(ctx context.Context, merchantAccountID string, from, to int64) ([]PriceTotal, error) {
+	return queryAll(ctx, q, "store.RevenueTotals", func(row interface{ Scan(...any) error }) (PriceTotal, error) {
+		var t PriceTotal
+		return t, row.Scan(&t.PriceID, &t.Account, &t.Currency, &t.Debit, &t.Credit)
+	}, nil, `SELECT price_id, account, currency, SUM(debit), SUM(credit) FROM journal_lines
+		WHERE merchant_account_id = $1 AND account IN ('revenue', 'deferred_revenue') AND posted_at >= $2 AND posted_at < $3
+		GROUP BY currency, price_id, account ORDER BY currency, price_id, account`, merchantAccountID, from, to)
 }

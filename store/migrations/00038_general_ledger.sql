@@ -29,6 +29,7 @@ CREATE TABLE journal_lines (
     posted_at           BIGINT NOT NULL,
     debit               BIGINT NOT NULL,
     credit              BIGINT NOT NULL,
+    price_id            TEXT NOT NULL DEFAULT '',  -- revenue and deferred revenue lines: the price (the revenue report)
     PRIMARY KEY (merchant_account_id, entry_id, line_no)
 );
 CREATE INDEX journal_lines_account ON journal_lines(merchant_account_id, account, posted_at, entry_id);

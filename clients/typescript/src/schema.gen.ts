@@ -1403,6 +1403,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports/revenue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a month's revenue report
+         * @description A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+         */
+        get: operations["getRevenueReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage-events": {
         parameters: {
             query?: never;
@@ -6762,6 +6782,55 @@ export interface components {
              * @description The merchant account.
              * @example ma_01jyscyj4zcjx3739fpgw4wmjx
              */
+            merchantAccountId: string;
+        };
+        /** @description A month's revenue per price and currency. */
+        RevenueReport: {
+            /**
+             * @description Always revenue_report.
+             * @enum {string}
+             */
+            object: "revenue_report";
+            /** @description The month, YYYY-MM. */
+            month: string;
+            /**
+             * Format: date-time
+             * @description The month's first instant (UTC).
+             */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @description The next month's first instant (UTC).
+             */
+            periodEnd: string;
+            /** @description One line per currency and price, by currency then price. */
+            lines: {
+                /** @description The price; null for revenue of no price (prepaid balance that expired, a void's revenue reversed). */
+                priceId: string | null;
+                /** @description ISO 4217 code. */
+                currency: string;
+                /**
+                 * Format: int64
+                 * @description Revenue recognized in the month, in minor units.
+                 */
+                recognized: number;
+                /**
+                 * Format: int64
+                 * @description Deferred revenue at the month's start.
+                 */
+                deferredOpening: number;
+                /**
+                 * Format: int64
+                 * @description Deferred revenue at the month's end.
+                 */
+                deferredClosing: number;
+            }[];
+            /**
+             * @description The merchant account's environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description The merchant account. */
             merchantAccountId: string;
         };
         /** @description A page of usage events. */
@@ -12855,6 +12924,80 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["LedgerBalances"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getRevenueReport: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /**
+                 * @description The month, YYYY-MM.
+                 * @example 2026-01
+                 */
+                month: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "revenue_report",
+                     *         "month": "2026-01",
+                     *         "periodStart": "2026-01-01T00:00:00Z",
+                     *         "periodEnd": "2026-02-01T00:00:00Z",
+                     *         "lines": [
+                     *           {
+                     *             "priceId": "plan",
+                     *             "currency": "USD",
+                     *             "recognized": 2423,
+                     *             "deferredOpening": 0,
+                     *             "deferredClosing": 0
+                     *           }
+                     *         ],
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx"
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RevenueReport"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
