@@ -78,7 +78,11 @@ func (j *Journal) post(ctx context.Context, tx *store.Tx, scope remit.Scope, e r
 	if err := e.CheckBalanced(); err != nil {
 		return err
 	}
-	_, err := tx.InsertJournalEntry(ctx, e)
+	posted, err := tx.InsertJournalEntry(ctx, e)
+	if err == nil && !posted && e.Source.Type == remit.SourceRevenueRecognized {
+		// Its schedules moved in this transaction: an entry dropped would leave deferred revenue wrong.
+		return remit.Internal(fmt.Errorf("app: recognition %s posted twice", e.Source.ID))
+	}
 	return err
 }
 

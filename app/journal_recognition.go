@@ -82,16 +82,17 @@ func (j *Journal) RecognizeRevenue(ctx context.Context, m remit.MerchantAccount,
 	})
 }
 
-// dayKey is one currency's recognition of one day.
+// dayKey is one currency's recognition of one UTC day.
 type dayKey struct {
 	currency string
-	day      time.Time // the last instant of the day recognized
+	day      string // YYYY-MM-DD, UTC
 }
 
 // recognize steps each schedule a day at a time up to upTo, stores it, and posts one entry per
 // currency and day (source id: the day and key, what ran it).
 func (j *Journal) recognize(ctx context.Context, tx *store.Tx, scope remit.Scope, schedules []remit.RevenueSchedule, upTo time.Time, key string) error {
 	sums := map[dayKey]map[string]int64{}
+	at := map[dayKey]time.Time{} // when each day's entry is posted: the latest moment it recognizes
 	for i := range schedules {
 		s := schedules[i]
 		moved := false
@@ -109,11 +110,15 @@ func (j *Journal) recognize(ctx context.Context, tx *store.Tx, scope remit.Scope
 				break
 			}
 			s, moved = next, true
-			k := dayKey{s.Currency, s.RecognizedThrough.Add(-time.Microsecond)}
+			last := s.RecognizedThrough.Add(-time.Microsecond) // the last instant of the day recognized
+			k := dayKey{s.Currency, last.UTC().Format("2006-01-02")}
 			if sums[k] == nil {
 				sums[k] = map[string]int64{}
 			}
 			sums[k][s.PriceID] += amt
+			if last.After(at[k]) {
+				at[k] = last
+			}
 		}
 		if !moved {
 			continue
@@ -128,13 +133,13 @@ func (j *Journal) recognize(ctx context.Context, tx *store.Tx, scope remit.Scope
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(a, b int) bool {
-		if !keys[a].day.Equal(keys[b].day) {
-			return keys[a].day.Before(keys[b].day)
+		if keys[a].day != keys[b].day {
+			return keys[a].day < keys[b].day
 		}
 		return keys[a].currency < keys[b].currency
 	})
 	for _, k := range keys {
-		e, ok := remit.PostRevenueRecognized(k.currency, k.day.Format("2006-01-02")+":"+key, sums[k], k.day)
+		e, ok := remit.PostRevenueRecognized(k.currency, k.day+":"+key, sums[k], at[k])
 		if err := j.post(ctx, tx, scope, e, ok); err != nil {
 			return err
 		}

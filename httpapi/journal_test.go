@@ -32,6 +32,12 @@ func booksRun(t *testing.T, e *testkit.Env) {
 	e.Must(201, "POST", "/v1/customers/card/balance/grant", map[string]any{"currency": "USD", "amount": 500})
 	q := e.Must(201, "POST", "/v1/quotes", quoteBody("subscription_creation", "card", line("plan"))).Data()
 	e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{})
+	// A second subscriber, of three seats, who changes and then cancels.
+	e.Must(201, "POST", "/v1/customers", map[string]any{"customerId": "ch", "name": "Changer"})
+	e.Must(201, "POST", "/v1/billing-accounts", map[string]any{"billingAccountId": "ba-ch", "customerId": "ch", "currency": "USD"})
+	defaultCard(t, e, "ch", "ba-ch")
+	q = e.Must(201, "POST", "/v1/quotes", quoteBody("subscription_creation", "ch", line("plan", "quantity", 3))).Data()
+	changer := e.Must(200, "POST", "/v1/quotes/"+q["quoteId"].(string)+"/accept", map[string]any{}).Data()["subscriptionId"].(string)
 	e.AdvanceClock(3 * 86400) // the first invoice finalized and paid, its settlement closed
 	paid := invoicesOf(t, e, "card", "paid")
 	if len(paid) == 0 {
@@ -43,6 +49,18 @@ func booksRun(t *testing.T, e *testkit.Env) {
 	e.Must(200, "POST", "/v1/credit-notes", map[string]any{"invoiceId": first["invoiceId"], "reason": "order_change",
 		"lines": []any{map[string]any{"invoiceLineId": lineID, "bucket": "refund", "amount": 1100, "description": "Refund"},
 			map[string]any{"invoiceLineId": lineID, "bucket": "credit", "amount": 300, "description": "Goodwill"}}})
+	e.Must(200, "POST", "/v1/subscriptions/"+changer+"/change", map[string]any{"items": []any{map[string]any{"priceId": "plan", "quantity": 1}}})
+	// Usage billed, then a void of part of it: a usage_correction credit note.
+	mk := newMeteringKit(t, e, "meter")
+	e.Must(201, "POST", "/v1/meters", map[string]any{"meterId": "api", "aggregation": "sum"})
+	mk.price(map[string]any{"priceId": "calls", "priceType": "usage_metered", "meterId": "api", "unitAmount": 3})
+	now := clockNow(t, e)
+	from, to := now.Add(-3*time.Hour), now.Add(-time.Hour)
+	mk.usage("u1", "meter", "api", 100, from.Add(10*time.Minute), nil)
+	mk.usage("u2", "meter", "api", 40, from.Add(20*time.Minute), nil)
+	usageInvoice := mk.draft("meter", from, to, map[string]any{"priceId": "calls"})["invoiceId"].(string)
+	e.Must(200, "POST", "/v1/invoices/"+usageInvoice+"/finalize", map[string]any{})
+	e.Must(200, "POST", "/v1/usage-events/u2/void", map[string]any{})
 	invoice := func(qty int) string {
 		id := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "terms", "billingAccountId": "ba-terms", "currency": "USD",
 			"lines": []any{map[string]any{"priceId": "seat", "quantity": qty}}}).Data()["invoiceId"].(string)
@@ -54,6 +72,7 @@ func booksRun(t *testing.T, e *testkit.Env) {
 		"lines": []any{map[string]any{"bucket": "offset", "amount": 200, "description": "Discount"}}})
 	e.Must(200, "POST", "/v1/invoices/"+invoice(1)+"/void", map[string]any{})
 	e.AdvanceClock(40 * 86400) // a jump: renewals, recognition catching up
+	e.Must(200, "POST", "/v1/subscriptions/"+changer+"/cancel", map[string]any{"at": "now"})
 	e.AdvanceClock(25 * 86400)
 	e.Must(200, "POST", "/v1/credit-notes", map[string]any{"invoiceId": open, "reason": "order_change",
 		"lines": []any{map[string]any{"bucket": "credit", "amount": 100, "description": "Goodwill"}}})
@@ -131,16 +150,21 @@ func TestLedgerAgreesWithTheMoneyState(t *testing.T) {
 		}
 		bal := ledgerBalances(t, e)
 		var open int64
-		for _, c := range []string{"card", "terms"} {
+		for _, c := range []string{"card", "terms", "ch", "meter"} {
 			for _, inv := range invoicesOf(t, e, c, "open") {
 				open += num(inv["amountRemaining"])
 			}
+		}
+		// The change's proration, the usage correction, the refund and the offset each issued a credit note.
+		cns := e.Must(200, "GET", "/v1/credit-notes?limit=100", nil)
+		if n := len(cns.Data()["items"].([]any)); n < 4 || !strings.Contains(string(cns.Body), `"reason":"usage_correction"`) {
+			t.Errorf("%d credit notes in the run: %s", n, cns.Body)
 		}
 		if bal["accounts_receivable"] != open || open == 0 {
 			t.Errorf("receivable %d, open invoices' remaining %d", bal["accounts_receivable"], open)
 		}
 		var credit int64
-		for _, c := range []string{"card", "terms"} {
+		for _, c := range []string{"card", "terms", "ch", "meter"} {
 			for _, it := range e.Must(200, "GET", "/v1/customers/"+c+"/balance", nil).Data()["entries"].([]any) {
 				be := it.(map[string]any)
 				if be["type"] == "credit_note" || be["type"] == "top_up" {
