@@ -80,10 +80,13 @@ func balancesOf(totals []store.AccountTotal) []remit.AccountBalance {
 }
 
 // GetRevenueReport answers a month's revenue per price (GET /v1/reports/revenue): recognized in
-// the month, deferred at its start and at its end (UTC months).
+// the month (default: the merchant clock's), deferred at its start and at its end (UTC months).
 //
 // Errors: invalid (month is not YYYY-MM).
 func (j *Journal) GetRevenueReport(ctx context.Context, m remit.MerchantAccount, month string) (remit.RevenueReport, error) {
+	if month == "" {
+		month = j.Now(m).UTC().Format("2006-01")
+	}
 	start, end, ok := remit.ParseMonth(month)
 	if !ok {
 		var p remit.Problems

@@ -9038,8 +9038,8 @@ type GetRevenueReportParams struct {
 	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
 	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
 
-	// Month The month, YYYY-MM.
-	Month string `form:"month" json:"month"`
+	// Month The month, YYYY-MM; default the current month on the merchant clock.
+	Month *string `form:"month,omitempty" json:"month,omitempty"`
 }
 
 // GetRevenueReportParamsEnvironment defines parameters for GetRevenueReport.
@@ -23327,12 +23327,16 @@ func NewGetRevenueReportRequest(server string, params *GetRevenueReportParams) (
 			}
 		}
 
-		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "month", params.Month, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-			return nil, err
-		} else {
-			for _, qp := range strings.Split(queryFrag, "&") {
-				rawQueryFragments = append(rawQueryFragments, qp)
+		if params.Month != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "month", *params.Month, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
 			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {

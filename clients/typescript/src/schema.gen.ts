@@ -12953,10 +12953,10 @@ export interface operations {
                 /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
                 merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
                 /**
-                 * @description The month, YYYY-MM.
+                 * @description The month, YYYY-MM; default the current month on the merchant clock.
                  * @example 2026-01
                  */
-                month: string;
+                month?: string;
             };
             header?: never;
             path?: never;
