@@ -252,8 +252,9 @@ func PostInvoiceUncollectible(inv Invoice, receivable int64, at time.Time) (Jour
 
 // PostInvoiceVoided is the entry of a void: what the journal holds of the invoice's receivable
 // (receivable) is reversed: Dr tax payable for its tax not yet reversed, customer credit for the
-// prepaid balance it sold, deferred revenue for what its schedules still defer (deferred), revenue
-// for the rest; Cr receivable. Prepaid balance
+// prepaid balance it sold, deferred revenue for all its schedules still defer (deferred), revenue
+// for the rest; Cr receivable (and Cr revenue when the deferred revenue is more than what is left:
+// prepaid balance paid for that part, and it stays revenue). Prepaid balance
 // applied before the void is not returned (docs/ledger.md), so its part stays revenue.
 func PostInvoiceVoided(inv Invoice, receivable int64, deferred map[string]int64, at time.Time) (JournalEntry, bool) {
 	var taxLeft int64 = inv.TaxTotal
@@ -269,9 +270,9 @@ func PostInvoiceVoided(inv Invoice, receivable int64, deferred map[string]int64,
 	tax := min(max(taxLeft, 0), max(receivable, 0))
 	credit := min(max(sold, 0), max(receivable-tax, 0))
 	b := (&entryBuilder{}).dr(AccountTaxPayable, tax).dr(AccountCustomerCredit, credit)
-	var def int64
+	var def int64 // all of it: the schedules stop (when it is more than the receivable left, prepaid balance paid for part of it, which stays revenue)
 	for _, price := range sortedKeys(deferred) {
-		d := min(max(deferred[price], 0), max(receivable-tax-credit-def, 0))
+		d := max(deferred[price], 0)
 		b.drOf(AccountDeferredRevenue, price, d)
 		def += d
 	}

@@ -73,6 +73,9 @@ func TestPostingRules(t *testing.T) {
 		{"written off", func() (JournalEntry, bool) {
 			return PostInvoiceUncollectible(inv, 3419, jan1)
 		}, []Posting{{AccountBadDebt, 3419, 0, ""}, {AccountReceivable, 0, 3419, ""}}},
+		{"voided after prepaid balance paid part of its deferred line", func() (JournalEntry, bool) {
+			return PostInvoiceVoided(inv, 1000, map[string]int64{"pro": 2000}, jan1)
+		}, []Posting{{AccountTaxPayable, 329, 0, ""}, {AccountDeferredRevenue, 2000, 0, "pro"}, {AccountRevenue, 0, 1329, ""}, {AccountReceivable, 0, 1000, ""}}},
 		{"voided", func() (JournalEntry, bool) {
 			return PostInvoiceVoided(inv, 3419, map[string]int64{"pro": 2000}, jan1)
 		}, []Posting{{AccountTaxPayable, 329, 0, ""}, {AccountDeferredRevenue, 2000, 0, "pro"}, {AccountRevenue, 1090, 0, ""}, {AccountReceivable, 0, 3419, ""}}},
