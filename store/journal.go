@@ -187,17 +187,18 @@ func (q Q) UpsertRevenueSchedule(ctx context.Context, merchantAccountID string, 
 	return wrapErr(err, "store.UpsertRevenueSchedule")
 }
 
-// InvoiceRevenueSchedules returns an invoice's schedules, by line.
+// InvoiceRevenueSchedules returns an invoice's schedules, by line, locked (PostgreSQL): the caller
+// changes them (a credit note, a void) while the recognition job may.
 func (q Q) InvoiceRevenueSchedules(ctx context.Context, merchantAccountID, invoiceID string) ([]remit.RevenueSchedule, error) {
 	return queryAll(ctx, q, "store.InvoiceRevenueSchedules", scanSchedule, nil, `SELECT `+scheduleColumns+` FROM revenue_schedules
-		WHERE merchant_account_id = $1 AND invoice_id = $2 ORDER BY invoice_line_id`, merchantAccountID, invoiceID)
+		WHERE merchant_account_id = $1 AND invoice_id = $2 ORDER BY invoice_line_id`+q.ForUpdate(), merchantAccountID, invoiceID)
 }
 
 // DueRevenueSchedules returns the schedules with revenue still deferred whose recognition is
-// behind `before`, oldest first.
+// behind `before`, locked (PostgreSQL), in line order (the order every locker takes them in).
 func (q Q) DueRevenueSchedules(ctx context.Context, merchantAccountID string, before time.Time) ([]remit.RevenueSchedule, error) {
 	return queryAll(ctx, q, "store.DueRevenueSchedules", scanSchedule, nil, `SELECT `+scheduleColumns+` FROM revenue_schedules
-		WHERE merchant_account_id = $1 AND recognized_through < $2 AND deferred > 0 ORDER BY recognized_through, invoice_line_id`,
+		WHERE merchant_account_id = $1 AND recognized_through < $2 AND deferred > 0 ORDER BY invoice_line_id`+q.ForUpdate(),
 		merchantAccountID, remit.Micros(before))
 }
 
