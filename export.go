@@ -25,11 +25,12 @@ const (
 	ExportCreditNotes    = "credit-notes"
 	ExportBalanceEntries = "balance-entries"
 	ExportUsageDaily     = "usage-daily"
+	ExportJournalEntries = "journal-entries"
 )
 
 // ExportDatasets are the datasets, in the contract's order (the enum of its {dataset}).
 var ExportDatasets = []string{ExportInvoices, ExportInvoiceLines, ExportPayments, ExportRefunds, ExportCreditNotes,
-	ExportBalanceEntries, ExportUsageDaily}
+	ExportBalanceEntries, ExportUsageDaily, ExportJournalEntries}
 
 // exportFilter is one filter of a dataset: its query parameter and the values it takes (nil: any).
 type exportFilter struct {
@@ -55,6 +56,7 @@ var exportFilters = map[string][]exportFilter{
 	ExportCreditNotes:    {{"invoiceId", nil}, {"customerId", nil}},
 	ExportBalanceEntries: {{"customerId", nil}, {"type", entryTypeNames}, {"currency", nil}},
 	ExportUsageDaily:     {{"customerId", nil}, {"meterId", nil}},
+	ExportJournalEntries: {{"account", accountNames()}, {"currency", nil}},
 }
 
 // ExportFilterNames are the filters of a dataset besides createdFrom and createdTo, in order (nil
@@ -81,7 +83,7 @@ type ExportFilter struct {
 	From, To                                     time.Time
 	CustomerID, BillingAccountID, SubscriptionID string
 	InvoiceID, PaymentID, CreditNoteID, MeterID  string
-	Status, Number, Type, Currency               string
+	Status, Number, Type, Currency, Account      string
 }
 
 // field is the filter a query parameter sets.
@@ -89,7 +91,7 @@ func (f *ExportFilter) field(param string) *string {
 	return map[string]*string{"customerId": &f.CustomerID, "billingAccountId": &f.BillingAccountID,
 		"subscriptionId": &f.SubscriptionID, "invoiceId": &f.InvoiceID, "paymentId": &f.PaymentID,
 		"creditNoteId": &f.CreditNoteID, "meterId": &f.MeterID, "status": &f.Status, "number": &f.Number,
-		"type": &f.Type, "currency": &f.Currency}[param]
+		"type": &f.Type, "currency": &f.Currency, "account": &f.Account}[param]
 }
 
 // PlanExport checks an export's query and returns what it reads. An unknown dataset is not_found;
@@ -535,6 +537,8 @@ func ExportColumnNames(dataset string) []string {
 		return BalanceEntryColumns.Names()
 	case ExportUsageDaily:
 		return UsageDayColumns.Names()
+	case ExportJournalEntries:
+		return JournalLineColumns.Names()
 	}
 	return nil
 }

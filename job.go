@@ -22,17 +22,19 @@ const (
 	JobGrantExpire         = "balance.grant_expire"
 	JobSettlementClose     = "settlement.close"
 	JobSettlementPayout    = "settlement.payout"
+	JobRecognizeRevenue    = "revenue.recognize"
 )
 
 // JobKinds lists every kind.
 var JobKinds = []string{JobSubscriptionRenew, JobTrialEnding, JobRenewalNotice, JobInvoiceAutoFinalize, JobDunningRetry,
-	JobGrantEffective, JobGrantExpire, JobSettlementClose, JobSettlementPayout}
+	JobGrantEffective, JobGrantExpire, JobSettlementClose, JobSettlementPayout, JobRecognizeRevenue}
 
 // jobMovesMoney: the kinds that bill, collect or move a balance or a payout. A notice (an e-mail
 // before a renewal, the end of a trial coming) moves nothing.
 var jobMovesMoney = map[string]bool{
 	JobSubscriptionRenew: true, JobInvoiceAutoFinalize: true, JobDunningRetry: true,
 	JobGrantEffective: true, JobGrantExpire: true, JobSettlementClose: true, JobSettlementPayout: true,
+	JobRecognizeRevenue: true,
 }
 
 // JobBillsOrCollects reports whether a job of kind bills, collects or moves money: its failure

@@ -14,7 +14,8 @@ import (
 // Each family of checks has its rules in a file of its own: verification_balances.go,
 // verification_invoices.go (and the invoice_lines check), verification_receipts.go,
 // verification_credit_notes.go, verification_tax.go, verification_settlements.go,
-// verification_numbers.go, verification_processor.go and verification_due.go.
+// verification_numbers.go, verification_processor.go, verification_due.go and
+// verification_ledger.go.
 
 // Verification is the result of the money checks over one merchant account (GET
 // /v1/verification, `remit verify`): every check, its violations, and whether all passed.
@@ -60,12 +61,14 @@ const (
 	CheckProcessorCharges = "processor_charges"
 	CheckInvoiceLines     = "invoice_lines"
 	CheckDueWork          = "due_work"
+	CheckGeneralLedger    = "general_ledger"
 )
 
 // VerificationChecks lists every check by name, in order.
 var VerificationChecks = []string{
 	CheckEventChain, CheckBalances, CheckInvoicePayments, CheckReceipts, CheckCreditNotes,
 	CheckTaxReversals, CheckSettlements, CheckDocumentNumbers, CheckProcessorCharges, CheckInvoiceLines, CheckDueWork,
+	CheckGeneralLedger,
 }
 
 // Add records a violation in the check: listed while fewer than MaxViolationsShown are, counted

@@ -112,6 +112,7 @@ type App struct {
 	Jobs         *Jobs         // scheduled work as operators see it: list, failed, retry (jobs.go)
 	Exports      *Exports      // the CSV exports, streamed from a snapshot (exports.go)
 	Portal       *Portal       // the customer portal's sessions and configuration (portal.go)
+	Journal      *Journal      // the general ledger: postings, recognition, balances (journal*.go)
 }
 
 // The area services. Each embeds the shared core and names what it needs of other areas.
@@ -168,6 +169,7 @@ type (
 	Webhooks  struct{ *core }
 	Documents struct{ *core }
 	Exports   struct{ *core }
+	Journal   struct{ *core }
 	Emails    struct {
 		*core
 		catalog   *Catalog   // a payment.failed message links a new setup session
@@ -197,7 +199,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	c.webhooks = newWebhookState(&c.Config)
 	db.OnChained(c.wakeWebhooks) // on PostgreSQL a change's events become dispatchable after commit (store/chain.go)
 	a := &App{core: c, Access: &Access{core: c}, TestClocks: &TestClocks{c}, Jobs: &Jobs{c}, Ledger: &Ledger{c}, Usage: &Usage{core: c},
-		Webhooks: &Webhooks{c}, Documents: &Documents{c}, Exports: &Exports{c}}
+		Webhooks: &Webhooks{c}, Documents: &Documents{c}, Exports: &Exports{c}, Journal: &Journal{c}}
 	a.Merchants = &Merchants{core: c, access: a.Access}
 	a.Catalog = &Catalog{core: c, access: a.Access}
 	a.Invoicing = &Invoicing{core: c, access: a.Access, ledger: a.Ledger, usage: a.Usage}
@@ -220,6 +222,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Verification = &Verification{core: c}
 	db.OnChainDispatch(a.Webhooks.dispatchChained) // the pass that chains events dispatches them (store/chain.go)
 	a.Emails.registerReactions()
+	a.Journal.registerReactions()
 	a.Ledger.registerJobs()
 	a.Invoicing.registerJobs()
 	a.Quotes.registerJobs()

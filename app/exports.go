@@ -50,6 +50,10 @@ func (x *Exports) Export(ctx context.Context, m remit.MerchantAccount, q remit.E
 		return exportOf(x.core, q.Dataset, remit.UsageDayColumns, func(ctx context.Context, s store.Q, fn func(*remit.UsageDay) error) error {
 			return usageDays(ctx, s, id, f, fn)
 		}), nil
+	case remit.ExportJournalEntries:
+		return exportOf(x.core, q.Dataset, remit.JournalLineColumns, func(ctx context.Context, s store.Q, fn func(*remit.JournalLineRecord) error) error {
+			return s.ExportJournalLines(ctx, id, f, fn)
+		}), nil
 	}
 	return remit.Export{}, remit.Internal(fmt.Errorf("app.Export: no reader for dataset %q", q.Dataset))
 }

@@ -41,6 +41,7 @@ func (vs *Verification) checks() []verifyCheck {
 		{remit.CheckProcessorCharges, verifyProcessorCharges},
 		{remit.CheckInvoiceLines, verifyInvoiceLines},
 		{remit.CheckDueWork, vs.verifyDueWork},
+		{remit.CheckGeneralLedger, verifyGeneralLedger},
 	}
 }
 

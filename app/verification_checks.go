@@ -235,3 +235,23 @@ func (vs *Verification) verifyDueWork(ctx context.Context, q store.Q, account re
 		return nil
 	})
 }
+
+// verifyGeneralLedger checks that every journal entry balances and that the journal's receivable,
+// customer credit and deferred revenue agree with the money state (remit.CheckGeneralLedgerFacts).
+func verifyGeneralLedger(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
+	ids, err := q.UnbalancedJournalEntries(ctx, account.MerchantAccountID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		c.Add(remit.Violation{Resource: "journal_entry", ID: id, Detail: remit.UnbalancedEntry})
+	}
+	facts, err := q.GeneralLedgerFacts(ctx, account.MerchantAccountID)
+	if err != nil {
+		return err
+	}
+	for _, f := range facts {
+		addAll(c, "merchant_account", account.MerchantAccountID, remit.CheckGeneralLedgerFacts(f))
+	}
+	return nil
+}

@@ -594,6 +594,144 @@ func (e JobStatus) Valid() bool {
 	}
 }
 
+// Defines values for JournalEntryEnvironment.
+const (
+	JournalEntryEnvironmentProduction JournalEntryEnvironment = "production"
+	JournalEntryEnvironmentSandbox    JournalEntryEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the JournalEntryEnvironment enum.
+func (e JournalEntryEnvironment) Valid() bool {
+	switch e {
+	case JournalEntryEnvironmentProduction:
+		return true
+	case JournalEntryEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalEntryObject.
+const (
+	JournalEntryObjectJournalEntry JournalEntryObject = "journal_entry"
+)
+
+// Valid indicates whether the value is a known member of the JournalEntryObject enum.
+func (e JournalEntryObject) Valid() bool {
+	switch e {
+	case JournalEntryObjectJournalEntry:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LedgerAccountBalanceKind.
+const (
+	LedgerAccountBalanceKindAsset         LedgerAccountBalanceKind = "asset"
+	LedgerAccountBalanceKindContraRevenue LedgerAccountBalanceKind = "contra_revenue"
+	LedgerAccountBalanceKindExpense       LedgerAccountBalanceKind = "expense"
+	LedgerAccountBalanceKindLiability     LedgerAccountBalanceKind = "liability"
+	LedgerAccountBalanceKindRevenue       LedgerAccountBalanceKind = "revenue"
+)
+
+// Valid indicates whether the value is a known member of the LedgerAccountBalanceKind enum.
+func (e LedgerAccountBalanceKind) Valid() bool {
+	switch e {
+	case LedgerAccountBalanceKindAsset:
+		return true
+	case LedgerAccountBalanceKindContraRevenue:
+		return true
+	case LedgerAccountBalanceKindExpense:
+		return true
+	case LedgerAccountBalanceKindLiability:
+		return true
+	case LedgerAccountBalanceKindRevenue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LedgerAccountName.
+const (
+	LedgerAccountNameAccountsReceivable LedgerAccountName = "accounts_receivable"
+	LedgerAccountNameBadDebt            LedgerAccountName = "bad_debt"
+	LedgerAccountNameBank               LedgerAccountName = "bank"
+	LedgerAccountNameCustomerCredit     LedgerAccountName = "customer_credit"
+	LedgerAccountNameDeferredRevenue    LedgerAccountName = "deferred_revenue"
+	LedgerAccountNameDiscounts          LedgerAccountName = "discounts"
+	LedgerAccountNameProcessorClearing  LedgerAccountName = "processor_clearing"
+	LedgerAccountNameProcessorFees      LedgerAccountName = "processor_fees"
+	LedgerAccountNameRefunds            LedgerAccountName = "refunds"
+	LedgerAccountNameRevenue            LedgerAccountName = "revenue"
+	LedgerAccountNameTaxPayable         LedgerAccountName = "tax_payable"
+)
+
+// Valid indicates whether the value is a known member of the LedgerAccountName enum.
+func (e LedgerAccountName) Valid() bool {
+	switch e {
+	case LedgerAccountNameAccountsReceivable:
+		return true
+	case LedgerAccountNameBadDebt:
+		return true
+	case LedgerAccountNameBank:
+		return true
+	case LedgerAccountNameCustomerCredit:
+		return true
+	case LedgerAccountNameDeferredRevenue:
+		return true
+	case LedgerAccountNameDiscounts:
+		return true
+	case LedgerAccountNameProcessorClearing:
+		return true
+	case LedgerAccountNameProcessorFees:
+		return true
+	case LedgerAccountNameRefunds:
+		return true
+	case LedgerAccountNameRevenue:
+		return true
+	case LedgerAccountNameTaxPayable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LedgerBalancesEnvironment.
+const (
+	LedgerBalancesEnvironmentProduction LedgerBalancesEnvironment = "production"
+	LedgerBalancesEnvironmentSandbox    LedgerBalancesEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the LedgerBalancesEnvironment enum.
+func (e LedgerBalancesEnvironment) Valid() bool {
+	switch e {
+	case LedgerBalancesEnvironmentProduction:
+		return true
+	case LedgerBalancesEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LedgerBalancesObject.
+const (
+	LedgerBalancesObjectLedgerBalances LedgerBalancesObject = "ledger_balances"
+)
+
+// Valid indicates whether the value is a known member of the LedgerBalancesObject enum.
+func (e LedgerBalancesObject) Valid() bool {
+	switch e {
+	case LedgerBalancesObjectLedgerBalances:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Locale.
 const (
 	LocaleDe Locale = "de"
@@ -1032,6 +1170,39 @@ func (e QuoteCreateRequestOrderType) Valid() bool {
 	}
 }
 
+// Defines values for RevenueReportEnvironment.
+const (
+	RevenueReportEnvironmentProduction RevenueReportEnvironment = "production"
+	RevenueReportEnvironmentSandbox    RevenueReportEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the RevenueReportEnvironment enum.
+func (e RevenueReportEnvironment) Valid() bool {
+	switch e {
+	case RevenueReportEnvironmentProduction:
+		return true
+	case RevenueReportEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RevenueReportObject.
+const (
+	RevenueReportObjectRevenueReport RevenueReportObject = "revenue_report"
+)
+
+// Valid indicates whether the value is a known member of the RevenueReportObject enum.
+func (e RevenueReportObject) Valid() bool {
+	switch e {
+	case RevenueReportObjectRevenueReport:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SavedPaymentMethodStatus.
 const (
 	SavedPaymentMethodStatusAttached SavedPaymentMethodStatus = "attached"
@@ -1243,6 +1414,7 @@ const (
 	DocumentNumbers  VerificationCheckName = "document_numbers"
 	DueWork          VerificationCheckName = "due_work"
 	EventChain       VerificationCheckName = "event_chain"
+	GeneralLedger    VerificationCheckName = "general_ledger"
 	InvoiceLines     VerificationCheckName = "invoice_lines"
 	InvoicePayments  VerificationCheckName = "invoice_payments"
 	ProcessorCharges VerificationCheckName = "processor_charges"
@@ -1263,6 +1435,8 @@ func (e VerificationCheckName) Valid() bool {
 	case DueWork:
 		return true
 	case EventChain:
+		return true
+	case GeneralLedger:
 		return true
 	case InvoiceLines:
 		return true
@@ -2319,6 +2493,60 @@ func (e RetryJobParamsEnvironment) Valid() bool {
 	}
 }
 
+// Defines values for GetLedgerBalancesParamsEnvironment.
+const (
+	GetLedgerBalancesParamsEnvironmentProduction GetLedgerBalancesParamsEnvironment = "production"
+	GetLedgerBalancesParamsEnvironmentSandbox    GetLedgerBalancesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetLedgerBalancesParamsEnvironment enum.
+func (e GetLedgerBalancesParamsEnvironment) Valid() bool {
+	switch e {
+	case GetLedgerBalancesParamsEnvironmentProduction:
+		return true
+	case GetLedgerBalancesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListLedgerEntriesParamsEnvironment.
+const (
+	ListLedgerEntriesParamsEnvironmentProduction ListLedgerEntriesParamsEnvironment = "production"
+	ListLedgerEntriesParamsEnvironmentSandbox    ListLedgerEntriesParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListLedgerEntriesParamsEnvironment enum.
+func (e ListLedgerEntriesParamsEnvironment) Valid() bool {
+	switch e {
+	case ListLedgerEntriesParamsEnvironmentProduction:
+		return true
+	case ListLedgerEntriesParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetLedgerEntryParamsEnvironment.
+const (
+	GetLedgerEntryParamsEnvironmentProduction GetLedgerEntryParamsEnvironment = "production"
+	GetLedgerEntryParamsEnvironmentSandbox    GetLedgerEntryParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetLedgerEntryParamsEnvironment enum.
+func (e GetLedgerEntryParamsEnvironment) Valid() bool {
+	switch e {
+	case GetLedgerEntryParamsEnvironmentProduction:
+		return true
+	case GetLedgerEntryParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListMerchantAccountsParamsEnvironment.
 const (
 	ListMerchantAccountsParamsEnvironmentProduction ListMerchantAccountsParamsEnvironment = "production"
@@ -2979,6 +3207,24 @@ func (e CancelQuoteParamsEnvironment) Valid() bool {
 	case CancelQuoteParamsEnvironmentProduction:
 		return true
 	case CancelQuoteParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetRevenueReportParamsEnvironment.
+const (
+	GetRevenueReportParamsEnvironmentProduction GetRevenueReportParamsEnvironment = "production"
+	GetRevenueReportParamsEnvironmentSandbox    GetRevenueReportParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetRevenueReportParamsEnvironment enum.
+func (e GetRevenueReportParamsEnvironment) Valid() bool {
+	switch e {
+	case GetRevenueReportParamsEnvironmentProduction:
+		return true
+	case GetRevenueReportParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -5424,7 +5670,7 @@ type Job struct {
 	// JobId Job ID (job_...).
 	JobId string `json:"jobId"`
 
-	// Kind What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout).
+	// Kind What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout, revenue.recognize).
 	Kind string `json:"kind"`
 
 	// LastError Why the last attempt failed, in the API's words (an internal error says only that it was one; the server log has the rest under the job's ID); null when it did not fail.
@@ -5472,6 +5718,182 @@ type JobList struct {
 	// Object Always "list".
 	Object *string `json:"object,omitempty"`
 }
+
+// JournalEntry One balanced general-journal entry, posted by one money movement (docs/ledger.md).
+type JournalEntry struct {
+	// Currency ISO 4217 code of every line's amounts.
+	//
+	// Example: USD
+	Currency string `json:"currency"`
+
+	// Description What the entry records.
+	//
+	// Example: Payment received
+	Description string `json:"description"`
+
+	// EntryId Journal entry ID (je_...).
+	//
+	// Example: je_01jym4pk2wxbrqejjvf2t2kvxz
+	EntryId string `json:"entryId"`
+
+	// Environment The merchant account's environment.
+	//
+	// Example: sandbox
+	Environment JournalEntryEnvironment `json:"environment"`
+
+	// Lines The postings; debits and credits total the same.
+	Lines []JournalPosting `json:"lines"`
+
+	// MerchantAccountId The merchant account.
+	//
+	// Example: ma_01jyscyj4zcjx3739fpgw4wmjx
+	MerchantAccountId string `json:"merchantAccountId"`
+
+	// Object Always journal_entry.
+	//
+	// Example: journal_entry
+	Object JournalEntryObject `json:"object"`
+
+	// PostedAt When the movement happened, on the merchant clock (a day's recognition, the day's last microsecond).
+	//
+	// Example: 2026-01-01T00:00:00Z
+	PostedAt time.Time `json:"postedAt"`
+
+	// Source The movement: its type (invoice.finalized, customer_balance.applied, customer_balance.expired, payment.succeeded, payout.created, credit_note.created, refund.failed, invoice.marked_uncollectible, invoice.voided, revenue.recognized) and the ID of its resource (for revenue.recognized, the day and what ran it).
+	Source struct {
+		// Id The resource of the movement.
+		//
+		// Example: pay_01jym4pk2wxbrqejjvf2t2kvy0
+		Id string `json:"id"`
+
+		// Type The movement posted.
+		//
+		// Example: payment.succeeded
+		Type string `json:"type"`
+	} `json:"source"`
+}
+
+// JournalEntryEnvironment The merchant account's environment.
+//
+// Example: sandbox
+type JournalEntryEnvironment string
+
+// JournalEntryObject Always journal_entry.
+//
+// Example: journal_entry
+type JournalEntryObject string
+
+// JournalEntryList A page of journal entries.
+type JournalEntryList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The entries, newest first.
+	Items *[]JournalEntry `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// JournalPosting One line of a journal entry; one of debit and credit is 0.
+type JournalPosting struct {
+	// Account An account of the chart (docs/ledger.md).
+	//
+	// Example: accounts_receivable
+	Account LedgerAccountName `json:"account"`
+
+	// Credit Credit, in minor units.
+	//
+	// Example: 0
+	Credit int64 `json:"credit"`
+
+	// Debit Debit, in minor units.
+	//
+	// Example: 2860
+	Debit int64 `json:"debit"`
+}
+
+// LedgerAccountBalance One account's totals in one currency.
+type LedgerAccountBalance struct {
+	// Account An account of the chart (docs/ledger.md).
+	//
+	// Example: accounts_receivable
+	Account LedgerAccountName `json:"account"`
+
+	// Balance The balance on the account's normal side (debits less credits for assets, expenses and contra-revenue; credits less debits otherwise).
+	//
+	// Example: 0
+	Balance int64 `json:"balance"`
+
+	// Credit The credits posted, in minor units.
+	//
+	// Example: 3360
+	Credit int64 `json:"credit"`
+
+	// Currency ISO 4217 code.
+	//
+	// Example: USD
+	Currency string `json:"currency"`
+
+	// Debit The debits posted, in minor units.
+	//
+	// Example: 3360
+	Debit int64 `json:"debit"`
+
+	// Kind The account's kind.
+	//
+	// Example: asset
+	Kind LedgerAccountBalanceKind `json:"kind"`
+}
+
+// LedgerAccountBalanceKind The account's kind.
+//
+// Example: asset
+type LedgerAccountBalanceKind string
+
+// LedgerAccountName An account of the chart (docs/ledger.md).
+//
+// Example: accounts_receivable
+type LedgerAccountName string
+
+// LedgerBalances Every account's balance per currency at one moment (a trial balance).
+type LedgerBalances struct {
+	// AsOf The moment the balances are for.
+	//
+	// Example: 2026-02-01T00:00:00Z
+	AsOf time.Time `json:"asOf"`
+
+	// Balances Each currency's accounts, in the chart's order.
+	Balances []LedgerAccountBalance `json:"balances"`
+
+	// Environment The merchant account's environment.
+	//
+	// Example: sandbox
+	Environment LedgerBalancesEnvironment `json:"environment"`
+
+	// MerchantAccountId The merchant account.
+	//
+	// Example: ma_01jyscyj4zcjx3739fpgw4wmjx
+	MerchantAccountId string `json:"merchantAccountId"`
+
+	// Object Always ledger_balances.
+	//
+	// Example: ledger_balances
+	Object LedgerBalancesObject `json:"object"`
+}
+
+// LedgerBalancesEnvironment The merchant account's environment.
+//
+// Example: sandbox
+type LedgerBalancesEnvironment string
+
+// LedgerBalancesObject Always ledger_balances.
+//
+// Example: ledger_balances
+type LedgerBalancesObject string
 
 // LineTax An invoice line's tax in one jurisdiction.
 type LineTax struct {
@@ -7322,6 +7744,51 @@ type Refund struct {
 	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
 }
 
+// RevenueReport A month's revenue per price and currency.
+type RevenueReport struct {
+	// Environment The merchant account's environment.
+	Environment RevenueReportEnvironment `json:"environment"`
+
+	// Lines One line per currency and price, by currency then price.
+	Lines []struct {
+		// Currency ISO 4217 code.
+		Currency string `json:"currency"`
+
+		// DeferredClosing Deferred revenue at the month's end.
+		DeferredClosing int64 `json:"deferredClosing"`
+
+		// DeferredOpening Deferred revenue at the month's start.
+		DeferredOpening int64 `json:"deferredOpening"`
+
+		// PriceId The price; null for revenue of no price (prepaid balance that expired, a void's revenue reversed).
+		PriceId *string `json:"priceId"`
+
+		// Recognized Revenue recognized in the month, in minor units.
+		Recognized int64 `json:"recognized"`
+	} `json:"lines"`
+
+	// MerchantAccountId The merchant account.
+	MerchantAccountId string `json:"merchantAccountId"`
+
+	// Month The month, YYYY-MM.
+	Month string `json:"month"`
+
+	// Object Always revenue_report.
+	Object RevenueReportObject `json:"object"`
+
+	// PeriodEnd The next month's first instant (UTC).
+	PeriodEnd time.Time `json:"periodEnd"`
+
+	// PeriodStart The month's first instant (UTC).
+	PeriodStart time.Time `json:"periodStart"`
+}
+
+// RevenueReportEnvironment The merchant account's environment.
+type RevenueReportEnvironment string
+
+// RevenueReportObject Always revenue_report.
+type RevenueReportObject string
+
 // SavedPaymentMethod A customer's saved payment method as its list shows it: the PaymentMethod, masked, and the billing accounts that charge it by default.
 type SavedPaymentMethod struct {
 	// BillingAccountId The billing account the setup session attached it to; null when the session named none.
@@ -8055,7 +8522,7 @@ type Verification struct {
 	// CheckedAt When the checks ran (real time). RFC 3339, UTC.
 	CheckedAt time.Time `json:"checkedAt"`
 
-	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work.
+	// Checks Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work, general_ledger.
 	Checks []VerificationCheck `json:"checks"`
 
 	// MerchantAccountId The merchant account checked.
@@ -9113,8 +9580,11 @@ type ExportDatasetParams struct {
 	// Type Filter by entry type (balance-entries).
 	Type *ExportDatasetParamsType `form:"type,omitempty" json:"type,omitempty"`
 
-	// Currency Filter by currency (balance-entries).
+	// Currency Filter by currency (balance-entries, journal-entries).
 	Currency *CurrencyCode `form:"currency,omitempty" json:"currency,omitempty"`
+
+	// Account Filter by account of the chart (journal-entries).
+	Account *LedgerAccountName `form:"account,omitempty" json:"account,omitempty"`
 }
 
 // ExportDatasetParamsEnvironment defines parameters for ExportDataset.
@@ -9392,6 +9862,60 @@ type RetryJobParams struct {
 
 // RetryJobParamsEnvironment defines parameters for RetryJob.
 type RetryJobParamsEnvironment string
+
+// GetLedgerBalancesParams defines parameters for GetLedgerBalances.
+type GetLedgerBalancesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetLedgerBalancesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// AsOf The moment the balances are for (RFC 3339); default now.
+	AsOf *time.Time `form:"asOf,omitempty" json:"asOf,omitempty"`
+}
+
+// GetLedgerBalancesParamsEnvironment defines parameters for GetLedgerBalances.
+type GetLedgerBalancesParamsEnvironment string
+
+// ListLedgerEntriesParams defines parameters for ListLedgerEntries.
+type ListLedgerEntriesParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListLedgerEntriesParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Account Only entries with a line on this account of the chart.
+	Account *LedgerAccountName `form:"account,omitempty" json:"account,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListLedgerEntriesParamsEnvironment defines parameters for ListLedgerEntries.
+type ListLedgerEntriesParamsEnvironment string
+
+// GetLedgerEntryParams defines parameters for GetLedgerEntry.
+type GetLedgerEntryParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetLedgerEntryParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetLedgerEntryParamsEnvironment defines parameters for GetLedgerEntry.
+type GetLedgerEntryParamsEnvironment string
 
 // ListMerchantAccountsParams defines parameters for ListMerchantAccounts.
 type ListMerchantAccountsParams struct {
@@ -9968,6 +10492,21 @@ type CancelQuoteParams struct {
 
 // CancelQuoteParamsEnvironment defines parameters for CancelQuote.
 type CancelQuoteParamsEnvironment string
+
+// GetRevenueReportParams defines parameters for GetRevenueReport.
+type GetRevenueReportParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetRevenueReportParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Month The month, YYYY-MM; default the current month on the merchant clock.
+	Month *string `form:"month,omitempty" json:"month,omitempty"`
+}
+
+// GetRevenueReportParamsEnvironment defines parameters for GetRevenueReport.
+type GetRevenueReportParamsEnvironment string
 
 // ListSubscriptionsParams defines parameters for ListSubscriptions.
 type ListSubscriptionsParams struct {
@@ -14130,7 +14669,7 @@ type ClientInterface interface {
 
 	// ExportDataset Export a dataset as CSV
 	//
-	// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+	// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId; journal-entries account, currency (createdFrom and createdTo bound postedAt). A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
 	//
 	// Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
 	ExportDataset(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -14336,6 +14875,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/jobs/{jobId}/retry (the `RetryJob` operationId).
 	RetryJob(ctx context.Context, jobId JobIdPath, params *RetryJobParams, body RetryJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLedgerBalances Get the accounts' balances
+	//
+	// Every account of the chart (docs/ledger.md) in every currency the journal has, as of asOf (default now on the merchant clock), counting the entries posted at or before it; a trial balance, whose debit and credit totals are equal.
+	//
+	// Corresponds with GET /v1/ledger/balances (the `GetLedgerBalances` operationId).
+	GetLedgerBalances(ctx context.Context, params *GetLedgerBalancesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListLedgerEntries List journal entries
+	//
+	// Lists the merchant account's general-journal entries (docs/ledger.md), one per money movement, each balanced. Items are JournalEntry objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound postedAt, [createdFrom, createdTo); account keeps the entries with a line on that account. An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/ledger/entries (the `ListLedgerEntries` operationId).
+	ListLedgerEntries(ctx context.Context, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLedgerEntry Get a journal entry
+	//
+	// Returns one general-journal entry with its lines.
+	//
+	// Corresponds with GET /v1/ledger/entries/{entryId} (the `GetLedgerEntry` operationId).
+	GetLedgerEntry(ctx context.Context, entryId string, params *GetLedgerEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMerchantAccounts List merchant accounts
 	//
@@ -14716,6 +15276,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
 	CancelQuote(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetRevenueReport Get a month's revenue report
+	//
+	// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+	//
+	// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+	GetRevenueReport(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSubscriptions List subscriptions
 	//
@@ -16144,7 +16711,7 @@ func (c *Client) ResendEvent(ctx context.Context, eventId EventIdPath, params *R
 
 // ExportDataset Export a dataset as CSV
 //
-// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId; journal-entries account, currency (createdFrom and createdTo bound postedAt). A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
 //
 // Corresponds with GET /v1/exports/{dataset}.csv (the `ExportDataset` operationId).
 func (c *Client) ExportDataset(ctx context.Context, dataset string, params *ExportDatasetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -16591,6 +17158,57 @@ func (c *Client) RetryJobWithBody(ctx context.Context, jobId JobIdPath, params *
 // Corresponds with POST /v1/jobs/{jobId}/retry (the `RetryJob` operationId).
 func (c *Client) RetryJob(ctx context.Context, jobId JobIdPath, params *RetryJobParams, body RetryJobJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRetryJobRequest(c.Server, jobId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLedgerBalances Get the accounts' balances
+//
+// Every account of the chart (docs/ledger.md) in every currency the journal has, as of asOf (default now on the merchant clock), counting the entries posted at or before it; a trial balance, whose debit and credit totals are equal.
+//
+// Corresponds with GET /v1/ledger/balances (the `GetLedgerBalances` operationId).
+func (c *Client) GetLedgerBalances(ctx context.Context, params *GetLedgerBalancesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLedgerBalancesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListLedgerEntries List journal entries
+//
+// Lists the merchant account's general-journal entries (docs/ledger.md), one per money movement, each balanced. Items are JournalEntry objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound postedAt, [createdFrom, createdTo); account keeps the entries with a line on that account. An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/ledger/entries (the `ListLedgerEntries` operationId).
+func (c *Client) ListLedgerEntries(ctx context.Context, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListLedgerEntriesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLedgerEntry Get a journal entry
+//
+// Returns one general-journal entry with its lines.
+//
+// Corresponds with GET /v1/ledger/entries/{entryId} (the `GetLedgerEntry` operationId).
+func (c *Client) GetLedgerEntry(ctx context.Context, entryId string, params *GetLedgerEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLedgerEntryRequest(c.Server, entryId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -17431,6 +18049,23 @@ func (c *Client) CancelQuoteWithBody(ctx context.Context, quoteId QuoteIdPath, p
 // Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
 func (c *Client) CancelQuote(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCancelQuoteRequest(c.Server, quoteId, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRevenueReport Get a month's revenue report
+//
+// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+//
+// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+func (c *Client) GetRevenueReport(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRevenueReportRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -21849,6 +22484,18 @@ func NewExportDatasetRequest(server string, dataset string, params *ExportDatase
 
 		}
 
+		if params.Account != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account", *params.Account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -23261,6 +23908,259 @@ func NewRetryJobRequestWithBody(server string, jobId JobIdPath, params *RetryJob
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetLedgerBalancesRequest constructs an http.Request for the GetLedgerBalances method
+func NewGetLedgerBalancesRequest(server string, params *GetLedgerBalancesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ledger/balances")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.AsOf != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "asOf", *params.AsOf, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListLedgerEntriesRequest constructs an http.Request for the ListLedgerEntries method
+func NewListLedgerEntriesRequest(server string, params *ListLedgerEntriesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ledger/entries")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Account != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "account", *params.Account, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetLedgerEntryRequest constructs an http.Request for the GetLedgerEntry method
+func NewGetLedgerEntryRequest(server string, entryId string, params *GetLedgerEntryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "entryId", entryId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ledger/entries/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -26182,6 +27082,76 @@ func NewCancelQuoteRequestWithBody(server string, quoteId QuoteIdPath, params *C
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewGetRevenueReportRequest constructs an http.Request for the GetRevenueReport method
+func NewGetRevenueReportRequest(server string, params *GetRevenueReportParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/reports/revenue")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Month != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "month", *params.Month, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -29450,7 +30420,7 @@ type ClientWithResponsesInterface interface {
 
 	// ExportDatasetWithResponse Export a dataset as CSV
 	//
-	// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+	// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId; journal-entries account, currency (createdFrom and createdTo bound postedAt). A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29672,6 +30642,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/jobs/{jobId}/retry (the `RetryJob` operationId).
 	RetryJobWithResponse(ctx context.Context, jobId JobIdPath, params *RetryJobParams, body RetryJobJSONRequestBody, reqEditors ...RequestEditorFn) (*RetryJobResponse, error)
+
+	// GetLedgerBalancesWithResponse Get the accounts' balances
+	//
+	// Every account of the chart (docs/ledger.md) in every currency the journal has, as of asOf (default now on the merchant clock), counting the entries posted at or before it; a trial balance, whose debit and credit totals are equal.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ledger/balances (the `GetLedgerBalances` operationId).
+	GetLedgerBalancesWithResponse(ctx context.Context, params *GetLedgerBalancesParams, reqEditors ...RequestEditorFn) (*GetLedgerBalancesResponse, error)
+
+	// ListLedgerEntriesWithResponse List journal entries
+	//
+	// Lists the merchant account's general-journal entries (docs/ledger.md), one per money movement, each balanced. Items are JournalEntry objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound postedAt, [createdFrom, createdTo); account keeps the entries with a line on that account. An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ledger/entries (the `ListLedgerEntries` operationId).
+	ListLedgerEntriesWithResponse(ctx context.Context, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*ListLedgerEntriesResponse, error)
+
+	// GetLedgerEntryWithResponse Get a journal entry
+	//
+	// Returns one general-journal entry with its lines.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ledger/entries/{entryId} (the `GetLedgerEntry` operationId).
+	GetLedgerEntryWithResponse(ctx context.Context, entryId string, params *GetLedgerEntryParams, reqEditors ...RequestEditorFn) (*GetLedgerEntryResponse, error)
 
 	// ListMerchantAccountsWithResponse List merchant accounts
 	//
@@ -30086,6 +31083,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/quotes/{quoteId}/cancel (the `CancelQuote` operationId).
 	CancelQuoteWithResponse(ctx context.Context, quoteId QuoteIdPath, params *CancelQuoteParams, body CancelQuoteJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelQuoteResponse, error)
+
+	// GetRevenueReportWithResponse Get a month's revenue report
+	//
+	// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+	GetRevenueReportWithResponse(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*GetRevenueReportResponse, error)
 
 	// ListSubscriptionsWithResponse List subscriptions
 	//
@@ -38630,6 +39636,459 @@ func (r RetryJobResponse) ContentType() string {
 	return ""
 }
 
+// GetLedgerBalancesResponse200Headers the declared response headers of an HTTP 200 response for GetLedgerBalances
+type GetLedgerBalancesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetLedgerBalancesResponse429Headers the declared response headers of an HTTP 429 response for GetLedgerBalances
+type GetLedgerBalancesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetLedgerBalancesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Every account's balance per currency at one moment (a trial balance).
+		Data LedgerBalances `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLedgerBalancesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLedgerBalancesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON200() *struct {
+	// Data Every account's balance per currency at one moment (a trial balance).
+	Data LedgerBalances `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetLedgerBalancesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetLedgerBalancesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLedgerBalancesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLedgerBalancesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLedgerBalancesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLedgerBalancesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListLedgerEntriesResponse200Headers the declared response headers of an HTTP 200 response for ListLedgerEntries
+type ListLedgerEntriesResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListLedgerEntriesResponse429Headers the declared response headers of an HTTP 429 response for ListLedgerEntries
+type ListLedgerEntriesResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListLedgerEntriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of journal entries.
+		Data JournalEntryList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListLedgerEntriesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListLedgerEntriesResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON200() *struct {
+	// Data A page of journal entries.
+	Data JournalEntryList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListLedgerEntriesResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListLedgerEntriesResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListLedgerEntriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListLedgerEntriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListLedgerEntriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListLedgerEntriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLedgerEntryResponse200Headers the declared response headers of an HTTP 200 response for GetLedgerEntry
+type GetLedgerEntryResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetLedgerEntryResponse429Headers the declared response headers of an HTTP 429 response for GetLedgerEntry
+type GetLedgerEntryResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetLedgerEntryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data One balanced general-journal entry, posted by one money movement (docs/ledger.md).
+		Data JournalEntry `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLedgerEntryResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLedgerEntryResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON200() *struct {
+	// Data One balanced general-journal entry, posted by one money movement (docs/ledger.md).
+	Data JournalEntry `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetLedgerEntryResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetLedgerEntryResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLedgerEntryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLedgerEntryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLedgerEntryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLedgerEntryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListMerchantAccountsResponse200Headers the declared response headers of an HTTP 200 response for ListMerchantAccounts
 type ListMerchantAccountsResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -43218,6 +44677,157 @@ func (r CancelQuoteResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CancelQuoteResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRevenueReportResponse200Headers the declared response headers of an HTTP 200 response for GetRevenueReport
+type GetRevenueReportResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetRevenueReportResponse429Headers the declared response headers of an HTTP 429 response for GetRevenueReport
+type GetRevenueReportResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetRevenueReportResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A month's revenue per price and currency.
+		Data RevenueReport `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRevenueReportResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRevenueReportResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRevenueReportResponse) GetJSON200() *struct {
+	// Data A month's revenue per price and currency.
+	Data RevenueReport `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetRevenueReportResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetRevenueReportResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetRevenueReportResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetRevenueReportResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetRevenueReportResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetRevenueReportResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetRevenueReportResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRevenueReportResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetRevenueReportResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetRevenueReportResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetRevenueReportResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRevenueReportResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRevenueReportResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRevenueReportResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRevenueReportResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -48681,7 +50291,7 @@ func (c *ClientWithResponses) ResendEventWithResponse(ctx context.Context, event
 
 // ExportDatasetWithResponse Export a dataset as CSV
 //
-// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+// Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId; journal-entries account, currency (createdFrom and createdTo bound postedAt). A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -49052,6 +50662,51 @@ func (c *ClientWithResponses) RetryJobWithResponse(ctx context.Context, jobId Jo
 		return nil, err
 	}
 	return ParseRetryJobResponse(rsp)
+}
+
+// GetLedgerBalancesWithResponse Get the accounts' balances
+//
+// Every account of the chart (docs/ledger.md) in every currency the journal has, as of asOf (default now on the merchant clock), counting the entries posted at or before it; a trial balance, whose debit and credit totals are equal.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ledger/balances (the `GetLedgerBalances` operationId).
+func (c *ClientWithResponses) GetLedgerBalancesWithResponse(ctx context.Context, params *GetLedgerBalancesParams, reqEditors ...RequestEditorFn) (*GetLedgerBalancesResponse, error) {
+	rsp, err := c.GetLedgerBalances(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLedgerBalancesResponse(rsp)
+}
+
+// ListLedgerEntriesWithResponse List journal entries
+//
+// Lists the merchant account's general-journal entries (docs/ledger.md), one per money movement, each balanced. Items are JournalEntry objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound postedAt, [createdFrom, createdTo); account keeps the entries with a line on that account. An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ledger/entries (the `ListLedgerEntries` operationId).
+func (c *ClientWithResponses) ListLedgerEntriesWithResponse(ctx context.Context, params *ListLedgerEntriesParams, reqEditors ...RequestEditorFn) (*ListLedgerEntriesResponse, error) {
+	rsp, err := c.ListLedgerEntries(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListLedgerEntriesResponse(rsp)
+}
+
+// GetLedgerEntryWithResponse Get a journal entry
+//
+// Returns one general-journal entry with its lines.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ledger/entries/{entryId} (the `GetLedgerEntry` operationId).
+func (c *ClientWithResponses) GetLedgerEntryWithResponse(ctx context.Context, entryId string, params *GetLedgerEntryParams, reqEditors ...RequestEditorFn) (*GetLedgerEntryResponse, error) {
+	rsp, err := c.GetLedgerEntry(ctx, entryId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLedgerEntryResponse(rsp)
 }
 
 // ListMerchantAccountsWithResponse List merchant accounts
@@ -49742,6 +51397,21 @@ func (c *ClientWithResponses) CancelQuoteWithResponse(ctx context.Context, quote
 		return nil, err
 	}
 	return ParseCancelQuoteResponse(rsp)
+}
+
+// GetRevenueReportWithResponse Get a month's revenue report
+//
+// A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/reports/revenue (the `GetRevenueReport` operationId).
+func (c *ClientWithResponses) GetRevenueReportWithResponse(ctx context.Context, params *GetRevenueReportParams, reqEditors ...RequestEditorFn) (*GetRevenueReportResponse, error) {
+	rsp, err := c.GetRevenueReport(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRevenueReportResponse(rsp)
 }
 
 // ListSubscriptionsWithResponse List subscriptions
@@ -58701,6 +60371,471 @@ func ParseRetryJobResponse(rsp *http.Response) (*RetryJobResponse, error) {
 	return response, nil
 }
 
+// ParseGetLedgerBalancesResponse parses an HTTP response from a GetLedgerBalancesWithResponse call
+func ParseGetLedgerBalancesResponse(rsp *http.Response) (*GetLedgerBalancesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLedgerBalancesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Every account's balance per currency at one moment (a trial balance).
+			Data LedgerBalances `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLedgerBalancesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLedgerBalancesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListLedgerEntriesResponse parses an HTTP response from a ListLedgerEntriesWithResponse call
+func ParseListLedgerEntriesResponse(rsp *http.Response) (*ListLedgerEntriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListLedgerEntriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of journal entries.
+			Data JournalEntryList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListLedgerEntriesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListLedgerEntriesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLedgerEntryResponse parses an HTTP response from a GetLedgerEntryWithResponse call
+func ParseGetLedgerEntryResponse(rsp *http.Response) (*GetLedgerEntryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLedgerEntryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data One balanced general-journal entry, posted by one money movement (docs/ledger.md).
+			Data JournalEntry `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLedgerEntryResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetLedgerEntryResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListMerchantAccountsResponse parses an HTTP response from a ListMerchantAccountsWithResponse call
 func ParseListMerchantAccountsResponse(rsp *http.Response) (*ListMerchantAccountsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -63370,6 +65505,161 @@ func ParseCancelQuoteResponse(rsp *http.Response) (*CancelQuoteResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers CancelQuoteResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetRevenueReportResponse parses an HTTP response from a GetRevenueReportWithResponse call
+func ParseGetRevenueReportResponse(rsp *http.Response) (*GetRevenueReportResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRevenueReportResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A month's revenue per price and currency.
+			Data RevenueReport `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRevenueReportResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRevenueReportResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

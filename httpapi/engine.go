@@ -38,6 +38,7 @@ type Engine struct {
 	Operations Operations
 	Exports    Exports
 	Portal     Portal
+	Journal    Journal
 }
 
 // Portal is the customer portal's API side: its sessions and the account's configuration.
@@ -272,4 +273,12 @@ type Exports interface {
 	// Export checks an export's query (404 for an unknown dataset, 422 for its filters) and returns
 	// it ready to stream: nothing is read before its Rows runs.
 	Export(ctx context.Context, m remit.MerchantAccount, q remit.ExportQuery) (remit.Export, error)
+}
+
+// Journal is the general ledger: its entries and its accounts' balances (docs/ledger.md).
+type Journal interface {
+	ListJournalEntries(ctx context.Context, m remit.MerchantAccount, in remit.JournalQuery) (remit.List[remit.JournalEntry], error)
+	GetJournalEntry(ctx context.Context, m remit.MerchantAccount, entryID string) (remit.JournalEntry, error)
+	GetLedgerBalances(ctx context.Context, m remit.MerchantAccount, asOf string) (remit.LedgerBalances, error)
+	GetRevenueReport(ctx context.Context, m remit.MerchantAccount, month string) (remit.RevenueReport, error)
 }

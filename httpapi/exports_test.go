@@ -489,9 +489,9 @@ func TestExportCreatedRange(t *testing.T) {
 func TestExportRefusals(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		// Before the first byte, every refusal is the JSON envelope.
-		r := e.Do("GET", "/v1/exports/journal-entries.csv", nil)
+		r := e.Do("GET", "/v1/exports/ledger.csv", nil)
 		if r.Status != 404 || r.ErrorCode() != "not_found" || r.ErrorDetails()["field"] != "dataset" {
-			t.Errorf("journal-entries: %d %s", r.Status, r.Body)
+			t.Errorf("ledger: %d %s", r.Status, r.Body)
 		}
 		for _, path := range []string{"/v1/exports/invoices", "/v1/exports/invoices.json", "/v1/exports/.csv"} {
 			if r := e.Do("GET", path, nil); r.Status != 404 || r.ErrorCode() != "not_found" {

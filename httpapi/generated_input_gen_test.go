@@ -134,6 +134,8 @@ func (g *gen) str(s *openapi3.Schema, label string) string {
 		return rapid.StringMatching(`[0-9]{4}`).Draw(g.t, label)
 	case `^#[0-9a-fA-F]{6}$`:
 		return rapid.StringMatching(`#[0-9a-fA-F]{6}`).Draw(g.t, label)
+	case `^[0-9]{4}-[0-9]{2}$`: // a month, YYYY-MM (the revenue report)
+		return fmt.Sprintf("%04d-%02d", rapid.IntRange(2000, 2100).Draw(g.t, label+".year"), rapid.IntRange(1, 12).Draw(g.t, label+".month"))
 	case `^[0-9]{1,3}d$`:
 		return fmt.Sprintf("%dd", rapid.IntRange(1, 60).Draw(g.t, label))
 	case `^acct_[A-Za-z0-9]+$`:

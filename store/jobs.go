@@ -195,3 +195,14 @@ func (tx *Tx) SandboxClockShared(ctx context.Context, merchantAccountID string) 
 	err := tx.QueryRow(ctx, `SELECT clock_offset_us FROM merchant_accounts WHERE id = $1`+lock, merchantAccountID).Scan(&us)
 	return time.Duration(us) * time.Microsecond, wrapErr(err, "store.SandboxClockShared")
 }
+
+// InsertJobOnce schedules j unless a job of its ID exists already (a job whose ID names its
+// work, scheduled by whichever change first needs it); inserted reports whether it was new.
+func (q Q) InsertJobOnce(ctx context.Context, j remit.Job, now time.Time) (inserted bool, err error) {
+	if len(j.Payload) == 0 {
+		j.Payload = json.RawMessage("{}")
+	}
+	n, err := q.exec(ctx, `INSERT INTO jobs (id, merchant_account_id, kind, due_at, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (id) DO NOTHING`, j.ID, j.MerchantAccountID, j.Kind, remit.Micros(j.DueAt), string(j.Payload), remit.Micros(now))
+	return n > 0, wrapErr(err, "store.InsertJobOnce")
+}

@@ -459,7 +459,7 @@ func Engine(a *app.App) httpapi.Engine {
 		Access: a.Access, Writes: a, Health: a, TestClocks: a.TestClocks, Jobs: a.Jobs, Merchants: a.Merchants, Catalog: a.Catalog,
 		Ledger: a.Ledger, Quotes: a.Quotes, Invoicing: a.Invoicing, Payments: a.Payments, CreditNotes: a.CreditNotes,
 		Usage: a.Usage, Webhooks: a.Webhooks, Documents: a.Documents, Emails: a.Emails, Verification: a.Verification,
-		Foreground: a.Foreground, Operations: a, Exports: a.Exports, Portal: a.Portal,
+		Foreground: a.Foreground, Operations: a, Exports: a.Exports, Portal: a.Portal, Journal: a.Journal,
 	}
 }
 
@@ -485,6 +485,7 @@ var (
 	_ httpapi.Verification = (*app.Verification)(nil)
 	_ httpapi.Exports      = (*app.Exports)(nil)
 	_ httpapi.Portal       = (*app.Portal)(nil)
+	_ httpapi.Journal      = (*app.Journal)(nil)
 )
 
 // emailConfig reads the customer e-mail settings: the SMTP server (none: messages are recorded

@@ -60,10 +60,10 @@ func TestCommandsRefuseAStoreThatDoesNotExist(t *testing.T) {
 				{"apikey", "create", "--organization-id", "org_x"}, {"apikey", "revoke", "key_x"},
 				{"user", "create", "--organization-id", "org_x", "--email", "a@example.com", "--role", "admin"},
 				{"user", "list", "--organization-id", "org_x"}, {"user", "disable", "--email", "a@example.com"},
-				{"merchant", "decide", "ma_x", "approve"},
+				{"merchant", "decide", "ma_x", "approve"}, {"ledger", "backfill"},
 			} {
 				words := 1
-				if args[0] == "apikey" || args[0] == "user" || args[0] == "merchant" {
+				if args[0] == "apikey" || args[0] == "user" || args[0] == "merchant" || args[0] == "ledger" {
 					words = 2
 				}
 				full := append(append(append([]string(nil), args[:words]...), "--database-url", dbURL), args[words:]...)
@@ -236,5 +236,27 @@ func TestEveryCommandAnswersHelp(t *testing.T) {
 		if _, _, err := cliRun(args...); err == nil {
 			t.Errorf("remit %v answered no error", args)
 		}
+	}
+}
+
+// `remit ledger backfill --json` on a store prints one document naming every merchant account.
+func TestLedgerBackfillCommand(t *testing.T) {
+	for _, s := range testkit.Stores() {
+		t.Run(string(s), func(t *testing.T) {
+			dbURL := testkit.MigratedStoreURL(t, s)
+			if _, _, err := cliRun("bootstrap", "--database-url", dbURL, "--organization", "Books", "--json"); err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := cliRun("ledger", "backfill", "--database-url", dbURL, "--json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var doc struct {
+				Accounts []map[string]any `json:"accounts"`
+			}
+			if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Accounts) != 2 {
+				t.Fatalf("%v: %s", err, out)
+			}
+		})
 	}
 }

@@ -65,6 +65,9 @@ var commands = []*command{
 		About: "Replaces the SQLite store with the backup --from FILE (made by remit backup), then migrates it, so a backup of an older Remit is brought up to date; remit verify passes on the result. Stop every remit serve on the store first. FILE must be a Remit store whose migrations this binary knows. A store that holds data (an organization) is refused unless --force."},
 	{Name: "healthcheck", Summary: "ask a running serve for GET /healthz (the container image's HEALTHCHECK)", Env: []string{"REMIT_ADDR"}, Creates: true, Run: healthcheckCommand,
 		About: "Asks a running serve for GET /healthz and exits 0 on 200, 1 otherwise (within 3 s): the container image's HEALTHCHECK, which has no curl. It opens no store."},
+	{Name: "ledger", Summary: "the general ledger (docs/ledger.md)"},
+	{Name: "ledger backfill", Summary: "post the journal of a store from before the general ledger, replaying its history", Env: storeEnv, Run: ledgerBackfillCommand,
+		About: "Replays, per merchant account (or of --merchant-account only) and in the order they happened, the events of every money movement through the postings the engine runs live, then recognizes revenue up to now (docs/ledger.md, \"Backfill\"). A movement already posted is skipped, so it may run again, and while serve runs. Run remit verify after. With --json it prints one JSON document, {\"accounts\": [{\"merchantAccountId\", \"events\", \"skipped\"}], \"seconds\"}."},
 	{Name: "verify", Summary: "check the event chain and every money invariant (docs/verification.md)", Env: storeEnv, Run: verifyCommand,
 		About: "Checks the event chain and every money invariant of every merchant account of the store, or of one (docs/verification.md), and exits 1 naming each violation; serve runs the same checks every REMIT_VERIFY_INTERVAL. With --json it prints exactly one JSON document, {\"verifications\": [...], \"ok\": bool}, with \"error\" when it could not verify."},
 }

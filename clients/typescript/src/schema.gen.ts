@@ -1647,6 +1647,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/ledger/entries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List journal entries
+         * @description Lists the merchant account's general-journal entries (docs/ledger.md), one per money movement, each balanced. Items are JournalEntry objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound postedAt, [createdFrom, createdTo); account keeps the entries with a line on that account. An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listLedgerEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/entries/{entryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Journal entry ID (je_...). */
+                entryId: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a journal entry
+         * @description Returns one general-journal entry with its lines.
+         */
+        get: operations["getLedgerEntry"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ledger/balances": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the accounts' balances
+         * @description Every account of the chart (docs/ledger.md) in every currency the journal has, as of asOf (default now on the merchant clock), counting the entries posted at or before it; a trial balance, whose debit and credit totals are equal.
+         */
+        get: operations["getLedgerBalances"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/revenue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a month's revenue report
+         * @description A month's revenue per price and currency (docs/ledger.md "Revenue recognition"), read from the general ledger; revenue recognized in the month (at finalization for one-time and usage lines, day by day over the service period for subscription lines), and deferred revenue at the month's start and end. Months are UTC.
+         */
+        get: operations["getRevenueReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage-events": {
         parameters: {
             query?: never;
@@ -2092,16 +2175,16 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The dataset to export: invoices, invoice-lines, payments, refunds, credit-notes, balance-entries or usage-daily (one row per customer, meter and UTC day). Another value is 404. The journal-entries dataset comes with the general ledger.
+                 * @description The dataset to export: invoices, invoice-lines, payments, refunds, credit-notes, balance-entries, usage-daily (one row per customer, meter and UTC day) or journal-entries (the general journal, one row per line, in the general-journal columns QuickBooks and Xero import: Date, JournalNo, Account, Debit, Credit, Description, Reference; docs/ledger.md). Another value is 404.
                  * @example invoices
                  */
-                dataset: "invoices" | "invoice-lines" | "payments" | "refunds" | "credit-notes" | "balance-entries" | "usage-daily";
+                dataset: "invoices" | "invoice-lines" | "payments" | "refunds" | "credit-notes" | "balance-entries" | "usage-daily" | "journal-entries";
             };
             cookie?: never;
         };
         /**
          * Export a dataset as CSV
-         * @description Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId. A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
+         * @description Streams every record of the dataset in the merchant account as CSV (RFC 4180, UTF-8, CRLF line ends): a header row, then one row per record, oldest first (usage-daily: by customer, meter and day). The columns of each dataset are a contract, listed in docs/exports.md: money is two columns, the amount in minor units and the same amount as a decimal in the currency's major unit (`total` and `total_decimal`), timestamps are RFC 3339 in UTC, an absent value is empty. createdFrom and createdTo bound the records' creation, [from, to) (an invoice line: its invoice's; usage-daily: the usage's timestamp, and both must be UTC midnights, else 422 `not_whole_day`). Each dataset takes the filters of its list: invoices customerId, billingAccountId, subscriptionId, status, number; invoice-lines invoiceId, customerId, billingAccountId, subscriptionId, status (the invoice's); payments invoiceId, customerId, status; refunds paymentId, invoiceId, creditNoteId, status; credit-notes invoiceId, customerId; balance-entries customerId, type, currency; usage-daily customerId, meterId; journal-entries account, currency (createdFrom and createdTo bound postedAt). A parameter that is not a filter of the dataset is 422 `unknown_parameter`, a status the dataset's records do not have 422 `invalid_enum`, a parameter given twice 422 `repeated`, each naming the parameter. The rows are read from one consistent snapshot of the store and written as they are read, in chunks (memory stays flat however many rows); a client that disconnects stops the query. Errors found before the first byte answer the JSON error envelope; an error after the rows began cuts the answer off: the chunked body ends without its last chunk (HTTP/2: the stream is reset), so a client sees an incomplete body, never a short file that looks whole.
          */
         get: operations["exportDataset"];
         put?: never;
@@ -4355,7 +4438,7 @@ export interface components {
              * @enum {string}
              */
             environment: "sandbox" | "production";
-            /** @description What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout). */
+            /** @description What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout, revenue.recognize). */
             kind: string;
             /**
              * @description The job's state.
@@ -4443,7 +4526,7 @@ export interface components {
              * @description When the checks ran (real time). RFC 3339, UTC.
              */
             checkedAt: string;
-            /** @description Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work. */
+            /** @description Every check, in this order: event_chain, balances, invoice_payments, receipts, credit_notes, tax_reversals, settlements, document_numbers, processor_charges, invoice_lines, due_work, general_ledger. */
             checks: components["schemas"]["VerificationCheck"][];
         };
         /** @description One check's result. */
@@ -4452,7 +4535,7 @@ export interface components {
              * @description The check (docs/verification.md).
              * @enum {string}
              */
-            name: "event_chain" | "balances" | "invoice_payments" | "receipts" | "credit_notes" | "tax_reversals" | "settlements" | "document_numbers" | "processor_charges" | "invoice_lines" | "due_work";
+            name: "event_chain" | "balances" | "invoice_payments" | "receipts" | "credit_notes" | "tax_reversals" | "settlements" | "document_numbers" | "processor_charges" | "invoice_lines" | "due_work" | "general_ledger";
             /** @description True when no record breaks it. */
             ok: boolean;
             /** @description How many violations it found. */
@@ -7562,6 +7645,199 @@ export interface components {
         CreditNoteList: components["schemas"]["CursorPage"] & {
             /** @description The credit notes, in the list's order (newest first). */
             items?: components["schemas"]["CreditNote"][];
+        };
+        /**
+         * @description An account of the chart (docs/ledger.md).
+         * @example accounts_receivable
+         * @enum {string}
+         */
+        LedgerAccountName: "accounts_receivable" | "revenue" | "deferred_revenue" | "tax_payable" | "discounts" | "refunds" | "customer_credit" | "processor_clearing" | "processor_fees" | "bank" | "bad_debt";
+        /** @description One line of a journal entry; one of debit and credit is 0. */
+        JournalPosting: {
+            account: components["schemas"]["LedgerAccountName"];
+            /**
+             * Format: int64
+             * @description Debit, in minor units.
+             * @example 2860
+             */
+            debit: number;
+            /**
+             * Format: int64
+             * @description Credit, in minor units.
+             * @example 0
+             */
+            credit: number;
+        };
+        /** @description One balanced general-journal entry, posted by one money movement (docs/ledger.md). */
+        JournalEntry: {
+            /**
+             * @description Always journal_entry.
+             * @example journal_entry
+             * @enum {string}
+             */
+            object: "journal_entry";
+            /**
+             * @description Journal entry ID (je_...).
+             * @example je_01jym4pk2wxbrqejjvf2t2kvxz
+             */
+            entryId: string;
+            /**
+             * Format: date-time
+             * @description When the movement happened, on the merchant clock (a day's recognition, the day's last microsecond).
+             * @example 2026-01-01T00:00:00Z
+             */
+            postedAt: string;
+            /** @description The movement: its type (invoice.finalized, customer_balance.applied, customer_balance.expired, payment.succeeded, payout.created, credit_note.created, refund.failed, invoice.marked_uncollectible, invoice.voided, revenue.recognized) and the ID of its resource (for revenue.recognized, the day and what ran it). */
+            source: {
+                /**
+                 * @description The movement posted.
+                 * @example payment.succeeded
+                 */
+                type: string;
+                /**
+                 * @description The resource of the movement.
+                 * @example pay_01jym4pk2wxbrqejjvf2t2kvy0
+                 */
+                id: string;
+            };
+            /**
+             * @description ISO 4217 code of every line's amounts.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * @description What the entry records.
+             * @example Payment received
+             */
+            description: string;
+            /** @description The postings; debits and credits total the same. */
+            lines: components["schemas"]["JournalPosting"][];
+            /**
+             * @description The merchant account's environment.
+             * @example sandbox
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /**
+             * @description The merchant account.
+             * @example ma_01jyscyj4zcjx3739fpgw4wmjx
+             */
+            merchantAccountId: string;
+        };
+        /** @description A page of journal entries. */
+        JournalEntryList: components["schemas"]["CursorPage"] & {
+            /** @description The entries, newest first. */
+            items?: components["schemas"]["JournalEntry"][];
+        };
+        /** @description One account's totals in one currency. */
+        LedgerAccountBalance: {
+            account: components["schemas"]["LedgerAccountName"];
+            /**
+             * @description The account's kind.
+             * @example asset
+             * @enum {string}
+             */
+            kind: "asset" | "liability" | "revenue" | "contra_revenue" | "expense";
+            /**
+             * @description ISO 4217 code.
+             * @example USD
+             */
+            currency: string;
+            /**
+             * Format: int64
+             * @description The debits posted, in minor units.
+             * @example 3360
+             */
+            debit: number;
+            /**
+             * Format: int64
+             * @description The credits posted, in minor units.
+             * @example 3360
+             */
+            credit: number;
+            /**
+             * Format: int64
+             * @description The balance on the account's normal side (debits less credits for assets, expenses and contra-revenue; credits less debits otherwise).
+             * @example 0
+             */
+            balance: number;
+        };
+        /** @description Every account's balance per currency at one moment (a trial balance). */
+        LedgerBalances: {
+            /**
+             * @description Always ledger_balances.
+             * @example ledger_balances
+             * @enum {string}
+             */
+            object: "ledger_balances";
+            /**
+             * Format: date-time
+             * @description The moment the balances are for.
+             * @example 2026-02-01T00:00:00Z
+             */
+            asOf: string;
+            /** @description Each currency's accounts, in the chart's order. */
+            balances: components["schemas"]["LedgerAccountBalance"][];
+            /**
+             * @description The merchant account's environment.
+             * @example sandbox
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /**
+             * @description The merchant account.
+             * @example ma_01jyscyj4zcjx3739fpgw4wmjx
+             */
+            merchantAccountId: string;
+        };
+        /** @description A month's revenue per price and currency. */
+        RevenueReport: {
+            /**
+             * @description Always revenue_report.
+             * @enum {string}
+             */
+            object: "revenue_report";
+            /** @description The month, YYYY-MM. */
+            month: string;
+            /**
+             * Format: date-time
+             * @description The month's first instant (UTC).
+             */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @description The next month's first instant (UTC).
+             */
+            periodEnd: string;
+            /** @description One line per currency and price, by currency then price. */
+            lines: {
+                /** @description The price; null for revenue of no price (prepaid balance that expired, a void's revenue reversed). */
+                priceId: string | null;
+                /** @description ISO 4217 code. */
+                currency: string;
+                /**
+                 * Format: int64
+                 * @description Revenue recognized in the month, in minor units.
+                 */
+                recognized: number;
+                /**
+                 * Format: int64
+                 * @description Deferred revenue at the month's start.
+                 */
+                deferredOpening: number;
+                /**
+                 * Format: int64
+                 * @description Deferred revenue at the month's end.
+                 */
+                deferredClosing: number;
+            }[];
+            /**
+             * @description The merchant account's environment.
+             * @enum {string}
+             */
+            environment: "sandbox" | "production";
+            /** @description The merchant account. */
+            merchantAccountId: string;
         };
         /** @description A page of usage events. */
         UsageEventList: components["schemas"]["CursorPage"] & {
@@ -14674,6 +14950,342 @@ export interface operations {
             default: components["responses"]["DefaultError"];
         };
     };
+    listLedgerEntries: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Only entries with a line on this account of the chart. */
+                account?: components["schemas"]["LedgerAccountName"];
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of JournalEntry. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "journal_entry",
+                     *             "entryId": "je_01jym4pk2wxbrqejjvf2t2kvxz",
+                     *             "postedAt": "2026-01-01T00:00:00Z",
+                     *             "source": {
+                     *               "type": "payment.succeeded",
+                     *               "id": "pay_01jym4pk2wxbrqejjvf2t2kvy0"
+                     *             },
+                     *             "currency": "USD",
+                     *             "description": "Payment received",
+                     *             "lines": [
+                     *               {
+                     *                 "account": "processor_clearing",
+                     *                 "debit": 2860,
+                     *                 "credit": 0
+                     *               },
+                     *               {
+                     *                 "account": "accounts_receivable",
+                     *                 "debit": 0,
+                     *                 "credit": 2860
+                     *               }
+                     *             ],
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["JournalEntryList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getLedgerEntry: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Journal entry ID (je_...). */
+                entryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The journal entry. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "journal_entry",
+                     *         "entryId": "je_01jym4pk2wxbrqejjvf2t2kvxz",
+                     *         "postedAt": "2026-01-01T00:00:00Z",
+                     *         "source": {
+                     *           "type": "payment.succeeded",
+                     *           "id": "pay_01jym4pk2wxbrqejjvf2t2kvy0"
+                     *         },
+                     *         "currency": "USD",
+                     *         "description": "Payment received",
+                     *         "lines": [
+                     *           {
+                     *             "account": "processor_clearing",
+                     *             "debit": 2860,
+                     *             "credit": 0
+                     *           },
+                     *           {
+                     *             "account": "accounts_receivable",
+                     *             "debit": 0,
+                     *             "credit": 2860
+                     *           },
+                     *           {
+                     *             "account": "processor_fees",
+                     *             "debit": 113,
+                     *             "credit": 0
+                     *           },
+                     *           {
+                     *             "account": "processor_clearing",
+                     *             "debit": 0,
+                     *             "credit": 113
+                     *           }
+                     *         ],
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx"
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["JournalEntry"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getLedgerBalances: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description The moment the balances are for (RFC 3339); default now. */
+                asOf?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The balances. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "ledger_balances",
+                     *         "asOf": "2026-02-01T00:00:00Z",
+                     *         "balances": [
+                     *           {
+                     *             "account": "accounts_receivable",
+                     *             "kind": "asset",
+                     *             "currency": "USD",
+                     *             "debit": 3360,
+                     *             "credit": 3360,
+                     *             "balance": 0
+                     *           },
+                     *           {
+                     *             "account": "processor_clearing",
+                     *             "kind": "asset",
+                     *             "currency": "USD",
+                     *             "debit": 2860,
+                     *             "credit": 2860,
+                     *             "balance": 0
+                     *           }
+                     *         ],
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx"
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["LedgerBalances"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getRevenueReport: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /**
+                 * @description The month, YYYY-MM; default the current month on the merchant clock.
+                 * @example 2026-01
+                 */
+                month?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "revenue_report",
+                     *         "month": "2026-01",
+                     *         "periodStart": "2026-01-01T00:00:00Z",
+                     *         "periodEnd": "2026-02-01T00:00:00Z",
+                     *         "lines": [
+                     *           {
+                     *             "priceId": "plan",
+                     *             "currency": "USD",
+                     *             "recognized": 2423,
+                     *             "deferredOpening": 0,
+                     *             "deferredClosing": 0
+                     *           }
+                     *         ],
+                     *         "environment": "sandbox",
+                     *         "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx"
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["RevenueReport"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
     listUsageEvents: {
         parameters: {
             query: {
@@ -16328,16 +16940,18 @@ export interface operations {
                 number?: string;
                 /** @description Filter by entry type (balance-entries). */
                 type?: "grant" | "expiry" | "application" | "credit_note" | "top_up";
-                /** @description Filter by currency (balance-entries). */
+                /** @description Filter by currency (balance-entries, journal-entries). */
                 currency?: components["schemas"]["CurrencyCode"];
+                /** @description Filter by account of the chart (journal-entries). */
+                account?: components["schemas"]["LedgerAccountName"];
             };
             header?: never;
             path: {
                 /**
-                 * @description The dataset to export: invoices, invoice-lines, payments, refunds, credit-notes, balance-entries or usage-daily (one row per customer, meter and UTC day). Another value is 404. The journal-entries dataset comes with the general ledger.
+                 * @description The dataset to export: invoices, invoice-lines, payments, refunds, credit-notes, balance-entries, usage-daily (one row per customer, meter and UTC day) or journal-entries (the general journal, one row per line, in the general-journal columns QuickBooks and Xero import: Date, JournalNo, Account, Debit, Credit, Description, Reference; docs/ledger.md). Another value is 404.
                  * @example invoices
                  */
-                dataset: "invoices" | "invoice-lines" | "payments" | "refunds" | "credit-notes" | "balance-entries" | "usage-daily";
+                dataset: "invoices" | "invoice-lines" | "payments" | "refunds" | "credit-notes" | "balance-entries" | "usage-daily" | "journal-entries";
             };
             cookie?: never;
         };
