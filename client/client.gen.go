@@ -293,22 +293,46 @@ func (e CustomerPortalConfigurationRequestSubscriptionUpdateProrationBehavior) V
 
 // Defines values for CustomerPortalFlowType.
 const (
-	InvoicePayment      CustomerPortalFlowType = "invoice_payment"
-	PaymentMethodUpdate CustomerPortalFlowType = "payment_method_update"
-	SubscriptionCancel  CustomerPortalFlowType = "subscription_cancel"
-	SubscriptionUpdate  CustomerPortalFlowType = "subscription_update"
+	CustomerPortalFlowTypeInvoicePayment      CustomerPortalFlowType = "invoice_payment"
+	CustomerPortalFlowTypePaymentMethodUpdate CustomerPortalFlowType = "payment_method_update"
+	CustomerPortalFlowTypeSubscriptionCancel  CustomerPortalFlowType = "subscription_cancel"
+	CustomerPortalFlowTypeSubscriptionUpdate  CustomerPortalFlowType = "subscription_update"
 )
 
 // Valid indicates whether the value is a known member of the CustomerPortalFlowType enum.
 func (e CustomerPortalFlowType) Valid() bool {
 	switch e {
-	case InvoicePayment:
+	case CustomerPortalFlowTypeInvoicePayment:
 		return true
-	case PaymentMethodUpdate:
+	case CustomerPortalFlowTypePaymentMethodUpdate:
 		return true
-	case SubscriptionCancel:
+	case CustomerPortalFlowTypeSubscriptionCancel:
 		return true
-	case SubscriptionUpdate:
+	case CustomerPortalFlowTypeSubscriptionUpdate:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CustomerPortalSessionFlowType.
+const (
+	CustomerPortalSessionFlowTypeInvoicePayment      CustomerPortalSessionFlowType = "invoice_payment"
+	CustomerPortalSessionFlowTypePaymentMethodUpdate CustomerPortalSessionFlowType = "payment_method_update"
+	CustomerPortalSessionFlowTypeSubscriptionCancel  CustomerPortalSessionFlowType = "subscription_cancel"
+	CustomerPortalSessionFlowTypeSubscriptionUpdate  CustomerPortalSessionFlowType = "subscription_update"
+)
+
+// Valid indicates whether the value is a known member of the CustomerPortalSessionFlowType enum.
+func (e CustomerPortalSessionFlowType) Valid() bool {
+	switch e {
+	case CustomerPortalSessionFlowTypeInvoicePayment:
+		return true
+	case CustomerPortalSessionFlowTypePaymentMethodUpdate:
+		return true
+	case CustomerPortalSessionFlowTypeSubscriptionCancel:
+		return true
+	case CustomerPortalSessionFlowTypeSubscriptionUpdate:
 		return true
 	default:
 		return false
@@ -4813,8 +4837,14 @@ type CustomerPortalSession struct {
 	Environment string    `json:"environment"`
 
 	// ExpiresAt When url stops working (five minutes after creation, on the merchant clock).
-	ExpiresAt         time.Time                   `json:"expiresAt"`
-	Flow              *CustomerPortalFlow         `json:"flow"`
+	ExpiresAt time.Time `json:"expiresAt"`
+
+	// Flow The task the session's URL opens directly (CustomerPortalFlow), or null for the overview.
+	Flow *struct {
+		InvoiceId      *string                       `json:"invoiceId,omitempty"`
+		SubscriptionId *string                       `json:"subscriptionId,omitempty"`
+		Type           CustomerPortalSessionFlowType `json:"type"`
+	} `json:"flow"`
 	Locale            string                      `json:"locale"`
 	MerchantAccountId string                      `json:"merchantAccountId"`
 	Object            CustomerPortalSessionObject `json:"object"`
@@ -4826,6 +4856,9 @@ type CustomerPortalSession struct {
 	// Url Opens the portal once, until expiresAt. Give it to the customer's browser only.
 	Url string `json:"url"`
 }
+
+// CustomerPortalSessionFlowType defines model for CustomerPortalSession.Flow.Type.
+type CustomerPortalSessionFlowType string
 
 // CustomerPortalSessionObject defines model for CustomerPortalSession.Object.
 type CustomerPortalSessionObject string

@@ -5427,7 +5427,13 @@ export interface components {
             url: string;
             returnUrl: string | null;
             locale: string;
-            flow: components["schemas"]["CustomerPortalFlow"] | null;
+            /** @description The task the session's URL opens directly (CustomerPortalFlow), or null for the overview. */
+            flow: {
+                /** @enum {string} */
+                type: "payment_method_update" | "subscription_cancel" | "subscription_update" | "invoice_payment";
+                subscriptionId?: string;
+                invoiceId?: string;
+            } | null;
             /**
              * Format: date-time
              * @description When url stops working (five minutes after creation, on the merchant clock).
