@@ -70,6 +70,10 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 	if len(jobs) != 1 {
 		t.Fatalf("jobs: %v", jobs)
 	}
+	entries := e.Must(200, "GET", "/v1/ledger/entries?limit=1", nil).Data()["items"].([]any) // the finalization's, at least
+	if len(entries) != 1 {
+		t.Fatalf("ledger entries: %v", entries)
+	}
 
 	A.ids = map[string]string{
 		"customerId": "a-cus", "priceId": "a-price", "couponId": "a-coupon", "billingAccountId": "a-ba",
@@ -83,6 +87,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"productId":   "a-prod",
 		"featureKey":  "a-feature",
 		"jobId":       str(jobs[0].(map[string]any), "jobId"),
+		"entryId":     str(entries[0].(map[string]any), "entryId"),
 	}
 	lines := []any{map[string]any{"priceId": "a-price"}}
 	A.bodies = map[string]any{
@@ -98,6 +103,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"resendEvent":                     map[string]any{"endpointId": str(ep, "endpointId")},
 		"cancelSubscription":              map[string]any{"at": "now"},
 		"changeSubscription":              map[string]any{"items": []any{map[string]any{"priceId": "a-price"}}},
+		"previewSubscriptionChange":       map[string]any{"items": []any{map[string]any{"priceId": "a-price"}}},
 		"attachProductFeature":            map[string]any{"featureKey": "a-feature"},
 	}
 	A.markers = []string{alphaName, "alpha-private@example.com", e.Tenant.OrganizationID, e.Tenant.APIKeyID, e.Tenant.Production, str(grant, "entryId")}
