@@ -22,6 +22,72 @@ func bySlug[T any](list []T, slug string, key func(T) string) (T, bool) {
 	return zero, false
 }
 
+// resourceActions is what the two pages of a resource's actions need: its actions by slug, how to
+// load the resource the path names (false: answered), its confirmation page, the engine's call,
+// and where to go when it is done.
+type resourceActions[A any] struct {
+	find    func(slug string) (A, bool)
+	load    loader
+	confirm func(a A, p page) confirmation
+	run     func(s *Server, r *http.Request, p page, a A, key string) error
+	done    func(p page, a A) string
+}
+
+// page asks an admin to confirm the action the path names (GET …/{action}).
+func (k resourceActions[A]) page(s *Server) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		a, p, ok := k.open(s, w, r)
+		if ok {
+			s.confirm(w, r, p, func(p page) confirmation { return k.confirm(a, p) })
+		}
+	}
+}
+
+// act runs the confirmed action through the engine, under the form's Idempotency-Key (POST).
+func (k resourceActions[A]) act(s *Server) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !s.checkCSRF(w, r) {
+			return
+		}
+		a, p, ok := k.open(s, w, r)
+		if !ok {
+			return
+		}
+		err := k.run(s, r, p, a, r.PostFormValue("key"))
+		s.finish(w, r, p, err, k.done(p, a), func(p page) confirmation { return k.confirm(a, p) })
+	}
+}
+
+// open finds the action and loads its resource for an admin (false: answered).
+func (k resourceActions[A]) open(s *Server, w http.ResponseWriter, r *http.Request) (A, page, bool) {
+	a, ok := k.find(r.PathValue("action"))
+	if !ok {
+		s.notFound(w, r)
+		return a, page{}, false
+	}
+	p, ok := k.load(s, w, r)
+	if !ok || !s.admin(w, r, p) {
+		return a, page{}, false
+	}
+	return a, p, true
+}
+
+// loader reads the resource a dashboard path names, for the signed-in operator (false: answered).
+type loader func(s *Server, w http.ResponseWriter, r *http.Request) (page, bool)
+
+// adminPost opens an admin's form POST: the CSRF token checked, the resource loaded, a viewer
+// answered 403 (false: answered).
+func (s *Server) adminPost(w http.ResponseWriter, r *http.Request, load loader) (page, bool) {
+	if !s.checkCSRF(w, r) {
+		return page{}, false
+	}
+	p, ok := load(s, w, r)
+	if !ok || !s.admin(w, r, p) {
+		return page{}, false
+	}
+	return p, true
+}
+
 // confirm renders an action's confirmation page with a new Idempotency-Key.
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, p page, c func(page) confirmation) {
 	p.Key = newToken()

@@ -39,11 +39,8 @@ func (s *Server) clockPage(w http.ResponseWriter, r *http.Request) {
 
 // advanceClock advances the clock through the engine; its field errors show next to the field.
 func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
-	if !s.checkCSRF(w, r) {
-		return
-	}
-	p, ok := s.loadClock(w, r)
-	if !ok || !s.admin(w, r, p) {
+	p, ok := s.adminPost(w, r, (*Server).loadClock)
+	if !ok {
 		return
 	}
 	p.Seconds = strings.TrimSpace(r.PostFormValue("seconds"))

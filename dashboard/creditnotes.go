@@ -43,11 +43,8 @@ func (s *Server) renderCreditNote(w http.ResponseWriter, r *http.Request, status
 // issueCreditNote reads the form (the amount in the invoice's currency) and issues the credit note
 // through the engine; every problem is shown next to its field, in the engine's words.
 func (s *Server) issueCreditNote(w http.ResponseWriter, r *http.Request) {
-	if !s.checkCSRF(w, r) {
-		return
-	}
-	p, ok := s.loadInvoice(w, r)
-	if !ok || !s.admin(w, r, p) {
+	p, ok := s.adminPost(w, r, (*Server).loadInvoice)
+	if !ok {
 		return
 	}
 	f := creditNoteForm{Amount: strings.TrimSpace(r.PostFormValue("amount")), Kind: r.PostFormValue("kind"),

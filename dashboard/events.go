@@ -72,11 +72,8 @@ func (s *Server) eventPage(w http.ResponseWriter, r *http.Request) {
 
 // resendEvent sends the event again through the engine, under the form's Idempotency-Key.
 func (s *Server) resendEvent(w http.ResponseWriter, r *http.Request) {
-	if !s.checkCSRF(w, r) {
-		return
-	}
-	p, ok := s.loadEvent(w, r)
-	if !ok || !s.admin(w, r, p) {
+	p, ok := s.adminPost(w, r, (*Server).loadEvent)
+	if !ok {
 		return
 	}
 	made, err := s.eng.ResendEvent(r.Context(), *p.Operator, p.Account.ID, p.Event.ID, r.PostFormValue("key"))

@@ -95,18 +95,18 @@ func findAction(slug string) (invoiceAction, bool) {
 	return bySlug(invoiceActions, slug, func(a invoiceAction) string { return a.Slug })
 }
 
-// actionPage asks an admin to confirm an action, and shows the API request that does the same.
-func (s *Server) actionPage(w http.ResponseWriter, r *http.Request) {
-	a, ok := findAction(r.PathValue("action"))
-	if !ok {
-		s.notFound(w, r)
-		return
-	}
-	p, ok := s.loadInvoice(w, r)
-	if !ok || !s.admin(w, r, p) {
-		return
-	}
-	s.confirm(w, r, p, func(p page) confirmation { return invoiceConfirmation(a, p) })
+// invoiceActionPages are the invoice actions' confirmation page and form.
+var invoiceActionPages = resourceActions[invoiceAction]{
+	find:    findAction,
+	load:    (*Server).loadInvoice,
+	confirm: invoiceConfirmation,
+	run: func(s *Server, r *http.Request, p page, a invoiceAction, key string) error {
+		_, err := s.eng.InvoiceAction(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, a.Slug, key)
+		return err
+	},
+	done: func(p page, a invoiceAction) string {
+		return invoicePath(p.Account.ID, p.Invoice.InvoiceID) + "?done=" + a.Slug
+	},
 }
 
 // invoiceConfirmation is the confirmation page of an invoice action.
@@ -118,25 +118,6 @@ func invoiceConfirmation(a invoiceAction, p page) confirmation {
 	}
 	return confirmation{Title: a.Title + " " + name + "?", Explain: fmt.Sprintf(a.Explain, money(inv.AmountDue, inv.Currency)) + " Invoice " + inv.InvoiceID + ".",
 		Back: base, BackLabel: "Back to the invoice", API: "/v1/invoices/" + inv.InvoiceID + a.API, Body: a.Body, Post: base + "/" + a.Slug, Button: a.Button}
-}
-
-// invoiceAction runs the action through the engine, under the form's Idempotency-Key.
-func (s *Server) invoiceAction(w http.ResponseWriter, r *http.Request) {
-	if !s.checkCSRF(w, r) {
-		return
-	}
-	a, ok := findAction(r.PathValue("action"))
-	if !ok {
-		s.notFound(w, r)
-		return
-	}
-	p, ok := s.loadInvoice(w, r)
-	if !ok || !s.admin(w, r, p) {
-		return
-	}
-	_, err := s.eng.InvoiceAction(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, a.Slug, r.PostFormValue("key"))
-	s.finish(w, r, p, err, invoicePath(p.Account.ID, p.Invoice.InvoiceID)+"?done="+a.Slug,
-		func(p page) confirmation { return invoiceConfirmation(a, p) })
 }
 
 // admin answers 403 for a viewer (false).

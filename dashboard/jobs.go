@@ -158,11 +158,8 @@ func (s *Server) jobRetryPage(w http.ResponseWriter, r *http.Request) {
 
 // retryJob retries the job through the engine, under the form's Idempotency-Key.
 func (s *Server) retryJob(w http.ResponseWriter, r *http.Request) {
-	if !s.checkCSRF(w, r) {
-		return
-	}
-	p, ok := s.loadJob(w, r)
-	if !ok || !s.admin(w, r, p) {
+	p, ok := s.adminPost(w, r, (*Server).loadJob)
+	if !ok {
 		return
 	}
 	_, err := s.eng.RetryJob(r.Context(), *p.Operator, p.Account.ID, p.Job.ID, r.PostFormValue("key"))

@@ -85,35 +85,16 @@ func subscriptionConfirmation(a subscriptionAction, p page) confirmation {
 		Post: base + "/" + a.Slug, Button: a.Button}
 }
 
-// subscriptionActionPage asks an admin to confirm.
-func (s *Server) subscriptionActionPage(w http.ResponseWriter, r *http.Request) {
-	a, ok := findSubscriptionAction(r.PathValue("action"))
-	if !ok {
-		s.notFound(w, r)
-		return
-	}
-	p, ok := s.loadSubscription(w, r)
-	if !ok || !s.admin(w, r, p) {
-		return
-	}
-	s.confirm(w, r, p, func(p page) confirmation { return subscriptionConfirmation(a, p) })
-}
-
-// subscriptionAct runs the action through the engine, under the form's Idempotency-Key.
-func (s *Server) subscriptionAct(w http.ResponseWriter, r *http.Request) {
-	if !s.checkCSRF(w, r) {
-		return
-	}
-	a, ok := findSubscriptionAction(r.PathValue("action"))
-	if !ok {
-		s.notFound(w, r)
-		return
-	}
-	p, ok := s.loadSubscription(w, r)
-	if !ok || !s.admin(w, r, p) {
-		return
-	}
-	_, err := s.eng.SubscriptionAction(r.Context(), *p.Operator, p.Account.ID, p.Subscription.SubscriptionID, a.Slug, r.PostFormValue("key"))
-	s.finish(w, r, p, err, subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID)+"?done="+a.Slug,
-		func(p page) confirmation { return subscriptionConfirmation(a, p) })
+// subscriptionActionPages are the subscription actions' confirmation page and form.
+var subscriptionActionPages = resourceActions[subscriptionAction]{
+	find:    findSubscriptionAction,
+	load:    (*Server).loadSubscription,
+	confirm: subscriptionConfirmation,
+	run: func(s *Server, r *http.Request, p page, a subscriptionAction, key string) error {
+		_, err := s.eng.SubscriptionAction(r.Context(), *p.Operator, p.Account.ID, p.Subscription.SubscriptionID, a.Slug, key)
+		return err
+	},
+	done: func(p page, a subscriptionAction) string {
+		return subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID) + "?done=" + a.Slug
+	},
 }
