@@ -76,6 +76,18 @@ func (u update[T]) run(ctx context.Context, co *core, scope remit.Scope, now tim
 	})
 }
 
+// rowUpdate is the update of a resource that is one row read (locked) and written back, with
+// nothing else to check or keep: its rule, event and ID, and the store's read and write of it.
+func rowUpdate[T any](rule remit.PatchRule[T], event remit.EventType, id func(*T) string, merchantAccountID, resourceID string,
+	read func(store.Q, context.Context, string, string, store.Read) (T, error), write func(store.Q, context.Context, T) error) update[T] {
+	return update[T]{rule: rule, event: event, id: id,
+		load: func(ctx context.Context, tx *store.Tx) (T, error) {
+			return read(tx.Q, ctx, merchantAccountID, resourceID, store.Locked)
+		},
+		save: func(ctx context.Context, tx *store.Tx, _, after *T) error { return write(tx.Q, ctx, *after) },
+	}
+}
+
 // UpdateCustomer applies a merge patch to a customer and emits customer.updated. The finalized
 // invoices that keep no parties yet (finalized before parties were kept) keep the customer as it
 // was.
@@ -139,15 +151,8 @@ func (ca *Catalog) UpdateBillingAccount(ctx context.Context, m remit.MerchantAcc
 //
 // Errors: validation_failure, not_found.
 func (ca *Catalog) UpdatePrice(ctx context.Context, m remit.MerchantAccount, priceID string, patch remit.Patch) (remit.Price, error) {
-	return update[remit.Price]{
-		rule: remit.PricePatch, event: remit.EventPriceUpdated, id: func(p *remit.Price) string { return p.PriceID },
-		load: func(ctx context.Context, tx *store.Tx) (remit.Price, error) {
-			return tx.ReadPrice(ctx, m.ID, priceID, store.Locked)
-		},
-		save: func(ctx context.Context, tx *store.Tx, _, after *remit.Price) error {
-			return tx.UpdatePrice(ctx, *after)
-		},
-	}.run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
+	return rowUpdate(remit.PricePatch, remit.EventPriceUpdated, func(p *remit.Price) string { return p.PriceID },
+		m.ID, priceID, store.Q.ReadPrice, store.Q.UpdatePrice).run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
 }
 
 // UpdateCoupon applies a merge patch to a coupon (active false archives it) and emits
@@ -155,15 +160,8 @@ func (ca *Catalog) UpdatePrice(ctx context.Context, m remit.MerchantAccount, pri
 //
 // Errors: validation_failure, not_found.
 func (ca *Catalog) UpdateCoupon(ctx context.Context, m remit.MerchantAccount, couponID string, patch remit.Patch) (remit.Coupon, error) {
-	return update[remit.Coupon]{
-		rule: remit.CouponPatch, event: remit.EventCouponUpdated, id: func(c *remit.Coupon) string { return c.CouponID },
-		load: func(ctx context.Context, tx *store.Tx) (remit.Coupon, error) {
-			return tx.ReadCoupon(ctx, m.ID, couponID, store.Locked)
-		},
-		save: func(ctx context.Context, tx *store.Tx, _, after *remit.Coupon) error {
-			return tx.UpdateCoupon(ctx, *after)
-		},
-	}.run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
+	return rowUpdate(remit.CouponPatch, remit.EventCouponUpdated, func(c *remit.Coupon) string { return c.CouponID },
+		m.ID, couponID, store.Q.ReadCoupon, store.Q.UpdateCoupon).run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
 }
 
 // UpdateWebhookEndpoint applies a merge patch to an endpoint and emits webhook_endpoint.updated. A

@@ -53,15 +53,8 @@ func (ca *Catalog) ListProducts(ctx context.Context, m remit.MerchantAccount, in
 //
 // Errors: validation_failure, not_found.
 func (ca *Catalog) UpdateProduct(ctx context.Context, m remit.MerchantAccount, productID string, patch remit.Patch) (remit.Product, error) {
-	return update[remit.Product]{
-		rule: remit.ProductPatch, event: remit.EventProductUpdated, id: func(p *remit.Product) string { return p.ProductID },
-		load: func(ctx context.Context, tx *store.Tx) (remit.Product, error) {
-			return tx.ReadProduct(ctx, m.ID, productID, store.Locked)
-		},
-		save: func(ctx context.Context, tx *store.Tx, _, after *remit.Product) error {
-			return tx.UpdateProduct(ctx, *after)
-		},
-	}.run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
+	return rowUpdate(remit.ProductPatch, remit.EventProductUpdated, func(p *remit.Product) string { return p.ProductID },
+		m.ID, productID, store.Q.ReadProduct, store.Q.UpdateProduct).run(ctx, ca.core, scopeOf(m), micro(ca.Now(m)), patch)
 }
 
 // AttachProductFeature makes a product grant a feature (remit.GrantOf: limit and softLimit for a
