@@ -136,7 +136,7 @@ func (iv *Invoicing) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAc
 // lines, once the arithmetic says what each is taxable on (in: its lines, coupons and, finalizing,
 // prepaid balance), and returns it as the arithmetic takes it, with the provider's calculation ID.
 // A provider that does not answer is taxprovider.ErrUnavailable. The call is made inside the
-// caller's transaction (docs/invoices-and-tax.md, "Tax providers": what a failure leaves).
+// caller's transaction unless the action's prepare step asked it before (tax_prepare.go).
 func (iv *Invoicing) calculateTax(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice, in remit.InvoiceFiguresInput) (remit.TaxFunc, string, error) {
 	addr, exempt, err := iv.taxPlace(ctx, q, m, inv)
 	if err != nil {
@@ -148,9 +148,12 @@ func (iv *Invoicing) calculateTax(ctx context.Context, q store.Q, m remit.Mercha
 	for i, l := range inv.Lines {
 		req.Lines = append(req.Lines, taxprovider.Line{Reference: l.InvoiceLineID, Taxable: taxable[i]})
 	}
-	ctx, cancel := iv.taxCall(ctx)
-	defer cancel()
-	calc, err := iv.TaxProvider().Calculate(ctx, req)
+	calc, prepared, err := preparedTax(ctx, req)
+	if !prepared {
+		call, cancel := iv.taxCall(ctx)
+		defer cancel()
+		calc, err = iv.TaxProvider().Calculate(call, req)
+	}
 	if err != nil {
 		return nil, "", err
 	}

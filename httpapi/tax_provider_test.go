@@ -1,6 +1,8 @@
 package httpapi_test
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +13,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/remit-billing/remit/app"
 	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/taxprovider"
 	"github.com/remit-billing/remit/wire"
 )
 
@@ -49,7 +54,7 @@ func startStripeTax(t *testing.T) *stripeTax {
 	return s
 }
 
-// called reports how many calls of path Remit made since the last look, and forgets them.
+// called reports how many calls of path Remit made since the last reset.
 func (s *stripeTax) called(path string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,8 +64,13 @@ func (s *stripeTax) called(path string) int {
 			n++
 		}
 	}
-	s.calls = nil
 	return n
+}
+
+func (s *stripeTax) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = nil
 }
 
 func stripeTaxConfig(apiURL string) *wire.Config {
@@ -92,7 +102,7 @@ func TestStripeTaxProvider(t *testing.T) {
 	testkit.RunWith(t, testkit.Options{Config: stripeTaxConfig(st.url), Serial: true}, func(t *testing.T, e *testkit.Env) {
 		billingFixture(t, e)
 		customerAt(t, e, "ny", "US", "NY", false)
-		st.called("")
+		st.reset()
 		inv := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "ny", "billingAccountId": "ba-ny", "currency": "USD",
 			"lines": []any{map[string]any{"priceId": "plan"}}}).Data()
 		id := inv["invoiceId"].(string)
@@ -102,6 +112,7 @@ func TestStripeTaxProvider(t *testing.T) {
 		if n := st.called("/v1/tax/calculations"); n != 1 {
 			t.Fatalf("%d calculations for the draft", n)
 		}
+		st.reset()
 		quoted := e.Must(200, "GET", "/v1/tax-transactions/"+inv["taxTransactionId"].(string), nil).Data()
 		calc, _ := quoted["providerCalculationId"].(string)
 		if quoted["provider"] != "stripe" || !strings.HasPrefix(calc, "taxcalc_") || quoted["providerTransactionId"] != nil || num(quoted["totalTax"]) != 148 {
@@ -133,13 +144,16 @@ func TestStripeTaxProvider(t *testing.T) {
 
 		// Stripe back: the same request finalizes, takes the first number, records the transaction.
 		st.down.Store(false)
+		st.reset()
 		fin := e.Must(200, "POST", "/v1/invoices/"+id+"/finalize", map[string]any{}, testkit.Key("fin-"+id)).Data()
 		if fin["number"] != "INV-000001" || fin["taxStale"] != false || num(fin["taxTotal"]) != 148 {
 			t.Fatalf("finalized: %v", fin)
 		}
-		if n := st.called("/v1/tax/transactions/create_from_calculation"); n != 1 {
-			t.Fatalf("%d transactions recorded at Stripe for the finalization", n)
+		// One calculation, asked before the finalizing transaction and taken by it.
+		if n, r := st.called("/v1/tax/calculations"), st.called("/v1/tax/transactions/create_from_calculation"); n != 1 || r != 1 {
+			t.Fatalf("finalization: %d calculations, %d transactions recorded at Stripe", n, r)
 		}
+		st.reset()
 		sale := e.Must(200, "GET", "/v1/tax-transactions/"+fin["taxTransactionId"].(string), nil).Data()
 		saleTxn, _ := sale["providerTransactionId"].(string)
 		if sale["status"] != "committed" || !strings.HasPrefix(saleTxn, "tax_") || sale["providerCalculationId"] == nil {
@@ -187,6 +201,72 @@ func TestStripeTaxProviderClosedPort(t *testing.T) {
 		}
 		if ev, en := finalizationTraces(e); ev != events || en != entries {
 			t.Fatalf("the 503 left events %d→%d, journal entries %d→%d", events, ev, entries, en)
+		}
+	})
+}
+
+// askedProvider is the built-in table as an external provider that notes, for each calculation,
+// whether a store transaction was open around the call.
+type askedProvider struct {
+	taxprovider.Table
+	mu     sync.Mutex
+	inTx   []bool
+	record int
+}
+
+func (p *askedProvider) Name() string { return taxprovider.Stripe }
+
+func (p *askedProvider) Calculate(ctx context.Context, req taxprovider.Request) (taxprovider.Calculation, error) {
+	p.mu.Lock()
+	p.inTx = append(p.inTx, store.InTx(ctx))
+	p.mu.Unlock()
+	c, err := p.Table.Calculate(ctx, req)
+	c.ID = "taxcalc_test"
+	return c, err
+}
+
+func (p *askedProvider) Record(context.Context, string, string) (string, error) {
+	p.mu.Lock()
+	p.record++
+	p.mu.Unlock()
+	return "tax_test", nil
+}
+
+func (p *askedProvider) calls() []bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := p.inTx
+	p.inTx = nil
+	return out
+}
+
+// A refresh and a finalization ask an external tax provider in their prepare step, with no store
+// transaction open, and their transaction takes that answer (one calculation each); the
+// transaction records the sale from it.
+func TestTaxProviderAskedOutsideTransactions(t *testing.T) {
+	p := &askedProvider{}
+	testkit.RunWith(t, testkit.Options{Engine: func(a *app.App) {
+		p.Rates = a.TaxTable()
+		a.Config.TaxProvider = p
+	}}, func(t *testing.T, e *testkit.Env) {
+		billingFixture(t, e)
+		customerAt(t, e, "ny", "US", "NY", false)
+		inv := e.Must(201, "POST", "/v1/invoices", map[string]any{"customerId": "ny", "billingAccountId": "ba-ny", "currency": "USD",
+			"lines": []any{map[string]any{"priceId": "plan"}}}).Data()
+		id := inv["invoiceId"].(string)
+		p.calls() // a creation asks inside its transaction (it has no prepare step)
+		p.record = 0
+		r := e.Must(200, "POST", "/v1/invoices/"+id+"/refresh", map[string]any{}).Data()
+		if got := fmt.Sprint(p.calls()); got != "[false]" || num(r["taxTotal"]) != 200 {
+			t.Fatalf("refresh: calls in a transaction %s, taxTotal %v", got, r["taxTotal"])
+		}
+		fin := e.Must(200, "POST", "/v1/invoices/"+id+"/finalize", map[string]any{}).Data()
+		if got := fmt.Sprint(p.calls()); got != "[false]" || num(fin["taxTotal"]) != 200 || p.record != 1 {
+			t.Fatalf("finalize: calls in a transaction %s, taxTotal %v, %d recorded", got, fin["taxTotal"], p.record)
+		}
+		sale := e.Must(200, "GET", "/v1/tax-transactions/"+fin["taxTransactionId"].(string), nil).Data()
+		if sale["providerCalculationId"] != "taxcalc_test" || sale["providerTransactionId"] != "tax_test" {
+			t.Fatalf("sale: %v", sale)
 		}
 	})
 }
