@@ -19,6 +19,9 @@ const (
 	EInvalid        Code = "validation_failure"
 	ENotImplemented Code = "not_implemented"
 	EInternal       Code = "internal_error"
+	// ETaxProviderUnavailable (503): the tax provider (REMIT_TAX_PROVIDER=stripe) did not answer
+	// an action that needs its answer; nothing was applied.
+	ETaxProviderUnavailable Code = "tax_provider_unavailable"
 )
 
 // Field locations used in FieldError.Location.

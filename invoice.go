@@ -29,24 +29,31 @@ func (s InvoiceStatus) Payable() bool { return s.Allows(ActionPay) }
 // Total = Subtotal − DiscountTotal − PrepaidApplied + TaxTotal; AmountDue = Total;
 // AmountRemaining = AmountDue − AmountPaid − what credit notes offset.
 type Invoice struct {
-	Object            string            `json:"object"` // "invoice"
-	InvoiceID         string            `json:"invoiceId"`
-	Number            *string           `json:"number"` // INV-000001, assigned at finalization
-	CustomerID        string            `json:"customerId"`
-	BillingAccountID  string            `json:"billingAccountId"`
-	Currency          string            `json:"currency"`
-	Status            InvoiceStatus     `json:"status"`
-	CollectionMethod  string            `json:"collectionMethod"`
-	SubscriptionID    *string           `json:"subscriptionId"`
-	QuoteID           *string           `json:"quoteId"`
-	PeriodStart       *time.Time        `json:"periodStart"`
-	PeriodEnd         *time.Time        `json:"periodEnd"`
-	CouponIDs         []string          `json:"couponIds"`
-	Lines             []InvoiceLine     `json:"lines"`
-	Subtotal          int64             `json:"subtotal"`
-	DiscountTotal     int64             `json:"discountTotal"`
-	PrepaidApplied    int64             `json:"prepaidApplied"`
-	TaxTotal          int64             `json:"taxTotal"`
+	Object           string        `json:"object"` // "invoice"
+	InvoiceID        string        `json:"invoiceId"`
+	Number           *string       `json:"number"` // INV-000001, assigned at finalization
+	CustomerID       string        `json:"customerId"`
+	BillingAccountID string        `json:"billingAccountId"`
+	Currency         string        `json:"currency"`
+	Status           InvoiceStatus `json:"status"`
+	CollectionMethod string        `json:"collectionMethod"`
+	SubscriptionID   *string       `json:"subscriptionId"`
+	QuoteID          *string       `json:"quoteId"`
+	PeriodStart      *time.Time    `json:"periodStart"`
+	PeriodEnd        *time.Time    `json:"periodEnd"`
+	CouponIDs        []string      `json:"couponIds"`
+	Lines            []InvoiceLine `json:"lines"`
+	Subtotal         int64         `json:"subtotal"`
+	DiscountTotal    int64         `json:"discountTotal"`
+	PrepaidApplied   int64         `json:"prepaidApplied"`
+	TaxTotal         int64         `json:"taxTotal"`
+	// TaxStale: the tax provider did not answer the draft's last pricing (creation or refresh), so
+	// its tax is the previous calculation's (none for a draft never calculated); finalization asks
+	// again (docs/invoices-and-tax.md, "Tax providers").
+	TaxStale bool `json:"taxStale"`
+	// TaxCalculationID is the tax provider's calculation the figures were just computed from (not
+	// stored with the invoice: its tax transaction keeps it); empty for the built-in table.
+	TaxCalculationID  string            `json:"-"`
 	Total             int64             `json:"total"`
 	AmountDue         int64             `json:"amountDue"`
 	AmountPaid        int64             `json:"amountPaid"`
@@ -162,21 +169,26 @@ const (
 // TaxTransaction records the tax of an invoice (type sale: quoted while the invoice is a draft,
 // committed at finalization) or of a credit note (type reversal, committed at once).
 type TaxTransaction struct {
-	Object            string               `json:"object"` // "tax_transaction"
-	TaxTransactionID  string               `json:"taxTransactionId"`
-	Status            TaxStatus            `json:"status"`
-	Type              string               `json:"type"`
-	SourceDocumentID  string               `json:"sourceDocumentId"` // invoice or credit note
-	CustomerID        string               `json:"customerId"`
-	Currency          string               `json:"currency"`
-	Lines             []TaxTransactionLine `json:"lines"`
-	TotalTax          int64                `json:"totalTax"`
-	TaxExempt         bool                 `json:"taxExempt"`
-	CommittedAt       *time.Time           `json:"committedAt"`
-	Environment       Environment          `json:"environment"`
-	MerchantAccountID string               `json:"merchantAccountId"`
-	CreatedAt         time.Time            `json:"createdAt"`
-	UpdatedAt         time.Time            `json:"updatedAt"`
+	Object           string               `json:"object"` // "tax_transaction"
+	TaxTransactionID string               `json:"taxTransactionId"`
+	Status           TaxStatus            `json:"status"`
+	Type             string               `json:"type"`
+	SourceDocumentID string               `json:"sourceDocumentId"` // invoice or credit note
+	CustomerID       string               `json:"customerId"`
+	Currency         string               `json:"currency"`
+	Lines            []TaxTransactionLine `json:"lines"`
+	TotalTax         int64                `json:"totalTax"`
+	TaxExempt        bool                 `json:"taxExempt"`
+	CommittedAt      *time.Time           `json:"committedAt"`
+	// Provider is where the tax came from (REMIT_TAX_PROVIDER: builtin or stripe); with stripe, the
+	// calculation it was made from and Stripe's own transaction (a committed sale or a reversal).
+	Provider              string      `json:"provider"`
+	ProviderCalculationID *string     `json:"providerCalculationId"`
+	ProviderTransactionID *string     `json:"providerTransactionId"`
+	Environment           Environment `json:"environment"`
+	MerchantAccountID     string      `json:"merchantAccountId"`
+	CreatedAt             time.Time   `json:"createdAt"`
+	UpdatedAt             time.Time   `json:"updatedAt"`
 }
 
 // TaxTransactionLine is one line's tax in one jurisdiction. Reversal amounts are negative.

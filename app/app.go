@@ -17,6 +17,7 @@ import (
 	"github.com/remit-billing/remit/processor"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
+	"github.com/remit-billing/remit/taxprovider"
 )
 
 // Config is what the engine needs from the process configuration.
@@ -25,6 +26,9 @@ type Config struct {
 	IdempotencyRetention time.Duration // how long an Idempotency-Key is remembered (24h)
 	IdempotencyLease     time.Duration // how long an in-flight request holds its key before a retry may take over
 	Tax                  *tax.Table    // the tax rate table; nil means the shipped defaults
+	// TaxProvider is where tax comes from (REMIT_TAX_PROVIDER): nil is the built-in table (Tax);
+	// taxprovider.StripeTax asks Stripe Tax (docs/invoices-and-tax.md, "Tax providers").
+	TaxProvider taxprovider.Provider
 
 	// Webhooks (app/webhooks.go).
 	SecretKey           string          // REMIT_SECRET_KEY: derives the key that encrypts endpoint secrets at rest
@@ -228,6 +232,30 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Quotes.registerJobs()
 	a.Payments.registerJobs()
 	return a
+}
+
+// TaxProvider is the deployment's tax provider: Config.TaxProvider, else the built-in table.
+func (co *core) TaxProvider() taxprovider.Provider {
+	if co.Config.TaxProvider != nil {
+		return co.Config.TaxProvider
+	}
+	return taxprovider.Table{Rates: co.TaxTable()}
+}
+
+// taxCall bounds one tax provider call by the processor timeout (REMIT_PROCESSOR_TIMEOUT).
+func (co *core) taxCall(ctx context.Context) (context.Context, context.CancelFunc) {
+	if co.Config.ProcessorTimeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, co.Config.ProcessorTimeout)
+}
+
+// optString is s, or nil when it is empty.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // TaxTable is the tax rate table in force.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
+	"github.com/remit-billing/remit/taxprovider"
 )
 
 // CreateCreditNote issues a credit note and applies its buckets in one transaction: offset lowers
@@ -118,7 +119,18 @@ func (cns *CreditNotes) reverseTax(ctx context.Context, tx *store.Tx, m remit.Me
 	rev := remit.TaxTransaction{Object: "tax_transaction", TaxTransactionID: remit.NewID("txn"), Status: remit.TaxCommitted,
 		Type: remit.TaxReversal, SourceDocumentID: cn.CreditNoteID, CustomerID: inv.CustomerID, Currency: inv.Currency,
 		Lines: nonZeroTax(lines), TotalTax: -cn.TaxTotal, CommittedAt: &now, Environment: m.Environment, MerchantAccountID: m.ID,
-		CreatedAt: now, UpdatedAt: now}
+		CreatedAt: now, UpdatedAt: now, Provider: cns.TaxProvider().Name()}
+	if inv.TaxTransactionID != nil {
+		sale, err := tx.GetTaxTransaction(ctx, m.ID, *inv.TaxTransactionID, store.Unlocked)
+		if err != nil {
+			return err
+		}
+		// Stripe Tax: a partial reversal of the sale's Stripe transaction by what the note gives back.
+		r := taxprovider.Reversal{Reference: rev.TaxTransactionID, FlatAmount: cn.Total}
+		if rev.ProviderTransactionID, err = cns.reverseAtProvider(ctx, sale, r); err != nil {
+			return err
+		}
+	}
 	if err := tx.UpsertTaxTransaction(ctx, rev); err != nil {
 		return err
 	}

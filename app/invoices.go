@@ -10,7 +10,7 @@ import (
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
-	"github.com/remit-billing/remit/tax"
+	"github.com/remit-billing/remit/taxprovider"
 )
 
 // Invoices (docs/invoices-and-tax.md): drafts are priced from the catalog and recomputed by refresh;
@@ -119,8 +119,8 @@ func (iv *Invoicing) loadCoupons(ctx context.Context, q store.Q, m remit.Merchan
 }
 
 // taxPlace is where the customer is taxed: the billing account's tax address, else the
-// customer's address; an exempt customer owes nothing.
-func (iv *Invoicing) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) ([]tax.Component, bool, error) {
+// customer's address (nil: none, nothing owed); an exempt customer owes nothing.
+func (iv *Invoicing) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) (*remit.Address, bool, error) {
 	cust, ba, err := loadParties(ctx, q, m, inv.CustomerID, inv.BillingAccountID)
 	if err != nil {
 		return nil, false, err
@@ -129,23 +129,58 @@ func (iv *Invoicing) taxPlace(ctx context.Context, q store.Q, m remit.MerchantAc
 	if addr == nil {
 		addr = cust.Address
 	}
-	if addr == nil {
-		return nil, cust.TaxExempt, nil
-	}
-	region := ""
-	if addr.Region != nil {
-		region = *addr.Region
-	}
-	return iv.TaxTable().Lookup(addr.Country, region), cust.TaxExempt, nil
+	return addr, cust.TaxExempt, nil
 }
 
-// taxOf is the tax of the invoice's lines at the customer's place (taxPlace, tax.Calculator).
-func (iv *Invoicing) taxOf(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice) (remit.TaxFunc, error) {
-	comps, exempt, err := iv.taxPlace(ctx, q, m, inv)
+// calculateTax asks the deployment's tax provider (taxprovider.Provider) for the tax of inv's
+// lines, once the arithmetic says what each is taxable on (in: its lines, coupons and, finalizing,
+// prepaid balance), and returns it as the arithmetic takes it, with the provider's calculation ID.
+// A provider that does not answer is taxprovider.ErrUnavailable. The call is made inside the
+// caller's transaction unless the action's prepare step asked it before (tax_prepare.go).
+func (iv *Invoicing) calculateTax(ctx context.Context, q store.Q, m remit.MerchantAccount, inv remit.Invoice, in remit.InvoiceFiguresInput) (remit.TaxFunc, string, error) {
+	addr, exempt, err := iv.taxPlace(ctx, q, m, inv)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return tax.Calculator(comps, exempt), nil
+	var taxable []int64
+	remit.ComputeInvoiceFigures(in, func(t []int64) []remit.TaxOnLine { taxable = t; return nil })
+	req := taxprovider.Request{Reference: inv.InvoiceID, Currency: inv.Currency, Address: addr, Exempt: exempt}
+	for i, l := range inv.Lines {
+		req.Lines = append(req.Lines, taxprovider.Line{Reference: l.InvoiceLineID, Taxable: taxable[i]})
+	}
+	calc, prepared, err := preparedTax(ctx, req)
+	if !prepared {
+		call, cancel := iv.taxCall(ctx)
+		defer cancel()
+		calc, err = iv.TaxProvider().Calculate(call, req)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return func([]int64) []remit.TaxOnLine { return calc.Taxes }, calc.ID, nil
+}
+
+// previousTax is the tax a draft's lines carry now, as the arithmetic takes it: what a draft keeps
+// when the provider does not answer its refresh (none for a draft never calculated).
+func previousTax(inv remit.Invoice) remit.TaxFunc {
+	var out []remit.TaxOnLine
+	for i, l := range inv.Lines {
+		for _, t := range l.Taxes {
+			out = append(out, remit.TaxOnLine{Line: i, Jurisdiction: t.Jurisdiction, RatePPM: t.RatePPM,
+				TaxableAmount: t.TaxableAmount, TaxAmount: t.TaxAmount})
+		}
+	}
+	return func([]int64) []remit.TaxOnLine { return out }
+}
+
+// taxUnavailable is the 503 of an action that needs the tax provider's answer and did not get it;
+// the transaction it is returned in rolls back, so nothing was applied.
+func taxUnavailable(err error) error {
+	if !errors.Is(err, taxprovider.ErrUnavailable) {
+		return err
+	}
+	return &remit.Error{Code: remit.ETaxProviderUnavailable, Err: err,
+		Message: "The tax provider did not answer; nothing was changed. Retry the request later with the same Idempotency-Key."}
 }
 
 // priceDraft recomputes a draft's quantities, unit amounts and figures: catalog prices (unless the
@@ -160,11 +195,18 @@ func (iv *Invoicing) priceDraft(ctx context.Context, tx *store.Tx, m remit.Merch
 	if err != nil {
 		return err
 	}
-	taxOf, err := iv.taxOf(ctx, tx.Q, m, *inv)
+	in := remit.InvoiceFiguresInput{Lines: priced, Coupons: coupons}
+	taxOf, calcID, err := iv.calculateTax(ctx, tx.Q, m, *inv, in)
+	stale := errors.Is(err, taxprovider.ErrUnavailable)
+	if stale { // the draft keeps its previous tax and says so (taxStale); finalization asks again
+		iv.Log.WarnContext(ctx, "tax provider unavailable: the draft keeps its previous tax", "invoiceId", inv.InvoiceID, "error", err)
+		taxOf, err = previousTax(*inv), nil
+	}
 	if err != nil {
 		return err
 	}
-	remit.ApplyFigures(inv, remit.ComputeInvoiceFigures(remit.InvoiceFiguresInput{Lines: priced, Coupons: coupons}, taxOf))
+	remit.ApplyFigures(inv, remit.ComputeInvoiceFigures(in, taxOf))
+	inv.TaxStale, inv.TaxCalculationID = stale, calcID
 	return nil
 }
 
@@ -320,6 +362,10 @@ func (iv *Invoicing) taxTransactionFor(ctx context.Context, tx *store.Tx, m remi
 		}
 	}
 	t.Lines, t.TotalTax, t.TaxExempt, t.UpdatedAt = nil, inv.TaxTotal, exempt, now
+	t.Provider = iv.TaxProvider().Name()
+	if !inv.TaxStale { // a stale draft's transaction keeps the calculation its tax came from
+		t.ProviderCalculationID = optString(inv.TaxCalculationID)
+	}
 	for _, l := range inv.Lines {
 		for _, lt := range l.Taxes {
 			t.Lines = append(t.Lines, remit.TaxTransactionLine{LineID: l.InvoiceLineID, TaxableAmount: lt.TaxableAmount,
@@ -419,6 +465,7 @@ func (iv *Invoicing) finalizeInTx(ctx context.Context, tx *store.Tx, m remit.Mer
 		return in.Draft, err
 	}
 	inv := plan.Invoice
+	inv.TaxStale = false // calculated just now
 	if err := iv.persistFinalization(ctx, tx, m, &inv, plan, now); err != nil {
 		return inv, err
 	}
@@ -457,8 +504,9 @@ func (iv *Invoicing) loadFinalization(ctx context.Context, tx *store.Tx, m remit
 	if in.Lines, err = iv.priceLines(ctx, tx, m, &in.Draft, prices, counted); err != nil {
 		return in, err
 	}
-	in.TaxOf, err = iv.taxOf(ctx, tx.Q, m, inv)
-	return in, err
+	in.TaxOf, in.Draft.TaxCalculationID, err = iv.calculateTax(ctx, tx.Q, m, in.Draft,
+		remit.InvoiceFiguresInput{Lines: in.Lines, Coupons: in.Coupons, Grants: in.Grants})
+	return in, taxUnavailable(err)
 }
 
 // spendableGrants is the customer's prepaid balance that may pay the invoice, its lots locked,
@@ -532,6 +580,9 @@ func (iv *Invoicing) commitTax(ctx context.Context, tx *store.Tx, m remit.Mercha
 		return err
 	}
 	t.Status, t.CommittedAt = remit.TaxCommitted, &now
+	if t.ProviderTransactionID, err = iv.recordTax(ctx, t); err != nil {
+		return err
+	}
 	if err := tx.UpsertTaxTransaction(ctx, t); err != nil {
 		return err
 	}
@@ -542,6 +593,19 @@ func (iv *Invoicing) commitTax(ctx context.Context, tx *store.Tx, m remit.Mercha
 		}
 	}
 	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionCommitted, t.TaxTransactionID, t)
+}
+
+// recordTax makes the provider's transaction of a committed sale from its calculation (Stripe's
+// create_from_calculation; nothing for the built-in table, or inside a preview, which commits
+// nothing), with the Remit transaction's ID and the calculation's as its reference.
+func (iv *Invoicing) recordTax(ctx context.Context, t remit.TaxTransaction) (*string, error) {
+	if t.ProviderCalculationID == nil || inPreview(ctx) {
+		return nil, nil
+	}
+	ctx, cancel := iv.taxCall(ctx)
+	defer cancel()
+	id, err := iv.TaxProvider().Record(ctx, *t.ProviderCalculationID, t.TaxTransactionID+"-"+*t.ProviderCalculationID)
+	return optString(id), taxUnavailable(err)
 }
 
 // finishFinalization does what follows the plan, the number last: the merchant account's counter
@@ -678,10 +742,29 @@ func (iv *Invoicing) reverseVoidedTax(ctx context.Context, tx *store.Tx, m remit
 	if rev.TotalTax == 0 {
 		return nil
 	}
+	rev.Provider = iv.TaxProvider().Name()
+	if rev.ProviderTransactionID, err = iv.reverseAtProvider(ctx, sale, taxprovider.Reversal{Reference: rev.TaxTransactionID, Full: len(reversals) == 0,
+		FlatAmount: inv.Total - inv.CreditedTotal}); err != nil {
+		return err
+	}
 	if err := tx.UpsertTaxTransaction(ctx, rev); err != nil {
 		return err
 	}
 	return iv.Emit(ctx, tx, scopeOf(m), now, remit.EventTaxTransactionReversed, rev.TaxTransactionID, rev)
+}
+
+// reverseAtProvider records at the provider the reversal r of the sale (Stripe's create_reversal
+// of the sale's Stripe transaction; nothing when the sale has none: the built-in table's, or one
+// committed before the provider was switched, or inside a preview).
+func (co *core) reverseAtProvider(ctx context.Context, sale remit.TaxTransaction, r taxprovider.Reversal) (*string, error) {
+	if sale.ProviderTransactionID == nil || inPreview(ctx) {
+		return nil, nil
+	}
+	r.OriginalTransaction = *sale.ProviderTransactionID
+	ctx, cancel := co.taxCall(ctx)
+	defer cancel()
+	id, err := co.TaxProvider().Reverse(ctx, r)
+	return optString(id), taxUnavailable(err)
 }
 
 const jobAutoFinalize = remit.JobInvoiceAutoFinalize

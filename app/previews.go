@@ -39,6 +39,13 @@ func notePreviewEvent(ctx context.Context, typ remit.EventType, obj any) {
 	}
 }
 
+// inPreview reports whether ctx is a preview's: what leaves Remit for good (a tax provider's
+// recorded transaction) is not done there.
+func inPreview(ctx context.Context) bool {
+	_, ok := ctx.Value(previewKey{}).(*previewRecord)
+	return ok
+}
+
 // notePreviewProrations records the proration a change priced, inside a preview.
 func notePreviewProrations(ctx context.Context, lines []remit.ProrationLine) {
 	if rec, ok := ctx.Value(previewKey{}).(*previewRecord); ok {

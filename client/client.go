@@ -55,6 +55,8 @@ const (
 	CodeValidationFailure = "validation_failure"
 	CodeNotImplemented    = "not_implemented"
 	CodeInternalError     = "internal_error"
+	// CodeTaxProviderUnavailable (503): the tax provider did not answer; nothing was applied.
+	CodeTaxProviderUnavailable = "tax_provider_unavailable"
 )
 
 // New returns a client of the Remit API at baseURL (for example "http://127.0.0.1:8080"). Give it

@@ -174,6 +174,10 @@ type Invoicing interface {
 	ListInvoices(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceQuery) (remit.List[remit.Invoice], error)
 	RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
 	FinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string, finalizedByRef *string) (remit.Invoice, error)
+	// PrepareFinalizeInvoice and PrepareRefreshInvoice run before the action's transaction (a
+	// prepare step): they ask an external tax provider, a call no transaction may wait on.
+	PrepareFinalizeInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) context.Context
+	PrepareRefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) context.Context
 	VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error)
 	ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, in remit.TaxTransactionQuery) (remit.List[remit.TaxTransaction], error)
 	GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error)

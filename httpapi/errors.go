@@ -21,15 +21,16 @@ import (
 
 // statusOf is the one table pairing error codes with HTTP statuses (docs/api-conventions.md "Errors").
 var statusOf = map[remit.Code]int{
-	remit.EBadRequest:     http.StatusBadRequest,
-	remit.EUnauthorized:   http.StatusUnauthorized,
-	remit.EForbidden:      http.StatusForbidden,
-	remit.ENotFound:       http.StatusNotFound,
-	remit.EConflict:       http.StatusConflict,
-	remit.EInvalid:        http.StatusUnprocessableEntity,
-	remit.ERateLimited:    http.StatusTooManyRequests,
-	remit.ENotImplemented: http.StatusNotImplemented,
-	remit.EInternal:       http.StatusInternalServerError,
+	remit.EBadRequest:             http.StatusBadRequest,
+	remit.EUnauthorized:           http.StatusUnauthorized,
+	remit.EForbidden:              http.StatusForbidden,
+	remit.ENotFound:               http.StatusNotFound,
+	remit.EConflict:               http.StatusConflict,
+	remit.EInvalid:                http.StatusUnprocessableEntity,
+	remit.ERateLimited:            http.StatusTooManyRequests,
+	remit.ENotImplemented:         http.StatusNotImplemented,
+	remit.EInternal:               http.StatusInternalServerError,
+	remit.ETaxProviderUnavailable: http.StatusServiceUnavailable,
 }
 
 // httpError is an error with a status of its own (405, 413, 503) that shares a code of the table.

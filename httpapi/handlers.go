@@ -161,6 +161,7 @@ func (s *Server) handlers() (map[string]HandlerFunc, error) {
 func (s *Server) preparers() map[string]PrepareFunc {
 	all := s.webhookPreparers()
 	maps.Copy(all, s.catalogPreparers())
+	maps.Copy(all, s.invoicingPreparers())
 	return all
 }
 

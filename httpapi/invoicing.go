@@ -32,6 +32,18 @@ func (s *Server) finalizeInvoice(ctx context.Context, r *Request, body api.Invoi
 	return s.eng.Invoicing.FinalizeInvoice(ctx, r.Merchant, r.Path("invoiceId"), body.FinalizedByRef)
 }
 
+// invoicingPreparers asks the tax provider before a finalization's or a refresh's transaction.
+func (s *Server) invoicingPreparers() map[string]PrepareFunc {
+	return map[string]PrepareFunc{
+		"finalizeInvoice": func(ctx context.Context, r *Request) context.Context {
+			return s.eng.Invoicing.PrepareFinalizeInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+		},
+		"refreshInvoice": func(ctx context.Context, r *Request) context.Context {
+			return s.eng.Invoicing.PrepareRefreshInvoice(ctx, r.Merchant, r.Path("invoiceId"))
+		},
+	}
+}
+
 // listTaxTransactions handles GET /v1/tax-transactions.
 func (s *Server) listTaxTransactions(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Invoicing.ListTaxTransactions(ctx, r.Merchant, remit.TaxTransactionQuery{Status: r.Query("status"), SourceDocumentID: r.Query("sourceDocumentId"),

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -45,7 +46,7 @@ const invoiceColumns = `id, number, customer_id, billing_account_id, currency, s
 	amount_paid, amount_remaining, credited_total, offset_total, refunded_total, tax_transaction_id, payment_url,
 	auto_finalize_at, last_payment_error, finalized_by_ref, finalized_at, paid_at, voided_at, metadata, created_at, updated_at,
 	latest_payment_id, attempt_count, next_payment_attempt_at, dunning_status, dunning_started_at, dunning_retries,
-	hosted_invoice_url, days_until_due, due_date, memo`
+	hosted_invoice_url, days_until_due, due_date, memo, tax_stale`
 
 func invoiceArgs(inv remit.Invoice) []any {
 	coupons := inv.CouponIDs
@@ -68,7 +69,7 @@ func invoiceArgs(inv remit.Invoice) []any {
 		ptrMicros(inv.FinalizedAt), ptrMicros(inv.PaidAt), ptrMicros(inv.VoidedAt), mustJSON(md),
 		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt), ptrStr(inv.LatestPaymentID), inv.AttemptCount,
 		ptrMicros(inv.NextPaymentAttemptAt), string(dunningStatus), ptrMicros(inv.DunningStartedAt), inv.DunningRetries,
-		ptrStr(inv.HostedInvoiceURL), optInt(inv.DaysUntilDue), ptrMicros(inv.DueDate), ptrStr(inv.Memo)}
+		ptrStr(inv.HostedInvoiceURL), optInt(inv.DaysUntilDue), ptrMicros(inv.DueDate), ptrStr(inv.Memo), inv.TaxStale}
 }
 
 // InsertInvoice inserts an invoice and its lines: the invoice_lines rows and, in the invoice's
@@ -78,7 +79,7 @@ func (q Q) InsertInvoice(ctx context.Context, inv remit.Invoice) error {
 	args := append(append([]any{inv.MerchantAccountID}, invoiceArgs(inv)...), linesDoc(rows))
 	_, err := q.exec(ctx, `INSERT INTO invoices (merchant_account_id, `+invoiceColumns+`, lines_doc) VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
 		$9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, $36,
-		$37, $38, $39, $40, $41, $42, $43, $44, $45, $46)`, args...)
+		$37, $38, $39, $40, $41, $42, $43, $44, $45, $46, $47)`, args...)
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -118,7 +119,7 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 	if lines {
 		rows = lineRowsOf(inv.Lines)
 		args = append(args, linesDoc(rows))
-		setDoc = ", lines_doc = $46"
+		setDoc = ", lines_doc = $47"
 	}
 	_, err := q.exec(ctx, `UPDATE invoices SET number = $3, customer_id = $4, billing_account_id = $5, currency = $6, status = $7,
 		collection_method = $8, subscription_id = $9, quote_id = $10, period_start = $11, period_end = $12, coupon_ids = $13,
@@ -128,7 +129,7 @@ func (q Q) UpdateInvoice(ctx context.Context, inv remit.Invoice, lines bool) err
 		finalized_at = $30, paid_at = $31, voided_at = $32, metadata = $33, created_at = $34, updated_at = $35,
 		latest_payment_id = $36, attempt_count = $37, next_payment_attempt_at = $38, dunning_status = $39,
 		dunning_started_at = $40, dunning_retries = $41, hosted_invoice_url = $42, days_until_due = $43, due_date = $44,
-		memo = $45`+setDoc+` WHERE merchant_account_id = $1 AND id = $2`, args...)
+		memo = $45, tax_stale = $46`+setDoc+` WHERE merchant_account_id = $1 AND id = $2`, args...)
 	if err != nil {
 		return wrapErr(err, "store.UpdateInvoice")
 	}
@@ -178,7 +179,7 @@ func scanInvoiceAnd(row interface{ Scan(...any) error }, more ...any) (inv remit
 		&inv.CollectionMethod, &sub, &quote, &pStart, &pEnd, &coupons, &inv.Subtotal, &inv.DiscountTotal, &inv.PrepaidApplied,
 		&inv.TaxTotal, &inv.Total, &inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal,
 		&inv.RefundedTotal, &taxTxn, &payURL, &autoFin, &lastErr, &byRef, &fin, &paid, &voided, &md, &created, &updated, &latest,
-		&inv.AttemptCount, &nextAttempt, &inv.DunningStatus, &dunStart, &inv.DunningRetries, &hosted, &days, &due, &memo}, more...)...)
+		&inv.AttemptCount, &nextAttempt, &inv.DunningStatus, &dunStart, &inv.DunningRetries, &hosted, &days, &due, &memo, &inv.TaxStale}, more...)...)
 	if err != nil {
 		return inv, err
 	}
@@ -243,7 +244,8 @@ func (q Q) fillLines(ctx context.Context, inv *remit.Invoice, doc sql.NullString
 
 // --- tax transactions ---
 
-const taxColumns = `id, status, type, source_document_id, customer_id, currency, lines, total_tax, tax_exempt, committed_at, created_at, updated_at`
+const taxColumns = `id, status, type, source_document_id, customer_id, currency, lines, total_tax, tax_exempt, committed_at, created_at, updated_at,
+	provider, provider_calculation_id, provider_transaction_id`
 
 // UpsertTaxTransaction inserts or rewrites a tax transaction.
 func (q Q) UpsertTaxTransaction(ctx context.Context, t remit.TaxTransaction) error {
@@ -252,11 +254,14 @@ func (q Q) UpsertTaxTransaction(ctx context.Context, t remit.TaxTransaction) err
 		lines = []remit.TaxTransactionLine{}
 	}
 	_, err := q.exec(ctx, `INSERT INTO tax_transactions (merchant_account_id, `+taxColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		ON CONFLICT (merchant_account_id, id) DO UPDATE SET status = excluded.status, lines = excluded.lines,
-		total_tax = excluded.total_tax, tax_exempt = excluded.tax_exempt, committed_at = excluded.committed_at, updated_at = excluded.updated_at`,
+		total_tax = excluded.total_tax, tax_exempt = excluded.tax_exempt, committed_at = excluded.committed_at, updated_at = excluded.updated_at,
+		provider = excluded.provider, provider_calculation_id = excluded.provider_calculation_id,
+		provider_transaction_id = excluded.provider_transaction_id`,
 		t.MerchantAccountID, t.TaxTransactionID, t.Status, t.Type, t.SourceDocumentID, t.CustomerID, t.Currency, mustJSON(lines),
-		t.TotalTax, t.TaxExempt, ptrMicros(t.CommittedAt), remit.Micros(t.CreatedAt), remit.Micros(t.UpdatedAt))
+		t.TotalTax, t.TaxExempt, ptrMicros(t.CommittedAt), remit.Micros(t.CreatedAt), remit.Micros(t.UpdatedAt),
+		cmp.Or(t.Provider, "builtin"), ptrStr(t.ProviderCalculationID), ptrStr(t.ProviderTransactionID))
 	return wrapErr(err, "store.UpsertTaxTransaction")
 }
 
@@ -264,11 +269,13 @@ func scanTax(row interface{ Scan(...any) error }) (t remit.TaxTransaction, err e
 	var lines string
 	var committed sql.NullInt64
 	var created, updated int64
+	var calc, txn sql.NullString
 	err = row.Scan(&t.TaxTransactionID, &t.Status, &t.Type, &t.SourceDocumentID, &t.CustomerID, &t.Currency, &lines,
-		&t.TotalTax, &t.TaxExempt, &committed, &created, &updated)
+		&t.TotalTax, &t.TaxExempt, &committed, &created, &updated, &t.Provider, &calc, &txn)
 	if err != nil {
 		return t, err
 	}
+	t.ProviderCalculationID, t.ProviderTransactionID = nullStr(calc), nullStr(txn)
 	t.Object, t.CommittedAt = "tax_transaction", nullTime(committed)
 	t.CreatedAt, t.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
 	return t, json.Unmarshal([]byte(lines), &t.Lines)

@@ -28,6 +28,7 @@ var Variables = []Variable{
 	{"REMIT_WEBHOOK_CONCURRENCY", "", "`16`", "webhook attempts in flight per process"},
 	{"REMIT_SECRET_KEY", "", "a random key kept in the store", "key material for what is stored sealed (webhook signing secrets, remembered idempotent answers); set it in production, the same in every process, and keep it: what was sealed with it cannot be opened without it"},
 	{"REMIT_TAX_RATES_FILE", "", "the shipped table", "a JSON rate table replacing the built-in one"},
+	{"REMIT_TAX_PROVIDER", "", "`builtin`", "`builtin` (the rate table) or `stripe`: drafts and finalization ask Stripe Tax (with `REMIT_STRIPE_SECRET_KEY`), a finalized invoice's tax transaction is recorded from its calculation, credit notes and voids as reversals; Stripe not answering is 503 `tax_provider_unavailable` at finalization ([docs/invoices-and-tax.md](docs/invoices-and-tax.md#tax-providers))"},
 	{"REMIT_DISABLED_OPERATIONS", "", "(none)", "comma-separated operationIds this deployment answers with 501"},
 	{"REMIT_SCHEDULER_INTERVAL", "", "`1s`", "how often due work (expiries, renewals, cutoffs) is looked for, and how often an idle webhook worker looks for deliveries other processes created"},
 	{"REMIT_DATABASE_MAX_CONNS", "", "`32`", "PostgreSQL connections per process; several processes together must stay under the server's `max_connections` (100 by default)"},

@@ -6,6 +6,7 @@ package wire
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"github.com/remit-billing/remit/ratelimit"
 	"github.com/remit-billing/remit/store"
 	"github.com/remit-billing/remit/tax"
+	"github.com/remit-billing/remit/taxprovider"
 )
 
 // Config is Remit's configuration. FromEnv reads it from REMIT_* variables.
@@ -47,6 +49,7 @@ type Config struct {
 	WebhookRetry         string        // REMIT_WEBHOOK_RETRY_SCHEDULE (5s,5m,30m,2h,5h,10h,10h)
 	WebhookAllowPriv     string        // REMIT_WEBHOOK_ALLOW_PRIVATE: true/false; empty = on in sandbox only
 	TaxRatesFile         string        // REMIT_TAX_RATES_FILE: a JSON rate table replacing the shipped one
+	TaxProvider          string        // REMIT_TAX_PROVIDER: builtin (the rate table, the default) or stripe (Stripe Tax)
 	DisabledOps          []string      // REMIT_DISABLED_OPERATIONS: comma-separated operationIds answered with 501
 	WebhookLease         time.Duration // REMIT_WEBHOOK_LEASE (1m): how long a worker holds a claimed delivery
 	WebhookWorkers       int           // REMIT_WEBHOOK_CONCURRENCY (16): attempts in flight per process
@@ -107,7 +110,7 @@ func fromEnv(lookup func(string) (string, bool)) (Config, error) {
 	for name, dst := range map[string]*string{
 		"REMIT_ADDR": &c.Addr, "REMIT_DATABASE_URL": &c.DatabaseURL, "REMIT_PUBLIC_URL": &c.PublicURL,
 		"REMIT_REDIS_URL": &c.RedisURL, "REMIT_LOG_LEVEL": &c.LogLevel, "REMIT_WEBHOOK_RETRY_SCHEDULE": &c.WebhookRetry,
-		"REMIT_WEBHOOK_ALLOW_PRIVATE": &c.WebhookAllowPriv, "REMIT_TAX_RATES_FILE": &c.TaxRatesFile, "REMIT_SECRET_KEY": &c.SecretKey,
+		"REMIT_WEBHOOK_ALLOW_PRIVATE": &c.WebhookAllowPriv, "REMIT_TAX_RATES_FILE": &c.TaxRatesFile, "REMIT_TAX_PROVIDER": &c.TaxProvider, "REMIT_SECRET_KEY": &c.SecretKey,
 		"REMIT_STRIPE_SECRET_KEY": &c.StripeSecretKey, "REMIT_STRIPE_API_URL": &c.StripeAPIURL,
 		"REMIT_STRIPE_WEBHOOK_SECRET": &c.StripeWebhookKey, "REMIT_STRIPE_PUBLISHABLE_KEY": &c.StripePublishableKey,
 		"REMIT_DUNNING_SCHEDULE": &c.DunningSchedule, "REMIT_SMTP_URL": &c.SMTPURL, "REMIT_EMAIL_FROM": &c.EmailFrom,
@@ -550,12 +553,30 @@ func appConfig(c Config) (app.Config, error) {
 			PublishableKey: c.StripePublishableKey})
 		appCfg.ProcessorInSandbox = c.StripeSandbox
 	}
+	return appCfg, taxConfig(c, &appCfg)
+}
+
+// taxConfig sets the engine's tax: the rate table (REMIT_TAX_RATES_FILE) and the provider
+// (REMIT_TAX_PROVIDER: builtin, the table; stripe, Stripe Tax with REMIT_STRIPE_SECRET_KEY and
+// REMIT_STRIPE_API_URL, each call bounded by REMIT_PROCESSOR_TIMEOUT).
+func taxConfig(c Config, cfg *app.Config) error {
 	if c.TaxRatesFile != "" {
 		t, err := tax.LoadFile(c.TaxRatesFile)
 		if err != nil {
-			return app.Config{}, fmt.Errorf("REMIT_TAX_RATES_FILE: %w", err)
+			return fmt.Errorf("REMIT_TAX_RATES_FILE: %w", err)
 		}
-		appCfg.Tax = t
+		cfg.Tax = t
 	}
-	return appCfg, nil
+	switch c.TaxProvider {
+	case "", taxprovider.Builtin:
+	case taxprovider.Stripe:
+		if c.StripeSecretKey == "" {
+			return errors.New("REMIT_TAX_PROVIDER=stripe needs REMIT_STRIPE_SECRET_KEY")
+		}
+		cfg.TaxProvider = taxprovider.NewStripe(taxprovider.StripeConfig{SecretKey: c.StripeSecretKey, APIURL: c.StripeAPIURL,
+			Timeout: c.ProcessorTimeout})
+	default:
+		return fmt.Errorf("REMIT_TAX_PROVIDER must be builtin or stripe, not %q", c.TaxProvider)
+	}
+	return nil
 }

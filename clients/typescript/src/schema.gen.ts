@@ -2384,7 +2384,7 @@ export interface components {
                  * @description Machine-readable error code; pairs with the HTTP status as tabled in the API description.
                  * @enum {string}
                  */
-                code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "validation_failure" | "not_implemented" | "internal_error";
+                code: "bad_request" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "rate_limited" | "validation_failure" | "not_implemented" | "internal_error" | "tax_provider_unavailable";
                 /** @description Human-readable explanation. Never leaks internals. */
                 message: string;
                 /** @description Request ID (req_...). Always set by this server. */
@@ -5937,6 +5937,7 @@ export interface components {
          *       "discountTotal": 5000,
          *       "prepaidApplied": 4000,
          *       "taxTotal": 640,
+         *       "taxStale": false,
          *       "total": 16640,
          *       "amountDue": 16640,
          *       "amountPaid": 16640,
@@ -6022,6 +6023,8 @@ export interface components {
              * @description Tax. Minor units.
              */
             taxTotal?: number;
+            /** @description True when the tax provider (REMIT_TAX_PROVIDER=stripe) did not answer the draft's last pricing (its creation, a refresh, a change of its lines): its tax figures are then those of the previous calculation (none for a draft never calculated), the other figures are current, and finalization asks the provider again (503 tax_provider_unavailable if it still does not answer). Always false with the built-in table and once finalized. */
+            taxStale?: boolean;
             /**
              * Format: int64
              * @description Invoice total. Minor units.
@@ -6195,6 +6198,9 @@ export interface components {
          *       ],
          *       "totalTax": 640,
          *       "committedAt": "2025-06-01T12:00:00.19309Z",
+         *       "provider": "builtin",
+         *       "providerCalculationId": null,
+         *       "providerTransactionId": null,
          *       "environment": "sandbox",
          *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
          *       "createdAt": "2025-06-01T12:00:00.188333Z",
@@ -6235,6 +6241,15 @@ export interface components {
              * @description When committed. RFC 3339, UTC.
              */
             committedAt?: string | null;
+            /**
+             * @description Where the tax came from (REMIT_TAX_PROVIDER): builtin, the rate table; stripe, Stripe Tax.
+             * @enum {string}
+             */
+            provider?: "builtin" | "stripe";
+            /** @description Stripe Tax: the calculation (taxcalc_...) the lines were made from; a sale's, kept as it was while a refresh found Stripe unavailable. Null with the built-in table, for a reversal, and for a document with nothing taxable or no tax address (Stripe is not asked). */
+            providerCalculationId?: string | null;
+            /** @description Stripe Tax: Stripe's tax transaction (tax_...) recorded from the calculation at finalization (create_from_calculation), or the reversal recorded for a credit note or a void (create_reversal). Null with the built-in table, while quoted, and when the sale has no Stripe transaction to reverse. */
+            providerTransactionId?: string | null;
             /** @description Environment the resource lives in: sandbox or production. */
             environment?: string;
             /** @description Merchant account the resource belongs to. */
@@ -8175,6 +8190,25 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description 503 tax_provider_unavailable: the tax provider (REMIT_TAX_PROVIDER=stripe) did not answer; nothing was applied (a draft stays a draft, no number is taken, no event is emitted). Retry later with the same Idempotency-Key. */
+        TaxProviderUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "code": "tax_provider_unavailable",
+                 *         "message": "The tax provider did not answer; nothing was changed. Retry the request later with the same Idempotency-Key.",
+                 *         "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz",
+                 *         "docsUrl": "http://127.0.0.1:8080/docs/errors#tax_provider_unavailable"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description Any other error status; same envelope. */
         DefaultError: {
             headers: {
@@ -9286,6 +9320,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["TaxProviderUnavailable"];
             default: components["responses"]["DefaultError"];
         };
     };
@@ -9932,6 +9967,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["TaxProviderUnavailable"];
             default: components["responses"]["DefaultError"];
         };
     };
@@ -14147,6 +14183,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["TaxProviderUnavailable"];
             default: components["responses"]["DefaultError"];
         };
     };
