@@ -23,6 +23,11 @@
 // throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
 // machines, ratios much less. docs/performance.md has the results and how to read them.
 //
+// Beside (b), (d) and (g) it measures issue 41's floors in the same run and prints each result
+// against its floor and target (floors.go): (b) against a one-row read route of a server built
+// with -tags remitfloor (the harness builds it so), and on PostgreSQL (d) and (g) against pgbench
+// running the grant's statements and a transaction holding one counter row through its COMMIT.
+//
 //	go run ./cmd/remit-load -store sqlite
 //	go run ./cmd/remit-load -store postgres -postgres 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./cmd/remit-load -customers 1000 -invoices 10000 -entries 100000 -duration 3s   # quick
