@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +43,8 @@ type Floor struct {
 	What         string  `json:"what"`
 	PerSecond    float64 `json:"perSecond"`             // the floor's transactions (pgbench) or 2xx answers per second
 	LatencyMs    float64 `json:"latencyAverageMs"`      // pgbench's average latency; the route's p50
-	P99Ms        float64 `json:"p99Ms,omitempty"`       // the route's p99 (pgbench reports none)
+	P99Ms        float64 `json:"p99Ms,omitempty"`       // the floor's p99 (pgbench's from its per-transaction log)
+	Pgbench      bool    `json:"pgbench,omitempty"`     // a pgbench floor, else the floor route
 	Ratio        float64 `json:"ratio"`                 // the scenario's requests/s over PerSecond
 	TargetRatio  float64 `json:"targetRatio"`           // the share of the floor issue 41 asks for
 	Met          bool    `json:"met"`                   // Ratio ≥ TargetRatio
@@ -118,8 +121,8 @@ func (fl *Floor) line(res Result) string {
 	if fl.Unavailable != "" {
 		return "floor not measured: " + fl.Unavailable
 	}
-	s := fmt.Sprintf("floor %.0f/s (%s %.2f ms), result %.0f req/s: %.1f%% of the floor, target ≥ %.0f%%: %s",
-		fl.PerSecond, map[bool]string{true: "p50", false: "average latency"}[fl.P99Ms > 0], fl.LatencyMs,
+	s := fmt.Sprintf("floor %.0f/s (%s %.2f ms, p99 %.2f ms), result %.0f req/s: %.1f%% of the floor, target ≥ %.0f%%: %s",
+		fl.PerSecond, map[bool]string{false: "p50", true: "average latency"}[fl.Pgbench], fl.LatencyMs, fl.P99Ms,
 		res.RPS, 100*fl.Ratio, 100*fl.TargetRatio, metOr(fl.Met))
 	if fl.TargetP99Ms > 0 {
 		s += fmt.Sprintf("; p99 %.0f ms, target < %.0f ms: %s", res.P99, fl.TargetP99Ms, metOr(fl.P99Met))
@@ -191,18 +194,21 @@ func (f *floors) pgbench(ctx context.Context, t floorTarget, fl *Floor) {
 		return
 	}
 	secs := max(1, int(f.duration.Round(time.Second).Seconds()))
-	fl.Clients = min(f.o.connections, free)
+	fl.Pgbench, fl.Clients = true, min(f.o.connections, free)
+	logPrefix := filepath.Join(f.tmp, schema)
 	if fl.Clients < f.o.connections {
 		fl.Note = fmt.Sprintf("pgbench from %d clients, not %d: no more PostgreSQL connections were free", fl.Clients, f.o.connections)
 	}
 	cmd := exec.CommandContext(ctx, bin, "-n", "-M", "prepared", "-c", strconv.Itoa(fl.Clients), "-j", "2",
-		"-T", strconv.Itoa(secs), "-f", script, libpqURL(f.o.postgresURL))
+		"-T", strconv.Itoa(secs), "-l", "--log-prefix", logPrefix, "-f", script, libpqURL(f.o.postgresURL))
+	cmd.Dir = f.tmp
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		fl.Unavailable = fmt.Sprintf("pgbench: %v: %s", err, errorLines(string(out), 3))
 		return
 	}
 	fl.PerSecond, fl.LatencyMs, fl.FailedFloors = parsePgbench(string(out))
+	fl.P99Ms = pgbenchP99(logPrefix)
 	if fl.PerSecond == 0 {
 		fl.Unavailable = "pgbench printed no tps: " + lastLines(string(out), 5)
 	}
@@ -226,6 +232,32 @@ func parsePgbench(out string) (tps, latencyMs float64, failed int) {
 		failed, _ = strconv.Atoi(m[1])
 	}
 	return tps, latencyMs, failed
+}
+
+// pgbenchP99 is the p99 latency in ms of the transactions pgbench logged (-l) under prefix: one
+// file per thread, a line per transaction whose third field is its latency in µs. 0 without any.
+func pgbenchP99(prefix string) float64 {
+	files, _ := filepath.Glob(prefix + ".*")
+	var lat []float64
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 3 {
+				if us, err := strconv.ParseFloat(f[2], 64); err == nil {
+					lat = append(lat, us/1000)
+				}
+			}
+		}
+		_ = os.Remove(name)
+	}
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	return lat[min(len(lat)-1, int(math.Ceil(0.99*float64(len(lat))))-1)]
 }
 
 // errorLines is the first n lines of pgbench's output that say "error", or its last n lines.

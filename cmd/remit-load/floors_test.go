@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,5 +64,35 @@ func TestFloorScriptsVariables(t *testing.T) {
 		if !strings.Contains(script, "COMMIT;") || strings.Count(script, "floor_x.") < 2 {
 			t.Errorf("%s script does not commit on the scratch schema's tables:\n%s", name, script)
 		}
+	}
+}
+
+// TestPgbenchP99 reads pgbench's per-transaction logs (-l): one file per thread, the latency in µs
+// third on each line.
+func TestPgbenchP99(t *testing.T) {
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "floor_x")
+	var a, b strings.Builder
+	for i := 1; i <= 100; i++ { // latencies 1..100 ms, split over two threads' files
+		w := &a
+		if i%2 == 0 {
+			w = &b
+		}
+		fmt.Fprintf(w, "%d %d %d 0 1796197078 620546\n", i%64, i, i*1000)
+	}
+	if err := os.WriteFile(prefix+".123", []byte(a.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prefix+".123.1", []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := pgbenchP99(prefix); got != 99 {
+		t.Errorf("pgbenchP99 = %v ms, want 99", got)
+	}
+	if left, _ := filepath.Glob(prefix + ".*"); len(left) != 0 {
+		t.Errorf("the logs were left behind: %v", left)
+	}
+	if got := pgbenchP99(filepath.Join(dir, "none")); got != 0 {
+		t.Errorf("no logs: %v, want 0", got)
 	}
 }
