@@ -349,6 +349,9 @@ func (r *Remit) HTTPServer() *http.Server {
 	var h http.Handler = r.Handler
 	if r.Config.LoadCeiling {
 		h = withCeiling(r.Handler)
+		if floorRoute != nil { // only in a build with -tags remitfloor (floor.go)
+			h = floorRoute(r.DB, h)
+		}
 	}
 	return &http.Server{
 		Addr:              r.Config.Addr,
@@ -427,6 +430,14 @@ func (r *Remit) serveMetrics() (stop func(), err error) {
 		_ = srv.Shutdown(ctx)
 	}, nil
 }
+
+// FloorInvoicePath is the invoice read's floor route (floor.go), served beside CeilingPath only by
+// a build with -tags remitfloor: GET FloorInvoicePath{invoice ID}?merchantAccountId=.
+const FloorInvoicePath = "/_load/floor/invoices/"
+
+// floorRoute, when set (floor.go, built only with -tags remitfloor), wraps the ceiling's handler
+// with the load harness's floor routes. Nil in the normal binary.
+var floorRoute func(db *store.DB, next http.Handler) http.Handler
 
 // CeilingPath is the bare JSON handler served beside the API when Config.LoadCeiling is set.
 const CeilingPath = "/_load/ceiling"

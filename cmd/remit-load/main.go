@@ -23,6 +23,11 @@
 // throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
 // machines, ratios much less. docs/performance.md has the results and how to read them.
 //
+// Beside (b), (d) and (g) it measures issue 41's floors in the same run and prints each result
+// against its floor and target (floors.go): (b) against a one-row read route of a server built
+// with -tags remitfloor (the harness builds it so), and on PostgreSQL (d) and (g) against pgbench
+// running the grant's statements and a transaction holding one counter row through its COMMIT.
+//
 //	go run ./cmd/remit-load -store sqlite
 //	go run ./cmd/remit-load -store postgres -postgres 'postgres://postgres@127.0.0.1:5432/test?sslmode=disable'
 //	go run ./cmd/remit-load -customers 1000 -invoices 10000 -entries 100000 -duration 3s   # quick
@@ -80,6 +85,8 @@ type options struct {
 	billingDay     int           // subscriptions of the billing-day scenario (billingday.go)
 	billingLatency time.Duration // the sandbox processor's latency in the billing-day scenario
 	serverEnv      envList
+	floors         bool          // measure issue 41's floors beside (b), (d) and (g) (floors.go)
+	floorDuration  time.Duration // pgbench's -T for the PostgreSQL floors
 }
 
 // envList is a repeatable NAME=VALUE flag.
@@ -114,6 +121,8 @@ func main() {
 	flag.IntVar(&o.tracing, "tracing-pairs", 0, "instead: compare each scenario with tracing off and on at full sampling (to a local OTLP receiver that discards), in this many alternating pairs of server runs")
 	flag.IntVar(&o.billingDay, "subscriptions", 100000, "subscriptions due at one instant in the billing-day scenario (k)")
 	flag.DurationVar(&o.billingLatency, "billing-day-latency", 50*time.Millisecond, "the sandbox processor's latency (REMIT_SANDBOX_PROCESSOR_LATENCY) in the billing-day scenario")
+	flag.BoolVar(&o.floors, "floors", true, "measure issue 41's floors beside (b), (d) and (g): the server is built with -tags remitfloor for (b)'s floor route; on PostgreSQL pgbench runs (d)'s and (g)'s (floors.go)")
+	flag.DurationVar(&o.floorDuration, "floor-duration", 5*time.Second, "how long pgbench runs for each PostgreSQL floor")
 	flag.StringVar(&o.logLevel, "server-log-level", "info", "the server's REMIT_LOG_LEVEL (its log goes to a file in the temporary folder)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -146,6 +155,8 @@ type Result struct {
 	// Writes only: requests/s as a multiple of Report.CommitCeiling.
 	VsCommitCeiling float64 `json:"multipleOfCommitCeiling,omitempty"`
 	Profile         string  `json:"profile,omitempty"`
+	LoadAvg         string  `json:"loadAverage"`     // /proc/loadavg right after the scenario
+	Floor           *Floor  `json:"floor,omitempty"` // issue 41's floor and target, where it has one (floors.go)
 	// The server process's CPU time (user + system) per request, and the cores it used on
 	// average: what a request costs the server whatever else the machine is doing.
 	CPUPerRequest float64 `json:"serverCpuUsPerRequest"`
@@ -244,8 +255,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	bin := o.serverBin
 	if bin == "" {
 		bin = filepath.Join(tmp, "remit")
-		fmt.Fprintln(out, "building ./cmd/remit ...")
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/remit")
+		args := []string{"build", "-o", bin}
+		if o.floors {
+			args = append(args, "-tags", "remitfloor") // (b)'s floor route beside the ceiling (wire/floor.go)
+		}
+		fmt.Fprintln(out, "go "+strings.Join(args, " ")+" ./cmd/remit ...")
+		cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/remit")...)
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if root, err := moduleRoot(); err == nil {
 			cmd.Dir = root
@@ -309,7 +324,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
+	defer func() { srv.stop() }() // the server of the moment: the floors restart it
 
 	attacker := func() *vegeta.Attacker { return newAttacker(o.connections) }
 	run := newRunID()
@@ -318,6 +333,13 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	// the same round's ceiling, so that a burst of load from elsewhere on the machine moves one
 	// round, not the result.
 	all := scenarios(base, fx, run)
+	fl := &floors{o: o, dbURL: dbURL, base: base, fx: fx, tmp: tmp, duration: o.floorDuration, out: out,
+		// pgbench's clients need the PostgreSQL connections the idle server holds (its pool).
+		stopServer: func() { srv.stop() },
+		startServer: func() (err error) {
+			srv, err = startServer(ctx, bin, dbURL, addr, tmp, o)
+			return err
+		}}
 	rounds := make(map[string][]Result)
 	for round := 1; round <= o.rounds; round++ {
 		var ceiling float64
@@ -357,6 +379,7 @@ func run(ctx context.Context, o options, out io.Writer) error {
 				res.ServerCores = cpu.Seconds() / res.Seconds
 			}
 			res.PeakRSSMiB = srv.peakRSS()
+			res.LoadAvg = loadAvg()
 			if sc.events > 0 {
 				res.EventsPerRequest, res.EventsPerSecond = sc.events, res.RPS*float64(sc.events)
 			}
@@ -376,9 +399,14 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			if sc.write && rep.CommitCeiling > 0 {
 				res.VsCommitCeiling = res.RPS / rep.CommitCeiling
 			}
+			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores), load average %s\n",
+				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores, res.LoadAvg)
+			if o.floors {
+				if res.Floor, err = fl.measure(ctx, sc, res); err != nil {
+					return err
+				}
+			}
 			rounds[sc.name] = append(rounds[sc.name], res)
-			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores)\n",
-				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores)
 			if res.EventsPerSecond > 0 {
 				fmt.Fprintf(out, "    %.0f events/s (%d events per request)\n", res.EventsPerSecond, res.EventsPerRequest)
 			}
@@ -523,6 +551,11 @@ func printTable(out io.Writer, rep *Report) {
 	for _, r := range rep.Scenarios {
 		if r.EventsPerSecond > 0 {
 			fmt.Fprintf(out, "(%s) %s: %.0f events/s (%d events per request)\n", r.Letter, r.Scenario, r.EventsPerSecond, r.EventsPerRequest)
+		}
+	}
+	for _, r := range rep.Scenarios {
+		if r.Floor != nil {
+			fmt.Fprintf(out, "(%s) %s against its floor, %s:\n    %s\n", r.Letter, r.Scenario, r.Floor.What, r.Floor.line(r))
 		}
 	}
 	for _, r := range rep.Scenarios {
