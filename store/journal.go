@@ -318,7 +318,9 @@ func (e PostedEvent) After() EventCursor {
 // EventsOfTypes returns a page of at most limit of a merchant account's events of the given types
 // in the order they happened (creation, then chain sequence, then ID), those after the cursor, for
 // the backfill's replay: it pages through the outbox (docs/ledger.md "Backfill") rather than
-// holding it in memory.
+// holding it in memory. The page walks the account's events in time order (events_merchant) and
+// filters their types: `type || ''` keeps SQLite off events_type, where it took the IN list and
+// then sorted every matching event for each page (minutes a page on the harness's full seed).
 func (q Q) EventsOfTypes(ctx context.Context, merchantAccountID string, types []string, after EventCursor, limit int) ([]PostedEvent, error) {
 	if after == (EventCursor{}) {
 		after.CreatedAt = -1 << 63
@@ -337,7 +339,7 @@ func (q Q) EventsOfTypes(ctx context.Context, merchantAccountID string, types []
 		e.Data, e.CreatedAt = []byte(data), remit.FromMicros(at)
 		return e, err
 	}, nil, `SELECT id, type, object_id, data, created_at, COALESCE(sequence, 0) FROM events
-		WHERE merchant_account_id = $1 AND type IN (`+strings.Join(marks, ", ")+`) AND created_at >= $2
+		WHERE merchant_account_id = $1 AND type || '' IN (`+strings.Join(marks, ", ")+`) AND created_at >= $2
 		AND (created_at > $2 OR COALESCE(sequence, 0) > $3 OR (COALESCE(sequence, 0) = $3 AND id > $4))
 		ORDER BY created_at, COALESCE(sequence, 0), id LIMIT `+itoa(limit), args...)
 }
