@@ -320,7 +320,8 @@ func (e PostedEvent) After() EventCursor {
 // the backfill's replay: it pages through the outbox (docs/ledger.md "Backfill") rather than
 // holding it in memory. The page walks the account's events in time order (events_merchant) and
 // filters their types: comparing the type as an expression (concatenated with the empty string)
-// keeps SQLite off events_type, where it took the IN list and then sorted every matching event for each page (minutes a page on the harness's full seed).
+// keeps SQLite off events_type, where it took the IN list and then sorted every matching event
+// for each page (minutes a page on the harness's full seed).
 func (q Q) EventsOfTypes(ctx context.Context, merchantAccountID string, types []string, after EventCursor, limit int) ([]PostedEvent, error) {
 	if after == (EventCursor{}) {
 		after.CreatedAt = -1 << 63
