@@ -33,8 +33,10 @@ import (
 // paid invoices, reflected in those invoices' figures; expiries of older grants; a few grants
 // still available). Figures come from the engine's own arithmetic (remit.ComputeInvoiceFigures), numbers
 // are gap-free and the counters continue after them, so the server's writes (finalization,
-// grants, settlement jobs) carry on from the seeded state, which passes every money check of
-// `remit verify` (seed_test.go).
+// grants, settlement jobs) carry on from the seeded state. Beside the rows it writes the outbox
+// events of its money movements, chained and dispatched (seed_events.go), so `remit ledger
+// backfill` posts their journal; the state then passes every check of `remit verify`,
+// general_ledger included (seed_test.go; docs/ledger.md "The backfill on the harness's full seed").
 
 // Sizes are the seed's sizes.
 type Sizes struct {
@@ -542,14 +544,24 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 	if err := days.write(s, chain, m, mid, now); err != nil {
 		return nil, err
 	}
+	if err := finishSeed(s, r.DB, mid, invNumber, rcptNumber, log); err != nil {
+		return nil, err
+	}
+	return fx, nil
+}
+
+// finishSeed ends the seed once its rows are written: the numbering counters continue after the
+// seeded numbers, the invoices' lines docs are kept, and the store's statistics or WAL are left
+// as the server expects them.
+func finishSeed(s *seeder, dbh *store.DB, mid string, invNumber, rcptNumber int, log io.Writer) error {
 	// The counters continue after the seeded numbers.
 	for name, v := range map[string]int{"invoice": invNumber, "receipt": rcptNumber} {
 		if v == 0 {
 			continue
 		}
-		if _, err := s.db.ExecContext(ctx, `INSERT INTO counters (scope, name, value) VALUES ($1, $2, $3)
+		if _, err := s.db.ExecContext(s.ctx, `INSERT INTO counters (scope, name, value) VALUES ($1, $2, $3)
 			ON CONFLICT (scope, name) DO UPDATE SET value = excluded.value`, mid, name, v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// The store keeps each invoice's lines in the invoice's row too (lines_doc, store/invoice_lines.go).
@@ -557,23 +569,23 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 	// older invoices: a seeded invoice then reads as one the server wrote.
 	filling := time.Now()
 	var docs int
-	if err := r.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) (err error) {
+	if err := dbh.Tx(s.ctx, func(ctx context.Context, tx *store.Tx) (err error) {
 		docs, err = tx.FillInvoiceLinesDocs(ctx)
 		return err
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	fmt.Fprintf(log, "  kept the lines doc of %d invoices in %s\n", docs, time.Since(filling).Round(time.Millisecond))
 	// PostgreSQL: the statistics autovacuum would gather soon anyway. SQLite: none, as Remit
 	// leaves its store (it never runs ANALYZE; see docs/performance.md on sqlite_stat4).
-	if r.DB.Dialect() == store.Postgres {
-		if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
-			return nil, err
+	if dbh.Dialect() == store.Postgres {
+		if _, err := s.db.ExecContext(s.ctx, "ANALYZE"); err != nil {
+			return err
 		}
-	} else if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return nil, err
+	} else if _, err := s.db.ExecContext(s.ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return err
 	}
-	return fx, nil
+	return nil
 }
 
 // seedSettlement is one UTC day's settlement of the seeded card payments.
