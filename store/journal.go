@@ -321,7 +321,7 @@ func (e PostedEvent) After() EventCursor {
 // holding it in memory. The page walks the account's events in time order (events_merchant) and
 // filters their types: comparing the type as an expression (concatenated with the empty string)
 // keeps SQLite off events_type, where it took the IN list and then sorted every matching event
-// for each page (minutes a page on the harness's full seed).
+// for each page (on the harness's full seed, over a second a page and an hour or more in all).
 func (q Q) EventsOfTypes(ctx context.Context, merchantAccountID string, types []string, after EventCursor, limit int) ([]PostedEvent, error) {
 	if after == (EventCursor{}) {
 		after.CreatedAt = -1 << 63
