@@ -16,7 +16,7 @@ import (
 // movement left it), at the moment each happened; then recognition up to now. A movement already
 // posted is skipped, so the backfill may run again, and beside serve.
 
-// backfillBatch is how many events one transaction of the backfill replays.
+// backfillBatch is how many events one page (and one transaction) of the backfill replays.
 const backfillBatch = 200
 
 // BackfillResult is what a backfill did for one merchant account.
@@ -62,34 +62,43 @@ func (j *Journal) backfillAccount(ctx context.Context, merchantID string) (Backf
 		types = append(types, string(t))
 	}
 	slices.Sort(types)
-	events, err := j.DB.Read(ctx).EventsOfTypes(ctx, merchantID, types)
-	if err != nil {
-		return out, err
-	}
-	for start := 0; start < len(events); start += backfillBatch {
-		batch := events[start:min(start+backfillBatch, len(events))]
-		var replayed, skipped int
-		err := j.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-			replayed, skipped = 0, 0
-			for _, ev := range batch {
-				done, err := j.replay(ctx, tx, scopeOf(m), posts[remit.EventType(ev.Type)], ev)
-				if err != nil {
-					return fmt.Errorf("event %s (%s): %w", ev.ID, ev.Type, err)
-				}
-				if done {
-					replayed++
-				} else {
-					skipped++
-				}
-			}
-			return nil
-		})
+	var after store.EventCursor
+	for { // a page at a time, one transaction each: memory stays flat however long the history
+		batch, err := j.DB.Read(ctx).EventsOfTypes(ctx, merchantID, types, after, backfillBatch)
+		if err != nil {
+			return out, err
+		}
+		if len(batch) == 0 {
+			break
+		}
+		replayed, skipped, err := j.replayBatch(ctx, m, posts, batch)
 		if err != nil {
 			return out, err
 		}
 		out.Events, out.Skipped = out.Events+replayed, out.Skipped+skipped
+		after = batch[len(batch)-1].After()
 	}
 	return out, j.RecognizeRevenue(ctx, m, micro(j.Now(m)))
+}
+
+// replayBatch replays one page of events in one transaction.
+func (j *Journal) replayBatch(ctx context.Context, m remit.MerchantAccount, posts map[remit.EventType]reaction, batch []store.PostedEvent) (replayed, skipped int, err error) {
+	err = j.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		replayed, skipped = 0, 0
+		for _, ev := range batch {
+			done, err := j.replay(ctx, tx, scopeOf(m), posts[remit.EventType(ev.Type)], ev)
+			if err != nil {
+				return fmt.Errorf("event %s (%s): %w", ev.ID, ev.Type, err)
+			}
+			if done {
+				replayed++
+			} else {
+				skipped++
+			}
+		}
+		return nil
+	})
+	return replayed, skipped, err
 }
 
 // replay runs one event's posting at the moment it happened, unless its movement is posted

@@ -33,8 +33,10 @@ import (
 // paid invoices, reflected in those invoices' figures; expiries of older grants; a few grants
 // still available). Figures come from the engine's own arithmetic (remit.ComputeInvoiceFigures), numbers
 // are gap-free and the counters continue after them, so the server's writes (finalization,
-// grants, settlement jobs) carry on from the seeded state, which passes every money check of
-// `remit verify` (seed_test.go).
+// grants, settlement jobs) carry on from the seeded state. Beside the rows it writes the outbox
+// events of its money movements, chained and dispatched (seed_events.go), so `remit ledger
+// backfill` posts their journal; the state then passes every check of `remit verify`,
+// general_ledger included (seed_test.go; docs/ledger.md "The backfill on the harness's full seed").
 
 // Sizes are the seed's sizes.
 type Sizes struct {
@@ -261,7 +263,11 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		"brand", "last4", "created_at", "updated_at")
 	entries := s.table("balance_entries", "merchant_account_id", "customer_id", "id", "seq", "type", "currency", "amount", "remaining",
 		"source_entry_id", "invoice_id", "description", "effective_at", "expires_at", "created_at")
-	tables := []*bulk{customers, accounts, methods, invoices, lines, taxes, tokens, intents, payments, receipts, entries, charges}
+	chain, err := newSeedChain(s, r.DB, m)
+	if err != nil {
+		return nil, err
+	}
+	tables := []*bulk{customers, accounts, methods, invoices, lines, taxes, tokens, intents, payments, receipts, entries, charges, chain.events}
 	days := &settlementDays{byDay: map[int64]*seedSettlement{}}
 
 	invNumber, rcptNumber := 0, 0
@@ -272,7 +278,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		at := start.Add(time.Duration(c) * time.Second)
 		nInv, nEnt := spread(sz.Invoices, sz.Customers, c), spread(sz.Entries, sz.Customers, c)
 		events := nInv + nEnt + 1
-		step := span / time.Duration(events+1)
+		step := (span / time.Duration(events+1)).Truncate(time.Microsecond) // times as the store keeps them
 		tick := func() time.Time { at = at.Add(step); return at }
 
 		cid, ba := remit.NewID("cus"), remit.NewID("ba")
@@ -335,14 +341,18 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		// Grants that expired, each with its expiry entry right after it expired.
 		for k := 0; k < expired; k++ {
 			g := grant{id: remit.NewID("ble"), at: tick()} // left 0: all of it expired
-			exp := g.at.Add(step / 2)
+			exp := g.at.Add(step / 2).Truncate(time.Microsecond)
 			g.expires = &exp
 			if err := addGrant(g); err != nil {
 				return nil, err
 			}
-			src := g.id
-			if err := entries.add(mid, cid, remit.NewID("ble"), nextSeq(exp), remit.EntryExpiry, "USD", -grantUnit, nil, src, nil,
+			src, xid := g.id, remit.NewID("ble")
+			if err := entries.add(mid, cid, xid, nextSeq(exp), remit.EntryExpiry, "USD", -grantUnit, nil, src, nil,
 				nil, us(exp), nil, us(exp)); err != nil {
+				return nil, err
+			}
+			if err := chain.emit(remit.EventCustomerBalanceExpired, xid, exp,
+				balanceDebit(mid, cid, xid, remit.EntryExpiry, -grantUnit, src, nil, exp)); err != nil {
 				return nil, err
 			}
 		}
@@ -392,6 +402,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 			}
 			lineIDs := []string{remit.NewID("il"), remit.NewID("il")}
 			var txLines []remit.TaxTransactionLine
+			var invLines []remit.InvoiceLine // for invoice.finalized
 			for i, lf := range fig.Lines {
 				var lt []remit.LineTax
 				for _, t := range lf.Taxes {
@@ -408,6 +419,7 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 					lf.Amount, lf.PrepaidApplied, lf.TaxAmount, jsonText(lt)); err != nil {
 					return nil, err
 				}
+				invLines = append(invLines, seededLine(lineIDs[i], desc, ptype, priced[i], q, lf, lt))
 			}
 			var number, payURL *string
 			var finalized, paidAt any
@@ -426,16 +438,31 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 					return nil, err
 				}
 			}
+			fin := finalizedInvoice(remit.Invoice{InvoiceID: id, Number: number, CustomerID: cid, BillingAccountID: ba,
+				CollectionMethod: collection, Lines: invLines, TaxTransactionID: &txn, PaymentURL: payURL, MerchantAccountID: mid,
+				CreatedAt: created}, fig)
+			if status == remit.InvoiceOpen {
+				if err := chain.emit(remit.EventInvoiceFinalized, id, created, fin); err != nil {
+					return nil, err
+				}
+			}
 			updated, latest, attempts := created, any(nil), 0
 			if status == remit.InvoicePaid {
 				paidTime := created.Add(time.Millisecond)
 				paid, remaining, paidAt, updated = fig.Total, 0, us(paidTime), paidTime
-				for _, ap := range fig.Applications {
-					src, inv := ap.EntryID, id
-					if err := entries.add(mid, cid, remit.NewID("ble"), nextSeq(created), remit.EntryApplication, "USD", -ap.Amount, nil,
+				for _, ap := range fig.Applications { // taken at finalization, before invoice.finalized
+					src, inv, aid := ap.EntryID, id, remit.NewID("ble")
+					if err := entries.add(mid, cid, aid, nextSeq(created), remit.EntryApplication, "USD", -ap.Amount, nil,
 						src, inv, nil, us(created), nil, us(created)); err != nil {
 						return nil, err
 					}
+					if err := chain.emit(remit.EventCustomerBalanceApplied, aid, created,
+						balanceDebit(mid, cid, aid, remit.EntryApplication, -ap.Amount, src, &inv, created)); err != nil {
+						return nil, err
+					}
+				}
+				if err := chain.emit(remit.EventInvoiceFinalized, id, created, fin); err != nil {
+					return nil, err
 				}
 				pi, pay, rcpt := remit.NewID("pi"), remit.NewID("pay"), remit.NewID("rcpt")
 				if err := intents.add(mid, pi, id, cid, fig.Total, "USD", remit.IntentSucceeded, us(paidTime), us(paidTime)); err != nil {
@@ -458,6 +485,11 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 				latest = pay
 				if err := payments.add(mid, pay, pi, id, cid, ba, 1, fig.Total, "USD", remit.PaymentSucceeded, meth, pmRef, brand, last4,
 					remit.SourceFinalize, fee, ref, us(paidTime), proc, idem, token, stl, us(paidTime)); err != nil {
+					return nil, err
+				}
+				if err := chain.emit(remit.EventPaymentSucceeded, pay, paidTime, succeededPayment(remit.Payment{PaymentID: pay,
+					PaymentIntentID: pi, InvoiceID: id, CustomerID: cid, BillingAccountID: ba, Amount: fig.Total, Method: meth,
+					FeeAmount: fee, Processor: proc, MerchantAccountID: mid, CreatedAt: paidTime}, pmRef, stl, ref)); err != nil {
 					return nil, err
 				}
 				rcptNumber++
@@ -509,17 +541,27 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 			}
 		}
 	}
-	if err := days.write(s, m, mid, now); err != nil {
+	if err := days.write(s, chain, m, mid, now); err != nil {
 		return nil, err
 	}
+	if err := finishSeed(s, r.DB, mid, invNumber, rcptNumber, log); err != nil {
+		return nil, err
+	}
+	return fx, nil
+}
+
+// finishSeed ends the seed once its rows are written: the numbering counters continue after the
+// seeded numbers, the invoices' lines docs are kept, and the store's statistics or WAL are left
+// as the server expects them.
+func finishSeed(s *seeder, dbh *store.DB, mid string, invNumber, rcptNumber int, log io.Writer) error {
 	// The counters continue after the seeded numbers.
 	for name, v := range map[string]int{"invoice": invNumber, "receipt": rcptNumber} {
 		if v == 0 {
 			continue
 		}
-		if _, err := s.db.ExecContext(ctx, `INSERT INTO counters (scope, name, value) VALUES ($1, $2, $3)
+		if _, err := s.db.ExecContext(s.ctx, `INSERT INTO counters (scope, name, value) VALUES ($1, $2, $3)
 			ON CONFLICT (scope, name) DO UPDATE SET value = excluded.value`, mid, name, v); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// The store keeps each invoice's lines in the invoice's row too (lines_doc, store/invoice_lines.go).
@@ -527,23 +569,23 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 	// older invoices: a seeded invoice then reads as one the server wrote.
 	filling := time.Now()
 	var docs int
-	if err := r.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) (err error) {
+	if err := dbh.Tx(s.ctx, func(ctx context.Context, tx *store.Tx) (err error) {
 		docs, err = tx.FillInvoiceLinesDocs(ctx)
 		return err
 	}); err != nil {
-		return nil, err
+		return err
 	}
 	fmt.Fprintf(log, "  kept the lines doc of %d invoices in %s\n", docs, time.Since(filling).Round(time.Millisecond))
 	// PostgreSQL: the statistics autovacuum would gather soon anyway. SQLite: none, as Remit
 	// leaves its store (it never runs ANALYZE; see docs/performance.md on sqlite_stat4).
-	if r.DB.Dialect() == store.Postgres {
-		if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
-			return nil, err
+	if dbh.Dialect() == store.Postgres {
+		if _, err := s.db.ExecContext(s.ctx, "ANALYZE"); err != nil {
+			return err
 		}
-	} else if _, err := s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return nil, err
+	} else if _, err := s.db.ExecContext(s.ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return err
 	}
-	return fx, nil
+	return nil
 }
 
 // seedSettlement is one UTC day's settlement of the seeded card payments.
@@ -581,7 +623,7 @@ const (
 // write stores the settlements as the engine leaves them at now: a day not over yet is open with
 // its close job; a day over less than the payout delay ago is closed with its payout job; an
 // older one is paid out (its net, gross − fees: the seed refunds nothing).
-func (d *settlementDays) write(s *seeder, m remit.MerchantAccount, mid string, now time.Time) error {
+func (d *settlementDays) write(s *seeder, chain *seedChain, m remit.MerchantAccount, mid string, now time.Time) error {
 	us := remit.Micros
 	settlements := s.table("settlements", "merchant_account_id", "id", "currency", "status", "period_start", "period_end",
 		"gross_amount", "fee_amount", "payment_count", "closed_at", "paid_at", "payout_id", "created_at", "updated_at")
@@ -593,8 +635,9 @@ func (d *settlementDays) write(s *seeder, m remit.MerchantAccount, mid string, n
 		return err
 	}
 	var last4 any
+	var bankLast4 *string // the payout's, in its event
 	if profile.BankAccount != nil {
-		last4 = profile.BankAccount.Last4
+		last4, bankLast4 = profile.BankAccount.Last4, &profile.BankAccount.Last4
 	}
 	const day = 24 * time.Hour
 	for _, st := range d.byDay {
@@ -607,6 +650,11 @@ func (d *settlementDays) write(s *seeder, m remit.MerchantAccount, mid string, n
 			po := remit.NewID("po")
 			status, closed, paid, payout, job = remit.SettlementPaid, us(end), us(payoutAt), po, ""
 			if err := payouts.add(mid, po, st.id, st.gross-st.fee, "USD", "paid", last4, us(payoutAt), us(payoutAt)); err != nil {
+				return err
+			}
+			if err := chain.emit(remit.EventPayoutCreated, po, payoutAt, remit.Payout{Object: "payout", PayoutID: po, SettlementID: st.id,
+				Amount: st.gross - st.fee, Currency: "USD", Status: "paid", BankAccountLast4: bankLast4,
+				ArrivalDate: payoutAt, MerchantAccountID: mid, CreatedAt: payoutAt}); err != nil {
 				return err
 			}
 		case !end.After(now):
@@ -629,7 +677,7 @@ func (d *settlementDays) write(s *seeder, m remit.MerchantAccount, mid string, n
 			}
 		}
 	}
-	for _, t := range []*bulk{settlements, payouts, jobs} {
+	for _, t := range []*bulk{settlements, payouts, jobs, chain.events} {
 		if err := t.flush(); err != nil {
 			return err
 		}
