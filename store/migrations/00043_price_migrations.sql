@@ -34,7 +34,13 @@ CREATE TABLE price_migration_items (
     PRIMARY KEY (merchant_account_id, migration_id, subscription_id)
 );
 CREATE INDEX price_migration_items_status ON price_migration_items(merchant_account_id, migration_id, status, subscription_id);
+-- A customer's subscriptions newest first as one index range: the list's customerId filter, and
+-- the entitlements of a customer (app/entitlements.go, holdings), which every change of a
+-- subscription computes again; without the ID in the key SQLite walked subscriptions_list over
+-- every subscription of the account to avoid sorting the ties.
+CREATE INDEX subscriptions_customer_list ON subscriptions(merchant_account_id, customer_id, created_at, id);
 
 -- +goose Down
+DROP INDEX subscriptions_customer_list;
 DROP TABLE price_migration_items;
 DROP TABLE price_migrations;
