@@ -33,6 +33,7 @@ func runMigration(t *testing.T, e *testkit.Env, body map[string]any) map[string]
 // TestPriceMigration: a migration next_renewal moves every live subscription on the price (a
 // paused one at once, its items replaced), leaves this period's invoice and the items in force
 // until the renewal, which bills the new price; a subscription on another price is not selected;
+// a migration now changes the items at once and fails a subscription already on the new price;
 // run again, the migration finds nothing left to move. The list pages and filters like the others.
 func TestPriceMigration(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
@@ -78,6 +79,21 @@ func TestPriceMigration(t *testing.T) {
 		}
 		if inv := k.invoice(r["latestInvoiceId"].(string)); num(inv["subtotal"]) != 6500 {
 			t.Fatalf("renewal invoice subtotal %v, want 6500", inv["subtotal"])
+		}
+		// Effective now: the items change at once (prorationBehavior none: nothing billed); a
+		// subscription already on the new price fails, with its error listed.
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team-2027", "productId": "team", "name": "Team plan 2027",
+			"priceType": "fixed_recurring", "currency": "USD", "billingInterval": "month", "unitAmount": 9500})
+		k.customer("c5", "")
+		s5, _ := k.subscribe("c5", line("team"), line("team-2027"))
+		now := runMigration(t, e, map[string]any{"fromPriceId": "team", "toPriceId": "team-2027", "effective": "now", "prorationBehavior": "none"})
+		errs, _ := now["errors"].([]any)
+		if num(now["migrated"]) != 1 || num(now["failed"]) != 1 || len(errs) != 1 || errs[0].(map[string]any)["subscriptionId"] != s5["subscriptionId"] ||
+			errs[0].(map[string]any)["code"] != "duplicate_item" {
+			t.Fatalf("migration now %v", now)
+		}
+		if c := k.sub(id3); item(c["items"], 0)["priceId"] != "team-2027" || c["pendingChange"] != nil || len(c["pendingProrations"].([]any)) != 0 {
+			t.Fatalf("after a migration now %v", c)
 		}
 		// Nothing is left on the price: the next migration selects none and completes at once.
 		again := e.Must(202, "POST", "/v1/price-migrations", map[string]any{"fromPriceId": "plan", "toPriceId": "plan-2027", "effective": "now"}).Data()
