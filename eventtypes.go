@@ -62,6 +62,9 @@ const (
 	EventSubscriptionResumed     EventType = "subscription.resumed"
 	EventSubscriptionCanceled    EventType = "subscription.canceled"
 
+	EventPriceMigrationCreated   EventType = "price_migration.created"
+	EventPriceMigrationCompleted EventType = "price_migration.completed"
+
 	EventInvoiceCreated       EventType = "invoice.created"
 	EventInvoiceUpdated       EventType = "invoice.updated"
 	EventInvoiceRefreshed     EventType = "invoice.refreshed"
@@ -130,6 +133,7 @@ var EventTypes = []EventType{
 	EventQuoteCreated, EventQuoteAccepted, EventQuoteCanceled,
 	EventSubscriptionCreated, EventSubscriptionUpdated, EventSubscriptionRenewed, EventSubscriptionTrialEnding,
 	EventSubscriptionPastDue, EventSubscriptionPaused, EventSubscriptionResumed, EventSubscriptionCanceled,
+	EventPriceMigrationCreated, EventPriceMigrationCompleted,
 	EventInvoiceCreated, EventInvoiceUpdated, EventInvoiceRefreshed, EventInvoiceFinalized, EventInvoiceVoided, EventInvoicePaid, EventInvoicePaymentFailed,
 	EventInvoicePaymentActionRequired, EventInvoiceMarkedUncollectible,
 	EventTaxTransactionCreated, EventTaxTransactionCommitted, EventTaxTransactionReversed,

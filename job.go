@@ -23,18 +23,19 @@ const (
 	JobSettlementClose     = "settlement.close"
 	JobSettlementPayout    = "settlement.payout"
 	JobRecognizeRevenue    = "revenue.recognize"
+	JobPriceMigrationBatch = "price_migration.batch"
 )
 
 // JobKinds lists every kind.
 var JobKinds = []string{JobSubscriptionRenew, JobTrialEnding, JobRenewalNotice, JobInvoiceAutoFinalize, JobDunningRetry,
-	JobGrantEffective, JobGrantExpire, JobSettlementClose, JobSettlementPayout, JobRecognizeRevenue}
+	JobGrantEffective, JobGrantExpire, JobSettlementClose, JobSettlementPayout, JobRecognizeRevenue, JobPriceMigrationBatch}
 
 // jobMovesMoney: the kinds that bill, collect or move a balance or a payout. A notice (an e-mail
 // before a renewal, the end of a trial coming) moves nothing.
 var jobMovesMoney = map[string]bool{
 	JobSubscriptionRenew: true, JobInvoiceAutoFinalize: true, JobDunningRetry: true,
 	JobGrantEffective: true, JobGrantExpire: true, JobSettlementClose: true, JobSettlementPayout: true,
-	JobRecognizeRevenue: true,
+	JobRecognizeRevenue: true, JobPriceMigrationBatch: true,
 }
 
 // JobBillsOrCollects reports whether a job of kind bills, collects or moves money: its failure

@@ -607,6 +607,45 @@ func (e PriceCreateRequestTiersMode) Valid() bool {
 	}
 }
 
+// Defines values for PriceMigrationCreateRequestEffective.
+const (
+	PriceMigrationEffectiveNextRenewal PriceMigrationCreateRequestEffective = "next_renewal"
+	PriceMigrationEffectiveNow         PriceMigrationCreateRequestEffective = "now"
+)
+
+// Valid indicates whether the value is a known member of the PriceMigrationCreateRequestEffective enum.
+func (e PriceMigrationCreateRequestEffective) Valid() bool {
+	switch e {
+	case PriceMigrationEffectiveNextRenewal:
+		return true
+	case PriceMigrationEffectiveNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PriceMigrationCreateRequestProrationBehavior.
+const (
+	PriceMigrationProrationAlways PriceMigrationCreateRequestProrationBehavior = "always_invoice"
+	PriceMigrationProrationCreate PriceMigrationCreateRequestProrationBehavior = "create_prorations"
+	PriceMigrationProrationNone   PriceMigrationCreateRequestProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the PriceMigrationCreateRequestProrationBehavior enum.
+func (e PriceMigrationCreateRequestProrationBehavior) Valid() bool {
+	switch e {
+	case PriceMigrationProrationAlways:
+		return true
+	case PriceMigrationProrationCreate:
+		return true
+	case PriceMigrationProrationNone:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for QuoteCreateRequestOrderType.
 const (
 	OneOff                QuoteCreateRequestOrderType = "one_off"
@@ -1743,6 +1782,32 @@ type PriceCreateRequestPriceType string
 
 // PriceCreateRequestTiersMode How a quantity meets the tiers: graduated prices each unit at the tier it falls in and adds the flatAmount of every tier reached; volume prices every unit at the tier the whole quantity falls in and adds that tier's flatAmount. Required with tiers, not allowed without.
 type PriceCreateRequestTiersMode string
+
+// PriceMigrationCreateRequest Moves every live subscription item on fromPriceId to toPriceId.
+//
+// Example: {"effective":"next_renewal","fromPriceId":"price_pro_monthly","toPriceId":"price_pro_monthly_2026"}
+type PriceMigrationCreateRequest struct {
+	// CustomerIds Only these customers' subscriptions (at most 1000); omitted, every customer's.
+	CustomerIds *[]string `json:"customerIds,omitempty"`
+
+	// Effective next_renewal: each subscription keeps its items until its period ends (pendingChange) and the renewal bills the new price. now: the items change at once, prorated as prorationBehavior says.
+	Effective PriceMigrationCreateRequestEffective `json:"effective"`
+
+	// FromPriceId The price the subscriptions are on.
+	FromPriceId string `json:"fromPriceId"`
+
+	// ProrationBehavior For effective now: create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+	ProrationBehavior *PriceMigrationCreateRequestProrationBehavior `json:"prorationBehavior,omitempty"`
+
+	// ToPriceId The price they move to: recurring, active, in fromPriceId's currency and interval, not fromPriceId.
+	ToPriceId string `json:"toPriceId"`
+}
+
+// PriceMigrationCreateRequestEffective next_renewal: each subscription keeps its items until its period ends (pendingChange) and the renewal bills the new price. now: the items change at once, prorated as prorationBehavior says.
+type PriceMigrationCreateRequestEffective string
+
+// PriceMigrationCreateRequestProrationBehavior For effective now: create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+type PriceMigrationCreateRequestProrationBehavior string
 
 // PricePatch A merge patch of a price. null clears nickname; it is refused on active (422 invalid_type). What the price bills never changes: immutable (422 immutable_field) are priceId, productId, name, priceType, currency, billingInterval, billingIntervalCount, unitAmount, meterId, tiers, tiersMode, transformQuantity, object, environment, merchantAccountId, createdAt.
 //

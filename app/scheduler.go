@@ -37,6 +37,20 @@ func (co *core) Schedule(ctx context.Context, tx *store.Tx, scope remit.Scope, k
 	return co.dueAfterAdvance(ctx, tx, scope.MerchantAccountID, dueAt)
 }
 
+// ScheduleBackground adds a job as Schedule does, but never runs it before the write that
+// schedules it answers, even when it is due at once: background work that a request only starts
+// (a price migration's first batch), which the scheduler loop picks up within its interval.
+func (co *core) ScheduleBackground(ctx context.Context, tx *store.Tx, scope remit.Scope, kind string, dueAt time.Time, payload any) error {
+	if _, ok := co.jobs[kind]; !ok {
+		return remit.Internal(fmt.Errorf("app.ScheduleBackground: no job function for kind %q", kind))
+	}
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return remit.Internal(err)
+	}
+	return tx.InsertJob(ctx, remit.Job{ID: remit.NewID("job"), MerchantAccountID: scope.MerchantAccountID, Kind: kind, DueAt: dueAt, Payload: raw}, co.Clock.Now())
+}
+
 // dueAfterAdvance closes a race of the sandbox clock: a write that read the clock before an
 // advance committed, and commits after the advance ran what fell due, schedules a job the
 // advance never saw (an automatic finalization an hour after the old time, days ago by the new
@@ -139,7 +153,7 @@ func (co *core) runDueBatch(ctx context.Context, merchantAccountID string, upTo 
 				return err
 			}
 			ran++
-			if tx.TookHotRows() {
+			if tx.JobBatchEnded() {
 				return nil
 			}
 		}

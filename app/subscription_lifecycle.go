@@ -247,28 +247,38 @@ func (qs *Quotes) ChangeSubscription(ctx context.Context, m remit.MerchantAccoun
 		if err := ip.Err(); err != nil {
 			return err
 		}
-		if in.Effective == remit.ChangeNextRenewal { // nothing changes before the renewal (price_change.go)
-			sub.PendingItems, sub.PendingCouponIDs, sub.PendingQuoteID = items, append([]string{}, sub.CouponIDs...), nil
-			return nil
-		}
-		if remit.PendingChangeOf(*sub) != nil { // a change now replaces one that was waiting
-			sub.PendingItems, sub.PendingCouponIDs = nil, nil
-		}
-		amounts, err := itemAmounts(ctx, tx.Q, m, append(slices.Clone(sub.Items), items...))
-		if err != nil {
-			return err
-		}
-		lines := remit.ProrateChange(sub.Items, items, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now, amounts)
-		if sub.Status == remit.SubscriptionTrialing {
-			lines = nil // nothing of a trial was billed
-		}
-		notePreviewProrations(ctx, lines)
-		if err := qs.applyProration(ctx, tx, m, sub, lines, behavior, remit.ReasonOrderChange, now); err != nil {
-			return err
-		}
-		sub.Items = items
-		return nil
+		return qs.applyChange(ctx, tx, m, sub, items, in.Effective, behavior, now)
 	})
+}
+
+// applyChange puts checked items on sub (locked in tx) as a change does, the one path of a change
+// through the API and of a price migration (price_migrations.go): with next_renewal nothing
+// changes before the renewal (the items wait as the pending change, price_change.go); now, a
+// pending change is dropped, the change is prorated by behavior (nothing of a trial was billed)
+// and the items are in force at once. The caller stores sub and emits.
+func (qs *Quotes) applyChange(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, sub *remit.Subscription, items []remit.SubscriptionItem,
+	effective, behavior string, now time.Time) error {
+	if effective == remit.ChangeNextRenewal {
+		sub.PendingItems, sub.PendingCouponIDs, sub.PendingQuoteID = items, append([]string{}, sub.CouponIDs...), nil
+		return nil
+	}
+	if remit.PendingChangeOf(*sub) != nil { // a change now replaces one that was waiting
+		sub.PendingItems, sub.PendingCouponIDs = nil, nil
+	}
+	amounts, err := itemAmounts(ctx, tx.Q, m, append(slices.Clone(sub.Items), items...))
+	if err != nil {
+		return err
+	}
+	lines := remit.ProrateChange(sub.Items, items, sub.CurrentPeriodStart, sub.CurrentPeriodEnd, now, amounts)
+	if sub.Status == remit.SubscriptionTrialing {
+		lines = nil // nothing of a trial was billed
+	}
+	notePreviewProrations(ctx, lines)
+	if err := qs.applyProration(ctx, tx, m, sub, lines, behavior, remit.ReasonOrderChange, now); err != nil {
+		return err
+	}
+	sub.Items = items
+	return nil
 }
 
 // DeleteSubscriptionPendingChange drops the change a next_renewal change left pending: the

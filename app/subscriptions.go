@@ -297,8 +297,10 @@ func (qs *Quotes) runTrialEnding(ctx context.Context, tx *store.Tx, scope remit.
 	return qs.Emit(ctx, tx, scopeOf(m), micro(at), remit.EventSubscriptionTrialEnding, sub.SubscriptionID, sub)
 }
 
-// registerJobs installs the subscriptions' job kinds: a renewal, a trial's end notice.
+// registerJobs installs the subscriptions' job kinds: a renewal, a trial's end notice, a price
+// migration's batch.
 func (qs *Quotes) registerJobs() {
 	qs.RegisterJob(jobRenewSubscription, qs.runRenewal)
 	qs.RegisterJob(jobTrialEnding, qs.runTrialEnding)
+	qs.registerMigrationJobs()
 }

@@ -1161,6 +1161,45 @@ func (e PriceCreateRequestTiersMode) Valid() bool {
 	}
 }
 
+// Defines values for PriceMigrationCreateRequestEffective.
+const (
+	PriceMigrationEffectiveNextRenewal PriceMigrationCreateRequestEffective = "next_renewal"
+	PriceMigrationEffectiveNow         PriceMigrationCreateRequestEffective = "now"
+)
+
+// Valid indicates whether the value is a known member of the PriceMigrationCreateRequestEffective enum.
+func (e PriceMigrationCreateRequestEffective) Valid() bool {
+	switch e {
+	case PriceMigrationEffectiveNextRenewal:
+		return true
+	case PriceMigrationEffectiveNow:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PriceMigrationCreateRequestProrationBehavior.
+const (
+	PriceMigrationProrationAlways PriceMigrationCreateRequestProrationBehavior = "always_invoice"
+	PriceMigrationProrationCreate PriceMigrationCreateRequestProrationBehavior = "create_prorations"
+	PriceMigrationProrationNone   PriceMigrationCreateRequestProrationBehavior = "none"
+)
+
+// Valid indicates whether the value is a known member of the PriceMigrationCreateRequestProrationBehavior enum.
+func (e PriceMigrationCreateRequestProrationBehavior) Valid() bool {
+	switch e {
+	case PriceMigrationProrationAlways:
+		return true
+	case PriceMigrationProrationCreate:
+		return true
+	case PriceMigrationProrationNone:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PriceRulesFreeUnitAmount.
 const (
 	N0 PriceRulesFreeUnitAmount = 0
@@ -2928,6 +2967,81 @@ func (e GetPaymentParamsEnvironment) Valid() bool {
 	case GetPaymentParamsEnvironmentProduction:
 		return true
 	case GetPaymentParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPriceMigrationsParamsEnvironment.
+const (
+	ListPriceMigrationsParamsEnvironmentProduction ListPriceMigrationsParamsEnvironment = "production"
+	ListPriceMigrationsParamsEnvironmentSandbox    ListPriceMigrationsParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the ListPriceMigrationsParamsEnvironment enum.
+func (e ListPriceMigrationsParamsEnvironment) Valid() bool {
+	switch e {
+	case ListPriceMigrationsParamsEnvironmentProduction:
+		return true
+	case ListPriceMigrationsParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListPriceMigrationsParamsStatus.
+const (
+	ListPriceMigrationsParamsStatusCompleted ListPriceMigrationsParamsStatus = "completed"
+	ListPriceMigrationsParamsStatusFailed    ListPriceMigrationsParamsStatus = "failed"
+	ListPriceMigrationsParamsStatusRunning   ListPriceMigrationsParamsStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the ListPriceMigrationsParamsStatus enum.
+func (e ListPriceMigrationsParamsStatus) Valid() bool {
+	switch e {
+	case ListPriceMigrationsParamsStatusCompleted:
+		return true
+	case ListPriceMigrationsParamsStatusFailed:
+		return true
+	case ListPriceMigrationsParamsStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreatePriceMigrationParamsEnvironment.
+const (
+	CreatePriceMigrationParamsEnvironmentProduction CreatePriceMigrationParamsEnvironment = "production"
+	CreatePriceMigrationParamsEnvironmentSandbox    CreatePriceMigrationParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the CreatePriceMigrationParamsEnvironment enum.
+func (e CreatePriceMigrationParamsEnvironment) Valid() bool {
+	switch e {
+	case CreatePriceMigrationParamsEnvironmentProduction:
+		return true
+	case CreatePriceMigrationParamsEnvironmentSandbox:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetPriceMigrationParamsEnvironment.
+const (
+	GetPriceMigrationParamsEnvironmentProduction GetPriceMigrationParamsEnvironment = "production"
+	GetPriceMigrationParamsEnvironmentSandbox    GetPriceMigrationParamsEnvironment = "sandbox"
+)
+
+// Valid indicates whether the value is a known member of the GetPriceMigrationParamsEnvironment enum.
+func (e GetPriceMigrationParamsEnvironment) Valid() bool {
+	switch e {
+	case GetPriceMigrationParamsEnvironmentProduction:
+		return true
+	case GetPriceMigrationParamsEnvironmentSandbox:
 		return true
 	default:
 		return false
@@ -5727,7 +5841,7 @@ type Job struct {
 	// JobId Job ID (job_...).
 	JobId string `json:"jobId"`
 
-	// Kind What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout, revenue.recognize).
+	// Kind What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout, revenue.recognize, price_migration.batch).
 	Kind string `json:"kind"`
 
 	// LastError Why the last attempt failed, in the API's words (an internal error says only that it was one; the server log has the rest under the job's ID); null when it did not fail.
@@ -7284,6 +7398,117 @@ type PriceList struct {
 
 	// Items The prices, in the list's order (newest first).
 	Items *[]Price `json:"items,omitempty"`
+
+	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
+	NextCursor *string `json:"nextCursor,omitempty"`
+
+	// Object Always "list".
+	Object *string `json:"object,omitempty"`
+}
+
+// PriceMigration A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+//
+// Example: {"completedAt":null,"createdAt":"2025-06-01T12:00:00.154841Z","customerIds":null,"effective":"next_renewal","environment":"sandbox","errors":[],"failed":0,"fromPriceId":"price_pro_monthly","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","migrated":500,"migrationId":"pmig_01jyscyj4zcjx3739fpgw4wmjx","object":"price_migration","prorationBehavior":"create_prorations","skipped":0,"status":"running","toPriceId":"price_pro_monthly_2026","total":1200}
+type PriceMigration struct {
+	// CompletedAt When the migration completed or failed (merchant clock); null while running.
+	CompletedAt *time.Time `json:"completedAt,omitempty"`
+
+	// CreatedAt When the resource was created (merchant clock). RFC 3339, UTC.
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// CustomerIds The customers whose subscriptions it moves; null for every customer.
+	CustomerIds *[]string `json:"customerIds,omitempty"`
+
+	// Effective now or next_renewal.
+	Effective *string `json:"effective,omitempty"`
+
+	// Environment Environment the resource lives in: sandbox or production.
+	Environment *string `json:"environment,omitempty"`
+
+	// Errors The first 100 subscriptions refused, with why.
+	Errors *[]PriceMigrationError `json:"errors,omitempty"`
+
+	// Failed Subscriptions refused (errors lists the first 100).
+	Failed *int64 `json:"failed,omitempty"`
+
+	// FromPriceId The price the subscriptions were on.
+	FromPriceId *string `json:"fromPriceId,omitempty"`
+
+	// MerchantAccountId Merchant account the resource belongs to.
+	MerchantAccountId *string `json:"merchantAccountId,omitempty"`
+
+	// Migrated Subscriptions migrated so far.
+	Migrated *int64 `json:"migrated,omitempty"`
+
+	// MigrationId Price migration ID (pmig_...).
+	MigrationId *string `json:"migrationId,omitempty"`
+
+	// Object Always "price_migration".
+	Object string `json:"object"`
+
+	// ProrationBehavior How a change now is prorated: create_prorations, always_invoice or none.
+	ProrationBehavior *string `json:"prorationBehavior,omitempty"`
+
+	// Skipped Subscriptions with nothing left to move when their batch came: canceled since, no longer on fromPriceId, or (next_renewal) a pending change or amendment that replaces the price at the renewal anyway.
+	Skipped *int64 `json:"skipped,omitempty"`
+
+	// Status running (batches are moving the subscriptions), completed (every subscription has its outcome) or failed (a batch failed every attempt; the subscriptions migrated before stay migrated).
+	Status *string `json:"status,omitempty"`
+
+	// ToPriceId The price they move to.
+	ToPriceId *string `json:"toPriceId,omitempty"`
+
+	// Total The subscriptions selected when the migration was created (live, with an item on fromPriceId).
+	Total *int64 `json:"total,omitempty"`
+}
+
+// PriceMigrationCreateRequest Moves every live subscription item on fromPriceId to toPriceId.
+//
+// Example: {"effective":"next_renewal","fromPriceId":"price_pro_monthly","toPriceId":"price_pro_monthly_2026"}
+type PriceMigrationCreateRequest struct {
+	// CustomerIds Only these customers' subscriptions (at most 1000); omitted, every customer's.
+	CustomerIds *[]string `json:"customerIds,omitempty"`
+
+	// Effective next_renewal: each subscription keeps its items until its period ends (pendingChange) and the renewal bills the new price. now: the items change at once, prorated as prorationBehavior says.
+	Effective PriceMigrationCreateRequestEffective `json:"effective"`
+
+	// FromPriceId The price the subscriptions are on.
+	FromPriceId string `json:"fromPriceId"`
+
+	// ProrationBehavior For effective now: create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+	ProrationBehavior *PriceMigrationCreateRequestProrationBehavior `json:"prorationBehavior,omitempty"`
+
+	// ToPriceId The price they move to: recurring, active, in fromPriceId's currency and interval, not fromPriceId.
+	ToPriceId string `json:"toPriceId"`
+}
+
+// PriceMigrationCreateRequestEffective next_renewal: each subscription keeps its items until its period ends (pendingChange) and the renewal bills the new price. now: the items change at once, prorated as prorationBehavior says.
+type PriceMigrationCreateRequestEffective string
+
+// PriceMigrationCreateRequestProrationBehavior For effective now: create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+type PriceMigrationCreateRequestProrationBehavior string
+
+// PriceMigrationError Why one subscription of a price migration was not migrated.
+//
+// Example: {"code":"duplicate_item","message":"Subscription 'sub_01jyscyj4zcjx3739fpgw4wmjx' already has an item on price 'price_pro_monthly_2026'; change it by hand.","subscriptionId":"sub_01jyscyj4zcjx3739fpgw4wmjx"}
+type PriceMigrationError struct {
+	// Code Why: duplicate_item (it already has an item on toPriceId), or the code of the error the change answered (conflict, validation_failure, ...).
+	Code string `json:"code"`
+
+	// Message The reason in words.
+	Message string `json:"message"`
+
+	// SubscriptionId The subscription.
+	SubscriptionId string `json:"subscriptionId"`
+}
+
+// PriceMigrationList A page of price migrations.
+type PriceMigrationList struct {
+	// HasMore Whether more items follow.
+	HasMore *bool `json:"hasMore,omitempty"`
+
+	// Items The price migrations, in the list's order (newest first).
+	Items *[]PriceMigration `json:"items,omitempty"`
 
 	// NextCursor Opaque cursor for the next page, passed back verbatim; null on the last page.
 	NextCursor *string `json:"nextCursor,omitempty"`
@@ -8920,6 +9145,9 @@ type PortalTailPath = string
 // PriceIdPath defines model for PriceIdPath.
 type PriceIdPath = string
 
+// PriceMigrationIdPath defines model for PriceMigrationIdPath.
+type PriceMigrationIdPath = string
+
 // ProductIdPath defines model for ProductIdPath.
 type ProductIdPath = string
 
@@ -10294,6 +10522,63 @@ type GetPaymentParams struct {
 // GetPaymentParamsEnvironment defines parameters for GetPayment.
 type GetPaymentParamsEnvironment string
 
+// ListPriceMigrationsParams defines parameters for ListPriceMigrations.
+type ListPriceMigrationsParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment ListPriceMigrationsParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// Status Filter by state.
+	Status *ListPriceMigrationsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
+
+	// Limit Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it.
+	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor.
+	Cursor *Cursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// CreatedFrom Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo).
+	CreatedFrom *CreatedFrom `form:"createdFrom,omitempty" json:"createdFrom,omitempty"`
+
+	// CreatedTo Only items created before this time (RFC 3339); later than createdFrom (422 otherwise).
+	CreatedTo *CreatedTo `form:"createdTo,omitempty" json:"createdTo,omitempty"`
+}
+
+// ListPriceMigrationsParamsEnvironment defines parameters for ListPriceMigrations.
+type ListPriceMigrationsParamsEnvironment string
+
+// ListPriceMigrationsParamsStatus defines parameters for ListPriceMigrations.
+type ListPriceMigrationsParamsStatus string
+
+// CreatePriceMigrationParams defines parameters for CreatePriceMigration.
+type CreatePriceMigrationParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment CreatePriceMigrationParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+
+	// IdempotencyKey Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// CreatePriceMigrationParamsEnvironment defines parameters for CreatePriceMigration.
+type CreatePriceMigrationParamsEnvironment string
+
+// GetPriceMigrationParams defines parameters for GetPriceMigration.
+type GetPriceMigrationParams struct {
+	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
+	Environment GetPriceMigrationParamsEnvironment `form:"environment" json:"environment"`
+
+	// MerchantAccountId Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists).
+	MerchantAccountId MerchantAccountIdQuery `form:"merchantAccountId" json:"merchantAccountId"`
+}
+
+// GetPriceMigrationParamsEnvironment defines parameters for GetPriceMigration.
+type GetPriceMigrationParamsEnvironment string
+
 // ListPricesParams defines parameters for ListPrices.
 type ListPricesParams struct {
 	// Environment Environment the request acts in. The API key must be allowed in it (403 otherwise).
@@ -11187,6 +11472,9 @@ type CreateMeterJSONRequestBody = MeterCreateRequest
 
 // DetachPaymentMethodJSONRequestBody defines body for DetachPaymentMethod for application/json ContentType.
 type DetachPaymentMethodJSONRequestBody = EmptyRequest
+
+// CreatePriceMigrationJSONRequestBody defines body for CreatePriceMigration for application/json ContentType.
+type CreatePriceMigrationJSONRequestBody = PriceMigrationCreateRequest
 
 // CreatePriceJSONRequestBody defines body for CreatePrice for application/json ContentType.
 type CreatePriceJSONRequestBody = PriceCreateRequest
@@ -12498,6 +12786,40 @@ func (t *EventObject) MergeCustomerPortalConfiguration(v CustomerPortalConfigura
 	return err
 }
 
+// AsPriceMigration returns the union data inside the EventObject as a PriceMigration
+func (t EventObject) AsPriceMigration() (PriceMigration, error) {
+	var body PriceMigration
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPriceMigration overwrites any union data inside the EventObject as the provided PriceMigration
+func (t *EventObject) FromPriceMigration(v PriceMigration) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"price_migration"}`))
+	t.union = b
+	return err
+}
+
+// MergePriceMigration performs a merge with any union data inside the EventObject, using the provided PriceMigration
+func (t *EventObject) MergePriceMigration(v PriceMigration) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"object":"price_migration"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t EventObject) Discriminator() (string, error) {
 	var discriminator struct {
 		Discriminator string `json:"object"`
@@ -12548,6 +12870,8 @@ func (t EventObject) ValueByDiscriminator() (interface{}, error) {
 		return t.AsPayout()
 	case "price":
 		return t.AsPrice()
+	case "price_migration":
+		return t.AsPriceMigration()
 	case "product":
 		return t.AsProduct()
 	case "quote":
@@ -15140,6 +15464,38 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
 	GetPayment(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPriceMigrations List price migrations
+	//
+	// Lists the merchant account's price migrations. Items are PriceMigration objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Corresponds with GET /v1/price-migrations (the `ListPriceMigrations` operationId).
+	ListPriceMigrations(ctx context.Context, params *ListPriceMigrationsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePriceMigrationWithBody Migrate subscriptions to another price
+	//
+	// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+	CreatePriceMigrationWithBody(ctx context.Context, params *CreatePriceMigrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreatePriceMigration Migrate subscriptions to another price
+	//
+	// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+	CreatePriceMigration(ctx context.Context, params *CreatePriceMigrationParams, body CreatePriceMigrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPriceMigration Get a price migration
+	//
+	// Returns a price migration: its state and counts (migrated + skipped + failed = total once completed) and the first failures.
+	//
+	// Corresponds with GET /v1/price-migrations/{migrationId} (the `GetPriceMigration` operationId).
+	GetPriceMigration(ctx context.Context, migrationId PriceMigrationIdPath, params *GetPriceMigrationParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPrices List prices
 	//
 	// Lists the merchant account's prices. Items are Price objects. Each filter given narrows the list; a page is one range of the filter's index. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
@@ -17662,6 +18018,78 @@ func (c *Client) ListPayments(ctx context.Context, params *ListPaymentsParams, r
 // Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
 func (c *Client) GetPayment(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPaymentRequest(c.Server, paymentId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListPriceMigrations List price migrations
+//
+// Lists the merchant account's price migrations. Items are PriceMigration objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Corresponds with GET /v1/price-migrations (the `ListPriceMigrations` operationId).
+func (c *Client) ListPriceMigrations(ctx context.Context, params *ListPriceMigrationsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPriceMigrationsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePriceMigrationWithBody Migrate subscriptions to another price
+//
+// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+func (c *Client) CreatePriceMigrationWithBody(ctx context.Context, params *CreatePriceMigrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePriceMigrationRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreatePriceMigration Migrate subscriptions to another price
+//
+// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+func (c *Client) CreatePriceMigration(ctx context.Context, params *CreatePriceMigrationParams, body CreatePriceMigrationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreatePriceMigrationRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPriceMigration Get a price migration
+//
+// Returns a price migration: its state and counts (migrated + skipped + failed = total once completed) and the first failures.
+//
+// Corresponds with GET /v1/price-migrations/{migrationId} (the `GetPriceMigration` operationId).
+func (c *Client) GetPriceMigration(ctx context.Context, migrationId PriceMigrationIdPath, params *GetPriceMigrationParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPriceMigrationRequest(c.Server, migrationId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -25720,6 +26148,275 @@ func NewGetPaymentRequest(server string, paymentId PaymentIdPath, params *GetPay
 	return req, nil
 }
 
+// NewListPriceMigrationsRequest constructs an http.Request for the ListPriceMigrations method
+func NewListPriceMigrationsRequest(server string, params *ListPriceMigrationsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/price-migrations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Status != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedFrom != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdFrom", *params.CreatedFrom, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.CreatedTo != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "createdTo", *params.CreatedTo, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreatePriceMigrationRequest calls the generic CreatePriceMigration builder with application/json body
+func NewCreatePriceMigrationRequest(server string, params *CreatePriceMigrationParams, body CreatePriceMigrationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreatePriceMigrationRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreatePriceMigrationRequestWithBody constructs an http.Request for the CreatePriceMigration method, with any body, and a specified content type
+func NewCreatePriceMigrationRequestWithBody(server string, params *CreatePriceMigrationParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/price-migrations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewGetPriceMigrationRequest constructs an http.Request for the GetPriceMigration method
+func NewGetPriceMigrationRequest(server string, migrationId PriceMigrationIdPath, params *GetPriceMigrationParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "migrationId", migrationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/price-migrations/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "environment", params.Environment, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "merchantAccountId", params.MerchantAccountId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPricesRequest constructs an http.Request for the ListPrices method
 func NewListPricesRequest(server string, params *ListPricesParams) (*http.Request, error) {
 	var err error
@@ -30932,6 +31629,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/payments/{paymentId} (the `GetPayment` operationId).
 	GetPaymentWithResponse(ctx context.Context, paymentId PaymentIdPath, params *GetPaymentParams, reqEditors ...RequestEditorFn) (*GetPaymentResponse, error)
+
+	// ListPriceMigrationsWithResponse List price migrations
+	//
+	// Lists the merchant account's price migrations. Items are PriceMigration objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/price-migrations (the `ListPriceMigrations` operationId).
+	ListPriceMigrationsWithResponse(ctx context.Context, params *ListPriceMigrationsParams, reqEditors ...RequestEditorFn) (*ListPriceMigrationsResponse, error)
+
+	// CreatePriceMigrationWithBodyWithResponse Migrate subscriptions to another price
+	//
+	// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+	CreatePriceMigrationWithBodyWithResponse(ctx context.Context, params *CreatePriceMigrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePriceMigrationResponse, error)
+
+	// CreatePriceMigrationWithResponse Migrate subscriptions to another price
+	//
+	// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+	CreatePriceMigrationWithResponse(ctx context.Context, params *CreatePriceMigrationParams, body CreatePriceMigrationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePriceMigrationResponse, error)
+
+	// GetPriceMigrationWithResponse Get a price migration
+	//
+	// Returns a price migration: its state and counts (migrated + skipped + failed = total once completed) and the first failures.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/price-migrations/{migrationId} (the `GetPriceMigration` operationId).
+	GetPriceMigrationWithResponse(ctx context.Context, migrationId PriceMigrationIdPath, params *GetPriceMigrationParams, reqEditors ...RequestEditorFn) (*GetPriceMigrationResponse, error)
 
 	// ListPricesWithResponse List prices
 	//
@@ -42465,6 +43198,467 @@ func (r GetPaymentResponse) ContentType() string {
 	return ""
 }
 
+// ListPriceMigrationsResponse200Headers the declared response headers of an HTTP 200 response for ListPriceMigrations
+type ListPriceMigrationsResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// ListPriceMigrationsResponse429Headers the declared response headers of an HTTP 429 response for ListPriceMigrations
+type ListPriceMigrationsResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type ListPriceMigrationsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A page of price migrations.
+		Data PriceMigrationList `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPriceMigrationsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListPriceMigrationsResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON200() *struct {
+	// Data A page of price migrations.
+	Data PriceMigrationList `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r ListPriceMigrationsResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListPriceMigrationsResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPriceMigrationsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPriceMigrationsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPriceMigrationsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPriceMigrationsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreatePriceMigrationResponse202Headers the declared response headers of an HTTP 202 response for CreatePriceMigration
+type CreatePriceMigrationResponse202Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// CreatePriceMigrationResponse429Headers the declared response headers of an HTTP 429 response for CreatePriceMigration
+type CreatePriceMigrationResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type CreatePriceMigrationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *struct {
+		// Data A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+		//
+		// Example: {"completedAt":null,"createdAt":"2025-06-01T12:00:00.154841Z","customerIds":null,"effective":"next_renewal","environment":"sandbox","errors":[],"failed":0,"fromPriceId":"price_pro_monthly","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","migrated":500,"migrationId":"pmig_01jyscyj4zcjx3739fpgw4wmjx","object":"price_migration","prorationBehavior":"create_prorations","skipped":0,"status":"running","toPriceId":"price_pro_monthly_2026","total":1200}
+		Data PriceMigration `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *CreatePriceMigrationResponse202Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreatePriceMigrationResponse429Headers
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON202() *struct {
+	// Data A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+	//
+	// Example: {"completedAt":null,"createdAt":"2025-06-01T12:00:00.154841Z","customerIds":null,"effective":"next_renewal","environment":"sandbox","errors":[],"failed":0,"fromPriceId":"price_pro_monthly","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","migrated":500,"migrationId":"pmig_01jyscyj4zcjx3739fpgw4wmjx","object":"price_migration","prorationBehavior":"create_prorations","skipped":0,"status":"running","toPriceId":"price_pro_monthly_2026","total":1200}
+	Data PriceMigration `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r CreatePriceMigrationResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreatePriceMigrationResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreatePriceMigrationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreatePriceMigrationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreatePriceMigrationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreatePriceMigrationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPriceMigrationResponse200Headers the declared response headers of an HTTP 200 response for GetPriceMigration
+type GetPriceMigrationResponse200Headers struct {
+	RateLimitLimit     *int64
+	RateLimitRemaining *int64
+	RateLimitReset     *int64
+	RequestId          *string
+}
+
+// GetPriceMigrationResponse429Headers the declared response headers of an HTTP 429 response for GetPriceMigration
+type GetPriceMigrationResponse429Headers struct {
+	RetryAfter *int64
+}
+
+type GetPriceMigrationResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+		//
+		// Example: {"completedAt":null,"createdAt":"2025-06-01T12:00:00.154841Z","customerIds":null,"effective":"next_renewal","environment":"sandbox","errors":[],"failed":0,"fromPriceId":"price_pro_monthly","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","migrated":500,"migrationId":"pmig_01jyscyj4zcjx3739fpgw4wmjx","object":"price_migration","prorationBehavior":"create_prorations","skipped":0,"status":"running","toPriceId":"price_pro_monthly_2026","total":1200}
+		Data PriceMigration `json:"data"`
+
+		// RequestId Request ID (req_...).
+		//
+		// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+		RequestId string `json:"requestId"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Conflict
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *PayloadTooLarge
+	// JSON422 the response for an HTTP 422 `application/json` response
+	JSON422 *ValidationFailed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *NotImplemented
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *DefaultError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPriceMigrationResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPriceMigrationResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON200() *struct {
+	// Data A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+	//
+	// Example: {"completedAt":null,"createdAt":"2025-06-01T12:00:00.154841Z","customerIds":null,"effective":"next_renewal","environment":"sandbox","errors":[],"failed":0,"fromPriceId":"price_pro_monthly","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","migrated":500,"migrationId":"pmig_01jyscyj4zcjx3739fpgw4wmjx","object":"price_migration","prorationBehavior":"create_prorations","skipped":0,"status":"running","toPriceId":"price_pro_monthly_2026","total":1200}
+	Data PriceMigration `json:"data"`
+
+	// RequestId Request ID (req_...).
+	//
+	// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+	RequestId string `json:"requestId"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON409() *Conflict {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON413() *PayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON422 returns the response for an HTTP 422 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON422() *ValidationFailed {
+	return r.JSON422
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r GetPriceMigrationResponse) GetJSON501() *NotImplemented {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPriceMigrationResponse) GetJSONDefault() *DefaultError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPriceMigrationResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPriceMigrationResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPriceMigrationResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPriceMigrationResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPricesResponse200Headers the declared response headers of an HTTP 200 response for ListPrices
 type ListPricesResponse200Headers struct {
 	RateLimitLimit     *int64
@@ -51117,6 +52311,66 @@ func (c *ClientWithResponses) GetPaymentWithResponse(ctx context.Context, paymen
 		return nil, err
 	}
 	return ParseGetPaymentResponse(rsp)
+}
+
+// ListPriceMigrationsWithResponse List price migrations
+//
+// Lists the merchant account's price migrations. Items are PriceMigration objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/price-migrations (the `ListPriceMigrations` operationId).
+func (c *ClientWithResponses) ListPriceMigrationsWithResponse(ctx context.Context, params *ListPriceMigrationsParams, reqEditors ...RequestEditorFn) (*ListPriceMigrationsResponse, error) {
+	rsp, err := c.ListPriceMigrations(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPriceMigrationsResponse(rsp)
+}
+
+// CreatePriceMigrationWithBodyWithResponse Migrate subscriptions to another price
+//
+// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+func (c *ClientWithResponses) CreatePriceMigrationWithBodyWithResponse(ctx context.Context, params *CreatePriceMigrationParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreatePriceMigrationResponse, error) {
+	rsp, err := c.CreatePriceMigrationWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePriceMigrationResponse(rsp)
+}
+
+// CreatePriceMigrationWithResponse Migrate subscriptions to another price
+//
+// Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/price-migrations (the `CreatePriceMigration` operationId).
+func (c *ClientWithResponses) CreatePriceMigrationWithResponse(ctx context.Context, params *CreatePriceMigrationParams, body CreatePriceMigrationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePriceMigrationResponse, error) {
+	rsp, err := c.CreatePriceMigration(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreatePriceMigrationResponse(rsp)
+}
+
+// GetPriceMigrationWithResponse Get a price migration
+//
+// Returns a price migration: its state and counts (migrated + skipped + failed = total once completed) and the first failures.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/price-migrations/{migrationId} (the `GetPriceMigration` operationId).
+func (c *ClientWithResponses) GetPriceMigrationWithResponse(ctx context.Context, migrationId PriceMigrationIdPath, params *GetPriceMigrationParams, reqEditors ...RequestEditorFn) (*GetPriceMigrationResponse, error) {
+	rsp, err := c.GetPriceMigration(ctx, migrationId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPriceMigrationResponse(rsp)
 }
 
 // ListPricesWithResponse List prices
@@ -63272,6 +64526,475 @@ func ParseGetPaymentResponse(rsp *http.Response) (*GetPaymentResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetPaymentResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListPriceMigrationsResponse parses an HTTP response from a ListPriceMigrationsWithResponse call
+func ParseListPriceMigrationsResponse(rsp *http.Response) (*ListPriceMigrationsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPriceMigrationsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A page of price migrations.
+			Data PriceMigrationList `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPriceMigrationsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListPriceMigrationsResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreatePriceMigrationResponse parses an HTTP response from a CreatePriceMigrationWithResponse call
+func ParseCreatePriceMigrationResponse(rsp *http.Response) (*CreatePriceMigrationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreatePriceMigrationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest struct {
+			// Data A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+			//
+			// Example: {"completedAt":null,"createdAt":"2025-06-01T12:00:00.154841Z","customerIds":null,"effective":"next_renewal","environment":"sandbox","errors":[],"failed":0,"fromPriceId":"price_pro_monthly","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","migrated":500,"migrationId":"pmig_01jyscyj4zcjx3739fpgw4wmjx","object":"price_migration","prorationBehavior":"create_prorations","skipped":0,"status":"running","toPriceId":"price_pro_monthly_2026","total":1200}
+			Data PriceMigration `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers CreatePriceMigrationResponse202Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreatePriceMigrationResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPriceMigrationResponse parses an HTTP response from a GetPriceMigrationWithResponse call
+func ParseGetPriceMigrationResponse(rsp *http.Response) (*GetPriceMigrationResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPriceMigrationResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+			//
+			// Example: {"completedAt":null,"createdAt":"2025-06-01T12:00:00.154841Z","customerIds":null,"effective":"next_renewal","environment":"sandbox","errors":[],"failed":0,"fromPriceId":"price_pro_monthly","merchantAccountId":"ma_01jyscyj4zcjx3739fpgw4wmjx","migrated":500,"migrationId":"pmig_01jyscyj4zcjx3739fpgw4wmjx","object":"price_migration","prorationBehavior":"create_prorations","skipped":0,"status":"running","toPriceId":"price_pro_monthly_2026","total":1200}
+			Data PriceMigration `json:"data"`
+
+			// RequestId Request ID (req_...).
+			//
+			// Example: req_01jy5c3kq8w2n4m6p9r0t7v1xz
+			RequestId string `json:"requestId"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Conflict
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest PayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest ValidationFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest NotImplemented
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest DefaultError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPriceMigrationResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int64
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPriceMigrationResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int64
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int64"}); err != nil {

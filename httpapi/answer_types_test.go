@@ -45,7 +45,7 @@ var answerTypes = map[string]any{
 	"MerchantAccount": remit.MerchantAccountObject{}, "PayoutProfile": remit.PayoutProfile{}, "Claim": remit.OrganizationClaim{},
 	"Meter": remit.Meter{}, "Payment": remit.Payment{}, "PaymentReceipt": remit.PaymentReceipt{},
 	"Settlement": remit.Settlement{}, "Payout": remit.Payout{}, "Refund": remit.Refund{},
-	"Quote": remit.Quote{}, "Subscription": remit.SubscriptionWire{}, "UsageEvent": remit.UsageEvent{},
+	"Quote": remit.Quote{}, "Subscription": remit.SubscriptionWire{}, "PriceMigration": remit.PriceMigration{}, "UsageEvent": remit.UsageEvent{},
 	"UsageThreshold": remit.UsageThreshold{}, "Verification": remit.Verification{},
 	"WebhookEndpoint": remit.WebhookEndpoint{}, "WebhookDelivery": remit.WebhookDelivery{},
 	"ProcessorWebhookAck": remit.ProcessorWebhookAck{}, "FieldProblem": remit.FieldError{},

@@ -163,6 +163,9 @@ type Quotes interface {
 	ResumeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error)
 	ChangeSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.Subscription, error)
 	DeleteSubscriptionPendingChange(ctx context.Context, m remit.MerchantAccount, id string) (remit.Subscription, error)
+	CreatePriceMigration(ctx context.Context, m remit.MerchantAccount, in remit.PriceMigrationInput) (remit.PriceMigration, error)
+	GetPriceMigration(ctx context.Context, m remit.MerchantAccount, migrationID string) (remit.PriceMigration, error)
+	ListPriceMigrations(ctx context.Context, m remit.MerchantAccount, in remit.PriceMigrationQuery) (remit.List[remit.PriceMigration], error)
 	PreviewChange(ctx context.Context, m remit.MerchantAccount, subscriptionID string, in remit.ChangeInput) (remit.SubscriptionChangePreview, error)
 	UpcomingInvoice(ctx context.Context, m remit.MerchantAccount, customerID, subscriptionID string) (remit.Invoice, error)
 }

@@ -78,6 +78,9 @@ func (s *Server) registry() []registration {
 		{"quotes", "deleteSubscriptionPendingChange", byPath("subscriptionId", s.eng.Quotes.DeleteSubscriptionPendingChange)},
 		{"quotes", "previewSubscriptionChange", decoded(s.previewSubscriptionChange)},
 		{"quotes", "getUpcomingInvoice", s.getUpcomingInvoice},
+		{"quotes", "createPriceMigration", decoded(s.createPriceMigration)},
+		{"quotes", "getPriceMigration", byPath("migrationId", s.eng.Quotes.GetPriceMigration)},
+		{"quotes", "listPriceMigrations", s.listPriceMigrations},
 		{"invoicing", "createInvoice", decoded(s.createInvoice)},
 		{"invoicing", "getInvoice", byPath("invoiceId", s.eng.Invoicing.GetInvoice)},
 		{"invoicing", "listInvoices", s.listInvoices},
@@ -183,6 +186,7 @@ func (s *Server) bodyChecks() map[string]BodyCheck {
 		"cancelSubscription":        bodyCheck(cancelInput, remit.CheckCancel),
 		"changeSubscription":        bodyCheck(changeInput, remit.CheckChange),
 		"previewSubscriptionChange": bodyCheck(changeInput, remit.CheckChange),
+		"createPriceMigration":      bodyCheck(priceMigrationInput, remit.CheckPriceMigrationRequest),
 		"createCustomerPortalSession": func(r *Request) []remit.FieldError {
 			var p remit.Problems
 			remit.CheckPortalSession(portalSessionInput(r), &p)

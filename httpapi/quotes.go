@@ -69,3 +69,24 @@ func changeInput(body api.SubscriptionChangeRequest) remit.ChangeInput {
 	}
 	return in
 }
+
+// createPriceMigration handles POST /v1/price-migrations.
+func (s *Server) createPriceMigration(ctx context.Context, r *Request, body api.PriceMigrationCreateRequest) (any, error) {
+	return s.eng.Quotes.CreatePriceMigration(ctx, r.Merchant, priceMigrationInput(body))
+}
+
+// listPriceMigrations handles GET /v1/price-migrations.
+func (s *Server) listPriceMigrations(ctx context.Context, r *Request) (any, error) {
+	return s.eng.Quotes.ListPriceMigrations(ctx, r.Merchant, remit.PriceMigrationQuery{Status: r.Query("status"), ListQuery: remit.ListQueryOf(r.Query)})
+}
+
+func priceMigrationInput(body api.PriceMigrationCreateRequest) remit.PriceMigrationInput {
+	in := remit.PriceMigrationInput{FromPriceID: body.FromPriceId, ToPriceID: body.ToPriceId, Effective: string(body.Effective)}
+	if body.ProrationBehavior != nil {
+		in.ProrationBehavior = string(*body.ProrationBehavior)
+	}
+	if body.CustomerIds != nil {
+		in.CustomerIDs = append([]string{}, *body.CustomerIds...)
+	}
+	return in
+}

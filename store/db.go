@@ -250,6 +250,7 @@ type Tx struct {
 	heads        map[string]chainLink // the chain links this transaction wrote, by merchant account
 	batchHeads   map[string]chainLink // SQLite: the links earlier transactions of its group commit wrote
 	hot          bool                 // it locked a row many writes share (retry.go, TookHotRows)
+	alone        bool                 // a job that is a batch of its own ran in it (retry.go, EndJobBatch)
 }
 
 // BeforeCommit registers fn to run inside the transaction after the work succeeded and before commit.

@@ -286,6 +286,14 @@ func runLists(t *testing.T, q Q) {
 		for _, currency := range []string{"", "USD"} {
 			must(q.PageBalanceEntries(ctx, m, "cus_1", currency, p))
 		}
+		for _, f := range []SubscriptionFilter{{}, {CustomerID: "cus_1"}, {Status: "active"}} {
+			f.ListPage = p
+			must(q.ListSubscriptions(ctx, m, f))
+		}
+		for _, f := range []PriceMigrationFilter{{}, {Status: "running"}} {
+			f.ListPage = p
+			must(q.ListPriceMigrations(ctx, m, f))
+		}
 	}
 	must(q.ListBalanceEntries(ctx, m, "cus_1"))
 	must(q.ListReceipts(ctx, m, ReceiptFilter{CustomerID: "c", CreatedFrom: at - 3600e6, CreatedTo: at, Limit: 20}))

@@ -74,3 +74,12 @@ func (tx *Tx) LockSpendableLots(ctx context.Context, merchantAccountID, customer
 // no row another write waits for, and a billing day's finalizations commit fifty at a time instead
 // of one (docs/benchmarks.md, "The billing day").
 func (tx *Tx) TookHotRows() bool { return tx.hot && tx.d == Postgres }
+
+// EndJobBatch asks the job runner to commit after the job running in the transaction: a job that
+// is a batch of its own (a price migration's batch of subscriptions, app/price_migrations.go),
+// whose work is one transaction.
+func (tx *Tx) EndJobBatch() { tx.alone = true }
+
+// JobBatchEnded reports whether the job runner commits after the job that just ran: it took hot
+// rows (TookHotRows) or asked to (EndJobBatch).
+func (tx *Tx) JobBatchEnded() bool { return tx.alone || tx.TookHotRows() }

@@ -18,6 +18,9 @@
 //	                   timed until every renewal invoice is finalized and paid through the sandbox
 //	                   (its latency -billing-day-latency, 50 ms); only when named (billingday.go)
 //	l entitlement-check GET /v1/customers/{id}/entitlements/{featureKey} (entitlements.go)
+//	m price-migration  -migrations N active subscriptions moved to a new price by one
+//	                   POST /v1/price-migrations effective next_renewal, timed until it completed;
+//	                   only when named (pricemigration.go)
 //
 // For each it reports requests/s, p50/p99/p99.9 latency, errors, the server's peak RSS and the
 // throughput as a ratio to (a), measured in the same run: absolute figures drift between runs and
@@ -84,6 +87,7 @@ type options struct {
 	tracing        int           // pairs of tracing off and on to compare (tracing.go); 0: the usual run
 	billingDay     int           // subscriptions of the billing-day scenario (billingday.go)
 	billingLatency time.Duration // the sandbox processor's latency in the billing-day scenario
+	migrations     int           // subscriptions of the price-migration scenario (pricemigration.go)
 	serverEnv      envList
 	floors         bool          // measure issue 41's floors beside (b), (d) and (g) (floors.go)
 	floorDuration  time.Duration // pgbench's -T for the PostgreSQL floors
@@ -120,6 +124,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 1, "run every scenario this many times, round-robin, and report each one's median round")
 	flag.IntVar(&o.tracing, "tracing-pairs", 0, "instead: compare each scenario with tracing off and on at full sampling (to a local OTLP receiver that discards), in this many alternating pairs of server runs")
 	flag.IntVar(&o.billingDay, "subscriptions", 100000, "subscriptions due at one instant in the billing-day scenario (k)")
+	flag.IntVar(&o.migrations, "migrations", 100000, "subscriptions migrated in the price-migration scenario (m)")
 	flag.DurationVar(&o.billingLatency, "billing-day-latency", 50*time.Millisecond, "the sandbox processor's latency (REMIT_SANDBOX_PROCESSOR_LATENCY) in the billing-day scenario")
 	flag.BoolVar(&o.floors, "floors", true, "measure issue 41's floors beside (b), (d) and (g): the server is built with -tags remitfloor for (b)'s floor route; on PostgreSQL pgbench runs (d)'s and (g)'s (floors.go)")
 	flag.DurationVar(&o.floorDuration, "floor-duration", 5*time.Second, "how long pgbench runs for each PostgreSQL floor")
@@ -221,7 +226,9 @@ type Report struct {
 	// (group commit) lets write scenarios go past it.
 	CommitCeiling float64     `json:"commitCeilingPerSecond"`
 	Scenarios     []Result    `json:"scenarios"`
-	BillingDay    *BillingDay `json:"billingDay,omitempty"` // (j), when it ran
+	BillingDay    *BillingDay `json:"billingDay,omitempty"` // (k), when it ran
+	// PriceMigration is (m), when it ran.
+	PriceMigration *PriceMigrationRun `json:"priceMigration,omitempty"`
 }
 
 func run(ctx context.Context, o options, out io.Writer) error {
@@ -231,8 +238,8 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
 		return errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
 	}
-	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 || o.billingDay < 1 {
-		return errors.New("-connections, -duration, -rounds and -subscriptions must be positive")
+	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 || o.billingDay < 1 || o.migrations < 1 {
+		return errors.New("-connections, -duration, -rounds, -subscriptions and -migrations must be positive")
 	}
 	selected, err := selectScenarios(o.scenarios)
 	if err != nil {
@@ -438,10 +445,21 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		rep.BillingDay = &bd
 	}
+	if selected["price-migration"] {
+		srv.stop() // the migration runs on a server of its own, started after its seed
+		pm, err := runPriceMigration(ctx, o, bin, dbURL, tmp, fx, out)
+		if err != nil {
+			return err
+		}
+		rep.PriceMigration = &pm
+	}
 	fmt.Fprintln(out)
 	printTable(out, rep)
 	if rep.BillingDay != nil {
 		printBillingDay(out, rep.Store, rep.BillingDay)
+	}
+	if rep.PriceMigration != nil {
+		printPriceMigration(out, rep.Store, rep.PriceMigration)
 	}
 	if o.jsonPath != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
@@ -581,13 +599,13 @@ type scenario struct {
 }
 
 var scenarioNames = []string{"ceiling", "invoice-get", "balance-get", "balance-grant", "receipts-list", "usage-events", "invoice-finalize",
-	"grant-beside-charges", "usage-meters", "usage-batch", "billing-day", "entitlement-check"}
+	"grant-beside-charges", "usage-meters", "usage-batch", "billing-day", "entitlement-check", "price-migration"}
 
 func selectScenarios(spec string) (map[string]bool, error) {
 	sel := map[string]bool{"ceiling": true}
 	if spec == "" || spec == "all" {
 		for _, n := range scenarioNames {
-			sel[n] = n != "billing-day" // minutes of its own: only when named
+			sel[n] = n != "billing-day" && n != "price-migration" // minutes of their own: only when named
 		}
 		return sel, nil
 	}
@@ -600,7 +618,7 @@ func selectScenarios(spec string) (map[string]bool, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-l)", s, strings.Join(scenarioNames, ", "))
+			return nil, fmt.Errorf("unknown scenario %q; scenarios: %s (or a-m)", s, strings.Join(scenarioNames, ", "))
 		}
 	}
 	return sel, nil

@@ -74,6 +74,11 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 	if len(entries) != 1 {
 		t.Fatalf("ledger entries: %v", entries)
 	}
+	e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "a-price-2", "productId": "a-prod", "name": alphaName, "priceType": "fixed_recurring",
+		"currency": "USD", "billingInterval": "month", "unitAmount": 6000})
+	// A price migration of no customer's subscription: it completes at once and changes nothing.
+	pmig := data(e.Must(202, "POST", "/v1/price-migrations", map[string]any{"fromPriceId": "a-price", "toPriceId": "a-price-2",
+		"effective": "next_renewal", "customerIds": []any{"a-nobody"}}))
 
 	A.ids = map[string]string{
 		"customerId": "a-cus", "priceId": "a-price", "couponId": "a-coupon", "billingAccountId": "a-ba",
@@ -88,6 +93,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"featureKey":  "a-feature",
 		"jobId":       str(jobs[0].(map[string]any), "jobId"),
 		"entryId":     str(entries[0].(map[string]any), "entryId"),
+		"migrationId": str(pmig, "migrationId"),
 	}
 	lines := []any{map[string]any{"priceId": "a-price"}}
 	A.bodies = map[string]any{
@@ -105,6 +111,7 @@ func populateAlpha(t testing.TB, e *testkit.Env) alpha {
 		"changeSubscription":              map[string]any{"items": []any{map[string]any{"priceId": "a-price"}}},
 		"previewSubscriptionChange":       map[string]any{"items": []any{map[string]any{"priceId": "a-price"}}},
 		"attachProductFeature":            map[string]any{"featureKey": "a-feature"},
+		"createPriceMigration":            map[string]any{"fromPriceId": "a-price", "toPriceId": "a-price-2", "effective": "now"},
 	}
 	A.markers = []string{alphaName, "alpha-private@example.com", e.Tenant.OrganizationID, e.Tenant.APIKeyID, e.Tenant.Production, str(grant, "entryId")}
 	for _, id := range A.ids {

@@ -1515,6 +1515,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/price-migrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List price migrations
+         * @description Lists the merchant account's price migrations. Items are PriceMigration objects. Cursor-paged, newest first (docs/api-conventions.md "Pagination"); createdFrom and createdTo bound the creation time, [createdFrom, createdTo). An unknown parameter or a bad value is 422 naming it.
+         */
+        get: operations["listPriceMigrations"];
+        put?: never;
+        /**
+         * Migrate subscriptions to another price
+         * @description Moves every trialing, active, past_due and paused subscription item on fromPriceId (of customerIds, when given) to toPriceId, in the background (docs/price-changes.md "Price migrations"). Both prices must exist (404 with details.field), be recurring and bill in one currency and one interval (422 listing every problem, a mismatch naming both fields); toPriceId must be active (409). The subscriptions are selected now (total) and moved in batches, each batch in one transaction; a crash resumes where the last committed batch ended and never migrates a subscription twice. effective next_renewal leaves this period as it is and the renewal bills the new price (pendingChange); now changes the items at once, prorated as prorationBehavior says, as POST /v1/subscriptions/{subscriptionId}/change does. A paused subscription's items are replaced as they are (its resume bills the new price). Answers 202 with the migration running; GET /v1/price-migrations/{migrationId} follows its counts. Emits price_migration.created, subscription.updated for each subscription migrated and price_migration.completed at the end.
+         */
+        post: operations["createPriceMigration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/price-migrations/{migrationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Price migration ID (pmig_...). */
+                migrationId: components["parameters"]["PriceMigrationIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a price migration
+         * @description Returns a price migration: its state and counts (migrated + skipped + failed = total once completed) and the first failures.
+         */
+        get: operations["getPriceMigration"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs": {
         parameters: {
             query?: never;
@@ -2204,7 +2251,7 @@ export interface components {
          * @example invoice.finalized
          * @enum {string}
          */
-        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "merchant_account.updated" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "price.updated" | "coupon.updated" | "customer.updated" | "product.created" | "product.updated" | "feature.created" | "customer.entitlements_changed" | "customer_portal_configuration.updated" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "payment_method.detached" | "quote.created" | "quote.accepted" | "quote.canceled" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.updated" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.updated" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "verification.failed" | "job.failed" | "job.retried";
+        EventTypeFilter: "*" | "merchant_account.created" | "merchant_account.submitted" | "merchant_account.approved" | "merchant_account.rejected" | "merchant_account.update_requested" | "merchant_account.claimed" | "merchant_account.updated" | "price.created" | "coupon.created" | "customer.created" | "billing_account.created" | "billing_account.updated" | "price.updated" | "price_migration.completed" | "price_migration.created" | "coupon.updated" | "customer.updated" | "product.created" | "product.updated" | "feature.created" | "customer.entitlements_changed" | "customer_portal_configuration.updated" | "customer_balance.granted" | "customer_balance.grant_effective" | "customer_balance.expired" | "customer_balance.applied" | "customer_balance.credited" | "payment_method.setup_session.created" | "payment_method.setup_session.completed" | "payment_method.attached" | "payment_method.detached" | "quote.created" | "quote.accepted" | "quote.canceled" | "subscription.created" | "subscription.updated" | "subscription.renewed" | "subscription.trial_ending" | "subscription.past_due" | "subscription.paused" | "subscription.resumed" | "subscription.canceled" | "invoice.created" | "invoice.updated" | "invoice.refreshed" | "invoice.finalized" | "invoice.voided" | "invoice.paid" | "invoice.payment_failed" | "invoice.payment_action_required" | "invoice.marked_uncollectible" | "tax_transaction.created" | "tax_transaction.committed" | "tax_transaction.reversed" | "payment.processing" | "payment.succeeded" | "payment.failed" | "payment.requires_action" | "payment_receipt.created" | "payment_receipt.updated" | "settlement.closed" | "settlement.paid" | "payout.created" | "credit_note.created" | "refund.created" | "refund.succeeded" | "refund.failed" | "usage_threshold.created" | "usage_threshold.crossed" | "usage_threshold.archived" | "meter.created" | "meter.updated" | "usage_event.voided" | "webhook_endpoint.created" | "webhook_endpoint.disabled" | "webhook_endpoint.updated" | "webhook_endpoint.enabled" | "webhook_endpoint.secret_rotated" | "verification.failed" | "job.failed" | "job.retried";
         /**
          * @description A currency the rails process, ISO 4217 alpha-3 in upper case. Another valid ISO 4217 code is 422 with reason currency_not_supported; anything else is 422 with reason invalid_currency. Used by every request field and query parameter that names a currency.
          * @example USD
@@ -4438,7 +4485,7 @@ export interface components {
              * @enum {string}
              */
             environment: "sandbox" | "production";
-            /** @description What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout, revenue.recognize). */
+            /** @description What the job does, "area.action" (subscription.renew, subscription.trial_ending, subscription.renewal_notice, invoice.auto_finalize, invoice.dunning_retry, balance.grant_effective, balance.grant_expire, settlement.close, settlement.payout, revenue.recognize, price_migration.batch). */
             kind: string;
             /**
              * @description The job's state.
@@ -7182,7 +7229,7 @@ export interface components {
             id?: string;
         };
         /** @description The resource an event is about, as it was right after the change and exactly as the API returns it (a webhook_endpoint never carries its secret, a merchant_account never its claimUrl). Its object field names its schema; docs/events.md lists which object each event type carries. */
-        EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"] | components["schemas"]["Product"] | components["schemas"]["Feature"] | components["schemas"]["EntitlementsChange"] | components["schemas"]["CustomerPortalConfiguration"];
+        EventObject: components["schemas"]["MerchantAccount"] | components["schemas"]["Price"] | components["schemas"]["Coupon"] | components["schemas"]["Customer"] | components["schemas"]["BillingAccount"] | components["schemas"]["BalanceEntry"] | components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["PaymentMethod"] | components["schemas"]["Quote"] | components["schemas"]["Subscription"] | components["schemas"]["Invoice"] | components["schemas"]["TaxTransaction"] | components["schemas"]["Payment"] | components["schemas"]["PaymentReceipt"] | components["schemas"]["Settlement"] | components["schemas"]["Payout"] | components["schemas"]["CreditNote"] | components["schemas"]["Refund"] | components["schemas"]["UsageThreshold"] | components["schemas"]["Meter"] | components["schemas"]["UsageEvent"] | components["schemas"]["WebhookEndpoint"] | components["schemas"]["Verification"] | components["schemas"]["Job"] | components["schemas"]["Product"] | components["schemas"]["Feature"] | components["schemas"]["EntitlementsChange"] | components["schemas"]["CustomerPortalConfiguration"] | components["schemas"]["PriceMigration"];
         /** @description What a customer-portal action answers: the completed setup session (setup-sessions/{sessionId}/complete) or the invoice (invoices/{invoiceId}/pay, payments/{paymentId}/authenticate). Its object field names its schema. */
         PortalResult: components["schemas"]["PaymentMethodSetupSession"] | components["schemas"]["Invoice"];
         /**
@@ -7942,6 +7989,133 @@ export interface components {
             /** @description The meters, in the list's order (newest first). */
             items?: components["schemas"]["Meter"][];
         };
+        /**
+         * @description A price migration (docs/price-changes.md "Price migrations"): every live subscription item on fromPriceId moved to toPriceId in the background, with its counts. Once completed, migrated + skipped + failed = total.
+         * @example {
+         *       "object": "price_migration",
+         *       "migrationId": "pmig_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "status": "running",
+         *       "fromPriceId": "price_pro_monthly",
+         *       "toPriceId": "price_pro_monthly_2026",
+         *       "effective": "next_renewal",
+         *       "prorationBehavior": "create_prorations",
+         *       "customerIds": null,
+         *       "total": 1200,
+         *       "migrated": 500,
+         *       "skipped": 0,
+         *       "failed": 0,
+         *       "errors": [],
+         *       "environment": "sandbox",
+         *       "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "createdAt": "2025-06-01T12:00:00.154841Z",
+         *       "completedAt": null
+         *     }
+         */
+        PriceMigration: {
+            /**
+             * @description Always "price_migration". (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "price_migration";
+            /** @description Price migration ID (pmig_...). */
+            migrationId?: string;
+            /** @description running (batches are moving the subscriptions), completed (every subscription has its outcome) or failed (a batch failed every attempt; the subscriptions migrated before stay migrated). */
+            status?: string;
+            /** @description The price the subscriptions were on. */
+            fromPriceId?: string;
+            /** @description The price they move to. */
+            toPriceId?: string;
+            /** @description now or next_renewal. */
+            effective?: string;
+            /** @description How a change now is prorated: create_prorations, always_invoice or none. */
+            prorationBehavior?: string;
+            /** @description The customers whose subscriptions it moves; null for every customer. */
+            customerIds?: string[] | null;
+            /**
+             * Format: int64
+             * @description The subscriptions selected when the migration was created (live, with an item on fromPriceId).
+             */
+            total?: number;
+            /**
+             * Format: int64
+             * @description Subscriptions migrated so far.
+             */
+            migrated?: number;
+            /**
+             * Format: int64
+             * @description Subscriptions with nothing left to move when their batch came: canceled since, no longer on fromPriceId, or (next_renewal) a pending change or amendment that replaces the price at the renewal anyway.
+             */
+            skipped?: number;
+            /**
+             * Format: int64
+             * @description Subscriptions refused (errors lists the first 100).
+             */
+            failed?: number;
+            /** @description The first 100 subscriptions refused, with why. */
+            errors?: components["schemas"]["PriceMigrationError"][];
+            /** @description Environment the resource lives in: sandbox or production. */
+            environment?: string;
+            /** @description Merchant account the resource belongs to. */
+            merchantAccountId?: string;
+            /**
+             * Format: date-time
+             * @description When the resource was created (merchant clock). RFC 3339, UTC.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description When the migration completed or failed (merchant clock); null while running.
+             */
+            completedAt?: string | null;
+        };
+        /**
+         * @description Why one subscription of a price migration was not migrated.
+         * @example {
+         *       "subscriptionId": "sub_01jyscyj4zcjx3739fpgw4wmjx",
+         *       "code": "duplicate_item",
+         *       "message": "Subscription 'sub_01jyscyj4zcjx3739fpgw4wmjx' already has an item on price 'price_pro_monthly_2026'; change it by hand."
+         *     }
+         */
+        PriceMigrationError: {
+            /** @description The subscription. */
+            subscriptionId: string;
+            /** @description Why: duplicate_item (it already has an item on toPriceId), or the code of the error the change answered (conflict, validation_failure, ...). */
+            code: string;
+            /** @description The reason in words. */
+            message: string;
+        };
+        /** @description A page of price migrations. */
+        PriceMigrationList: components["schemas"]["CursorPage"] & {
+            /** @description The price migrations, in the list's order (newest first). */
+            items?: components["schemas"]["PriceMigration"][];
+        };
+        /**
+         * @description Moves every live subscription item on fromPriceId to toPriceId.
+         * @example {
+         *       "fromPriceId": "price_pro_monthly",
+         *       "toPriceId": "price_pro_monthly_2026",
+         *       "effective": "next_renewal"
+         *     }
+         */
+        PriceMigrationCreateRequest: {
+            /** @description The price the subscriptions are on. */
+            fromPriceId: string;
+            /** @description The price they move to: recurring, active, in fromPriceId's currency and interval, not fromPriceId. */
+            toPriceId: string;
+            /**
+             * @description next_renewal: each subscription keeps its items until its period ends (pendingChange) and the renewal bills the new price. now: the items change at once, prorated as prorationBehavior says.
+             * @enum {string}
+             */
+            effective: "now" | "next_renewal";
+            /**
+             * @description For effective now: create_prorations (charges on the next renewal invoice), always_invoice (on an invoice finalized at once) or none.
+             * @default create_prorations
+             * @enum {string}
+             */
+            prorationBehavior: "create_prorations" | "always_invoice" | "none";
+            /** @description Only these customers' subscriptions (at most 1000); omitted, every customer's. */
+            customerIds?: string[];
+        };
         /** @description A page of scheduled jobs. */
         JobList: components["schemas"]["CursorPage"] & {
             /** @description The jobs, in the list's order (newest first). */
@@ -8282,6 +8456,8 @@ export interface components {
         ReceiptIdPath: string;
         /** @description Credit note ID. */
         CreditNoteIdPath: string;
+        /** @description Price migration ID (pmig_...). */
+        PriceMigrationIdPath: string;
         /** @description Job ID (job_...). */
         JobIdPath: string;
         /** @description Payment method ID. */
@@ -14573,6 +14749,199 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["EmailList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    listPriceMigrations: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+                /** @description Filter by state. */
+                status?: "running" | "completed" | "failed";
+                /** @description Page size, 1 to 100 (default 20). A cursor without limit keeps the page size that produced it. */
+                limit?: components["parameters"]["Limit"];
+                /** @description Opaque cursor: the nextCursor of the previous page, passed back verbatim. Bound to its list and merchant account; a tampered, foreign or garbage cursor is 422 on field cursor. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description Only items created at or after this time (RFC 3339). The range is half-open, [createdFrom, createdTo). */
+                createdFrom?: components["parameters"]["CreatedFrom"];
+                /** @description Only items created before this time (RFC 3339); later than createdFrom (422 otherwise). */
+                createdTo?: components["parameters"]["CreatedTo"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A list of PriceMigration. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "object": "list",
+                     *         "items": [
+                     *           {
+                     *             "object": "price_migration",
+                     *             "migrationId": "pmig_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "status": "completed",
+                     *             "fromPriceId": "price_pro_monthly",
+                     *             "toPriceId": "price_pro_monthly_2026",
+                     *             "effective": "next_renewal",
+                     *             "prorationBehavior": "create_prorations",
+                     *             "customerIds": null,
+                     *             "total": 1200,
+                     *             "migrated": 1198,
+                     *             "skipped": 2,
+                     *             "failed": 0,
+                     *             "errors": [],
+                     *             "environment": "sandbox",
+                     *             "merchantAccountId": "ma_01jyscyj4zcjx3739fpgw4wmjx",
+                     *             "createdAt": "2025-06-01T12:00:00.154841Z",
+                     *             "completedAt": "2025-06-01T12:00:04.154841Z"
+                     *           }
+                     *         ],
+                     *         "nextCursor": null,
+                     *         "hasMore": false
+                     *       },
+                     *       "requestId": "req_01jy5c3kq8w2n4m6p9r0t7v1xz"
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PriceMigrationList"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    createPriceMigration: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: {
+                /** @description Makes the request safe to retry. Scoped to organization, environment and merchant account, remembered 24 hours. The same key with an equal JSON body on the same route replays the first response with header Idempotent-Replayed: true; another body or route is 409 (details.reason idempotency_key_reused); a retry while the first is running is 409 (idempotency_key_in_flight). 401, 403, 422 and 429 answers are not remembered. Visible ASCII only (! to ~); a control character is refused by the HTTP server with a plain-text 400 before Remit sees it. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The price the subscriptions are on, the one they move to, and when. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PriceMigrationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The migration, running (completed at once when no subscription is on fromPriceId). */
+            202: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PriceMigration"];
+                        /**
+                         * @description Request ID (req_...).
+                         * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
+                         */
+                        requestId: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            501: components["responses"]["NotImplemented"];
+            default: components["responses"]["DefaultError"];
+        };
+    };
+    getPriceMigration: {
+        parameters: {
+            query: {
+                /** @description Environment the request acts in. The API key must be allowed in it (403 otherwise). */
+                environment: components["parameters"]["Environment"];
+                /** @description Acting merchant account; must belong to the key's organization and live in the environment (403 otherwise, whether or not it exists). */
+                merchantAccountId: components["parameters"]["MerchantAccountIdQuery"];
+            };
+            header?: never;
+            path: {
+                /** @description Price migration ID (pmig_...). */
+                migrationId: components["parameters"]["PriceMigrationIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The price migration. */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["RequestId"];
+                    "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PriceMigration"];
                         /**
                          * @description Request ID (req_...).
                          * @example req_01jy5c3kq8w2n4m6p9r0t7v1xz
