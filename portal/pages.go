@@ -23,7 +23,8 @@ type subscriptionRow struct {
 	Upcoming *remit.Invoice
 }
 
-// overview is the portal's home: the customer's subscriptions, each with its next invoice.
+// overview is the portal's home: the customer's subscriptions, each with its next invoice and that
+// invoice's lines (usage lines with the quantity used so far), and the prepaid balance.
 func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
 	subs, err := s.eng.PortalSubscriptions(r.Context(), pc)
 	if err != nil {
@@ -44,7 +45,18 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.Porta
 			}
 		}
 	}
-	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", rows))
+	balances, err := s.eng.PortalBalance(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", overviewView{Subscriptions: rows, Balances: balances}))
+}
+
+// overviewView is the overview: the subscriptions, and the prepaid balance per currency.
+type overviewView struct {
+	Subscriptions []subscriptionRow
+	Balances      []remit.CurrencyBalance
 }
 
 // keep undoes a cancel at the period's end (the overview's form).
@@ -124,8 +136,8 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, pc remit.PortalCo
 	http.Redirect(w, r, home+"?done="+action+"d", http.StatusSeeOther)
 }
 
-// detailsFields are the billing details the page edits (an address is edited through the API in
-// this version).
+// detailsFields are the billing details the page edits; the address's are address.line1 and so on
+// (remit.PortalAddressFields).
 var detailsFields = []string{"name", "email", "preferredLocale"}
 
 // detailsPage shows the billing details the configuration lets the customer edit.
@@ -143,6 +155,11 @@ func (s *Server) details(w http.ResponseWriter, r *http.Request, pc remit.Portal
 	for _, f := range detailsFields {
 		if v, ok := r.PostForm[f]; ok {
 			fields[f] = v[0]
+		}
+	}
+	for _, f := range remit.PortalAddressFields {
+		if v, ok := r.PostForm["address."+f]; ok {
+			fields["address."+f] = v[0]
 		}
 	}
 	if _, err := s.eng.PortalUpdateCustomer(r.Context(), pc, fields); err != nil {

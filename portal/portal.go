@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -49,6 +50,12 @@ type Engine interface {
 	PortalPrices(ctx context.Context, pc remit.PortalContext) ([]remit.Price, error)
 	PortalPreviewChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.SubscriptionChangePreview, error)
 	PortalChangeSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.Subscription, error)
+	PortalBalance(ctx context.Context, pc remit.PortalContext) ([]remit.CurrencyBalance, error)
+	PortalPaymentMethods(ctx context.Context, pc remit.PortalContext) ([]remit.SavedPaymentMethod, error)
+	PortalPaymentMethod(ctx context.Context, pc remit.PortalContext, paymentMethodID string) (remit.PaymentMethod, error)
+	PortalAddCard(ctx context.Context, pc remit.PortalContext) (string, error)
+	PortalSetDefaultMethod(ctx context.Context, pc remit.PortalContext, paymentMethodID string) (remit.BillingAccount, error)
+	PortalRemoveMethod(ctx context.Context, pc remit.PortalContext, paymentMethodID string) (remit.PaymentMethod, error)
 }
 
 // Config is the portal's configuration.
@@ -110,6 +117,11 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	mux.HandleFunc("GET /portal/invoices", s.signedIn(s.invoicesPage))
 	mux.HandleFunc("GET /portal/details", s.signedIn(s.detailsPage))
 	mux.HandleFunc("POST /portal/details", s.signedIn(s.checked(s.details)))
+	mux.HandleFunc("GET /portal/payment-methods", s.signedIn(s.walletPage))
+	mux.HandleFunc("POST /portal/payment-methods/add", s.signedIn(s.checked(s.addCard)))
+	mux.HandleFunc("POST /portal/payment-methods/{method}/default", s.signedIn(s.checked(s.makeDefault)))
+	mux.HandleFunc("GET /portal/payment-methods/{method}/remove", s.signedIn(s.removePage))
+	mux.HandleFunc("POST /portal/payment-methods/{method}/remove", s.signedIn(s.checked(s.remove)))
 	mux.HandleFunc("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
 	mux.HandleFunc("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
@@ -154,11 +166,26 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	s.sessions.Put(ctx, keySession, ps.SessionID)
 	s.sessions.Put(ctx, keyCSRF, newToken())
-	to := home
-	if f := ps.Flow; f != nil && f.Type == remit.FlowSubscriptionCancel && f.SubscriptionID != nil {
-		to = home + "/subscriptions/" + *f.SubscriptionID + "/cancel"
+	http.Redirect(w, r, flowPage(ps.Flow), http.StatusSeeOther)
+}
+
+// flowPage is the portal page a session's flow opens: the cancel or change page of its
+// subscription, the payment methods, the invoices (an invoice_payment flow's invoice is paid from
+// there); without a flow, the overview.
+func flowPage(f *remit.PortalFlow) string {
+	switch {
+	case f == nil:
+		return home
+	case f.Type == remit.FlowSubscriptionCancel && f.SubscriptionID != nil:
+		return home + "/subscriptions/" + url.PathEscape(*f.SubscriptionID) + "/cancel"
+	case f.Type == remit.FlowSubscriptionUpdate && f.SubscriptionID != nil:
+		return home + "/subscriptions/" + url.PathEscape(*f.SubscriptionID) + "/change"
+	case f.Type == remit.FlowPaymentMethodUpdate:
+		return home + "/payment-methods"
+	case f.Type == remit.FlowInvoicePayment:
+		return home + "/invoices"
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	return home
 }
 
 type portalKey struct{}
