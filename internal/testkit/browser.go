@@ -313,3 +313,17 @@ func (b *Browser) Screenshot(path string) {
 		b.t.Fatal(err)
 	}
 }
+
+// SetWindowSize resizes the browser's window (CSS pixels), e.g. to 375 wide for a phone's view.
+func (b *Browser) SetWindowSize(width, height int) {
+	b.t.Helper()
+	b.must("POST", "/window/rect", map[string]any{"width": width, "height": height})
+}
+
+// URL is the address of the page in view.
+func (b *Browser) URL() string {
+	b.t.Helper()
+	var s string
+	_ = json.Unmarshal(b.must("GET", "/url", nil), &s)
+	return s
+}
