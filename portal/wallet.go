@@ -12,8 +12,8 @@ import (
 
 // card is a saved card as the page shows it.
 type card struct {
-	ID, Label string
-	Default   bool
+	ID, Label, Last4 string
+	Default          bool
 }
 
 // walletPage lists the customer's cards, the default marked, each with its actions.
@@ -29,7 +29,7 @@ func (s *Server) walletPage(w http.ResponseWriter, r *http.Request, pc remit.Por
 	}
 	cards := make([]card, len(methods))
 	for i, m := range methods {
-		cards[i] = card{ID: m.PaymentMethodID, Label: remit.CardLabel(m.Brand, m.Last4), Default: len(m.DefaultForBillingAccountIDs) > 0}
+		cards[i] = card{ID: m.PaymentMethodID, Label: remit.CardLabel(m.Brand, m.Last4), Last4: m.Last4, Default: len(m.DefaultForBillingAccountIDs) > 0}
 	}
 	s.render(w, r, http.StatusOK, "wallet.html", s.view(r, &pc, "portal.wallet.title", cards))
 }
