@@ -106,7 +106,7 @@ func (w *walk) open(path string, want ...string) string {
 // click clicks the element and waits for the page's main to read one of want.
 func (w *walk) click(css string, want ...string) string {
 	w.t.Helper()
-	w.b.Find(css).Click()
+	w.b.ClickWhenReady(css, waitFor)
 	return w.b.WaitText("main", waitFor, want...)
 }
 
@@ -136,9 +136,9 @@ func (w *walk) overview(sub string) {
 func (w *walk) cards() {
 	w.open("/portal/payment-methods", "You have no saved card.")
 	w.shot("payment-methods-empty")
-	w.b.Find("main form[action$='/add'] button").Click()
+	w.b.ClickWhenReady("main form[action$='/add'] button", waitFor)
 	w.b.WaitText("h2", waitFor, "card", "Card")
-	w.b.Find("button[data-token='pm_card_visa']").Click()
+	w.b.ClickWhenReady("button[data-token='pm_card_visa']", waitFor)
 	w.b.WaitText("#setup-status", waitFor, "Card saved")
 	main := w.click("#back", "Your payment methods")
 	wantText(w.t, "the payment methods", main, "Visa •••• 4242", "Charged by default")
@@ -155,10 +155,11 @@ func (w *walk) payInvoice() {
 	w.open("/portal/invoices", "Your invoices")
 	wantText(t, "the invoices", w.b.Find("main").Text(), "To pay")
 	w.shot("invoices")
-	w.b.Find("main a.button").Click()
+	w.b.ClickWhenReady("main a.button", waitFor)
 	w.b.WaitText("#pay", waitFor, "Pay")
-	w.b.Find("#pay").Click()
+	w.b.ClickWhenReady("#pay", waitFor)
 	w.b.WaitText("#pay-status", 15*time.Second, "Payment received")
+	w.b.WaitText("main", waitFor, "Paid on") // the page replaced by the paid invoice: its links are new
 	main := w.click("#back", "Your invoices")
 	wantText(t, "the invoices after paying", main, "Paid")
 	if st := w.e.Must(200, "GET", "/v1/invoices/"+id, nil).Data()["status"]; st != "paid" {
@@ -170,9 +171,9 @@ func (w *walk) payInvoice() {
 func (w *walk) switchCards() {
 	t := w.t
 	w.open("/portal/payment-methods", "Visa")
-	w.b.Find("main form[action$='/add'] button").Click()
+	w.b.ClickWhenReady("main form[action$='/add'] button", waitFor)
 	w.b.WaitText("h2", waitFor, "card", "Card")
-	w.b.Find("button[data-token='pm_card_mastercard']").Click()
+	w.b.ClickWhenReady("button[data-token='pm_card_mastercard']", waitFor)
 	w.b.WaitText("#setup-status", waitFor, "Card saved")
 	w.click("#back", "Mastercard •••• 4444")
 	w.shot("payment-methods")
