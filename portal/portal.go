@@ -80,6 +80,7 @@ type Server struct {
 	pages    *template.Template
 	log      *slog.Logger
 	handler  http.Handler
+	patterns []string // the routes with a handler of their own (TestPortalEveryRouteGuarded lists them)
 }
 
 // New builds the portal. sessions is where browser sessions are kept (app.OperatorSessions: the
@@ -105,26 +106,27 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, nil, err) }
 
 	mux := http.NewServeMux()
+	handle := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, h); s.patterns = append(s.patterns, pattern) }
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /portal/static/", http.StripPrefix("/portal/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /portal/start", s.start)
-	mux.HandleFunc("GET /portal", s.signedIn(s.overview))
-	mux.HandleFunc("GET /portal/theme.css", s.signedIn(s.theme))
-	mux.HandleFunc("GET /portal/subscriptions/{subscription}/cancel", s.signedIn(s.cancelPage))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/cancel", s.signedIn(s.checked(s.cancel)))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
-	mux.HandleFunc("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
-	mux.HandleFunc("GET /portal/invoices", s.signedIn(s.invoicesPage))
-	mux.HandleFunc("GET /portal/details", s.signedIn(s.detailsPage))
-	mux.HandleFunc("POST /portal/details", s.signedIn(s.checked(s.details)))
-	mux.HandleFunc("GET /portal/payment-methods", s.signedIn(s.walletPage))
-	mux.HandleFunc("POST /portal/payment-methods/add", s.signedIn(s.checked(s.addCard)))
-	mux.HandleFunc("POST /portal/payment-methods/{method}/default", s.signedIn(s.checked(s.makeDefault)))
-	mux.HandleFunc("GET /portal/payment-methods/{method}/remove", s.signedIn(s.removePage))
-	mux.HandleFunc("POST /portal/payment-methods/{method}/remove", s.signedIn(s.checked(s.remove)))
-	mux.HandleFunc("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
+	handle("GET /portal/start", s.start)
+	handle("GET /portal", s.signedIn(s.overview))
+	handle("GET /portal/theme.css", s.signedIn(s.theme))
+	handle("GET /portal/subscriptions/{subscription}/cancel", s.signedIn(s.cancelPage))
+	handle("POST /portal/subscriptions/{subscription}/cancel", s.signedIn(s.checked(s.cancel)))
+	handle("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
+	handle("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
+	handle("GET /portal/invoices", s.signedIn(s.invoicesPage))
+	handle("GET /portal/details", s.signedIn(s.detailsPage))
+	handle("POST /portal/details", s.signedIn(s.checked(s.details)))
+	handle("GET /portal/payment-methods", s.signedIn(s.walletPage))
+	handle("POST /portal/payment-methods/add", s.signedIn(s.checked(s.addCard)))
+	handle("POST /portal/payment-methods/{method}/default", s.signedIn(s.checked(s.makeDefault)))
+	handle("GET /portal/payment-methods/{method}/remove", s.signedIn(s.removePage))
+	handle("POST /portal/payment-methods/{method}/remove", s.signedIn(s.checked(s.remove)))
+	handle("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
+	handle("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
+	handle("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		s.message(w, r, nil, http.StatusNotFound, "portal.error.not_found")
 	})

@@ -1,0 +1,198 @@
+package portal_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/remit-billing/remit/internal/testkit"
+	"github.com/remit-billing/remit/portal"
+)
+
+// guarded is one portal route as the guard table checks it: a concrete path (sub: a subscription,
+// pm: a payment method of the customer's), its form, and the configuration that turns its
+// feature off ("" for a route every configuration has).
+type guarded struct {
+	pattern string
+	path    string
+	form    url.Values
+	off     map[string]any
+}
+
+var (
+	cancelOff = map[string]any{"subscriptionCancel": map[string]any{"enabled": false, "mode": "at_period_end", "prorate": true}}
+	updateOff = map[string]any{"subscriptionUpdate": map[string]any{"enabled": false, "prices": []any{}, "prorationBehavior": "create_prorations"}}
+	pauseOff  = map[string]any{"subscriptionPause": map[string]any{"enabled": false}}
+	walletOff = map[string]any{"paymentMethodUpdate": false}
+	historyOf = map[string]any{"invoiceHistory": false}
+	detailOff = map[string]any{"customerUpdate": map[string]any{"enabled": false, "allowedFields": []any{}}}
+)
+
+// portalRoutes lists every route of the portal but /portal/start (a session's one-time URL,
+// TestPortalSessionLimits).
+func portalRoutes() []guarded {
+	return []guarded{
+		{"GET /portal", "/portal", nil, nil},
+		{"GET /portal/theme.css", "/portal/theme.css", nil, nil},
+		{"GET /portal/subscriptions/{subscription}/cancel", "/portal/subscriptions/{sub}/cancel", nil, cancelOff},
+		{"POST /portal/subscriptions/{subscription}/cancel", "/portal/subscriptions/{sub}/cancel", url.Values{}, cancelOff},
+		{"POST /portal/subscriptions/{subscription}/keep", "/portal/subscriptions/{sub}/keep", url.Values{}, cancelOff},
+		{"GET /portal/subscriptions/{subscription}/change", "/portal/subscriptions/{sub}/change?price=team", nil, updateOff},
+		{"POST /portal/subscriptions/{subscription}/change", "/portal/subscriptions/{sub}/change", url.Values{"price": {"team"}}, updateOff},
+		{"GET /portal/subscriptions/{subscription}/{action}", "/portal/subscriptions/{sub}/pause", nil, pauseOff},
+		{"POST /portal/subscriptions/{subscription}/{action}", "/portal/subscriptions/{sub}/pause", url.Values{}, pauseOff},
+		{"GET /portal/invoices", "/portal/invoices", nil, historyOf},
+		{"GET /portal/details", "/portal/details", nil, detailOff},
+		{"POST /portal/details", "/portal/details", url.Values{"name": {"Mallory"}}, detailOff},
+		{"GET /portal/payment-methods", "/portal/payment-methods", nil, walletOff},
+		{"POST /portal/payment-methods/add", "/portal/payment-methods/add", url.Values{}, walletOff},
+		{"POST /portal/payment-methods/{method}/default", "/portal/payment-methods/{pm}/default", url.Values{}, walletOff},
+		{"GET /portal/payment-methods/{method}/remove", "/portal/payment-methods/{pm}/remove", nil, walletOff},
+		{"POST /portal/payment-methods/{method}/remove", "/portal/payment-methods/{pm}/remove", url.Values{}, walletOff},
+	}
+}
+
+// guardCustomer subscribes customer id to plan with a saved card; it returns the subscription's
+// and the card's IDs.
+func guardCustomer(t *testing.T, e *testkit.Env, id string, opts ...testkit.Opt) (string, string) {
+	t.Helper()
+	sub := subscribed(t, e, id, opts...)
+	s := e.Must(201, "POST", "/v1/customers/"+id+"/payment-method-setup", map[string]any{"billingAccountId": "ba-" + id}, opts...).Data()
+	u, _ := url.Parse(s["url"].(string))
+	pm := e.Must(200, "PUT", u.RequestURI()+"&paymentMethod=pm_card_visa", nil, testkit.APIKey("")).Data()["paymentMethodId"].(string)
+	return sub, pm
+}
+
+// Every portal route, table-driven: signed out 401; a form without its CSRF token 403; another
+// customer's (or production's) IDs 404 with nothing of theirs shown; its feature turned off, no page
+// (404) and the form refused (403); and none of it, nor any page, writes anything. The table is
+// checked against the routes the portal registers. The portal's cookie is refused by /v1.
+func TestPortalEveryRouteGuarded(t *testing.T) {
+	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
+		srv, err := portal.New(e.App.Portal, e.App.Operators.Sessions(), slog.New(slog.NewTextHandler(io.Discard, nil)), portal.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed []string
+		for _, g := range portalRoutes() {
+			listed = append(listed, g.pattern)
+		}
+		for _, p := range srv.Patterns() {
+			if p != "GET /portal/start" && !slices.Contains(listed, p) {
+				t.Errorf("route %q is not in the guard table", p)
+			}
+		}
+
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 4900})
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
+		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring",
+			"currency": "USD", "billingInterval": "month", "unitAmount": 4900}, testkit.Production())
+		mySub, myPM := guardCustomer(t, e, "c")
+		otherSub, otherPM := guardCustomer(t, e, "d")
+		prodSub := subscribed(t, e, "p", testkit.Production())
+		all := map[string]any{"customerUpdate": map[string]any{"enabled": true, "allowedFields": []any{"name", "email", "address", "preferredLocale"}},
+			"subscriptionPause":  map[string]any{"enabled": true},
+			"subscriptionUpdate": map[string]any{"enabled": true, "prices": []any{"team"}, "prorationBehavior": "create_prorations"}}
+		e.Must(200, "PUT", "/v1/customer-portal-configuration", all)
+		_, start := session(t, e, map[string]any{"customerId": "c", "locale": "en"})
+		b := newBrowser(t, e)
+		b.get(start)
+		csrf := csrfOf(t, b.get("/portal/details"))
+		fill := func(path, sub, pm string) string {
+			return strings.NewReplacer("{sub}", sub, "{pm}", pm).Replace(path)
+		}
+		call := func(c *browser, g guarded, sub, pm string, withCSRF bool) page {
+			if g.form == nil {
+				return c.get(fill(g.path, sub, pm))
+			}
+			form := url.Values{}
+			for k, v := range g.form {
+				form[k] = v
+			}
+			if withCSRF {
+				form.Set("csrf", csrf)
+			}
+			return c.post(fill(g.path, sub, pm), form)
+		}
+		before := testkit.StoreDigest(t, e, "operator_sessions")
+		stranger := newBrowser(t, e)
+		for _, g := range portalRoutes() {
+			want(t, call(stranger, g, mySub, myPM, true), 401) // signed out
+			if g.form != nil {
+				want(t, call(b, g, mySub, myPM, false), 403, "This form is out of date")
+			} else {
+				want(t, call(b, g, mySub, myPM, false), 200) // every page, previews included, writes nothing
+			}
+			if strings.Contains(g.path, "{") {
+				for _, ids := range [][2]string{{otherSub, otherPM}, {prodSub, "pm_nothing"}} {
+					p := call(b, g, ids[0], ids[1], true)
+					want(t, p, 404, "Not found")
+					if strings.Contains(p.body, "Ada d") || strings.Contains(p.body, ids[0]) || strings.Contains(p.body, ids[1]) {
+						t.Fatalf("%s shows another customer's: %.600s", g.pattern, p.body)
+					}
+				}
+			}
+		}
+		unchanged(t, before, testkit.StoreDigest(t, e, "operator_sessions"), "the refused requests and the pages")
+		// A configuration event per change below; nothing else may move.
+		before = testkit.StoreDigest(t, e, "operator_sessions", "customer_portal_configurations", "events", "webhook_deliveries", "jobs")
+		for _, g := range portalRoutes() {
+			if g.off == nil {
+				continue
+			}
+			e.Must(200, "PUT", "/v1/customer-portal-configuration", merged(all, g.off))
+			if g.form == nil {
+				want(t, call(b, g, mySub, myPM, true), 404)
+			} else {
+				want(t, call(b, g, mySub, myPM, true), 403, "Not available")
+			}
+		}
+		unchanged(t, before, testkit.StoreDigest(t, e, "operator_sessions", "customer_portal_configurations", "events", "webhook_deliveries", "jobs"),
+			"the forms of features turned off")
+
+		// The portal's cookie is no API credential, on any /v1 route.
+		var cookie *http.Cookie
+		u, _ := url.Parse(e.Server.URL + "/portal")
+		for _, c := range b.c.Jar.Cookies(u) {
+			if c.Name == "remit_portal" {
+				cookie = c
+			}
+		}
+		if cookie == nil {
+			t.Fatal("no portal cookie")
+		}
+		for _, path := range []string{"/v1/customers", "/v1/customers/c", "/v1/subscriptions/" + mySub, "/v1/customer-portal-configuration"} {
+			req, _ := http.NewRequest("GET", e.Server.URL+path+"?environment=sandbox&merchantAccountId="+e.Tenant.Sandbox, nil)
+			req.AddCookie(cookie)
+			if r := b.do(req); r.status != 401 {
+				t.Errorf("%s with the portal's cookie: %d", path, r.status)
+			}
+		}
+	})
+}
+
+func merged(a, b map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func unchanged(t *testing.T, before, after map[string]string, what string) {
+	t.Helper()
+	for tb, d := range after {
+		if before[tb] != d {
+			t.Errorf("%s changed table %s", what, tb)
+		}
+	}
+}
