@@ -21,6 +21,7 @@ type guarded struct {
 	path    string
 	form    url.Values
 	off     map[string]any
+	status  int // the page's status for the customer's own IDs (0: 200)
 }
 
 var (
@@ -36,35 +37,38 @@ var (
 // TestPortalSessionLimits).
 func portalRoutes() []guarded {
 	return []guarded{
-		{"GET /portal", "/portal", nil, nil},
-		{"GET /portal/theme.css", "/portal/theme.css", nil, nil},
-		{"GET /portal/subscriptions/{subscription}/cancel", "/portal/subscriptions/{sub}/cancel", nil, cancelOff},
-		{"POST /portal/subscriptions/{subscription}/cancel", "/portal/subscriptions/{sub}/cancel", url.Values{}, cancelOff},
-		{"POST /portal/subscriptions/{subscription}/keep", "/portal/subscriptions/{sub}/keep", url.Values{}, cancelOff},
-		{"GET /portal/subscriptions/{subscription}/change", "/portal/subscriptions/{sub}/change?price=team", nil, updateOff},
-		{"POST /portal/subscriptions/{subscription}/change", "/portal/subscriptions/{sub}/change", url.Values{"price": {"team"}}, updateOff},
-		{"GET /portal/subscriptions/{subscription}/{action}", "/portal/subscriptions/{sub}/pause", nil, pauseOff},
-		{"POST /portal/subscriptions/{subscription}/{action}", "/portal/subscriptions/{sub}/pause", url.Values{}, pauseOff},
-		{"GET /portal/invoices", "/portal/invoices", nil, historyOf},
-		{"GET /portal/details", "/portal/details", nil, detailOff},
-		{"POST /portal/details", "/portal/details", url.Values{"name": {"Mallory"}}, detailOff},
-		{"GET /portal/payment-methods", "/portal/payment-methods", nil, walletOff},
-		{"POST /portal/payment-methods/add", "/portal/payment-methods/add", url.Values{}, walletOff},
-		{"POST /portal/payment-methods/{method}/default", "/portal/payment-methods/{pm}/default", url.Values{}, walletOff},
-		{"GET /portal/payment-methods/{method}/remove", "/portal/payment-methods/{pm}/remove", nil, walletOff},
-		{"POST /portal/payment-methods/{method}/remove", "/portal/payment-methods/{pm}/remove", url.Values{}, walletOff},
+		{"GET /portal", "/portal", nil, nil, 0},
+		{"GET /portal/theme.css", "/portal/theme.css", nil, nil, 0},
+		{"GET /portal/subscriptions/{subscription}/cancel", "/portal/subscriptions/{sub}/cancel", nil, cancelOff, 0},
+		{"POST /portal/subscriptions/{subscription}/cancel", "/portal/subscriptions/{sub}/cancel", url.Values{}, cancelOff, 0},
+		{"POST /portal/subscriptions/{subscription}/keep", "/portal/subscriptions/{sub}/keep", url.Values{}, cancelOff, 0},
+		{"GET /portal/subscriptions/{subscription}/change", "/portal/subscriptions/{sub}/change?price=team", nil, updateOff, 0},
+		{"POST /portal/subscriptions/{subscription}/change", "/portal/subscriptions/{sub}/change", url.Values{"price": {"team"}}, updateOff, 0},
+		{"GET /portal/subscriptions/{subscription}/{action}", "/portal/subscriptions/{sub}/pause", nil, pauseOff, 0},
+		{"POST /portal/subscriptions/{subscription}/{action}", "/portal/subscriptions/{sub}/pause", url.Values{}, pauseOff, 0},
+		{"GET /portal/invoices", "/portal/invoices", nil, historyOf, 0},
+		{"GET /portal/invoices/{invoice}/pay", "/portal/invoices/{inv}/pay", nil, historyOf, 303},
+		{"GET /portal/details", "/portal/details", nil, detailOff, 0},
+		{"POST /portal/details", "/portal/details", url.Values{"name": {"Mallory"}}, detailOff, 0},
+		{"GET /portal/payment-methods", "/portal/payment-methods", nil, walletOff, 0},
+		{"POST /portal/payment-methods/add", "/portal/payment-methods/add", url.Values{}, walletOff, 0},
+		{"POST /portal/payment-methods/{method}/default", "/portal/payment-methods/{pm}/default", url.Values{}, walletOff, 0},
+		{"GET /portal/payment-methods/{method}/remove", "/portal/payment-methods/{pm}/remove", nil, walletOff, 0},
+		{"POST /portal/payment-methods/{method}/remove", "/portal/payment-methods/{pm}/remove", url.Values{}, walletOff, 0},
 	}
 }
 
-// guardCustomer subscribes customer id to plan with a saved card; it returns the subscription's
-// and the card's IDs.
-func guardCustomer(t *testing.T, e *testkit.Env, id string, opts ...testkit.Opt) (string, string) {
+// ids are the IDs a guarded path is filled with.
+type ids struct{ sub, pm, inv string }
+
+// guardCustomer subscribes customer id to plan with a saved card.
+func guardCustomer(t *testing.T, e *testkit.Env, id string, opts ...testkit.Opt) ids {
 	t.Helper()
 	sub := subscribed(t, e, id, opts...)
 	s := e.Must(201, "POST", "/v1/customers/"+id+"/payment-method-setup", map[string]any{"billingAccountId": "ba-" + id}, opts...).Data()
 	u, _ := url.Parse(s["url"].(string))
 	pm := e.Must(200, "PUT", u.RequestURI()+"&paymentMethod=pm_card_visa", nil, testkit.APIKey("")).Data()["paymentMethodId"].(string)
-	return sub, pm
+	return ids{sub, pm, e.Must(200, "GET", "/v1/subscriptions/"+sub, nil, opts...).Data()["latestInvoiceId"].(string)}
 }
 
 // Every portal route, table-driven: signed out 401; a form without its CSRF token 403; another
@@ -93,9 +97,10 @@ func TestPortalEveryRouteGuarded(t *testing.T) {
 			"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
 		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring",
 			"currency": "USD", "billingInterval": "month", "unitAmount": 4900}, testkit.Production())
-		mySub, myPM := guardCustomer(t, e, "c")
-		otherSub, otherPM := guardCustomer(t, e, "d")
+		mine, other := guardCustomer(t, e, "c"), guardCustomer(t, e, "d")
 		prodSub := subscribed(t, e, "p", testkit.Production())
+		prod := ids{prodSub, "pm_nothing", e.Must(200, "GET", "/v1/subscriptions/"+prodSub, nil, testkit.Production()).Data()["latestInvoiceId"].(string)}
+		e.AdvanceClock(2 * 3600) // the first invoices finalize: open, to pay
 		all := map[string]any{"customerUpdate": map[string]any{"enabled": true, "allowedFields": []any{"name", "email", "address", "preferredLocale"}},
 			"subscriptionPause":  map[string]any{"enabled": true},
 			"subscriptionUpdate": map[string]any{"enabled": true, "prices": []any{"team"}, "prorationBehavior": "create_prorations"}}
@@ -104,12 +109,12 @@ func TestPortalEveryRouteGuarded(t *testing.T) {
 		b := newBrowser(t, e)
 		b.get(start)
 		csrf := csrfOf(t, b.get("/portal/details"))
-		fill := func(path, sub, pm string) string {
-			return strings.NewReplacer("{sub}", sub, "{pm}", pm).Replace(path)
+		fill := func(path string, id ids) string {
+			return strings.NewReplacer("{sub}", id.sub, "{pm}", id.pm, "{inv}", id.inv).Replace(path)
 		}
-		call := func(c *browser, g guarded, sub, pm string, withCSRF bool) page {
+		call := func(c *browser, g guarded, id ids, withCSRF bool) page {
 			if g.form == nil {
-				return c.get(fill(g.path, sub, pm))
+				return c.get(fill(g.path, id))
 			}
 			form := url.Values{}
 			for k, v := range g.form {
@@ -118,22 +123,25 @@ func TestPortalEveryRouteGuarded(t *testing.T) {
 			if withCSRF {
 				form.Set("csrf", csrf)
 			}
-			return c.post(fill(g.path, sub, pm), form)
+			return c.post(fill(g.path, id), form)
 		}
 		before := testkit.StoreDigest(t, e, "operator_sessions")
 		stranger := newBrowser(t, e)
 		for _, g := range portalRoutes() {
-			want(t, call(stranger, g, mySub, myPM, true), 401) // signed out
-			if g.form != nil {
-				want(t, call(b, g, mySub, myPM, false), 403, "This form is out of date")
-			} else {
-				want(t, call(b, g, mySub, myPM, false), 200) // every page, previews included, writes nothing
+			want(t, call(stranger, g, mine, true), 401) // signed out
+			switch {
+			case g.form != nil:
+				want(t, call(b, g, mine, false), 403, "This form is out of date")
+			case g.status != 0:
+				want(t, call(b, g, mine, false), g.status)
+			default:
+				want(t, call(b, g, mine, false), 200) // every page, previews included, writes nothing
 			}
 			if strings.Contains(g.path, "{") {
-				for _, ids := range [][2]string{{otherSub, otherPM}, {prodSub, "pm_nothing"}} {
-					p := call(b, g, ids[0], ids[1], true)
+				for _, id := range []ids{other, prod} {
+					p := call(b, g, id, true)
 					want(t, p, 404, "Not found")
-					if strings.Contains(p.body, "Ada d") || strings.Contains(p.body, ids[0]) || strings.Contains(p.body, ids[1]) {
+					if strings.Contains(p.body, "Ada d") || strings.Contains(p.body, id.sub) || strings.Contains(p.body, id.pm) || strings.Contains(p.body, id.inv) {
 						t.Fatalf("%s shows another customer's: %.600s", g.pattern, p.body)
 					}
 				}
@@ -148,9 +156,9 @@ func TestPortalEveryRouteGuarded(t *testing.T) {
 			}
 			e.Must(200, "PUT", "/v1/customer-portal-configuration", merged(all, g.off))
 			if g.form == nil {
-				want(t, call(b, g, mySub, myPM, true), 404)
+				want(t, call(b, g, mine, true), 404)
 			} else {
-				want(t, call(b, g, mySub, myPM, true), 403, "Not available")
+				want(t, call(b, g, mine, true), 403, "Not available")
 			}
 		}
 		unchanged(t, before, testkit.StoreDigest(t, e, "operator_sessions", "customer_portal_configurations", "events", "webhook_deliveries", "jobs"),
@@ -167,7 +175,7 @@ func TestPortalEveryRouteGuarded(t *testing.T) {
 		if cookie == nil {
 			t.Fatal("no portal cookie")
 		}
-		for _, path := range []string{"/v1/customers", "/v1/customers/c", "/v1/subscriptions/" + mySub, "/v1/customer-portal-configuration"} {
+		for _, path := range []string{"/v1/customers", "/v1/customers/c", "/v1/subscriptions/" + mine.sub, "/v1/customer-portal-configuration"} {
 			req, _ := http.NewRequest("GET", e.Server.URL+path+"?environment=sandbox&merchantAccountId="+e.Tenant.Sandbox, nil)
 			req.AddCookie(cookie)
 			if r := b.do(req); r.status != 401 {

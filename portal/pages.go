@@ -3,6 +3,7 @@ package portal
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/remit-billing/remit"
 )
@@ -104,6 +105,27 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.P
 		return
 	}
 	s.render(w, r, http.StatusOK, "invoices.html", s.view(r, &pc, "portal.invoices.title", invs))
+}
+
+// payInvoice sends the browser to one of the customer's open invoices' hosted page, which pays it
+// and links back to the invoice history; another customer's invoice, or one not to pay, is 404.
+func (s *Server) payInvoice(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if remit.PortalAllows(pc.Config, remit.PortalFeatureInvoiceHistory) != nil {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	invs, err := s.eng.PortalInvoices(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	for _, inv := range invs {
+		if inv.InvoiceID == r.PathValue("invoice") && inv.PaymentURL != nil {
+			http.Redirect(w, r, *inv.PaymentURL+"&back="+url.QueryEscape(home+"/invoices"), http.StatusSeeOther)
+			return
+		}
+	}
+	s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
 }
 
 // pausePage is the confirmation before a pause or a resume ({action}: pause, resume; anything

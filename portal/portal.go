@@ -106,7 +106,10 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, nil, err) }
 
 	mux := http.NewServeMux()
-	handle := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, h); s.patterns = append(s.patterns, pattern) }
+	handle := func(pattern string, h http.HandlerFunc) {
+		mux.HandleFunc(pattern, h)
+		s.patterns = append(s.patterns, pattern)
+	}
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /portal/static/", http.StripPrefix("/portal/static/", http.FileServerFS(static)))
 	handle("GET /portal/start", s.start)
@@ -117,6 +120,7 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	handle("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
 	handle("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
 	handle("GET /portal/invoices", s.signedIn(s.invoicesPage))
+	handle("GET /portal/invoices/{invoice}/pay", s.signedIn(s.payInvoice))
 	handle("GET /portal/details", s.signedIn(s.detailsPage))
 	handle("POST /portal/details", s.signedIn(s.checked(s.details)))
 	handle("GET /portal/payment-methods", s.signedIn(s.walletPage))
@@ -172,8 +176,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 }
 
 // flowPage is the portal page a session's flow opens: the cancel or change page of its
-// subscription, the payment methods, the invoices (an invoice_payment flow's invoice is paid from
-// there); without a flow, the overview.
+// subscription, the payment methods, the invoice's hosted pay page; without a flow, the overview.
 func flowPage(f *remit.PortalFlow) string {
 	switch {
 	case f == nil:
@@ -184,8 +187,8 @@ func flowPage(f *remit.PortalFlow) string {
 		return home + "/subscriptions/" + url.PathEscape(*f.SubscriptionID) + "/change"
 	case f.Type == remit.FlowPaymentMethodUpdate:
 		return home + "/payment-methods"
-	case f.Type == remit.FlowInvoicePayment:
-		return home + "/invoices"
+	case f.Type == remit.FlowInvoicePayment && f.InvoiceID != nil:
+		return home + "/invoices/" + url.PathEscape(*f.InvoiceID) + "/pay"
 	}
 	return home
 }
