@@ -125,7 +125,7 @@ func (w *walk) overview(sub string) {
 	tr := locale.For("en")
 	main := w.open("/portal", "Your subscriptions")
 	wantText(t, "the overview", main, "Pro plan", "Active", "Next invoice: "+tr.Money(int64(up["total"].(float64)), "USD"),
-		"What the next invoice bills", "API calls (used so far)", "120", "Your balance", "Available: $15.00")
+		"What the next invoice bills", "API calls (used so far)", "120", "Your balance", "Available: $15.00", "You have no saved card.", "ada@example.com")
 	if back := w.b.Find("a.back").Text(); back != "Back to Acme Shop" {
 		t.Fatalf("the way back reads %q", back)
 	}
@@ -263,6 +263,8 @@ func (w *walk) details() {
 	if a == nil || a["line1"] != "12 Analytical Row" || a["country"] != "GB" || a["postalCode"] != "EC1A 1BB" {
 		t.Fatalf("address after the portal's form: %v", a)
 	}
+	wantText(t, "the overview after the details", w.open("/portal", "Your billing details"), "12 Analytical Row", "EC1A 1BB London", "United Kingdom",
+		"We charge Mastercard •••• 4444.")
 }
 
 // expired: the session's URL a second time.
@@ -275,6 +277,7 @@ func (w *walk) expired() {
 // frenchPages: every page again, in French (the actions were walked in English).
 func (w *walk) frenchPages(sub string) {
 	w.signIn("Votre compte")
+	wantText(w.t, "l’aperçu", w.b.Find("main").Text(), "Nous débitons Mastercard •••• 4444.", "Royaume-Uni")
 	w.shot("overview")
 	w.open("/portal/payment-methods", "Vos moyens de paiement")
 	w.shot("payment-methods")

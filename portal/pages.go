@@ -51,13 +51,28 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.Porta
 		s.fail(w, r, &pc, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", overviewView{Subscriptions: rows, Balances: balances}))
+	v := overviewView{Subscriptions: rows, Balances: balances}
+	if remit.PortalAllows(pc.Config, remit.PortalFeaturePaymentMethods) == nil {
+		methods, err := s.eng.PortalPaymentMethods(r.Context(), pc)
+		if err != nil {
+			s.fail(w, r, &pc, err)
+			return
+		}
+		for _, m := range methods {
+			if len(m.DefaultForBillingAccountIDs) > 0 && v.DefaultMethod == "" {
+				v.DefaultMethod = remit.CardLabel(m.Brand, m.Last4)
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", v))
 }
 
-// overviewView is the overview: the subscriptions, and the prepaid balance per currency.
+// overviewView is the overview: the subscriptions, the prepaid balance per currency, the card
+// charged by default.
 type overviewView struct {
 	Subscriptions []subscriptionRow
 	Balances      []remit.CurrencyBalance
+	DefaultMethod string
 }
 
 // keep undoes a cancel at the period's end (the overview's form).

@@ -87,11 +87,12 @@ type Server struct {
 // same table as the dashboard's, under another cookie and path).
 func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server, error) {
 	pages, err := template.New("portal").Funcs(template.FuncMap{
-		"t":     func(tr *locale.Tr, key string, pairs ...string) string { return tr.T(key, pairs...) },
-		"money": func(tr *locale.Tr, amount int64, currency string) string { return tr.Money(amount, currency) },
-		"date":  func(tr *locale.Tr, d time.Time) string { return tr.Date(d) },
-		"deref": func(p *int64) int64 { return *p },
-		"list":  func(v ...string) []string { return v },
+		"t":       func(tr *locale.Tr, key string, pairs ...string) string { return tr.T(key, pairs...) },
+		"money":   func(tr *locale.Tr, amount int64, currency string) string { return tr.Money(amount, currency) },
+		"date":    func(tr *locale.Tr, d time.Time) string { return tr.Date(d) },
+		"country": func(tr *locale.Tr, code string) string { return tr.Country(code) },
+		"deref":   func(p *int64) int64 { return *p },
+		"list":    func(v ...string) []string { return v },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
