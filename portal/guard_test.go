@@ -91,20 +91,7 @@ func TestPortalEveryRouteGuarded(t *testing.T) {
 			}
 		}
 
-		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring",
-			"currency": "USD", "billingInterval": "month", "unitAmount": 4900})
-		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring",
-			"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
-		e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring",
-			"currency": "USD", "billingInterval": "month", "unitAmount": 4900}, testkit.Production())
-		mine, other := guardCustomer(t, e, "c"), guardCustomer(t, e, "d")
-		prodSub := subscribed(t, e, "p", testkit.Production())
-		prod := ids{prodSub, "pm_nothing", e.Must(200, "GET", "/v1/subscriptions/"+prodSub, nil, testkit.Production()).Data()["latestInvoiceId"].(string)}
-		e.AdvanceClock(2 * 3600) // the first invoices finalize: open, to pay
-		all := map[string]any{"customerUpdate": map[string]any{"enabled": true, "allowedFields": []any{"name", "email", "address", "preferredLocale"}},
-			"subscriptionPause":  map[string]any{"enabled": true},
-			"subscriptionUpdate": map[string]any{"enabled": true, "prices": []any{"team"}, "prorationBehavior": "create_prorations"}}
-		e.Must(200, "PUT", "/v1/customer-portal-configuration", all)
+		mine, other, prod, all := guardFixture(t, e)
 		_, start := session(t, e, map[string]any{"customerId": "c", "locale": "en"})
 		b := newBrowser(t, e)
 		b.get(start)
@@ -164,24 +151,7 @@ func TestPortalEveryRouteGuarded(t *testing.T) {
 		unchanged(t, before, testkit.StoreDigest(t, e, "operator_sessions", "customer_portal_configurations", "events", "webhook_deliveries", "jobs"),
 			"the forms of features turned off")
 
-		// The portal's cookie is no API credential, on any /v1 route.
-		var cookie *http.Cookie
-		u, _ := url.Parse(e.Server.URL + "/portal")
-		for _, c := range b.c.Jar.Cookies(u) {
-			if c.Name == "remit_portal" {
-				cookie = c
-			}
-		}
-		if cookie == nil {
-			t.Fatal("no portal cookie")
-		}
-		for _, path := range []string{"/v1/customers", "/v1/customers/c", "/v1/subscriptions/" + mine.sub, "/v1/customer-portal-configuration"} {
-			req, _ := http.NewRequest("GET", e.Server.URL+path+"?environment=sandbox&merchantAccountId="+e.Tenant.Sandbox, nil)
-			req.AddCookie(cookie)
-			if r := b.do(req); r.status != 401 {
-				t.Errorf("%s with the portal's cookie: %d", path, r.status)
-			}
-		}
+		cookieRefusedByAPI(t, e, b, mine.sub)
 	})
 }
 
@@ -201,6 +171,49 @@ func unchanged(t *testing.T, before, after map[string]string, what string) {
 	for tb, d := range after {
 		if before[tb] != d {
 			t.Errorf("%s changed table %s", what, tb)
+		}
+	}
+}
+
+// guardFixture: customers c (the session's) and d, each subscribed with a card and an open first
+// invoice, a production customer p subscribed, and a configuration with every feature on.
+func guardFixture(t *testing.T, e *testkit.Env) (mine, other, prod ids, all map[string]any) {
+	t.Helper()
+	e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring",
+		"currency": "USD", "billingInterval": "month", "unitAmount": 4900})
+	e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring",
+		"currency": "USD", "billingInterval": "month", "unitAmount": 9000})
+	e.Must(200, "POST", "/v1/prices", map[string]any{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring",
+		"currency": "USD", "billingInterval": "month", "unitAmount": 4900}, testkit.Production())
+	mine, other = guardCustomer(t, e, "c"), guardCustomer(t, e, "d")
+	prodSub := subscribed(t, e, "p", testkit.Production())
+	prod = ids{prodSub, "pm_nothing", e.Must(200, "GET", "/v1/subscriptions/"+prodSub, nil, testkit.Production()).Data()["latestInvoiceId"].(string)}
+	e.AdvanceClock(2 * 3600) // the first invoices finalize: open, to pay
+	all = map[string]any{"customerUpdate": map[string]any{"enabled": true, "allowedFields": []any{"name", "email", "address", "preferredLocale"}},
+		"subscriptionPause":  map[string]any{"enabled": true},
+		"subscriptionUpdate": map[string]any{"enabled": true, "prices": []any{"team"}, "prorationBehavior": "create_prorations"}}
+	e.Must(200, "PUT", "/v1/customer-portal-configuration", all)
+	return mine, other, prod, all
+}
+
+// cookieRefusedByAPI: the portal's cookie is no API credential, on any /v1 route.
+func cookieRefusedByAPI(t *testing.T, e *testkit.Env, b *browser, sub string) {
+	t.Helper()
+	var cookie *http.Cookie
+	u, _ := url.Parse(e.Server.URL + "/portal")
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "remit_portal" {
+			cookie = c
+		}
+	}
+	if cookie == nil {
+		t.Fatal("no portal cookie")
+	}
+	for _, path := range []string{"/v1/customers", "/v1/customers/c", "/v1/subscriptions/" + sub, "/v1/customer-portal-configuration"} {
+		req, _ := http.NewRequest("GET", e.Server.URL+path+"?environment=sandbox&merchantAccountId="+e.Tenant.Sandbox, nil)
+		req.AddCookie(cookie)
+		if r := b.do(req); r.status != 401 {
+			t.Errorf("%s with the portal's cookie: %d", path, r.status)
 		}
 	}
 }
