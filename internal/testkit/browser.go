@@ -320,14 +320,6 @@ func (b *Browser) SetWindowSize(width, height int) {
 	b.must("POST", "/window/rect", map[string]any{"width": width, "height": height})
 }
 
-// URL is the address of the page in view.
-func (b *Browser) URL() string {
-	b.t.Helper()
-	var s string
-	_ = json.Unmarshal(b.must("GET", "/url", nil), &s)
-	return s
-}
-
 // ClickWhenReady clicks the element matching css as soon as it is on the page, finding it again
 // when a navigation or a script replaced it between the find and the click; it fails the test
 // after timeout.
