@@ -214,7 +214,7 @@ func New(db *store.DB, clock remit.Clock, log *slog.Logger, cfg Config) *App {
 	a.Catalog.usage, a.Catalog.ents, a.Usage.catalog = a.Usage, newEntitlementCache(), a.Catalog
 	a.Catalog.registerEntitlementReactions()
 	a.Quotes = &Quotes{core: c, invoicing: a.Invoicing}
-	a.Portal = &Portal{core: c, quotes: a.Quotes, catalog: a.Catalog}
+	a.Portal = &Portal{core: c, quotes: a.Quotes, catalog: a.Catalog, ledger: a.Ledger}
 	a.CreditNotes = &CreditNotes{core: c, ledger: a.Ledger, payments: a.Payments}
 	a.Quotes.creditNotes = a.CreditNotes
 	a.Usage.creditNotes = a.CreditNotes

@@ -230,20 +230,8 @@ func (ds *Documents) HostedInvoicePDF(ctx context.Context, tok remit.HostedToken
 	return ds.invoiceDocument(ctx, ds.DB.Read(ctx), m, invoiceID)
 }
 
-// CardLabel names a card for people: "Visa •••• 4242".
-func CardLabel(brand, last4 string) string {
-	name := map[string]string{"visa": "Visa", "mastercard": "Mastercard", "amex": "American Express", "discover": "Discover"}[strings.ToLower(brand)]
-	if name == "" {
-		name = brand
-		if name == "" {
-			name = "Card"
-		}
-	}
-	if last4 == "" {
-		return name
-	}
-	return name + " •••• " + last4
-}
+// CardLabel names a card for people: "Visa •••• 4242" (remit.CardLabel).
+func CardLabel(brand, last4 string) string { return remit.CardLabel(brand, last4) }
 
 // merchantParty is the seller on a document: the display name, then the business address (its
 // country named in the document's language) and the contacts.

@@ -20,6 +20,7 @@ type Portal struct {
 	*core
 	quotes  *Quotes
 	catalog *Catalog
+	ledger  *Ledger
 }
 
 const portalTokenPrefix = "cpt_"
@@ -358,7 +359,8 @@ func (p *Portal) PortalPauseSubscription(ctx context.Context, pc remit.PortalCon
 }
 
 // PortalUpdateCustomer changes the session customer's billing details: the fields given (a form's
-// values by field name) that the configuration allows, through PATCH /v1/customers/{id}'s rule
+// values by field name; the address's as address.line1 and so on, remit.PortalAddress) that the
+// configuration allows, through PATCH /v1/customers/{id}'s rule
 // (every problem one 422; customer.updated).
 //
 // Errors: forbidden (editing turned off, or a field it does not allow), validation_failure.
@@ -366,12 +368,25 @@ func (p *Portal) PortalUpdateCustomer(ctx context.Context, pc remit.PortalContex
 	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCustomerUpdate); err != nil {
 		return remit.Customer{}, err
 	}
-	patch := map[string]any{}
+	patch, address := map[string]any{}, map[string]string{}
 	for k, v := range fields {
-		if !slices.Contains(pc.Config.CustomerUpdate.AllowedFields, k) || k == "address" {
-			return remit.Customer{}, remit.Errorf(remit.EForbidden, "The merchant's portal does not let you change %s.", k).With("field", k)
+		field := k
+		if sub, ok := strings.CutPrefix(k, "address."); ok {
+			field, address[sub] = "address", v
 		}
-		patch[k] = v
+		if !slices.Contains(pc.Config.CustomerUpdate.AllowedFields, field) || k == "address" {
+			return remit.Customer{}, remit.Errorf(remit.EForbidden, "The merchant's portal does not let you change %s.", field).With("field", field)
+		}
+		if field != "address" {
+			patch[k] = v
+		}
+	}
+	if len(address) > 0 {
+		var probs remit.Problems
+		patch["address"] = remit.PortalAddress(address, &probs)
+		if err := probs.Err(); err != nil {
+			return remit.Customer{}, err
+		}
 	}
 	body, err := json.Marshal(patch)
 	if err != nil {

@@ -9233,6 +9233,9 @@ type ValidationFailed = ErrorEnvelope
 type CustomerPortalGetParams struct {
 	// Token Hosted token of the invoice (the token of its paymentUrl).
 	Token string `form:"token" json:"token"`
+
+	// Back A path of the customer portal (/portal or below it, no host, query or "..") the page links back to ("Back to your account"); the pay route keeps it on its redirect. Anything else is ignored (no link).
+	Back *string `form:"back,omitempty" json:"back,omitempty"`
 }
 
 // CustomerPortalPutParams defines parameters for CustomerPortalPut.
@@ -19552,6 +19555,18 @@ func NewCustomerPortalGetRequest(server string, tail PortalTailPath, params *Cus
 			for _, qp := range strings.Split(queryFrag, "&") {
 				rawQueryFragments = append(rawQueryFragments, qp)
 			}
+		}
+
+		if params.Back != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "back", *params.Back, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
 		}
 
 		if encoded := queryValues.Encode(); encoded != "" {

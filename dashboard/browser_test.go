@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ import (
 // paid, credited and still asks, a paid and half-refunded invoice's figures, the charts' axes, finds
 // the invoice from the overview, voids it after the confirmation and sees it void; a viewer sees
 // the invoice without the action and is refused the confirmation page. Screenshots of every page go to ./artifacts/ (ignored by git; CI keeps
-// them). Every page is checked with axe-core (axeCheck).
+// them). Every page is checked with axe-core (testkit.AxeCheck).
 func TestDashboardInBrowser(t *testing.T) {
 	testkit.Run(t, func(t *testing.T, e *testkit.Env) {
 		id := openInvoice(t, e)
@@ -32,7 +31,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		b := testkit.StartBrowser(t)
 		shot := func(name string) {
 			b.Screenshot(filepath.Join("..", "artifacts", "dashboard-"+name+"-"+string(e.Store)+".png"))
-			axeCheck(t, b, name)
+			testkit.AxeCheck(t, b, name)
 		}
 		signIn := func(email string) {
 			b.Open(e.Server.URL + "/dashboard")
@@ -165,35 +164,4 @@ func TestDashboardInBrowser(t *testing.T) {
 		b.WaitText("main", 10*time.Second, "Viewers cannot act")
 		shot("viewer-refused")
 	})
-}
-
-// axeCheck runs axe-core (dashboard/testdata/axe, vendored from npm) on the page in view and fails
-// the test on any serious or critical violation.
-func axeCheck(t *testing.T, b *testkit.Browser, name string) {
-	t.Helper()
-	src, err := os.ReadFile(filepath.Join("testdata", "axe", "axe.min.js"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Script(string(src)+";return true;", nil)
-	var res struct {
-		Violations []struct {
-			ID, Impact, Help string
-			Nodes            []struct{ Target []any }
-		}
-		Error string
-	}
-	b.ScriptAsync(`const done = arguments[arguments.length - 1];
-		axe.run(document, {resultTypes: ["violations"]}).then(r => done({violations: r.violations})).catch(e => done({error: String(e)}));`,
-		30*time.Second, &res)
-	if res.Error != "" {
-		t.Fatalf("axe on %s: %s", name, res.Error)
-	}
-	for _, v := range res.Violations {
-		if v.Impact == "serious" || v.Impact == "critical" {
-			t.Errorf("axe on %s: %s (%s): %s, at %v", name, v.ID, v.Impact, v.Help, v.Nodes)
-		} else {
-			t.Logf("axe on %s (%s, let through): %s", name, v.Impact, v.ID)
-		}
-	}
 }

@@ -44,6 +44,7 @@ type HostedPage struct {
 	PaymentMethod string // the billing account's default method ("Visa •••• 4242"), if any
 	PayURL        string // PUT: pays the invoice with the default method
 	PDFURL        string // GET: the invoice's PDF
+	BackURL       string // a link back (the customer portal's page that opened it), if any
 }
 
 // InvoiceHTML renders the hosted invoice page in the customer's language (p.Invoice.Locale): the
@@ -78,6 +79,7 @@ func InvoiceHTML(p HostedPage) ([]byte, error) {
 		"PaymentMethod":     p.PaymentMethod,
 		"PayURL":            p.PayURL,
 		"PDFURL":            p.PDFURL,
+		"BackURL":           p.BackURL,
 	}
 	var buf bytes.Buffer
 	if err := invoicePage.Execute(&buf, view); err != nil {

@@ -34,6 +34,7 @@ type SetupPage struct {
 	TestCards     []SetupOption       // sandbox: the test methods to choose from
 	Card          *CardElement        // production: the processor's card element
 	CompleteURL   string              // PUT: completes the session (relative to the page, with the token)
+	BackURL       string              // a link back (the customer portal's page that opened it), if any
 }
 
 // SetupOption is one sandbox test method on the page. Outcome is what charging it does, in
@@ -63,7 +64,7 @@ func SetupHTML(p SetupPage) ([]byte, error) {
 	}
 	view := map[string]any{
 		"Tr": tr, "CSS": template.CSS(portalCSS), "JS": template.JS(setupJS), "Merchant": p.Merchant, "Status": p.Status,
-		"PaymentMethod": p.PaymentMethod, "TestCards": cards, "Card": p.Card, "CompleteURL": p.CompleteURL,
+		"PaymentMethod": p.PaymentMethod, "TestCards": cards, "Card": p.Card, "CompleteURL": p.CompleteURL, "BackURL": p.BackURL,
 	}
 	var buf bytes.Buffer
 	if err := setupPage.Execute(&buf, view); err != nil {

@@ -22,6 +22,9 @@ import (
 //	                           PUT setup-sessions/{sessionId}/complete
 //	setup-sessions/{sessionId}/complete   the same page, so that the session's url (the complete
 //	                           route, which a script PUTs to) also opens the page in a browser
+//
+// A page opened with back=/portal/... (remit.PortalBackPath; the customer portal's links) links
+// back there.
 func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 	tok, m, parts, err := s.portalRequest(ctx, r)
 	if err != nil {
@@ -37,6 +40,7 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		token := url.QueryEscape(r.Query("token"))
 		page.PayURL = "./" + url.PathEscape(parts[1]) + "/pay?token=" + token
 		page.PDFURL = "./" + url.PathEscape(parts[1]) + "/pdf?token=" + token
+		page.BackURL = backLink(r)
 		body, err := document.InvoiceHTML(page)
 		if err != nil {
 			return nil, remit.Internal(err)
@@ -47,7 +51,11 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 			return nil, err
 		}
 		// Relative to the pay route (…/invoices/{id}/pay), as the page's own links are.
-		return Redirect{Location: "../" + url.PathEscape(parts[1]) + "?token=" + url.QueryEscape(r.Query("token"))}, nil
+		to := "../" + url.PathEscape(parts[1]) + "?token=" + url.QueryEscape(r.Query("token"))
+		if back := backLink(r); back != "" {
+			to += "&back=" + url.QueryEscape(back)
+		}
+		return Redirect{Location: to}, nil
 	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pdf":
 		d, err := s.eng.Documents.HostedInvoicePDF(ctx, tok, m, parts[1])
 		if err != nil {
@@ -64,6 +72,7 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		if len(parts) == 3 {
 			page.CompleteURL = "./complete?token=" + url.QueryEscape(r.Query("token"))
 		}
+		page.BackURL = backLink(r)
 		body, err := document.SetupHTML(page)
 		if err != nil {
 			return nil, remit.Internal(err)
@@ -71,6 +80,15 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		return hostedHTML(body, document.SetupPageCSP(page)), nil
 	}
 	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal page. The portal's pages are /customer-portal/invoices/{invoiceId} (also through its /pay route), /customer-portal/invoices/{invoiceId}/pdf and /customer-portal/setup-sessions/{sessionId}.")
+}
+
+// backLink is the page's way back: the query's back, a path of the customer portal
+// (remit.PortalBackPath), else none.
+func backLink(r *Request) string {
+	if back := r.Query("back"); remit.PortalBackPath(back) {
+		return back
+	}
+	return ""
 }
 
 // hostedHTML answers a hosted page: its Content-Security-Policy, no referrer, no framing, no cache.

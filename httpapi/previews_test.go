@@ -2,9 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -28,67 +25,10 @@ func runFrozen(t *testing.T, fn func(t *testing.T, e *testkit.Env)) {
 	}
 }
 
-// storeDigest hashes every row of every table: two equal digests mean the store holds the same
-// data. Settings (keys created on first use) are left out.
+// storeDigest hashes every row of every table (testkit.StoreDigest).
 func storeDigest(t *testing.T, e *testkit.Env) map[string]string {
 	t.Helper()
-	db, ctx := e.App.DB.SQL(), context.Background()
-	// On PostgreSQL the events of the last write are chained after its commit: wait for that pass.
-	if err := e.App.DB.ChainBeforeRead(ctx, e.Tenant.Sandbox); err != nil {
-		t.Fatal(err)
-	}
-	q := `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
-	if e.Store == testkit.Postgres {
-		q = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
-	}
-	var tables []string
-	rows, err := db.QueryContext(ctx, q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != "settings" {
-			tables = append(tables, n)
-		}
-	}
-	rows.Close()
-	out := map[string]string{}
-	for _, tb := range tables {
-		out[tb] = tableDigest(t, db, tb)
-	}
-	if len(out) < 20 {
-		t.Fatalf("only %d tables", len(out))
-	}
-	return out
-}
-
-func tableDigest(t *testing.T, db *sql.DB, table string) string {
-	t.Helper()
-	rows, err := db.QueryContext(context.Background(), `SELECT * FROM `+table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var lines []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, fmt.Sprintf("%v", vals))
-	}
-	slices.Sort(lines)
-	h := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return fmt.Sprintf("%d:%s", len(lines), hex.EncodeToString(h[:8]))
+	return testkit.StoreDigest(t, e)
 }
 
 // unchanged fails when the store changed since before.

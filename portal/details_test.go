@@ -31,6 +31,7 @@ func TestPortalBillingDetails(t *testing.T) {
 		csrf := csrfOf(t, page)
 		want(t, b.post("/portal/details", url.Values{"name": {"Ada Lovelace"}}), 403)
 		want(t, b.post("/portal/details", url.Values{"csrf": {csrf}, "preferredLocale": {"fr"}}), 403)
+		want(t, b.post("/portal/details", url.Values{"csrf": {csrf}, "address.city": {"Paris"}}), 403) // address not allowed
 		want(t, b.post("/portal/details", url.Values{"csrf": {csrf}, "email": {"not an address"}}), 422, "Some details are not valid")
 		if r := b.post("/portal/details", url.Values{"csrf": {csrf}, "name": {"Ada Lovelace"}, "email": {"ada@example.com"}}); r.status != 303 {
 			t.Fatalf("save: %d %s", r.status, r.body)

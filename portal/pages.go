@@ -3,6 +3,7 @@ package portal
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/remit-billing/remit"
 )
@@ -23,7 +24,8 @@ type subscriptionRow struct {
 	Upcoming *remit.Invoice
 }
 
-// overview is the portal's home: the customer's subscriptions, each with its next invoice.
+// overview is the portal's home: the customer's subscriptions, each with its next invoice and that
+// invoice's lines (usage lines with the quantity used so far), and the prepaid balance.
 func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
 	subs, err := s.eng.PortalSubscriptions(r.Context(), pc)
 	if err != nil {
@@ -44,7 +46,33 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.Porta
 			}
 		}
 	}
-	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", rows))
+	balances, err := s.eng.PortalBalance(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	v := overviewView{Subscriptions: rows, Balances: balances}
+	if remit.PortalAllows(pc.Config, remit.PortalFeaturePaymentMethods) == nil {
+		methods, err := s.eng.PortalPaymentMethods(r.Context(), pc)
+		if err != nil {
+			s.fail(w, r, &pc, err)
+			return
+		}
+		for _, m := range methods {
+			if len(m.DefaultForBillingAccountIDs) > 0 && v.DefaultMethod == "" {
+				v.DefaultMethod = remit.CardLabel(m.Brand, m.Last4)
+			}
+		}
+	}
+	s.render(w, r, http.StatusOK, "overview.html", s.view(r, &pc, "portal.overview.title", v))
+}
+
+// overviewView is the overview: the subscriptions, the prepaid balance per currency, the card
+// charged by default.
+type overviewView struct {
+	Subscriptions []subscriptionRow
+	Balances      []remit.CurrencyBalance
+	DefaultMethod string
 }
 
 // keep undoes a cancel at the period's end (the overview's form).
@@ -94,6 +122,27 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.P
 	s.render(w, r, http.StatusOK, "invoices.html", s.view(r, &pc, "portal.invoices.title", invs))
 }
 
+// payInvoice sends the browser to one of the customer's open invoices' hosted page, which pays it
+// and links back to the invoice history; another customer's invoice, or one not to pay, is 404.
+func (s *Server) payInvoice(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
+	if remit.PortalAllows(pc.Config, remit.PortalFeatureInvoiceHistory) != nil {
+		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	invs, err := s.eng.PortalInvoices(r.Context(), pc)
+	if err != nil {
+		s.fail(w, r, &pc, err)
+		return
+	}
+	for _, inv := range invs {
+		if inv.InvoiceID == r.PathValue("invoice") && inv.PaymentURL != nil {
+			http.Redirect(w, r, *inv.PaymentURL+"&back="+url.QueryEscape(home+"/invoices"), http.StatusSeeOther)
+			return
+		}
+	}
+	s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+}
+
 // pausePage is the confirmation before a pause or a resume ({action}: pause, resume; anything
 // else has no page).
 func (s *Server) pausePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
@@ -124,8 +173,8 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, pc remit.PortalCo
 	http.Redirect(w, r, home+"?done="+action+"d", http.StatusSeeOther)
 }
 
-// detailsFields are the billing details the page edits (an address is edited through the API in
-// this version).
+// detailsFields are the billing details the page edits; the address's are address.line1 and so on
+// (remit.PortalAddressFields).
 var detailsFields = []string{"name", "email", "preferredLocale"}
 
 // detailsPage shows the billing details the configuration lets the customer edit.
@@ -143,6 +192,11 @@ func (s *Server) details(w http.ResponseWriter, r *http.Request, pc remit.Portal
 	for _, f := range detailsFields {
 		if v, ok := r.PostForm[f]; ok {
 			fields[f] = v[0]
+		}
+	}
+	for _, f := range remit.PortalAddressFields {
+		if v, ok := r.PostForm["address."+f]; ok {
+			fields["address."+f] = v[0]
 		}
 	}
 	if _, err := s.eng.PortalUpdateCustomer(r.Context(), pc, fields); err != nil {

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -49,6 +50,12 @@ type Engine interface {
 	PortalPrices(ctx context.Context, pc remit.PortalContext) ([]remit.Price, error)
 	PortalPreviewChange(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.SubscriptionChangePreview, error)
 	PortalChangeSubscription(ctx context.Context, pc remit.PortalContext, subscriptionID, priceID string) (remit.Subscription, error)
+	PortalBalance(ctx context.Context, pc remit.PortalContext) ([]remit.CurrencyBalance, error)
+	PortalPaymentMethods(ctx context.Context, pc remit.PortalContext) ([]remit.SavedPaymentMethod, error)
+	PortalPaymentMethod(ctx context.Context, pc remit.PortalContext, paymentMethodID string) (remit.PaymentMethod, error)
+	PortalAddCard(ctx context.Context, pc remit.PortalContext) (string, error)
+	PortalSetDefaultMethod(ctx context.Context, pc remit.PortalContext, paymentMethodID string) (remit.BillingAccount, error)
+	PortalRemoveMethod(ctx context.Context, pc remit.PortalContext, paymentMethodID string) (remit.PaymentMethod, error)
 }
 
 // Config is the portal's configuration.
@@ -73,17 +80,19 @@ type Server struct {
 	pages    *template.Template
 	log      *slog.Logger
 	handler  http.Handler
+	patterns []string // the routes with a handler of their own (TestPortalEveryRouteGuarded lists them)
 }
 
 // New builds the portal. sessions is where browser sessions are kept (app.OperatorSessions: the
 // same table as the dashboard's, under another cookie and path).
 func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server, error) {
 	pages, err := template.New("portal").Funcs(template.FuncMap{
-		"t":     func(tr *locale.Tr, key string, pairs ...string) string { return tr.T(key, pairs...) },
-		"money": func(tr *locale.Tr, amount int64, currency string) string { return tr.Money(amount, currency) },
-		"date":  func(tr *locale.Tr, d time.Time) string { return tr.Date(d) },
-		"deref": func(p *int64) int64 { return *p },
-		"list":  func(v ...string) []string { return v },
+		"t":       func(tr *locale.Tr, key string, pairs ...string) string { return tr.T(key, pairs...) },
+		"money":   func(tr *locale.Tr, amount int64, currency string) string { return tr.Money(amount, currency) },
+		"date":    func(tr *locale.Tr, d time.Time) string { return tr.Date(d) },
+		"country": func(tr *locale.Tr, code string) string { return tr.Country(code) },
+		"deref":   func(p *int64) int64 { return *p },
+		"list":    func(v ...string) []string { return v },
 	}).ParseFS(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -98,21 +107,31 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, nil, err) }
 
 	mux := http.NewServeMux()
+	handle := func(pattern string, h http.HandlerFunc) {
+		mux.HandleFunc(pattern, h)
+		s.patterns = append(s.patterns, pattern)
+	}
 	static, _ := fs.Sub(staticFS, "static")
 	mux.Handle("GET /portal/static/", http.StripPrefix("/portal/static/", http.FileServerFS(static)))
-	mux.HandleFunc("GET /portal/start", s.start)
-	mux.HandleFunc("GET /portal", s.signedIn(s.overview))
-	mux.HandleFunc("GET /portal/theme.css", s.signedIn(s.theme))
-	mux.HandleFunc("GET /portal/subscriptions/{subscription}/cancel", s.signedIn(s.cancelPage))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/cancel", s.signedIn(s.checked(s.cancel)))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
-	mux.HandleFunc("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
-	mux.HandleFunc("GET /portal/invoices", s.signedIn(s.invoicesPage))
-	mux.HandleFunc("GET /portal/details", s.signedIn(s.detailsPage))
-	mux.HandleFunc("POST /portal/details", s.signedIn(s.checked(s.details)))
-	mux.HandleFunc("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
-	mux.HandleFunc("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
+	handle("GET /portal/start", s.start)
+	handle("GET /portal", s.signedIn(s.overview))
+	handle("GET /portal/theme.css", s.signedIn(s.theme))
+	handle("GET /portal/subscriptions/{subscription}/cancel", s.signedIn(s.cancelPage))
+	handle("POST /portal/subscriptions/{subscription}/cancel", s.signedIn(s.checked(s.cancel)))
+	handle("POST /portal/subscriptions/{subscription}/keep", s.signedIn(s.checked(s.keep)))
+	handle("GET /portal/subscriptions/{subscription}/change", s.signedIn(s.changePage))
+	handle("GET /portal/invoices", s.signedIn(s.invoicesPage))
+	handle("GET /portal/invoices/{invoice}/pay", s.signedIn(s.payInvoice))
+	handle("GET /portal/details", s.signedIn(s.detailsPage))
+	handle("POST /portal/details", s.signedIn(s.checked(s.details)))
+	handle("GET /portal/payment-methods", s.signedIn(s.walletPage))
+	handle("POST /portal/payment-methods/add", s.signedIn(s.checked(s.addCard)))
+	handle("POST /portal/payment-methods/{method}/default", s.signedIn(s.checked(s.makeDefault)))
+	handle("GET /portal/payment-methods/{method}/remove", s.signedIn(s.removePage))
+	handle("POST /portal/payment-methods/{method}/remove", s.signedIn(s.checked(s.remove)))
+	handle("GET /portal/subscriptions/{subscription}/{action}", s.signedIn(s.pausePage))
+	handle("POST /portal/subscriptions/{subscription}/{action}", s.signedIn(s.checked(s.pause)))
+	handle("POST /portal/subscriptions/{subscription}/change", s.signedIn(s.checked(s.change)))
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		s.message(w, r, nil, http.StatusNotFound, "portal.error.not_found")
 	})
@@ -154,11 +173,25 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 	}
 	s.sessions.Put(ctx, keySession, ps.SessionID)
 	s.sessions.Put(ctx, keyCSRF, newToken())
-	to := home
-	if f := ps.Flow; f != nil && f.Type == remit.FlowSubscriptionCancel && f.SubscriptionID != nil {
-		to = home + "/subscriptions/" + *f.SubscriptionID + "/cancel"
+	http.Redirect(w, r, flowPage(ps.Flow), http.StatusSeeOther)
+}
+
+// flowPage is the portal page a session's flow opens: the cancel or change page of its
+// subscription, the payment methods, the invoice's hosted pay page; without a flow, the overview.
+func flowPage(f *remit.PortalFlow) string {
+	switch {
+	case f == nil:
+		return home
+	case f.Type == remit.FlowSubscriptionCancel && f.SubscriptionID != nil:
+		return home + "/subscriptions/" + url.PathEscape(*f.SubscriptionID) + "/cancel"
+	case f.Type == remit.FlowSubscriptionUpdate && f.SubscriptionID != nil:
+		return home + "/subscriptions/" + url.PathEscape(*f.SubscriptionID) + "/change"
+	case f.Type == remit.FlowPaymentMethodUpdate:
+		return home + "/payment-methods"
+	case f.Type == remit.FlowInvoicePayment && f.InvoiceID != nil:
+		return home + "/invoices/" + url.PathEscape(*f.InvoiceID) + "/pay"
 	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	return home
 }
 
 type portalKey struct{}

@@ -313,3 +313,32 @@ func (b *Browser) Screenshot(path string) {
 		b.t.Fatal(err)
 	}
 }
+
+// SetWindowSize resizes the browser's window (CSS pixels), e.g. to 375 wide for a phone's view.
+func (b *Browser) SetWindowSize(width, height int) {
+	b.t.Helper()
+	b.must("POST", "/window/rect", map[string]any{"width": width, "height": height})
+}
+
+// ClickWhenReady clicks the element matching css as soon as it is on the page, finding it again
+// when a navigation or a script replaced it between the find and the click; it fails the test
+// after timeout.
+func (b *Browser) ClickWhenReady(css string, timeout time.Duration) {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var err error
+		if el, ok := b.TryFind(css); ok {
+			if _, err = b.call("POST", "/session/"+b.session+"/element/"+el.id+"/click", map[string]any{}); err == nil {
+				return
+			}
+			if msg := err.Error(); !strings.Contains(msg, "stale element") && !strings.Contains(msg, "no such element") {
+				b.t.Fatalf("click %q: %v", css, err)
+			}
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("no element to click matches %q after %v (%v)", css, timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -10152,6 +10152,8 @@ export interface operations {
             query: {
                 /** @description Hosted token of the invoice (the token of its paymentUrl). */
                 token: string;
+                /** @description A path of the customer portal (/portal or below it, no host, query or "..") the page links back to ("Back to your account"); the pay route keeps it on its redirect. Anything else is ignored (no link). */
+                back?: string;
             };
             header?: never;
             path: {
