@@ -54,9 +54,6 @@ func (s *Server) changePage(w http.ResponseWriter, r *http.Request, pc remit.Por
 
 // change switches the subscription to the confirmed price.
 func (s *Server) change(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if _, err := s.eng.PortalChangeSubscription(r.Context(), pc, r.PathValue("subscription"), r.PostFormValue("price")); err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	http.Redirect(w, r, home+"?done=changed", http.StatusSeeOther)
+	_, err := s.eng.PortalChangeSubscription(r.Context(), pc, r.PathValue("subscription"), r.PostFormValue("price"))
+	s.formDone(w, r, &pc, err, home+"?done=changed")
 }

@@ -77,11 +77,8 @@ type overviewView struct {
 
 // keep undoes a cancel at the period's end (the overview's form).
 func (s *Server) keep(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if _, err := s.eng.PortalKeepSubscription(r.Context(), pc, r.PathValue("subscription")); err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	http.Redirect(w, r, home+"?done=kept", http.StatusSeeOther)
+	_, err := s.eng.PortalKeepSubscription(r.Context(), pc, r.PathValue("subscription"))
+	s.formDone(w, r, &pc, err, home+"?done=kept")
 }
 
 // cancelPage is the confirmation before a cancel: what will happen, in words.
@@ -100,11 +97,8 @@ func (s *Server) cancelPage(w http.ResponseWriter, r *http.Request, pc remit.Por
 
 // cancel cancels the subscription (the form of cancelPage).
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if _, err := s.eng.PortalCancelSubscription(r.Context(), pc, r.PathValue("subscription")); err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	http.Redirect(w, r, home+"?done=canceled", http.StatusSeeOther)
+	_, err := s.eng.PortalCancelSubscription(r.Context(), pc, r.PathValue("subscription"))
+	s.formDone(w, r, &pc, err, home+"?done=canceled")
 }
 
 // invoicesPage is the invoice history: number, date, total and state, each invoice's hosted page
@@ -166,11 +160,8 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request, pc remit.PortalCo
 		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
 		return
 	}
-	if _, err := s.eng.PortalPauseSubscription(r.Context(), pc, r.PathValue("subscription"), action == "pause"); err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	http.Redirect(w, r, home+"?done="+action+"d", http.StatusSeeOther)
+	_, err := s.eng.PortalPauseSubscription(r.Context(), pc, r.PathValue("subscription"), action == "pause")
+	s.formDone(w, r, &pc, err, home+"?done="+action+"d")
 }
 
 // detailsFields are the billing details the page edits; the address's are address.line1 and so on

@@ -279,6 +279,16 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, pc *remit.Porta
 	s.render(w, r, status, "message.html", s.view(r, pc, key, nil))
 }
 
+// formDone answers a form the engine has acted on: its error's page, or the page it leads to (a
+// redirect, so that reloading the page does not send the form again).
+func (s *Server) formDone(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, err error, to string) {
+	if err != nil {
+		s.fail(w, r, pc, err)
+		return
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
 // fail answers an engine error in words: 401 link, 403 feature off, 404 not the customer's, 409
 // a state that forbids it; anything else 500 (logged, not shown).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, err error) {

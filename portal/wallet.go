@@ -37,20 +37,13 @@ func (s *Server) walletPage(w http.ResponseWriter, r *http.Request, pc remit.Por
 // addCard opens a setup session and sends the browser to its hosted page.
 func (s *Server) addCard(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
 	to, err := s.eng.PortalAddCard(r.Context(), pc)
-	if err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	s.formDone(w, r, &pc, err, to)
 }
 
 // makeDefault makes the card the one charged from now on.
 func (s *Server) makeDefault(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if _, err := s.eng.PortalSetDefaultMethod(r.Context(), pc, r.PathValue("method")); err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	http.Redirect(w, r, home+"/payment-methods?done=default", http.StatusSeeOther)
+	_, err := s.eng.PortalSetDefaultMethod(r.Context(), pc, r.PathValue("method"))
+	s.formDone(w, r, &pc, err, home+"/payment-methods?done=default")
 }
 
 // removePage is the confirmation before a card is removed.
@@ -69,9 +62,6 @@ func (s *Server) removePage(w http.ResponseWriter, r *http.Request, pc remit.Por
 
 // remove removes the card (the form of removePage).
 func (s *Server) remove(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if _, err := s.eng.PortalRemoveMethod(r.Context(), pc, r.PathValue("method")); err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	http.Redirect(w, r, home+"/payment-methods?done=removed", http.StatusSeeOther)
+	_, err := s.eng.PortalRemoveMethod(r.Context(), pc, r.PathValue("method"))
+	s.formDone(w, r, &pc, err, home+"/payment-methods?done=removed")
 }

@@ -105,15 +105,8 @@ func seedBillingDay(ctx context.Context, dbURL string, fx *Fixture, n int, due t
 			}
 		}
 		if i%500 == 499 || i == n-1 {
-			for _, t := range tables {
-				if err := t.flush(); err != nil {
-					return err
-				}
-			}
-			if s.pending >= 100000 || i == n-1 {
-				if err := s.commit(); err != nil {
-					return err
-				}
+			if _, err := s.flushAll(tables, 100000, i == n-1); err != nil {
+				return err
 			}
 		}
 		if i > 0 && i%20000 == 0 {

@@ -162,6 +162,20 @@ func (s *seeder) commit() error {
 	return err
 }
 
+// flushAll writes the tables' buffered rows, in order (parents before the rows that reference
+// them), and commits once the open transaction holds commitAt rows or more, or when last.
+func (s *seeder) flushAll(tables []*bulk, commitAt int, last bool) (committed bool, err error) {
+	for _, t := range tables {
+		if err := t.flush(); err != nil {
+			return false, err
+		}
+	}
+	if s.pending < commitAt && !last {
+		return false, nil
+	}
+	return true, s.commit()
+}
+
 // spread returns n counts that add up to total, as even as possible.
 func spread(total, n, i int) int {
 	q := total / n
@@ -520,23 +534,17 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		// Every table in order, parents before the rows that reference them; a transaction
 		// holds about 200,000 rows.
 		if c%50 == 49 || c == sz.Customers-1 {
-			for _, t := range tables {
-				if err := t.flush(); err != nil {
-					return nil, err
-				}
+			committed, err := s.flushAll(tables, 200000, c == sz.Customers-1)
+			if err != nil {
+				return nil, err
 			}
-			if s.pending >= 200000 || c == sz.Customers-1 {
-				if err := s.commit(); err != nil {
+			// PostgreSQL plans each foreign-key check once per connection, from the
+			// statistics of the moment: planned while the tables were small, it scans
+			// them, and the seed slows down quadratically. ANALYZE after every large
+			// transaction keeps the checks on their indexes.
+			if committed && !s.sqlite {
+				if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
 					return nil, err
-				}
-				// PostgreSQL plans each foreign-key check once per connection, from the
-				// statistics of the moment: planned while the tables were small, it scans
-				// them, and the seed slows down quadratically. ANALYZE after every large
-				// transaction keeps the checks on their indexes.
-				if !s.sqlite {
-					if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
-						return nil, err
-					}
 				}
 			}
 		}
@@ -677,10 +685,6 @@ func (d *settlementDays) write(s *seeder, chain *seedChain, m remit.MerchantAcco
 			}
 		}
 	}
-	for _, t := range []*bulk{settlements, payouts, jobs, chain.events} {
-		if err := t.flush(); err != nil {
-			return err
-		}
-	}
-	return s.commit()
+	_, err = s.flushAll([]*bulk{settlements, payouts, jobs, chain.events}, 0, true)
+	return err
 }
