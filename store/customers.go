@@ -243,10 +243,7 @@ func (q Q) DetachPaymentMethod(ctx context.Context, merchantAccountID, paymentMe
 // is paymentMethodID, by ID; Locked, it holds their row locks (PostgreSQL) to the end of the
 // transaction.
 func (q Q) BillingAccountsDefaultingTo(ctx context.Context, merchantAccountID, customerID, paymentMethodID string, read Read) ([]remit.BillingAccount, error) {
-	ids, err := queryAll(ctx, q, "store.BillingAccountsDefaultingTo", func(row interface{ Scan(...any) error }) (string, error) {
-		var id string
-		return id, row.Scan(&id)
-	}, nil, `SELECT id FROM billing_accounts WHERE merchant_account_id = $1 AND customer_id = $2 AND default_payment_method_id = $3
+	ids, err := queryStrings(ctx, q, "store.BillingAccountsDefaultingTo", `SELECT id FROM billing_accounts WHERE merchant_account_id = $1 AND customer_id = $2 AND default_payment_method_id = $3
 		ORDER BY id`+q.lockFor(read), merchantAccountID, customerID, paymentMethodID)
 	if err != nil {
 		return nil, err

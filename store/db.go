@@ -458,6 +458,15 @@ func queryAll[T any](ctx context.Context, q Q, op string, scan func(interface{ S
 	return out, wrapErr(rows.Err(), op)
 }
 
+// queryStrings runs a query of one text column and returns its values in order. op names the
+// caller in errors.
+func queryStrings(ctx context.Context, q Q, op, query string, args ...any) ([]string, error) {
+	return queryAll(ctx, q, op, func(row interface{ Scan(...any) error }) (string, error) {
+		var v string
+		return v, row.Scan(&v)
+	}, nil, query, args...)
+}
+
 // colValue is one equality filter of a list: a column and the value it must equal ("" for no
 // filter).
 type colValue struct{ col, v string }

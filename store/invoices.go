@@ -310,10 +310,7 @@ func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f 
 // ListDunningInvoices returns the IDs of a billing account's open invoices with something left to
 // pay, oldest first (a new default payment method retries them).
 func (q Q) ListDunningInvoices(ctx context.Context, merchantAccountID, billingAccountID string) ([]string, error) {
-	return queryAll(ctx, q, "store.ListDunningInvoices", func(row interface{ Scan(...any) error }) (string, error) {
-		var id string
-		return id, row.Scan(&id)
-	}, nil, `SELECT id FROM invoices WHERE merchant_account_id = $1 AND billing_account_id = $2 AND status = 'open'
+	return queryStrings(ctx, q, "store.ListDunningInvoices", `SELECT id FROM invoices WHERE merchant_account_id = $1 AND billing_account_id = $2 AND status = 'open'
 		AND amount_remaining > 0 ORDER BY created_at, id`, merchantAccountID, billingAccountID)
 }
 

@@ -166,21 +166,8 @@ func (q Q) CountFailedJobs(ctx context.Context, merchantAccountID string) (int, 
 // MerchantsWithDueJobs lists merchant accounts that have a pending job due by their own clock at
 // real time now.
 func (q Q) MerchantsWithDueJobs(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT DISTINCT j.merchant_account_id FROM jobs j JOIN merchant_accounts m ON m.id = j.merchant_account_id
+	return queryStrings(ctx, q, "store.MerchantsWithDueJobs", `SELECT DISTINCT j.merchant_account_id FROM jobs j JOIN merchant_accounts m ON m.id = j.merchant_account_id
 		WHERE j.status = 'pending' AND j.due_at <= $1 + m.clock_offset_us LIMIT $2`, remit.Micros(now), limit)
-	if err != nil {
-		return nil, wrapErr(err, "store.MerchantsWithDueJobs")
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, wrapErr(err, "store.MerchantsWithDueJobs")
-		}
-		ids = append(ids, id)
-	}
-	return ids, wrapErr(rows.Err(), "store.MerchantsWithDueJobs")
 }
 
 // SandboxClockShared reads a sandbox merchant account's clock offset as it stands, holding the

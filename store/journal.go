@@ -156,10 +156,7 @@ func (q Q) InvoiceAccountBalance(ctx context.Context, merchantAccountID, invoice
 // UnbalancedJournalEntries returns the IDs of a merchant account's entries whose debits and
 // credits differ, or that have a negative or two-sided line.
 func (q Q) UnbalancedJournalEntries(ctx context.Context, merchantAccountID string) ([]string, error) {
-	return queryAll(ctx, q, "store.UnbalancedJournalEntries", func(row interface{ Scan(...any) error }) (string, error) {
-		var id string
-		return id, row.Scan(&id)
-	}, nil, `SELECT entry_id FROM journal_lines WHERE merchant_account_id = $1 GROUP BY entry_id
+	return queryStrings(ctx, q, "store.UnbalancedJournalEntries", `SELECT entry_id FROM journal_lines WHERE merchant_account_id = $1 GROUP BY entry_id
 		HAVING SUM(debit) <> SUM(credit) OR MIN(debit) < 0 OR MIN(credit) < 0 OR MAX(CASE WHEN debit > 0 AND credit > 0 THEN 1 ELSE 0 END) = 1
 		ORDER BY entry_id`, merchantAccountID)
 }

@@ -133,22 +133,9 @@ func likeEscape(s string) string {
 // PendingMigrationSubscriptions returns up to limit subscriptions of the migration not processed
 // yet, in ID order.
 func (q Q) PendingMigrationSubscriptions(ctx context.Context, merchantAccountID, migrationID string, limit int) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT subscription_id FROM price_migration_items
+	return queryStrings(ctx, q, "store.PendingMigrationSubscriptions", `SELECT subscription_id FROM price_migration_items
 		WHERE merchant_account_id = $1 AND migration_id = $2 AND status = 'pending' ORDER BY subscription_id LIMIT $3`,
 		merchantAccountID, migrationID, limit)
-	if err != nil {
-		return nil, wrapErr(err, "store.PendingMigrationSubscriptions")
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, wrapErr(err, "store.PendingMigrationSubscriptions")
-		}
-		ids = append(ids, id)
-	}
-	return ids, wrapErr(rows.Err(), "store.PendingMigrationSubscriptions")
 }
 
 // RecordMigrationOutcome writes one subscription's outcome (migrated, skipped or failed, with its

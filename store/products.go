@@ -223,18 +223,5 @@ func (q Q) PriceProducts(ctx context.Context, merchantAccountID string, ids []st
 
 // ProductPriceIDs returns the IDs of a product's prices.
 func (q Q) ProductPriceIDs(ctx context.Context, merchantAccountID, productID string) ([]string, error) {
-	rows, err := q.Query(ctx, `SELECT id FROM prices WHERE merchant_account_id = $1 AND product_id = $2`, merchantAccountID, productID)
-	if err != nil {
-		return nil, wrapErr(err, "store.ProductPriceIDs")
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, wrapErr(err, "store.ProductPriceIDs")
-		}
-		out = append(out, id)
-	}
-	return out, wrapErr(rows.Err(), "store.ProductPriceIDs")
+	return queryStrings(ctx, q, "store.ProductPriceIDs", `SELECT id FROM prices WHERE merchant_account_id = $1 AND product_id = $2`, merchantAccountID, productID)
 }
