@@ -55,12 +55,11 @@ func billingDayTarget(storeName string, n int) time.Duration {
 // the seed's basic plan whose first period ends at due, with its renewal job due then. Rows go in
 // through the store's tables in multi-row INSERTs, as the rest of the seed.
 func seedBillingDay(ctx context.Context, dbURL string, fx *Fixture, n int, due time.Time, log io.Writer) error {
-	db, err := store.Open(ctx, dbURL)
+	s, db, err := openSeeder(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	s := &seeder{ctx: ctx, db: db.SQL(), counts: map[string]int{}, sqlite: db.Dialect() == store.SQLite}
 	us := remit.Micros
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	start := due.AddDate(0, -1, 0)
@@ -75,9 +74,7 @@ func seedBillingDay(ctx context.Context, dbURL string, fx *Fixture, n int, due t
 		"default_payment_method_id", "metadata", "created_at", "updated_at")
 	methods := s.table("payment_methods", "merchant_account_id", "id", "customer_id", "billing_account_id", "type", "brand", "last4",
 		"test_card", "created_at")
-	subs := s.table("subscriptions", "merchant_account_id", "id", "status", "customer_id", "billing_account_id", "currency", "items",
-		"billing_interval", "billing_interval_count", "cycle_anchor", "cycle_periods", "current_period_start", "current_period_end",
-		"coupon_ids", "metadata", "created_at", "updated_at", "pending_prorations")
+	subs := s.table("subscriptions", subscriptionColumns...)
 	jobs := s.table("jobs", "id", "merchant_account_id", "kind", "due_at", "payload", "created_at")
 	tables := []*bulk{customers, accounts, methods, subs, jobs}
 	began := time.Now()
@@ -113,12 +110,7 @@ func seedBillingDay(ctx context.Context, dbURL string, fx *Fixture, n int, due t
 			fmt.Fprintf(log, "  seeded %d/%d subscriptions (%s)\n", i, n, time.Since(began).Round(time.Second))
 		}
 	}
-	if !s.sqlite {
-		_, err = s.db.ExecContext(ctx, "ANALYZE")
-	} else {
-		_, err = s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
-	}
-	return err
+	return s.settle()
 }
 
 // runBillingDay seeds the billing day into the store, starts a server with the sandbox's latency,

@@ -48,21 +48,18 @@ func priceMigrationTarget(n int) time.Duration {
 // seedPriceMigration adds n customers to the fixture's merchant account, each with a send_invoice
 // billing account and one active monthly subscription of the basic plan, in multi-row INSERTs.
 func seedPriceMigration(ctx context.Context, dbURL string, fx *Fixture, n int, log io.Writer) error {
-	db, err := store.Open(ctx, dbURL)
+	s, db, err := openSeeder(ctx, dbURL)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	s := &seeder{ctx: ctx, db: db.SQL(), counts: map[string]int{}, sqlite: db.Dialect() == store.SQLite}
 	us := remit.Micros
 	start := time.Now().UTC().Truncate(time.Microsecond)
 	end := remit.AddInterval(start, "month", 1)
 	items := jsonText([]remit.SubscriptionItem{{PriceID: priceBasic, PriceType: remit.PriceFixedRecurring, UnitAmount: 2000, Description: "Basic plan"}})
 	customers := s.table("customers", "merchant_account_id", "id", "external_id", "name", "email", "tax_exempt", "metadata", "created_at")
 	accounts := s.table("billing_accounts", "merchant_account_id", "id", "customer_id", "currency", "collection_method", "metadata", "created_at", "updated_at")
-	subs := s.table("subscriptions", "merchant_account_id", "id", "status", "customer_id", "billing_account_id", "currency", "items",
-		"billing_interval", "billing_interval_count", "cycle_anchor", "cycle_periods", "current_period_start", "current_period_end",
-		"coupon_ids", "metadata", "created_at", "updated_at", "pending_prorations")
+	subs := s.table("subscriptions", subscriptionColumns...)
 	tables := []*bulk{customers, accounts, subs}
 	mid := fx.MerchantID
 	for i := range n {
@@ -87,12 +84,7 @@ func seedPriceMigration(ctx context.Context, dbURL string, fx *Fixture, n int, l
 			fmt.Fprintf(log, "  seeded %d/%d subscriptions\n", i, n)
 		}
 	}
-	if !s.sqlite {
-		_, err = s.db.ExecContext(ctx, "ANALYZE")
-	} else {
-		_, err = s.db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
-	}
-	return err
+	return s.settle()
 }
 
 // runPriceMigration seeds the subscriptions, starts a server, creates the new price and the

@@ -86,6 +86,32 @@ type seeder struct {
 	sqlite  bool
 }
 
+// openSeeder opens the store at dbURL for a bulk seed of its own (the billing day's, the price
+// migration's); closing the store is the caller's.
+func openSeeder(ctx context.Context, dbURL string) (*seeder, *store.DB, error) {
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &seeder{ctx: ctx, db: db.SQL(), counts: map[string]int{}, sqlite: db.Dialect() == store.SQLite}, db, nil
+}
+
+// settle leaves a seeded store as a measurement wants it: PostgreSQL's statistics taken of the new
+// rows (ANALYZE), SQLite's write-ahead log folded into the database file.
+func (s *seeder) settle() error {
+	stmt := "ANALYZE"
+	if s.sqlite {
+		stmt = "PRAGMA wal_checkpoint(TRUNCATE)"
+	}
+	_, err := s.db.ExecContext(s.ctx, stmt)
+	return err
+}
+
+// subscriptionColumns are the columns the seeds of subscriptions write.
+var subscriptionColumns = []string{"merchant_account_id", "id", "status", "customer_id", "billing_account_id", "currency", "items",
+	"billing_interval", "billing_interval_count", "cycle_anchor", "cycle_periods", "current_period_start", "current_period_end",
+	"coupon_ids", "metadata", "created_at", "updated_at", "pending_prorations"}
+
 func (s *seeder) table(name string, cols ...string) *bulk {
 	per := 30000 / len(cols) // well under both dialects' parameter limits
 	if per > 500 {
