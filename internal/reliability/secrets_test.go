@@ -2,7 +2,6 @@ package reliability_test
 
 import (
 	"database/sql"
-	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -86,31 +85,7 @@ func dumpStore(t *testing.T, db *sql.DB, s testkit.Store) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for table := range rowCounts(t, db, s) {
-		rows, err := db.Query(`SELECT * FROM ` + table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		var b strings.Builder
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
-				fmt.Fprintf(&b, "%v\t", v)
-			}
-			b.WriteByte('\n')
-		}
-		rows.Close()
-		out[table] = b.String()
+		out[table] = strings.Join(testkit.TableRows(t, db, table), "\n")
 	}
 	return out
 }

@@ -52,6 +52,16 @@ func StoreDigest(t testing.TB, e *Env, skip ...string) map[string]string {
 
 func tableDigest(t testing.TB, db *sql.DB, table string) string {
 	t.Helper()
+	lines := TableRows(t, db, table)
+	slices.Sort(lines)
+	h := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return fmt.Sprintf("%d:%s", len(lines), hex.EncodeToString(h[:8]))
+}
+
+// TableRows returns every row of a table as one line of text, its values tab-separated (bytes
+// as text), in the order the store returns them.
+func TableRows(t testing.TB, db *sql.DB, table string) []string {
+	t.Helper()
 	rows, err := db.QueryContext(context.Background(), `SELECT * FROM `+table)
 	if err != nil {
 		t.Fatal(err)
@@ -68,9 +78,17 @@ func tableDigest(t testing.TB, db *sql.DB, table string) string {
 		if err := rows.Scan(ptrs...); err != nil {
 			t.Fatal(err)
 		}
-		lines = append(lines, fmt.Sprintf("%v", vals))
+		var b strings.Builder
+		for _, v := range vals {
+			if bs, ok := v.([]byte); ok {
+				v = string(bs)
+			}
+			fmt.Fprintf(&b, "%v\t", v)
+		}
+		lines = append(lines, b.String())
 	}
-	slices.Sort(lines)
-	h := sha256.Sum256([]byte(strings.Join(lines, "\n")))
-	return fmt.Sprintf("%d:%s", len(lines), hex.EncodeToString(h[:8]))
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return lines
 }
