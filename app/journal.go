@@ -146,14 +146,9 @@ func (j *Journal) creditNoteCreated(ctx context.Context, tx *store.Tx, scope rem
 	if err != nil {
 		return err
 	}
-	schedules, err := tx.InvoiceRevenueSchedules(ctx, scope.MerchantAccountID, cn.InvoiceID)
+	schedules, err := j.recognizedSchedules(ctx, tx, scope, cn.InvoiceID, now, cn.CreditNoteID)
 	if err != nil {
 		return err
-	}
-	if len(schedules) > 0 { // what is earned up to the credit is recognized first, so the share is today's
-		if err := j.recognizeInvoice(ctx, tx, scope, schedules, now, cn.CreditNoteID); err != nil {
-			return err
-		}
 	}
 	deferred, changed := remit.CreditDeferred(cn, schedules)
 	for _, s := range changed {
@@ -179,11 +174,8 @@ func (j *Journal) invoiceVoided(ctx context.Context, tx *store.Tx, scope remit.S
 	if err != nil {
 		return err
 	}
-	schedules, err := tx.InvoiceRevenueSchedules(ctx, scope.MerchantAccountID, inv.InvoiceID)
+	schedules, err := j.recognizedSchedules(ctx, tx, scope, inv.InvoiceID, now, "void "+inv.InvoiceID)
 	if err != nil {
-		return err
-	}
-	if err := j.recognizeInvoice(ctx, tx, scope, schedules, now, "void "+inv.InvoiceID); err != nil {
 		return err
 	}
 	deferred := map[string]int64{}

@@ -57,13 +57,14 @@ func (j *Journal) runRecognition(ctx context.Context, tx *store.Tx, scope remit.
 	return nil
 }
 
-// recognizeInvoice recognizes what an invoice's schedules earned up to now (before a credit note
-// or a void, key, takes its share of what is still deferred), updating schedules in place.
-func (j *Journal) recognizeInvoice(ctx context.Context, tx *store.Tx, scope remit.Scope, schedules []remit.RevenueSchedule, now time.Time, key string) error {
-	if len(schedules) == 0 {
-		return nil
+// recognizedSchedules loads an invoice's revenue schedules and recognizes what they earned up to
+// now, so that a credit note or a void (key) takes its share of what is still deferred today.
+func (j *Journal) recognizedSchedules(ctx context.Context, tx *store.Tx, scope remit.Scope, invoiceID string, now time.Time, key string) ([]remit.RevenueSchedule, error) {
+	schedules, err := tx.InvoiceRevenueSchedules(ctx, scope.MerchantAccountID, invoiceID)
+	if err != nil || len(schedules) == 0 {
+		return schedules, err
 	}
-	return j.recognize(ctx, tx, scope, schedules, now, key)
+	return schedules, j.recognize(ctx, tx, scope, schedules, now, key)
 }
 
 // RecognizeRevenue recognizes, in a transaction of its own, what every schedule of the merchant
