@@ -21,8 +21,7 @@ type changeView struct {
 // changePage lists the prices the customer may switch to; with ?price= it is the confirmation,
 // showing the switch's preview (nothing written).
 func (s *Server) changePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureUpdate); err != nil {
-		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+	if s.pageOff(w, r, &pc, remit.PortalFeatureUpdate) {
 		return
 	}
 	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))

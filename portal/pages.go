@@ -83,8 +83,7 @@ func (s *Server) keep(w http.ResponseWriter, r *http.Request, pc remit.PortalCon
 
 // cancelPage is the confirmation before a cancel: what will happen, in words.
 func (s *Server) cancelPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCancel); err != nil {
-		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+	if s.pageOff(w, r, &pc, remit.PortalFeatureCancel) {
 		return
 	}
 	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
@@ -104,8 +103,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, pc remit.PortalC
 // invoicesPage is the invoice history: number, date, total and state, each invoice's hosted page
 // (its PDF is there) and, for an open one, the hosted page's pay route.
 func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureInvoiceHistory); err != nil {
-		s.fail(w, r, &pc, remit.Errorf(remit.ENotFound, "off")) // a feature turned off has no page
+	if s.pageOff(w, r, &pc, remit.PortalFeatureInvoiceHistory) {
 		return
 	}
 	invs, err := s.eng.PortalInvoices(r.Context(), pc)
@@ -119,8 +117,7 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.P
 // payInvoice sends the browser to one of the customer's open invoices' hosted page, which pays it
 // and links back to the invoice history; another customer's invoice, or one not to pay, is 404.
 func (s *Server) payInvoice(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if remit.PortalAllows(pc.Config, remit.PortalFeatureInvoiceHistory) != nil {
-		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+	if s.pageOff(w, r, &pc, remit.PortalFeatureInvoiceHistory) {
 		return
 	}
 	invs, err := s.eng.PortalInvoices(r.Context(), pc)
@@ -141,8 +138,11 @@ func (s *Server) payInvoice(w http.ResponseWriter, r *http.Request, pc remit.Por
 // else has no page).
 func (s *Server) pausePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
 	action := r.PathValue("action")
-	if (action != "pause" && action != "resume") || remit.PortalAllows(pc.Config, remit.PortalFeaturePause) != nil {
+	if action != "pause" && action != "resume" {
 		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+		return
+	}
+	if s.pageOff(w, r, &pc, remit.PortalFeaturePause) {
 		return
 	}
 	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
@@ -170,8 +170,7 @@ var detailsFields = []string{"name", "email", "preferredLocale"}
 
 // detailsPage shows the billing details the configuration lets the customer edit.
 func (s *Server) detailsPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if err := remit.PortalAllows(pc.Config, remit.PortalFeatureCustomerUpdate); err != nil {
-		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+	if s.pageOff(w, r, &pc, remit.PortalFeatureCustomerUpdate) {
 		return
 	}
 	s.render(w, r, http.StatusOK, "details.html", s.view(r, &pc, "portal.details.title", nil))

@@ -279,6 +279,16 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, pc *remit.Porta
 	s.render(w, r, status, "message.html", s.view(r, pc, key, nil))
 }
 
+// pageOff reports whether the configuration turns the page's feature off, having answered it: a
+// feature turned off has no page (404; its forms are refused with 403 before they reach here).
+func (s *Server) pageOff(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, feature string) bool {
+	if remit.PortalAllows(pc.Config, feature) == nil {
+		return false
+	}
+	s.message(w, r, pc, http.StatusNotFound, "portal.error.not_found")
+	return true
+}
+
 // formDone answers a form the engine has acted on: its error's page, or the page it leads to (a
 // redirect, so that reloading the page does not send the form again).
 func (s *Server) formDone(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, err error, to string) {

@@ -18,8 +18,7 @@ type card struct {
 
 // walletPage lists the customer's cards, the default marked, each with its actions.
 func (s *Server) walletPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if remit.PortalAllows(pc.Config, remit.PortalFeaturePaymentMethods) != nil {
-		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found") // a feature turned off has no page
+	if s.pageOff(w, r, &pc, remit.PortalFeaturePaymentMethods) {
 		return
 	}
 	methods, err := s.eng.PortalPaymentMethods(r.Context(), pc)
@@ -48,8 +47,7 @@ func (s *Server) makeDefault(w http.ResponseWriter, r *http.Request, pc remit.Po
 
 // removePage is the confirmation before a card is removed.
 func (s *Server) removePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if remit.PortalAllows(pc.Config, remit.PortalFeaturePaymentMethods) != nil {
-		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
+	if s.pageOff(w, r, &pc, remit.PortalFeaturePaymentMethods) {
 		return
 	}
 	m, err := s.eng.PortalPaymentMethod(r.Context(), pc, r.PathValue("method"))
