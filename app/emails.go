@@ -47,6 +47,26 @@ func (es *Emails) registerReactions() {
 	es.RegisterJob(jobRenewalNotice, es.runRenewalNotice)
 }
 
+// reactionResource is the resource an event carries, as a T: the emitted value or a pointer to it,
+// or another shape of it (a test's map) through its JSON. who names the reaction in the error.
+func reactionResource[T any](obj any, who string) (T, error) {
+	var v T
+	switch o := obj.(type) {
+	case T:
+		return o, nil
+	case *T:
+		return *o, nil
+	}
+	b, err := json.Marshal(obj)
+	if err == nil {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		return v, remit.Internal(fmt.Errorf("app: %s got %T: %w", who, obj, err))
+	}
+	return v, nil
+}
+
 // reactTo adapts a reaction to one resource type: Emit passes the resource as a value or a pointer.
 func reactTo[T any](fn func(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, v T, now time.Time) error) reaction {
 	return reactToIf(nil, fn)
@@ -56,20 +76,9 @@ func reactTo[T any](fn func(ctx context.Context, tx *store.Tx, m remit.MerchantA
 // reads nothing (an emitting transaction may hold a merchant account's hot rows).
 func reactToIf[T any](wants func(T) bool, fn func(ctx context.Context, tx *store.Tx, m remit.MerchantAccount, v T, now time.Time) error) reaction {
 	return func(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, obj any) error {
-		var v T
-		switch o := obj.(type) {
-		case T:
-			v = o
-		case *T:
-			v = *o
-		default: // another shape of the resource (a test's map): through its JSON
-			b, err := json.Marshal(obj)
-			if err == nil {
-				err = json.Unmarshal(b, &v)
-			}
-			if err != nil {
-				return remit.Internal(fmt.Errorf("app: an e-mail reaction got %T: %w", obj, err))
-			}
+		v, err := reactionResource[T](obj, "an e-mail reaction")
+		if err != nil {
+			return err
 		}
 		if wants != nil && !wants(v) {
 			return nil

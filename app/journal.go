@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -48,20 +47,9 @@ func (j *Journal) postings() map[remit.EventType]reaction {
 // another shape of it through its JSON).
 func postOn[T any](fn func(ctx context.Context, tx *store.Tx, scope remit.Scope, v T, now time.Time) error) reaction {
 	return func(ctx context.Context, tx *store.Tx, scope remit.Scope, now time.Time, obj any) error {
-		var v T
-		switch o := obj.(type) {
-		case T:
-			v = o
-		case *T:
-			v = *o
-		default:
-			b, err := json.Marshal(obj)
-			if err == nil {
-				err = json.Unmarshal(b, &v)
-			}
-			if err != nil {
-				return remit.Internal(fmt.Errorf("app: a journal posting got %T: %w", obj, err))
-			}
+		v, err := reactionResource[T](obj, "a journal posting")
+		if err != nil {
+			return err
 		}
 		return fn(ctx, tx, scope, v, now)
 	}

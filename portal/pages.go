@@ -83,15 +83,21 @@ func (s *Server) keep(w http.ResponseWriter, r *http.Request, pc remit.PortalCon
 
 // cancelPage is the confirmation before a cancel: what will happen, in words.
 func (s *Server) cancelPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if s.pageOff(w, r, &pc, remit.PortalFeatureCancel) {
+	s.subscriptionPage(w, r, &pc, remit.PortalFeatureCancel, "cancel.html", "portal.cancel.title")
+}
+
+// subscriptionPage renders a confirmation page (tmpl, its title's key) of one of the customer's
+// subscriptions ({subscription}), when the configuration turns its feature on.
+func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, feature, tmpl, title string) {
+	if s.pageOff(w, r, pc, feature) {
 		return
 	}
-	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
+	sub, err := s.eng.PortalSubscription(r.Context(), *pc, r.PathValue("subscription"))
 	if err != nil {
-		s.fail(w, r, &pc, err)
+		s.fail(w, r, pc, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "cancel.html", s.view(r, &pc, "portal.cancel.title", sub))
+	s.render(w, r, http.StatusOK, tmpl, s.view(r, pc, title, sub))
 }
 
 // cancel cancels the subscription (the form of cancelPage).
@@ -142,15 +148,7 @@ func (s *Server) pausePage(w http.ResponseWriter, r *http.Request, pc remit.Port
 		s.message(w, r, &pc, http.StatusNotFound, "portal.error.not_found")
 		return
 	}
-	if s.pageOff(w, r, &pc, remit.PortalFeaturePause) {
-		return
-	}
-	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
-	if err != nil {
-		s.fail(w, r, &pc, err)
-		return
-	}
-	s.render(w, r, http.StatusOK, "pause.html", s.view(r, &pc, "portal."+action+".title", sub))
+	s.subscriptionPage(w, r, &pc, remit.PortalFeaturePause, "pause.html", "portal."+action+".title")
 }
 
 // pause pauses or resumes the subscription (the form of pausePage).
