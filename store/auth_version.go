@@ -41,6 +41,19 @@ func authVersionMigration(d Dialect) *goose.Migration {
 			}
 		}
 	}
+	return statementsMigration(23, up, down)
+}
+
+// AuthVersion is the current auth version.
+func (q Q) AuthVersion(ctx context.Context) (int64, error) {
+	var v int64
+	err := q.QueryRow(ctx, `SELECT version FROM auth_version WHERE id = 1`).Scan(&v)
+	return v, wrapErr(err, "store.AuthVersion")
+}
+
+// statementsMigration is a Go migration (one whose statements depend on the dialect) that runs
+// up's statements, or down's, in order in the migration's transaction.
+func statementsMigration(version int64, up, down []string) *goose.Migration {
 	run := func(stmts []string) *goose.GoFunc {
 		return &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
 			for _, s := range stmts {
@@ -51,12 +64,5 @@ func authVersionMigration(d Dialect) *goose.Migration {
 			return nil
 		}}
 	}
-	return goose.NewGoMigration(23, run(up), run(down))
-}
-
-// AuthVersion is the current auth version.
-func (q Q) AuthVersion(ctx context.Context) (int64, error) {
-	var v int64
-	err := q.QueryRow(ctx, `SELECT version FROM auth_version WHERE id = 1`).Scan(&v)
-	return v, wrapErr(err, "store.AuthVersion")
+	return goose.NewGoMigration(version, run(up), run(down))
 }

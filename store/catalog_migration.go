@@ -1,8 +1,6 @@
 package store
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/pressly/goose/v3"
@@ -84,17 +82,7 @@ func catalogMigration(d Dialect) *goose.Migration {
 	t, tdown := entitlementTriggers(d)
 	up = append(up, t...)
 	down = append(tdown, down...)
-	run := func(stmts []string) *goose.GoFunc {
-		return &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
-			for _, s := range stmts {
-				if _, err := tx.ExecContext(ctx, s); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}
-	}
-	return goose.NewGoMigration(41, run(up), run(down))
+	return statementsMigration(41, up, down)
 }
 
 // entitlementTrigger is one trigger moving an entitlement version: on table, after ops (each
