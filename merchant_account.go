@@ -90,15 +90,9 @@ func (d ProfileDate) After(t time.Time) bool {
 	return d.Time().After(time.Date(y, m, day, 0, 0, 0, 0, time.UTC))
 }
 
-// PostalAddress is a merchant's or an identity's postal address.
-type PostalAddress struct {
-	Line1      string  `json:"line1"`
-	Line2      *string `json:"line2"`
-	City       string  `json:"city"`
-	Region     *string `json:"region"`
-	PostalCode string  `json:"postalCode"`
-	Country    string  `json:"country"`
-}
+// PostalAddress is a merchant's or an identity's postal address: the same fields as a customer's
+// Address (the merchant's checks, merchant_checks.go, are its own).
+type PostalAddress = Address
 
 // MaskedBankAccount is the settlement bank account as stored in the profile and shown: the account
 // number only as its last four characters.
