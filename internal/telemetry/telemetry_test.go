@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"go.opentelemetry.io/otel/baggage"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -179,4 +180,36 @@ func BenchmarkWriteSpans(b *testing.B) {
 			offPath(ctx)
 		}
 	})
+}
+
+// The server span continues the caller's traceparent and sees its baggage, its headers read by
+// their canonical names (headerCarrier), and a span without them is a root.
+func TestStartServerContinuesTraceparent(t *testing.T) {
+	exp := on(t)
+	r := httptest.NewRequest("GET", "/v1/invoices/in_1", nil)
+	r.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	r.Header.Set("tracestate", "vendor=x")
+	r.Header.Set("baggage", "tenant=t1")
+	ctx, span := StartServer(r)
+	if got := baggage.FromContext(ctx).Member("tenant").Value(); got != "t1" {
+		t.Errorf("baggage tenant = %q, want t1", got)
+	}
+	EndServer(span, "GET", "GET /v1/invoices/{invoiceId}", 200, "req_1")
+	_, root := StartServer(httptest.NewRequest("GET", "/v1/invoices/in_2", nil))
+	EndServer(root, "GET", "GET /v1/invoices/{invoiceId}", 200, "req_2")
+	spans := exp.GetSpans()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2", len(spans))
+	}
+	s := spans[0]
+	if s.SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || s.Parent.SpanID().String() != "00f067aa0ba902b7" ||
+		!s.Parent.IsRemote() || s.SpanContext.TraceState().Get("vendor") != "x" || s.Name != "GET /v1/invoices/{invoiceId}" {
+		t.Fatalf("server span %v (parent %v, state %v), want the caller's trace under its span", s.SpanContext, s.Parent, s.SpanContext.TraceState())
+	}
+	if spans[1].Parent.IsValid() {
+		t.Fatalf("a request without traceparent has parent %v", spans[1].Parent)
+	}
+	if got := canonicalKey("x-custom-header"); got != "X-Custom-Header" {
+		t.Fatalf("canonicalKey = %q", got)
+	}
 }
