@@ -60,8 +60,9 @@ func (hc headerCarrier) Set(key, value string) { http.Header(hc).Set(key, value)
 func (hc headerCarrier) Keys() []string { return propagation.HeaderCarrier(hc).Keys() }
 
 // EndServer names the server span after its route template ("POST /v1/invoices/{invoiceId}/finalize"),
-// records the answer's status and the request's ID, and ends it. A 5xx answer marks it failed.
-func EndServer(span trace.Span, method, route string, status int, requestID string) {
+// records the answer's status, the request's ID and its merchant account (WithRequestID and
+// SetMerchant on ctx), and ends it. A 5xx answer marks it failed.
+func EndServer(ctx context.Context, span trace.Span, method, route string, status int) {
 	if !span.IsRecording() {
 		return
 	}
@@ -72,8 +73,19 @@ func EndServer(span trace.Span, method, route string, status int, requestID stri
 		name = method + " " + route
 	}
 	span.SetName(name)
-	span.SetAttributes(attribute.String("http.route", path), attribute.Int("http.response.status_code", status),
-		attribute.String("remit.request_id", requestID))
+	var id, merchant string
+	if r, ok := ctx.Value(requestIDKey{}).(*request); ok {
+		id, merchant = r.id, r.merchant
+	}
+	attrs := [4]attribute.KeyValue{attribute.String("http.route", path), attribute.Int("http.response.status_code", status)}
+	n := 2
+	if id != "" {
+		attrs[n], n = attribute.String("remit.request_id", id), n+1
+	}
+	if merchant != "" {
+		attrs[n], n = attribute.String("remit.merchant_account_id", merchant), n+1
+	}
+	span.SetAttributes(attrs[:n]...) // one call: one lock and one growth of the span's attributes
 	if status >= 500 {
 		span.SetStatus(codes.Error, http.StatusText(status))
 	}

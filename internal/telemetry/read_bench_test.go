@@ -28,8 +28,8 @@ func BenchmarkReadRequest(b *testing.B) {
 	read := func() {
 		ctx, span := StartServer(r)
 		ctx = WithRequestID(ctx, "req_01jf3x0000000000000000000")
-		SetString(ctx, "remit.merchant_account_id", "ma_01jf3x0000000000000000000")
-		EndServer(span, "GET", "GET /v1/invoices/{invoiceId}", 200, "req_01jf3x0000000000000000000")
+		SetMerchant(ctx, "ma_01jf3x0000000000000000000")
+		EndServer(ctx, span, "GET", "GET /v1/invoices/{invoiceId}", 200)
 		log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", "GET"),
 			slog.String("route", "GET /v1/invoices/{invoiceId}"), slog.Int("status", 200), slog.Duration("duration", time.Millisecond))
 	}
