@@ -148,7 +148,7 @@ func (s *Server) withRequestID(next http.Handler) http.Handler {
 			}
 			d := time.Since(start)
 			s.metrics.observe(route, rw.status, d)
-			telemetry.EndServer(span, r.Method, route, rw.status, id)
+			telemetry.EndServer(ctx, span, r.Method, route, rw.status)
 			s.log.LogAttrs(ctx, slog.LevelInfo, "request", slog.String("method", r.Method),
 				slog.String("route", route), slog.Int("status", rw.status), slog.Duration("duration", d))
 			if p == http.ErrAbortHandler {
@@ -426,7 +426,7 @@ func (s *Server) resolveScope(ctx context.Context, o *operation, req *Request, s
 		req.Scope, req.Merchant, err = s.eng.Access.ResolveScope(ctx, req.Principal, sp.env, sp.mid)
 	}
 	if err == nil {
-		telemetry.SetString(ctx, "remit.merchant_account_id", req.Scope.MerchantAccountID)
+		telemetry.SetMerchant(ctx, req.Scope.MerchantAccountID)
 	}
 	return err
 }

@@ -50,7 +50,7 @@ func (s *Server) portalPayInvoice(ctx context.Context, r *Request, tok remit.Hos
 func (s *Server) portalRequest(ctx context.Context, r *Request) (remit.HostedToken, remit.MerchantAccount, []string, error) {
 	tok, m, err := s.eng.Access.ResolveHostedToken(ctx, r.Query("token"))
 	if err == nil {
-		telemetry.SetString(ctx, "remit.merchant_account_id", m.ID)
+		telemetry.SetMerchant(ctx, m.ID)
 	}
 	return tok, m, strings.Split(r.Path("tail"), "/"), err
 }

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"net/http"
+	"net/textproto"
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -19,14 +20,49 @@ func StartServer(r *http.Request) (context.Context, trace.Span) {
 	if t == nil {
 		return r.Context(), noSpan
 	}
-	ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-	return (*t).Start(ctx, r.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
+	ctx := propagator.Extract(r.Context(), headerCarrier(r.Header))
+	return (*t).Start(ctx, r.Method, serverKind, trace.WithAttributes(
 		attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
 }
 
+// serverKind is the option of every server span, made once.
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
+// headerCarrier is propagation.HeaderCarrier for a request's headers, whose keys net/http has put
+// in canonical form, without canonicalizing the propagators' own lower-case names on each lookup
+// (http.Header.Get makes a new "Traceparent" string each time): the headers the W3C propagators
+// read (traceparent, tracestate, baggage) are looked up by their canonical names directly.
+type headerCarrier http.Header
+
+func canonicalKey(key string) string {
+	switch key {
+	case "traceparent":
+		return "Traceparent"
+	case "tracestate":
+		return "Tracestate"
+	case "baggage":
+		return "Baggage"
+	}
+	return textproto.CanonicalMIMEHeaderKey(key)
+}
+
+func (hc headerCarrier) Get(key string) string {
+	if v := hc[canonicalKey(key)]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func (hc headerCarrier) Values(key string) []string { return hc[canonicalKey(key)] }
+
+func (hc headerCarrier) Set(key, value string) { http.Header(hc).Set(key, value) }
+
+func (hc headerCarrier) Keys() []string { return propagation.HeaderCarrier(hc).Keys() }
+
 // EndServer names the server span after its route template ("POST /v1/invoices/{invoiceId}/finalize"),
-// records the answer's status and the request's ID, and ends it. A 5xx answer marks it failed.
-func EndServer(span trace.Span, method, route string, status int, requestID string) {
+// records the answer's status, the request's ID and its merchant account (WithRequestID and
+// SetMerchant on ctx), and ends it. A 5xx answer marks it failed.
+func EndServer(ctx context.Context, span trace.Span, method, route string, status int) {
 	if !span.IsRecording() {
 		return
 	}
@@ -37,8 +73,19 @@ func EndServer(span trace.Span, method, route string, status int, requestID stri
 		name = method + " " + route
 	}
 	span.SetName(name)
-	span.SetAttributes(attribute.String("http.route", path), attribute.Int("http.response.status_code", status),
-		attribute.String("remit.request_id", requestID))
+	var id, merchant string
+	if r, ok := ctx.Value(requestIDKey{}).(*request); ok {
+		id, merchant = r.id, r.merchant
+	}
+	attrs := [4]attribute.KeyValue{attribute.String("http.route", path), attribute.Int("http.response.status_code", status)}
+	n := 2
+	if id != "" {
+		attrs[n], n = attribute.String("remit.request_id", id), n+1
+	}
+	if merchant != "" {
+		attrs[n], n = attribute.String("remit.merchant_account_id", merchant), n+1
+	}
+	span.SetAttributes(attrs[:n]...) // one call: one lock and one growth of the span's attributes
 	if status >= 500 {
 		span.SetStatus(codes.Error, http.StatusText(status))
 	}

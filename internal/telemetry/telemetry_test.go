@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -39,6 +41,15 @@ func TestOffAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	if n := testing.AllocsPerRun(1000, func() { offPath(ctx) }); n != 0 {
 		t.Fatalf("tracing off: %v allocations per request path, want 0", n)
+	}
+	rctx := WithRequestID(ctx, "req_1")
+	r := httptest.NewRequest("GET", "/v1/invoices/in_1", nil)
+	if n := testing.AllocsPerRun(1000, func() {
+		sctx, span := StartServer(r)
+		SetMerchant(rctx, "ma_1")
+		EndServer(sctx, span, "GET", "GET /v1/invoices/{invoiceId}", 200)
+	}); n != 0 {
+		t.Fatalf("tracing off: %v allocations per server span, want 0", n)
 	}
 	if On() {
 		t.Fatal("tracing is on without Setup")
@@ -179,4 +190,50 @@ func BenchmarkWriteSpans(b *testing.B) {
 			offPath(ctx)
 		}
 	})
+}
+
+// The server span continues the caller's traceparent and sees its baggage, its headers read by
+// their canonical names (headerCarrier), and a span without them is a root.
+func TestStartServerContinuesTraceparent(t *testing.T) {
+	exp := on(t)
+	r := httptest.NewRequest("GET", "/v1/invoices/in_1", nil)
+	r.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	r.Header.Set("tracestate", "vendor=x")
+	r.Header.Set("baggage", "tenant=t1")
+	ctx, span := StartServer(r)
+	if got := baggage.FromContext(ctx).Member("tenant").Value(); got != "t1" {
+		t.Errorf("baggage tenant = %q, want t1", got)
+	}
+	ctx = WithRequestID(ctx, "req_1")
+	SetMerchant(ctx, "ma_1")
+	EndServer(ctx, span, "GET", "GET /v1/invoices/{invoiceId}", 200)
+	rctx, root := StartServer(httptest.NewRequest("GET", "/v1/invoices/in_2", nil))
+	EndServer(rctx, root, "GET", "GET /v1/invoices/{invoiceId}", 200)
+	spans := exp.GetSpans()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans, want 2", len(spans))
+	}
+	s := spans[0]
+	if s.SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || s.Parent.SpanID().String() != "00f067aa0ba902b7" ||
+		!s.Parent.IsRemote() || s.SpanContext.TraceState().Get("vendor") != "x" || s.Name != "GET /v1/invoices/{invoiceId}" {
+		t.Fatalf("server span %v (parent %v, state %v), want the caller's trace under its span", s.SpanContext, s.Parent, s.SpanContext.TraceState())
+	}
+	if a := attrs(s.Attributes); a["remit.request_id"] != "req_1" || a["remit.merchant_account_id"] != "ma_1" || a["http.route"] != "/v1/invoices/{invoiceId}" ||
+		a["http.response.status_code"] != "200" || a["url.path"] != "/v1/invoices/in_1" || a["http.request.method"] != "GET" {
+		t.Fatalf("server span attributes %v", a)
+	}
+	if a := attrs(spans[1].Attributes); spans[1].Parent.IsValid() || a["remit.merchant_account_id"] != "" || a["remit.request_id"] != "" {
+		t.Fatalf("a request without traceparent, request ID or merchant: parent %v, attributes %v", spans[1].Parent, a)
+	}
+	if got := canonicalKey("x-custom-header"); got != "X-Custom-Header" {
+		t.Fatalf("canonicalKey = %q", got)
+	}
+}
+
+func attrs(kv []attribute.KeyValue) map[string]string {
+	m := map[string]string{}
+	for _, a := range kv {
+		m[string(a.Key)] = a.Value.Emit()
+	}
+	return m
 }
