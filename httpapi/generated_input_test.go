@@ -368,6 +368,16 @@ var proseRules = map[string]func(g *gen, req *drawn){
 			sumTo100(g, u, "volumeDistributionByBusinessType", "businessToConsumerVolumePercentage", "consumerToConsumerVolumePercentage", "otherVolumePercentage")
 		}
 	},
+	// toPriceId is not fromPriceId (a migration moves subscriptions to another price).
+	"createPriceMigration": func(g *gen, req *drawn) {
+		if from, ok := req.body["fromPriceId"].(string); ok && req.body["toPriceId"] == from {
+			last := byte('a')
+			if from[len(from)-1] == last {
+				last = 'b'
+			}
+			req.body["toPriceId"] = from[:len(from)-1] + string(last) // another ID of the same length
+		}
+	},
 	// The clock only moves forward (to after its current time); the test keeps each step within
 	// 30 days so that thousands of checks stay within the calendar.
 	"advanceTestClock": func(g *gen, req *drawn) {
