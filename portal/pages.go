@@ -109,26 +109,32 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, pc remit.PortalC
 // invoicesPage is the invoice history: number, date, total and state, each invoice's hosted page
 // (its PDF is there) and, for an open one, the hosted page's pay route.
 func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if s.pageOff(w, r, &pc, remit.PortalFeatureInvoiceHistory) {
-		return
-	}
-	invs, err := s.eng.PortalInvoices(r.Context(), pc)
-	if err != nil {
-		s.fail(w, r, &pc, err)
+	invs, ok := s.historyInvoices(w, r, &pc)
+	if !ok {
 		return
 	}
 	s.render(w, r, http.StatusOK, "invoices.html", s.view(r, &pc, "portal.invoices.title", invs))
 }
 
+// historyInvoices loads the customer's invoices for the invoice history's routes; false when the
+// configuration turns the history off or the load failed, having answered.
+func (s *Server) historyInvoices(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext) ([]remit.Invoice, bool) {
+	if s.pageOff(w, r, pc, remit.PortalFeatureInvoiceHistory) {
+		return nil, false
+	}
+	invs, err := s.eng.PortalInvoices(r.Context(), *pc)
+	if err != nil {
+		s.fail(w, r, pc, err)
+		return nil, false
+	}
+	return invs, true
+}
+
 // payInvoice sends the browser to one of the customer's open invoices' hosted page, which pays it
 // and links back to the invoice history; another customer's invoice, or one not to pay, is 404.
 func (s *Server) payInvoice(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if s.pageOff(w, r, &pc, remit.PortalFeatureInvoiceHistory) {
-		return
-	}
-	invs, err := s.eng.PortalInvoices(r.Context(), pc)
-	if err != nil {
-		s.fail(w, r, &pc, err)
+	invs, ok := s.historyInvoices(w, r, &pc)
+	if !ok {
 		return
 	}
 	for _, inv := range invs {
