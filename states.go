@@ -64,8 +64,9 @@ const (
 	ActionCharge   = "charged"
 	ActionDun      = "retried by dunning"
 	ActionSend     = "sent events"
-	ActionSettle   = "settled" // an open invoice whose remaining amount reached 0 is paid
-	ActionOffset   = "offset"  // a credit taken off what the invoice still asks
+	ActionMigrate  = "migrated a batch further" // a price migration's next batch
+	ActionSettle   = "settled"                  // an open invoice whose remaining amount reached 0 is paid
+	ActionOffset   = "offset"                   // a credit taken off what the invoice still asks
 	ActionName     = "named by a new quote, invoice or subscription item"
 	ActionList     = "listed by a new quote or invoice"
 )
@@ -128,6 +129,18 @@ var EndpointStates = StatusTable[EndpointStatus]{
 	Resource: "webhook endpoint",
 	From: map[string][]EndpointStatus{ActionDisable: {EndpointEnabled}, ActionSend: {EndpointEnabled},
 		ActionEnable: {EndpointDisabled}},
+}
+
+// PriceMigrationStates: a running price migration migrates its next batch; a completed or failed
+// one does nothing more (docs/price-changes.md "Price migrations").
+var PriceMigrationStates = StatusTable[PriceMigrationStatus]{
+	Resource: "price migration",
+	From:     map[string][]PriceMigrationStatus{ActionMigrate: {PriceMigrationRunning}},
+}
+
+// Allows reports whether a price migration in state s may be acted on (PriceMigrationStates).
+func (s PriceMigrationStatus) Allows(action string) bool {
+	return PriceMigrationStates.Allows(s, action)
 }
 
 // PaymentMethodStates: an attached payment method is detached once; only an attached one is

@@ -78,7 +78,7 @@ func (p *Portal) portalMethod(ctx context.Context, pc remit.PortalContext, payme
 		return remit.PaymentMethod{}, err
 	}
 	pm, err := p.DB.Read(ctx).GetPaymentMethod(ctx, pc.Merchant.ID, paymentMethodID)
-	if err == nil && (pm.CustomerID != pc.Customer.CustomerID || pm.Status == remit.PaymentMethodDetached) {
+	if err == nil && (pm.CustomerID != pc.Customer.CustomerID || !pm.Status.Allows(remit.ActionDetach)) {
 		err = remit.NotFound("payment method", paymentMethodID, "")
 	}
 	return pm, err

@@ -133,7 +133,7 @@ func (qs *Quotes) runMigrationBatch(ctx context.Context, tx *store.Tx, scope rem
 	m, _, pm, found, err := jobTarget(ctx, tx, scope, job, func(m remit.MerchantAccount, p migrationJob) (remit.PriceMigration, error) {
 		return tx.GetPriceMigration(ctx, m.ID, p.MigrationID, store.Locked)
 	})
-	if !found || pm.Status != remit.PriceMigrationRunning {
+	if !found || !pm.Status.Allows(remit.ActionMigrate) {
 		return err
 	}
 	tx.EndJobBatch()
