@@ -230,6 +230,12 @@ func statusNames[S ~string](ss []S) []string {
 	return out
 }
 
+// statusFilter is listPage's check of a list's status= filter: absent, or one of the resource's
+// statuses.
+func statusFilter[S ~string](value string, statuses []S) func(*remit.Problems) {
+	return func(p *remit.Problems) { enumProblem(p, "status", value, statusNames(statuses)) }
+}
+
 // enumProblem records a query filter whose value is not one of allowed (none: any value).
 func enumProblem(p *remit.Problems, param, value string, allowed []string) {
 	if value != "" && !remit.OneOf(value, allowed) {

@@ -20,60 +20,47 @@ func (x *Exports) Export(ctx context.Context, m remit.MerchantAccount, q remit.E
 	if err != nil {
 		return remit.Export{}, err
 	}
-	id := m.ID
-	switch q.Dataset {
-	case remit.ExportInvoices:
-		return exportOf(x.core, q.Dataset, remit.InvoiceColumns, func(ctx context.Context, s store.Q, fn func(*remit.InvoiceRecord) error) error {
-			return s.ExportInvoices(ctx, id, f, fn)
-		}), nil
-	case remit.ExportInvoiceLines:
-		return exportOf(x.core, q.Dataset, remit.InvoiceLineColumns, func(ctx context.Context, s store.Q, fn func(*remit.InvoiceLineRecord) error) error {
-			return s.ExportInvoiceLines(ctx, id, f, fn)
-		}), nil
-	case remit.ExportPayments:
-		return exportOf(x.core, q.Dataset, remit.PaymentColumns, func(ctx context.Context, s store.Q, fn func(*remit.PaymentRecord) error) error {
-			return s.ExportPayments(ctx, id, f, fn)
-		}), nil
-	case remit.ExportRefunds:
-		return exportOf(x.core, q.Dataset, remit.RefundColumns, func(ctx context.Context, s store.Q, fn func(*remit.RefundRecord) error) error {
-			return s.ExportRefunds(ctx, id, f, fn)
-		}), nil
-	case remit.ExportCreditNotes:
-		return exportOf(x.core, q.Dataset, remit.CreditNoteColumns, func(ctx context.Context, s store.Q, fn func(*remit.CreditNoteRecord) error) error {
-			return s.ExportCreditNotes(ctx, id, f, fn)
-		}), nil
-	case remit.ExportBalanceEntries:
-		return exportOf(x.core, q.Dataset, remit.BalanceEntryColumns, func(ctx context.Context, s store.Q, fn func(*remit.BalanceEntryRecord) error) error {
-			return s.ExportBalanceEntries(ctx, id, f, fn)
-		}), nil
-	case remit.ExportUsageDaily:
-		return exportOf(x.core, q.Dataset, remit.UsageDayColumns, func(ctx context.Context, s store.Q, fn func(*remit.UsageDay) error) error {
-			return usageDays(ctx, s, id, f, fn)
-		}), nil
-	case remit.ExportJournalEntries:
-		return exportOf(x.core, q.Dataset, remit.JournalLineColumns, func(ctx context.Context, s store.Q, fn func(*remit.JournalLineRecord) error) error {
-			return s.ExportJournalLines(ctx, id, f, fn)
-		}), nil
+	if export, ok := exports[q.Dataset]; ok {
+		return export(x.core, q.Dataset, m.ID, f), nil
 	}
 	return remit.Export{}, remit.Internal(fmt.Errorf("app.Export: no reader for dataset %q", q.Dataset))
 }
 
-// exportOf is an export of records of type T, each written by cols, read by each on a snapshot.
-func exportOf[T any](co *core, dataset string, cols remit.ExportColumns[T], each func(context.Context, store.Q, func(*T) error) error) remit.Export {
-	return remit.Export{Dataset: dataset, Columns: cols.Names(), Rows: func(ctx context.Context, row func([]string) error) error {
-		values := make([]string, 0, len(cols))
-		return co.DB.ExportSnapshot(ctx, func(ctx context.Context, s store.Q) error {
-			return each(ctx, s, func(r *T) error {
-				values = cols.Row(values, r)
-				return row(values)
+// datasetExport is the export of one dataset: for a merchant account, its records that pass f.
+type datasetExport func(co *core, dataset, merchantAccountID string, f remit.ExportFilter) remit.Export
+
+// exports is each dataset's export (exportOf): its columns and the read of its records.
+var exports = map[string]datasetExport{
+	remit.ExportInvoices:       exportOf(remit.InvoiceColumns, store.Q.ExportInvoices),
+	remit.ExportInvoiceLines:   exportOf(remit.InvoiceLineColumns, store.Q.ExportInvoiceLines),
+	remit.ExportPayments:       exportOf(remit.PaymentColumns, store.Q.ExportPayments),
+	remit.ExportRefunds:        exportOf(remit.RefundColumns, store.Q.ExportRefunds),
+	remit.ExportCreditNotes:    exportOf(remit.CreditNoteColumns, store.Q.ExportCreditNotes),
+	remit.ExportBalanceEntries: exportOf(remit.BalanceEntryColumns, store.Q.ExportBalanceEntries),
+	remit.ExportUsageDaily:     exportOf(remit.UsageDayColumns, usageDays),
+	remit.ExportJournalEntries: exportOf(remit.JournalLineColumns, store.Q.ExportJournalLines),
+}
+
+// exportOf is the export of a dataset of records of type T, each written by cols: the merchant
+// account's records that pass f, which read (a store.Q method) hands on in order, on a snapshot.
+func exportOf[T any](cols remit.ExportColumns[T], read func(store.Q, context.Context, string, remit.ExportFilter, func(*T) error) error) datasetExport {
+	return func(co *core, dataset, merchantAccountID string, f remit.ExportFilter) remit.Export {
+		return remit.Export{Dataset: dataset, Columns: cols.Names(), Rows: func(ctx context.Context, row func([]string) error) error {
+			values := make([]string, 0, len(cols))
+			return co.DB.ExportSnapshot(ctx, func(ctx context.Context, s store.Q) error {
+				return read(s, ctx, merchantAccountID, f, func(r *T) error {
+					values = cols.Row(values, r)
+					return row(values)
+				})
 			})
-		})
-	}}
+		}}
+	}
 }
 
 // usageDays folds the usage hours, read in order, into usage-daily's rows: each day is handed on
-// as soon as the first hour of the next one is read.
-func usageDays(ctx context.Context, s store.Q, merchantAccountID string, f remit.ExportFilter, fn func(*remit.UsageDay) error) error {
+// as soon as the first hour of the next one is read. It takes its arguments as the store.Q methods
+// of the other datasets do (exportOf's read).
+func usageDays(s store.Q, ctx context.Context, merchantAccountID string, f remit.ExportFilter, fn func(*remit.UsageDay) error) error {
 	var days remit.UsageDays
 	err := s.ExportUsageHours(ctx, merchantAccountID, f, func(h *remit.UsageHour) error {
 		if day, ok := days.Add(*h); ok {

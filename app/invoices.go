@@ -389,24 +389,22 @@ func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, in
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (iv *Invoicing) ListInvoices(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceQuery) (remit.List[remit.Invoice], error) {
 	return listPage(ctx, iv.core, scopeOf(m), "invoices", in.ListQuery,
-		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.InvoiceStatuses)) },
+		statusFilter(in.Status, remit.InvoiceStatuses),
 		func(page store.ListPage) ([]remit.Invoice, error) {
 			return iv.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: in.CustomerID, BillingAccountID: in.BillingAccountID,
 				SubscriptionID: in.SubscriptionID, Status: in.Status, Number: in.Number, Lines: true, ListPage: page})
 		}, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
 }
 
+// invoiceState is what remit.InvoiceStates judges of an invoice: its ID and status (transition).
+func invoiceState(inv *remit.Invoice) (string, remit.InvoiceStatus) { return inv.InvoiceID, inv.Status }
+
 // RefreshInvoice recomputes a draft from current prices, usage in its period, coupons and tax,
 // keeps its quoted tax transaction current and emits invoice.refreshed.
 //
 // Errors: not_found, conflict (not a draft; details.currentState).
 func (iv *Invoicing) RefreshInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
-	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
-		return tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
-	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
-		if err := remit.InvoiceStates.Check(inv.InvoiceID, inv.Status, remit.ActionRefresh); err != nil {
-			return err
-		}
+	inv, err := transition(ctx, iv.DB, remit.InvoiceStates, remit.ActionRefresh, invoiceState, lockedRow(m.ID, invoiceID, store.Q.GetInvoice), func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
 		return iv.reviseDraft(ctx, tx, m, inv, micro(iv.Now(m)))
 	})
 	return inv, err
@@ -679,12 +677,7 @@ func (iv *Invoicing) MarkInvoicePaid(ctx context.Context, tx *store.Tx, m remit.
 //
 // Errors: not_found, conflict (not open; details.currentState).
 func (iv *Invoicing) VoidInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
-	inv, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.Invoice, error) {
-		return tx.GetInvoice(ctx, m.ID, invoiceID, store.Locked)
-	}, func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
-		if err := remit.InvoiceStates.Check(inv.InvoiceID, inv.Status, remit.ActionVoid); err != nil {
-			return err
-		}
+	inv, err := transition(ctx, iv.DB, remit.InvoiceStates, remit.ActionVoid, invoiceState, lockedRow(m.ID, invoiceID, store.Q.GetInvoice), func(ctx context.Context, tx *store.Tx, inv *remit.Invoice) error {
 		if inv.AmountPaid > 0 {
 			return remit.Errorf(remit.EConflict, "Invoice '%s' has payments; refund them with a credit note instead of voiding it.", inv.InvoiceID).
 				With("reason", "invoice_has_payments").With("currentState", inv.Status)

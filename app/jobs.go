@@ -18,7 +18,7 @@ import (
 // Errors: validation_failure (status, limit, cursor).
 func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.JobQuery) (remit.List[remit.Job], error) {
 	return listPage(ctx, js.core, scopeOf(m), "jobs", in.ListQuery,
-		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.JobStatuses)) },
+		statusFilter(in.Status, remit.JobStatuses),
 		func(page store.ListPage) ([]remit.Job, error) {
 			return js.DB.Read(ctx).ListJobs(ctx, m.ID, store.JobFilter{Status: in.Status, Kind: in.Kind, ListPage: page})
 		}, func(j remit.Job) (time.Time, string) { return j.CreatedAt, j.ID })
@@ -38,12 +38,8 @@ func (js *Jobs) GetJob(ctx context.Context, m remit.MerchantAccount, jobID strin
 //
 // Errors: not_found; conflict (the job is not failed: details.currentState).
 func (js *Jobs) RetryJob(ctx context.Context, m remit.MerchantAccount, jobID string) (remit.Job, error) {
-	return change(ctx, js.DB, func(ctx context.Context, tx *store.Tx) (remit.Job, error) {
-		return tx.GetJob(ctx, m.ID, jobID, store.Locked)
-	}, func(ctx context.Context, tx *store.Tx, j *remit.Job) error {
-		if err := remit.JobStates.Check(j.ID, j.Status, remit.ActionRetry); err != nil {
-			return err
-		}
+	state := func(j *remit.Job) (string, remit.JobStatus) { return j.ID, j.Status }
+	return transition(ctx, js.DB, remit.JobStates, remit.ActionRetry, state, lockedRow(m.ID, jobID, store.Q.GetJob), func(ctx context.Context, tx *store.Tx, j *remit.Job) error {
 		now := js.Now(m)
 		if err := tx.RequeueJob(ctx, j.ID, now); err != nil {
 			return err

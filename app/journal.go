@@ -26,8 +26,8 @@ func (j *Journal) registerReactions() {
 func (j *Journal) postings() map[remit.EventType]reaction {
 	return map[remit.EventType]reaction{
 		remit.EventInvoiceFinalized:       postOn(j.invoiceFinalized),
-		remit.EventCustomerBalanceApplied: postOn(j.prepaidApplied),
-		remit.EventCustomerBalanceExpired: postOn(j.prepaidExpired),
+		remit.EventCustomerBalanceApplied: postOn(j.fromLot(remit.PostPrepaidApplied)),
+		remit.EventCustomerBalanceExpired: postOn(j.fromLot(remit.PostPrepaidExpired)),
 		remit.EventPaymentSucceeded:       postOn(j.paymentSucceeded),
 		remit.EventPayoutCreated: postOn(func(ctx context.Context, tx *store.Tx, scope remit.Scope, po remit.Payout, now time.Time) error {
 			e, ok := remit.PostPayout(po)
@@ -80,10 +80,8 @@ func (j *Journal) invoiceFinalized(ctx context.Context, tx *store.Tx, scope remi
 		at = *inv.FinalizedAt
 	}
 	e, schedules, ok := remit.PostInvoiceFinalized(inv, at)
-	for _, s := range schedules {
-		if err := tx.UpsertRevenueSchedule(ctx, scope.MerchantAccountID, s); err != nil {
-			return err
-		}
+	if err := putSchedules(ctx, tx, scope, schedules); err != nil {
+		return err
 	}
 	if len(schedules) > 0 {
 		if err := j.scheduleRecognition(ctx, tx, scope, at); err != nil {
@@ -102,78 +100,90 @@ func lotType(ctx context.Context, tx *store.Tx, scope remit.Scope, e remit.Balan
 	return lot.Type, err
 }
 
-func (j *Journal) prepaidApplied(ctx context.Context, tx *store.Tx, scope remit.Scope, b remit.BalanceEntry, now time.Time) error {
-	typ, err := lotType(ctx, tx, scope, b)
+// fromLot is the posting of prepaid balance taken from a lot (an application, an expiry): rule
+// posts the balance entry given the type of the lot it took from (lotType).
+func (j *Journal) fromLot(rule func(remit.BalanceEntry, string) (remit.JournalEntry, bool)) func(ctx context.Context, tx *store.Tx, scope remit.Scope, b remit.BalanceEntry, now time.Time) error {
+	return func(ctx context.Context, tx *store.Tx, scope remit.Scope, b remit.BalanceEntry, now time.Time) error {
+		typ, err := lotType(ctx, tx, scope, b)
+		if err != nil {
+			return err
+		}
+		e, ok := rule(b, typ)
+		return j.post(ctx, tx, scope, e, ok)
+	}
+}
+
+// postOnInvoice posts the entry rule returns for a movement on an invoice, given what the invoice
+// holds in account (what was written off of it, or its receivable left) and, with release, the
+// deferred revenue, by price, that the movement takes back from the invoice's schedules: its
+// revenue recognized up to now first (recognizedSchedules, under key), then release says what is
+// taken back and what the schedules become, which are stored.
+func (j *Journal) postOnInvoice(ctx context.Context, tx *store.Tx, scope remit.Scope, invoiceID, account string, now time.Time, key string,
+	release func([]remit.RevenueSchedule) (map[string]int64, []remit.RevenueSchedule), rule func(balance int64, deferred map[string]int64) (remit.JournalEntry, bool)) error {
+	balance, err := tx.InvoiceAccountBalance(ctx, scope.MerchantAccountID, invoiceID, account)
 	if err != nil {
 		return err
 	}
-	e, ok := remit.PostPrepaidApplied(b, typ)
+	var deferred map[string]int64
+	if release != nil {
+		schedules, err := j.recognizedSchedules(ctx, tx, scope, invoiceID, now, key)
+		if err != nil {
+			return err
+		}
+		var changed []remit.RevenueSchedule
+		deferred, changed = release(schedules)
+		if err := putSchedules(ctx, tx, scope, changed); err != nil {
+			return err
+		}
+	}
+	e, ok := rule(balance, deferred)
 	return j.post(ctx, tx, scope, e, ok)
 }
 
-func (j *Journal) prepaidExpired(ctx context.Context, tx *store.Tx, scope remit.Scope, b remit.BalanceEntry, now time.Time) error {
-	typ, err := lotType(ctx, tx, scope, b)
-	if err != nil {
-		return err
+// putSchedules stores revenue schedules, in order.
+func putSchedules(ctx context.Context, tx *store.Tx, scope remit.Scope, schedules []remit.RevenueSchedule) error {
+	for _, s := range schedules {
+		if err := tx.UpsertRevenueSchedule(ctx, scope.MerchantAccountID, s); err != nil {
+			return err
+		}
 	}
-	e, ok := remit.PostPrepaidExpired(b, typ)
-	return j.post(ctx, tx, scope, e, ok)
+	return nil
 }
 
 func (j *Journal) paymentSucceeded(ctx context.Context, tx *store.Tx, scope remit.Scope, p remit.Payment, now time.Time) error {
-	writtenOff, err := tx.InvoiceAccountBalance(ctx, scope.MerchantAccountID, p.InvoiceID, remit.AccountBadDebt)
-	if err != nil {
-		return err
-	}
-	e, ok := remit.PostPaymentSucceeded(p, writtenOff, now)
-	return j.post(ctx, tx, scope, e, ok)
+	return j.postOnInvoice(ctx, tx, scope, p.InvoiceID, remit.AccountBadDebt, now, "", nil, func(writtenOff int64, _ map[string]int64) (remit.JournalEntry, bool) {
+		return remit.PostPaymentSucceeded(p, writtenOff, now)
+	})
 }
 
 func (j *Journal) creditNoteCreated(ctx context.Context, tx *store.Tx, scope remit.Scope, cn remit.CreditNote, now time.Time) error {
-	writtenOff, err := tx.InvoiceAccountBalance(ctx, scope.MerchantAccountID, cn.InvoiceID, remit.AccountBadDebt)
-	if err != nil {
-		return err
+	release := func(schedules []remit.RevenueSchedule) (map[string]int64, []remit.RevenueSchedule) {
+		return remit.CreditDeferred(cn, schedules)
 	}
-	schedules, err := j.recognizedSchedules(ctx, tx, scope, cn.InvoiceID, now, cn.CreditNoteID)
-	if err != nil {
-		return err
-	}
-	deferred, changed := remit.CreditDeferred(cn, schedules)
-	for _, s := range changed {
-		if err := tx.UpsertRevenueSchedule(ctx, scope.MerchantAccountID, s); err != nil {
-			return err
-		}
-	}
-	e, ok := remit.PostCreditNote(cn, writtenOff, deferred)
-	return j.post(ctx, tx, scope, e, ok)
+	return j.postOnInvoice(ctx, tx, scope, cn.InvoiceID, remit.AccountBadDebt, now, cn.CreditNoteID, release, func(writtenOff int64, deferred map[string]int64) (remit.JournalEntry, bool) {
+		return remit.PostCreditNote(cn, writtenOff, deferred)
+	})
 }
 
 func (j *Journal) invoiceUncollectible(ctx context.Context, tx *store.Tx, scope remit.Scope, inv remit.Invoice, now time.Time) error {
-	receivable, err := tx.InvoiceAccountBalance(ctx, scope.MerchantAccountID, inv.InvoiceID, remit.AccountReceivable)
-	if err != nil {
-		return err
-	}
-	e, ok := remit.PostInvoiceUncollectible(inv, receivable, now)
-	return j.post(ctx, tx, scope, e, ok)
+	return j.postOnInvoice(ctx, tx, scope, inv.InvoiceID, remit.AccountReceivable, now, "", nil, func(receivable int64, _ map[string]int64) (remit.JournalEntry, bool) {
+		return remit.PostInvoiceUncollectible(inv, receivable, now)
+	})
 }
 
 func (j *Journal) invoiceVoided(ctx context.Context, tx *store.Tx, scope remit.Scope, inv remit.Invoice, now time.Time) error {
-	receivable, err := tx.InvoiceAccountBalance(ctx, scope.MerchantAccountID, inv.InvoiceID, remit.AccountReceivable)
-	if err != nil {
-		return err
-	}
-	schedules, err := j.recognizedSchedules(ctx, tx, scope, inv.InvoiceID, now, "void "+inv.InvoiceID)
-	if err != nil {
-		return err
-	}
+	return j.postOnInvoice(ctx, tx, scope, inv.InvoiceID, remit.AccountReceivable, now, "void "+inv.InvoiceID, voidedSchedules, func(receivable int64, deferred map[string]int64) (remit.JournalEntry, bool) {
+		return remit.PostInvoiceVoided(inv, receivable, deferred, now)
+	})
+}
+
+// voidedSchedules is what a void takes back from its invoice's schedules: all they still defer, by
+// price; a voided invoice recognizes nothing more.
+func voidedSchedules(schedules []remit.RevenueSchedule) (map[string]int64, []remit.RevenueSchedule) {
 	deferred := map[string]int64{}
-	for _, s := range schedules {
-		deferred[s.PriceID] += s.Deferred
-		s.Amount, s.Deferred = 0, 0 // a voided invoice recognizes nothing more
-		if err := tx.UpsertRevenueSchedule(ctx, scope.MerchantAccountID, s); err != nil {
-			return err
-		}
+	for i := range schedules {
+		deferred[schedules[i].PriceID] += schedules[i].Deferred
+		schedules[i].Amount, schedules[i].Deferred = 0, 0
 	}
-	e, ok := remit.PostInvoiceVoided(inv, receivable, deferred, now)
-	return j.post(ctx, tx, scope, e, ok)
+	return deferred, schedules
 }

@@ -28,16 +28,25 @@ func (op *Operators) OperatorAccount(ctx context.Context, o remit.Operator, merc
 	return m, err
 }
 
+// inAccount is a dashboard read in a merchant account of the operator's organization: the account
+// (OperatorAccount: not_found otherwise), then what read answers in it; it returns both.
+func inAccount[T any](ctx context.Context, op *Operators, o remit.Operator, merchantAccountID string, read func(m remit.MerchantAccount) (T, error)) (remit.MerchantAccount, T, error) {
+	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	if err != nil {
+		var zero T
+		return m, zero, err
+	}
+	v, err := read(m)
+	return m, v, err
+}
+
 // OperatorInvoice returns an invoice of a merchant account of the operator's organization.
 //
 // Errors: not_found.
 func (op *Operators) OperatorInvoice(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID string) (remit.MerchantAccount, remit.Invoice, error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.Invoice{}, err
-	}
-	inv, err := op.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
-	return m, inv, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.Invoice, error) {
+		return op.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
+	})
 }
 
 // InvoiceOverview gathers what belongs to an invoice: its payments (the newest 20), receipts (the
@@ -63,6 +72,15 @@ func (op *Operators) InvoiceOverview(ctx context.Context, o remit.Operator, merc
 // errViewer is the answer to an action of a viewer.
 var errViewer = remit.Errorf(remit.EForbidden, "Viewers cannot act; ask an admin of your organization.")
 
+// adminAccount is the merchant account an operator acts in from the dashboard: a viewer is refused
+// (errViewer) before anything is read; an admin's is OperatorAccount's.
+func (op *Operators) adminAccount(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, error) {
+	if o.Role != remit.OperatorAdmin {
+		return remit.MerchantAccount{}, errViewer
+	}
+	return op.OperatorAccount(ctx, o, merchantAccountID)
+}
+
 // InvoiceAction runs an action of the dashboard on an invoice, for an admin operator: the same
 // engine call as the API's route (same rule, same event), through the same write entry point,
 // under the form's Idempotency-Key, so that a form sent twice acts once. Actions: "void"
@@ -71,10 +89,7 @@ var errViewer = remit.Errorf(remit.EForbidden, "Viewers cannot act; ask an admin
 // Errors: forbidden (a viewer), not_found, conflict (the rule's refusal), validation_failure (an
 // unknown action).
 func (op *Operators) InvoiceAction(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, action, key string) (remit.Invoice, error) {
-	if o.Role != remit.OperatorAdmin {
-		return remit.Invoice{}, errViewer
-	}
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
 		return remit.Invoice{}, err
 	}
@@ -134,12 +149,9 @@ func operatorWrite[T any](ctx context.Context, co *core, o remit.Operator, m rem
 //
 // Errors: not_found.
 func (op *Operators) AccountClock(ctx context.Context, o remit.Operator, merchantAccountID string) (remit.MerchantAccount, remit.TestClock, error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.TestClock{}, err
-	}
-	c, err := op.clocks.GetClock(ctx, scopeOf(m))
-	return m, c, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.TestClock, error) {
+		return op.clocks.GetClock(ctx, scopeOf(m))
+	})
 }
 
 // AdvanceClock advances a sandbox merchant account's clock by seconds for an admin operator: the
@@ -148,10 +160,7 @@ func (op *Operators) AccountClock(ctx context.Context, o remit.Operator, merchan
 //
 // Errors: forbidden (a viewer, production), not_found, validation_failure (seconds).
 func (op *Operators) AdvanceClock(ctx context.Context, o remit.Operator, merchantAccountID string, seconds int64, key string) (remit.TestClock, error) {
-	if o.Role != remit.OperatorAdmin {
-		return remit.TestClock{}, errViewer
-	}
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
 		return remit.TestClock{}, err
 	}
@@ -166,29 +175,23 @@ func (op *Operators) AdvanceClock(ctx context.Context, o remit.Operator, merchan
 //
 // Errors: not_found (the account), validation_failure (limit, cursor, status).
 func (op *Operators) ListInvoices(ctx context.Context, o remit.Operator, merchantAccountID, customerID, status, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Invoice], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Invoice]{}, err
-	}
-	list := "dashboard-invoices:" + customerID + ":" + status // a cursor serves the list it came from
-	l, err := listPage(ctx, op.core, scopeOf(m), list, remit.ListQuery{Limit: limit, Cursor: cursor},
-		func(p *remit.Problems) { enumProblem(p, "status", status, statusNames(remit.InvoiceStatuses)) },
-		func(page store.ListPage) ([]remit.Invoice, error) {
-			return op.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: customerID, Status: status, ListPage: page})
-		}, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Invoice], error) {
+		list := "dashboard-invoices:" + customerID + ":" + status // a cursor serves the list it came from
+		return listPage(ctx, op.core, scopeOf(m), list, remit.ListQuery{Limit: limit, Cursor: cursor},
+			statusFilter(status, remit.InvoiceStatuses),
+			func(page store.ListPage) ([]remit.Invoice, error) {
+				return op.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: customerID, Status: status, ListPage: page})
+			}, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
+	})
 }
 
 // AccountEvents lists a merchant account's events for the dashboard, as GET /v1/events does.
 //
 // Errors: not_found (the account), validation_failure (limit, cursor).
 func (op *Operators) AccountEvents(ctx context.Context, o remit.Operator, merchantAccountID, typ, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Event], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Event]{}, err
-	}
-	l, err := op.webhooks.ListEvents(ctx, scopeOf(m), remit.EventQuery{Type: typ, ListQuery: remit.ListQuery{Limit: limit, Cursor: cursor}})
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Event], error) {
+		return op.webhooks.ListEvents(ctx, scopeOf(m), remit.EventQuery{Type: typ, ListQuery: remit.ListQuery{Limit: limit, Cursor: cursor}})
+	})
 }
 
 // AccountEvent returns an event and its latest deliveries (up to 100, newest first).
@@ -213,10 +216,7 @@ func (op *Operators) AccountEvent(ctx context.Context, o remit.Operator, merchan
 //
 // Errors: forbidden (a viewer), not_found.
 func (op *Operators) ResendEvent(ctx context.Context, o remit.Operator, merchantAccountID, eventID, key string) ([]remit.WebhookDelivery, error) {
-	if o.Role != remit.OperatorAdmin {
-		return nil, errViewer
-	}
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
 		return nil, err
 	}
@@ -231,14 +231,11 @@ func (op *Operators) ResendEvent(ctx context.Context, o remit.Operator, merchant
 //
 // Errors: not_found (the account), validation_failure (limit, cursor).
 func (op *Operators) ListCustomers(ctx context.Context, o remit.Operator, merchantAccountID, search, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Customer], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Customer]{}, err
-	}
-	l, err := listPage(ctx, op.core, scopeOf(m), "dashboard-customers:"+search, remit.ListQuery{Limit: limit, Cursor: cursor}, nil, func(page store.ListPage) ([]remit.Customer, error) {
-		return op.DB.Read(ctx).ListCustomers(ctx, m.ID, store.CustomerFilter{Search: search, ListPage: page})
-	}, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Customer], error) {
+		return listPage(ctx, op.core, scopeOf(m), "dashboard-customers:"+search, remit.ListQuery{Limit: limit, Cursor: cursor}, nil, func(page store.ListPage) ([]remit.Customer, error) {
+			return op.DB.Read(ctx).ListCustomers(ctx, m.ID, store.CustomerFilter{Search: search, ListPage: page})
+		}, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
+	})
 }
 
 // Customer gathers a customer's page: its newest invoices, payments and subscriptions (10 each,
@@ -276,12 +273,9 @@ func (op *Operators) Customer(ctx context.Context, o remit.Operator, merchantAcc
 //
 // Errors: not_found.
 func (op *Operators) OperatorSubscription(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID string) (remit.MerchantAccount, remit.Subscription, error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.Subscription{}, err
-	}
-	sub, err := op.quotes.GetSubscription(ctx, m, subscriptionID)
-	return m, sub, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.Subscription, error) {
+		return op.quotes.GetSubscription(ctx, m, subscriptionID)
+	})
 }
 
 // SubscriptionAction runs an action of the dashboard on a subscription, for an admin operator,
@@ -292,10 +286,7 @@ func (op *Operators) OperatorSubscription(ctx context.Context, o remit.Operator,
 // Errors: forbidden (a viewer), not_found, conflict (the state allows it not), validation_failure
 // (an unknown action).
 func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID, action, key string) (remit.Subscription, error) {
-	if o.Role != remit.OperatorAdmin {
-		return remit.Subscription{}, errViewer
-	}
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
 		return remit.Subscription{}, err
 	}
@@ -365,10 +356,7 @@ func (op *Operators) AccountOverview(ctx context.Context, o remit.Operator, merc
 // Errors: forbidden (a viewer), not_found, validation_failure (the amount, the reason, the kind),
 // conflict (the invoice's state).
 func (op *Operators) IssueCreditNote(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, kind string, amount int64, reason, description, key string) (remit.CreditNote, error) {
-	if o.Role != remit.OperatorAdmin {
-		return remit.CreditNote{}, errViewer
-	}
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
 		return remit.CreditNote{}, err
 	}
@@ -397,32 +385,23 @@ func (op *Operators) IssueCreditNote(ctx context.Context, o remit.Operator, merc
 
 // AccountPayments lists payments as GET /v1/payments does.
 func (op *Operators) AccountPayments(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.PaymentQuery) (remit.MerchantAccount, remit.List[remit.Payment], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Payment]{}, err
-	}
-	l, err := op.payments.ListPayments(ctx, m, in)
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Payment], error) {
+		return op.payments.ListPayments(ctx, m, in)
+	})
 }
 
 // AccountSubscriptions lists subscriptions as GET /v1/subscriptions does.
 func (op *Operators) AccountSubscriptions(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.SubscriptionQuery) (remit.MerchantAccount, remit.List[remit.Subscription], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Subscription]{}, err
-	}
-	l, err := op.quotes.ListSubscriptions(ctx, m, in)
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Subscription], error) {
+		return op.quotes.ListSubscriptions(ctx, m, in)
+	})
 }
 
 // AccountEmails lists customer e-mails as GET /v1/emails does.
 func (op *Operators) AccountEmails(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.EmailQuery) (remit.MerchantAccount, remit.List[remit.Email], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Email]{}, err
-	}
-	l, err := op.emails.ListEmails(ctx, m, in)
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Email], error) {
+		return op.emails.ListEmails(ctx, m, in)
+	})
 }
 
 // InvoiceDocument gathers an invoice's PDF model, as GET /v1/invoices/{id}/pdf does.
@@ -442,10 +421,7 @@ func (op *Operators) InvoiceDocument(ctx context.Context, o remit.Operator, merc
 //
 // Errors: forbidden (a viewer), not_found, validation_failure (decision), conflict (not in review).
 func (op *Operators) DecideMerchant(ctx context.Context, o remit.Operator, merchantAccountID, decision, key string) (remit.MerchantStatus, error) {
-	if o.Role != remit.OperatorAdmin {
-		return "", errViewer
-	}
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
 		return "", err
 	}
@@ -456,26 +432,20 @@ func (op *Operators) DecideMerchant(ctx context.Context, o remit.Operator, merch
 
 // AccountReceipts lists payment receipts as GET /v1/payment-receipts does (offset-paged).
 func (op *Operators) AccountReceipts(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.ReceiptQuery) (remit.MerchantAccount, remit.OffsetList[remit.PaymentReceipt], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.OffsetList[remit.PaymentReceipt]{}, err
-	}
-	l, err := op.payments.ListPaymentReceipts(ctx, m, in)
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.OffsetList[remit.PaymentReceipt], error) {
+		return op.payments.ListPaymentReceipts(ctx, m, in)
+	})
 }
 
 // AccountSettlements lists an account's settlements as GET /v1/merchant-accounts/{id}/settlements
 // does, a page at a time (limit "" is 20 here: the dashboard never asks for every settlement).
 func (op *Operators) AccountSettlements(ctx context.Context, o remit.Operator, merchantAccountID, scopeFilter, limit, cursor string) (remit.MerchantAccount, remit.List[remit.Settlement], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Settlement]{}, err
-	}
-	if limit == "" {
-		limit = "20"
-	}
-	l, err := op.payments.ListSettlements(ctx, scopeOf(m), m.ID, remit.SettlementQuery{Scope: scopeFilter, ListQuery: remit.ListQuery{Limit: limit, Cursor: cursor}})
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Settlement], error) {
+		if limit == "" {
+			limit = "20"
+		}
+		return op.payments.ListSettlements(ctx, scopeOf(m), m.ID, remit.SettlementQuery{Scope: scopeFilter, ListQuery: remit.ListQuery{Limit: limit, Cursor: cursor}})
+	})
 }
 
 // UsageOverview gathers a customer's usage of a meter, day by day over the last remit.RevenueDays

@@ -15,12 +15,9 @@ import (
 //
 // Errors: not_found (the account), validation_failure (status, limit, cursor).
 func (op *Operators) AccountJobs(ctx context.Context, o remit.Operator, merchantAccountID string, in remit.JobQuery) (remit.MerchantAccount, remit.List[remit.Job], error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.List[remit.Job]{}, err
-	}
-	l, err := op.jobs.ListJobs(ctx, m, in)
-	return m, l, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Job], error) {
+		return op.jobs.ListJobs(ctx, m, in)
+	})
 }
 
 // OperatorJob returns a job of a merchant account of the operator's organization, as
@@ -28,12 +25,9 @@ func (op *Operators) AccountJobs(ctx context.Context, o remit.Operator, merchant
 //
 // Errors: not_found.
 func (op *Operators) OperatorJob(ctx context.Context, o remit.Operator, merchantAccountID, jobID string) (remit.MerchantAccount, remit.Job, error) {
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return m, remit.Job{}, err
-	}
-	j, err := op.jobs.GetJob(ctx, m, jobID)
-	return m, j, err
+	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.Job, error) {
+		return op.jobs.GetJob(ctx, m, jobID)
+	})
 }
 
 // RetryJob puts a job failed for good back to pending, due now, for an admin operator: the same
@@ -42,10 +36,7 @@ func (op *Operators) OperatorJob(ctx context.Context, o remit.Operator, merchant
 //
 // Errors: forbidden (a viewer), not_found, conflict (the job is not failed).
 func (op *Operators) RetryJob(ctx context.Context, o remit.Operator, merchantAccountID, jobID, key string) (remit.Job, error) {
-	if o.Role != remit.OperatorAdmin {
-		return remit.Job{}, errViewer
-	}
-	m, err := op.OperatorAccount(ctx, o, merchantAccountID)
+	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
 		return remit.Job{}, err
 	}

@@ -81,9 +81,7 @@ func (u update[T]) run(ctx context.Context, co *core, scope remit.Scope, now tim
 func rowUpdate[T any](rule remit.PatchRule[T], event remit.EventType, id func(*T) string, merchantAccountID, resourceID string,
 	read func(store.Q, context.Context, string, string, store.Read) (T, error), write func(store.Q, context.Context, T) error) update[T] {
 	return update[T]{rule: rule, event: event, id: id,
-		load: func(ctx context.Context, tx *store.Tx) (T, error) {
-			return read(tx.Q, ctx, merchantAccountID, resourceID, store.Locked)
-		},
+		load: lockedRow(merchantAccountID, resourceID, read),
 		save: func(ctx context.Context, tx *store.Tx, _, after *T) error { return write(tx.Q, ctx, *after) },
 	}
 }
@@ -96,9 +94,7 @@ func rowUpdate[T any](rule remit.PatchRule[T], event remit.EventType, id func(*T
 func (ca *Catalog) UpdateCustomer(ctx context.Context, m remit.MerchantAccount, customerID string, patch remit.Patch) (remit.Customer, error) {
 	return update[remit.Customer]{
 		rule: remit.CustomerPatch, event: remit.EventCustomerUpdated, id: func(c *remit.Customer) string { return c.CustomerID },
-		load: func(ctx context.Context, tx *store.Tx) (remit.Customer, error) {
-			return tx.ReadCustomer(ctx, m.ID, customerID, store.Locked)
-		},
+		load: lockedRow(m.ID, customerID, store.Q.ReadCustomer),
 		save: func(ctx context.Context, tx *store.Tx, before, after *remit.Customer) error {
 			if was := before.Party(); !sameJSON(was, after.Party()) {
 				if err := tx.FreezeCustomerParties(ctx, m.ID, before.CustomerID, was); err != nil {
@@ -118,9 +114,7 @@ func (ca *Catalog) UpdateBillingAccount(ctx context.Context, m remit.MerchantAcc
 	now := micro(ca.Now(m))
 	return update[remit.BillingAccount]{
 		rule: remit.BillingAccountPatch, event: remit.EventBillingAccountUpdated, id: func(b *remit.BillingAccount) string { return b.BillingAccountID },
-		load: func(ctx context.Context, tx *store.Tx) (remit.BillingAccount, error) {
-			return tx.GetBillingAccount(ctx, m.ID, billingAccountID, store.Locked)
-		},
+		load: lockedRow(m.ID, billingAccountID, store.Q.GetBillingAccount),
 		resolve: func(ctx context.Context, tx *store.Tx, _, after *remit.BillingAccount, patch remit.Patch, p *remit.Problems) error {
 			if !patch.Has("defaultPaymentMethodId") || after.DefaultPaymentMethod == nil {
 				return nil

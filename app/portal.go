@@ -78,25 +78,30 @@ func (p *Portal) checkFlow(ctx context.Context, q store.Q, m remit.MerchantAccou
 	if f == nil {
 		return nil
 	}
-	if f.SubscriptionID != nil {
-		sub, err := q.GetSubscription(ctx, m.ID, *f.SubscriptionID, store.Unlocked)
-		if err == nil && sub.CustomerID != customerID {
-			err = remit.NotFound("subscription", *f.SubscriptionID, "")
-		}
-		if err != nil {
-			return remit.AtField(err, "flow.subscriptionId")
-		}
+	err := flowResource(f.SubscriptionID, "subscription", "flow.subscriptionId", customerID, func(id string) (string, error) {
+		sub, err := q.GetSubscription(ctx, m.ID, id, store.Unlocked)
+		return sub.CustomerID, err
+	})
+	if err != nil {
+		return err
 	}
-	if f.InvoiceID != nil {
-		inv, err := q.GetInvoice(ctx, m.ID, *f.InvoiceID, store.Unlocked)
-		if err == nil && inv.CustomerID != customerID {
-			err = remit.NotFound("invoice", *f.InvoiceID, "")
-		}
-		if err != nil {
-			return remit.AtField(err, "flow.invoiceId")
-		}
+	return flowResource(f.InvoiceID, "invoice", "flow.invoiceId", customerID, func(id string) (string, error) {
+		inv, err := q.GetInvoice(ctx, m.ID, id, store.Unlocked)
+		return inv.CustomerID, err
+	})
+}
+
+// flowResource checks that the resource a flow names in field (id; nil: none) is the customer's:
+// owner reads whose it is; another customer's is not_found, as a missing one, at field.
+func flowResource(id *string, resource, field, customerID string, owner func(id string) (string, error)) error {
+	if id == nil {
+		return nil
 	}
-	return nil
+	of, err := owner(*id)
+	if err == nil && of != customerID {
+		err = remit.NotFound(resource, *id, "")
+	}
+	return remit.AtField(err, field)
 }
 
 // OpenPortalSession opens a portal session by its URL's token: once, before the URL expires.

@@ -113,9 +113,7 @@ func (qs *Quotes) GetPriceMigration(ctx context.Context, m remit.MerchantAccount
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (qs *Quotes) ListPriceMigrations(ctx context.Context, m remit.MerchantAccount, in remit.PriceMigrationQuery) (remit.List[remit.PriceMigration], error) {
 	return listPage(ctx, qs.core, scopeOf(m), "price_migrations", in.ListQuery,
-		func(p *remit.Problems) {
-			enumProblem(p, "status", in.Status, statusNames(remit.PriceMigrationStatuses))
-		},
+		statusFilter(in.Status, remit.PriceMigrationStatuses),
 		func(page store.ListPage) ([]remit.PriceMigration, error) {
 			items, err := qs.DB.Read(ctx).ListPriceMigrations(ctx, m.ID, store.PriceMigrationFilter{Status: in.Status, ListPage: page})
 			for i := range items {

@@ -85,11 +85,14 @@ func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (qs *Quotes) ListQuotes(ctx context.Context, m remit.MerchantAccount, in remit.QuoteQuery) (remit.List[remit.Quote], error) {
 	return listPage(ctx, qs.core, scopeOf(m), "quotes", in.ListQuery,
-		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.QuoteStatuses)) },
+		statusFilter(in.Status, remit.QuoteStatuses),
 		func(page store.ListPage) ([]remit.Quote, error) {
 			return qs.DB.Read(ctx).ListQuotes(ctx, m.ID, store.QuoteFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
 		}, func(q remit.Quote) (time.Time, string) { return q.CreatedAt, q.QuoteID })
 }
+
+// quoteState is what remit.QuoteStates judges of a quote: its ID and status (transition).
+func quoteState(qt *remit.Quote) (string, remit.QuoteStatus) { return qt.QuoteID, qt.Status }
 
 // AcceptQuote accepts a draft quote (draft → accepted) and does what its order type says:
 //   - one_off: a draft invoice of the quote's lines at the quoted unit amounts, with its coupons;
@@ -106,12 +109,7 @@ func (qs *Quotes) ListQuotes(ctx context.Context, m remit.MerchantAccount, in re
 // Errors: not_found, conflict (not a draft; a price or coupon archived since the quote was made;
 // details.currentState).
 func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
-	qt, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
-		return tx.GetQuote(ctx, m.ID, quoteID, store.Locked)
-	}, func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
-		if err := remit.QuoteStates.Check(qt.QuoteID, qt.Status, remit.ActionAccept); err != nil {
-			return err
-		}
+	qt, err := transition(ctx, qs.DB, remit.QuoteStates, remit.ActionAccept, quoteState, lockedRow(m.ID, quoteID, store.Q.GetQuote), func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
 		now := micro(qs.Now(m))
 		v := qt.Current()
 		if err := qs.quoteCatalogActive(ctx, tx, m, *qt, v); err != nil {
@@ -155,12 +153,7 @@ func (qs *Quotes) AcceptQuote(ctx context.Context, m remit.MerchantAccount, quot
 //
 // Errors: not_found, conflict (accepted or already canceled; details.currentState).
 func (qs *Quotes) CancelQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
-	return change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Quote, error) {
-		return tx.GetQuote(ctx, m.ID, quoteID, store.Locked)
-	}, func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
-		if err := remit.QuoteStates.Check(qt.QuoteID, qt.Status, remit.ActionCancel); err != nil {
-			return err
-		}
+	return transition(ctx, qs.DB, remit.QuoteStates, remit.ActionCancel, quoteState, lockedRow(m.ID, quoteID, store.Q.GetQuote), func(ctx context.Context, tx *store.Tx, qt *remit.Quote) error {
 		now := micro(qs.Now(m))
 		qt.Current().Status = remit.QuoteCanceled
 		qt.CanceledAt, qt.UpdatedAt = &now, now

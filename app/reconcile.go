@@ -171,7 +171,7 @@ func (ps *Payments) GetPayment(ctx context.Context, m remit.MerchantAccount, pay
 // Errors: validation_failure (status, limit, cursor).
 func (ps *Payments) ListPayments(ctx context.Context, m remit.MerchantAccount, in remit.PaymentQuery) (remit.List[remit.Payment], error) {
 	return listPage(ctx, ps.core, scopeOf(m), "payments", in.ListQuery,
-		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.PaymentStatuses)) },
+		statusFilter(in.Status, remit.PaymentStatuses),
 		func(page store.ListPage) ([]remit.Payment, error) {
 			return ps.DB.Read(ctx).ListPayments(ctx, m.ID, store.PaymentFilter{InvoiceID: in.InvoiceID, CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
 		}, func(p remit.Payment) (time.Time, string) { return p.CreatedAt, p.PaymentID })

@@ -23,14 +23,7 @@ func (co *core) RegisterJob(kind string, fn JobFunc) { co.jobs[kind] = fn }
 
 // Schedule adds a job due at dueAt on the merchant account's clock, in the caller's transaction.
 func (co *core) Schedule(ctx context.Context, tx *store.Tx, scope remit.Scope, kind string, dueAt time.Time, payload any) error {
-	if _, ok := co.jobs[kind]; !ok {
-		return remit.Internal(fmt.Errorf("app.Schedule: no job function for kind %q", kind))
-	}
-	raw, err := json.Marshal(payload)
-	if err != nil {
-		return remit.Internal(err)
-	}
-	err = tx.InsertJob(ctx, remit.Job{ID: remit.NewID("job"), MerchantAccountID: scope.MerchantAccountID, Kind: kind, DueAt: dueAt, Payload: raw}, co.Clock.Now())
+	err := co.insertJob(ctx, tx, "app.Schedule", scope, kind, dueAt, payload)
 	if err != nil || scope.Environment != remit.Sandbox {
 		return err
 	}
@@ -41,8 +34,15 @@ func (co *core) Schedule(ctx context.Context, tx *store.Tx, scope remit.Scope, k
 // schedules it answers, even when it is due at once: background work that a request only starts
 // (a price migration's first batch), which the scheduler loop picks up within its interval.
 func (co *core) ScheduleBackground(ctx context.Context, tx *store.Tx, scope remit.Scope, kind string, dueAt time.Time, payload any) error {
+	return co.insertJob(ctx, tx, "app.ScheduleBackground", scope, kind, dueAt, payload)
+}
+
+// insertJob adds a job of kind (a registered one: an internal error names caller
+// otherwise) due at dueAt, with payload as its JSON, in tx: Schedule's and ScheduleBackground's
+// insert.
+func (co *core) insertJob(ctx context.Context, tx *store.Tx, caller string, scope remit.Scope, kind string, dueAt time.Time, payload any) error {
 	if _, ok := co.jobs[kind]; !ok {
-		return remit.Internal(fmt.Errorf("app.ScheduleBackground: no job function for kind %q", kind))
+		return remit.Internal(fmt.Errorf("%s: no job function for kind %q", caller, kind))
 	}
 	raw, err := json.Marshal(payload)
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 // Errors: validation_failure (status, limit, cursor).
 func (qs *Quotes) ListSubscriptions(ctx context.Context, m remit.MerchantAccount, in remit.SubscriptionQuery) (remit.List[remit.Subscription], error) {
 	return listPage(ctx, qs.core, scopeOf(m), "subscriptions", in.ListQuery,
-		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.SubscriptionStatuses)) },
+		statusFilter(in.Status, remit.SubscriptionStatuses),
 		func(page store.ListPage) ([]remit.Subscription, error) {
 			return qs.DB.Read(ctx).ListSubscriptions(ctx, m.ID, store.SubscriptionFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
 		}, func(s remit.Subscription) (time.Time, string) { return s.CreatedAt, s.SubscriptionID })
@@ -32,9 +32,7 @@ func (qs *Quotes) ListSubscriptions(ctx context.Context, m remit.MerchantAccount
 // action, stores it and emits typ.
 func (qs *Quotes) changeSubscription(ctx context.Context, m remit.MerchantAccount, id, action string, typ remit.EventType,
 	apply func(ctx context.Context, tx *store.Tx, sub *remit.Subscription, now time.Time) error) (remit.Subscription, error) {
-	sub, err := change(ctx, qs.DB, func(ctx context.Context, tx *store.Tx) (remit.Subscription, error) {
-		return tx.GetSubscription(ctx, m.ID, id, store.Locked)
-	}, func(ctx context.Context, tx *store.Tx, sub *remit.Subscription) error {
+	sub, err := change(ctx, qs.DB, lockedRow(m.ID, id, store.Q.GetSubscription), func(ctx context.Context, tx *store.Tx, sub *remit.Subscription) error {
 		if err := remit.CheckSubscriptionAction(*sub, action); err != nil {
 			return err
 		}

@@ -17,9 +17,7 @@ import (
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, in remit.TaxTransactionQuery) (remit.List[remit.TaxTransaction], error) {
 	return listPage(ctx, iv.core, scopeOf(m), "tax_transactions", in.ListQuery,
-		func(p *remit.Problems) {
-			enumProblem(p, "status", in.Status, statusNames([]remit.TaxStatus{remit.TaxQuoted, remit.TaxCommitted, remit.TaxReversed}))
-		},
+		statusFilter(in.Status, []remit.TaxStatus{remit.TaxQuoted, remit.TaxCommitted, remit.TaxReversed}),
 		func(page store.ListPage) ([]remit.TaxTransaction, error) {
 			return iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, store.TaxFilter{Status: in.Status, SourceDocumentID: in.SourceDocumentID, ListPage: page})
 		}, func(t remit.TaxTransaction) (time.Time, string) { return t.CreatedAt, t.TaxTransactionID })
@@ -38,12 +36,8 @@ func (iv *Invoicing) GetTaxTransaction(ctx context.Context, m remit.MerchantAcco
 //
 // Errors: not_found, conflict (not quoted; details.currentState).
 func (iv *Invoicing) CommitTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
-	t, err := change(ctx, iv.DB, func(ctx context.Context, tx *store.Tx) (remit.TaxTransaction, error) {
-		return tx.GetTaxTransaction(ctx, m.ID, id, store.Locked)
-	}, func(ctx context.Context, tx *store.Tx, t *remit.TaxTransaction) error {
-		if err := remit.TaxTransactionStates.Check(id, t.Status, remit.ActionCommit); err != nil {
-			return err
-		}
+	state := func(t *remit.TaxTransaction) (string, remit.TaxStatus) { return id, t.Status }
+	t, err := transition(ctx, iv.DB, remit.TaxTransactionStates, remit.ActionCommit, state, lockedRow(m.ID, id, store.Q.GetTaxTransaction), func(ctx context.Context, tx *store.Tx, t *remit.TaxTransaction) error {
 		now := micro(iv.Now(m))
 		t.Status, t.CommittedAt, t.UpdatedAt = remit.TaxCommitted, &now, now
 		if err := tx.UpsertTaxTransaction(ctx, *t); err != nil {

@@ -251,7 +251,7 @@ func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (us *Usage) ListUsageThresholds(ctx context.Context, m remit.MerchantAccount, in remit.UsageThresholdQuery) (remit.List[remit.UsageThreshold], error) {
 	return listPage(ctx, us.core, scopeOf(m), "usage_thresholds", in.ListQuery,
-		func(p *remit.Problems) { enumProblem(p, "status", in.Status, statusNames(remit.ThresholdStatuses)) },
+		statusFilter(in.Status, remit.ThresholdStatuses),
 		func(page store.ListPage) ([]remit.UsageThreshold, error) {
 			return us.DB.Read(ctx).ListUsageThresholds(ctx, m.ID, store.ThresholdFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
 				Status: in.Status, ListPage: page})

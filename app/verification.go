@@ -24,7 +24,7 @@ type Verification struct {
 // verifyCheck is one check over one merchant account.
 type verifyCheck struct {
 	name string
-	run  func(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error
+	run  checkRun
 }
 
 // checks lists the checks in the order of remit.VerificationChecks.

@@ -19,6 +19,34 @@ func addAll(c *remit.VerificationCheck, resource, id string, problems []string) 
 	}
 }
 
+// checkRun is the run of one check over one merchant account (verifyCheck.run), or a step of one.
+type checkRun func(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error
+
+// judgeFacts is the step of a check that streams one kind of fact of the account (stream: a
+// method of store.Q) and adds a violation of resource for each problem rule finds in a row (rule
+// names the row's resource ID and its problems).
+func judgeFacts[F any](resource string, stream func(store.Q, context.Context, string, func(F) error) error, rule func(F) (string, []string)) checkRun {
+	return func(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
+		return stream(q, ctx, account.MerchantAccountID, func(f F) error {
+			id, problems := rule(f)
+			addAll(c, resource, id, problems)
+			return nil
+		})
+	}
+}
+
+// inTurn is a check made of steps run one after the other; it stops at the first error.
+func inTurn(steps ...checkRun) checkRun {
+	return func(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
+		for _, step := range steps {
+			if err := step(ctx, q, account, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
 // verifyBalances checks every ledger entry (remit.CheckLedgerEntryFacts) and every customer's
 // balance per currency (remit.CheckBalanceFacts), summed as the entries stream by customer.
 func verifyBalances(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
@@ -55,85 +83,61 @@ func verifyBalances(ctx context.Context, q store.Q, account remit.Scope, c *remi
 
 // verifyInvoicePayments checks every invoice's figures, amount paid, refunded total, prepaid
 // applied, amount remaining and status (remit.CheckInvoicePaymentFacts).
-func verifyInvoicePayments(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return q.InvoicePaymentFacts(ctx, account.MerchantAccountID, func(f remit.InvoicePaymentFacts) error {
-		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoicePaymentFacts(f))
-		return nil
-	})
-}
+var verifyInvoicePayments = judgeFacts("invoice", store.Q.InvoicePaymentFacts, func(f remit.InvoicePaymentFacts) (string, []string) {
+	return f.InvoiceID, remit.CheckInvoicePaymentFacts(f)
+})
 
 // verifyReceipts checks every payment against its receipt and refunds
 // (remit.CheckPaymentReceiptFacts) and every receipt's payment (remit.CheckReceiptPaymentFacts).
-func verifyReceipts(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	err := q.PaymentReceiptFacts(ctx, account.MerchantAccountID, func(f remit.PaymentReceiptFacts) error {
-		addAll(c, "payment", f.PaymentID, remit.CheckPaymentReceiptFacts(f))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return q.ReceiptPaymentFacts(ctx, account.MerchantAccountID, func(f remit.ReceiptPaymentFacts) error {
-		addAll(c, "payment_receipt", f.ReceiptID, remit.CheckReceiptPaymentFacts(f))
-		return nil
-	})
-}
+var verifyReceipts = inTurn(
+	judgeFacts("payment", store.Q.PaymentReceiptFacts, func(f remit.PaymentReceiptFacts) (string, []string) {
+		return f.PaymentID, remit.CheckPaymentReceiptFacts(f)
+	}),
+	judgeFacts("payment_receipt", store.Q.ReceiptPaymentFacts, func(f remit.ReceiptPaymentFacts) (string, []string) {
+		return f.ReceiptID, remit.CheckReceiptPaymentFacts(f)
+	}),
+)
 
 // verifyCreditNotes checks every credit note (remit.CheckCreditNoteFacts) and every invoice's
 // credited figures (remit.CheckInvoiceCreditFacts).
-func verifyCreditNotes(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	err := q.CreditNoteFacts(ctx, account.MerchantAccountID, func(f remit.CreditNoteFacts) error {
-		addAll(c, "credit_note", f.CreditNoteID, remit.CheckCreditNoteFacts(f))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return q.InvoiceCreditFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceCreditFacts) error {
-		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceCreditFacts(f))
-		return nil
-	})
-}
+var verifyCreditNotes = inTurn(
+	judgeFacts("credit_note", store.Q.CreditNoteFacts, func(f remit.CreditNoteFacts) (string, []string) {
+		return f.CreditNoteID, remit.CheckCreditNoteFacts(f)
+	}),
+	judgeFacts("invoice", store.Q.InvoiceCreditFacts, func(f remit.InvoiceCreditFacts) (string, []string) {
+		return f.InvoiceID, remit.CheckInvoiceCreditFacts(f)
+	}),
+)
 
 // verifyTaxReversals checks every invoice's tax and what reversed it (remit.CheckInvoiceTaxFacts)
 // and every reversal tax transaction (remit.CheckTaxReversalFacts).
-func verifyTaxReversals(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	err := q.InvoiceTaxFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceTaxFacts) error {
-		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceTaxFacts(f))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return q.TaxReversalFacts(ctx, account.MerchantAccountID, func(f remit.TaxReversalFacts) error {
-		addAll(c, "tax_transaction", f.TaxTransactionID, remit.CheckTaxReversalFacts(f))
-		return nil
-	})
-}
+var verifyTaxReversals = inTurn(
+	judgeFacts("invoice", store.Q.InvoiceTaxFacts, func(f remit.InvoiceTaxFacts) (string, []string) {
+		return f.InvoiceID, remit.CheckInvoiceTaxFacts(f)
+	}),
+	judgeFacts("tax_transaction", store.Q.TaxReversalFacts, func(f remit.TaxReversalFacts) (string, []string) {
+		return f.TaxTransactionID, remit.CheckTaxReversalFacts(f)
+	}),
+)
 
 // verifySettlements checks every settlement (remit.CheckSettlementFacts), every payment's
 // settlement (remit.CheckSettledPaymentFacts) and each currency's refunds
 // (remit.CheckSettlementRefundFacts).
-func verifySettlements(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	err := q.SettlementFacts(ctx, account.MerchantAccountID, func(f remit.SettlementFacts) error {
-		addAll(c, "settlement", f.SettlementID, remit.CheckSettlementFacts(f))
-		return nil
-	})
-	if err != nil {
+var verifySettlements = inTurn(
+	judgeFacts("settlement", store.Q.SettlementFacts, func(f remit.SettlementFacts) (string, []string) {
+		return f.SettlementID, remit.CheckSettlementFacts(f)
+	}),
+	judgeFacts("payment", store.Q.SettledPaymentFacts, func(f remit.SettledPaymentFacts) (string, []string) {
+		return f.PaymentID, remit.CheckSettledPaymentFacts(f)
+	}),
+	func(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
+		refunds, err := q.SettlementRefundFacts(ctx, account.MerchantAccountID)
+		for _, f := range refunds {
+			addAll(c, "settlements", f.Currency, remit.CheckSettlementRefundFacts(f))
+		}
 		return err
-	}
-	err = q.SettledPaymentFacts(ctx, account.MerchantAccountID, func(f remit.SettledPaymentFacts) error {
-		addAll(c, "payment", f.PaymentID, remit.CheckSettledPaymentFacts(f))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	refunds, err := q.SettlementRefundFacts(ctx, account.MerchantAccountID)
-	for _, f := range refunds {
-		addAll(c, "settlements", f.Currency, remit.CheckSettlementRefundFacts(f))
-	}
-	return err
-}
+	},
+)
 
 // verifyDocumentNumbers checks that each kind of numbered document uses exactly the numbers 1 to
 // its counter, once each (remit.DocumentNumbering), and that an invoice has a number exactly when
@@ -163,46 +167,43 @@ func verifyDocumentNumbers(ctx context.Context, q store.Q, account remit.Scope, 
 			c.Add(remit.Violation{Resource: d.Resource + "_number", ID: id, Detail: detail})
 		})
 	}
-	return q.InvoiceNumberFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceNumberFacts) error {
-		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceNumberFacts(f))
-		return nil
-	})
+	return judgeInvoiceNumbers(ctx, q, account, c)
 }
+
+// judgeInvoiceNumbers is verifyDocumentNumbers' step on every invoice's number
+// (remit.CheckInvoiceNumberFacts).
+var judgeInvoiceNumbers = judgeFacts("invoice", store.Q.InvoiceNumberFacts, func(f remit.InvoiceNumberFacts) (string, []string) {
+	return f.InvoiceID, remit.CheckInvoiceNumberFacts(f)
+})
 
 // verifyProcessorCharges checks every payment against the sandbox processor's charges
 // (remit.CheckProcessorPaymentFacts) and every sandbox refund against its record
 // (remit.CheckProcessorRefundFacts). The sandbox processor's records name no merchant account:
 // a succeeded charge for no payment of any account is reported for every sandbox account
 // (remit.CheckUnclaimedChargeFacts), as it may be any one's.
-func verifyProcessorCharges(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	err := q.ProcessorPaymentFacts(ctx, account.MerchantAccountID, func(f remit.ProcessorPaymentFacts) error {
-		addAll(c, "payment", f.PaymentID, remit.CheckProcessorPaymentFacts(f))
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	err = q.ProcessorRefundFacts(ctx, account.MerchantAccountID, func(f remit.ProcessorRefundFacts) error {
-		addAll(c, "refund", f.RefundID, remit.CheckProcessorRefundFacts(f))
-		return nil
-	})
-	if err != nil || account.Environment != remit.Sandbox {
-		return err
-	}
-	return q.UnclaimedCharges(ctx, func(f remit.ProcessorChargeFacts) error {
-		addAll(c, "processor_charge", f.Reference, remit.CheckUnclaimedChargeFacts(f))
-		return nil
-	})
-}
+var verifyProcessorCharges = inTurn(
+	judgeFacts("payment", store.Q.ProcessorPaymentFacts, func(f remit.ProcessorPaymentFacts) (string, []string) {
+		return f.PaymentID, remit.CheckProcessorPaymentFacts(f)
+	}),
+	judgeFacts("refund", store.Q.ProcessorRefundFacts, func(f remit.ProcessorRefundFacts) (string, []string) {
+		return f.RefundID, remit.CheckProcessorRefundFacts(f)
+	}),
+	func(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
+		if account.Environment != remit.Sandbox {
+			return nil
+		}
+		return q.UnclaimedCharges(ctx, func(f remit.ProcessorChargeFacts) error {
+			addAll(c, "processor_charge", f.Reference, remit.CheckUnclaimedChargeFacts(f))
+			return nil
+		})
+	},
+)
 
 // verifyInvoiceLines checks that every invoice's lines as kept in its row (what an invoice read
 // answers) are its stored lines (remit.CheckInvoiceLinesFacts).
-func verifyInvoiceLines(ctx context.Context, q store.Q, account remit.Scope, c *remit.VerificationCheck) error {
-	return q.InvoiceLinesFacts(ctx, account.MerchantAccountID, func(f remit.InvoiceLinesFacts) error {
-		addAll(c, "invoice", f.InvoiceID, remit.CheckInvoiceLinesFacts(f))
-		return nil
-	})
-}
+var verifyInvoiceLines = judgeFacts("invoice", store.Q.InvoiceLinesFacts, func(f remit.InvoiceLinesFacts) (string, []string) {
+	return f.InvoiceID, remit.CheckInvoiceLinesFacts(f)
+})
 
 // verifyDueWork names the work that bills or collects and is late on the account's clock: live
 // subscriptions not renewed, drafts not finalized (remit.CheckSubscriptionDue, CheckDraftDue, each

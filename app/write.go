@@ -188,3 +188,25 @@ func change[T any](ctx context.Context, db *store.DB, load func(ctx context.Cont
 		return v, apply(ctx, tx, &v)
 	})
 }
+
+// transition is change for a resource with a status table: after load, table asks whether the
+// resource's state (state: its ID and status) allows action, and refuses with the table's 409
+// before apply runs.
+func transition[T any, S ~string](ctx context.Context, db *store.DB, table remit.StatusTable[S], action string, state func(*T) (string, S),
+	load func(ctx context.Context, tx *store.Tx) (T, error), apply func(ctx context.Context, tx *store.Tx, v *T) error) (T, error) {
+	return change(ctx, db, load, func(ctx context.Context, tx *store.Tx, v *T) error {
+		id, status := state(v)
+		if err := table.Check(id, status, action); err != nil {
+			return err
+		}
+		return apply(ctx, tx, v)
+	})
+}
+
+// lockedRow is the load of change, transition and update for one row of a merchant account, by
+// its ID, with the row lock held: read is the store.Q method that reads it.
+func lockedRow[T any](merchantAccountID, id string, read func(store.Q, context.Context, string, string, store.Read) (T, error)) func(ctx context.Context, tx *store.Tx) (T, error) {
+	return func(ctx context.Context, tx *store.Tx) (T, error) {
+		return read(tx.Q, ctx, merchantAccountID, id, store.Locked)
+	}
+}
