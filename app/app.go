@@ -330,14 +330,27 @@ func (co *core) Unavailable(err error) bool {
 	return store.IsUnavailable(err) || errors.Is(err, processor.ErrUnavailable)
 }
 
-// insertAndEmit stores a new resource and emits the event that announces it, in one transaction.
-func (co *core) insertAndEmit(ctx context.Context, insert func(ctx context.Context, tx *store.Tx) error, scope remit.Scope, now time.Time, typ remit.EventType, objectID string, obj any) error {
-	return co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
-		if err := insert(ctx, tx); err != nil {
+// create adds a new resource v of the merchant account: check is its rule (every problem in one
+// validation_failure, before anything else), stamp sets what creation sets at the account's now
+// (its ID when generated, object, environment, account, creation time) and returns its ID, and
+// insert stores it; the event typ that announces it is emitted in the same transaction. It
+// returns the resource as created.
+func create[T any](ctx context.Context, co *core, m remit.MerchantAccount, v *T, typ remit.EventType, check func(*remit.Problems),
+	stamp func(now time.Time) string, insert func(ctx context.Context, tx *store.Tx, now time.Time) error) (T, error) {
+	var probs remit.Problems
+	if check(&probs); probs.Len() > 0 {
+		var zero T
+		return zero, probs.Err()
+	}
+	now := micro(co.Now(m))
+	id := stamp(now)
+	err := co.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
+		if err := insert(ctx, tx, now); err != nil {
 			return err
 		}
-		return co.Emit(ctx, tx, scope, now, typ, objectID, obj)
+		return co.Emit(ctx, tx, scopeOf(m), now, typ, id, *v)
 	})
+	return *v, err
 }
 
 // duplicateAs answers a store duplicate (store.ErrDuplicate) as the domain's conflict: the ID the

@@ -21,20 +21,16 @@ func scopeOf(m remit.MerchantAccount) remit.Scope {
 //
 // Errors: validation_failure (every broken rule), conflict (priceId taken).
 func (ca *Catalog) CreatePrice(ctx context.Context, m remit.MerchantAccount, p remit.Price) (remit.Price, error) {
-	var probs remit.Problems
-	if remit.CheckPrice(&p, &probs); probs.Len() > 0 {
-		return remit.Price{}, probs.Err()
-	}
-	now := micro(ca.Now(m))
-	p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt, p.Active = "price", m.Environment, m.ID, now, true
-	p.Metadata = remit.CopyMetadata(p.Metadata)
-	insert := func(ctx context.Context, tx *store.Tx) error {
+	return create(ctx, ca.core, m, &p, remit.EventPriceCreated, func(probs *remit.Problems) { remit.CheckPrice(&p, probs) }, func(now time.Time) string {
+		p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt, p.Active = "price", m.Environment, m.ID, now, true
+		p.Metadata = remit.CopyMetadata(p.Metadata)
+		return p.PriceID
+	}, func(ctx context.Context, tx *store.Tx, now time.Time) error {
 		if err := tx.EnsureProduct(ctx, m.ID, p.ProductID, now); err != nil {
 			return err
 		}
 		return duplicateAs(tx.CreatePrice(ctx, p), "price", "priceId", p.PriceID)
-	}
-	return p, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventPriceCreated, p.PriceID, p)
+	})
 }
 
 // GetPrice returns a price of the merchant account.
@@ -53,12 +49,10 @@ func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceI
 //
 // Errors: validation_failure (priceType, currency, active, limit, cursor, createdFrom, createdTo).
 func (ca *Catalog) ListPrices(ctx context.Context, m remit.MerchantAccount, in remit.PriceQuery) (remit.List[remit.Price], error) {
-	var active *bool
-	return listPage(ctx, ca.core, scopeOf(m), "prices", in.ListQuery, func(p *remit.Problems) {
+	return listActive(ctx, ca.core, m, "prices", in.ListQuery, func(p *remit.Problems) {
 		enumProblem(p, "priceType", in.PriceType, remit.PriceTypes)
 		currencyFilter(p, "currency", in.Currency)
-		active = activeParam(p, in.Active)
-	}, func(page store.ListPage) ([]remit.Price, error) {
+	}, in.Active, func(active *bool, page store.ListPage) ([]remit.Price, error) {
 		return ca.DB.Read(ctx).ListPrices(ctx, m.ID, store.PriceFilter{PriceType: in.PriceType, MeterID: in.MeterID, Currency: in.Currency,
 			ProductID: in.ProductID, Active: active, ListPage: page})
 	}, func(p remit.Price) (time.Time, string) { return p.CreatedAt, p.PriceID })
@@ -68,18 +62,14 @@ func (ca *Catalog) ListPrices(ctx context.Context, m remit.MerchantAccount, in r
 //
 // Errors: validation_failure, conflict (couponId taken).
 func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c remit.Coupon) (remit.Coupon, error) {
-	var probs remit.Problems
-	if remit.CheckCoupon(&c, &probs); probs.Len() > 0 {
-		return remit.Coupon{}, probs.Err()
-	}
-	c.CouponID = remit.IDOr(c.CouponID, "cpn")
-	now := micro(ca.Now(m))
-	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt, c.Active = "coupon", m.Environment, m.ID, now, true
-	c.Metadata = remit.CopyMetadata(c.Metadata)
-	insert := func(ctx context.Context, tx *store.Tx) error {
+	return create(ctx, ca.core, m, &c, remit.EventCouponCreated, func(probs *remit.Problems) { remit.CheckCoupon(&c, probs) }, func(now time.Time) string {
+		c.CouponID = remit.IDOr(c.CouponID, "cpn")
+		c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt, c.Active = "coupon", m.Environment, m.ID, now, true
+		c.Metadata = remit.CopyMetadata(c.Metadata)
+		return c.CouponID
+	}, func(ctx context.Context, tx *store.Tx, _ time.Time) error {
 		return duplicateAs(tx.CreateCoupon(ctx, c), "coupon", "couponId", c.CouponID)
-	}
-	return c, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventCouponCreated, c.CouponID, c)
+	})
 }
 
 // GetCoupon returns a coupon of the merchant account.
@@ -97,11 +87,22 @@ func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, coupo
 //
 // Errors: validation_failure (active, limit, cursor, createdFrom, createdTo).
 func (ca *Catalog) ListCoupons(ctx context.Context, m remit.MerchantAccount, in remit.CouponQuery) (remit.List[remit.Coupon], error) {
-	var active *bool
-	return listPage(ctx, ca.core, scopeOf(m), "coupons", in.ListQuery, func(p *remit.Problems) { active = activeParam(p, in.Active) },
-		func(page store.ListPage) ([]remit.Coupon, error) {
-			return ca.DB.Read(ctx).ListCoupons(ctx, m.ID, store.CouponFilter{Active: active, ListPage: page})
-		}, func(c remit.Coupon) (time.Time, string) { return c.CreatedAt, c.CouponID })
+	return listActive(ctx, ca.core, m, "coupons", in.ListQuery, nil, in.Active, func(active *bool, page store.ListPage) ([]remit.Coupon, error) {
+		return ca.DB.Read(ctx).ListCoupons(ctx, m.ID, store.CouponFilter{Active: active, ListPage: page})
+	}, func(c remit.Coupon) (time.Time, string) { return c.CreatedAt, c.CouponID })
+}
+
+// listActive is listPage for a catalog list filtered by archive state (active=, activeParam) after
+// its other filters (check, nil for none): read gets what active asks (nil: either) with the page.
+func listActive[T any](ctx context.Context, co *core, m remit.MerchantAccount, list string, q remit.ListQuery, check func(*remit.Problems), active string,
+	read func(active *bool, page store.ListPage) ([]T, error), key func(T) (time.Time, string)) (remit.List[T], error) {
+	var a *bool
+	return listPage(ctx, co, scopeOf(m), list, q, func(p *remit.Problems) {
+		if check != nil {
+			check(p)
+		}
+		a = activeParam(p, active)
+	}, func(page store.ListPage) ([]T, error) { return read(a, page) }, key)
 }
 
 // activeParam reads a list's active= filter: nil when absent, else true or false (boolParam).

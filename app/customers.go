@@ -16,16 +16,14 @@ import (
 // Errors: validation_failure (email, address country, metadata), conflict (customerId or
 // externalId taken; details.field names which).
 func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, c remit.Customer) (remit.Customer, error) {
-	var probs remit.Problems
-	if remit.CheckCustomer(&c, &probs); probs.Len() > 0 {
-		return remit.Customer{}, probs.Err()
-	}
-	c.CustomerID = remit.IDOr(c.CustomerID, "cus")
-	now := micro(ca.Now(m))
-	c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "customer", m.Environment, m.ID, now
-	c.Metadata = remit.CopyMetadata(c.Metadata)
-	insert := func(ctx context.Context, tx *store.Tx) error { return customerDuplicate(tx.CreateCustomer(ctx, c), c) }
-	return c, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventCustomerCreated, c.CustomerID, c)
+	return create(ctx, ca.core, m, &c, remit.EventCustomerCreated, func(probs *remit.Problems) { remit.CheckCustomer(&c, probs) }, func(now time.Time) string {
+		c.CustomerID = remit.IDOr(c.CustomerID, "cus")
+		c.Object, c.Environment, c.MerchantAccountID, c.CreatedAt = "customer", m.Environment, m.ID, now
+		c.Metadata = remit.CopyMetadata(c.Metadata)
+		return c.CustomerID
+	}, func(ctx context.Context, tx *store.Tx, _ time.Time) error {
+		return customerDuplicate(tx.CreateCustomer(ctx, c), c)
+	})
 }
 
 // GetCustomer returns a customer of the merchant account.
@@ -53,22 +51,18 @@ func (ca *Catalog) ListCustomers(ctx context.Context, m remit.MerchantAccount, i
 // Errors: validation_failure (currency, taxAddress country, metadata), not_found (customerId,
 // details.field "customerId"), conflict (billingAccountId taken).
 func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAccount, b remit.BillingAccount) (remit.BillingAccount, error) {
-	var probs remit.Problems
-	if remit.CheckBillingAccount(&b, &probs); probs.Len() > 0 {
-		return remit.BillingAccount{}, probs.Err()
-	}
-	b.BillingAccountID = remit.IDOr(b.BillingAccountID, "ba")
-	now := micro(ca.Now(m))
-	b.Object, b.Environment, b.MerchantAccountID, b.CreatedAt = "billing_account", m.Environment, m.ID, now
-	b.Metadata = remit.CopyMetadata(b.Metadata)
-	b.DefaultPaymentMethod = nil
-	insert := func(ctx context.Context, tx *store.Tx) error {
+	return create(ctx, ca.core, m, &b, remit.EventBillingAccountCreated, func(probs *remit.Problems) { remit.CheckBillingAccount(&b, probs) }, func(now time.Time) string {
+		b.BillingAccountID = remit.IDOr(b.BillingAccountID, "ba")
+		b.Object, b.Environment, b.MerchantAccountID, b.CreatedAt = "billing_account", m.Environment, m.ID, now
+		b.Metadata = remit.CopyMetadata(b.Metadata)
+		b.DefaultPaymentMethod = nil
+		return b.BillingAccountID
+	}, func(ctx context.Context, tx *store.Tx, _ time.Time) error {
 		if err := remit.AtField(tx.RequireCustomer(ctx, m.ID, b.CustomerID), "customerId"); err != nil {
 			return err
 		}
 		return duplicateAs(tx.CreateBillingAccount(ctx, b), "billing account", "billingAccountId", b.BillingAccountID)
-	}
-	return b, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventBillingAccountCreated, b.BillingAccountID, b)
+	})
 }
 
 // GetBillingAccount returns a billing account of the merchant account with its default payment

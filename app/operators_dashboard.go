@@ -89,24 +89,34 @@ func (op *Operators) adminAccount(ctx context.Context, o remit.Operator, merchan
 // Errors: forbidden (a viewer), not_found, conflict (the rule's refusal), validation_failure (an
 // unknown action).
 func (op *Operators) InvoiceAction(ctx context.Context, o remit.Operator, merchantAccountID, invoiceID, action, key string) (remit.Invoice, error) {
+	return namedAction(ctx, op, o, merchantAccountID, "POST /dashboard/invoices/"+invoiceID+"/", action, key, "The invoice actions are void and pay-out-of-band.",
+		func(m remit.MerchantAccount) map[string]func(ctx context.Context) (remit.Invoice, error) {
+			return map[string]func(ctx context.Context) (remit.Invoice, error){
+				"void": func(ctx context.Context) (remit.Invoice, error) { return op.invoicing.VoidInvoice(ctx, m, invoiceID) },
+				"pay-out-of-band": func(ctx context.Context) (remit.Invoice, error) {
+					return op.payments.PayInvoice(ctx, m, invoiceID, true)
+				},
+			}
+		})
+}
+
+// namedAction runs the dashboard action a form names on a resource, for an admin operator in a
+// merchant account of its organization (adminAccount): actions are the resource's, by name, each
+// the API's engine call for the account; it runs through operatorWrite under route (which ends
+// where the action's name follows) and the form's key. An unknown name is invalid_enum, with
+// unknown as its message.
+func namedAction[T any](ctx context.Context, op *Operators, o remit.Operator, merchantAccountID, route, action, key, unknown string,
+	actions func(m remit.MerchantAccount) map[string]func(ctx context.Context) (T, error)) (T, error) {
+	var zero T
 	m, err := op.adminAccount(ctx, o, merchantAccountID)
 	if err != nil {
-		return remit.Invoice{}, err
+		return zero, err
 	}
-	var run func(ctx context.Context) (remit.Invoice, error)
-	switch action {
-	case "void":
-		run = func(ctx context.Context) (remit.Invoice, error) { return op.invoicing.VoidInvoice(ctx, m, invoiceID) }
-	case "pay-out-of-band":
-		run = func(ctx context.Context) (remit.Invoice, error) {
-			return op.payments.PayInvoice(ctx, m, invoiceID, true)
-		}
-	default:
-		return remit.Invoice{}, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum",
-			Message: "The invoice actions are void and pay-out-of-band."})
+	run, ok := actions(m)[action]
+	if !ok {
+		return zero, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum", Message: unknown})
 	}
-	inv, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/invoices/"+invoiceID+"/"+action, key, run)
-	return inv, err
+	return operatorWrite(ctx, op.core, o, m, route+action, key, run)
 }
 
 // formKey is the shape of the Idempotency-Key a confirmation page gives its form.
@@ -286,34 +296,25 @@ func (op *Operators) OperatorSubscription(ctx context.Context, o remit.Operator,
 // Errors: forbidden (a viewer), not_found, conflict (the state allows it not), validation_failure
 // (an unknown action).
 func (op *Operators) SubscriptionAction(ctx context.Context, o remit.Operator, merchantAccountID, subscriptionID, action, key string) (remit.Subscription, error) {
-	m, err := op.adminAccount(ctx, o, merchantAccountID)
-	if err != nil {
-		return remit.Subscription{}, err
-	}
-	var run func(ctx context.Context) (remit.Subscription, error)
-	switch action {
-	case "cancel-at-period-end", "cancel-now":
-		at := remit.CancelAtPeriodEnd
-		if action == "cancel-now" {
-			at = remit.CancelNow
-		}
-		run = func(ctx context.Context) (remit.Subscription, error) {
-			return op.quotes.CancelSubscription(ctx, m, subscriptionID, remit.CancelInput{At: at})
-		}
-	case "pause":
-		run = func(ctx context.Context) (remit.Subscription, error) {
-			return op.quotes.PauseSubscription(ctx, m, subscriptionID)
-		}
-	case "resume":
-		run = func(ctx context.Context) (remit.Subscription, error) {
-			return op.quotes.ResumeSubscription(ctx, m, subscriptionID)
-		}
-	default:
-		return remit.Subscription{}, remit.Invalid(remit.FieldError{Field: "action", Location: remit.InPath, Reason: "invalid_enum",
-			Message: "The subscription actions are cancel-at-period-end, cancel-now, pause and resume."})
-	}
-	sub, err := operatorWrite(ctx, op.core, o, m, "POST /dashboard/subscriptions/"+subscriptionID+"/"+action, key, run)
-	return sub, err
+	return namedAction(ctx, op, o, merchantAccountID, "POST /dashboard/subscriptions/"+subscriptionID+"/", action, key,
+		"The subscription actions are cancel-at-period-end, cancel-now, pause and resume.",
+		func(m remit.MerchantAccount) map[string]func(ctx context.Context) (remit.Subscription, error) {
+			cancel := func(at string) func(ctx context.Context) (remit.Subscription, error) {
+				return func(ctx context.Context) (remit.Subscription, error) {
+					return op.quotes.CancelSubscription(ctx, m, subscriptionID, remit.CancelInput{At: at})
+				}
+			}
+			return map[string]func(ctx context.Context) (remit.Subscription, error){
+				"cancel-at-period-end": cancel(remit.CancelAtPeriodEnd),
+				"cancel-now":           cancel(remit.CancelNow),
+				"pause": func(ctx context.Context) (remit.Subscription, error) {
+					return op.quotes.PauseSubscription(ctx, m, subscriptionID)
+				},
+				"resume": func(ctx context.Context) (remit.Subscription, error) {
+					return op.quotes.ResumeSubscription(ctx, m, subscriptionID)
+				},
+			}
+		})
 }
 
 // AccountOverview gathers a merchant account's home: what it was paid per day over the last

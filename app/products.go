@@ -16,18 +16,14 @@ import (
 //
 // Errors: validation_failure, conflict (productId taken, also by a product a price created).
 func (ca *Catalog) CreateProduct(ctx context.Context, m remit.MerchantAccount, p remit.Product) (remit.Product, error) {
-	var probs remit.Problems
-	if remit.CheckProduct(&p, &probs); probs.Len() > 0 {
-		return remit.Product{}, probs.Err()
-	}
-	p.ProductID = remit.IDOr(p.ProductID, "prod")
-	now := micro(ca.Now(m))
-	p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt, p.Active = "product", m.Environment, m.ID, now, true
-	p.Metadata, p.Features = remit.CopyMetadata(p.Metadata), []remit.ProductFeature{}
-	insert := func(ctx context.Context, tx *store.Tx) error {
+	return create(ctx, ca.core, m, &p, remit.EventProductCreated, func(probs *remit.Problems) { remit.CheckProduct(&p, probs) }, func(now time.Time) string {
+		p.ProductID = remit.IDOr(p.ProductID, "prod")
+		p.Object, p.Environment, p.MerchantAccountID, p.CreatedAt, p.Active = "product", m.Environment, m.ID, now, true
+		p.Metadata, p.Features = remit.CopyMetadata(p.Metadata), []remit.ProductFeature{}
+		return p.ProductID
+	}, func(ctx context.Context, tx *store.Tx, _ time.Time) error {
 		return duplicateAs(tx.CreateProduct(ctx, p), "product", "productId", p.ProductID)
-	}
-	return p, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventProductCreated, p.ProductID, p)
+	})
 }
 
 // GetProduct returns a product of the merchant account with the features it grants.
@@ -41,11 +37,9 @@ func (ca *Catalog) GetProduct(ctx context.Context, m remit.MerchantAccount, prod
 //
 // Errors: validation_failure (active, limit, cursor, createdFrom, createdTo).
 func (ca *Catalog) ListProducts(ctx context.Context, m remit.MerchantAccount, in remit.ProductQuery) (remit.List[remit.Product], error) {
-	var active *bool
-	return listPage(ctx, ca.core, scopeOf(m), "products", in.ListQuery, func(p *remit.Problems) { active = activeParam(p, in.Active) },
-		func(page store.ListPage) ([]remit.Product, error) {
-			return ca.DB.Read(ctx).ListProducts(ctx, m.ID, store.ProductFilter{Active: active, ListPage: page})
-		}, func(p remit.Product) (time.Time, string) { return p.CreatedAt, p.ProductID })
+	return listActive(ctx, ca.core, m, "products", in.ListQuery, nil, in.Active, func(active *bool, page store.ListPage) ([]remit.Product, error) {
+		return ca.DB.Read(ctx).ListProducts(ctx, m.ID, store.ProductFilter{Active: active, ListPage: page})
+	}, func(p remit.Product) (time.Time, string) { return p.CreatedAt, p.ProductID })
 }
 
 // UpdateProduct applies a merge patch to a product (name, description, active, metadata) and
@@ -126,16 +120,12 @@ func (ca *Catalog) DetachProductFeature(ctx context.Context, m remit.MerchantAcc
 //
 // Errors: validation_failure, conflict (featureKey taken).
 func (ca *Catalog) CreateFeature(ctx context.Context, m remit.MerchantAccount, f remit.Feature) (remit.Feature, error) {
-	var probs remit.Problems
-	if remit.CheckFeature(f, &probs); probs.Len() > 0 {
-		return remit.Feature{}, probs.Err()
-	}
-	now := micro(ca.Now(m))
-	f.Object, f.Environment, f.MerchantAccountID, f.CreatedAt = "feature", m.Environment, m.ID, now
-	insert := func(ctx context.Context, tx *store.Tx) error {
+	return create(ctx, ca.core, m, &f, remit.EventFeatureCreated, func(probs *remit.Problems) { remit.CheckFeature(f, probs) }, func(now time.Time) string {
+		f.Object, f.Environment, f.MerchantAccountID, f.CreatedAt = "feature", m.Environment, m.ID, now
+		return f.FeatureKey
+	}, func(ctx context.Context, tx *store.Tx, _ time.Time) error {
 		return duplicateAs(tx.CreateFeature(ctx, f), "feature", "featureKey", f.FeatureKey)
-	}
-	return f, ca.insertAndEmit(ctx, insert, scopeOf(m), now, remit.EventFeatureCreated, f.FeatureKey, f)
+	})
 }
 
 // GetFeature returns a feature of the merchant account.
