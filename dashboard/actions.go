@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 )
 
 // Every action of the dashboard goes the same way: a confirmation page (what it does, and the API
@@ -90,7 +91,7 @@ func (s *Server) adminPost(w http.ResponseWriter, r *http.Request, load loader) 
 
 // confirm renders an action's confirmation page with a new Idempotency-Key.
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, p page, c func(page) confirmation) {
-	p.Key = newToken()
+	p.Key = webui.NewToken()
 	p.Confirm = c(p)
 	s.render(w, r, http.StatusOK, "action", p)
 }
@@ -102,7 +103,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, p page, err erro
 	case err == nil:
 		http.Redirect(w, r, done, http.StatusSeeOther)
 	case code == remit.EConflict || code == remit.ENotFound || code == remit.EForbidden || code == remit.EInvalid:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
+		p.Error, p.Key = remit.ErrorMessage(err), webui.NewToken()
 		p.Confirm = c(p)
 		s.render(w, r, statusOf(code), "action", p)
 	default:
@@ -113,11 +114,16 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, p page, err erro
 // answered answers an engine error on a page: not found as 404 (another organization's resource
 // alike), anything else as a failure. It reports whether it answered (err not nil).
 func (s *Server) answered(w http.ResponseWriter, r *http.Request, err error) bool {
+	return s.answeredAs(w, r, err, "Not found")
+}
+
+// answeredAs is answered with the 404 page's title.
+func (s *Server) answeredAs(w http.ResponseWriter, r *http.Request, err error, notFound string) bool {
 	switch {
 	case err == nil:
 		return false
 	case remit.ErrorCode(err) == remit.ENotFound:
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		s.message(w, r, http.StatusNotFound, notFound, remit.ErrorMessage(err))
 	default:
 		s.fail(w, r, err)
 	}

@@ -9,21 +9,28 @@ import (
 	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 )
 
 // eventsPage lists an account's events, newest first, with the API's paging; type filters them.
 func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request) {
-	op := operatorOf(r)
 	q := r.URL.Query()
-	typ := strings.TrimSpace(q.Get("type"))
-	m, list, err := s.eng.AccountEvents(r.Context(), op, r.PathValue("account"), typ, q.Get("limit"), q.Get("cursor"))
-	p := page{Title: "Events", Operator: &op, Environment: m.Environment, Account: m, Filter: listFilter{Type: typ}}
-	if !s.listAnswered(w, r, "events", &p, err) {
+	f := listFilter{Type: strings.TrimSpace(q.Get("type"))}
+	m, l, err := s.eng.AccountEvents(r.Context(), operatorOf(r), r.PathValue("account"), f.Type, q.Get("limit"), q.Get("cursor"))
+	p := s.accountBase(r, m, "Events")
+	p.Filter, p.Events = f, l.Items
+	s.ownList(w, r, "events", p, l.NextCursor, err, "type", "limit")
+}
+
+// ownList answers a list shown by a template of its own (name, also its path under the account):
+// the engine's error (listAnswered); otherwise the page p with the next page's link (the query's
+// parameters keep).
+func (s *Server) ownList(w http.ResponseWriter, r *http.Request, name string, p page, next *string, err error, keep ...string) {
+	if !s.listAnswered(w, r, name, &p, err) {
 		return
 	}
-	p.Events = list.Items
-	p.NextPage = nextLink(accountPath(m)+"/events", list.NextCursor, q, "type", "limit")
-	s.render(w, r, http.StatusOK, "events", p)
+	p.NextPage = nextLink(accountPath(p.Account)+"/"+name, next, r.URL.Query(), keep...)
+	s.render(w, r, http.StatusOK, name, p)
 }
 
 // listAnswered answers a list's error (a bad filter next to its field, an unknown account): false
@@ -42,8 +49,7 @@ func (s *Server) listAnswered(w http.ResponseWriter, r *http.Request, name strin
 
 // loadEvent reads the event the path names, with its deliveries (false: answered).
 func (s *Server) loadEvent(w http.ResponseWriter, r *http.Request) (page, bool) {
-	op := operatorOf(r)
-	m, ev, deliveries, err := s.eng.AccountEvent(r.Context(), op, r.PathValue("account"), r.PathValue("event"))
+	m, ev, deliveries, err := s.eng.AccountEvent(r.Context(), operatorOf(r), r.PathValue("account"), r.PathValue("event"))
 	if s.answered(w, r, err) {
 		return page{}, false
 	}
@@ -52,8 +58,9 @@ func (s *Server) loadEvent(w http.ResponseWriter, r *http.Request) (page, bool) 
 		data.Reset()
 		data.Write(ev.Data)
 	}
-	return page{Title: ev.Type, Operator: &op, Environment: m.Environment, Account: m, Event: ev, Deliveries: deliveries,
-		EventData: data.String(), CanAct: op.Role == remit.OperatorAdmin, Key: newToken()}, true
+	p := s.accountBase(r, m, ev.Type)
+	p.Event, p.Deliveries, p.EventData, p.Key = ev, deliveries, data.String(), webui.NewToken()
+	return p, true
 }
 
 // eventPage shows an event, its deliveries and, to an admin, the resend form.

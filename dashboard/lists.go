@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -76,9 +77,35 @@ func (s *Server) listPage(w http.ResponseWriter, r *http.Request, p page, v list
 	s.render(w, r, http.StatusOK, "list", p)
 }
 
-func (s *Server) listBase(r *http.Request, m remit.MerchantAccount, title string) page {
+// accountBase is the base of a page of account m for the signed-in operator: its title, the
+// operator (CanAct when an admin), the account and its environment.
+func (s *Server) accountBase(r *http.Request, m remit.MerchantAccount, title string) page {
 	op := operatorOf(r)
-	return page{Title: title, Operator: &op, Environment: m.Environment, Account: m}
+	return page{Title: title, Operator: &op, Environment: m.Environment, Account: m, CanAct: op.Role == remit.OperatorAdmin}
+}
+
+// loadResource reads with get the resource of the path's account whose ID the path's param holds,
+// for the signed-in operator, and the base of its page (accountBase); false: answered (answered).
+func loadResource[T any](s *Server, w http.ResponseWriter, r *http.Request, param string,
+	get func(ctx context.Context, o remit.Operator, merchantAccountID, id string) (remit.MerchantAccount, T, error)) (page, T, bool) {
+	m, v, err := get(r.Context(), operatorOf(r), r.PathValue("account"), r.PathValue(param))
+	if s.answered(w, r, err) {
+		return page{}, v, false
+	}
+	return s.accountBase(r, m, ""), v, true
+}
+
+// show shows the resource load reads with the template tmpl; after its action (the query's done is
+// done) with the notice.
+func (s *Server) show(w http.ResponseWriter, r *http.Request, load loader, tmpl, done, notice string) {
+	p, ok := load(s, w, r)
+	if !ok {
+		return
+	}
+	if r.URL.Query().Get("done") == done {
+		p.Notice = notice
+	}
+	s.render(w, r, http.StatusOK, tmpl, p)
 }
 
 // nextLink is the link to a list's next page (cursor next, "" when none) with the query parameters
@@ -120,7 +147,7 @@ func (s *Server) paymentsPage(w http.ResponseWriter, r *http.Request) {
 			customerCell(a, p.CustomerID, names), text(string(p.Status)), text(money(p.Amount, p.Currency)),
 			text(why), when(p.CreatedAt)})
 	}
-	s.listPage(w, r, s.listBase(r, m, "Payments"), v, l.NextCursor, err)
+	s.listPage(w, r, s.accountBase(r, m, "Payments"), v, l.NextCursor, err)
 }
 
 // subscriptionsPage lists subscriptions, newest first, by status and customer.
@@ -139,7 +166,7 @@ func (s *Server) subscriptionsPage(w http.ResponseWriter, r *http.Request) {
 			customerCell(a, sub.CustomerID, names), text(string(sub.Status)),
 			text(sub.CurrentPeriodEnd.Format("2006-01-02")), when(sub.CreatedAt)})
 	}
-	s.listPage(w, r, s.listBase(r, m, "Subscriptions"), v, l.NextCursor, err)
+	s.listPage(w, r, s.accountBase(r, m, "Subscriptions"), v, l.NextCursor, err)
 }
 
 // emailsPage lists the e-mails sent (or not) to customers, newest first, by customer and type.
@@ -161,7 +188,7 @@ func (s *Server) emailsPage(w http.ResponseWriter, r *http.Request) {
 		v.Rows = append(v.Rows, []cell{code(e.EmailID, ""), customerCell(a, e.CustomerID, names),
 			text(string(e.Type)), text(to), text(e.Subject), text(string(e.Status)), when(e.CreatedAt)})
 	}
-	s.listPage(w, r, s.listBase(r, m, "E-mails"), v, l.NextCursor, err)
+	s.listPage(w, r, s.accountBase(r, m, "E-mails"), v, l.NextCursor, err)
 }
 
 // statusNames lists statuses as strings.
@@ -189,7 +216,7 @@ func (s *Server) receiptsPage(w http.ResponseWriter, r *http.Request) {
 		v.Rows = append(v.Rows, []cell{code(rc.ReceiptID, ""), text(rc.ReceiptNumber), code(rc.InvoiceID, a+"/invoices/"+url.PathEscape(rc.InvoiceID)),
 			customerCell(a, rc.CustomerID, names), text(string(rc.Status)), text(money(rc.Amount, rc.Currency)), when(rc.CreatedAt)})
 	}
-	p := s.listBase(r, m, "Receipts")
+	p := s.accountBase(r, m, "Receipts")
 	if err == nil && l.HasMore { // the next offset, the same filters
 		next := url.Values{"offset": {strconv.FormatInt(l.Offset+int64(l.Limit), 10)}}
 		for _, k := range []string{"status", "customer", "limit"} {
@@ -218,19 +245,19 @@ func (s *Server) settlementsPage(w http.ResponseWriter, r *http.Request) {
 		v.Rows = append(v.Rows, []cell{code(st.SettlementID, ""), text(string(st.Status)), text(st.PeriodEnd.Format("2006-01-02")),
 			text(money(st.GrossAmount, st.Currency)), text(money(st.NetAmount, st.Currency)), code(payout, "")})
 	}
-	s.listPage(w, r, s.listBase(r, m, "Settlements"), v, l.NextCursor, err)
+	s.listPage(w, r, s.accountBase(r, m, "Settlements"), v, l.NextCursor, err)
 }
 
 // usagePage shows a customer's usage of a meter, a bar per day over the last 30 days.
 func (s *Server) usagePage(w http.ResponseWriter, r *http.Request) {
-	op := operatorOf(r)
 	q := r.URL.Query()
 	f := listFilter{Customer: q.Get("customer"), Type: q.Get("meter")}
-	v, err := s.eng.UsageOverview(r.Context(), op, r.PathValue("account"), f.Customer, f.Type)
+	v, err := s.eng.UsageOverview(r.Context(), operatorOf(r), r.PathValue("account"), f.Customer, f.Type)
 	if s.answered(w, r, err) {
 		return
 	}
-	p := page{Title: "Usage", Operator: &op, Environment: v.Account.Environment, Account: v.Account, Usage: v, Filter: f}
+	p := s.accountBase(r, v.Account, "Usage")
+	p.Usage, p.Filter = v, f
 	if v.Meter != nil {
 		p.Chart = chartOf(v.Days, "", v.Now, quantity)
 		p.Chart.Title, p.Chart.ID = "Usage of "+v.Meter.MeterID+" per day ("+v.Meter.Aggregation+")", "usage"

@@ -48,13 +48,12 @@ func subscriptionPath(account, id string) string {
 
 // loadSubscription reads the subscription the path names (false: answered).
 func (s *Server) loadSubscription(w http.ResponseWriter, r *http.Request) (page, bool) {
-	op := operatorOf(r)
-	m, sub, err := s.eng.OperatorSubscription(r.Context(), op, r.PathValue("account"), r.PathValue("subscription"))
-	if s.answered(w, r, err) {
-		return page{}, false
+	p, sub, ok := loadResource(s, w, r, "subscription", s.eng.OperatorSubscription)
+	if !ok {
+		return p, false
 	}
-	return page{Title: "Subscription " + sub.SubscriptionID, Operator: &op, Environment: m.Environment, Account: m, Subscription: sub,
-		SubscriptionActions: offered(sub), CanAct: op.Role == remit.OperatorAdmin}, true
+	p.Title, p.Subscription, p.SubscriptionActions = "Subscription "+sub.SubscriptionID, sub, offered(sub)
+	return p, true
 }
 
 // subscriptionPage shows a subscription and, to an admin, what its state allows.
