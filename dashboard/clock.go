@@ -28,7 +28,7 @@ func (s *Server) loadClock(w http.ResponseWriter, r *http.Request) (page, bool) 
 
 // clockPage shows a sandbox account's clock and, to an admin, the form that advances it.
 func (s *Server) clockPage(w http.ResponseWriter, r *http.Request) {
-	s.show(w, r, (*Server).loadClock, "clock", "advanced", "The clock moved forward; what fell due has run.")
+	s.show(w, r, (*Server).loadClock, "clock", doneNotice(r, "advanced", "The clock moved forward; what fell due has run."))
 }
 
 // advanceClock advances the clock through the engine; its field errors show next to the field.

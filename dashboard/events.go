@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/internal/webui"
@@ -14,12 +13,9 @@ import (
 
 // eventsPage lists an account's events, newest first, with the API's paging; type filters them.
 func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	f := listFilter{Type: strings.TrimSpace(q.Get("type"))}
-	m, l, err := s.eng.AccountEvents(r.Context(), operatorOf(r), r.PathValue("account"), f.Type, q.Get("limit"), q.Get("cursor"))
-	p := s.accountBase(r, m, "Events")
-	p.Filter, p.Events = f, l.Items
-	s.ownList(w, r, "events", p, l.NextCursor, err, "type", "limit")
+	searchList(s, w, r, "events", "Events", "type", s.eng.AccountEvents, func(p *page, typ string, items []remit.Event) {
+		p.Filter.Type, p.Events = typ, items
+	})
 }
 
 // ownList answers a list shown by a template of its own (name, also its path under the account):

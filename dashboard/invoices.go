@@ -43,27 +43,24 @@ func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool
 
 // invoicePage shows an invoice.
 func (s *Server) invoicePage(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.loadInvoice(w, r)
-	if !ok {
-		return
-	}
-	var err error
-	if p.Belongs, err = s.eng.InvoiceOverview(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID); s.answered(w, r, err) {
-		return
-	}
-	if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Invoice.CustomerID}); s.answered(w, r, err) {
-		return
-	}
-	// What was paid, offset, refunded and credited and what remains: the rows its PDF and its
-	// hosted page show.
-	p.Totals = document.InvoiceTotals(locale.For("en"), document.Invoice{Invoice: p.Invoice, Coupons: p.Invoice.CouponIDs})
-	if a, ok := findAction(r.URL.Query().Get("done")); ok {
-		p.Notice = a.Done
-	}
-	if n := r.URL.Query().Get("credited"); creditNoteNumber.MatchString(n) { // a number, not a message to show
-		p.Notice = "Credit note " + n + " is issued."
-	}
-	s.render(w, r, http.StatusOK, "invoice", p)
+	s.show(w, r, (*Server).loadInvoice, "invoice", func(p *page) (err error) {
+		if p.Belongs, err = s.eng.InvoiceOverview(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID); err != nil {
+			return err
+		}
+		if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Invoice.CustomerID}); err != nil {
+			return err
+		}
+		// What was paid, offset, refunded and credited and what remains: the rows its PDF and its
+		// hosted page show.
+		p.Totals = document.InvoiceTotals(locale.For("en"), document.Invoice{Invoice: p.Invoice, Coupons: p.Invoice.CouponIDs})
+		if a, ok := findAction(r.URL.Query().Get("done")); ok {
+			p.Notice = a.Done
+		}
+		if n := r.URL.Query().Get("credited"); creditNoteNumber.MatchString(n) { // a number, not a message to show
+			p.Notice = "Credit note " + n + " is issued."
+		}
+		return nil
+	})
 }
 
 // invoiceAction is an action an admin may take on an invoice, and what its confirmation says.

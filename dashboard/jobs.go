@@ -124,7 +124,7 @@ func (s *Server) loadJob(w http.ResponseWriter, r *http.Request) (page, bool) {
 
 // jobPage shows a job and, to an admin, the retry of a job failed for good.
 func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
-	s.show(w, r, (*Server).loadJob, "job", "retry", "The job is pending again, due now: the scheduler runs it at its next pass.")
+	s.show(w, r, (*Server).loadJob, "job", doneNotice(r, "retry", "The job is pending again, due now: the scheduler runs it at its next pass."))
 }
 
 // jobRetryConfirmation is the confirmation page of a job's retry.

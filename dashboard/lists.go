@@ -95,17 +95,25 @@ func loadResource[T any](s *Server, w http.ResponseWriter, r *http.Request, para
 	return s.accountBase(r, m, ""), v, true
 }
 
-// show shows the resource load reads with the template tmpl; after its action (the query's done is
-// done) with the notice.
-func (s *Server) show(w http.ResponseWriter, r *http.Request, load loader, tmpl, done, notice string) {
+// show shows the resource load reads with the template tmpl, once fill has added the rest of its
+// page (an error of fill answered: answered).
+func (s *Server) show(w http.ResponseWriter, r *http.Request, load loader, tmpl string, fill func(p *page) error) {
 	p, ok := load(s, w, r)
-	if !ok {
+	if !ok || s.answered(w, r, fill(&p)) {
 		return
 	}
-	if r.URL.Query().Get("done") == done {
-		p.Notice = notice
-	}
 	s.render(w, r, http.StatusOK, tmpl, p)
+}
+
+// doneNotice is a fill of show: the notice after the resource's action, when the query's done is
+// done.
+func doneNotice(r *http.Request, done, notice string) func(p *page) error {
+	return func(p *page) error {
+		if r.URL.Query().Get("done") == done {
+			p.Notice = notice
+		}
+		return nil
+	}
 }
 
 // nextLink is the link to a list's next page (cursor next, "" when none) with the query parameters

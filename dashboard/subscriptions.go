@@ -58,18 +58,13 @@ func (s *Server) loadSubscription(w http.ResponseWriter, r *http.Request) (page,
 
 // subscriptionPage shows a subscription and, to an admin, what its state allows.
 func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.loadSubscription(w, r)
-	if !ok {
-		return
-	}
-	var err error
-	if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Subscription.CustomerID}); s.answered(w, r, err) {
-		return
-	}
-	if a, ok := findSubscriptionAction(r.URL.Query().Get("done")); ok {
-		p.Notice = a.Done
-	}
-	s.render(w, r, http.StatusOK, "subscription", p)
+	s.show(w, r, (*Server).loadSubscription, "subscription", func(p *page) (err error) {
+		if a, ok := findSubscriptionAction(r.URL.Query().Get("done")); ok {
+			p.Notice = a.Done
+		}
+		p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Subscription.CustomerID})
+		return err
+	})
 }
 
 func findSubscriptionAction(slug string) (subscriptionAction, bool) {

@@ -254,6 +254,26 @@ func (s *Server) pageOff(w http.ResponseWriter, r *http.Request, pc *remit.Porta
 	return true
 }
 
+// loaded reads with get what a page of feature shows; false when the configuration turns the
+// feature off (pageOff) or the read failed, having answered.
+func loaded[T any](s *Server, w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, feature string,
+	get func(ctx context.Context, pc remit.PortalContext) (T, error)) (T, bool) {
+	var v T
+	if s.pageOff(w, r, pc, feature) {
+		return v, false
+	}
+	v, err := get(r.Context(), *pc)
+	return v, !s.failed(w, r, pc, err)
+}
+
+// failed reports whether err is an error, having answered it (fail).
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, err error) bool {
+	if err != nil {
+		s.fail(w, r, pc, err)
+	}
+	return err != nil
+}
+
 // formDone answers a form the engine has acted on: its error's page, or the page it leads to (a
 // redirect, so that reloading the page does not send the form again).
 func (s *Server) formDone(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, err error, to string) {
