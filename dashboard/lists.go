@@ -135,27 +135,48 @@ func accountPath(m remit.MerchantAccount) string {
 	return "/dashboard/accounts/" + url.PathEscape(m.ID)
 }
 
+// customerFilter is a list's filter by customer ID.
+func customerFilter(value string) filterField {
+	return filterField{Name: "customer", Param: "customerId", Label: "Customer ID", Value: value}
+}
+
+// statusFilter is a list's filter by status, one of options.
+func statusFilter(value string, options []string) filterField {
+	return filterField{Name: "status", Param: "status", Label: "Status", Value: value, Options: options}
+}
+
+// customerList answers a table list (listPage) of account m's items that each belong to a
+// customer (of): its page, titled v's heading, at the account's path under; the customers' names
+// read (the list's error kept) for the rows row makes (a: the account's path).
+func customerList[T any](s *Server, w http.ResponseWriter, r *http.Request, m remit.MerchantAccount, under string, v listView,
+	items []T, next *string, err error, of func(T) string, row func(a string, it T, names map[string]string) []cell) {
+	names, err := s.withNames(r, m, customerIDs(items, of), err)
+	a := accountPath(m)
+	v.Action = a + "/" + under
+	for _, it := range items {
+		v.Rows = append(v.Rows, row(a, it, names))
+	}
+	s.listPage(w, r, s.accountBase(r, m, v.Heading), v, next, err)
+}
+
 // paymentsPage lists payments, newest first, by status and customer.
 func (s *Server) paymentsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.PaymentQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountPayments(r.Context(), operatorOf(r), r.PathValue("account"), in)
-	names, err := s.withNames(r, m, customerIDs(l.Items, func(p remit.Payment) string { return p.CustomerID }), err)
-	a := accountPath(m)
-	v := listView{Heading: "Payments", Action: a + "/payments", Empty: "No payment matches.",
-		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: statusNames(remit.PaymentStatuses)},
-			{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID}},
+	v := listView{Heading: "Payments", Empty: "No payment matches.",
+		Filters: []filterField{statusFilter(in.Status, statusNames(remit.PaymentStatuses)), customerFilter(in.CustomerID)},
 		Headers: []string{"Payment", "Invoice", "Customer", "Status", "Amount", "Why", "Created"}}
-	for _, p := range l.Items {
-		why := ""
-		if p.FailureMessage != nil {
-			why = *p.FailureMessage
-		}
-		v.Rows = append(v.Rows, []cell{code(p.PaymentID, ""), code(p.InvoiceID, a+"/invoices/"+url.PathEscape(p.InvoiceID)),
-			customerCell(a, p.CustomerID, names), text(string(p.Status)), text(money(p.Amount, p.Currency)),
-			text(why), when(p.CreatedAt)})
-	}
-	s.listPage(w, r, s.accountBase(r, m, "Payments"), v, l.NextCursor, err)
+	customerList(s, w, r, m, "payments", v, l.Items, l.NextCursor, err, func(p remit.Payment) string { return p.CustomerID },
+		func(a string, p remit.Payment, names map[string]string) []cell {
+			why := ""
+			if p.FailureMessage != nil {
+				why = *p.FailureMessage
+			}
+			return []cell{code(p.PaymentID, ""), code(p.InvoiceID, a+"/invoices/"+url.PathEscape(p.InvoiceID)),
+				customerCell(a, p.CustomerID, names), text(string(p.Status)), text(money(p.Amount, p.Currency)),
+				text(why), when(p.CreatedAt)}
+		})
 }
 
 // subscriptionsPage lists subscriptions, newest first, by status and customer.
@@ -163,18 +184,15 @@ func (s *Server) subscriptionsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.SubscriptionQuery{Status: q.Get("status"), CustomerID: q.Get("customer"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountSubscriptions(r.Context(), operatorOf(r), r.PathValue("account"), in)
-	names, err := s.withNames(r, m, customerIDs(l.Items, func(sub remit.Subscription) string { return sub.CustomerID }), err)
-	a := accountPath(m)
-	v := listView{Heading: "Subscriptions", Action: a + "/subscriptions", Empty: "No subscription matches.",
-		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: statusNames(remit.SubscriptionStatuses)},
-			{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID}},
+	v := listView{Heading: "Subscriptions", Empty: "No subscription matches.",
+		Filters: []filterField{statusFilter(in.Status, statusNames(remit.SubscriptionStatuses)), customerFilter(in.CustomerID)},
 		Headers: []string{"Subscription", "Customer", "Status", "Current period ends", "Created"}}
-	for _, sub := range l.Items {
-		v.Rows = append(v.Rows, []cell{code(sub.SubscriptionID, a+"/subscriptions/"+url.PathEscape(sub.SubscriptionID)),
-			customerCell(a, sub.CustomerID, names), text(string(sub.Status)),
-			text(sub.CurrentPeriodEnd.Format("2006-01-02")), when(sub.CreatedAt)})
-	}
-	s.listPage(w, r, s.accountBase(r, m, "Subscriptions"), v, l.NextCursor, err)
+	customerList(s, w, r, m, "subscriptions", v, l.Items, l.NextCursor, err, func(sub remit.Subscription) string { return sub.CustomerID },
+		func(a string, sub remit.Subscription, names map[string]string) []cell {
+			return []cell{code(sub.SubscriptionID, a+"/subscriptions/"+url.PathEscape(sub.SubscriptionID)),
+				customerCell(a, sub.CustomerID, names), text(string(sub.Status)),
+				text(sub.CurrentPeriodEnd.Format("2006-01-02")), when(sub.CreatedAt)}
+		})
 }
 
 // emailsPage lists the e-mails sent (or not) to customers, newest first, by customer and type.
@@ -182,21 +200,18 @@ func (s *Server) emailsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.EmailQuery{CustomerID: q.Get("customer"), Type: q.Get("type"), ListQuery: remit.ListQueryOf(q.Get)}
 	m, l, err := s.eng.AccountEmails(r.Context(), operatorOf(r), r.PathValue("account"), in)
-	names, err := s.withNames(r, m, customerIDs(l.Items, func(e remit.Email) string { return e.CustomerID }), err)
-	a := accountPath(m)
-	v := listView{Heading: "E-mails", Action: a + "/emails", Empty: "No e-mail matches.",
-		Filters: []filterField{{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID},
-			{Name: "type", Param: "type", Label: "Type", Value: in.Type}},
+	v := listView{Heading: "E-mails", Empty: "No e-mail matches.",
+		Filters: []filterField{customerFilter(in.CustomerID), {Name: "type", Param: "type", Label: "Type", Value: in.Type}},
 		Headers: []string{"E-mail", "Customer", "Type", "To", "Subject", "Status", "Created"}}
-	for _, e := range l.Items {
-		to := "–"
-		if e.To != nil {
-			to = *e.To
-		}
-		v.Rows = append(v.Rows, []cell{code(e.EmailID, ""), customerCell(a, e.CustomerID, names),
-			text(string(e.Type)), text(to), text(e.Subject), text(string(e.Status)), when(e.CreatedAt)})
-	}
-	s.listPage(w, r, s.accountBase(r, m, "E-mails"), v, l.NextCursor, err)
+	customerList(s, w, r, m, "emails", v, l.Items, l.NextCursor, err, func(e remit.Email) string { return e.CustomerID },
+		func(a string, e remit.Email, names map[string]string) []cell {
+			to := "–"
+			if e.To != nil {
+				to = *e.To
+			}
+			return []cell{code(e.EmailID, ""), customerCell(a, e.CustomerID, names),
+				text(string(e.Type)), text(to), text(e.Subject), text(string(e.Status)), when(e.CreatedAt)}
+		})
 }
 
 // statusNames lists statuses as strings.
@@ -214,17 +229,9 @@ func (s *Server) receiptsPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := remit.ReceiptQuery{CustomerID: q.Get("customer"), Status: q.Get("status"), Limit: q.Get("limit"), Offset: q.Get("offset")}
 	m, l, err := s.eng.AccountReceipts(r.Context(), operatorOf(r), r.PathValue("account"), in)
-	names, err := s.withNames(r, m, customerIDs(l.Items, func(rc remit.PaymentReceipt) string { return rc.CustomerID }), err)
-	a := accountPath(m)
-	v := listView{Heading: "Receipts", Action: a + "/receipts", Empty: "No receipt matches.",
-		Filters: []filterField{{Name: "status", Param: "status", Label: "Status", Value: in.Status, Options: remit.ReceiptStatuses},
-			{Name: "customer", Param: "customerId", Label: "Customer ID", Value: in.CustomerID}},
+	v := listView{Heading: "Receipts", Empty: "No receipt matches.",
+		Filters: []filterField{statusFilter(in.Status, remit.ReceiptStatuses), customerFilter(in.CustomerID)},
 		Headers: []string{"Receipt", "Number", "Invoice", "Customer", "Status", "Amount", "Created"}}
-	for _, rc := range l.Items {
-		v.Rows = append(v.Rows, []cell{code(rc.ReceiptID, ""), text(rc.ReceiptNumber), code(rc.InvoiceID, a+"/invoices/"+url.PathEscape(rc.InvoiceID)),
-			customerCell(a, rc.CustomerID, names), text(string(rc.Status)), text(money(rc.Amount, rc.Currency)), when(rc.CreatedAt)})
-	}
-	p := s.accountBase(r, m, "Receipts")
 	if err == nil && l.HasMore { // the next offset, the same filters
 		next := url.Values{"offset": {strconv.FormatInt(l.Offset+int64(l.Limit), 10)}}
 		for _, k := range []string{"status", "customer", "limit"} {
@@ -232,9 +239,13 @@ func (s *Server) receiptsPage(w http.ResponseWriter, r *http.Request) {
 				next.Set(k, s)
 			}
 		}
-		v.Next = v.Action + "?" + next.Encode()
+		v.Next = accountPath(m) + "/receipts?" + next.Encode()
 	}
-	s.listPage(w, r, p, v, nil, err)
+	customerList(s, w, r, m, "receipts", v, l.Items, nil, err, func(rc remit.PaymentReceipt) string { return rc.CustomerID },
+		func(a string, rc remit.PaymentReceipt, names map[string]string) []cell {
+			return []cell{code(rc.ReceiptID, ""), text(rc.ReceiptNumber), code(rc.InvoiceID, a+"/invoices/"+url.PathEscape(rc.InvoiceID)),
+				customerCell(a, rc.CustomerID, names), text(string(rc.Status)), text(money(rc.Amount, rc.Currency)), when(rc.CreatedAt)}
+		})
 }
 
 // settlementsPage lists an account's settlements, newest first, by scope (open, closed, paid).
