@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -144,7 +143,7 @@ func New(eng Engine, sessions scs.Store, signIns SignInLimiter, log *slog.Logger
 	mux.HandleFunc("GET /dashboard/accounts/{account}/customers/{customer}", s.signedIn(s.customerPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}", s.signedIn(s.subscriptionPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(subscriptionActionPages.page(s)))
-	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(subscriptionActionPages.act(s)))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(subscriptionActionPages.post(s)))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs", s.signedIn(s.jobsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs/{job}", s.signedIn(s.jobPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs/{job}/retry", s.signedIn(s.jobRetryPage))
@@ -155,7 +154,7 @@ func New(eng Engine, sessions scs.Store, signIns SignInLimiter, log *slog.Logger
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.creditNotePage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.issueCreditNote))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(invoiceActionPages.page(s)))
-	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(invoiceActionPages.act(s)))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(invoiceActionPages.post(s)))
 	mux.HandleFunc("/dashboard/", s.notFound)
 	s.handler = webui.Protect(mux, sm, webui.Headers{CSP: contentSecurityPolicy, Referrer: "same-origin", DenyFrames: true})
 	return s, nil
@@ -190,7 +189,7 @@ type customerRef struct{ Name, ID, Href string }
 
 // who is the customer of the account by ID, named from names (template function).
 func who(account, id string, names map[string]string) customerRef {
-	return customerRef{Name: names[id], ID: id, Href: "/dashboard/accounts/" + url.PathEscape(account) + "/customers/" + url.PathEscape(id)}
+	return customerRef{Name: names[id], ID: id, Href: resourcePath(account, "customers", id)}
 }
 
 // customerNames reads the names of the customers of a page, of the account: one query.

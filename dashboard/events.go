@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/remit-billing/remit"
@@ -16,17 +15,6 @@ func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request) {
 	searchList(s, w, r, "events", "Events", "type", s.eng.AccountEvents, func(p *page, typ string, items []remit.Event) {
 		p.Filter.Type, p.Events = typ, items
 	})
-}
-
-// ownList answers a list shown by a template of its own (name, also its path under the account):
-// the engine's error (listAnswered); otherwise the page p with the next page's link (the query's
-// parameters keep).
-func (s *Server) ownList(w http.ResponseWriter, r *http.Request, name string, p page, next *string, err error, keep ...string) {
-	if !s.listAnswered(w, r, name, &p, err) {
-		return
-	}
-	p.NextPage = nextLink(accountPath(p.Account)+"/"+name, next, r.URL.Query(), keep...)
-	s.render(w, r, http.StatusOK, name, p)
 }
 
 // listAnswered answers a list's error (a bad filter next to its field, an unknown account): false
@@ -82,7 +70,7 @@ func (s *Server) resendEvent(w http.ResponseWriter, r *http.Request) {
 	made, err := s.eng.ResendEvent(r.Context(), *p.Operator, p.Account.ID, p.Event.ID, r.PostFormValue("key"))
 	switch c := remit.ErrorCode(err); {
 	case err == nil:
-		http.Redirect(w, r, "/dashboard/accounts/"+url.PathEscape(p.Account.ID)+"/events/"+url.PathEscape(p.Event.ID)+"?resent="+strconv.Itoa(len(made)), http.StatusSeeOther)
+		http.Redirect(w, r, resourcePath(p.Account.ID, "events", p.Event.ID)+"?resent="+strconv.Itoa(len(made)), http.StatusSeeOther)
 	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden:
 		p.Error = remit.ErrorMessage(err)
 		s.render(w, r, statusOf(c), "event", p)

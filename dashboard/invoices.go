@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -24,9 +23,7 @@ func (s *Server) findInvoice(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, invoicePath(account, invoice), http.StatusSeeOther)
 }
 
-func invoicePath(account, invoice string) string {
-	return "/dashboard/accounts/" + url.PathEscape(account) + "/invoices/" + url.PathEscape(invoice)
-}
+func invoicePath(account, invoice string) string { return resourcePath(account, "invoices", invoice) }
 
 // loadInvoice reads the invoice the path names, for the signed-in operator (false: answered).
 func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool) {
@@ -86,21 +83,15 @@ var invoiceActions = []invoiceAction{
 		API:     "/pay", Body: `{"outOfBand": true}`, Done: "The invoice is paid (outside Remit)."},
 }
 
-func findAction(slug string) (invoiceAction, bool) {
-	return bySlug(invoiceActions, slug, func(a invoiceAction) string { return a.Slug })
-}
+func invoiceSlug(a invoiceAction) string { return a.Slug }
+
+func findAction(slug string) (invoiceAction, bool) { return bySlug(invoiceActions, slug, invoiceSlug) }
 
 // invoiceActionPages are the invoice actions' confirmation page and form.
-var invoiceActionPages = resourceActions[invoiceAction]{
-	find:    findAction,
-	load:    (*Server).loadInvoice,
-	confirm: invoiceConfirmation,
-	run: func(s *Server, r *http.Request, p page, a invoiceAction, key string) error {
-		_, err := s.eng.InvoiceAction(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, a.Slug, key)
-		return err
-	},
-	done: func(p page, a invoiceAction) string {
-		return invoicePath(p.Account.ID, p.Invoice.InvoiceID) + "?done=" + a.Slug
+var invoiceActionPages = resourceActions[invoiceAction, remit.Invoice]{
+	find: findAction, slug: invoiceSlug, load: (*Server).loadInvoice, confirm: invoiceConfirmation, act: Engine.InvoiceAction,
+	resource: func(p page) (string, string) {
+		return p.Invoice.InvoiceID, invoicePath(p.Account.ID, p.Invoice.InvoiceID)
 	},
 }
 

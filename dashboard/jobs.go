@@ -46,9 +46,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 	s.listPage(w, r, s.accountBase(r, m, "Jobs"), v, l.NextCursor, err)
 }
 
-func jobPath(account, id string) string {
-	return "/dashboard/accounts/" + url.PathEscape(account) + "/jobs/" + url.PathEscape(id)
-}
+func jobPath(account, id string) string { return resourcePath(account, "jobs", id) }
 
 // lastError is a job's last error as "code: message", "–" when none.
 func lastError(j remit.Job) string {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -58,6 +59,31 @@ func (s *Server) withNames(r *http.Request, m remit.MerchantAccount, ids []strin
 		return nil, err
 	}
 	return s.customerNames(r, m.ID, ids)
+}
+
+// searchList answers a list shown by a template of its own (name, also its path under the
+// account) with one text filter, the query's param (trimmed): the account's list read by list with
+// it and put on the page titled title by fill, then ownList (which keeps param and limit).
+func searchList[T any](s *Server, w http.ResponseWriter, r *http.Request, name, title, param string,
+	list func(ctx context.Context, o remit.Operator, merchantAccountID, filter, limit, cursor string) (remit.MerchantAccount, remit.List[T], error),
+	fill func(p *page, filter string, items []T)) {
+	q := r.URL.Query()
+	filter := strings.TrimSpace(q.Get(param))
+	m, l, err := list(r.Context(), operatorOf(r), r.PathValue("account"), filter, q.Get("limit"), q.Get("cursor"))
+	p := s.accountBase(r, m, title)
+	fill(&p, filter, l.Items)
+	s.ownList(w, r, name, p, l.NextCursor, err, param, "limit")
+}
+
+// ownList answers a list shown by a template of its own (name, also its path under the account):
+// the engine's error (listAnswered); otherwise the page p with the next page's link (the query's
+// parameters keep).
+func (s *Server) ownList(w http.ResponseWriter, r *http.Request, name string, p page, next *string, err error, keep ...string) {
+	if !s.listAnswered(w, r, name, &p, err) {
+		return
+	}
+	p.NextPage = nextLink(accountPath(p.Account)+"/"+name, next, r.URL.Query(), keep...)
+	s.render(w, r, http.StatusOK, name, p)
 }
 
 // listPage answers a list: the engine's field errors next to their filters, an unknown account as
@@ -133,6 +159,12 @@ func nextLink(base string, next *string, q url.Values, keep ...string) string {
 
 func accountPath(m remit.MerchantAccount) string {
 	return "/dashboard/accounts/" + url.PathEscape(m.ID)
+}
+
+// resourcePath is the page of the account's resource of a kind (its path segment: "invoices")
+// with the ID.
+func resourcePath(account, kind, id string) string {
+	return "/dashboard/accounts/" + url.PathEscape(account) + "/" + kind + "/" + url.PathEscape(id)
 }
 
 // customerFilter is a list's filter by customer ID.

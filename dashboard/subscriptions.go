@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/remit-billing/remit"
 )
@@ -42,9 +41,7 @@ func offered(sub remit.Subscription) []subscriptionAction {
 	return out
 }
 
-func subscriptionPath(account, id string) string {
-	return "/dashboard/accounts/" + url.PathEscape(account) + "/subscriptions/" + url.PathEscape(id)
-}
+func subscriptionPath(account, id string) string { return resourcePath(account, "subscriptions", id) }
 
 // loadSubscription reads the subscription the path names (false: answered).
 func (s *Server) loadSubscription(w http.ResponseWriter, r *http.Request) (page, bool) {
@@ -67,8 +64,10 @@ func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+func subscriptionSlug(a subscriptionAction) string { return a.Slug }
+
 func findSubscriptionAction(slug string) (subscriptionAction, bool) {
-	return bySlug(subscriptionActions, slug, func(a subscriptionAction) string { return a.Slug })
+	return bySlug(subscriptionActions, slug, subscriptionSlug)
 }
 
 // subscriptionConfirmation is the confirmation page of a subscription action.
@@ -80,15 +79,10 @@ func subscriptionConfirmation(a subscriptionAction, p page) confirmation {
 }
 
 // subscriptionActionPages are the subscription actions' confirmation page and form.
-var subscriptionActionPages = resourceActions[subscriptionAction]{
-	find:    findSubscriptionAction,
-	load:    (*Server).loadSubscription,
-	confirm: subscriptionConfirmation,
-	run: func(s *Server, r *http.Request, p page, a subscriptionAction, key string) error {
-		_, err := s.eng.SubscriptionAction(r.Context(), *p.Operator, p.Account.ID, p.Subscription.SubscriptionID, a.Slug, key)
-		return err
-	},
-	done: func(p page, a subscriptionAction) string {
-		return subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID) + "?done=" + a.Slug
+var subscriptionActionPages = resourceActions[subscriptionAction, remit.Subscription]{
+	find: findSubscriptionAction, slug: subscriptionSlug, load: (*Server).loadSubscription, confirm: subscriptionConfirmation,
+	act: Engine.SubscriptionAction,
+	resource: func(p page) (string, string) {
+		return p.Subscription.SubscriptionID, subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID)
 	},
 }
