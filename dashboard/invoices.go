@@ -83,6 +83,7 @@ var invoiceActions = []invoiceAction{
 		API:     "/pay", Body: `{"outOfBand": true}`, Done: "The invoice is paid (outside Remit)."},
 }
 
+// invoiceSlug is an invoice action's slug.
 func invoiceSlug(a invoiceAction) string { return a.Slug }
 
 func findAction(slug string) (invoiceAction, bool) { return bySlug(invoiceActions, slug, invoiceSlug) }

@@ -64,6 +64,7 @@ func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// subscriptionSlug is a subscription action's slug.
 func subscriptionSlug(a subscriptionAction) string { return a.Slug }
 
 func findSubscriptionAction(slug string) (subscriptionAction, bool) {
