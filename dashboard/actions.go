@@ -1,9 +1,11 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 )
 
 // Every action of the dashboard goes the same way: a confirmation page (what it does, and the API
@@ -22,19 +24,22 @@ func bySlug[T any](list []T, slug string, key func(T) string) (T, bool) {
 	return zero, false
 }
 
-// resourceActions is what the two pages of a resource's actions need: its actions by slug, how to
-// load the resource the path names (false: answered), its confirmation page, the engine's call,
-// and where to go when it is done.
-type resourceActions[A any] struct {
-	find    func(slug string) (A, bool)
-	load    loader
-	confirm func(a A, p page) confirmation
-	run     func(s *Server, r *http.Request, p page, a A, key string) error
-	done    func(p page, a A) string
+// resourceActions is what the two pages of a resource's actions need: its actions by slug (find,
+// and slug: an action's), how to load the resource the path names (false: answered), its
+// confirmation page, the engine's call (act: the action named by its slug, on the resource of the
+// account, under the form's key) and the resource of a page (its ID and its page's path, where the
+// action goes back to, with ?done= its slug).
+type resourceActions[A, R any] struct {
+	find     func(slug string) (A, bool)
+	slug     func(a A) string
+	load     loader
+	confirm  func(a A, p page) confirmation
+	act      func(e Engine, ctx context.Context, o remit.Operator, merchantAccountID, id, action, key string) (R, error)
+	resource func(p page) (id, path string)
 }
 
 // page asks an admin to confirm the action the path names (GET …/{action}).
-func (k resourceActions[A]) page(s *Server) http.HandlerFunc {
+func (k resourceActions[A, R]) page(s *Server) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		a, p, ok := k.open(s, w, r)
 		if ok {
@@ -44,7 +49,7 @@ func (k resourceActions[A]) page(s *Server) http.HandlerFunc {
 }
 
 // act runs the confirmed action through the engine, under the form's Idempotency-Key (POST).
-func (k resourceActions[A]) act(s *Server) http.HandlerFunc {
+func (k resourceActions[A, R]) post(s *Server) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !s.checkCSRF(w, r) {
 			return
@@ -53,13 +58,14 @@ func (k resourceActions[A]) act(s *Server) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		err := k.run(s, r, p, a, r.PostFormValue("key"))
-		s.finish(w, r, p, err, k.done(p, a), func(p page) confirmation { return k.confirm(a, p) })
+		id, path := k.resource(p)
+		_, err := k.act(s.eng, r.Context(), *p.Operator, p.Account.ID, id, k.slug(a), r.PostFormValue("key"))
+		s.finish(w, r, p, err, path+"?done="+k.slug(a), func(p page) confirmation { return k.confirm(a, p) })
 	}
 }
 
 // open finds the action and loads its resource for an admin (false: answered).
-func (k resourceActions[A]) open(s *Server, w http.ResponseWriter, r *http.Request) (A, page, bool) {
+func (k resourceActions[A, R]) open(s *Server, w http.ResponseWriter, r *http.Request) (A, page, bool) {
 	a, ok := k.find(r.PathValue("action"))
 	if !ok {
 		s.notFound(w, r)
@@ -90,7 +96,7 @@ func (s *Server) adminPost(w http.ResponseWriter, r *http.Request, load loader) 
 
 // confirm renders an action's confirmation page with a new Idempotency-Key.
 func (s *Server) confirm(w http.ResponseWriter, r *http.Request, p page, c func(page) confirmation) {
-	p.Key = newToken()
+	p.Key = webui.NewToken()
 	p.Confirm = c(p)
 	s.render(w, r, http.StatusOK, "action", p)
 }
@@ -102,7 +108,7 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, p page, err erro
 	case err == nil:
 		http.Redirect(w, r, done, http.StatusSeeOther)
 	case code == remit.EConflict || code == remit.ENotFound || code == remit.EForbidden || code == remit.EInvalid:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
+		p.Error, p.Key = remit.ErrorMessage(err), webui.NewToken()
 		p.Confirm = c(p)
 		s.render(w, r, statusOf(code), "action", p)
 	default:
@@ -113,11 +119,16 @@ func (s *Server) finish(w http.ResponseWriter, r *http.Request, p page, err erro
 // answered answers an engine error on a page: not found as 404 (another organization's resource
 // alike), anything else as a failure. It reports whether it answered (err not nil).
 func (s *Server) answered(w http.ResponseWriter, r *http.Request, err error) bool {
+	return s.answeredAs(w, r, err, "Not found")
+}
+
+// answeredAs is answered with the 404 page's title.
+func (s *Server) answeredAs(w http.ResponseWriter, r *http.Request, err error, notFound string) bool {
 	switch {
 	case err == nil:
 		return false
 	case remit.ErrorCode(err) == remit.ENotFound:
-		s.message(w, r, http.StatusNotFound, "Not found", remit.ErrorMessage(err))
+		s.message(w, r, http.StatusNotFound, notFound, remit.ErrorMessage(err))
 	default:
 		s.fail(w, r, err)
 	}

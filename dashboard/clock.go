@@ -6,12 +6,12 @@ import (
 	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 )
 
 // loadClock reads the sandbox account the path names and its clock (false: answered).
 func (s *Server) loadClock(w http.ResponseWriter, r *http.Request) (page, bool) {
-	op := operatorOf(r)
-	m, c, err := s.eng.AccountClock(r.Context(), op, r.PathValue("account"))
+	m, c, err := s.eng.AccountClock(r.Context(), operatorOf(r), r.PathValue("account"))
 	switch c := remit.ErrorCode(err); {
 	case err == nil:
 	case c == remit.ENotFound || c == remit.EForbidden:
@@ -21,20 +21,14 @@ func (s *Server) loadClock(w http.ResponseWriter, r *http.Request) (page, bool) 
 		s.fail(w, r, err)
 		return page{}, false
 	}
-	return page{Title: "Sandbox clock", Operator: &op, Environment: m.Environment, Account: m, Clock: c,
-		CanAct: op.Role == remit.OperatorAdmin, Key: newToken()}, true
+	p := s.accountBase(r, m, "Sandbox clock")
+	p.Clock, p.Key = c, webui.NewToken()
+	return p, true
 }
 
 // clockPage shows a sandbox account's clock and, to an admin, the form that advances it.
 func (s *Server) clockPage(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.loadClock(w, r)
-	if !ok {
-		return
-	}
-	if r.URL.Query().Get("done") == "advanced" {
-		p.Notice = "The clock moved forward; what fell due has run."
-	}
-	s.render(w, r, http.StatusOK, "clock", p)
+	s.show(w, r, (*Server).loadClock, "clock", doneNotice(r, "advanced", "The clock moved forward; what fell due has run."))
 }
 
 // advanceClock advances the clock through the engine; its field errors show next to the field.
@@ -52,7 +46,7 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	}
 	_, err := s.eng.AdvanceClock(r.Context(), *p.Operator, p.Account.ID, seconds, r.PostFormValue("key"))
 	if fields := remit.FieldMessages(err); fields != nil {
-		p.Errors, p.Key = fields, newToken()
+		p.Errors, p.Key = fields, webui.NewToken()
 		p.Error = fields["key"] // not a field of the form: said above it
 		s.render(w, r, http.StatusUnprocessableEntity, "clock", p)
 		return
@@ -61,7 +55,7 @@ func (s *Server) advanceClock(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		http.Redirect(w, r, "/dashboard/accounts/"+p.Account.ID+"/clock?done=advanced", http.StatusSeeOther)
 	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
+		p.Error, p.Key = remit.ErrorMessage(err), webui.NewToken()
 		s.render(w, r, statusOf(c), "clock", p)
 	default:
 		s.fail(w, r, err)

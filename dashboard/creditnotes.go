@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 )
 
 // creditNoteForm is what the credit note form was sent with.
@@ -28,7 +29,7 @@ func (s *Server) creditNotePage(w http.ResponseWriter, r *http.Request) {
 	if !ok || !s.admin(w, r, p) {
 		return
 	}
-	p.Key, p.Form = newToken(), creditNoteForm{Kind: "credit", Reason: "order_change"}
+	p.Key, p.Form = webui.NewToken(), creditNoteForm{Kind: "credit", Reason: "order_change"}
 	if p.Invoice.Status == remit.InvoiceOpen {
 		p.Form.Kind = "offset"
 	}
@@ -64,7 +65,7 @@ func (s *Server) issueCreditNote(w http.ResponseWriter, r *http.Request) {
 	if fields := remit.FieldMessages(err); fields != nil {
 		p.Errors = formFields(fields)
 		p.Error = fields["key"] // not a field of the form: said above it
-		p.Key = newToken()
+		p.Key = webui.NewToken()
 		s.renderCreditNote(w, r, http.StatusUnprocessableEntity, p)
 		return
 	}
@@ -72,7 +73,7 @@ func (s *Server) issueCreditNote(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		http.Redirect(w, r, invoicePath(p.Account.ID, p.Invoice.InvoiceID)+"?credited="+cn.Number, http.StatusSeeOther)
 	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden:
-		p.Error, p.Key = remit.ErrorMessage(err), newToken()
+		p.Error, p.Key = remit.ErrorMessage(err), webui.NewToken()
 		s.renderCreditNote(w, r, statusOf(c), p)
 	default:
 		s.fail(w, r, err)

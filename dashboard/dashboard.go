@@ -8,21 +8,18 @@ package dashboard
 
 import (
 	"context"
-	"crypto/subtle"
 	"embed"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/document"
+	"github.com/remit-billing/remit/internal/webui"
 	"github.com/remit-billing/remit/locale"
 	"github.com/remit-billing/remit/ratelimit"
 )
@@ -80,7 +77,6 @@ type Config struct {
 const (
 	cookieName   = "remit_dashboard"
 	keyOperator  = "operator"
-	keyCSRF      = "csrf"
 	keyEnv       = "environment"
 	signInPath   = "/dashboard/sign-in"
 	overviewPath = "/dashboard"
@@ -115,18 +111,13 @@ func New(eng Engine, sessions scs.Store, signIns SignInLimiter, log *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	sm := scs.New()
-	sm.Store = sessions
-	sm.Lifetime, sm.IdleTimeout = orDefault(cfg.SessionLifetime, 12*time.Hour), orDefault(cfg.SessionIdle, time.Hour)
-	sm.Cookie.Name, sm.Cookie.Path = cookieName, "/dashboard"
-	sm.Cookie.HttpOnly, sm.Cookie.SameSite = true, http.SameSiteStrictMode
-	sm.Cookie.Secure = strings.HasPrefix(cfg.PublicURL, "https://")
+	sm := webui.Sessions(sessions, webui.Cookie{Name: cookieName, Path: "/dashboard", SameSite: http.SameSiteStrictMode,
+		Lifetime: orDefault(cfg.SessionLifetime, 12*time.Hour), Idle: orDefault(cfg.SessionIdle, time.Hour)}, cfg.PublicURL)
 	s := &Server{eng: eng, publicURL: cfg.PublicURL, sessions: sm, signIns: signIns, pages: pages, log: log}
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, err) }
 
 	mux := http.NewServeMux()
-	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /dashboard/static/", http.StripPrefix("/dashboard/static/", http.FileServerFS(static)))
+	webui.Static(mux, "/dashboard/static/", staticFS)
 	mux.HandleFunc("GET /dashboard/sign-in", s.signInPage)
 	mux.HandleFunc("POST /dashboard/sign-in", s.signIn)
 	mux.HandleFunc("POST /dashboard/sign-out", s.signOut)
@@ -152,7 +143,7 @@ func New(eng Engine, sessions scs.Store, signIns SignInLimiter, log *slog.Logger
 	mux.HandleFunc("GET /dashboard/accounts/{account}/customers/{customer}", s.signedIn(s.customerPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}", s.signedIn(s.subscriptionPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(subscriptionActionPages.page(s)))
-	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(subscriptionActionPages.act(s)))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/subscriptions/{subscription}/{action}", s.signedIn(subscriptionActionPages.post(s)))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs", s.signedIn(s.jobsPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs/{job}", s.signedIn(s.jobPage))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/jobs/{job}/retry", s.signedIn(s.jobRetryPage))
@@ -163,10 +154,9 @@ func New(eng Engine, sessions scs.Store, signIns SignInLimiter, log *slog.Logger
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.creditNotePage))
 	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/credit-notes", s.signedIn(s.issueCreditNote))
 	mux.HandleFunc("GET /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(invoiceActionPages.page(s)))
-	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(invoiceActionPages.act(s)))
+	mux.HandleFunc("POST /dashboard/accounts/{account}/invoices/{invoice}/{action}", s.signedIn(invoiceActionPages.post(s)))
 	mux.HandleFunc("/dashboard/", s.notFound)
-	cop := http.NewCrossOriginProtection()
-	s.handler = secure(cop.Handler(sm.LoadAndSave(mux)))
+	s.handler = webui.Protect(mux, sm, webui.Headers{CSP: contentSecurityPolicy, Referrer: "same-origin", DenyFrames: true})
 	return s, nil
 }
 
@@ -177,19 +167,6 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
-}
-
-// secure sets the headers every dashboard answer carries.
-func secure(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("Cache-Control", "no-store")
-		next.ServeHTTP(w, r)
-	})
 }
 
 // parsePages parses each page with the layout.
@@ -212,7 +189,7 @@ type customerRef struct{ Name, ID, Href string }
 
 // who is the customer of the account by ID, named from names (template function).
 func who(account, id string, names map[string]string) customerRef {
-	return customerRef{Name: names[id], ID: id, Href: "/dashboard/accounts/" + url.PathEscape(account) + "/customers/" + url.PathEscape(id)}
+	return customerRef{Name: names[id], ID: id, Href: resourcePath(account, "customers", id)}
 }
 
 // customerNames reads the names of the customers of a page, of the account: one query.
@@ -305,9 +282,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	p.CSRF = s.csrfToken(r.Context())
 	p.PublicURL = s.publicURL
 	p.Environments = []remit.Environment{remit.Sandbox, remit.Production}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	if err := s.pages[name].ExecuteTemplate(w, "layout", p); err != nil {
+	if err := webui.Render(w, status, s.pages[name], "layout", p); err != nil {
 		s.log.Error("dashboard: render", "page", name, "err", err.Error())
 	}
 }
@@ -329,19 +304,17 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 
 // csrfToken returns the session's CSRF token, creating it (and so the session) on first use.
 func (s *Server) csrfToken(ctx context.Context) string {
-	t := s.sessions.GetString(ctx, keyCSRF)
+	t := s.sessions.GetString(ctx, webui.CSRFKey)
 	if t == "" {
-		t = newToken()
-		s.sessions.Put(ctx, keyCSRF, t)
+		t = webui.NewToken()
+		s.sessions.Put(ctx, webui.CSRFKey, t)
 	}
 	return t
 }
 
 // checkCSRF reports whether a form's token is the session's; it answers 403 when not.
 func (s *Server) checkCSRF(w http.ResponseWriter, r *http.Request) bool {
-	want := s.sessions.GetString(r.Context(), keyCSRF)
-	got := r.PostFormValue("csrf")
-	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
+	if !webui.ValidCSRF(s.sessions, r) {
 		s.message(w, r, http.StatusForbidden, "Form expired", "This form is out of date (or was not sent from this dashboard). Open the page again and resend it.")
 		return false
 	}

@@ -4,26 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 )
 
 // eventsPage lists an account's events, newest first, with the API's paging; type filters them.
 func (s *Server) eventsPage(w http.ResponseWriter, r *http.Request) {
-	op := operatorOf(r)
-	q := r.URL.Query()
-	typ := strings.TrimSpace(q.Get("type"))
-	m, list, err := s.eng.AccountEvents(r.Context(), op, r.PathValue("account"), typ, q.Get("limit"), q.Get("cursor"))
-	p := page{Title: "Events", Operator: &op, Environment: m.Environment, Account: m, Filter: listFilter{Type: typ}}
-	if !s.listAnswered(w, r, "events", &p, err) {
-		return
-	}
-	p.Events = list.Items
-	p.NextPage = nextLink(accountPath(m)+"/events", list.NextCursor, q, "type", "limit")
-	s.render(w, r, http.StatusOK, "events", p)
+	searchList(s, w, r, "events", "Events", "type", s.eng.AccountEvents, func(p *page, typ string, items []remit.Event) {
+		p.Filter.Type, p.Events = typ, items
+	})
 }
 
 // listAnswered answers a list's error (a bad filter next to its field, an unknown account): false
@@ -42,8 +33,7 @@ func (s *Server) listAnswered(w http.ResponseWriter, r *http.Request, name strin
 
 // loadEvent reads the event the path names, with its deliveries (false: answered).
 func (s *Server) loadEvent(w http.ResponseWriter, r *http.Request) (page, bool) {
-	op := operatorOf(r)
-	m, ev, deliveries, err := s.eng.AccountEvent(r.Context(), op, r.PathValue("account"), r.PathValue("event"))
+	m, ev, deliveries, err := s.eng.AccountEvent(r.Context(), operatorOf(r), r.PathValue("account"), r.PathValue("event"))
 	if s.answered(w, r, err) {
 		return page{}, false
 	}
@@ -52,8 +42,9 @@ func (s *Server) loadEvent(w http.ResponseWriter, r *http.Request) (page, bool) 
 		data.Reset()
 		data.Write(ev.Data)
 	}
-	return page{Title: ev.Type, Operator: &op, Environment: m.Environment, Account: m, Event: ev, Deliveries: deliveries,
-		EventData: data.String(), CanAct: op.Role == remit.OperatorAdmin, Key: newToken()}, true
+	p := s.accountBase(r, m, ev.Type)
+	p.Event, p.Deliveries, p.EventData, p.Key = ev, deliveries, data.String(), webui.NewToken()
+	return p, true
 }
 
 // eventPage shows an event, its deliveries and, to an admin, the resend form.
@@ -79,7 +70,7 @@ func (s *Server) resendEvent(w http.ResponseWriter, r *http.Request) {
 	made, err := s.eng.ResendEvent(r.Context(), *p.Operator, p.Account.ID, p.Event.ID, r.PostFormValue("key"))
 	switch c := remit.ErrorCode(err); {
 	case err == nil:
-		http.Redirect(w, r, "/dashboard/accounts/"+url.PathEscape(p.Account.ID)+"/events/"+url.PathEscape(p.Event.ID)+"?resent="+strconv.Itoa(len(made)), http.StatusSeeOther)
+		http.Redirect(w, r, resourcePath(p.Account.ID, "events", p.Event.ID)+"?resent="+strconv.Itoa(len(made)), http.StatusSeeOther)
 	case c == remit.EConflict || c == remit.ENotFound || c == remit.EForbidden:
 		p.Error = remit.ErrorMessage(err)
 		s.render(w, r, statusOf(c), "event", p)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -24,19 +23,15 @@ func (s *Server) findInvoice(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, invoicePath(account, invoice), http.StatusSeeOther)
 }
 
-func invoicePath(account, invoice string) string {
-	return "/dashboard/accounts/" + url.PathEscape(account) + "/invoices/" + url.PathEscape(invoice)
-}
+func invoicePath(account, invoice string) string { return resourcePath(account, "invoices", invoice) }
 
 // loadInvoice reads the invoice the path names, for the signed-in operator (false: answered).
 func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool) {
-	op := operatorOf(r)
-	m, inv, err := s.eng.OperatorInvoice(r.Context(), op, r.PathValue("account"), r.PathValue("invoice"))
-	if s.answered(w, r, err) {
-		return page{}, false
+	p, inv, ok := loadResource(s, w, r, "invoice", s.eng.OperatorInvoice)
+	if !ok {
+		return p, false
 	}
-	p := page{Title: "Invoice " + inv.InvoiceID, Operator: &op, Environment: m.Environment, Account: m, Invoice: inv,
-		CanAct: op.Role == remit.OperatorAdmin, Actions: invoiceActions}
+	p.Title, p.Invoice, p.Actions = "Invoice "+inv.InvoiceID, inv, invoiceActions
 	if inv.HostedInvoiceURL != nil {
 		p.HostedPage = *inv.HostedInvoiceURL
 	}
@@ -45,27 +40,24 @@ func (s *Server) loadInvoice(w http.ResponseWriter, r *http.Request) (page, bool
 
 // invoicePage shows an invoice.
 func (s *Server) invoicePage(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.loadInvoice(w, r)
-	if !ok {
-		return
-	}
-	var err error
-	if p.Belongs, err = s.eng.InvoiceOverview(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID); s.answered(w, r, err) {
-		return
-	}
-	if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Invoice.CustomerID}); s.answered(w, r, err) {
-		return
-	}
-	// What was paid, offset, refunded and credited and what remains: the rows its PDF and its
-	// hosted page show.
-	p.Totals = document.InvoiceTotals(locale.For("en"), document.Invoice{Invoice: p.Invoice, Coupons: p.Invoice.CouponIDs})
-	if a, ok := findAction(r.URL.Query().Get("done")); ok {
-		p.Notice = a.Done
-	}
-	if n := r.URL.Query().Get("credited"); creditNoteNumber.MatchString(n) { // a number, not a message to show
-		p.Notice = "Credit note " + n + " is issued."
-	}
-	s.render(w, r, http.StatusOK, "invoice", p)
+	s.show(w, r, (*Server).loadInvoice, "invoice", func(p *page) (err error) {
+		if p.Belongs, err = s.eng.InvoiceOverview(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID); err != nil {
+			return err
+		}
+		if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Invoice.CustomerID}); err != nil {
+			return err
+		}
+		// What was paid, offset, refunded and credited and what remains: the rows its PDF and its
+		// hosted page show.
+		p.Totals = document.InvoiceTotals(locale.For("en"), document.Invoice{Invoice: p.Invoice, Coupons: p.Invoice.CouponIDs})
+		if a, ok := findAction(r.URL.Query().Get("done")); ok {
+			p.Notice = a.Done
+		}
+		if n := r.URL.Query().Get("credited"); creditNoteNumber.MatchString(n) { // a number, not a message to show
+			p.Notice = "Credit note " + n + " is issued."
+		}
+		return nil
+	})
 }
 
 // invoiceAction is an action an admin may take on an invoice, and what its confirmation says.
@@ -91,21 +83,16 @@ var invoiceActions = []invoiceAction{
 		API:     "/pay", Body: `{"outOfBand": true}`, Done: "The invoice is paid (outside Remit)."},
 }
 
-func findAction(slug string) (invoiceAction, bool) {
-	return bySlug(invoiceActions, slug, func(a invoiceAction) string { return a.Slug })
-}
+// invoiceSlug is an invoice action's slug.
+func invoiceSlug(a invoiceAction) string { return a.Slug }
+
+func findAction(slug string) (invoiceAction, bool) { return bySlug(invoiceActions, slug, invoiceSlug) }
 
 // invoiceActionPages are the invoice actions' confirmation page and form.
-var invoiceActionPages = resourceActions[invoiceAction]{
-	find:    findAction,
-	load:    (*Server).loadInvoice,
-	confirm: invoiceConfirmation,
-	run: func(s *Server, r *http.Request, p page, a invoiceAction, key string) error {
-		_, err := s.eng.InvoiceAction(r.Context(), *p.Operator, p.Account.ID, p.Invoice.InvoiceID, a.Slug, key)
-		return err
-	},
-	done: func(p page, a invoiceAction) string {
-		return invoicePath(p.Account.ID, p.Invoice.InvoiceID) + "?done=" + a.Slug
+var invoiceActionPages = resourceActions[invoiceAction, remit.Invoice]{
+	find: findAction, slug: invoiceSlug, load: (*Server).loadInvoice, confirm: invoiceConfirmation, act: Engine.InvoiceAction,
+	resource: func(p page) (string, string) {
+		return p.Invoice.InvoiceID, invoicePath(p.Account.ID, p.Invoice.InvoiceID)
 	},
 }
 
@@ -146,25 +133,13 @@ func statusOf(c remit.Code) int {
 
 // invoicesPage lists an account's invoices with the API's paging; status and customer filter it.
 func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request) {
-	op := operatorOf(r)
 	q := r.URL.Query()
 	f := listFilter{Status: q.Get("status"), Customer: strings.TrimSpace(q.Get("customer"))}
-	m, list, err := s.eng.ListInvoices(r.Context(), op, r.PathValue("account"), f.Customer, f.Status, q.Get("limit"), q.Get("cursor"))
-	p := page{Title: "Invoices", Operator: &op, Environment: m.Environment, Account: m, Filter: f, Statuses: invoiceStatuses}
-	if fields := remit.FieldMessages(err); fields != nil {
-		p.Errors = fields
-		s.render(w, r, http.StatusUnprocessableEntity, "invoices", p)
-		return
-	}
-	if s.answered(w, r, err) {
-		return
-	}
-	p.Invoices = list.Items
-	if p.Names, err = s.customerNames(r, m.ID, customerIDs(list.Items, func(inv remit.Invoice) string { return inv.CustomerID })); s.answered(w, r, err) {
-		return
-	}
-	p.NextPage = nextLink(accountPath(m)+"/invoices", list.NextCursor, q, "status", "customer", "limit")
-	s.render(w, r, http.StatusOK, "invoices", p)
+	m, l, err := s.eng.ListInvoices(r.Context(), operatorOf(r), r.PathValue("account"), f.Customer, f.Status, q.Get("limit"), q.Get("cursor"))
+	p := s.accountBase(r, m, "Invoices")
+	p.Filter, p.Statuses, p.Invoices = f, invoiceStatuses, l.Items
+	p.Names, err = s.withNames(r, m, customerIDs(l.Items, func(inv remit.Invoice) string { return inv.CustomerID }), err)
+	s.ownList(w, r, "invoices", p, l.NextCursor, err, "status", "customer", "limit")
 }
 
 var creditNoteNumber = regexp.MustCompile(`^CN-[0-9]{1,12}$`)
@@ -177,13 +152,13 @@ var invoiceStatuses = []string{"draft", "open", "paid", "void", "uncollectible"}
 // accountPage is a merchant account's home: revenue per day (a chart), open invoices, failed
 // payments, and its lists.
 func (s *Server) accountPage(w http.ResponseWriter, r *http.Request) {
-	op := operatorOf(r)
-	v, err := s.eng.AccountOverview(r.Context(), op, r.PathValue("account"))
+	v, err := s.eng.AccountOverview(r.Context(), operatorOf(r), r.PathValue("account"))
 	if s.answered(w, r, err) {
 		return
 	}
-	p := page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment, Account: v.Account, Home: v,
-		Chart: chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now, moneyIn(v.Account.DefaultCurrency)), CanAct: op.Role == remit.OperatorAdmin, Decisions: decisions}
+	p := s.accountBase(r, v.Account, v.Account.DisplayName)
+	p.Home, p.Decisions = v, decisions
+	p.Chart = chartOf(v.Revenue, v.Account.DefaultCurrency, v.Now, moneyIn(v.Account.DefaultCurrency))
 	p.Chart.Title, p.Chart.ID = "Revenue per day in "+v.Account.DefaultCurrency, "revenue"
 	p.MRR = chartOf(v.MRR, v.Account.DefaultCurrency, v.Now, moneyIn(v.Account.DefaultCurrency))
 	p.MRR.Title, p.MRR.ID = "Monthly recurring revenue in "+v.Account.DefaultCurrency, "mrr"

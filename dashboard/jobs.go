@@ -43,12 +43,10 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		v.Rows = append(v.Rows, []cell{code(j.ID, jobPath(m.ID, j.ID)), text(j.Kind), text(string(j.Status)),
 			text(strconv.Itoa(j.Attempts)), text(lastError(j)), when(j.ScheduledFor), nextAttempt(j), finished(j)})
 	}
-	s.listPage(w, r, s.listBase(r, m, "Jobs"), v, l.NextCursor, err)
+	s.listPage(w, r, s.accountBase(r, m, "Jobs"), v, l.NextCursor, err)
 }
 
-func jobPath(account, id string) string {
-	return "/dashboard/accounts/" + url.PathEscape(account) + "/jobs/" + url.PathEscape(id)
-}
+func jobPath(account, id string) string { return resourcePath(account, "jobs", id) }
 
 // lastError is a job's last error as "code: message", "–" when none.
 func lastError(j remit.Job) string {
@@ -114,25 +112,17 @@ func jobPayload(m remit.MerchantAccount, payload json.RawMessage) []payloadField
 
 // loadJob reads the job the path names (false: answered).
 func (s *Server) loadJob(w http.ResponseWriter, r *http.Request) (page, bool) {
-	op := operatorOf(r)
-	m, j, err := s.eng.OperatorJob(r.Context(), op, r.PathValue("account"), r.PathValue("job"))
-	if s.answered(w, r, err) {
-		return page{}, false
+	p, j, ok := loadResource(s, w, r, "job", s.eng.OperatorJob)
+	if !ok {
+		return p, false
 	}
-	return page{Title: "Job " + j.ID, Operator: &op, Environment: m.Environment, Account: m, Job: j, JobPayload: jobPayload(m, j.Payload),
-		JobRetry: j.Status.Allows(remit.ActionRetry), CanAct: op.Role == remit.OperatorAdmin}, true
+	p.Title, p.Job, p.JobPayload, p.JobRetry = "Job "+j.ID, j, jobPayload(p.Account, j.Payload), j.Status.Allows(remit.ActionRetry)
+	return p, true
 }
 
 // jobPage shows a job and, to an admin, the retry of a job failed for good.
 func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.loadJob(w, r)
-	if !ok {
-		return
-	}
-	if r.URL.Query().Get("done") == "retry" {
-		p.Notice = "The job is pending again, due now: the scheduler runs it at its next pass."
-	}
-	s.render(w, r, http.StatusOK, "job", p)
+	s.show(w, r, (*Server).loadJob, "job", doneNotice(r, "retry", "The job is pending again, due now: the scheduler runs it at its next pass."))
 }
 
 // jobRetryConfirmation is the confirmation page of a job's retry.

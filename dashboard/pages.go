@@ -2,19 +2,12 @@ package dashboard
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net/http"
 	"strings"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 )
-
-func newToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // signInPage shows the sign-in form (a signed-in operator goes to the overview).
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request) {
@@ -64,12 +57,10 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.sessions.RenewToken(ctx); err != nil {
+	if err := webui.Begin(ctx, s.sessions, keyOperator, op.ID); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.sessions.Put(ctx, keyOperator, op.ID)
-	s.sessions.Put(ctx, keyCSRF, newToken())
 	http.Redirect(w, r, overviewPath, http.StatusSeeOther)
 }
 
@@ -122,15 +113,7 @@ func (s *Server) setPassword(w http.ResponseWriter, r *http.Request) {
 
 // linkGone answers a set-password link that cannot be used (true), or an unexpected error.
 func (s *Server) linkGone(w http.ResponseWriter, r *http.Request, err error) bool {
-	switch {
-	case err == nil:
-		return false
-	case remit.ErrorCode(err) == remit.ENotFound:
-		s.message(w, r, http.StatusNotFound, "Link not usable", remit.ErrorMessage(err))
-	default:
-		s.fail(w, r, err)
-	}
-	return true
+	return s.answeredAs(w, r, err, "Link not usable")
 }
 
 type operatorKey struct{}

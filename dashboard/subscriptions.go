@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-	"net/url"
 
 	"github.com/remit-billing/remit"
 )
@@ -42,39 +41,34 @@ func offered(sub remit.Subscription) []subscriptionAction {
 	return out
 }
 
-func subscriptionPath(account, id string) string {
-	return "/dashboard/accounts/" + url.PathEscape(account) + "/subscriptions/" + url.PathEscape(id)
-}
+func subscriptionPath(account, id string) string { return resourcePath(account, "subscriptions", id) }
 
 // loadSubscription reads the subscription the path names (false: answered).
 func (s *Server) loadSubscription(w http.ResponseWriter, r *http.Request) (page, bool) {
-	op := operatorOf(r)
-	m, sub, err := s.eng.OperatorSubscription(r.Context(), op, r.PathValue("account"), r.PathValue("subscription"))
-	if s.answered(w, r, err) {
-		return page{}, false
+	p, sub, ok := loadResource(s, w, r, "subscription", s.eng.OperatorSubscription)
+	if !ok {
+		return p, false
 	}
-	return page{Title: "Subscription " + sub.SubscriptionID, Operator: &op, Environment: m.Environment, Account: m, Subscription: sub,
-		SubscriptionActions: offered(sub), CanAct: op.Role == remit.OperatorAdmin}, true
+	p.Title, p.Subscription, p.SubscriptionActions = "Subscription "+sub.SubscriptionID, sub, offered(sub)
+	return p, true
 }
 
 // subscriptionPage shows a subscription and, to an admin, what its state allows.
 func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request) {
-	p, ok := s.loadSubscription(w, r)
-	if !ok {
-		return
-	}
-	var err error
-	if p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Subscription.CustomerID}); s.answered(w, r, err) {
-		return
-	}
-	if a, ok := findSubscriptionAction(r.URL.Query().Get("done")); ok {
-		p.Notice = a.Done
-	}
-	s.render(w, r, http.StatusOK, "subscription", p)
+	s.show(w, r, (*Server).loadSubscription, "subscription", func(p *page) (err error) {
+		if a, ok := findSubscriptionAction(r.URL.Query().Get("done")); ok {
+			p.Notice = a.Done
+		}
+		p.Names, err = s.customerNames(r, p.Account.ID, []string{p.Subscription.CustomerID})
+		return err
+	})
 }
 
+// subscriptionSlug is a subscription action's slug.
+func subscriptionSlug(a subscriptionAction) string { return a.Slug }
+
 func findSubscriptionAction(slug string) (subscriptionAction, bool) {
-	return bySlug(subscriptionActions, slug, func(a subscriptionAction) string { return a.Slug })
+	return bySlug(subscriptionActions, slug, subscriptionSlug)
 }
 
 // subscriptionConfirmation is the confirmation page of a subscription action.
@@ -86,15 +80,10 @@ func subscriptionConfirmation(a subscriptionAction, p page) confirmation {
 }
 
 // subscriptionActionPages are the subscription actions' confirmation page and form.
-var subscriptionActionPages = resourceActions[subscriptionAction]{
-	find:    findSubscriptionAction,
-	load:    (*Server).loadSubscription,
-	confirm: subscriptionConfirmation,
-	run: func(s *Server, r *http.Request, p page, a subscriptionAction, key string) error {
-		_, err := s.eng.SubscriptionAction(r.Context(), *p.Operator, p.Account.ID, p.Subscription.SubscriptionID, a.Slug, key)
-		return err
-	},
-	done: func(p page, a subscriptionAction) string {
-		return subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID) + "?done=" + a.Slug
+var subscriptionActionPages = resourceActions[subscriptionAction, remit.Subscription]{
+	find: findSubscriptionAction, slug: subscriptionSlug, load: (*Server).loadSubscription, confirm: subscriptionConfirmation,
+	act: Engine.SubscriptionAction,
+	resource: func(p page) (string, string) {
+		return p.Subscription.SubscriptionID, subscriptionPath(p.Account.ID, p.Subscription.SubscriptionID)
 	},
 }

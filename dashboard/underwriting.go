@@ -2,8 +2,6 @@ package dashboard
 
 import (
 	"net/http"
-
-	"github.com/remit-billing/remit"
 )
 
 // Underwriting: an admin decides a merchant account in review (production accounts go through
@@ -37,13 +35,11 @@ func (s *Server) loadAccount(w http.ResponseWriter, r *http.Request) (page, deci
 		s.notFound(w, r)
 		return page{}, d, false
 	}
-	op := operatorOf(r)
-	v, err := s.eng.AccountOverview(r.Context(), op, r.PathValue("account"))
+	v, err := s.eng.AccountOverview(r.Context(), operatorOf(r), r.PathValue("account"))
 	if s.answered(w, r, err) {
 		return page{}, d, false
 	}
-	p := page{Title: v.Account.DisplayName, Operator: &op, Environment: v.Account.Environment, Account: v.Account,
-		CanAct: op.Role == remit.OperatorAdmin}
+	p := s.accountBase(r, v.Account, v.Account.DisplayName)
 	return p, d, s.admin(w, r, p)
 }
 

@@ -28,11 +28,11 @@ func (s *Server) customerPortalPut(ctx context.Context, r *Request) (any, error)
 	// (docs/events.md "Who acted").
 	ctx = remit.WithActor(ctx, remit.Actor{Type: remit.ActorCustomerPortal, ID: tok.ResourceID})
 	switch {
-	case len(parts) == 3 && parts[0] == "setup-sessions" && parts[1] != "" && parts[2] == "complete":
+	case tailIs(parts, "setup-sessions", "complete"):
 		return s.eng.Catalog.CompleteSetupSession(ctx, tok, m, parts[1], r.Query("paymentMethod"))
-	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
+	case tailIs(parts, "invoices", "pay"):
 		return s.portalPayInvoice(ctx, r, tok, m, parts[1])
-	case len(parts) == 3 && parts[0] == "payments" && parts[1] != "" && parts[2] == "authenticate":
+	case tailIs(parts, "payments", "authenticate"):
 		return s.eng.Payments.AuthenticatePayment(ctx, tok, m, parts[1], r.Query("outcome"))
 	}
 	return nil, remit.Errorf(remit.ENotFound, "No such customer-portal route. The portal's PUT routes are /customer-portal/setup-sessions/{sessionId}/complete, /customer-portal/invoices/{invoiceId}/pay and /customer-portal/payments/{paymentId}/authenticate.")
@@ -43,6 +43,15 @@ func (s *Server) customerPortalPut(ctx context.Context, r *Request) (any, error)
 // recorded and answered 409 with details.reason "payment_failed", as on POST /v1/invoices/{id}/pay.
 func (s *Server) portalPayInvoice(ctx context.Context, r *Request, tok remit.HostedToken, m remit.MerchantAccount, invoiceID string) (any, error) {
 	return s.eng.Payments.PayInvoiceFromPortal(ctx, tok, m, invoiceID)
+}
+
+// tailIs reports whether a portal route's tail (split at "/") is kind/{id}/action, or kind/{id}
+// when action is "", with an {id} that is not empty.
+func tailIs(parts []string, kind, action string) bool {
+	if action == "" {
+		return len(parts) == 2 && parts[0] == kind && parts[1] != ""
+	}
+	return len(parts) == 3 && parts[0] == kind && parts[1] != "" && parts[2] == action
 }
 
 // portalRequest resolves a portal request's hosted token (401 for a bad one) and splits the path

@@ -31,7 +31,7 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 		return nil, err
 	}
 	switch {
-	case len(parts) == 2 && parts[0] == "invoices" && parts[1] != "":
+	case tailIs(parts, "invoices", ""):
 		page, err := s.eng.Documents.HostedInvoicePage(ctx, tok, m, parts[1])
 		if err != nil {
 			return nil, err
@@ -46,7 +46,7 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 			return nil, remit.Internal(err)
 		}
 		return hostedHTML(body, document.HostedPageCSP), nil
-	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pay":
+	case tailIs(parts, "invoices", "pay"):
 		if err := tok.Authorize(remit.HostedInvoice, parts[1]); err != nil {
 			return nil, err
 		}
@@ -56,13 +56,13 @@ func (s *Server) portalGet(ctx context.Context, r *Request) (any, error) {
 			to += "&back=" + url.QueryEscape(back)
 		}
 		return Redirect{Location: to}, nil
-	case len(parts) == 3 && parts[0] == "invoices" && parts[1] != "" && parts[2] == "pdf":
+	case tailIs(parts, "invoices", "pdf"):
 		d, err := s.eng.Documents.HostedInvoicePDF(ctx, tok, m, parts[1])
 		if err != nil {
 			return nil, err
 		}
 		return pdfAnswer(document.InvoicePDF(d))(document.InvoiceFileName(d))
-	case parts[0] == "setup-sessions" && (len(parts) == 2 && parts[1] != "" || len(parts) == 3 && parts[1] != "" && parts[2] == "complete"):
+	case tailIs(parts, "setup-sessions", "") || tailIs(parts, "setup-sessions", "complete"):
 		page, err := s.eng.Catalog.HostedSetupPage(ctx, tok, m, parts[1])
 		if err != nil {
 			return nil, err

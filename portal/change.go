@@ -21,23 +21,18 @@ type changeView struct {
 // changePage lists the prices the customer may switch to; with ?price= it is the confirmation,
 // showing the switch's preview (nothing written).
 func (s *Server) changePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if s.pageOff(w, r, &pc, remit.PortalFeatureUpdate) {
-		return
-	}
-	sub, err := s.eng.PortalSubscription(r.Context(), pc, r.PathValue("subscription"))
-	if err != nil {
-		s.fail(w, r, &pc, err)
+	sub, ok := loaded(s, w, r, &pc, remit.PortalFeatureUpdate, s.pathSubscription(r))
+	if !ok {
 		return
 	}
 	v := changeView{Subscription: sub, Currency: sub.Currency}
-	if v.Prices, err = s.eng.PortalPrices(r.Context(), pc); err != nil {
-		s.fail(w, r, &pc, err)
+	var err error
+	if v.Prices, err = s.eng.PortalPrices(r.Context(), pc); s.failed(w, r, &pc, err) {
 		return
 	}
 	if price := r.URL.Query().Get("price"); price != "" {
 		pv, err := s.eng.PortalPreviewChange(r.Context(), pc, sub.SubscriptionID, price)
-		if err != nil {
-			s.fail(w, r, &pc, err)
+		if s.failed(w, r, &pc, err) {
 			return
 		}
 		v.Price, v.Preview = price, &pv

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -28,8 +29,7 @@ type subscriptionRow struct {
 // invoice's lines (usage lines with the quantity used so far), and the prepaid balance.
 func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
 	subs, err := s.eng.PortalSubscriptions(r.Context(), pc)
-	if err != nil {
-		s.fail(w, r, &pc, err)
+	if s.failed(w, r, &pc, err) {
 		return
 	}
 	rows := make([]subscriptionRow, len(subs))
@@ -37,8 +37,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.Porta
 		rows[i].Subscription = sub
 		if sub.Status.Renews() && sub.CancelAt == nil {
 			inv, ok, err := s.eng.PortalUpcoming(r.Context(), pc, sub.SubscriptionID)
-			if err != nil {
-				s.fail(w, r, &pc, err)
+			if s.failed(w, r, &pc, err) {
 				return
 			}
 			if ok {
@@ -47,15 +46,13 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request, pc remit.Porta
 		}
 	}
 	balances, err := s.eng.PortalBalance(r.Context(), pc)
-	if err != nil {
-		s.fail(w, r, &pc, err)
+	if s.failed(w, r, &pc, err) {
 		return
 	}
 	v := overviewView{Subscriptions: rows, Balances: balances}
 	if remit.PortalAllows(pc.Config, remit.PortalFeaturePaymentMethods) == nil {
 		methods, err := s.eng.PortalPaymentMethods(r.Context(), pc)
-		if err != nil {
-			s.fail(w, r, &pc, err)
+		if s.failed(w, r, &pc, err) {
 			return
 		}
 		for _, m := range methods {
@@ -89,15 +86,16 @@ func (s *Server) cancelPage(w http.ResponseWriter, r *http.Request, pc remit.Por
 // subscriptionPage renders a confirmation page (tmpl, its title's key) of one of the customer's
 // subscriptions ({subscription}), when the configuration turns its feature on.
 func (s *Server) subscriptionPage(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, feature, tmpl, title string) {
-	if s.pageOff(w, r, pc, feature) {
-		return
+	if sub, ok := loaded(s, w, r, pc, feature, s.pathSubscription(r)); ok {
+		s.render(w, r, http.StatusOK, tmpl, s.view(r, pc, title, sub))
 	}
-	sub, err := s.eng.PortalSubscription(r.Context(), *pc, r.PathValue("subscription"))
-	if err != nil {
-		s.fail(w, r, pc, err)
-		return
+}
+
+// pathSubscription reads the customer's subscription the path names ({subscription}).
+func (s *Server) pathSubscription(r *http.Request) func(context.Context, remit.PortalContext) (remit.Subscription, error) {
+	return func(ctx context.Context, pc remit.PortalContext) (remit.Subscription, error) {
+		return s.eng.PortalSubscription(ctx, pc, r.PathValue("subscription"))
 	}
-	s.render(w, r, http.StatusOK, tmpl, s.view(r, pc, title, sub))
 }
 
 // cancel cancels the subscription (the form of cancelPage).
@@ -119,15 +117,7 @@ func (s *Server) invoicesPage(w http.ResponseWriter, r *http.Request, pc remit.P
 // historyInvoices loads the customer's invoices for the invoice history's routes; false when the
 // configuration turns the history off or the load failed, having answered.
 func (s *Server) historyInvoices(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext) ([]remit.Invoice, bool) {
-	if s.pageOff(w, r, pc, remit.PortalFeatureInvoiceHistory) {
-		return nil, false
-	}
-	invs, err := s.eng.PortalInvoices(r.Context(), *pc)
-	if err != nil {
-		s.fail(w, r, pc, err)
-		return nil, false
-	}
-	return invs, true
+	return loaded(s, w, r, pc, remit.PortalFeatureInvoiceHistory, s.eng.PortalInvoices)
 }
 
 // payInvoice sends the browser to one of the customer's open invoices' hosted page, which pays it
@@ -193,13 +183,10 @@ func (s *Server) details(w http.ResponseWriter, r *http.Request, pc remit.Portal
 			fields["address."+f] = v[0]
 		}
 	}
-	if _, err := s.eng.PortalUpdateCustomer(r.Context(), pc, fields); err != nil {
-		if remit.ErrorCode(err) == remit.EInvalid {
-			s.render(w, r, http.StatusUnprocessableEntity, "details.html", s.view(r, &pc, "portal.details.title", "invalid"))
-			return
-		}
-		s.fail(w, r, &pc, err)
+	_, err := s.eng.PortalUpdateCustomer(r.Context(), pc, fields)
+	if remit.ErrorCode(err) == remit.EInvalid {
+		s.render(w, r, http.StatusUnprocessableEntity, "details.html", s.view(r, &pc, "portal.details.title", "invalid"))
 		return
 	}
-	http.Redirect(w, r, home+"?done=details", http.StatusSeeOther)
+	s.formDone(w, r, &pc, err, home+"?done=details")
 }

@@ -11,21 +11,17 @@ package portal
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
 
 	"github.com/remit-billing/remit"
+	"github.com/remit-billing/remit/internal/webui"
 	"github.com/remit-billing/remit/locale"
 )
 
@@ -66,7 +62,6 @@ type Config struct {
 const (
 	cookieName = "remit_portal"
 	keySession = "portal_session"
-	keyCSRF    = "csrf"
 	home       = "/portal"
 )
 
@@ -97,12 +92,8 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	if err != nil {
 		return nil, err
 	}
-	sm := scs.New()
-	sm.Store = sessions
-	sm.Lifetime, sm.IdleTimeout = 12*time.Hour, remit.PortalIdle
-	sm.Cookie.Name, sm.Cookie.Path = cookieName, "/portal"
-	sm.Cookie.HttpOnly, sm.Cookie.SameSite = true, http.SameSiteLaxMode
-	sm.Cookie.Secure = strings.HasPrefix(cfg.PublicURL, "https://")
+	sm := webui.Sessions(sessions, webui.Cookie{Name: cookieName, Path: "/portal", SameSite: http.SameSiteLaxMode,
+		Lifetime: 12 * time.Hour, Idle: remit.PortalIdle}, cfg.PublicURL)
 	s := &Server{eng: eng, sessions: sm, pages: pages, log: log}
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { s.fail(w, r, nil, err) }
 
@@ -111,8 +102,7 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 		mux.HandleFunc(pattern, h)
 		s.patterns = append(s.patterns, pattern)
 	}
-	static, _ := fs.Sub(staticFS, "static")
-	mux.Handle("GET /portal/static/", http.StripPrefix("/portal/static/", http.FileServerFS(static)))
+	webui.Static(mux, "/portal/static/", staticFS)
 	handle("GET /portal/start", s.start)
 	handle("GET /portal", s.signedIn(s.overview))
 	handle("GET /portal/theme.css", s.signedIn(s.theme))
@@ -135,24 +125,11 @@ func New(eng Engine, sessions scs.Store, log *slog.Logger, cfg Config) (*Server,
 	mux.HandleFunc("/portal/", func(w http.ResponseWriter, r *http.Request) {
 		s.message(w, r, nil, http.StatusNotFound, "portal.error.not_found")
 	})
-	cop := http.NewCrossOriginProtection()
-	s.handler = secure(cop.Handler(sm.LoadAndSave(mux)))
+	s.handler = webui.Protect(mux, sm, webui.Headers{CSP: contentSecurityPolicy, Referrer: "no-referrer"})
 	return s, nil
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
-
-// secure sets the headers every portal answer carries.
-func secure(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", contentSecurityPolicy)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
-		next.ServeHTTP(w, r)
-	})
-}
 
 // start opens a portal session from its one-time URL: a new browser session (a new cookie token)
 // for the portal session, then its flow's page or the overview.
@@ -166,13 +143,10 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, pc, err)
 		return
 	}
-	ctx := r.Context()
-	if err := s.sessions.RenewToken(ctx); err != nil {
+	if err := webui.Begin(r.Context(), s.sessions, keySession, ps.SessionID); err != nil {
 		s.fail(w, r, nil, err)
 		return
 	}
-	s.sessions.Put(ctx, keySession, ps.SessionID)
-	s.sessions.Put(ctx, keyCSRF, newToken())
 	http.Redirect(w, r, flowPage(ps.Flow), http.StatusSeeOther)
 }
 
@@ -217,19 +191,12 @@ func (s *Server) signedIn(next func(http.ResponseWriter, *http.Request, remit.Po
 // checked refuses a form without the session's CSRF token (403).
 func (s *Server) checked(next func(http.ResponseWriter, *http.Request, remit.PortalContext)) func(http.ResponseWriter, *http.Request, remit.PortalContext) {
 	return func(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-		want := s.sessions.GetString(r.Context(), keyCSRF)
-		if want == "" || subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf")), []byte(want)) != 1 {
+		if !webui.ValidCSRF(s.sessions, r) {
 			s.message(w, r, &pc, http.StatusForbidden, "portal.error.stale_form")
 			return
 		}
 		next(w, r, pc)
 	}
-}
-
-func newToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // view is what every page template gets.
@@ -247,7 +214,7 @@ type view struct {
 }
 
 func (s *Server) view(r *http.Request, pc *remit.PortalContext, title string, data any) view {
-	v := view{Tr: locale.For(r.URL.Query().Get("locale")), Title: title, Data: data, CSRF: s.sessions.GetString(r.Context(), keyCSRF),
+	v := view{Tr: locale.For(r.URL.Query().Get("locale")), Title: title, Data: data, CSRF: s.sessions.GetString(r.Context(), webui.CSRFKey),
 		Done: r.URL.Query().Get("done")}
 	if pc != nil {
 		v.Tr = locale.For(pc.Session.Locale)
@@ -267,9 +234,7 @@ func (s *Server) view(r *http.Request, pc *remit.PortalContext, title string, da
 }
 
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page string, v view) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	if err := s.pages.ExecuteTemplate(w, page, v); err != nil {
+	if err := webui.Render(w, status, s.pages, page, v); err != nil {
 		s.log.Error("portal: render", "page", page, "err", err.Error())
 	}
 }
@@ -287,6 +252,26 @@ func (s *Server) pageOff(w http.ResponseWriter, r *http.Request, pc *remit.Porta
 	}
 	s.message(w, r, pc, http.StatusNotFound, "portal.error.not_found")
 	return true
+}
+
+// loaded reads with get what a page of feature shows; false when the configuration turns the
+// feature off (pageOff) or the read failed, having answered.
+func loaded[T any](s *Server, w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, feature string,
+	get func(ctx context.Context, pc remit.PortalContext) (T, error)) (T, bool) {
+	var v T
+	if s.pageOff(w, r, pc, feature) {
+		return v, false
+	}
+	v, err := get(r.Context(), *pc)
+	return v, !s.failed(w, r, pc, err)
+}
+
+// failed reports whether err is an error, having answered it (fail).
+func (s *Server) failed(w http.ResponseWriter, r *http.Request, pc *remit.PortalContext, err error) bool {
+	if err != nil {
+		s.fail(w, r, pc, err)
+	}
+	return err != nil
 }
 
 // formDone answers a form the engine has acted on: its error's page, or the page it leads to (a

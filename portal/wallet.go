@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/remit-billing/remit"
@@ -18,12 +19,8 @@ type card struct {
 
 // walletPage lists the customer's cards, the default marked, each with its actions.
 func (s *Server) walletPage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if s.pageOff(w, r, &pc, remit.PortalFeaturePaymentMethods) {
-		return
-	}
-	methods, err := s.eng.PortalPaymentMethods(r.Context(), pc)
-	if err != nil {
-		s.fail(w, r, &pc, err)
+	methods, ok := loaded(s, w, r, &pc, remit.PortalFeaturePaymentMethods, s.eng.PortalPaymentMethods)
+	if !ok {
 		return
 	}
 	cards := make([]card, len(methods))
@@ -47,12 +44,10 @@ func (s *Server) makeDefault(w http.ResponseWriter, r *http.Request, pc remit.Po
 
 // removePage is the confirmation before a card is removed.
 func (s *Server) removePage(w http.ResponseWriter, r *http.Request, pc remit.PortalContext) {
-	if s.pageOff(w, r, &pc, remit.PortalFeaturePaymentMethods) {
-		return
-	}
-	m, err := s.eng.PortalPaymentMethod(r.Context(), pc, r.PathValue("method"))
-	if err != nil {
-		s.fail(w, r, &pc, err)
+	m, ok := loaded(s, w, r, &pc, remit.PortalFeaturePaymentMethods, func(ctx context.Context, pc remit.PortalContext) (remit.PaymentMethod, error) {
+		return s.eng.PortalPaymentMethod(ctx, pc, r.PathValue("method"))
+	})
+	if !ok {
 		return
 	}
 	s.render(w, r, http.StatusOK, "remove.html", s.view(r, &pc, "portal.wallet.remove_title", card{ID: m.PaymentMethodID, Label: remit.CardLabel(m.Brand, m.Last4)}))

@@ -69,11 +69,7 @@ func (s *Stripe) Charge(ctx context.Context, req ChargeRequest) (ChargeResult, e
 	if req.Customer != "" {
 		params.Customer = stripe.String(req.Customer)
 	}
-	if req.Account != "" {
-		params.SetStripeAccount(req.Account)
-	}
-	params.SetIdempotencyKey(req.IdempotencyRef)
-	params.AddMetadata(remitPaymentKey, req.IdempotencyRef)
+	created(params, req.IdempotencyRef, remitPaymentKey, req.IdempotencyRef, req.Account)
 	params.AddExpand("latest_charge.balance_transaction")
 	pi, err := s.client.V1PaymentIntents.Create(ctx, params)
 	var se *stripe.Error
@@ -107,9 +103,7 @@ func (s *Stripe) Lookup(ctx context.Context, idempotencyRef string) (ChargeResul
 func (s *Stripe) Refund(ctx context.Context, req RefundRequest) (RefundResult, error) {
 	lp := &stripe.RefundListParams{PaymentIntent: stripe.String(req.ChargeReference)}
 	lp.Limit = stripe.Int64(100)
-	if req.Account != "" {
-		lp.SetStripeAccount(req.Account)
-	}
+	onAccount(lp, req.Account)
 	for r, err := range s.client.V1Refunds.List(ctx, lp) {
 		if err != nil {
 			return RefundResult{}, err
@@ -119,11 +113,7 @@ func (s *Stripe) Refund(ctx context.Context, req RefundRequest) (RefundResult, e
 		}
 	}
 	params := &stripe.RefundCreateParams{PaymentIntent: stripe.String(req.ChargeReference), Amount: stripe.Int64(req.Amount)}
-	params.SetIdempotencyKey(req.IdempotencyRef)
-	params.AddMetadata(remitRefundKey, req.IdempotencyRef)
-	if req.Account != "" {
-		params.SetStripeAccount(req.Account)
-	}
+	created(params, req.IdempotencyRef, remitRefundKey, req.IdempotencyRef, req.Account)
 	r, err := s.client.V1Refunds.Create(ctx, params)
 	var se *stripe.Error
 	switch {
@@ -213,4 +203,26 @@ func ParseStripeWebhook(payload []byte, header, secret string) (StripeWebhook, e
 	}
 	out.Relevant, out.Ref, out.Result = true, pi.Metadata[remitPaymentKey], FromPaymentIntent(&pi)
 	return out, nil
+}
+
+// onAccount makes a request act on the connected account named ("": the platform's own).
+func onAccount(p interface{ SetStripeAccount(string) }, account string) {
+	if account != "" {
+		p.SetStripeAccount(account)
+	}
+}
+
+// createParams are the parameters of a create request to Stripe.
+type createParams interface {
+	AddMetadata(key, value string)
+	SetIdempotencyKey(string)
+	SetStripeAccount(string)
+}
+
+// created readies a create request: Stripe's Idempotency-Key idem, Remit's reference in its
+// metadata (key: ref) and the connected account named, if any.
+func created(p createParams, idem, key, ref, account string) {
+	p.SetIdempotencyKey(idem)
+	p.AddMetadata(key, ref)
+	onAccount(p, account)
 }

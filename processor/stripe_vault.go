@@ -30,11 +30,7 @@ func (s *Stripe) CreateCustomer(ctx context.Context, req CustomerRequest) (strin
 	if req.Name != "" {
 		params.Name = stripe.String(req.Name)
 	}
-	params.AddMetadata(remitCustomerKey, req.CustomerID)
-	params.SetIdempotencyKey(req.IdempotencyRef)
-	if req.Account != "" {
-		params.SetStripeAccount(req.Account)
-	}
+	created(params, req.IdempotencyRef, remitCustomerKey, req.CustomerID, req.Account)
 	c, err := s.client.V1Customers.Create(ctx, params)
 	if err != nil {
 		return "", err
@@ -48,11 +44,7 @@ func (s *Stripe) StartSetup(ctx context.Context, req SetupRequest) (Setup, error
 		Customer: stripe.String(req.Customer), Usage: stripe.String(string(stripe.SetupIntentUsageOffSession)),
 		PaymentMethodTypes: []*string{stripe.String("card")},
 	}
-	params.AddMetadata(remitSessionKey, req.SessionID)
-	params.SetIdempotencyKey(req.IdempotencyRef)
-	if req.Account != "" {
-		params.SetStripeAccount(req.Account)
-	}
+	created(params, req.IdempotencyRef, remitSessionKey, req.SessionID, req.Account)
 	si, err := s.client.V1SetupIntents.Create(ctx, params)
 	if err != nil {
 		return Setup{}, err
@@ -64,9 +56,7 @@ func (s *Stripe) StartSetup(ctx context.Context, req SetupRequest) (Setup, error
 func (s *Stripe) FinishSetup(ctx context.Context, req FinishSetupRequest) (SavedMethod, error) {
 	params := &stripe.SetupIntentRetrieveParams{}
 	params.AddExpand("payment_method")
-	if req.Account != "" {
-		params.SetStripeAccount(req.Account)
-	}
+	onAccount(params, req.Account)
 	si, err := s.client.V1SetupIntents.Retrieve(ctx, req.Reference, params)
 	if err != nil {
 		return SavedMethod{}, err
@@ -79,18 +69,14 @@ func (s *Stripe) FinishSetup(ctx context.Context, req FinishSetupRequest) (Saved
 // itself: one with no customer, or one Stripe does not know (resource_missing), is detached.
 func (s *Stripe) DetachMethod(ctx context.Context, req DetachRequest) error {
 	params := &stripe.PaymentMethodDetachParams{}
-	if req.Account != "" {
-		params.SetStripeAccount(req.Account)
-	}
+	onAccount(params, req.Account)
 	_, err := s.client.V1PaymentMethods.Detach(ctx, req.PaymentMethod, params)
 	if err == nil || missing(err) {
 		return nil
 	}
 	if se := (*stripe.Error)(nil); errors.As(err, &se) && se.HTTPStatusCode == http.StatusBadRequest {
 		rp := &stripe.PaymentMethodRetrieveParams{}
-		if req.Account != "" {
-			rp.SetStripeAccount(req.Account)
-		}
+		onAccount(rp, req.Account)
 		pm, rerr := s.client.V1PaymentMethods.Retrieve(ctx, req.PaymentMethod, rp)
 		switch {
 		case missing(rerr) || (rerr == nil && pm.Customer == nil):

@@ -55,62 +55,57 @@ func billingDayTarget(storeName string, n int) time.Duration {
 // the seed's basic plan whose first period ends at due, with its renewal job due then. Rows go in
 // through the store's tables in multi-row INSERTs, as the rest of the seed.
 func seedBillingDay(ctx context.Context, dbURL string, fx *Fixture, n int, due time.Time, log io.Writer) error {
-	s, db, err := openSeeder(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	us := remit.Micros
-	now := time.Now().UTC().Truncate(time.Microsecond)
-	start := due.AddDate(0, -1, 0)
-	if !remit.AddInterval(start, "month", 1).Equal(due) {
-		return fmt.Errorf("billing day: %s is not a month after %s", due, start)
-	}
-	region := "CA"
-	addr := jsonText(remit.Address{Line1: "1 Market St", City: "San Francisco", Region: &region, PostalCode: "94105", Country: "US"})
-	items := jsonText([]remit.SubscriptionItem{{PriceID: priceBasic, PriceType: remit.PriceFixedRecurring, UnitAmount: 2000, Description: "Basic plan"}})
-	customers := s.table("customers", "merchant_account_id", "id", "external_id", "name", "email", "address", "tax_exempt", "metadata", "created_at")
-	accounts := s.table("billing_accounts", "merchant_account_id", "id", "customer_id", "currency", "collection_method", "tax_address",
-		"default_payment_method_id", "metadata", "created_at", "updated_at")
-	methods := s.table("payment_methods", "merchant_account_id", "id", "customer_id", "billing_account_id", "type", "brand", "last4",
-		"test_card", "created_at")
-	subs := s.table("subscriptions", subscriptionColumns...)
-	jobs := s.table("jobs", "id", "merchant_account_id", "kind", "due_at", "payload", "created_at")
-	tables := []*bulk{customers, accounts, methods, subs, jobs}
-	began := time.Now()
-	for i := range n {
-		mid, cid, ba, pm, sub := fx.MerchantID, remit.NewID("cus"), remit.NewID("ba"), remit.NewID("pm"), remit.NewID("sub")
-		for _, add := range []func() error{
-			func() error {
-				return customers.add(mid, cid, fmt.Sprintf("day-%07d", i), fmt.Sprintf("Subscriber %d", i), fmt.Sprintf("subscriber%d@example.com", i),
-					addr, false, "{}", us(start))
-			},
-			func() error {
-				return accounts.add(mid, ba, cid, "USD", remit.ChargeAutomatically, nil, pm, "{}", us(start), us(start))
-			},
-			func() error { return methods.add(mid, pm, cid, ba, "card", "visa", "4242", "pm_card_visa", us(start)) },
-			func() error {
-				return subs.add(mid, sub, remit.SubscriptionActive, cid, ba, "USD", items, "month", 1, us(start), 1, us(start), us(due),
-					"[]", "{}", us(start), us(start), "[]")
-			},
-			func() error {
-				return jobs.add(remit.NewID("job"), mid, jobRenew, us(due), jsonText(map[string]any{"subscriptionId": sub, "periodEnd": due}), us(now))
-			},
-		} {
-			if err := add(); err != nil {
+	return seedOwn(ctx, dbURL, func(s *seeder) error {
+		us := remit.Micros
+		now := time.Now().UTC().Truncate(time.Microsecond)
+		start := due.AddDate(0, -1, 0)
+		if !remit.AddInterval(start, "month", 1).Equal(due) {
+			return fmt.Errorf("billing day: %s is not a month after %s", due, start)
+		}
+		region := "CA"
+		addr := jsonText(remit.Address{Line1: "1 Market St", City: "San Francisco", Region: &region, PostalCode: "94105", Country: "US"})
+		items := basicPlanItems()
+		customers := s.table("customers", "merchant_account_id", "id", "external_id", "name", "email", "address", "tax_exempt", "metadata", "created_at")
+		accounts := s.table("billing_accounts", "merchant_account_id", "id", "customer_id", "currency", "collection_method", "tax_address",
+			"default_payment_method_id", "metadata", "created_at", "updated_at")
+		methods := s.table("payment_methods", "merchant_account_id", "id", "customer_id", "billing_account_id", "type", "brand", "last4",
+			"test_card", "created_at")
+		subs := s.table("subscriptions", subscriptionColumns...)
+		jobs := s.table("jobs", "id", "merchant_account_id", "kind", "due_at", "payload", "created_at")
+		tables := []*bulk{customers, accounts, methods, subs, jobs}
+		began := time.Now()
+		for i := range n {
+			mid, cid, ba, pm, sub := fx.MerchantID, remit.NewID("cus"), remit.NewID("ba"), remit.NewID("pm"), remit.NewID("sub")
+			for _, add := range []func() error{
+				func() error {
+					return customers.add(mid, cid, fmt.Sprintf("day-%07d", i), fmt.Sprintf("Subscriber %d", i), fmt.Sprintf("subscriber%d@example.com", i),
+						addr, false, "{}", us(start))
+				},
+				func() error {
+					return accounts.add(mid, ba, cid, "USD", remit.ChargeAutomatically, nil, pm, "{}", us(start), us(start))
+				},
+				func() error { return methods.add(mid, pm, cid, ba, "card", "visa", "4242", "pm_card_visa", us(start)) },
+				func() error {
+					return subs.add(mid, sub, remit.SubscriptionActive, cid, ba, "USD", items, "month", 1, us(start), 1, us(start), us(due),
+						"[]", "{}", us(start), us(start), "[]")
+				},
+				func() error {
+					return jobs.add(remit.NewID("job"), mid, jobRenew, us(due), jsonText(map[string]any{"subscriptionId": sub, "periodEnd": due}), us(now))
+				},
+			} {
+				if err := add(); err != nil {
+					return err
+				}
+			}
+			if err := s.flushEvery(tables, i, n); err != nil {
 				return err
 			}
-		}
-		if i%500 == 499 || i == n-1 {
-			if _, err := s.flushAll(tables, 100000, i == n-1); err != nil {
-				return err
+			if i > 0 && i%20000 == 0 {
+				fmt.Fprintf(log, "  seeded %d/%d subscriptions (%s)\n", i, n, time.Since(began).Round(time.Second))
 			}
 		}
-		if i > 0 && i%20000 == 0 {
-			fmt.Fprintf(log, "  seeded %d/%d subscriptions (%s)\n", i, n, time.Since(began).Round(time.Second))
-		}
-	}
-	return s.settle()
+		return nil
+	})
 }
 
 // runBillingDay seeds the billing day into the store, starts a server with the sandbox's latency,
@@ -126,13 +121,9 @@ func runBillingDay(ctx context.Context, o options, bin, dbURL, tmp string, fx *F
 		return res, fmt.Errorf("billing day seed: %w", err)
 	}
 	res.SeedSeconds = time.Since(began).Seconds()
-	addr, err := freePort()
-	if err != nil {
-		return res, err
-	}
 	so := o
 	so.serverEnv = append(append(envList{}, o.serverEnv...), "REMIT_SANDBOX_PROCESSOR_LATENCY="+o.billingLatency.String())
-	srv, err := startServer(ctx, bin, dbURL, addr, tmp, so)
+	srv, err := startFree(ctx, bin, dbURL, tmp, so)
 	if err != nil {
 		return res, err
 	}
@@ -189,13 +180,11 @@ func runBillingDay(ctx context.Context, o options, bin, dbURL, tmp string, fx *F
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if cpu := srv.cpuTime() - cpu0; cpu > 0 {
-		res.ServerCores = cpu.Seconds() / res.Seconds
-	}
+	res.ServerCores = srv.coresSince(cpu0, res.Seconds)
 	res.PeakRSSMiB = srv.peakRSS()
 	res.RenewalsPerSec = float64(o.billingDay-res.Unfinished) / res.Seconds
 	res.Met = res.Unfinished == 0 && res.Seconds < target.Seconds()
-	_ = db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE merchant_account_id = $1 AND status = 'failed'`, fx.MerchantID).Scan(&res.FailedJobs)
+	res.FailedJobs = failedJobs(ctx, db, fx.MerchantID)
 	if profDone != nil {
 		res.Profile = <-profDone
 	}

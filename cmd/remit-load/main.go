@@ -1007,6 +1007,31 @@ func commitCeiling(ctx context.Context, dbURL string, d time.Duration) (float64,
 	return float64(n) / time.Since(start).Seconds(), nil
 }
 
+// startFree starts a server (startServer) on a free loopback port.
+func startFree(ctx context.Context, bin, dbURL, dir string, o options) (*server, error) {
+	addr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	return startServer(ctx, bin, dbURL, addr, dir, o)
+}
+
+// coresSince is the cores the server kept busy on average over the seconds since its CPU time was
+// cpu0 (0 when it used none, or off Linux).
+func (s *server) coresSince(cpu0 time.Duration, seconds float64) float64 {
+	if cpu := s.cpuTime() - cpu0; cpu > 0 {
+		return cpu.Seconds() / seconds
+	}
+	return 0
+}
+
+// failedJobs counts the merchant account's jobs failed for good (0 when the count fails).
+func failedJobs(ctx context.Context, db *store.DB, merchantID string) int {
+	var n int
+	_ = db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE merchant_account_id = $1 AND status = 'failed'`, merchantID).Scan(&n)
+	return n
+}
+
 func freePort() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

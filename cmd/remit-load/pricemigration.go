@@ -48,43 +48,38 @@ func priceMigrationTarget(n int) time.Duration {
 // seedPriceMigration adds n customers to the fixture's merchant account, each with a send_invoice
 // billing account and one active monthly subscription of the basic plan, in multi-row INSERTs.
 func seedPriceMigration(ctx context.Context, dbURL string, fx *Fixture, n int, log io.Writer) error {
-	s, db, err := openSeeder(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	us := remit.Micros
-	start := time.Now().UTC().Truncate(time.Microsecond)
-	end := remit.AddInterval(start, "month", 1)
-	items := jsonText([]remit.SubscriptionItem{{PriceID: priceBasic, PriceType: remit.PriceFixedRecurring, UnitAmount: 2000, Description: "Basic plan"}})
-	customers := s.table("customers", "merchant_account_id", "id", "external_id", "name", "email", "tax_exempt", "metadata", "created_at")
-	accounts := s.table("billing_accounts", "merchant_account_id", "id", "customer_id", "currency", "collection_method", "metadata", "created_at", "updated_at")
-	subs := s.table("subscriptions", subscriptionColumns...)
-	tables := []*bulk{customers, accounts, subs}
-	mid := fx.MerchantID
-	for i := range n {
-		cid, ba := remit.NewID("cus"), remit.NewID("ba")
-		if err := customers.add(mid, cid, fmt.Sprintf("pmig-%07d", i), fmt.Sprintf("Subscriber %d", i), fmt.Sprintf("pmig%d@example.com", i),
-			false, "{}", us(start)); err != nil {
-			return err
-		}
-		if err := accounts.add(mid, ba, cid, "USD", remit.SendInvoice, "{}", us(start), us(start)); err != nil {
-			return err
-		}
-		if err := subs.add(mid, remit.NewID("sub"), remit.SubscriptionActive, cid, ba, "USD", items, "month", 1, us(start), 1, us(start), us(end),
-			"[]", "{}", us(start), us(start), "[]"); err != nil {
-			return err
-		}
-		if i%500 == 499 || i == n-1 {
-			if _, err := s.flushAll(tables, 100000, i == n-1); err != nil {
+	return seedOwn(ctx, dbURL, func(s *seeder) error {
+		us := remit.Micros
+		start := time.Now().UTC().Truncate(time.Microsecond)
+		end := remit.AddInterval(start, "month", 1)
+		items := basicPlanItems()
+		customers := s.table("customers", "merchant_account_id", "id", "external_id", "name", "email", "tax_exempt", "metadata", "created_at")
+		accounts := s.table("billing_accounts", "merchant_account_id", "id", "customer_id", "currency", "collection_method", "metadata", "created_at", "updated_at")
+		subs := s.table("subscriptions", subscriptionColumns...)
+		tables := []*bulk{customers, accounts, subs}
+		mid := fx.MerchantID
+		for i := range n {
+			cid, ba := remit.NewID("cus"), remit.NewID("ba")
+			if err := customers.add(mid, cid, fmt.Sprintf("pmig-%07d", i), fmt.Sprintf("Subscriber %d", i), fmt.Sprintf("pmig%d@example.com", i),
+				false, "{}", us(start)); err != nil {
 				return err
 			}
+			if err := accounts.add(mid, ba, cid, "USD", remit.SendInvoice, "{}", us(start), us(start)); err != nil {
+				return err
+			}
+			if err := subs.add(mid, remit.NewID("sub"), remit.SubscriptionActive, cid, ba, "USD", items, "month", 1, us(start), 1, us(start), us(end),
+				"[]", "{}", us(start), us(start), "[]"); err != nil {
+				return err
+			}
+			if err := s.flushEvery(tables, i, n); err != nil {
+				return err
+			}
+			if i > 0 && i%50000 == 0 {
+				fmt.Fprintf(log, "  seeded %d/%d subscriptions\n", i, n)
+			}
 		}
-		if i > 0 && i%50000 == 0 {
-			fmt.Fprintf(log, "  seeded %d/%d subscriptions\n", i, n)
-		}
-	}
-	return s.settle()
+		return nil
+	})
 }
 
 // runPriceMigration seeds the subscriptions, starts a server, creates the new price and the
@@ -97,11 +92,7 @@ func runPriceMigration(ctx context.Context, o options, bin, dbURL, tmp string, f
 		return res, fmt.Errorf("price migration seed: %w", err)
 	}
 	res.SeedSeconds = time.Since(began).Seconds()
-	addr, err := freePort()
-	if err != nil {
-		return res, err
-	}
-	srv, err := startServer(ctx, bin, dbURL, addr, tmp, o)
+	srv, err := startFree(ctx, bin, dbURL, tmp, o)
 	if err != nil {
 		return res, err
 	}
@@ -126,9 +117,7 @@ func runPriceMigration(ctx context.Context, o options, bin, dbURL, tmp string, f
 		return res, err
 	}
 	res.Seconds = time.Since(start).Seconds()
-	if cpu := srv.cpuTime() - cpu0; cpu > 0 {
-		res.ServerCores = cpu.Seconds() / res.Seconds
-	}
+	res.ServerCores = srv.coresSince(cpu0, res.Seconds)
 	res.PeakRSSMiB = srv.peakRSS()
 	res.PerSecond = float64(res.Migrated) / res.Seconds
 	db, err := store.Open(ctx, dbURL)
@@ -138,7 +127,7 @@ func runPriceMigration(ctx context.Context, o options, bin, dbURL, tmp string, f
 	defer db.Close()
 	_ = db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM price_migration_items WHERE merchant_account_id = $1 AND migration_id = $2
 		AND status = 'migrated'`, fx.MerchantID, id).Scan(&res.StoreMigrated)
-	_ = db.SQL().QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE merchant_account_id = $1 AND status = 'failed'`, fx.MerchantID).Scan(&res.FailedJobs)
+	res.FailedJobs = failedJobs(ctx, db, fx.MerchantID)
 	res.Met = res.Migrated == o.migrations && res.StoreMigrated == o.migrations && res.Seconds < target.Seconds()
 	return res, nil
 }

@@ -86,14 +86,34 @@ type seeder struct {
 	sqlite  bool
 }
 
-// openSeeder opens the store at dbURL for a bulk seed of its own (the billing day's, the price
-// migration's); closing the store is the caller's.
-func openSeeder(ctx context.Context, dbURL string) (*seeder, *store.DB, error) {
+// seedOwn runs a bulk seed of its own (the billing day's, the price migration's) on the store at
+// dbURL, opened for it: fill adds the rows, then the store is settled and closed.
+func seedOwn(ctx context.Context, dbURL string, fill func(s *seeder) error) error {
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return &seeder{ctx: ctx, db: db.SQL(), counts: map[string]int{}, sqlite: db.Dialect() == store.SQLite}, db, nil
+	defer db.Close()
+	s := &seeder{ctx: ctx, db: db.SQL(), counts: map[string]int{}, sqlite: db.Dialect() == store.SQLite}
+	if err := fill(s); err != nil {
+		return err
+	}
+	return s.settle()
+}
+
+// basicPlanItems are the items of a subscription of the seed's basic plan, as JSON.
+func basicPlanItems() string {
+	return jsonText([]remit.SubscriptionItem{{PriceID: priceBasic, PriceType: remit.PriceFixedRecurring, UnitAmount: 2000, Description: "Basic plan"}})
+}
+
+// flushEvery writes the tables' buffered rows every 500 rows of a seed of n and after its last
+// (i: the row just added).
+func (s *seeder) flushEvery(tables []*bulk, i, n int) error {
+	if i%500 == 499 || i == n-1 {
+		_, err := s.flushAll(tables, 100000, i == n-1)
+		return err
+	}
+	return nil
 }
 
 // settle leaves a seeded store as a measurement wants it: PostgreSQL's statistics taken of the new

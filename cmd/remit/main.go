@@ -119,6 +119,18 @@ func (c *cli) withEngine(ctx context.Context, fn func(a *app.App) error) error {
 	return fn(r.App)
 }
 
+// engineCall runs a command's one engine call with the engine open (withEngine) and shows its
+// result with show; the call's error is said as cliError says it.
+func engineCall[T any](ctx context.Context, c *cli, call func(a *app.App) (T, error), show func(v T) error) error {
+	return c.withEngine(ctx, func(a *app.App) error {
+		v, err := call(a)
+		if err != nil {
+			return cliError(err)
+		}
+		return show(v)
+	})
+}
+
 // The commands. Each declares its flags (beside the common ones) and returns its body.
 
 func serveCommand(*flag.FlagSet) func(context.Context, *cli) error {
@@ -203,11 +215,10 @@ func merchantDecideCommand(*flag.FlagSet) func(context.Context, *cli) error {
 		if len(c.args) != 2 {
 			return errors.New("usage: remit merchant decide MERCHANT_ACCOUNT_ID approve|reject|request-update")
 		}
-		return c.withEngine(ctx, func(a *app.App) error {
-			status, err := a.Merchants.DecideMerchant(ctx, c.args[0], c.args[1])
-			if err != nil {
-				return cliError(err)
-			}
+		decide := func(a *app.App) (remit.MerchantStatus, error) {
+			return a.Merchants.DecideMerchant(ctx, c.args[0], c.args[1])
+		}
+		return engineCall(ctx, c, decide, func(status remit.MerchantStatus) error {
 			fmt.Fprintf(c.stdout, "merchant account %s is now %s\n", c.args[0], status)
 			return nil
 		})

@@ -41,11 +41,8 @@ func userListCommand(fs *flag.FlagSet) func(context.Context, *cli) error {
 		if *orgID == "" {
 			return errors.New("user list needs --organization-id ID")
 		}
-		return c.withEngine(ctx, func(a *app.App) error {
-			ops, err := a.Operators.ListOperators(ctx, *orgID)
-			if err != nil {
-				return cliError(err)
-			}
+		list := func(a *app.App) ([]remit.Operator, error) { return a.Operators.ListOperators(ctx, *orgID) }
+		return engineCall(ctx, c, list, func(ops []remit.Operator) error {
 			rows := make([]map[string]any, 0, len(ops))
 			var text strings.Builder
 			for _, o := range ops {
@@ -70,11 +67,8 @@ func userDisableCommand(fs *flag.FlagSet) func(context.Context, *cli) error {
 		if *email == "" {
 			return errors.New("user disable needs --email E")
 		}
-		return c.withEngine(ctx, func(a *app.App) error {
-			op, err := a.Operators.DisableOperator(ctx, *email)
-			if err != nil {
-				return cliError(err)
-			}
+		disable := func(a *app.App) (remit.Operator, error) { return a.Operators.DisableOperator(ctx, *email) }
+		return engineCall(ctx, c, disable, func(op remit.Operator) error {
 			fmt.Fprintf(c.stdout, "disabled %s (%s); their sessions end at their next request\n", op.Email, op.ID)
 			return nil
 		})

@@ -18,10 +18,16 @@ import (
 // BuildRemit builds cmd/remit into a temporary folder of t and returns the binary's path.
 func BuildRemit(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "remit")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/remit-billing/remit/cmd/remit")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return goBuild(t, "remit", "github.com/remit-billing/remit/cmd/remit")
+}
+
+// goBuild builds the package pkg (of this module or one of its tools) into the binary name in a
+// temporary folder of t and returns its path; a failed build fails t with the compiler's output.
+func goBuild(t testing.TB, name, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), name)
+	if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -14,10 +13,7 @@ import (
 // document does not allow) on a free port, stops it when the test ends, and returns its base URL.
 func StartStripeMock(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "stripe-mock")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/stripe/stripe-mock").CombinedOutput(); err != nil {
-		t.Fatalf("build stripe-mock: %v\n%s", err, out)
-	}
+	bin := goBuild(t, "stripe-mock", "github.com/stripe/stripe-mock")
 	port := freePort(t)
 	cmd := exec.Command(bin, "-http-port", fmt.Sprint(port), "-https-port", fmt.Sprint(freePort(t)))
 	logs := &SyncBuffer{}
