@@ -231,17 +231,11 @@ type Report struct {
 	PriceMigration *PriceMigrationRun `json:"priceMigration,omitempty"`
 }
 
+// run is the whole harness: check the options, build the server, seed a fresh store, measure the
+// single-commit ceiling, run the selected scenarios round by round (or compare tracing), then the
+// billing day and the price migration when named, and report.
 func run(ctx context.Context, o options, out io.Writer) error {
-	if o.store != "sqlite" && o.store != "postgres" {
-		return fmt.Errorf("-store must be sqlite or postgres, not %q", o.store)
-	}
-	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
-		return errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
-	}
-	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 || o.billingDay < 1 || o.migrations < 1 {
-		return errors.New("-connections, -duration, -rounds, -subscriptions and -migrations must be positive")
-	}
-	selected, err := selectScenarios(o.scenarios)
+	selected, err := checkOptions(o)
 	if err != nil {
 		return err
 	}
@@ -257,73 +251,24 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	rep := &Report{Store: o.store, StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 		LoadAvg: loadAvg(), Duration: o.duration.String(), Connections: o.connections, Seed: o.sizes, Rounds: o.rounds,
 		Command: "go run ./cmd/remit-load " + strings.Join(os.Args[1:], " ")}
-
-	// The server binary.
-	bin := o.serverBin
-	if bin == "" {
-		bin = filepath.Join(tmp, "remit")
-		args := []string{"build", "-o", bin}
-		if o.floors {
-			args = append(args, "-tags", "remitfloor") // (b)'s floor route beside the ceiling (wire/floor.go)
-		}
-		fmt.Fprintln(out, "go "+strings.Join(args, " ")+" ./cmd/remit ...")
-		cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/remit")...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if root, err := moduleRoot(); err == nil {
-			cmd.Dir = root
-		}
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build ./cmd/remit: %w", err)
-		}
+	bin, err := serverBinary(ctx, o, tmp, out)
+	if err != nil {
+		return err
 	}
-
-	// A fresh store.
-	var dbURL string
-	switch o.store {
-	case "sqlite":
-		dbURL = "sqlite:" + filepath.Join(tmp, "remit.db")
-	case "postgres":
-		if o.postgresURL == "" {
-			return errors.New("-store postgres needs -postgres URL or REMIT_TEST_POSTGRES_URL")
-		}
-		u, drop, err := freshSchema(ctx, o.postgresURL)
-		if err != nil {
-			return err
-		}
-		if o.keep {
-			fmt.Fprintf(out, "PostgreSQL store: %s\n", u)
-		} else {
-			defer drop()
-		}
-		dbURL = u
+	dbURL, drop, err := freshStore(ctx, o, tmp, out)
+	if err != nil {
+		return err
 	}
+	defer drop()
 	addr, err := freePort()
 	if err != nil {
 		return err
 	}
 	base := "http://" + addr
-
-	fmt.Fprintf(out, "seeding %s: %d customers, %d invoices, %d ledger entries ...\n", o.store, o.sizes.Customers, o.sizes.Invoices, o.sizes.Entries)
-	began := time.Now()
-	fx, err := seed(ctx, dbURL, base, o.sizes, out)
+	fx, err := seedAndCeiling(ctx, o, rep, dbURL, base, tmp, out)
 	if err != nil {
-		return fmt.Errorf("seed: %w", err)
+		return err
 	}
-	rep.SeedSeconds = time.Since(began).Seconds()
-	for _, n := range fx.Counts {
-		rep.SeedRows += n
-	}
-	fmt.Fprintf(out, "seeded %d rows in %s: %v\n", rep.SeedRows, time.Since(began).Round(time.Second), fx.Counts)
-
-	ccURL := dbURL
-	if o.store == "sqlite" {
-		ccURL = "sqlite:" + filepath.Join(tmp, "commit-ceiling.db") // same disk, its own file
-	}
-	if rep.CommitCeiling, err = commitCeiling(ctx, ccURL, 3*time.Second); err != nil {
-		return fmt.Errorf("commit ceiling: %w", err)
-	}
-	fmt.Fprintf(out, "single-commit ceiling: %.0f durable one-row transactions/s, one at a time\n", rep.CommitCeiling)
-
 	if o.tracing > 0 {
 		return compareTracing(ctx, o, bin, dbURL, addr, tmp, fx, selected, out)
 	}
@@ -332,14 +277,6 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer func() { srv.stop() }() // the server of the moment: the floors restart it
-
-	attacker := func() *vegeta.Attacker { return newAttacker(o.connections) }
-	run := newRunID()
-	// Each round runs every scenario once, in order; with several rounds a scenario's figures are
-	// those of its median round (by requests/s), and its ratio the median of its rounds' ratios to
-	// the same round's ceiling, so that a burst of load from elsewhere on the machine moves one
-	// round, not the result.
-	all := scenarios(base, fx, run)
 	fl := &floors{o: o, dbURL: dbURL, base: base, fx: fx, tmp: tmp, duration: o.floorDuration, out: out,
 		// pgbench's clients need the PostgreSQL connections the idle server holds (its pool).
 		stopServer: func() { srv.stop() },
@@ -347,90 +284,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			srv, err = startServer(ctx, bin, dbURL, addr, tmp, o)
 			return err
 		}}
-	rounds := make(map[string][]Result)
-	for round := 1; round <= o.rounds; round++ {
-		var ceiling float64
-		for _, sc := range all {
-			if !selected[sc.name] {
-				continue
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			res := Result{Scenario: sc.name, Letter: sc.letter, Request: sc.request, Available: true}
-			if sc.probe != nil {
-				if note := sc.probe(); note != "" {
-					res.Available, res.Note = false, note
-					rounds[sc.name] = append(rounds[sc.name], res)
-					fmt.Fprintf(out, "(%s) %s: not available: %s\n", sc.letter, sc.name, note)
-					continue
-				}
-			}
-			fmt.Fprintf(out, "round %d/%d (%s) %s: %s for %s from %d connections ...\n", round, o.rounds, sc.letter, sc.name, sc.request, o.duration, o.connections)
-			if o.warmup > 0 {
-				for range attacker().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
-				}
-			}
-			srv.resetPeakRSS()
-			var profDone chan string
-			if o.profileDir != "" && round == 1 {
-				profDone = make(chan string, 1)
-				go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
-			}
-			cpu0 := srv.cpuTime()
-			besideDone := runBeside(sc, o.duration)
-			res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
-			res.Beside = <-besideDone
-			if cpu := srv.cpuTime() - cpu0; res.Requests > 0 && cpu > 0 {
-				res.CPUPerRequest = float64(cpu) / float64(time.Microsecond) / float64(res.Requests)
-				res.ServerCores = cpu.Seconds() / res.Seconds
-			}
-			res.PeakRSSMiB = srv.peakRSS()
-			res.LoadAvg = loadAvg()
-			if sc.events > 0 {
-				res.EventsPerRequest, res.EventsPerSecond = sc.events, res.RPS*float64(sc.events)
-			}
-			if profDone != nil {
-				res.Profile = <-profDone
-				res.GoHeapInuseMiB, res.GoSysMiB = srv.goMemory()
-			}
-			if sc.exhausted != nil && sc.exhausted() {
-				res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
-			}
-			if sc.name == "ceiling" {
-				ceiling = res.RPS
-			}
-			if ceiling > 0 {
-				res.Ratio = res.RPS / ceiling
-			}
-			if sc.write && rep.CommitCeiling > 0 {
-				res.VsCommitCeiling = res.RPS / rep.CommitCeiling
-			}
-			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores), load average %s\n",
-				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores, res.LoadAvg)
-			if o.floors {
-				if res.Floor, err = fl.measure(ctx, sc, res); err != nil {
-					return err
-				}
-			}
-			rounds[sc.name] = append(rounds[sc.name], res)
-			if res.EventsPerSecond > 0 {
-				fmt.Fprintf(out, "    %.0f events/s (%d events per request)\n", res.EventsPerSecond, res.EventsPerRequest)
-			}
-			if res.GoSysMiB > 0 {
-				fmt.Fprintf(out, "      server Go memory: heap in use %.0f MiB, obtained from the OS %.0f MiB\n", res.GoHeapInuseMiB, res.GoSysMiB)
-			}
-			for _, e := range res.ErrorSamples {
-				fmt.Fprintf(out, "      error: %s\n", e)
-			}
-			if b := res.Beside; b != nil {
-				fmt.Fprintf(out, "    beside it, %s from %d connections: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors %v %s\n",
-					b.Request, sc.besideConnections, b.RPS, b.P50, b.P99, b.Errors, b.StatusCodes, b.Note)
-				for _, e := range b.ErrorSamples {
-					fmt.Fprintf(out, "      error: %s\n", e)
-				}
-			}
-		}
+	all := scenarios(base, fx, newRunID())
+	rounds, err := runRounds(ctx, o, rep, all, selected, func() *server { return srv }, fl, out)
+	if err != nil {
+		return err
 	}
 	for _, sc := range all {
 		if rs := rounds[sc.name]; len(rs) > 0 {
@@ -453,6 +310,203 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		rep.PriceMigration = &pm
 	}
+	return report(o, rep, out)
+}
+
+// checkOptions refuses options the harness cannot run with and returns the selected scenarios.
+func checkOptions(o options) (map[string]bool, error) {
+	if o.store != "sqlite" && o.store != "postgres" {
+		return nil, fmt.Errorf("-store must be sqlite or postgres, not %q", o.store)
+	}
+	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
+		return nil, errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
+	}
+	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 || o.billingDay < 1 || o.migrations < 1 {
+		return nil, errors.New("-connections, -duration, -rounds, -subscriptions and -migrations must be positive")
+	}
+	if o.store == "postgres" && o.postgresURL == "" {
+		return nil, errors.New("-store postgres needs -postgres URL or REMIT_TEST_POSTGRES_URL")
+	}
+	return selectScenarios(o.scenarios)
+}
+
+// serverBinary is the remit binary to run: -server-bin, or one built into tmp (with the floor
+// route when -floors).
+func serverBinary(ctx context.Context, o options, tmp string, out io.Writer) (string, error) {
+	if o.serverBin != "" {
+		return o.serverBin, nil
+	}
+	bin := filepath.Join(tmp, "remit")
+	args := []string{"build", "-o", bin}
+	if o.floors {
+		args = append(args, "-tags", "remitfloor") // (b)'s floor route beside the ceiling (wire/floor.go)
+	}
+	fmt.Fprintln(out, "go "+strings.Join(args, " ")+" ./cmd/remit ...")
+	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/remit")...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if root, err := moduleRoot(); err == nil {
+		cmd.Dir = root
+	}
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/remit: %w", err)
+	}
+	return bin, nil
+}
+
+// freshStore is the run's empty store: a SQLite file in tmp, or a fresh PostgreSQL schema. drop
+// removes the schema (nothing for SQLite, nor with -keep).
+func freshStore(ctx context.Context, o options, tmp string, out io.Writer) (dbURL string, drop func(), err error) {
+	if o.store == "sqlite" {
+		return "sqlite:" + filepath.Join(tmp, "remit.db"), func() {}, nil
+	}
+	u, dropSchema, err := freshSchema(ctx, o.postgresURL)
+	if err != nil {
+		return "", nil, err
+	}
+	if o.keep {
+		fmt.Fprintf(out, "PostgreSQL store: %s\n", u)
+		return u, func() {}, nil
+	}
+	return u, dropSchema, nil
+}
+
+// seedAndCeiling seeds the store and measures its single-commit ceiling, into the report.
+func seedAndCeiling(ctx context.Context, o options, rep *Report, dbURL, base, tmp string, out io.Writer) (*Fixture, error) {
+	fmt.Fprintf(out, "seeding %s: %d customers, %d invoices, %d ledger entries ...\n", o.store, o.sizes.Customers, o.sizes.Invoices, o.sizes.Entries)
+	began := time.Now()
+	fx, err := seed(ctx, dbURL, base, o.sizes, out)
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	rep.SeedSeconds = time.Since(began).Seconds()
+	for _, n := range fx.Counts {
+		rep.SeedRows += n
+	}
+	fmt.Fprintf(out, "seeded %d rows in %s: %v\n", rep.SeedRows, time.Since(began).Round(time.Second), fx.Counts)
+	ccURL := dbURL
+	if o.store == "sqlite" {
+		ccURL = "sqlite:" + filepath.Join(tmp, "commit-ceiling.db") // same disk, its own file
+	}
+	if rep.CommitCeiling, err = commitCeiling(ctx, ccURL, 3*time.Second); err != nil {
+		return nil, fmt.Errorf("commit ceiling: %w", err)
+	}
+	fmt.Fprintf(out, "single-commit ceiling: %.0f durable one-row transactions/s, one at a time\n", rep.CommitCeiling)
+	return fx, nil
+}
+
+// runRounds runs every selected scenario once a round, in order, on the server of the moment
+// (srv: the floors restart it), and returns each scenario's rounds. With several rounds a
+// scenario's figures are those of its median round (by requests/s), and its ratio the median of
+// its rounds' ratios to the same round's ceiling, so that a burst of load from elsewhere on the
+// machine moves one round, not the result.
+func runRounds(ctx context.Context, o options, rep *Report, all []scenario, selected map[string]bool, srv func() *server,
+	fl *floors, out io.Writer) (map[string][]Result, error) {
+	rounds := make(map[string][]Result)
+	for round := 1; round <= o.rounds; round++ {
+		var ceiling float64
+		for _, sc := range all {
+			if !selected[sc.name] {
+				continue
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			res := Result{Scenario: sc.name, Letter: sc.letter, Request: sc.request, Available: true}
+			if sc.probe != nil {
+				if note := sc.probe(); note != "" {
+					res.Available, res.Note = false, note
+					rounds[sc.name] = append(rounds[sc.name], res)
+					fmt.Fprintf(out, "(%s) %s: not available: %s\n", sc.letter, sc.name, note)
+					continue
+				}
+			}
+			fmt.Fprintf(out, "round %d/%d (%s) %s: %s for %s from %d connections ...\n", round, o.rounds, sc.letter, sc.name, sc.request, o.duration, o.connections)
+			measureScenario(o, sc, srv(), round, &res)
+			if sc.name == "ceiling" {
+				ceiling = res.RPS
+			}
+			if ceiling > 0 {
+				res.Ratio = res.RPS / ceiling
+			}
+			if sc.write && rep.CommitCeiling > 0 {
+				res.VsCommitCeiling = res.RPS / rep.CommitCeiling
+			}
+			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores), load average %s\n",
+				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores, res.LoadAvg)
+			if o.floors {
+				var err error
+				if res.Floor, err = fl.measure(ctx, sc, res); err != nil {
+					return nil, err
+				}
+			}
+			rounds[sc.name] = append(rounds[sc.name], res)
+			printDetails(out, sc, res)
+		}
+	}
+	return rounds, nil
+}
+
+// measureScenario warms up, then measures the scenario (and its beside load) on srv for
+// -duration: throughput and latencies, the server's CPU and peak memory, the machine's load, and
+// in round 1 with -profile a CPU profile.
+func measureScenario(o options, sc scenario, srv *server, round int, res *Result) {
+	attacker := func() *vegeta.Attacker { return newAttacker(o.connections) }
+	if o.warmup > 0 {
+		for range attacker().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
+		}
+	}
+	srv.resetPeakRSS()
+	var profDone chan string
+	if o.profileDir != "" && round == 1 {
+		profDone = make(chan string, 1)
+		go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
+	}
+	cpu0 := srv.cpuTime()
+	besideDone := runBeside(sc, o.duration)
+	res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
+	res.Beside = <-besideDone
+	if cpu := srv.cpuTime() - cpu0; res.Requests > 0 && cpu > 0 {
+		res.CPUPerRequest = float64(cpu) / float64(time.Microsecond) / float64(res.Requests)
+		res.ServerCores = cpu.Seconds() / res.Seconds
+	}
+	res.PeakRSSMiB = srv.peakRSS()
+	res.LoadAvg = loadAvg()
+	if sc.events > 0 {
+		res.EventsPerRequest, res.EventsPerSecond = sc.events, res.RPS*float64(sc.events)
+	}
+	if profDone != nil {
+		res.Profile = <-profDone
+		res.GoHeapInuseMiB, res.GoSysMiB = srv.goMemory()
+	}
+	if sc.exhausted != nil && sc.exhausted() {
+		res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
+	}
+}
+
+// printDetails prints what a scenario's measurement has beyond its headline line: events/s, the
+// server's Go memory, error samples, and the beside load's figures.
+func printDetails(out io.Writer, sc scenario, res Result) {
+	if res.EventsPerSecond > 0 {
+		fmt.Fprintf(out, "    %.0f events/s (%d events per request)\n", res.EventsPerSecond, res.EventsPerRequest)
+	}
+	if res.GoSysMiB > 0 {
+		fmt.Fprintf(out, "      server Go memory: heap in use %.0f MiB, obtained from the OS %.0f MiB\n", res.GoHeapInuseMiB, res.GoSysMiB)
+	}
+	for _, e := range res.ErrorSamples {
+		fmt.Fprintf(out, "      error: %s\n", e)
+	}
+	if b := res.Beside; b != nil {
+		fmt.Fprintf(out, "    beside it, %s from %d connections: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors %v %s\n",
+			b.Request, sc.besideConnections, b.RPS, b.P50, b.P99, b.Errors, b.StatusCodes, b.Note)
+		for _, e := range b.ErrorSamples {
+			fmt.Fprintf(out, "      error: %s\n", e)
+		}
+	}
+}
+
+// report prints the results' table (and the billing day's and the migration's) and writes them
+// as JSON with -json.
+func report(o options, rep *Report, out io.Writer) error {
 	fmt.Fprintln(out)
 	printTable(out, rep)
 	if rep.BillingDay != nil {
@@ -461,19 +515,16 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if rep.PriceMigration != nil {
 		printPriceMigration(out, rep.Store, rep.PriceMigration)
 	}
-	if o.jsonPath != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		b = append(b, '\n')
-		if o.jsonPath == "-" {
-			_, err = out.Write(b)
-		} else {
-			err = os.WriteFile(o.jsonPath, b, 0o644)
-		}
-		if err != nil {
-			return err
-		}
+	if o.jsonPath == "" {
+		return nil
 	}
-	return nil
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	b = append(b, '\n')
+	if o.jsonPath == "-" {
+		_, err := out.Write(b)
+		return err
+	}
+	return os.WriteFile(o.jsonPath, b, 0o644)
 }
 
 // runBeside starts the scenario's beside load, if any, for d, and delivers its measurement (nil
