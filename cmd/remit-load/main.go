@@ -515,16 +515,21 @@ func report(o options, rep *Report, out io.Writer) error {
 	if rep.PriceMigration != nil {
 		printPriceMigration(out, rep.Store, rep.PriceMigration)
 	}
-	if o.jsonPath == "" {
+	return writeJSON(o.jsonPath, rep, out)
+}
+
+// writeJSON writes v, indented, to the -json path: nothing without one, out for "-".
+func writeJSON(path string, v any, out io.Writer) error {
+	if path == "" {
 		return nil
 	}
-	b, _ := json.MarshalIndent(rep, "", "  ")
+	b, _ := json.MarshalIndent(v, "", "  ")
 	b = append(b, '\n')
-	if o.jsonPath == "-" {
+	if path == "-" {
 		_, err := out.Write(b)
 		return err
 	}
-	return os.WriteFile(o.jsonPath, b, 0o644)
+	return os.WriteFile(path, b, 0o644)
 }
 
 // runBeside starts the scenario's beside load, if any, for d, and delivers its measurement (nil
