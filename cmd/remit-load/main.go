@@ -681,122 +681,164 @@ func selectScenarios(spec string) (map[string]bool, error) {
 }
 
 func scenarios(base string, fx *Fixture, run string) []scenario {
-	scope := "environment=sandbox&merchantAccountId=" + url.QueryEscape(fx.MerchantID)
-	auth := "Bearer " + fx.APIKey
-	readHeader := http.Header{"Authorization": {auth}}
-	var seq atomic.Int64
-	write := func() http.Header {
-		return http.Header{"Authorization": {auth}, "Content-Type": {"application/json"},
-			"Idempotency-Key": {"load-" + run + "-" + strconv.FormatInt(seq.Add(1), 10)}}
+	l := &loadTargets{base: base, fx: fx, run: run, scope: "environment=sandbox&merchantAccountId=" + url.QueryEscape(fx.MerchantID)}
+	l.readHeader = http.Header{"Authorization": {"Bearer " + fx.APIKey}}
+	all := append(l.readAndGrantScenarios(), l.finalizeScenarios()...)
+	all = append(all, l.usageScenarios()...)
+	all = append(all, entitlementScenario(base, l.scope, fx, l.write))
+	slices.SortStableFunc(all, func(a, b scenario) int { return cmp.Compare(a.letter, b.letter) }) // run and report in letter order
+	return all
+}
+
+// loadTargets builds the scenarios' requests: the server, the seed's merchant account (scope) and
+// API key, and the run's Idempotency-Keys and event IDs (unique across runs on one store).
+type loadTargets struct {
+	base, scope, run string
+	fx               *Fixture
+	readHeader       http.Header
+	seq              atomic.Int64
+}
+
+// write is a write's headers, with a new Idempotency-Key.
+func (l *loadTargets) write() http.Header {
+	return http.Header{"Authorization": {"Bearer " + l.fx.APIKey}, "Content-Type": {"application/json"},
+		"Idempotency-Key": {"load-" + l.run + "-" + strconv.FormatInt(l.seq.Add(1), 10)}}
+}
+
+// customer is a seeded customer at random.
+func (l *loadTargets) customer() string { return l.fx.Customers[mrand.IntN(len(l.fx.Customers))] }
+
+// get targets GET base+path()+"?"+scope (path may carry its own query after the scope: query()).
+func (l *loadTargets) get(path func() string, query func() string) vegeta.Targeter {
+	return func(t *vegeta.Target) error {
+		t.Method, t.Header = http.MethodGet, l.readHeader
+		t.URL = l.base + path() + "?" + l.scope
+		if query != nil {
+			t.URL += query()
+		}
+		return nil
 	}
-	customer := func() string { return fx.Customers[mrand.IntN(len(fx.Customers))] }
-	var drafts, charges atomic.Int64
+}
+
+// post targets a write: POST base+path()+"?"+scope with body(), a new Idempotency-Key each.
+func (l *loadTargets) post(path func() string, body func() []byte) vegeta.Targeter {
+	return func(t *vegeta.Target) error {
+		t.Method, t.Header = http.MethodPost, l.write()
+		t.URL = l.base + path() + "?" + l.scope
+		t.Body = body()
+		return nil
+	}
+}
+
+// probe sends one write outside the measurement and returns its status.
+func (l *loadTargets) probe(path, body string) (int, error) {
+	req, _ := http.NewRequest(http.MethodPost, l.base+path+"?"+l.scope, strings.NewReader(body))
+	req.Header = l.write()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_ = res.Body.Close()
+	return res.StatusCode, nil
+}
+
+// readAndGrantScenarios are (a) to (e): the ceiling, the reads and the balance grant.
+func (l *loadTargets) readAndGrantScenarios() []scenario {
+	fixed := func(s string) func() string { return func() string { return s } }
+	fx := l.fx
 	return []scenario{
 		{letter: "a", name: "ceiling", request: "GET " + wire.CeilingPath, target: func(t *vegeta.Target) error {
-			t.Method, t.URL = http.MethodGet, base+wire.CeilingPath
+			t.Method, t.URL = http.MethodGet, l.base+wire.CeilingPath
 			return nil
 		}},
-		{letter: "b", name: "invoice-get", request: "GET /v1/invoices/{id}", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodGet, readHeader
-			t.URL = base + "/v1/invoices/" + fx.Invoices[mrand.IntN(len(fx.Invoices))] + "?" + scope
-			return nil
-		}},
-		{letter: "c", name: "balance-get", request: "GET /v1/customers/{id}/balance", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodGet, readHeader
-			t.URL = base + "/v1/customers/" + customer() + "/balance?" + scope
-			return nil
-		}},
-		{letter: "d", name: "balance-grant", write: true, request: "POST /v1/customers/{id}/balance/grant (Idempotency-Key)", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodPost, write()
-			t.URL = base + "/v1/customers/" + customer() + "/balance/grant?" + scope
-			t.Body = []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
-			return nil
-		}},
-		{letter: "e", name: "receipts-list", request: "GET /v1/payment-receipts?customer={id}", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodGet, readHeader
-			t.URL = base + "/v1/payment-receipts?" + scope + "&customer=" + customer() + "&limit=20"
-			return nil
-		}},
-		{letter: "f", name: "usage-events", write: true, request: "POST /v1/usage-events (Idempotency-Key)", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodPost, write()
-			t.URL = base + "/v1/usage-events?" + scope
-			t.Body = []byte(`{"eventId":"load-` + run + `-` + strconv.FormatInt(seq.Add(1), 10) + `","customerId":"` + customer() +
-				`","meterId":"` + meterID + `","quantity":1}`)
-			return nil
-		}, probe: func() string {
-			req, _ := http.NewRequest(http.MethodPost, base+"/v1/usage-events?"+scope, strings.NewReader(
-				`{"eventId":"load-probe-`+run+`","customerId":"`+fx.Customers[0]+`","meterId":"`+meterID+`","quantity":1}`))
-			req.Header = write()
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return "probe failed: " + err.Error()
-			}
-			defer res.Body.Close()
-			if res.StatusCode == http.StatusNotImplemented {
-				return "POST /v1/usage-events answers 501 not_implemented in this build (the usage capability is not merged)"
-			}
-			return ""
-		}},
-		{letter: "g", name: "invoice-finalize", write: true, request: "POST /v1/invoices/{draft}/finalize (Idempotency-Key)", target: func(t *vegeta.Target) error {
-			n := drafts.Add(1) - 1
-			t.Method, t.Header = http.MethodPost, write()
-			t.URL = base + "/v1/invoices/" + fx.Drafts[int(n%int64(len(fx.Drafts)))] + "/finalize?" + scope
-			t.Body = []byte(`{"finalizedByRef":"load"}`)
-			return nil
-		}, exhausted: func() bool { return drafts.Load() > int64(len(fx.Drafts)) }},
+		{letter: "b", name: "invoice-get", request: "GET /v1/invoices/{id}",
+			target: l.get(func() string { return "/v1/invoices/" + fx.Invoices[mrand.IntN(len(fx.Invoices))] }, nil)},
+		{letter: "c", name: "balance-get", request: "GET /v1/customers/{id}/balance",
+			target: l.get(func() string { return "/v1/customers/" + l.customer() + "/balance" }, nil)},
+		{letter: "d", name: "balance-grant", write: true, request: "POST /v1/customers/{id}/balance/grant (Idempotency-Key)",
+			target: l.post(func() string { return "/v1/customers/" + l.customer() + "/balance/grant" }, grantBody)},
+		{letter: "e", name: "receipts-list", request: "GET /v1/payment-receipts?customer={id}",
+			target: l.get(fixed("/v1/payment-receipts"), func() string { return "&customer=" + l.customer() + "&limit=20" })},
+	}
+}
+
+// grantBody is the balance grant scenarios' request body.
+func grantBody() []byte {
+	return []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
+}
+
+// finalizeScenarios are (g), finalizing the seeded drafts in turn, and (h), grants beside the
+// finalization of drafts that charge a card.
+func (l *loadTargets) finalizeScenarios() []scenario {
+	finalize := func(drafts []string) (vegeta.Targeter, func() bool) {
+		var n atomic.Int64
+		path := func() string { return "/v1/invoices/" + drafts[int((n.Add(1)-1)%int64(len(drafts)))] + "/finalize" }
+		return l.post(path, func() []byte { return []byte(`{"finalizedByRef":"load"}`) }),
+			func() bool { return n.Load() > int64(len(drafts)) }
+	}
+	drafts, draftsOut := finalize(l.fx.Drafts)
+	charges, chargesOut := finalize(l.fx.ChargeDrafts)
+	return []scenario{
+		{letter: "g", name: "invoice-finalize", write: true, request: "POST /v1/invoices/{draft}/finalize (Idempotency-Key)",
+			target: drafts, exhausted: draftsOut},
 		{letter: "h", name: "grant-beside-charges", write: true,
 			request: "POST .../balance/grant while 64 connections finalize charge_automatically drafts (run the server with REMIT_SANDBOX_PROCESSOR_LATENCY)",
-			target: func(t *vegeta.Target) error {
-				t.Method, t.Header = http.MethodPost, write()
-				t.URL = base + "/v1/customers/" + customer() + "/balance/grant?" + scope
-				t.Body = []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
-				return nil
-			}, besideConnections: 64, beside: &scenario{letter: "h", name: "charges", request: "POST /v1/invoices/{charge draft}/finalize",
-				target: func(t *vegeta.Target) error {
-					n := charges.Add(1) - 1
-					t.Method, t.Header = http.MethodPost, write()
-					t.URL = base + "/v1/invoices/" + fx.ChargeDrafts[int(n%int64(len(fx.ChargeDrafts)))] + "/finalize?" + scope
-					t.Body = []byte(`{"finalizedByRef":"load"}`)
-					return nil
-				}, exhausted: func() bool { return charges.Load() > int64(len(fx.ChargeDrafts)) }}},
-		{letter: "i", name: "usage-meters", write: true, request: "POST /v1/usage-events (Idempotency-Key), five meters of every aggregation in turn",
-			target: func(t *vegeta.Target) error {
-				n := seq.Add(1)
-				t.Method, t.Header = http.MethodPost, write()
-				t.URL = base + "/v1/usage-events?" + scope
-				t.Body = []byte(`{"eventId":"load-` + run + `-` + strconv.FormatInt(n, 10) + `","customerId":"` + customer() +
-					`","meterId":"` + loadMeters[n%int64(len(loadMeters))][0] + `","quantity":` + strconv.FormatInt(1+n%10, 10) +
-					`,"properties":{"user":"u` + strconv.FormatInt(n%1000, 10) + `"}}`)
-				return nil
-			}, probe: func() string {
-				for _, m := range loadMeters[1:] {
-					body := `{"meterId":"` + m[0] + `","aggregation":"` + m[1] + `"`
-					if m[1] == "unique_count" {
-						body += `,"uniqueProperty":"user"`
-					}
-					req, _ := http.NewRequest(http.MethodPost, base+"/v1/meters?"+scope, strings.NewReader(body+"}"))
-					req.Header = write()
-					res, err := http.DefaultClient.Do(req)
-					if err != nil {
-						return "creating meters failed: " + err.Error()
-					}
-					_ = res.Body.Close()
-					if res.StatusCode != http.StatusCreated {
-						return fmt.Sprintf("POST /v1/meters answered %d in this build", res.StatusCode)
-					}
+			target:  l.post(func() string { return "/v1/customers/" + l.customer() + "/balance/grant" }, grantBody),
+			beside: &scenario{letter: "h", name: "charges", request: "POST /v1/invoices/{charge draft}/finalize",
+				target: charges, exhausted: chargesOut}, besideConnections: 64},
+	}
+}
+
+// usageScenarios are (f), (i) and (j): usage events one at a time, on five meters of every
+// aggregation, and in batches.
+func (l *loadTargets) usageScenarios() []scenario {
+	events := func() string { return "/v1/usage-events" }
+	return []scenario{
+		{letter: "f", name: "usage-events", write: true, request: "POST /v1/usage-events (Idempotency-Key)",
+			target: l.post(events, func() []byte {
+				return []byte(`{"eventId":"load-` + l.run + `-` + strconv.FormatInt(l.seq.Add(1), 10) + `","customerId":"` + l.customer() +
+					`","meterId":"` + meterID + `","quantity":1}`)
+			}), probe: func() string {
+				status, err := l.probe(events(), `{"eventId":"load-probe-`+l.run+`","customerId":"`+l.fx.Customers[0]+`","meterId":"`+meterID+`","quantity":1}`)
+				switch {
+				case err != nil:
+					return "probe failed: " + err.Error()
+				case status == http.StatusNotImplemented:
+					return "POST /v1/usage-events answers 501 not_implemented in this build (the usage capability is not merged)"
 				}
 				return ""
 			}},
+		{letter: "i", name: "usage-meters", write: true, request: "POST /v1/usage-events (Idempotency-Key), five meters of every aggregation in turn",
+			target: l.post(events, func() []byte {
+				n := l.seq.Add(1)
+				return []byte(`{"eventId":"load-` + l.run + `-` + strconv.FormatInt(n, 10) + `","customerId":"` + l.customer() +
+					`","meterId":"` + loadMeters[n%int64(len(loadMeters))][0] + `","quantity":` + strconv.FormatInt(1+n%10, 10) +
+					`,"properties":{"user":"u` + strconv.FormatInt(n%1000, 10) + `"}}`)
+			}), probe: l.createMeters},
 		{letter: "j", name: "usage-batch", write: true, events: usageBatchSize,
 			request: fmt.Sprintf("POST /v1/usage-events/batch (Idempotency-Key), %d new events each", usageBatchSize),
-			target: func(t *vegeta.Target) error {
-				t.Method, t.Header = http.MethodPost, write()
-				t.URL = base + "/v1/usage-events/batch?" + scope
-				t.Body = usageBatch(run, seq.Add(1), usageBatchSize, customer)
-				return nil
-			}, probe: func() string { return probeBatch(base, scope, write(), usageBatch(run, 0, 2, customer)) }},
-		entitlementScenario(base, scope, fx, write),
+			target: l.post(func() string { return "/v1/usage-events/batch" }, func() []byte {
+				return usageBatch(l.run, l.seq.Add(1), usageBatchSize, l.customer)
+			}), probe: func() string { return probeBatch(l.base, l.scope, l.write(), usageBatch(l.run, 0, 2, l.customer)) }},
 	}
+}
+
+// createMeters is (i)'s probe: it creates the meters of loadMeters but the first; "" when done.
+func (l *loadTargets) createMeters() string {
+	for _, m := range loadMeters[1:] {
+		body := `{"meterId":"` + m[0] + `","aggregation":"` + m[1] + `"`
+		if m[1] == "unique_count" {
+			body += `,"uniqueProperty":"user"`
+		}
+		status, err := l.probe("/v1/meters", body+"}")
+		if err != nil {
+			return "creating meters failed: " + err.Error()
+		}
+		if status != http.StatusCreated {
+			return fmt.Sprintf("POST /v1/meters answered %d in this build", status)
+		}
+	}
+	return ""
 }
 
 // usageBatchSize is how many events each request of the usage-batch scenario carries.
