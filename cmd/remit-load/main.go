@@ -231,17 +231,11 @@ type Report struct {
 	PriceMigration *PriceMigrationRun `json:"priceMigration,omitempty"`
 }
 
+// run is the whole harness: check the options, build the server, seed a fresh store, measure the
+// single-commit ceiling, run the selected scenarios round by round (or compare tracing), then the
+// billing day and the price migration when named, and report.
 func run(ctx context.Context, o options, out io.Writer) error {
-	if o.store != "sqlite" && o.store != "postgres" {
-		return fmt.Errorf("-store must be sqlite or postgres, not %q", o.store)
-	}
-	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
-		return errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
-	}
-	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 || o.billingDay < 1 || o.migrations < 1 {
-		return errors.New("-connections, -duration, -rounds, -subscriptions and -migrations must be positive")
-	}
-	selected, err := selectScenarios(o.scenarios)
+	selected, err := checkOptions(o)
 	if err != nil {
 		return err
 	}
@@ -257,73 +251,24 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	rep := &Report{Store: o.store, StartedAt: time.Now().UTC(), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 		LoadAvg: loadAvg(), Duration: o.duration.String(), Connections: o.connections, Seed: o.sizes, Rounds: o.rounds,
 		Command: "go run ./cmd/remit-load " + strings.Join(os.Args[1:], " ")}
-
-	// The server binary.
-	bin := o.serverBin
-	if bin == "" {
-		bin = filepath.Join(tmp, "remit")
-		args := []string{"build", "-o", bin}
-		if o.floors {
-			args = append(args, "-tags", "remitfloor") // (b)'s floor route beside the ceiling (wire/floor.go)
-		}
-		fmt.Fprintln(out, "go "+strings.Join(args, " ")+" ./cmd/remit ...")
-		cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/remit")...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if root, err := moduleRoot(); err == nil {
-			cmd.Dir = root
-		}
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go build ./cmd/remit: %w", err)
-		}
+	bin, err := serverBinary(ctx, o, tmp, out)
+	if err != nil {
+		return err
 	}
-
-	// A fresh store.
-	var dbURL string
-	switch o.store {
-	case "sqlite":
-		dbURL = "sqlite:" + filepath.Join(tmp, "remit.db")
-	case "postgres":
-		if o.postgresURL == "" {
-			return errors.New("-store postgres needs -postgres URL or REMIT_TEST_POSTGRES_URL")
-		}
-		u, drop, err := freshSchema(ctx, o.postgresURL)
-		if err != nil {
-			return err
-		}
-		if o.keep {
-			fmt.Fprintf(out, "PostgreSQL store: %s\n", u)
-		} else {
-			defer drop()
-		}
-		dbURL = u
+	dbURL, drop, err := freshStore(ctx, o, tmp, out)
+	if err != nil {
+		return err
 	}
+	defer drop()
 	addr, err := freePort()
 	if err != nil {
 		return err
 	}
 	base := "http://" + addr
-
-	fmt.Fprintf(out, "seeding %s: %d customers, %d invoices, %d ledger entries ...\n", o.store, o.sizes.Customers, o.sizes.Invoices, o.sizes.Entries)
-	began := time.Now()
-	fx, err := seed(ctx, dbURL, base, o.sizes, out)
+	fx, err := seedAndCeiling(ctx, o, rep, dbURL, base, tmp, out)
 	if err != nil {
-		return fmt.Errorf("seed: %w", err)
+		return err
 	}
-	rep.SeedSeconds = time.Since(began).Seconds()
-	for _, n := range fx.Counts {
-		rep.SeedRows += n
-	}
-	fmt.Fprintf(out, "seeded %d rows in %s: %v\n", rep.SeedRows, time.Since(began).Round(time.Second), fx.Counts)
-
-	ccURL := dbURL
-	if o.store == "sqlite" {
-		ccURL = "sqlite:" + filepath.Join(tmp, "commit-ceiling.db") // same disk, its own file
-	}
-	if rep.CommitCeiling, err = commitCeiling(ctx, ccURL, 3*time.Second); err != nil {
-		return fmt.Errorf("commit ceiling: %w", err)
-	}
-	fmt.Fprintf(out, "single-commit ceiling: %.0f durable one-row transactions/s, one at a time\n", rep.CommitCeiling)
-
 	if o.tracing > 0 {
 		return compareTracing(ctx, o, bin, dbURL, addr, tmp, fx, selected, out)
 	}
@@ -332,14 +277,6 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		return err
 	}
 	defer func() { srv.stop() }() // the server of the moment: the floors restart it
-
-	attacker := func() *vegeta.Attacker { return newAttacker(o.connections) }
-	run := newRunID()
-	// Each round runs every scenario once, in order; with several rounds a scenario's figures are
-	// those of its median round (by requests/s), and its ratio the median of its rounds' ratios to
-	// the same round's ceiling, so that a burst of load from elsewhere on the machine moves one
-	// round, not the result.
-	all := scenarios(base, fx, run)
 	fl := &floors{o: o, dbURL: dbURL, base: base, fx: fx, tmp: tmp, duration: o.floorDuration, out: out,
 		// pgbench's clients need the PostgreSQL connections the idle server holds (its pool).
 		stopServer: func() { srv.stop() },
@@ -347,90 +284,10 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			srv, err = startServer(ctx, bin, dbURL, addr, tmp, o)
 			return err
 		}}
-	rounds := make(map[string][]Result)
-	for round := 1; round <= o.rounds; round++ {
-		var ceiling float64
-		for _, sc := range all {
-			if !selected[sc.name] {
-				continue
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			res := Result{Scenario: sc.name, Letter: sc.letter, Request: sc.request, Available: true}
-			if sc.probe != nil {
-				if note := sc.probe(); note != "" {
-					res.Available, res.Note = false, note
-					rounds[sc.name] = append(rounds[sc.name], res)
-					fmt.Fprintf(out, "(%s) %s: not available: %s\n", sc.letter, sc.name, note)
-					continue
-				}
-			}
-			fmt.Fprintf(out, "round %d/%d (%s) %s: %s for %s from %d connections ...\n", round, o.rounds, sc.letter, sc.name, sc.request, o.duration, o.connections)
-			if o.warmup > 0 {
-				for range attacker().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
-				}
-			}
-			srv.resetPeakRSS()
-			var profDone chan string
-			if o.profileDir != "" && round == 1 {
-				profDone = make(chan string, 1)
-				go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
-			}
-			cpu0 := srv.cpuTime()
-			besideDone := runBeside(sc, o.duration)
-			res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
-			res.Beside = <-besideDone
-			if cpu := srv.cpuTime() - cpu0; res.Requests > 0 && cpu > 0 {
-				res.CPUPerRequest = float64(cpu) / float64(time.Microsecond) / float64(res.Requests)
-				res.ServerCores = cpu.Seconds() / res.Seconds
-			}
-			res.PeakRSSMiB = srv.peakRSS()
-			res.LoadAvg = loadAvg()
-			if sc.events > 0 {
-				res.EventsPerRequest, res.EventsPerSecond = sc.events, res.RPS*float64(sc.events)
-			}
-			if profDone != nil {
-				res.Profile = <-profDone
-				res.GoHeapInuseMiB, res.GoSysMiB = srv.goMemory()
-			}
-			if sc.exhausted != nil && sc.exhausted() {
-				res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
-			}
-			if sc.name == "ceiling" {
-				ceiling = res.RPS
-			}
-			if ceiling > 0 {
-				res.Ratio = res.RPS / ceiling
-			}
-			if sc.write && rep.CommitCeiling > 0 {
-				res.VsCommitCeiling = res.RPS / rep.CommitCeiling
-			}
-			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores), load average %s\n",
-				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores, res.LoadAvg)
-			if o.floors {
-				if res.Floor, err = fl.measure(ctx, sc, res); err != nil {
-					return err
-				}
-			}
-			rounds[sc.name] = append(rounds[sc.name], res)
-			if res.EventsPerSecond > 0 {
-				fmt.Fprintf(out, "    %.0f events/s (%d events per request)\n", res.EventsPerSecond, res.EventsPerRequest)
-			}
-			if res.GoSysMiB > 0 {
-				fmt.Fprintf(out, "      server Go memory: heap in use %.0f MiB, obtained from the OS %.0f MiB\n", res.GoHeapInuseMiB, res.GoSysMiB)
-			}
-			for _, e := range res.ErrorSamples {
-				fmt.Fprintf(out, "      error: %s\n", e)
-			}
-			if b := res.Beside; b != nil {
-				fmt.Fprintf(out, "    beside it, %s from %d connections: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors %v %s\n",
-					b.Request, sc.besideConnections, b.RPS, b.P50, b.P99, b.Errors, b.StatusCodes, b.Note)
-				for _, e := range b.ErrorSamples {
-					fmt.Fprintf(out, "      error: %s\n", e)
-				}
-			}
-		}
+	all := scenarios(base, fx, newRunID())
+	rounds, err := runRounds(ctx, o, rep, all, selected, func() *server { return srv }, fl, out)
+	if err != nil {
+		return err
 	}
 	for _, sc := range all {
 		if rs := rounds[sc.name]; len(rs) > 0 {
@@ -453,6 +310,203 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		}
 		rep.PriceMigration = &pm
 	}
+	return report(o, rep, out)
+}
+
+// checkOptions refuses options the harness cannot run with and returns the selected scenarios.
+func checkOptions(o options) (map[string]bool, error) {
+	if o.store != "sqlite" && o.store != "postgres" {
+		return nil, fmt.Errorf("-store must be sqlite or postgres, not %q", o.store)
+	}
+	if o.sizes.Customers < 1 || o.sizes.Invoices < o.sizes.Customers || o.sizes.Entries < 0 {
+		return nil, errors.New("seed sizes: need at least 1 customer and at least one invoice per customer")
+	}
+	if o.connections < 1 || o.duration <= 0 || o.rounds < 1 || o.billingDay < 1 || o.migrations < 1 {
+		return nil, errors.New("-connections, -duration, -rounds, -subscriptions and -migrations must be positive")
+	}
+	if o.store == "postgres" && o.postgresURL == "" {
+		return nil, errors.New("-store postgres needs -postgres URL or REMIT_TEST_POSTGRES_URL")
+	}
+	return selectScenarios(o.scenarios)
+}
+
+// serverBinary is the remit binary to run: -server-bin, or one built into tmp (with the floor
+// route when -floors).
+func serverBinary(ctx context.Context, o options, tmp string, out io.Writer) (string, error) {
+	if o.serverBin != "" {
+		return o.serverBin, nil
+	}
+	bin := filepath.Join(tmp, "remit")
+	args := []string{"build", "-o", bin}
+	if o.floors {
+		args = append(args, "-tags", "remitfloor") // (b)'s floor route beside the ceiling (wire/floor.go)
+	}
+	fmt.Fprintln(out, "go "+strings.Join(args, " ")+" ./cmd/remit ...")
+	cmd := exec.CommandContext(ctx, "go", append(args, "./cmd/remit")...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if root, err := moduleRoot(); err == nil {
+		cmd.Dir = root
+	}
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/remit: %w", err)
+	}
+	return bin, nil
+}
+
+// freshStore is the run's empty store: a SQLite file in tmp, or a fresh PostgreSQL schema. drop
+// removes the schema (nothing for SQLite, nor with -keep).
+func freshStore(ctx context.Context, o options, tmp string, out io.Writer) (dbURL string, drop func(), err error) {
+	if o.store == "sqlite" {
+		return "sqlite:" + filepath.Join(tmp, "remit.db"), func() {}, nil
+	}
+	u, dropSchema, err := freshSchema(ctx, o.postgresURL)
+	if err != nil {
+		return "", nil, err
+	}
+	if o.keep {
+		fmt.Fprintf(out, "PostgreSQL store: %s\n", u)
+		return u, func() {}, nil
+	}
+	return u, dropSchema, nil
+}
+
+// seedAndCeiling seeds the store and measures its single-commit ceiling, into the report.
+func seedAndCeiling(ctx context.Context, o options, rep *Report, dbURL, base, tmp string, out io.Writer) (*Fixture, error) {
+	fmt.Fprintf(out, "seeding %s: %d customers, %d invoices, %d ledger entries ...\n", o.store, o.sizes.Customers, o.sizes.Invoices, o.sizes.Entries)
+	began := time.Now()
+	fx, err := seed(ctx, dbURL, base, o.sizes, out)
+	if err != nil {
+		return nil, fmt.Errorf("seed: %w", err)
+	}
+	rep.SeedSeconds = time.Since(began).Seconds()
+	for _, n := range fx.Counts {
+		rep.SeedRows += n
+	}
+	fmt.Fprintf(out, "seeded %d rows in %s: %v\n", rep.SeedRows, time.Since(began).Round(time.Second), fx.Counts)
+	ccURL := dbURL
+	if o.store == "sqlite" {
+		ccURL = "sqlite:" + filepath.Join(tmp, "commit-ceiling.db") // same disk, its own file
+	}
+	if rep.CommitCeiling, err = commitCeiling(ctx, ccURL, 3*time.Second); err != nil {
+		return nil, fmt.Errorf("commit ceiling: %w", err)
+	}
+	fmt.Fprintf(out, "single-commit ceiling: %.0f durable one-row transactions/s, one at a time\n", rep.CommitCeiling)
+	return fx, nil
+}
+
+// runRounds runs every selected scenario once a round, in order, on the server of the moment
+// (srv: the floors restart it), and returns each scenario's rounds. With several rounds a
+// scenario's figures are those of its median round (by requests/s), and its ratio the median of
+// its rounds' ratios to the same round's ceiling, so that a burst of load from elsewhere on the
+// machine moves one round, not the result.
+func runRounds(ctx context.Context, o options, rep *Report, all []scenario, selected map[string]bool, srv func() *server,
+	fl *floors, out io.Writer) (map[string][]Result, error) {
+	rounds := make(map[string][]Result)
+	for round := 1; round <= o.rounds; round++ {
+		var ceiling float64
+		for _, sc := range all {
+			if !selected[sc.name] {
+				continue
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			res := Result{Scenario: sc.name, Letter: sc.letter, Request: sc.request, Available: true}
+			if sc.probe != nil {
+				if note := sc.probe(); note != "" {
+					res.Available, res.Note = false, note
+					rounds[sc.name] = append(rounds[sc.name], res)
+					fmt.Fprintf(out, "(%s) %s: not available: %s\n", sc.letter, sc.name, note)
+					continue
+				}
+			}
+			fmt.Fprintf(out, "round %d/%d (%s) %s: %s for %s from %d connections ...\n", round, o.rounds, sc.letter, sc.name, sc.request, o.duration, o.connections)
+			measureScenario(o, sc, srv(), round, &res)
+			if sc.name == "ceiling" {
+				ceiling = res.RPS
+			}
+			if ceiling > 0 {
+				res.Ratio = res.RPS / ceiling
+			}
+			if sc.write && rep.CommitCeiling > 0 {
+				res.VsCommitCeiling = res.RPS / rep.CommitCeiling
+			}
+			fmt.Fprintf(out, "    %.0f req/s, p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, %d errors, peak RSS %.0f MiB, %.0f%% of ceiling, server %.0f µs CPU/request (%.2f cores), load average %s\n",
+				res.RPS, res.P50, res.P99, res.P999, res.Errors, res.PeakRSSMiB, 100*res.Ratio, res.CPUPerRequest, res.ServerCores, res.LoadAvg)
+			if o.floors {
+				var err error
+				if res.Floor, err = fl.measure(ctx, sc, res); err != nil {
+					return nil, err
+				}
+			}
+			rounds[sc.name] = append(rounds[sc.name], res)
+			printDetails(out, sc, res)
+		}
+	}
+	return rounds, nil
+}
+
+// measureScenario warms up, then measures the scenario (and its beside load) on srv for
+// -duration: throughput and latencies, the server's CPU and peak memory, the machine's load, and
+// in round 1 with -profile a CPU profile.
+func measureScenario(o options, sc scenario, srv *server, round int, res *Result) {
+	attacker := func() *vegeta.Attacker { return newAttacker(o.connections) }
+	if o.warmup > 0 {
+		for range attacker().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
+		}
+	}
+	srv.resetPeakRSS()
+	var profDone chan string
+	if o.profileDir != "" && round == 1 {
+		profDone = make(chan string, 1)
+		go func() { profDone <- srv.profile(o.profileDir, sc.name, o.duration) }()
+	}
+	cpu0 := srv.cpuTime()
+	besideDone := runBeside(sc, o.duration)
+	res.measure(attacker().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
+	res.Beside = <-besideDone
+	if cpu := srv.cpuTime() - cpu0; res.Requests > 0 && cpu > 0 {
+		res.CPUPerRequest = float64(cpu) / float64(time.Microsecond) / float64(res.Requests)
+		res.ServerCores = cpu.Seconds() / res.Seconds
+	}
+	res.PeakRSSMiB = srv.peakRSS()
+	res.LoadAvg = loadAvg()
+	if sc.events > 0 {
+		res.EventsPerRequest, res.EventsPerSecond = sc.events, res.RPS*float64(sc.events)
+	}
+	if profDone != nil {
+		res.Profile = <-profDone
+		res.GoHeapInuseMiB, res.GoSysMiB = srv.goMemory()
+	}
+	if sc.exhausted != nil && sc.exhausted() {
+		res.Note = "the seeded drafts ran out during the run: later requests finalized already-finalized invoices (409)"
+	}
+}
+
+// printDetails prints what a scenario's measurement has beyond its headline line: events/s, the
+// server's Go memory, error samples, and the beside load's figures.
+func printDetails(out io.Writer, sc scenario, res Result) {
+	if res.EventsPerSecond > 0 {
+		fmt.Fprintf(out, "    %.0f events/s (%d events per request)\n", res.EventsPerSecond, res.EventsPerRequest)
+	}
+	if res.GoSysMiB > 0 {
+		fmt.Fprintf(out, "      server Go memory: heap in use %.0f MiB, obtained from the OS %.0f MiB\n", res.GoHeapInuseMiB, res.GoSysMiB)
+	}
+	for _, e := range res.ErrorSamples {
+		fmt.Fprintf(out, "      error: %s\n", e)
+	}
+	if b := res.Beside; b != nil {
+		fmt.Fprintf(out, "    beside it, %s from %d connections: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors %v %s\n",
+			b.Request, sc.besideConnections, b.RPS, b.P50, b.P99, b.Errors, b.StatusCodes, b.Note)
+		for _, e := range b.ErrorSamples {
+			fmt.Fprintf(out, "      error: %s\n", e)
+		}
+	}
+}
+
+// report prints the results' table (and the billing day's and the migration's) and writes them
+// as JSON with -json.
+func report(o options, rep *Report, out io.Writer) error {
 	fmt.Fprintln(out)
 	printTable(out, rep)
 	if rep.BillingDay != nil {
@@ -461,19 +515,21 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	if rep.PriceMigration != nil {
 		printPriceMigration(out, rep.Store, rep.PriceMigration)
 	}
-	if o.jsonPath != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		b = append(b, '\n')
-		if o.jsonPath == "-" {
-			_, err = out.Write(b)
-		} else {
-			err = os.WriteFile(o.jsonPath, b, 0o644)
-		}
-		if err != nil {
-			return err
-		}
+	return writeJSON(o.jsonPath, rep, out)
+}
+
+// writeJSON writes v, indented, to the -json path: nothing without one, out for "-".
+func writeJSON(path string, v any, out io.Writer) error {
+	if path == "" {
+		return nil
 	}
-	return nil
+	b, _ := json.MarshalIndent(v, "", "  ")
+	b = append(b, '\n')
+	if path == "-" {
+		_, err := out.Write(b)
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // runBeside starts the scenario's beside load, if any, for d, and delivers its measurement (nil
@@ -625,122 +681,164 @@ func selectScenarios(spec string) (map[string]bool, error) {
 }
 
 func scenarios(base string, fx *Fixture, run string) []scenario {
-	scope := "environment=sandbox&merchantAccountId=" + url.QueryEscape(fx.MerchantID)
-	auth := "Bearer " + fx.APIKey
-	readHeader := http.Header{"Authorization": {auth}}
-	var seq atomic.Int64
-	write := func() http.Header {
-		return http.Header{"Authorization": {auth}, "Content-Type": {"application/json"},
-			"Idempotency-Key": {"load-" + run + "-" + strconv.FormatInt(seq.Add(1), 10)}}
+	l := &loadTargets{base: base, fx: fx, run: run, scope: "environment=sandbox&merchantAccountId=" + url.QueryEscape(fx.MerchantID)}
+	l.readHeader = http.Header{"Authorization": {"Bearer " + fx.APIKey}}
+	all := append(l.readAndGrantScenarios(), l.finalizeScenarios()...)
+	all = append(all, l.usageScenarios()...)
+	all = append(all, entitlementScenario(base, l.scope, fx, l.write))
+	slices.SortStableFunc(all, func(a, b scenario) int { return cmp.Compare(a.letter, b.letter) }) // run and report in letter order
+	return all
+}
+
+// loadTargets builds the scenarios' requests: the server, the seed's merchant account (scope) and
+// API key, and the run's Idempotency-Keys and event IDs (unique across runs on one store).
+type loadTargets struct {
+	base, scope, run string
+	fx               *Fixture
+	readHeader       http.Header
+	seq              atomic.Int64
+}
+
+// write is a write's headers, with a new Idempotency-Key.
+func (l *loadTargets) write() http.Header {
+	return http.Header{"Authorization": {"Bearer " + l.fx.APIKey}, "Content-Type": {"application/json"},
+		"Idempotency-Key": {"load-" + l.run + "-" + strconv.FormatInt(l.seq.Add(1), 10)}}
+}
+
+// customer is a seeded customer at random.
+func (l *loadTargets) customer() string { return l.fx.Customers[mrand.IntN(len(l.fx.Customers))] }
+
+// get targets GET base+path()+"?"+scope (path may carry its own query after the scope: query()).
+func (l *loadTargets) get(path func() string, query func() string) vegeta.Targeter {
+	return func(t *vegeta.Target) error {
+		t.Method, t.Header = http.MethodGet, l.readHeader
+		t.URL = l.base + path() + "?" + l.scope
+		if query != nil {
+			t.URL += query()
+		}
+		return nil
 	}
-	customer := func() string { return fx.Customers[mrand.IntN(len(fx.Customers))] }
-	var drafts, charges atomic.Int64
+}
+
+// post targets a write: POST base+path()+"?"+scope with body(), a new Idempotency-Key each.
+func (l *loadTargets) post(path func() string, body func() []byte) vegeta.Targeter {
+	return func(t *vegeta.Target) error {
+		t.Method, t.Header = http.MethodPost, l.write()
+		t.URL = l.base + path() + "?" + l.scope
+		t.Body = body()
+		return nil
+	}
+}
+
+// probe sends one write outside the measurement and returns its status.
+func (l *loadTargets) probe(path, body string) (int, error) {
+	req, _ := http.NewRequest(http.MethodPost, l.base+path+"?"+l.scope, strings.NewReader(body))
+	req.Header = l.write()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_ = res.Body.Close()
+	return res.StatusCode, nil
+}
+
+// readAndGrantScenarios are (a) to (e): the ceiling, the reads and the balance grant.
+func (l *loadTargets) readAndGrantScenarios() []scenario {
+	fixed := func(s string) func() string { return func() string { return s } }
+	fx := l.fx
 	return []scenario{
 		{letter: "a", name: "ceiling", request: "GET " + wire.CeilingPath, target: func(t *vegeta.Target) error {
-			t.Method, t.URL = http.MethodGet, base+wire.CeilingPath
+			t.Method, t.URL = http.MethodGet, l.base+wire.CeilingPath
 			return nil
 		}},
-		{letter: "b", name: "invoice-get", request: "GET /v1/invoices/{id}", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodGet, readHeader
-			t.URL = base + "/v1/invoices/" + fx.Invoices[mrand.IntN(len(fx.Invoices))] + "?" + scope
-			return nil
-		}},
-		{letter: "c", name: "balance-get", request: "GET /v1/customers/{id}/balance", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodGet, readHeader
-			t.URL = base + "/v1/customers/" + customer() + "/balance?" + scope
-			return nil
-		}},
-		{letter: "d", name: "balance-grant", write: true, request: "POST /v1/customers/{id}/balance/grant (Idempotency-Key)", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodPost, write()
-			t.URL = base + "/v1/customers/" + customer() + "/balance/grant?" + scope
-			t.Body = []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
-			return nil
-		}},
-		{letter: "e", name: "receipts-list", request: "GET /v1/payment-receipts?customer={id}", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodGet, readHeader
-			t.URL = base + "/v1/payment-receipts?" + scope + "&customer=" + customer() + "&limit=20"
-			return nil
-		}},
-		{letter: "f", name: "usage-events", write: true, request: "POST /v1/usage-events (Idempotency-Key)", target: func(t *vegeta.Target) error {
-			t.Method, t.Header = http.MethodPost, write()
-			t.URL = base + "/v1/usage-events?" + scope
-			t.Body = []byte(`{"eventId":"load-` + run + `-` + strconv.FormatInt(seq.Add(1), 10) + `","customerId":"` + customer() +
-				`","meterId":"` + meterID + `","quantity":1}`)
-			return nil
-		}, probe: func() string {
-			req, _ := http.NewRequest(http.MethodPost, base+"/v1/usage-events?"+scope, strings.NewReader(
-				`{"eventId":"load-probe-`+run+`","customerId":"`+fx.Customers[0]+`","meterId":"`+meterID+`","quantity":1}`))
-			req.Header = write()
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				return "probe failed: " + err.Error()
-			}
-			defer res.Body.Close()
-			if res.StatusCode == http.StatusNotImplemented {
-				return "POST /v1/usage-events answers 501 not_implemented in this build (the usage capability is not merged)"
-			}
-			return ""
-		}},
-		{letter: "g", name: "invoice-finalize", write: true, request: "POST /v1/invoices/{draft}/finalize (Idempotency-Key)", target: func(t *vegeta.Target) error {
-			n := drafts.Add(1) - 1
-			t.Method, t.Header = http.MethodPost, write()
-			t.URL = base + "/v1/invoices/" + fx.Drafts[int(n%int64(len(fx.Drafts)))] + "/finalize?" + scope
-			t.Body = []byte(`{"finalizedByRef":"load"}`)
-			return nil
-		}, exhausted: func() bool { return drafts.Load() > int64(len(fx.Drafts)) }},
+		{letter: "b", name: "invoice-get", request: "GET /v1/invoices/{id}",
+			target: l.get(func() string { return "/v1/invoices/" + fx.Invoices[mrand.IntN(len(fx.Invoices))] }, nil)},
+		{letter: "c", name: "balance-get", request: "GET /v1/customers/{id}/balance",
+			target: l.get(func() string { return "/v1/customers/" + l.customer() + "/balance" }, nil)},
+		{letter: "d", name: "balance-grant", write: true, request: "POST /v1/customers/{id}/balance/grant (Idempotency-Key)",
+			target: l.post(func() string { return "/v1/customers/" + l.customer() + "/balance/grant" }, grantBody)},
+		{letter: "e", name: "receipts-list", request: "GET /v1/payment-receipts?customer={id}",
+			target: l.get(fixed("/v1/payment-receipts"), func() string { return "&customer=" + l.customer() + "&limit=20" })},
+	}
+}
+
+// grantBody is the balance grant scenarios' request body.
+func grantBody() []byte {
+	return []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
+}
+
+// finalizeScenarios are (g), finalizing the seeded drafts in turn, and (h), grants beside the
+// finalization of drafts that charge a card.
+func (l *loadTargets) finalizeScenarios() []scenario {
+	finalize := func(drafts []string) (vegeta.Targeter, func() bool) {
+		var n atomic.Int64
+		path := func() string { return "/v1/invoices/" + drafts[int((n.Add(1)-1)%int64(len(drafts)))] + "/finalize" }
+		return l.post(path, func() []byte { return []byte(`{"finalizedByRef":"load"}`) }),
+			func() bool { return n.Load() > int64(len(drafts)) }
+	}
+	drafts, draftsOut := finalize(l.fx.Drafts)
+	charges, chargesOut := finalize(l.fx.ChargeDrafts)
+	return []scenario{
+		{letter: "g", name: "invoice-finalize", write: true, request: "POST /v1/invoices/{draft}/finalize (Idempotency-Key)",
+			target: drafts, exhausted: draftsOut},
 		{letter: "h", name: "grant-beside-charges", write: true,
 			request: "POST .../balance/grant while 64 connections finalize charge_automatically drafts (run the server with REMIT_SANDBOX_PROCESSOR_LATENCY)",
-			target: func(t *vegeta.Target) error {
-				t.Method, t.Header = http.MethodPost, write()
-				t.URL = base + "/v1/customers/" + customer() + "/balance/grant?" + scope
-				t.Body = []byte(`{"currency":"USD","amount":500,"description":"Load test credit"}`)
-				return nil
-			}, besideConnections: 64, beside: &scenario{letter: "h", name: "charges", request: "POST /v1/invoices/{charge draft}/finalize",
-				target: func(t *vegeta.Target) error {
-					n := charges.Add(1) - 1
-					t.Method, t.Header = http.MethodPost, write()
-					t.URL = base + "/v1/invoices/" + fx.ChargeDrafts[int(n%int64(len(fx.ChargeDrafts)))] + "/finalize?" + scope
-					t.Body = []byte(`{"finalizedByRef":"load"}`)
-					return nil
-				}, exhausted: func() bool { return charges.Load() > int64(len(fx.ChargeDrafts)) }}},
-		{letter: "i", name: "usage-meters", write: true, request: "POST /v1/usage-events (Idempotency-Key), five meters of every aggregation in turn",
-			target: func(t *vegeta.Target) error {
-				n := seq.Add(1)
-				t.Method, t.Header = http.MethodPost, write()
-				t.URL = base + "/v1/usage-events?" + scope
-				t.Body = []byte(`{"eventId":"load-` + run + `-` + strconv.FormatInt(n, 10) + `","customerId":"` + customer() +
-					`","meterId":"` + loadMeters[n%int64(len(loadMeters))][0] + `","quantity":` + strconv.FormatInt(1+n%10, 10) +
-					`,"properties":{"user":"u` + strconv.FormatInt(n%1000, 10) + `"}}`)
-				return nil
-			}, probe: func() string {
-				for _, m := range loadMeters[1:] {
-					body := `{"meterId":"` + m[0] + `","aggregation":"` + m[1] + `"`
-					if m[1] == "unique_count" {
-						body += `,"uniqueProperty":"user"`
-					}
-					req, _ := http.NewRequest(http.MethodPost, base+"/v1/meters?"+scope, strings.NewReader(body+"}"))
-					req.Header = write()
-					res, err := http.DefaultClient.Do(req)
-					if err != nil {
-						return "creating meters failed: " + err.Error()
-					}
-					_ = res.Body.Close()
-					if res.StatusCode != http.StatusCreated {
-						return fmt.Sprintf("POST /v1/meters answered %d in this build", res.StatusCode)
-					}
+			target:  l.post(func() string { return "/v1/customers/" + l.customer() + "/balance/grant" }, grantBody),
+			beside: &scenario{letter: "h", name: "charges", request: "POST /v1/invoices/{charge draft}/finalize",
+				target: charges, exhausted: chargesOut}, besideConnections: 64},
+	}
+}
+
+// usageScenarios are (f), (i) and (j): usage events one at a time, on five meters of every
+// aggregation, and in batches.
+func (l *loadTargets) usageScenarios() []scenario {
+	events := func() string { return "/v1/usage-events" }
+	return []scenario{
+		{letter: "f", name: "usage-events", write: true, request: "POST /v1/usage-events (Idempotency-Key)",
+			target: l.post(events, func() []byte {
+				return []byte(`{"eventId":"load-` + l.run + `-` + strconv.FormatInt(l.seq.Add(1), 10) + `","customerId":"` + l.customer() +
+					`","meterId":"` + meterID + `","quantity":1}`)
+			}), probe: func() string {
+				status, err := l.probe(events(), `{"eventId":"load-probe-`+l.run+`","customerId":"`+l.fx.Customers[0]+`","meterId":"`+meterID+`","quantity":1}`)
+				switch {
+				case err != nil:
+					return "probe failed: " + err.Error()
+				case status == http.StatusNotImplemented:
+					return "POST /v1/usage-events answers 501 not_implemented in this build (the usage capability is not merged)"
 				}
 				return ""
 			}},
+		{letter: "i", name: "usage-meters", write: true, request: "POST /v1/usage-events (Idempotency-Key), five meters of every aggregation in turn",
+			target: l.post(events, func() []byte {
+				n := l.seq.Add(1)
+				return []byte(`{"eventId":"load-` + l.run + `-` + strconv.FormatInt(n, 10) + `","customerId":"` + l.customer() +
+					`","meterId":"` + loadMeters[n%int64(len(loadMeters))][0] + `","quantity":` + strconv.FormatInt(1+n%10, 10) +
+					`,"properties":{"user":"u` + strconv.FormatInt(n%1000, 10) + `"}}`)
+			}), probe: l.createMeters},
 		{letter: "j", name: "usage-batch", write: true, events: usageBatchSize,
 			request: fmt.Sprintf("POST /v1/usage-events/batch (Idempotency-Key), %d new events each", usageBatchSize),
-			target: func(t *vegeta.Target) error {
-				t.Method, t.Header = http.MethodPost, write()
-				t.URL = base + "/v1/usage-events/batch?" + scope
-				t.Body = usageBatch(run, seq.Add(1), usageBatchSize, customer)
-				return nil
-			}, probe: func() string { return probeBatch(base, scope, write(), usageBatch(run, 0, 2, customer)) }},
-		entitlementScenario(base, scope, fx, write),
+			target: l.post(func() string { return "/v1/usage-events/batch" }, func() []byte {
+				return usageBatch(l.run, l.seq.Add(1), usageBatchSize, l.customer)
+			}), probe: func() string { return probeBatch(l.base, l.scope, l.write(), usageBatch(l.run, 0, 2, l.customer)) }},
 	}
+}
+
+// createMeters is (i)'s probe: it creates the meters of loadMeters but the first; "" when done.
+func (l *loadTargets) createMeters() string {
+	for _, m := range loadMeters[1:] {
+		body := `{"meterId":"` + m[0] + `","aggregation":"` + m[1] + `"`
+		if m[1] == "unique_count" {
+			body += `,"uniqueProperty":"user"`
+		}
+		status, err := l.probe("/v1/meters", body+"}")
+		if err != nil {
+			return "creating meters failed: " + err.Error()
+		}
+		if status != http.StatusCreated {
+			return fmt.Sprintf("POST /v1/meters answered %d in this build", status)
+		}
+	}
+	return ""
 }
 
 // usageBatchSize is how many events each request of the usage-batch scenario carries.

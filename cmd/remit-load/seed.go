@@ -264,6 +264,39 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 	if err != nil {
 		return nil, err
 	}
+	if err := seedPrices(ctx, r.App.Catalog, m); err != nil {
+		return nil, err
+	}
+	h, err := newHistory(ctx, r.DB, m, publicURL)
+	if err != nil {
+		return nil, err
+	}
+	h.fx.APIKey = boot.APIKey
+	began := time.Now()
+	for c := 0; c < sz.Customers; c++ {
+		if err := h.customer(c, sz); err != nil {
+			return nil, err
+		}
+		if c > 0 && c%1000 == 0 {
+			fmt.Fprintf(log, "  seeded %d/%d customers (%d rows, %s)\n", c, sz.Customers, h.s.total, time.Since(began).Round(time.Second))
+		}
+		if c%50 == 49 || c == sz.Customers-1 {
+			if err := h.flush(c == sz.Customers-1); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := h.days.write(h.s, h.chain, m, mid, h.now); err != nil {
+		return nil, err
+	}
+	if err := finishSeed(h.s, r.DB, mid, h.invNumber, h.rcptNumber, log); err != nil {
+		return nil, err
+	}
+	return h.fx, nil
+}
+
+// seedPrices creates the seed's three prices through the engine.
+func seedPrices(ctx context.Context, catalog *app.Catalog, m remit.MerchantAccount) error {
 	i64 := func(v int64) *int64 { return &v }
 	str := func(v string) *string { return &v }
 	for _, p := range []remit.Price{
@@ -273,335 +306,428 @@ func seed(ctx context.Context, dbURL, publicURL string, sz Sizes, log io.Writer)
 		{PriceID: priceAPI, ProductID: "prod_load", Name: "API calls", PriceType: remit.PriceUsageMetered, Currency: "USD",
 			BillingInterval: str("month"), UnitAmount: i64(1), MeterID: str(meterID)},
 	} {
-		if _, err := r.App.Catalog.CreatePrice(ctx, m, p); err != nil {
-			return nil, fmt.Errorf("price %s: %w", p.PriceID, err)
+		if _, err := catalog.CreatePrice(ctx, m, p); err != nil {
+			return fmt.Errorf("price %s: %w", p.PriceID, err)
 		}
 	}
+	return nil
+}
 
-	s := &seeder{ctx: ctx, db: r.DB.SQL(), counts: map[string]int{}, sqlite: r.DB.Dialect() == store.SQLite}
-	fx := &Fixture{APIKey: boot.APIKey, MerchantID: mid, Counts: s.counts}
+// history is the full seed while it writes: the tables it buffers, the event chain, the
+// settlement days and the document numbers so far.
+type history struct {
+	s                     *seeder
+	fx                    *Fixture
+	mid, publicURL        string
+	now, start            time.Time
+	addrJSON              string
+	rates                 []tax.Component
+	entropy               io.Reader
+	seqClock              time.Time
+	chain                 *seedChain
+	days                  *settlementDays
+	invNumber, rcptNumber int
+
+	customers, accounts, methods, invoices, lines, taxes, tokens *bulk
+	intents, payments, charges, receipts, entries                *bulk
+}
+
+// newHistory opens the seed's tables on the store and continues the merchant account's chain.
+func newHistory(ctx context.Context, dbh *store.DB, m remit.MerchantAccount, publicURL string) (*history, error) {
+	s := &seeder{ctx: ctx, db: dbh.SQL(), counts: map[string]int{}, sqlite: dbh.Dialect() == store.SQLite}
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	start := now.Add(-360 * 24 * time.Hour)
-	us := remit.Micros
 	region := "CA"
-	addr := remit.Address{Line1: "1 Market St", City: "San Francisco", Region: &region, PostalCode: "94105", Country: "US"}
-	addrJSON := jsonText(addr)
-	rates := tax.Default().Lookup("US", "CA")
-	entropy := ulid.Monotonic(rand.Reader, 0)
-	var seqClock time.Time
-	nextSeq := func(at time.Time) string { // grows with every entry, like the engine's
-		if at.Before(seqClock) {
-			at = seqClock
-		}
-		seqClock = at
-		return ulid.MustNew(ulid.Timestamp(at), entropy).String()
-	}
-
-	customers := s.table("customers", "merchant_account_id", "id", "external_id", "name", "email", "address", "tax_exempt", "metadata", "created_at")
-	accounts := s.table("billing_accounts", "merchant_account_id", "id", "customer_id", "currency", "collection_method", "tax_address",
+	h := &history{s: s, fx: &Fixture{MerchantID: m.ID, Counts: s.counts}, mid: m.ID, publicURL: publicURL,
+		now: now, start: now.Add(-360 * 24 * time.Hour),
+		addrJSON: jsonText(remit.Address{Line1: "1 Market St", City: "San Francisco", Region: &region, PostalCode: "94105", Country: "US"}),
+		rates:    tax.Default().Lookup("US", "CA"), entropy: ulid.Monotonic(rand.Reader, 0),
+		days: &settlementDays{byDay: map[int64]*seedSettlement{}}}
+	h.customers = s.table("customers", "merchant_account_id", "id", "external_id", "name", "email", "address", "tax_exempt", "metadata", "created_at")
+	h.accounts = s.table("billing_accounts", "merchant_account_id", "id", "customer_id", "currency", "collection_method", "tax_address",
 		"default_payment_method_id", "metadata", "created_at", "updated_at")
-	methods := s.table("payment_methods", "merchant_account_id", "id", "customer_id", "billing_account_id", "type", "brand", "last4",
+	h.methods = s.table("payment_methods", "merchant_account_id", "id", "customer_id", "billing_account_id", "type", "brand", "last4",
 		"test_card", "created_at")
-	invoices := s.table("invoices", "merchant_account_id", "id", "number", "customer_id", "billing_account_id", "currency", "status",
+	h.invoices = s.table("invoices", "merchant_account_id", "id", "number", "customer_id", "billing_account_id", "currency", "status",
 		"collection_method", "coupon_ids", "subtotal", "discount_total", "prepaid_applied", "tax_total", "total", "amount_due",
 		"amount_paid", "amount_remaining", "tax_transaction_id", "payment_url", "finalized_at", "paid_at", "metadata", "created_at", "updated_at",
 		"latest_payment_id", "attempt_count")
-	lines := s.table("invoice_lines", "merchant_account_id", "invoice_id", "id", "position", "line_type", "price_id", "price_type",
+	h.lines = s.table("invoice_lines", "merchant_account_id", "invoice_id", "id", "position", "line_type", "price_id", "price_type",
 		"description", "quantity", "unit_amount", "amount", "prepaid_applied", "tax_amount", "taxes")
-	taxes := s.table("tax_transactions", "merchant_account_id", "id", "status", "type", "source_document_id", "customer_id", "currency",
+	h.taxes = s.table("tax_transactions", "merchant_account_id", "id", "status", "type", "source_document_id", "customer_id", "currency",
 		"lines", "total_tax", "committed_at", "created_at", "updated_at")
-	tokens := s.table("hosted_tokens", "token_hash", "kind", "resource_id", "merchant_account_id", "expires_at", "created_at")
-	intents := s.table("payment_intents", "merchant_account_id", "id", "invoice_id", "customer_id", "amount", "currency", "status",
+	h.tokens = s.table("hosted_tokens", "token_hash", "kind", "resource_id", "merchant_account_id", "expires_at", "created_at")
+	h.intents = s.table("payment_intents", "merchant_account_id", "id", "invoice_id", "customer_id", "amount", "currency", "status",
 		"created_at", "updated_at")
-	payments := s.table("payments", "merchant_account_id", "id", "payment_intent_id", "invoice_id", "customer_id", "billing_account_id",
+	h.payments = s.table("payments", "merchant_account_id", "id", "payment_intent_id", "invoice_id", "customer_id", "billing_account_id",
 		"attempt", "amount", "currency", "status", "method", "payment_method_id", "brand", "last4", "source", "fee_amount",
 		"processor_reference", "created_at", "processor", "idempotency_ref", "payment_method_token", "settlement_id", "updated_at")
-	charges := s.table("sandbox_charges", "idempotency_ref", "reference", "amount", "currency", "payment_method", "status", "fee",
+	h.charges = s.table("sandbox_charges", "idempotency_ref", "reference", "amount", "currency", "payment_method", "status", "fee",
 		"created_at", "updated_at")
-	receipts := s.table("payment_receipts", "merchant_account_id", "id", "number", "invoice_id", "invoice_number", "customer_id",
+	h.receipts = s.table("payment_receipts", "merchant_account_id", "id", "number", "invoice_id", "invoice_number", "customer_id",
 		"customer_external_id", "billing_account_id", "payment_id", "payment_intent_id", "amount", "currency", "status", "method",
 		"brand", "last4", "created_at", "updated_at")
-	entries := s.table("balance_entries", "merchant_account_id", "customer_id", "id", "seq", "type", "currency", "amount", "remaining",
+	h.entries = s.table("balance_entries", "merchant_account_id", "customer_id", "id", "seq", "type", "currency", "amount", "remaining",
 		"source_entry_id", "invoice_id", "description", "effective_at", "expires_at", "created_at")
-	chain, err := newSeedChain(s, r.DB, m)
+	var err error
+	h.chain, err = newSeedChain(s, dbh, m)
+	return h, err
+}
+
+// nextSeq is a balance entry's seq: it grows with every entry, like the engine's.
+func (h *history) nextSeq(at time.Time) string {
+	if at.Before(h.seqClock) {
+		at = h.seqClock
+	}
+	h.seqClock = at
+	return ulid.MustNew(ulid.Timestamp(at), h.entropy).String()
+}
+
+// flush writes every table in order, parents before the rows that reference them; a transaction
+// holds about 200,000 rows.
+func (h *history) flush(last bool) error {
+	committed, err := h.s.flushAll([]*bulk{h.customers, h.accounts, h.methods, h.invoices, h.lines, h.taxes, h.tokens, h.intents,
+		h.payments, h.receipts, h.entries, h.charges, h.chain.events}, 200000, last)
+	if err != nil || !committed || h.s.sqlite {
+		return err
+	}
+	// PostgreSQL plans each foreign-key check once per connection, from the statistics of the
+	// moment: planned while the tables were small, it scans them, and the seed slows down
+	// quadratically. ANALYZE after every large transaction keeps the checks on their indexes.
+	_, err = h.s.db.ExecContext(h.s.ctx, "ANALYZE")
+	return err
+}
+
+// seededCustomer is one customer while its history is written: its IDs, how it pays, and its
+// clock, which steps through its history from its creation to now.
+type seededCustomer struct {
+	cid, ba, ext, pm string
+	charge           bool
+	collection       string
+	at               time.Time
+	step             time.Duration
+	perInvoice       int // whole grants each paid invoice takes
+}
+
+// tick moves the customer's clock one step and returns it.
+func (c *seededCustomer) tick() time.Time {
+	c.at = c.at.Add(c.step)
+	return c.at
+}
+
+// seedGrant is a grant of grantUnit the seed writes, with what is left of it.
+type seedGrant struct {
+	id      string
+	at      time.Time
+	expires *time.Time
+	left    int64
+}
+
+// ledgerShape is a customer's ledger: perInvoice whole-grant applications on each of its nPaid
+// paid invoices, expired grants with their expiry entry, and open grants still available, adding
+// up to nEnt entries (2·perInvoice·nPaid + 2·expired + open).
+func ledgerShape(nPaid, nEnt int) (perInvoice, expired, open int) {
+	perInvoice = 5
+	for perInvoice > 0 && 2*perInvoice*nPaid > nEnt {
+		perInvoice--
+	}
+	rest := nEnt - 2*perInvoice*nPaid
+	open = rest
+	if rest >= 4 {
+		open = 4 + rest%2
+	}
+	return perInvoice, (rest - open) / 2, open
+}
+
+// invoiceKind is the kind of a customer's j-th invoice: 0-2 draft, 3 open, else paid.
+func invoiceKind(c, j int) int { return (c*7 + j) % 10 }
+
+// customer writes customer c's history: the customer, its billing account and card, its expired
+// grants, its invoices and its open grants.
+func (h *history) customer(c int, sz Sizes) error {
+	span := h.now.Sub(h.start) - time.Duration(c)*time.Second
+	nInv, nEnt := spread(sz.Invoices, sz.Customers, c), spread(sz.Entries, sz.Customers, c)
+	cu := &seededCustomer{cid: remit.NewID("cus"), ba: remit.NewID("ba"), ext: fmt.Sprintf("ext-%07d", c), charge: c%2 == 0,
+		collection: remit.SendInvoice, at: h.start.Add(time.Duration(c) * time.Second),
+		step: (span / time.Duration(nInv+nEnt+2)).Truncate(time.Microsecond)} // times as the store keeps them
+	if err := h.account(c, cu); err != nil {
+		return err
+	}
+	nPaid := 0
+	for j := 0; j < nInv; j++ {
+		if invoiceKind(c, j) >= 4 {
+			nPaid++
+		}
+	}
+	perInvoice, expired, open := ledgerShape(nPaid, nEnt)
+	cu.perInvoice = perInvoice
+	for k := 0; k < expired; k++ {
+		if err := h.expiredGrant(cu); err != nil {
+			return err
+		}
+	}
+	for j := 0; j < nInv; j++ {
+		if err := h.invoice(cu, invoiceKind(c, j), int64(1+(c+j)%3)); err != nil {
+			return err
+		}
+	}
+	// Grants bought lately and not spent yet: the customer's available balance.
+	for k := 0; k < open; k++ {
+		if err := h.grant(cu, seedGrant{id: remit.NewID("ble"), at: cu.tick(), left: grantUnit}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// account writes the customer, its billing account and, for a charged one, its default card.
+func (h *history) account(c int, cu *seededCustomer) error {
+	created := cu.tick()
+	us := remit.Micros
+	if err := h.customers.add(h.mid, cu.cid, cu.ext, fmt.Sprintf("Customer %d", c), fmt.Sprintf("customer%d@example.com", c), h.addrJSON,
+		false, "{}", us(created)); err != nil {
+		return err
+	}
+	h.fx.Customers = append(h.fx.Customers, cu.cid)
+	var method any
+	if cu.charge {
+		cu.pm, cu.collection = remit.NewID("pm"), remit.ChargeAutomatically
+		method = cu.pm
+	}
+	if err := h.accounts.add(h.mid, cu.ba, cu.cid, "USD", cu.collection, nil, method, "{}", us(created), us(created)); err != nil {
+		return err
+	}
+	if !cu.charge {
+		return nil
+	}
+	return h.methods.add(h.mid, cu.pm, cu.cid, cu.ba, "card", "visa", "4242", "pm_card_visa", us(created))
+}
+
+// grant writes a grant entry.
+func (h *history) grant(cu *seededCustomer, g seedGrant) error {
+	var exp any
+	if g.expires != nil {
+		exp = remit.Micros(*g.expires)
+	}
+	return h.entries.add(h.mid, cu.cid, g.id, h.nextSeq(g.at), remit.EntryGrant, "USD", grantUnit, g.left, nil, nil, "Prepaid credit",
+		remit.Micros(g.at), exp, remit.Micros(g.at))
+}
+
+// expiredGrant writes a grant that expired, all of it, with its expiry entry and event right
+// after it expired.
+func (h *history) expiredGrant(cu *seededCustomer) error {
+	g := seedGrant{id: remit.NewID("ble"), at: cu.tick()}
+	exp := g.at.Add(cu.step / 2).Truncate(time.Microsecond)
+	g.expires = &exp
+	if err := h.grant(cu, g); err != nil {
+		return err
+	}
+	src, xid := g.id, remit.NewID("ble")
+	if err := h.entries.add(h.mid, cu.cid, xid, h.nextSeq(exp), remit.EntryExpiry, "USD", -grantUnit, nil, src, nil,
+		nil, remit.Micros(exp), nil, remit.Micros(exp)); err != nil {
+		return err
+	}
+	return h.chain.emit(remit.EventCustomerBalanceExpired, xid, exp,
+		balanceDebit(h.mid, cu.cid, xid, remit.EntryExpiry, -grantUnit, src, nil, exp))
+}
+
+// seededInvoice is one invoice while the seed writes it.
+type seededInvoice struct {
+	id, txn     string
+	status      remit.InvoiceStatus
+	created     time.Time
+	fig         remit.InvoiceFigures
+	number      *string
+	fin         remit.Invoice // as invoice.finalized carries it
+	txLines     []remit.TaxTransactionLine
+	paidAt      time.Time
+	latest      any // the paying payment's ID
+	attempts    int
+	prepaidFrom []seedGrant
+}
+
+// invoice writes one invoice of the customer, of kind (invoiceKind) and recurring quantity qty:
+// its lines, its tax transaction, its hosted token when open, and when paid the grants it took
+// and its payment.
+func (h *history) invoice(cu *seededCustomer, kind int, qty int64) error {
+	iv := &seededInvoice{id: remit.NewID("inv"), txn: remit.NewID("txn"), status: remit.InvoicePaid, created: cu.tick()}
+	h.fx.Invoices = append(h.fx.Invoices, iv.id)
+	switch {
+	case kind < 3:
+		iv.status = remit.InvoiceDraft
+		h.fx.Drafts = append(h.fx.Drafts, iv.id)
+		if cu.charge {
+			h.fx.ChargeDrafts = append(h.fx.ChargeDrafts, iv.id)
+		}
+	case kind == 3:
+		iv.status = remit.InvoiceOpen
+	}
+	priced := []remit.PricedLine{
+		{LineType: remit.LineRecurring, PriceID: priceBasic, Amount: 2000 * qty},
+		{LineType: remit.LineOneTime, PriceID: priceSetup, Amount: 5000},
+	}
+	if err := h.figures(cu, iv, priced); err != nil {
+		return err
+	}
+	invLines, err := h.invoiceLines(iv, priced, qty)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	tables := []*bulk{customers, accounts, methods, invoices, lines, taxes, tokens, intents, payments, receipts, entries, charges, chain.events}
-	days := &settlementDays{byDay: map[int64]*seedSettlement{}}
+	var payURL *string
+	if iv.status != remit.InvoiceDraft {
+		h.invNumber++
+		n := remit.DocumentNumber(remit.InvoiceNumbers, int64(h.invNumber))
+		iv.number = &n
+	}
+	if iv.status == remit.InvoiceOpen {
+		if payURL, err = h.hostedToken(iv); err != nil {
+			return err
+		}
+	}
+	iv.fin = finalizedInvoice(remit.Invoice{InvoiceID: iv.id, Number: iv.number, CustomerID: cu.cid, BillingAccountID: cu.ba,
+		CollectionMethod: cu.collection, Lines: invLines, TaxTransactionID: &iv.txn, PaymentURL: payURL, MerchantAccountID: h.mid,
+		CreatedAt: iv.created}, iv.fig)
+	switch iv.status {
+	case remit.InvoiceOpen:
+		err = h.chain.emit(remit.EventInvoiceFinalized, iv.id, iv.created, iv.fin)
+	case remit.InvoicePaid:
+		err = h.pay(cu, iv)
+	}
+	if err != nil {
+		return err
+	}
+	return h.invoiceRows(cu, iv, payURL)
+}
 
-	invNumber, rcptNumber := 0, 0
-	began := time.Now()
-	for c := 0; c < sz.Customers; c++ {
-		// Each customer's history runs from its creation to now, in order.
-		span := now.Sub(start) - time.Duration(c)*time.Second
-		at := start.Add(time.Duration(c) * time.Second)
-		nInv, nEnt := spread(sz.Invoices, sz.Customers, c), spread(sz.Entries, sz.Customers, c)
-		events := nInv + nEnt + 1
-		step := (span / time.Duration(events+1)).Truncate(time.Microsecond) // times as the store keeps them
-		tick := func() time.Time { at = at.Add(step); return at }
+// figures prices the invoice with the engine's arithmetic. A paid invoice took perInvoice whole
+// grants at finalization (each grant lands on one line: line amounts are multiples of the grant);
+// those grants are written with what the invoice left of them.
+func (h *history) figures(cu *seededCustomer, iv *seededInvoice, priced []remit.PricedLine) error {
+	var spend []remit.SpendableGrant
+	if iv.status == remit.InvoicePaid {
+		for k := 0; k < cu.perInvoice; k++ {
+			g := seedGrant{id: remit.NewID("ble"), at: iv.created.Add(-time.Duration(cu.perInvoice-k) * time.Millisecond), left: grantUnit}
+			iv.prepaidFrom = append(iv.prepaidFrom, g)
+			spend = append(spend, remit.SpendableGrant{EntryID: g.id, Remaining: grantUnit})
+		}
+	}
+	iv.fig = remit.ComputeInvoiceFigures(remit.InvoiceFiguresInput{Lines: priced, Grants: spend}, tax.Calculator(h.rates, false))
+	for _, g := range iv.prepaidFrom {
+		for _, ap := range iv.fig.Applications {
+			if ap.EntryID == g.id {
+				g.left -= ap.Amount
+			}
+		}
+		if err := h.grant(cu, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
-		cid, ba := remit.NewID("cus"), remit.NewID("ba")
-		ext := fmt.Sprintf("ext-%07d", c)
-		charge := c%2 == 0
-		created := tick()
-		if err := customers.add(mid, cid, ext, fmt.Sprintf("Customer %d", c), fmt.Sprintf("customer%d@example.com", c), addrJSON,
-			false, "{}", us(created)); err != nil {
+// invoiceLines writes the invoice's two lines and gathers their tax transaction lines; it returns
+// the lines as invoice.finalized carries them.
+func (h *history) invoiceLines(iv *seededInvoice, priced []remit.PricedLine, qty int64) ([]remit.InvoiceLine, error) {
+	lineIDs := []string{remit.NewID("il"), remit.NewID("il")}
+	var invLines []remit.InvoiceLine
+	for i, lf := range iv.fig.Lines {
+		var lt []remit.LineTax
+		for _, t := range lf.Taxes {
+			lt = append(lt, remit.LineTax{Jurisdiction: t.Jurisdiction, Rate: float64(t.RatePPM) / 1e6, RatePPM: t.RatePPM,
+				TaxableAmount: t.TaxableAmount, TaxAmount: t.TaxAmount})
+			iv.txLines = append(iv.txLines, remit.TaxTransactionLine{LineID: lineIDs[i], TaxableAmount: t.TaxableAmount,
+				TaxAmount: t.TaxAmount, Rate: float64(t.RatePPM) / 1e6, RatePPM: t.RatePPM, Jurisdiction: t.Jurisdiction})
+		}
+		desc, ptype, q := "Basic plan", remit.PriceFixedRecurring, qty
+		if i == 1 {
+			desc, ptype, q = "Setup", remit.PriceFixedOneTime, 1
+		}
+		if err := h.lines.add(h.mid, iv.id, lineIDs[i], i, priced[i].LineType, priced[i].PriceID, ptype, desc, q, priced[i].Amount/q,
+			lf.Amount, lf.PrepaidApplied, lf.TaxAmount, jsonText(lt)); err != nil {
 			return nil, err
 		}
-		fx.Customers = append(fx.Customers, cid)
-		method, collection, pm := any(nil), remit.SendInvoice, ""
-		if charge {
-			pm, collection = remit.NewID("pm"), remit.ChargeAutomatically
-			method = pm
-		}
-		if err := accounts.add(mid, ba, cid, "USD", collection, nil, method, "{}", us(created), us(created)); err != nil {
-			return nil, err
-		}
-		if charge {
-			if err := methods.add(mid, pm, cid, ba, "card", "visa", "4242", "pm_card_visa", us(created)); err != nil {
-				return nil, err
-			}
-		}
+		invLines = append(invLines, seededLine(lineIDs[i], desc, ptype, priced[i], q, lf, lt))
+	}
+	return invLines, nil
+}
 
-		// The ledger's shape for this customer: apps whole-grant applications over its paid
-		// invoices, expired grants with their expiry entry, and open grants still available,
-		// adding up to nEnt entries (2·apps + 2·expired + open).
-		nPaid := 0
-		for j := 0; j < nInv; j++ {
-			if (c*7+j)%10 >= 4 {
-				nPaid++
-			}
-		}
-		perInvoice := 5
-		for perInvoice > 0 && 2*perInvoice*nPaid > nEnt {
-			perInvoice--
-		}
-		apps := perInvoice * nPaid
-		rest := nEnt - 2*apps
-		open := rest
-		if rest >= 4 {
-			open = 4 + rest%2
-		}
-		expired := (rest - open) / 2
-		type grant struct {
-			id      string
-			at      time.Time
-			expires *time.Time
-			left    int64
-		}
-		addGrant := func(g grant) error {
-			var exp any
-			if g.expires != nil {
-				exp = us(*g.expires)
-			}
-			return entries.add(mid, cid, g.id, nextSeq(g.at), remit.EntryGrant, "USD", grantUnit, g.left, nil, nil, "Prepaid credit",
-				us(g.at), exp, us(g.at))
-		}
-		// Grants that expired, each with its expiry entry right after it expired.
-		for k := 0; k < expired; k++ {
-			g := grant{id: remit.NewID("ble"), at: tick()} // left 0: all of it expired
-			exp := g.at.Add(step / 2).Truncate(time.Microsecond)
-			g.expires = &exp
-			if err := addGrant(g); err != nil {
-				return nil, err
-			}
-			src, xid := g.id, remit.NewID("ble")
-			if err := entries.add(mid, cid, xid, nextSeq(exp), remit.EntryExpiry, "USD", -grantUnit, nil, src, nil,
-				nil, us(exp), nil, us(exp)); err != nil {
-				return nil, err
-			}
-			if err := chain.emit(remit.EventCustomerBalanceExpired, xid, exp,
-				balanceDebit(mid, cid, xid, remit.EntryExpiry, -grantUnit, src, nil, exp)); err != nil {
-				return nil, err
-			}
-		}
+// hostedToken writes an open invoice's hosted payment token and returns its payment link.
+func (h *history) hostedToken(iv *seededInvoice) (*string, error) {
+	token := "hpt_" + app.NewSecret()
+	u := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", h.publicURL, iv.id, token)
+	err := h.tokens.add(app.HashSecret(token), remit.HostedInvoice, iv.id, h.mid, remit.Micros(iv.created.AddDate(1, 0, 0)),
+		remit.Micros(iv.created))
+	return &u, err
+}
 
-		for j := 0; j < nInv; j++ {
-			created := tick()
-			id, txn := remit.NewID("inv"), remit.NewID("txn")
-			fx.Invoices = append(fx.Invoices, id)
-			kind := (c*7 + j) % 10 // 0-2 draft, 3 open, else paid
-			status := remit.InvoicePaid
-			switch {
-			case kind < 3:
-				status = remit.InvoiceDraft
-				fx.Drafts = append(fx.Drafts, id)
-				if charge {
-					fx.ChargeDrafts = append(fx.ChargeDrafts, id)
-				}
-			case kind == 3:
-				status = remit.InvoiceOpen
-			}
-			qty := int64(1 + (c+j)%3)
-			priced := []remit.PricedLine{
-				{LineType: remit.LineRecurring, PriceID: priceBasic, Amount: 2000 * qty},
-				{LineType: remit.LineOneTime, PriceID: priceSetup, Amount: 5000},
-			}
-			// A paid invoice took perInvoice whole grants at finalization (each grant lands on one
-			// line: line amounts are multiples of the grant).
-			var spend []remit.SpendableGrant
-			var bought []grant
-			if status == remit.InvoicePaid {
-				for k := 0; k < perInvoice; k++ {
-					g := grant{id: remit.NewID("ble"), at: created.Add(-time.Duration(perInvoice-k) * time.Millisecond), left: grantUnit}
-					bought = append(bought, g)
-					spend = append(spend, remit.SpendableGrant{EntryID: g.id, Remaining: grantUnit})
-				}
-			}
-			fig := remit.ComputeInvoiceFigures(remit.InvoiceFiguresInput{Lines: priced, Grants: spend}, tax.Calculator(rates, false))
-			for _, g := range bought {
-				for _, ap := range fig.Applications {
-					if ap.EntryID == g.id {
-						g.left -= ap.Amount
-					}
-				}
-				if err := addGrant(g); err != nil {
-					return nil, err
-				}
-			}
-			lineIDs := []string{remit.NewID("il"), remit.NewID("il")}
-			var txLines []remit.TaxTransactionLine
-			var invLines []remit.InvoiceLine // for invoice.finalized
-			for i, lf := range fig.Lines {
-				var lt []remit.LineTax
-				for _, t := range lf.Taxes {
-					lt = append(lt, remit.LineTax{Jurisdiction: t.Jurisdiction, Rate: float64(t.RatePPM) / 1e6, RatePPM: t.RatePPM,
-						TaxableAmount: t.TaxableAmount, TaxAmount: t.TaxAmount})
-					txLines = append(txLines, remit.TaxTransactionLine{LineID: lineIDs[i], TaxableAmount: t.TaxableAmount,
-						TaxAmount: t.TaxAmount, Rate: float64(t.RatePPM) / 1e6, RatePPM: t.RatePPM, Jurisdiction: t.Jurisdiction})
-				}
-				desc, ptype, q := "Basic plan", remit.PriceFixedRecurring, qty
-				if i == 1 {
-					desc, ptype, q = "Setup", remit.PriceFixedOneTime, 1
-				}
-				if err := lines.add(mid, id, lineIDs[i], i, priced[i].LineType, priced[i].PriceID, ptype, desc, q, priced[i].Amount/q,
-					lf.Amount, lf.PrepaidApplied, lf.TaxAmount, jsonText(lt)); err != nil {
-					return nil, err
-				}
-				invLines = append(invLines, seededLine(lineIDs[i], desc, ptype, priced[i], q, lf, lt))
-			}
-			var number, payURL *string
-			var finalized, paidAt any
-			paid, remaining := int64(0), fig.Total
-			taxStatus, committed := remit.TaxQuoted, any(nil)
-			if status != remit.InvoiceDraft {
-				invNumber++
-				n := remit.DocumentNumber(remit.InvoiceNumbers, int64(invNumber))
-				number, finalized, taxStatus, committed = &n, us(created), remit.TaxCommitted, us(created)
-			}
-			if status == remit.InvoiceOpen {
-				token := "hpt_" + app.NewSecret()
-				u := fmt.Sprintf("%s/customer-portal/invoices/%s/pay?token=%s", publicURL, id, token)
-				payURL = &u
-				if err := tokens.add(app.HashSecret(token), remit.HostedInvoice, id, mid, us(created.AddDate(1, 0, 0)), us(created)); err != nil {
-					return nil, err
-				}
-			}
-			fin := finalizedInvoice(remit.Invoice{InvoiceID: id, Number: number, CustomerID: cid, BillingAccountID: ba,
-				CollectionMethod: collection, Lines: invLines, TaxTransactionID: &txn, PaymentURL: payURL, MerchantAccountID: mid,
-				CreatedAt: created}, fig)
-			if status == remit.InvoiceOpen {
-				if err := chain.emit(remit.EventInvoiceFinalized, id, created, fin); err != nil {
-					return nil, err
-				}
-			}
-			updated, latest, attempts := created, any(nil), 0
-			if status == remit.InvoicePaid {
-				paidTime := created.Add(time.Millisecond)
-				paid, remaining, paidAt, updated = fig.Total, 0, us(paidTime), paidTime
-				for _, ap := range fig.Applications { // taken at finalization, before invoice.finalized
-					src, inv, aid := ap.EntryID, id, remit.NewID("ble")
-					if err := entries.add(mid, cid, aid, nextSeq(created), remit.EntryApplication, "USD", -ap.Amount, nil,
-						src, inv, nil, us(created), nil, us(created)); err != nil {
-						return nil, err
-					}
-					if err := chain.emit(remit.EventCustomerBalanceApplied, aid, created,
-						balanceDebit(mid, cid, aid, remit.EntryApplication, -ap.Amount, src, &inv, created)); err != nil {
-						return nil, err
-					}
-				}
-				if err := chain.emit(remit.EventInvoiceFinalized, id, created, fin); err != nil {
-					return nil, err
-				}
-				pi, pay, rcpt := remit.NewID("pi"), remit.NewID("pay"), remit.NewID("rcpt")
-				if err := intents.add(mid, pi, id, cid, fig.Total, "USD", remit.IntentSucceeded, us(paidTime), us(paidTime)); err != nil {
-					return nil, err
-				}
-				// Out of band: no processor, no fee, no settlement. A card: the sandbox processor's own
-				// record of the charge (idempotency reference: the payment's ID) and the day's settlement.
-				meth, brand, last4, fee, ref := remit.MethodOutOfBand, any(nil), any(nil), int64(0), any(nil)
-				proc, idem, token, stl := remit.ProcessorOutOfBand, any(nil), any(nil), any(nil)
-				var pmRef any
-				if charge {
-					meth, brand, last4, fee, ref, pmRef = remit.MethodCard, "visa", "4242", remit.SandboxFee(fig.Total), "sbch_"+pay, pm
-					proc, idem, token, stl = remit.ProcessorSandbox, pay, "pm_card_visa", days.add(paidTime, fig.Total, fee)
-					if err := charges.add(pay, ref, fig.Total, "USD", "pm_card_visa", processor.Succeeded, fee, us(paidTime),
-						us(paidTime)); err != nil {
-						return nil, err
-					}
-					attempts = 1
-				}
-				latest = pay
-				if err := payments.add(mid, pay, pi, id, cid, ba, 1, fig.Total, "USD", remit.PaymentSucceeded, meth, pmRef, brand, last4,
-					remit.SourceFinalize, fee, ref, us(paidTime), proc, idem, token, stl, us(paidTime)); err != nil {
-					return nil, err
-				}
-				if err := chain.emit(remit.EventPaymentSucceeded, pay, paidTime, succeededPayment(remit.Payment{PaymentID: pay,
-					PaymentIntentID: pi, InvoiceID: id, CustomerID: cid, BillingAccountID: ba, Amount: fig.Total, Method: meth,
-					FeeAmount: fee, Processor: proc, MerchantAccountID: mid, CreatedAt: paidTime}, pmRef, stl, ref)); err != nil {
-					return nil, err
-				}
-				rcptNumber++
-				if err := receipts.add(mid, rcpt, remit.DocumentNumber(remit.ReceiptNumbers, int64(rcptNumber)), id, *number, cid, ext, ba, pay, pi, fig.Total,
-					"USD", remit.ReceiptSucceeded, meth, brand, last4, us(paidTime), us(paidTime)); err != nil {
-					return nil, err
-				}
-			}
-			if err := taxes.add(mid, txn, taxStatus, remit.TaxSale, id, cid, "USD", jsonText(txLines), fig.TaxTotal, committed,
-				us(created), us(updated)); err != nil {
-				return nil, err
-			}
-			if err := invoices.add(mid, id, nullable(number), cid, ba, "USD", status, collection, "[]", fig.Subtotal, fig.DiscountTotal,
-				fig.PrepaidApplied, fig.TaxTotal, fig.Total, fig.Total, paid, remaining, txn, nullable(payURL), finalized, paidAt, "{}",
-				us(created), us(updated), latest, attempts); err != nil {
-				return nil, err
-			}
+// pay writes what paying the invoice made: the grants' applications taken at finalization (before
+// invoice.finalized), the payment intent, the payment (a card's with the sandbox processor's
+// record of the charge and the day's settlement; out of band with no processor, fee or settlement
+// otherwise) and its receipt, with their events.
+func (h *history) pay(cu *seededCustomer, iv *seededInvoice) error {
+	us, id, created := remit.Micros, iv.id, iv.created
+	iv.paidAt = created.Add(time.Millisecond)
+	for _, ap := range iv.fig.Applications {
+		src, inv, aid := ap.EntryID, id, remit.NewID("ble")
+		if err := h.entries.add(h.mid, cu.cid, aid, h.nextSeq(created), remit.EntryApplication, "USD", -ap.Amount, nil,
+			src, inv, nil, us(created), nil, us(created)); err != nil {
+			return err
 		}
-		// Grants bought lately and not spent yet: the customer's available balance.
-		for k := 0; k < open; k++ {
-			if err := addGrant(grant{id: remit.NewID("ble"), at: tick(), left: grantUnit}); err != nil {
-				return nil, err
-			}
-		}
-		if c > 0 && c%1000 == 0 {
-			fmt.Fprintf(log, "  seeded %d/%d customers (%d rows, %s)\n", c, sz.Customers, s.total, time.Since(began).Round(time.Second))
-		}
-		// Every table in order, parents before the rows that reference them; a transaction
-		// holds about 200,000 rows.
-		if c%50 == 49 || c == sz.Customers-1 {
-			committed, err := s.flushAll(tables, 200000, c == sz.Customers-1)
-			if err != nil {
-				return nil, err
-			}
-			// PostgreSQL plans each foreign-key check once per connection, from the
-			// statistics of the moment: planned while the tables were small, it scans
-			// them, and the seed slows down quadratically. ANALYZE after every large
-			// transaction keeps the checks on their indexes.
-			if committed && !s.sqlite {
-				if _, err := s.db.ExecContext(ctx, "ANALYZE"); err != nil {
-					return nil, err
-				}
-			}
+		if err := h.chain.emit(remit.EventCustomerBalanceApplied, aid, created,
+			balanceDebit(h.mid, cu.cid, aid, remit.EntryApplication, -ap.Amount, src, &inv, created)); err != nil {
+			return err
 		}
 	}
-	if err := days.write(s, chain, m, mid, now); err != nil {
-		return nil, err
+	if err := h.chain.emit(remit.EventInvoiceFinalized, id, created, iv.fin); err != nil {
+		return err
 	}
-	if err := finishSeed(s, r.DB, mid, invNumber, rcptNumber, log); err != nil {
-		return nil, err
+	pi, pay, total, paidAt := remit.NewID("pi"), remit.NewID("pay"), iv.fig.Total, iv.paidAt
+	if err := h.intents.add(h.mid, pi, id, cu.cid, total, "USD", remit.IntentSucceeded, us(paidAt), us(paidAt)); err != nil {
+		return err
 	}
-	return fx, nil
+	meth, brand, last4, fee, ref := remit.MethodOutOfBand, any(nil), any(nil), int64(0), any(nil)
+	proc, idem, token, stl, pmRef := remit.ProcessorOutOfBand, any(nil), any(nil), any(nil), any(nil)
+	if cu.charge {
+		meth, brand, last4, fee, ref, pmRef = remit.MethodCard, "visa", "4242", remit.SandboxFee(total), "sbch_"+pay, cu.pm
+		proc, idem, token, stl = remit.ProcessorSandbox, pay, "pm_card_visa", h.days.add(paidAt, total, fee)
+		if err := h.charges.add(pay, ref, total, "USD", "pm_card_visa", processor.Succeeded, fee, us(paidAt), us(paidAt)); err != nil {
+			return err
+		}
+		iv.attempts = 1
+	}
+	iv.latest = pay
+	if err := h.payments.add(h.mid, pay, pi, id, cu.cid, cu.ba, 1, total, "USD", remit.PaymentSucceeded, meth, pmRef, brand, last4,
+		remit.SourceFinalize, fee, ref, us(paidAt), proc, idem, token, stl, us(paidAt)); err != nil {
+		return err
+	}
+	if err := h.chain.emit(remit.EventPaymentSucceeded, pay, paidAt, succeededPayment(remit.Payment{PaymentID: pay,
+		PaymentIntentID: pi, InvoiceID: id, CustomerID: cu.cid, BillingAccountID: cu.ba, Amount: total, Method: meth,
+		FeeAmount: fee, Processor: proc, MerchantAccountID: h.mid, CreatedAt: paidAt}, pmRef, stl, ref)); err != nil {
+		return err
+	}
+	h.rcptNumber++
+	return h.receipts.add(h.mid, remit.NewID("rcpt"), remit.DocumentNumber(remit.ReceiptNumbers, int64(h.rcptNumber)), id, *iv.number,
+		cu.cid, cu.ext, cu.ba, pay, pi, total, "USD", remit.ReceiptSucceeded, meth, brand, last4, us(paidAt), us(paidAt))
+}
+
+// invoiceRows writes the invoice's tax transaction (quoted for a draft, committed once finalized)
+// and the invoice's own row.
+func (h *history) invoiceRows(cu *seededCustomer, iv *seededInvoice, payURL *string) error {
+	us, fig := remit.Micros, iv.fig
+	taxStatus, committed, finalized, paidAt := remit.TaxQuoted, any(nil), any(nil), any(nil)
+	paid, remaining, updated := int64(0), fig.Total, iv.created
+	if iv.status != remit.InvoiceDraft {
+		taxStatus, committed, finalized = remit.TaxCommitted, us(iv.created), us(iv.created)
+	}
+	if iv.status == remit.InvoicePaid {
+		paid, remaining, paidAt, updated = fig.Total, 0, us(iv.paidAt), iv.paidAt
+	}
+	if err := h.taxes.add(h.mid, iv.txn, taxStatus, remit.TaxSale, iv.id, cu.cid, "USD", jsonText(iv.txLines), fig.TaxTotal, committed,
+		us(iv.created), us(updated)); err != nil {
+		return err
+	}
+	return h.invoices.add(h.mid, iv.id, nullable(iv.number), cu.cid, cu.ba, "USD", iv.status, cu.collection, "[]", fig.Subtotal,
+		fig.DiscountTotal, fig.PrepaidApplied, fig.TaxTotal, fig.Total, fig.Total, paid, remaining, iv.txn, nullable(payURL), finalized,
+		paidAt, "{}", us(iv.created), us(updated), iv.latest, iv.attempts)
 }
 
 // finishSeed ends the seed once its rows are written: the numbering counters continue after the

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"sync/atomic"
 	"text/tabwriter"
@@ -68,51 +66,67 @@ func compareTracing(ctx context.Context, o options, bin, dbURL, addr, tmp string
 			if err != nil {
 				return err
 			}
-			for _, sc := range all {
-				r, ok := results[sc.name]
-				if !ok {
-					continue
-				}
-				if sc.probe != nil {
-					if note := sc.probe(); note != "" {
-						srv.stop()
-						return fmt.Errorf("%s: %s", sc.name, note)
-					}
-				}
-				att := func() *vegeta.Attacker { return newAttacker(o.connections) }
-				if o.warmup > 0 {
-					for range att().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
-					}
-				}
-				var prof chan string
-				if o.profileDir != "" && pair == 0 {
-					prof = make(chan string, 1)
-					name := sc.name + "-tracing-" + map[bool]string{false: "off", true: "on"}[traced]
-					go func() { prof <- srv.profile(o.profileDir, name, o.duration) }()
-				}
-				cpu0 := srv.cpuTime()
-				var res Result
-				res.measure(att().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
-				if prof != nil {
-					<-prof
-				}
-				cpu := 0.0
-				if res.Requests > 0 {
-					cpu = float64(srv.cpuTime()-cpu0) / float64(time.Microsecond) / float64(res.Requests)
-				}
-				mode := "off"
-				if traced {
-					mode = "on"
-					r.On, r.CPUOn = append(r.On, res.RPS), append(r.CPUOn, cpu)
-				} else {
-					r.Off, r.CPUOff = append(r.Off, res.RPS), append(r.CPUOff, cpu)
-				}
-				fmt.Fprintf(out, "pair %d/%d tracing %-3s %-14s %7.0f req/s, p99 %.2f ms, %d errors, server %.0f µs CPU/request\n",
-					pair+1, o.tracing, mode, sc.name, res.RPS, res.P99, res.Errors, cpu)
-			}
+			err = tracingRun(o, srv, all, results, pair, traced, out)
 			srv.stop() // flushes the spans not yet sent
+			if err != nil {
+				return err
+			}
 		}
 	}
+	rep := printTracing(out, order, results)
+	fmt.Fprintf(out, "the receiver took %d OTLP export requests\n", exports.Load())
+	return writeJSON(o.jsonPath, map[string]any{"store": o.store, "pairs": o.tracing, "duration": o.duration.String(),
+		"connections": o.connections, "exportRequests": exports.Load(), "scenarios": rep}, out)
+}
+
+// tracingRun measures every compared scenario once on srv, a server run with tracing off or on
+// (traced), into results.
+func tracingRun(o options, srv *server, all []scenario, results map[string]*TracingResult, pair int, traced bool, out io.Writer) error {
+	mode := map[bool]string{false: "off", true: "on"}[traced]
+	for _, sc := range all {
+		r, ok := results[sc.name]
+		if !ok {
+			continue
+		}
+		if sc.probe != nil {
+			if note := sc.probe(); note != "" {
+				return fmt.Errorf("%s: %s", sc.name, note)
+			}
+		}
+		att := func() *vegeta.Attacker { return newAttacker(o.connections) }
+		if o.warmup > 0 {
+			for range att().Attack(sc.target, vegeta.Rate{}, o.warmup, sc.name+"-warmup") {
+			}
+		}
+		var prof chan string
+		if o.profileDir != "" && pair == 0 {
+			prof = make(chan string, 1)
+			go func() { prof <- srv.profile(o.profileDir, sc.name+"-tracing-"+mode, o.duration) }()
+		}
+		cpu0 := srv.cpuTime()
+		var res Result
+		res.measure(att().Attack(sc.target, vegeta.Rate{}, o.duration, sc.name))
+		if prof != nil {
+			<-prof
+		}
+		cpu := 0.0
+		if res.Requests > 0 {
+			cpu = float64(srv.cpuTime()-cpu0) / float64(time.Microsecond) / float64(res.Requests)
+		}
+		if traced {
+			r.On, r.CPUOn = append(r.On, res.RPS), append(r.CPUOn, cpu)
+		} else {
+			r.Off, r.CPUOff = append(r.Off, res.RPS), append(r.CPUOff, cpu)
+		}
+		fmt.Fprintf(out, "pair %d/%d tracing %-3s %-14s %7.0f req/s, p99 %.2f ms, %d errors, server %.0f µs CPU/request\n",
+			pair+1, o.tracing, mode, sc.name, res.RPS, res.P99, res.Errors, cpu)
+	}
+	return nil
+}
+
+// printTracing works out each scenario's cost per pair and median cost, prints the table and
+// returns the results in order.
+func printTracing(out io.Writer, order []string, results map[string]*TracingResult) []*TracingResult {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(out)
 	fmt.Fprintln(tw, "scenario\toff req/s (median)\ton req/s (median)\tcost per pair\tmedian cost\tCPU µs/req off → on\t")
@@ -134,18 +148,7 @@ func compareTracing(ctx context.Context, o options, bin, dbURL, addr, tmp string
 		rep = append(rep, r)
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "the receiver took %d OTLP export requests\n", exports.Load())
-	if o.jsonPath != "" {
-		b, _ := json.MarshalIndent(map[string]any{"store": o.store, "pairs": o.tracing, "duration": o.duration.String(),
-			"connections": o.connections, "exportRequests": exports.Load(), "scenarios": rep}, "", "  ")
-		b = append(b, '\n')
-		if o.jsonPath == "-" {
-			_, err = out.Write(b)
-		} else {
-			err = os.WriteFile(o.jsonPath, b, 0o644)
-		}
-	}
-	return err
+	return rep
 }
 
 func medianOf(v []float64) float64 {
