@@ -46,6 +46,9 @@ func (q Q) CreditNoteExists(ctx context.Context, merchantAccountID, id string) (
 const creditNoteColumns = `id, number, invoice_id, customer_id, currency, reason, description, lines, credit_amount,
 	refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id, refund_ids, metadata, created_at, usage_event_id`
 
+// creditNoteTable is the credit_notes table's reads.
+var creditNoteTable = accountTable[remit.CreditNote]{from: "credit_notes", columns: creditNoteColumns, kind: "credit note", scan: scanCreditNote}
+
 func scanCreditNote(row interface{ Scan(...any) error }, merchantAccountID string) (c remit.CreditNote, err error) {
 	var desc, taxTxn, entry, usageEvent sql.NullString
 	var lines, refunds, md string
@@ -64,9 +67,7 @@ func scanCreditNote(row interface{ Scan(...any) error }, merchantAccountID strin
 
 // GetCreditNote returns a credit note or not_found.
 func (q Q) GetCreditNote(ctx context.Context, merchantAccountID, id string) (remit.CreditNote, error) {
-	c, err := scanCreditNote(q.QueryRow(ctx, `SELECT `+creditNoteColumns+` FROM credit_notes
-		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id), merchantAccountID)
-	return c, notFoundOr(err, "credit note", id, "store.GetCreditNote")
+	return creditNoteTable.get(ctx, q, "store.GetCreditNote", merchantAccountID, id, Unlocked)
 }
 
 // CreditNoteFilter narrows a list of credit notes: equal filters, empty ones left out.
@@ -78,30 +79,14 @@ type CreditNoteFilter struct {
 // ListCreditNotes lists a merchant account's credit notes newest first, over credit_notes_list,
 // credit_notes_invoice_list or credit_notes_customer_list.
 func (q Q) ListCreditNotes(ctx context.Context, merchantAccountID string, f CreditNoteFilter) ([]remit.CreditNote, error) {
-	query, args := pageQuery(`SELECT `+creditNoteColumns+` FROM credit_notes WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return creditNoteTable.list(ctx, q, "store.ListCreditNotes", merchantAccountID, f.ListPage,
 		Eq{"invoice_id", f.InvoiceID}, Eq{"customer_id", f.CustomerID})
-	return queryAll(ctx, q, "store.ListCreditNotes", func(row interface{ Scan(...any) error }) (remit.CreditNote, error) {
-		return scanCreditNote(row, merchantAccountID)
-	}, nil, query, args...)
 }
 
 // ListInvoiceCreditNotes returns an invoice's credit notes in the order they were issued.
 func (q Q) ListInvoiceCreditNotes(ctx context.Context, merchantAccountID, invoiceID string) ([]remit.CreditNote, error) {
-	rows, err := q.Query(ctx, `SELECT `+creditNoteColumns+` FROM credit_notes WHERE merchant_account_id = $1 AND invoice_id = $2
-		ORDER BY created_at, number`, merchantAccountID, invoiceID)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListInvoiceCreditNotes")
-	}
-	defer rows.Close()
-	var out []remit.CreditNote
-	for rows.Next() {
-		c, err := scanCreditNote(rows, merchantAccountID)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListInvoiceCreditNotes")
-		}
-		out = append(out, c)
-	}
-	return out, wrapErr(rows.Err(), "store.ListInvoiceCreditNotes")
+	return creditNoteTable.all(ctx, q, "store.ListInvoiceCreditNotes", merchantAccountID,
+		creditNoteTable.selectAll()+` AND invoice_id = $2 ORDER BY created_at, number`, merchantAccountID, invoiceID)
 }
 
 // InsertRefund records a refund.
@@ -118,6 +103,9 @@ func (q Q) InsertRefund(ctx context.Context, r remit.Refund) error {
 const refundColumns = `merchant_account_id, id, payment_id, invoice_id, credit_note_id, amount, currency, status, processor,
 	processor_reference, failure_code, failure_message, charge_reference, created_at, updated_at`
 
+// refundTable is the refunds table's reads.
+var refundTable = accountTable[remit.Refund]{from: "refunds", columns: refundColumns, kind: "refund", scan: scanning(scanRefund)}
+
 func scanRefund(row interface{ Scan(...any) error }) (remit.Refund, error) {
 	r := remit.Refund{Object: "refund"}
 	var proc, ref, code, msg, charge sql.NullString
@@ -131,12 +119,7 @@ func scanRefund(row interface{ Scan(...any) error }) (remit.Refund, error) {
 
 // GetRefund returns a refund of the merchant account, or not_found; Locked takes its row lock.
 func (q Q) GetRefund(ctx context.Context, merchantAccountID, refundID string, read Read) (remit.Refund, error) {
-	query := `SELECT ` + refundColumns + ` FROM refunds WHERE merchant_account_id = $1 AND id = $2`
-	if read.ForUpdate {
-		query += q.ForUpdate()
-	}
-	r, err := scanRefund(q.QueryRow(ctx, query, merchantAccountID, refundID))
-	return r, notFoundOr(err, "refund", refundID, "store.GetRefund")
+	return refundTable.get(ctx, q, "store.GetRefund", merchantAccountID, refundID, read)
 }
 
 // SettleRefund records a pending refund's outcome: its status, the processor's reference and the

@@ -30,6 +30,10 @@ func (q Q) InsertEmail(ctx context.Context, e remit.Email) error {
 const emailColumns = `merchant_account_id, id, environment, type, customer_id, invoice_id, to_address, from_name, subject, locale,
 	attachment, status, status_reason, attempts, next_attempt_at, sent_at, created_at`
 
+// emailTable is the emails table's reads of a message without its bodies.
+var emailTable = accountTable[remit.Email]{from: "emails", columns: emailColumns, kind: "email",
+	scan: scanning(func(row scanner) (remit.Email, error) { return scanEmail(row) })}
+
 func scanEmail(row interface{ Scan(...any) error }, extra ...any) (e remit.Email, err error) {
 	var env, typ, status string
 	var inv, to, att, reason sql.NullString
@@ -67,9 +71,8 @@ type EmailFilter struct {
 // ListEmails returns a page of the merchant account's messages newest first (one more than the
 // page), filtered, without their bodies.
 func (q Q) ListEmails(ctx context.Context, merchantAccountID string, f EmailFilter) ([]remit.Email, error) {
-	query, args := pageQuery(`SELECT `+emailColumns+` FROM emails WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return emailTable.list(ctx, q, "store.ListEmails", merchantAccountID, f.ListPage,
 		Eq{"customer_id", f.CustomerID}, Eq{"invoice_id", f.InvoiceID}, Eq{"type", f.Type})
-	return queryAll(ctx, q, "store.ListEmails", func(r interface{ Scan(...any) error }) (remit.Email, error) { return scanEmail(r) }, nil, query, args...)
 }
 
 // DueEmail is a message a worker claimed for one send attempt, with what it needs to send it.

@@ -247,6 +247,10 @@ func (q Q) fillLines(ctx context.Context, inv *remit.Invoice, doc sql.NullString
 const taxColumns = `id, status, type, source_document_id, customer_id, currency, lines, total_tax, tax_exempt, committed_at, created_at, updated_at,
 	provider, provider_calculation_id, provider_transaction_id`
 
+// taxTable is the tax_transactions table's reads.
+var taxTable = accountTable[remit.TaxTransaction]{from: "tax_transactions", columns: taxColumns, kind: "tax transaction",
+	scan: owning(scanTax, func(t *remit.TaxTransaction) *string { return &t.MerchantAccountID })}
+
 // UpsertTaxTransaction inserts or rewrites a tax transaction.
 func (q Q) UpsertTaxTransaction(ctx context.Context, t remit.TaxTransaction) error {
 	lines := t.Lines
@@ -283,13 +287,7 @@ func scanTax(row interface{ Scan(...any) error }) (t remit.TaxTransaction, err e
 
 // GetTaxTransaction returns a tax transaction or not_found; locked, locked until tx ends.
 func (q Q) GetTaxTransaction(ctx context.Context, merchantAccountID, id string, read Read) (remit.TaxTransaction, error) {
-	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	t, err := scanTax(q.QueryRow(ctx, query, merchantAccountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, remit.NotFound("tax transaction", id, "")
-	}
-	t.MerchantAccountID = merchantAccountID
-	return t, wrapErr(err, "store.GetTaxTransaction")
+	return taxTable.get(ctx, q, "store.GetTaxTransaction", merchantAccountID, id, read)
 }
 
 // TaxFilter filters the tax-transaction list.
@@ -302,9 +300,8 @@ type TaxFilter struct {
 // ListTaxTransactions returns up to f.Limit+1 transactions newest first after the keyset position
 // (the extra one tells the caller there is a next page).
 func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f TaxFilter) ([]remit.TaxTransaction, error) {
-	query, args := pageQuery(`SELECT `+taxColumns+` FROM tax_transactions WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return taxTable.list(ctx, q, "store.ListTaxTransactions", merchantAccountID, f.ListPage,
 		Eq{"status", f.Status}, Eq{"source_document_id", f.SourceDocumentID})
-	return queryAll(ctx, q, "store.ListTaxTransactions", scanTax, func(t *remit.TaxTransaction) { t.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // ListDunningInvoices returns the IDs of a billing account's open invoices with something left to

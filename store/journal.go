@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +40,9 @@ func nullText(s string) any {
 
 const journalColumns = `id, currency, posted_at, source_type, source_id, COALESCE(invoice_id, ''), description`
 
+// journalTable is the journal_entries table's reads (its rows e, for a list's filter of their lines).
+var journalTable = accountTable[remit.JournalEntry]{from: "journal_entries e", columns: journalColumns, kind: "journal entry", scan: scanJournalEntry}
+
 func scanJournalEntry(row interface{ Scan(...any) error }, merchantAccountID string) (remit.JournalEntry, error) {
 	e := remit.JournalEntry{Object: "journal_entry", MerchantAccountID: merchantAccountID}
 	var at int64
@@ -59,16 +60,13 @@ type JournalFilter struct {
 // ListJournalEntries lists a merchant account's entries newest first (posted_at, id), with their
 // lines.
 func (q Q) ListJournalEntries(ctx context.Context, merchantAccountID string, f JournalFilter) ([]remit.JournalEntry, error) {
-	base, args := `SELECT `+journalColumns+` FROM journal_entries e WHERE merchant_account_id = $1`, []any{merchantAccountID}
+	base, args := journalTable.selectAll(), []any{merchantAccountID}
 	if f.Account != "" {
 		args = append(args, f.Account)
 		base += ` AND EXISTS (SELECT 1 FROM journal_lines l WHERE l.merchant_account_id = e.merchant_account_id AND l.entry_id = e.id AND l.account = $2)`
 	}
 	f.TimeColumn = "posted_at"
-	query, args := pageQuery(base, args, f.ListPage)
-	out, err := queryAll(ctx, q, "store.ListJournalEntries", func(row interface{ Scan(...any) error }) (remit.JournalEntry, error) {
-		return scanJournalEntry(row, merchantAccountID)
-	}, nil, query, args...)
+	out, err := journalTable.listFrom(ctx, q, "store.ListJournalEntries", merchantAccountID, base, args, f.ListPage)
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +75,9 @@ func (q Q) ListJournalEntries(ctx context.Context, merchantAccountID string, f J
 
 // GetJournalEntry returns one entry with its lines, or not_found.
 func (q Q) GetJournalEntry(ctx context.Context, merchantAccountID, entryID string) (remit.JournalEntry, error) {
-	e, err := scanJournalEntry(q.QueryRow(ctx, `SELECT `+journalColumns+` FROM journal_entries WHERE merchant_account_id = $1 AND id = $2`,
-		merchantAccountID, entryID), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("journal entry", entryID, "")
-	}
+	e, err := journalTable.get(ctx, q, "store.GetJournalEntry", merchantAccountID, entryID, Unlocked)
 	if err != nil {
-		return e, wrapErr(err, "store.GetJournalEntry")
+		return e, err
 	}
 	one := []remit.JournalEntry{e}
 	err = q.journalLines(ctx, merchantAccountID, one)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -17,6 +16,10 @@ import (
 
 const priceMigrationColumns = `id, status, from_price_id, to_price_id, effective, proration_behavior, customer_ids, total,
 	migrated, skipped, failed, errors, created_at, completed_at`
+
+// priceMigrationTable is the price_migrations table's reads.
+var priceMigrationTable = accountTable[remit.PriceMigration]{from: "price_migrations", columns: priceMigrationColumns, kind: "price_migration",
+	scan: owning(scanPriceMigration, func(pm *remit.PriceMigration) *string { return &pm.MerchantAccountID })}
 
 // InsertPriceMigration inserts a migration.
 func (q Q) InsertPriceMigration(ctx context.Context, pm remit.PriceMigration) error {
@@ -52,13 +55,7 @@ func migrationErrors(e []remit.PriceMigrationError) []remit.PriceMigrationError 
 
 // GetPriceMigration returns a migration, or not_found; Locked, it takes the row lock (PostgreSQL).
 func (q Q) GetPriceMigration(ctx context.Context, merchantAccountID, id string, read Read) (remit.PriceMigration, error) {
-	pm, err := scanPriceMigration(q.QueryRow(ctx, `SELECT `+priceMigrationColumns+` FROM price_migrations
-		WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read), merchantAccountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return pm, remit.NotFound("price_migration", id, "")
-	}
-	pm.MerchantAccountID = merchantAccountID
-	return pm, wrapErr(err, "store.GetPriceMigration")
+	return priceMigrationTable.get(ctx, q, "store.GetPriceMigration", merchantAccountID, id, read)
 }
 
 // PriceMigrationFilter narrows the migrations list.
@@ -70,10 +67,7 @@ type PriceMigrationFilter struct {
 // ListPriceMigrations returns a page of migrations, newest first, over price_migrations_list or
 // price_migrations_status_list.
 func (q Q) ListPriceMigrations(ctx context.Context, merchantAccountID string, f PriceMigrationFilter) ([]remit.PriceMigration, error) {
-	query, args := pageQuery(`SELECT `+priceMigrationColumns+` FROM price_migrations WHERE merchant_account_id = $1`, []any{merchantAccountID},
-		f.ListPage, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListPriceMigrations", scanPriceMigration,
-		func(pm *remit.PriceMigration) { pm.MerchantAccountID = merchantAccountID }, query, args...)
+	return priceMigrationTable.list(ctx, q, "store.ListPriceMigrations", merchantAccountID, f.ListPage, Eq{"status", f.Status})
 }
 
 func scanPriceMigration(row interface{ Scan(...any) error }) (pm remit.PriceMigration, err error) {

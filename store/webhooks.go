@@ -178,6 +178,9 @@ func (q Q) DisableWebhookEndpoint(ctx context.Context, merchantAccountID, id, re
 
 const eventColumns = `id, merchant_account_id, environment, type, data, created_at, sequence, hash, actor`
 
+// eventTable is the events table's reads.
+var eventTable = accountTable[remit.Event]{from: "events", columns: eventColumns, kind: "event", scan: scanning(scanEvent)}
+
 func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
 	var env, data string
 	var created int64
@@ -195,37 +198,22 @@ func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
 // GetEvent returns the merchant account's event, or not_found. Like every read of events for the
 // API and webhooks, it sees an event once it has its place in its chain (chain.go).
 func (q Q) GetEvent(ctx context.Context, merchantAccountID, id string) (remit.Event, error) {
-	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND merchant_account_id = $2 AND sequence IS NOT NULL`, id, merchantAccountID))
-	return e, notFoundOr(err, "event", id, "store.GetEvent")
+	return eventTable.getWhere(ctx, q, "store.GetEvent", merchantAccountID, `id = $2 AND sequence IS NOT NULL`, id, Unlocked)
 }
 
 // ListEvents returns a page of the merchant account's chained events (of type typ unless empty),
 // newest first.
 func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, p ListPage) ([]remit.Event, error) {
-	query, args := pageQuery(`SELECT `+eventColumns+` FROM events WHERE merchant_account_id = $1 AND sequence IS NOT NULL`,
+	return eventTable.listFrom(ctx, q, "store.ListEvents", merchantAccountID, eventTable.selectAll()+` AND sequence IS NOT NULL`,
 		[]any{merchantAccountID}, p, Eq{"type", typ})
-	return queryAll(ctx, q, "store.ListEvents", scanEvent, nil, query, args...)
 }
 
 // ClaimUndispatchedEvents locks and returns up to limit events not yet turned into deliveries,
 // oldest first, of those that have their place in their chain. Several processes take different events (SKIP LOCKED on PostgreSQL; the single
 // writer on SQLite). Mark them with MarkEventsDispatched in the same transaction.
 func (q Q) ClaimUndispatchedEvents(ctx context.Context, limit int) ([]remit.Event, error) {
-	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL AND sequence IS NOT NULL ORDER BY created_at, id LIMIT `+
-		itoa(limit)+q.SkipLocked())
-	if err != nil {
-		return nil, wrapErr(err, "store.ClaimUndispatchedEvents")
-	}
-	defer rows.Close()
-	var out []remit.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ClaimUndispatchedEvents")
-		}
-		out = append(out, e)
-	}
-	return out, wrapErr(rows.Err(), "store.ClaimUndispatchedEvents")
+	return queryAll(ctx, q, "store.ClaimUndispatchedEvents", scanEvent, nil, `SELECT `+eventColumns+` FROM events
+		WHERE dispatched_at IS NULL AND sequence IS NOT NULL ORDER BY created_at, id LIMIT `+itoa(limit)+q.SkipLocked())
 }
 
 // MarkEventsDispatched records that the events' deliveries exist. One UPDATE per event, by its
@@ -253,6 +241,10 @@ func (q Q) InsertWebhookDelivery(ctx context.Context, d remit.WebhookDelivery) e
 
 const deliveryColumns = `id, merchant_account_id, environment, event_id, endpoint_id, trigger, status, attempts,
 	last_attempt_at, next_attempt_at, response_status, last_error, created_at`
+
+// deliveryTable is the webhook_deliveries table's reads.
+var deliveryTable = accountTable[remit.WebhookDelivery]{from: "webhook_deliveries", columns: deliveryColumns, kind: "webhook delivery",
+	scan: scanning(scanDelivery)}
 
 func scanDelivery(row interface{ Scan(...any) error }) (d remit.WebhookDelivery, err error) {
 	var env string
@@ -288,9 +280,8 @@ func optTime(v sql.NullInt64) *time.Time {
 // ListWebhookDeliveries returns a page of an event's deliveries, newest first, each with its
 // attempts (oldest first).
 func (q Q) ListWebhookDeliveries(ctx context.Context, merchantAccountID, eventID string, p ListPage) ([]remit.WebhookDelivery, error) {
-	query, args := pageQuery(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE merchant_account_id = $1 AND event_id = $2`,
-		[]any{merchantAccountID, eventID}, p)
-	out, err := queryAll(ctx, q, "store.ListWebhookDeliveries", scanDelivery, nil, query, args...)
+	out, err := deliveryTable.listFrom(ctx, q, "store.ListWebhookDeliveries", merchantAccountID,
+		deliveryTable.selectAll()+` AND event_id = $2`, []any{merchantAccountID, eventID}, p)
 	if err != nil {
 		return nil, err
 	}
