@@ -12,21 +12,13 @@ import (
 
 // InsertCreditNote stores an issued credit note. A duplicate caller-chosen ID is a conflict.
 func (q Q) InsertCreditNote(ctx context.Context, c remit.CreditNote) error {
-	refunds := c.RefundIDs
-	if refunds == nil {
-		refunds = []string{}
-	}
-	md := c.Metadata
-	if md == nil {
-		md = map[string]string{}
-	}
 	_, err := q.exec(ctx, `INSERT INTO credit_notes (merchant_account_id, id, number, invoice_id, customer_id, currency, reason,
 		description, lines, credit_amount, refund_amount, offset_amount, total, tax_total, tax_transaction_id, balance_entry_id,
 		refund_ids, metadata, created_at, usage_event_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
 		$17, $18, $19, $20)`,
-		c.MerchantAccountID, c.CreditNoteID, c.Number, c.InvoiceID, c.CustomerID, c.Currency, c.Reason, ptrStr(c.Description),
-		mustJSON(c.Lines), c.CreditAmount, c.RefundAmount, c.OffsetAmount, c.Total, c.TaxTotal, ptrStr(c.TaxTransactionID),
-		ptrStr(c.BalanceEntryID), mustJSON(refunds), mustJSON(md), remit.Micros(c.CreatedAt), ptrStr(c.UsageEventID))
+		c.MerchantAccountID, c.CreditNoteID, c.Number, c.InvoiceID, c.CustomerID, c.Currency, c.Reason, optText(c.Description),
+		mustJSON(c.Lines), c.CreditAmount, c.RefundAmount, c.OffsetAmount, c.Total, c.TaxTotal, optText(c.TaxTransactionID),
+		optText(c.BalanceEntryID), jsonList(c.RefundIDs), metadataText(c.Metadata), remit.Micros(c.CreatedAt), optText(c.UsageEventID))
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -59,7 +51,7 @@ func scanCreditNote(row interface{ Scan(...any) error }, merchantAccountID strin
 		return c, err
 	}
 	c.Object, c.Status, c.MerchantAccountID, c.CreatedAt = "credit_note", "issued", merchantAccountID, remit.FromMicros(created)
-	c.Description, c.TaxTransactionID, c.BalanceEntryID, c.UsageEventID = nullStr(desc), nullStr(taxTxn), nullStr(entry), nullStr(usageEvent)
+	c.Description, c.TaxTransactionID, c.BalanceEntryID, c.UsageEventID = textPtr(desc), textPtr(taxTxn), textPtr(entry), textPtr(usageEvent)
 	err = errors.Join(json.Unmarshal([]byte(lines), &c.Lines), json.Unmarshal([]byte(refunds), &c.RefundIDs),
 		json.Unmarshal([]byte(md), &c.Metadata))
 	return c, err
@@ -95,7 +87,7 @@ func (q Q) InsertRefund(ctx context.Context, r remit.Refund) error {
 		status, processor_reference, created_at, processor, charge_reference, updated_at, reconcile_after)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		r.MerchantAccountID, r.RefundID, r.PaymentID, r.InvoiceID, r.CreditNoteID, r.Amount, r.Currency, r.Status,
-		ptrStr(r.ProcessorReference), remit.Micros(r.CreatedAt), ptrStr(r.Processor), nullIfEmpty(r.ChargeReference),
+		optText(r.ProcessorReference), remit.Micros(r.CreatedAt), optText(r.Processor), nullIfEmpty(r.ChargeReference),
 		remit.Micros(r.UpdatedAt), optMicros(r.ReconcileAfter))
 	return wrapErr(err, "store.InsertRefund")
 }
@@ -127,7 +119,7 @@ func (q Q) GetRefund(ctx context.Context, merchantAccountID, refundID string, re
 func (q Q) SettleRefund(ctx context.Context, r remit.Refund) (bool, error) {
 	n, err := q.exec(ctx, `UPDATE refunds SET status = $3, processor_reference = $4, failure_code = $5, failure_message = $6,
 		updated_at = $7, reconcile_after = NULL WHERE merchant_account_id = $1 AND id = $2 AND status = 'pending'`,
-		r.MerchantAccountID, r.RefundID, r.Status, ptrStr(r.ProcessorReference), ptrStr(r.FailureCode), ptrStr(r.FailureMessage),
+		r.MerchantAccountID, r.RefundID, r.Status, optText(r.ProcessorReference), optText(r.FailureCode), optText(r.FailureMessage),
 		remit.Micros(r.UpdatedAt))
 	return n == 1, wrapErr(err, "store.SettleRefund")
 }

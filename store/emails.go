@@ -46,7 +46,7 @@ func scanEmail(row interface{ Scan(...any) error }, extra ...any) (e remit.Email
 	}
 	e.Object, e.Environment, e.Type, e.Status = "email", remit.Environment(env), remit.EmailType(typ), remit.EmailStatus(status)
 	e.InvoiceID, e.To, e.StatusReason, e.Attachment = textPtr(inv), textPtr(to), textPtr(reason), jsonOf[remit.EmailFile](att)
-	e.NextAttemptAt, e.SentAt, e.CreatedAt = optTime(next), optTime(sent), remit.FromMicros(created)
+	e.NextAttemptAt, e.SentAt, e.CreatedAt = timePtr(next), timePtr(sent), remit.FromMicros(created)
 	return e, nil
 }
 

@@ -101,10 +101,7 @@ func microsTime(m *int64) *time.Time {
 // linesDoc is the lines_doc of an invoice whose lines are rows, in order: the one place the doc is
 // built.
 func linesDoc(rows []lineRow) string {
-	if rows == nil {
-		rows = []lineRow{} // "[]": kept, and empty (NULL is "not kept")
-	}
-	return mustJSON(rows)
+	return jsonList(rows) // "[]" when there are none: kept, and empty (NULL is "not kept")
 }
 
 // linesOfDoc reads the lines back from a lines_doc.
@@ -133,7 +130,7 @@ func (q Q) insertInvoiceLines(ctx context.Context, merchantAccountID, invoiceID 
 			price_type, meter_id, description, quantity, unit_amount, unit_override, amount, discount_amount, prepaid_applied,
 			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax, tier_breakdown, usage_quantity, usage_corrections,
 			usage_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
-			merchantAccountID, invoiceID, r.ID, i, r.LineType, r.PriceID, r.PriceType, ptrStr(r.MeterID),
+			merchantAccountID, invoiceID, r.ID, i, r.LineType, r.PriceID, r.PriceType, optText(r.MeterID),
 			r.Description, r.Quantity, r.UnitAmount, r.UnitOverride, r.Amount, r.DiscountAmount, r.PrepaidApplied, r.TaxAmount,
 			r.CreditedAmount, mustJSON(r.Taxes), optInt(r.PeriodStart), optInt(r.PeriodEnd), r.CreditedTax,
 			optJSON(r.TierBreakdown != nil, r.TierBreakdown), optInt(r.UsageQuantity), optJSON(r.UsageCorrections != nil, r.UsageCorrections),
@@ -167,7 +164,7 @@ func (q Q) tableLineRows(ctx context.Context, merchantAccountID, invoiceID strin
 			&taxes, &ps, &pe, &r.CreditedTax, &tiers, &usage, &corrections, &seq); err != nil {
 			return nil, err
 		}
-		r.MeterID, r.PeriodStart, r.PeriodEnd = nullStr(meter), intPtr(ps), intPtr(pe)
+		r.MeterID, r.PeriodStart, r.PeriodEnd = textPtr(meter), intPtr(ps), intPtr(pe)
 		r.UsageQuantity, r.UsageSeq = intPtr(usage), intPtr(seq)
 		if err := json.Unmarshal([]byte(taxes), &r.Taxes); err != nil {
 			return nil, err

@@ -17,7 +17,7 @@ import (
 func (q Q) InsertJournalEntry(ctx context.Context, e remit.JournalEntry) (posted bool, err error) {
 	n, err := q.exec(ctx, `INSERT INTO journal_entries (merchant_account_id, id, currency, posted_at, source_type, source_id, invoice_id, description)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (merchant_account_id, source_type, source_id, currency) DO NOTHING`,
-		e.MerchantAccountID, e.EntryID, e.Currency, remit.Micros(e.PostedAt), e.Source.Type, e.Source.ID, nullText(e.InvoiceID), e.Description)
+		e.MerchantAccountID, e.EntryID, e.Currency, remit.Micros(e.PostedAt), e.Source.Type, e.Source.ID, nullIfEmpty(e.InvoiceID), e.Description)
 	if err != nil || n == 0 {
 		return false, wrapErr(err, "store.InsertJournalEntry")
 	}
@@ -29,13 +29,6 @@ func (q Q) InsertJournalEntry(ctx context.Context, e remit.JournalEntry) (posted
 		}
 	}
 	return true, nil
-}
-
-func nullText(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 const journalColumns = `id, currency, posted_at, source_type, source_id, COALESCE(invoice_id, ''), description`

@@ -24,7 +24,7 @@ func scanMeter(row interface{ Scan(...any) error }, merchantAccountID string) (m
 	if err = row.Scan(&m.MeterID, &name, &m.Aggregation, &unique, &m.Implicit, &m.HasEvents, &created, &updated); err != nil {
 		return m, err
 	}
-	m.Object, m.MerchantAccountID, m.Name, m.UniqueProperty = "meter", merchantAccountID, nullStr(name), nullStr(unique)
+	m.Object, m.MerchantAccountID, m.Name, m.UniqueProperty = "meter", merchantAccountID, textPtr(name), textPtr(unique)
 	m.CreatedAt, m.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
 	return m, nil
 }
@@ -56,13 +56,13 @@ func (q Q) GetMeter(ctx context.Context, merchantAccountID, meterID string, read
 func (q Q) PutMeter(ctx context.Context, m remit.Meter, exists bool) error {
 	if exists {
 		_, err := q.exec(ctx, `UPDATE meters SET name = $3, aggregation = $4, unique_property = $5, implicit = FALSE, updated_at = $6
-			WHERE merchant_account_id = $1 AND id = $2`, m.MerchantAccountID, m.MeterID, ptrStr(m.Name), m.Aggregation,
-			ptrStr(m.UniqueProperty), remit.Micros(m.UpdatedAt))
+			WHERE merchant_account_id = $1 AND id = $2`, m.MerchantAccountID, m.MeterID, optText(m.Name), m.Aggregation,
+			optText(m.UniqueProperty), remit.Micros(m.UpdatedAt))
 		return wrapErr(err, "store.PutMeter")
 	}
 	_, err := q.exec(ctx, `INSERT INTO meters (merchant_account_id, id, name, aggregation, unique_property, implicit, has_events,
-		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, FALSE, FALSE, $6, $7)`, m.MerchantAccountID, m.MeterID, ptrStr(m.Name),
-		m.Aggregation, ptrStr(m.UniqueProperty), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt))
+		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, FALSE, FALSE, $6, $7)`, m.MerchantAccountID, m.MeterID, optText(m.Name),
+		m.Aggregation, optText(m.UniqueProperty), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt))
 	if IsUniqueViolation(err) {
 		return duplicate("meterId")
 	}

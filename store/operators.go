@@ -21,7 +21,7 @@ func scanOperator(r interface{ Scan(...any) error }) (o remit.Operator, err erro
 	if err := r.Scan(&o.ID, &o.OrganizationID, &o.Email, &role, &o.PasswordHash, &disabled, &created); err != nil {
 		return o, err
 	}
-	o.Role, o.DisabledAt, o.CreatedAt = remit.OperatorRole(role), nullTime(disabled), remit.FromMicros(created)
+	o.Role, o.DisabledAt, o.CreatedAt = remit.OperatorRole(role), timePtr(disabled), remit.FromMicros(created)
 	return o, nil
 }
 

@@ -109,7 +109,7 @@ func (q Q) InsertPayment(ctx context.Context, p remit.Payment) error {
 		p.Currency, p.Status, p.Method, pmID, brand, last4, p.Source, optText(p.FailureCode), optText(p.FailureMessage),
 		p.FeeAmount, p.AmountRefunded, optText(p.SettlementID), optText(p.ProcessorReference), remit.Micros(p.CreatedAt),
 		p.Processor, nullIfEmpty(p.IdempotencyRef), nullIfEmpty(p.MethodToken), nextActionURL(p), remit.Micros(p.UpdatedAt),
-		ptrMicros(p.ReconcileAfter))
+		optMicros(p.ReconcileAfter))
 	if IsUniqueViolation(err) {
 		return duplicate("attempt") // another request took this attempt number of the invoice, or has one open
 	}
@@ -125,7 +125,7 @@ func (q Q) UpdatePaymentOutcome(ctx context.Context, p remit.Payment, from remit
 		WHERE merchant_account_id = $1 AND id = $2 AND status = $11`,
 		p.MerchantAccountID, p.PaymentID, p.Status, optText(p.FailureCode), optText(p.FailureMessage), p.FeeAmount,
 		optText(p.ProcessorReference), nextActionURL(p), optText(p.SettlementID), remit.Micros(p.UpdatedAt), from,
-		ptrMicros(p.ReconcileAfter))
+		optMicros(p.ReconcileAfter))
 	if IsUniqueViolation(err) {
 		return false, duplicate("status") // a second success of one invoice
 	}
@@ -346,7 +346,7 @@ func (q Q) InsertSettlement(ctx context.Context, s remit.Settlement) (bool, erro
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		ON CONFLICT (merchant_account_id, currency, period_start) DO NOTHING`,
 		s.MerchantAccountID, s.SettlementID, s.Currency, s.Status, remit.Micros(s.PeriodStart), remit.Micros(s.PeriodEnd),
-		s.GrossAmount, s.RefundAmount, s.FeeAmount, s.PaymentCount, s.RefundCount, ptrMicros(s.ClosedAt), ptrMicros(s.PaidAt),
+		s.GrossAmount, s.RefundAmount, s.FeeAmount, s.PaymentCount, s.RefundCount, optMicros(s.ClosedAt), optMicros(s.PaidAt),
 		optText(s.PayoutID), remit.Micros(s.CreatedAt), remit.Micros(s.UpdatedAt))
 	return n == 1, wrapErr(err, "store.InsertSettlement")
 }
@@ -357,7 +357,7 @@ func (q Q) UpdateSettlement(ctx context.Context, s remit.Settlement) error {
 		payment_count = $7, refund_count = $8, closed_at = $9, paid_at = $10, payout_id = $11, updated_at = $12
 		WHERE merchant_account_id = $1 AND id = $2`,
 		s.MerchantAccountID, s.SettlementID, s.Status, s.GrossAmount, s.RefundAmount, s.FeeAmount, s.PaymentCount, s.RefundCount,
-		ptrMicros(s.ClosedAt), ptrMicros(s.PaidAt), optText(s.PayoutID), remit.Micros(s.UpdatedAt))
+		optMicros(s.ClosedAt), optMicros(s.PaidAt), optText(s.PayoutID), remit.Micros(s.UpdatedAt))
 	return wrapErr(err, "store.UpdateSettlement")
 }
 

@@ -30,7 +30,7 @@ func (q Q) InsertPriceMigration(ctx context.Context, pm remit.PriceMigration) er
 	_, err := q.exec(ctx, `INSERT INTO price_migrations (merchant_account_id, `+priceMigrationColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		pm.MerchantAccountID, pm.MigrationID, pm.Status, pm.FromPriceID, pm.ToPriceID, pm.Effective, pm.ProrationBehavior, customers,
-		pm.Total, pm.Migrated, pm.Skipped, pm.Failed, mustJSON(migrationErrors(pm.Errors)), remit.Micros(pm.CreatedAt), optMicros(pm.CompletedAt))
+		pm.Total, pm.Migrated, pm.Skipped, pm.Failed, jsonList(pm.Errors), remit.Micros(pm.CreatedAt), optMicros(pm.CompletedAt))
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -41,16 +41,9 @@ func (q Q) InsertPriceMigration(ctx context.Context, pm remit.PriceMigration) er
 func (q Q) UpdatePriceMigration(ctx context.Context, pm remit.PriceMigration) error {
 	_, err := q.exec(ctx, `UPDATE price_migrations SET status = $3, total = $4, migrated = $5, skipped = $6, failed = $7, errors = $8,
 		completed_at = $9 WHERE merchant_account_id = $1 AND id = $2`,
-		pm.MerchantAccountID, pm.MigrationID, pm.Status, pm.Total, pm.Migrated, pm.Skipped, pm.Failed, mustJSON(migrationErrors(pm.Errors)),
+		pm.MerchantAccountID, pm.MigrationID, pm.Status, pm.Total, pm.Migrated, pm.Skipped, pm.Failed, jsonList(pm.Errors),
 		optMicros(pm.CompletedAt))
 	return wrapErr(err, "store.UpdatePriceMigration")
-}
-
-func migrationErrors(e []remit.PriceMigrationError) []remit.PriceMigrationError {
-	if e == nil {
-		return []remit.PriceMigrationError{}
-	}
-	return e
 }
 
 // GetPriceMigration returns a migration, or not_found; Locked, it takes the row lock (PostgreSQL).

@@ -19,12 +19,8 @@ var quoteTable = accountTable[remit.Quote]{from: "quotes", columns: quoteColumns
 	scan: owning(scanQuote, func(qt *remit.Quote) *string { return &qt.MerchantAccountID })}
 
 func quoteArgs(qt remit.Quote) []any {
-	coupons := qt.CouponIDs
-	if coupons == nil {
-		coupons = []string{}
-	}
 	return []any{qt.MerchantAccountID, qt.QuoteID, qt.Status, qt.OrderType, qt.CustomerID, qt.BillingAccountID,
-		optText(qt.SubscriptionID), qt.Currency, mustJSON(coupons), optText(qt.Terms), qt.Version, mustJSON(qt.Versions),
+		optText(qt.SubscriptionID), qt.Currency, jsonList(qt.CouponIDs), optText(qt.Terms), qt.Version, mustJSON(qt.Versions),
 		optText(qt.InvoiceID), optMicros(qt.AcceptedAt), metadataText(qt.Metadata), remit.Micros(qt.CreatedAt),
 		remit.Micros(qt.UpdatedAt), optMicros(qt.CanceledAt)}
 }
@@ -103,33 +99,17 @@ var subscriptionTable = accountTable[remit.Subscription]{from: "subscriptions", 
 	scan: owning(scanSubscription, func(s *remit.Subscription) *string { return &s.MerchantAccountID })}
 
 func subscriptionArgs(s remit.Subscription) []any {
-	items := s.Items
-	if items == nil {
-		items = []remit.SubscriptionItem{}
-	}
-	coupons := s.CouponIDs
-	if coupons == nil {
-		coupons = []string{}
-	}
-	prorations := s.PendingProrations
-	if prorations == nil {
-		prorations = []remit.PendingProration{}
-	}
 	var pending, pendingCoupons any
 	if s.PendingItems != nil {
 		pending = mustJSON(s.PendingItems)
-		pc := s.PendingCouponIDs
-		if pc == nil {
-			pc = []string{}
-		}
-		pendingCoupons = mustJSON(pc)
+		pendingCoupons = jsonList(s.PendingCouponIDs)
 	}
 	return []any{s.MerchantAccountID, s.SubscriptionID, s.Status, s.CustomerID, s.BillingAccountID, s.Currency,
-		mustJSON(items), pending, pendingCoupons, optText(s.PendingQuoteID), s.BillingInterval, s.BillingIntervalCount,
+		jsonList(s.Items), pending, pendingCoupons, optText(s.PendingQuoteID), s.BillingInterval, s.BillingIntervalCount,
 		remit.Micros(s.BillingCycleAnchor), s.CyclePeriods, remit.Micros(s.CurrentPeriodStart), remit.Micros(s.CurrentPeriodEnd),
-		optText(s.LatestInvoiceID), optText(s.QuoteID), mustJSON(coupons), metadataText(s.Metadata),
+		optText(s.LatestInvoiceID), optText(s.QuoteID), jsonList(s.CouponIDs), metadataText(s.Metadata),
 		remit.Micros(s.CreatedAt), remit.Micros(s.UpdatedAt), optMicros(s.TrialEnd), optMicros(s.CancelAt),
-		optMicros(s.CanceledAt), optMicros(s.PausedAt), mustJSON(prorations)}
+		optMicros(s.CanceledAt), optMicros(s.PausedAt), jsonList(s.PendingProrations)}
 }
 
 // InsertSubscription inserts a subscription.

@@ -57,7 +57,7 @@ func scanUsageEvent(row interface{ Scan(...any) error }) (e remit.UsageEvent, er
 		return e, err
 	}
 	e.Object, e.Status = "usage_event", remit.UsageRecorded
-	e.Timestamp, e.CreatedAt, e.UniqueValue, e.VoidedAt = remit.FromMicros(ts), remit.FromMicros(created), nullStr(unique), nullTime(voided)
+	e.Timestamp, e.CreatedAt, e.UniqueValue, e.VoidedAt = remit.FromMicros(ts), remit.FromMicros(created), textPtr(unique), timePtr(voided)
 	e.Seq = intPtr(seq)
 	if e.VoidedAt != nil {
 		e.Status = remit.UsageVoided

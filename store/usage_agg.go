@@ -180,7 +180,7 @@ func (q Q) insertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, erro
 		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, `+seq+`)
 		ON CONFLICT (merchant_account_id, id) DO NOTHING`,
 		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
-		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue))
+		optJSON(len(e.Properties) > 0, e.Properties), optText(e.UniqueValue))
 	if isForeignKeyViolation(err) {
 		// A customer that does not exist in the merchant account: the foreign key checks it,
 		// which spares the hot path a query.

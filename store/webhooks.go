@@ -36,7 +36,7 @@ func scanEndpointSecrets(row interface{ Scan(...any) error }) (e remit.WebhookEn
 	if err != nil {
 		return e, secrets, err
 	}
-	secrets.Previous, e.PreviousSecretExpiresAt = previous.String, optTime(previousExpires)
+	secrets.Previous, e.PreviousSecretExpiresAt = previous.String, timePtr(previousExpires)
 	e.Object, e.Environment, e.CreatedAt = "webhook_endpoint", remit.Environment(env), remit.FromMicros(created)
 	_ = json.Unmarshal([]byte(events), &e.EnabledEvents)
 	_ = json.Unmarshal([]byte(metadata), &e.Metadata)
@@ -257,7 +257,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (d remit.WebhookDelivery,
 		return d, err
 	}
 	d.Object, d.Environment, d.CreatedAt = "webhook_delivery", remit.Environment(env), remit.FromMicros(created)
-	d.LastAttemptAt, d.NextAttemptAt = optTime(last), optTime(next)
+	d.LastAttemptAt, d.NextAttemptAt = timePtr(last), timePtr(next)
 	if status.Valid {
 		s := int(status.Int64)
 		d.ResponseStatus = &s
@@ -267,14 +267,6 @@ func scanDelivery(row interface{ Scan(...any) error }) (d remit.WebhookDelivery,
 	}
 	d.AttemptHistory = []remit.WebhookAttempt{}
 	return d, nil
-}
-
-func optTime(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := remit.FromMicros(v.Int64)
-	return &t
 }
 
 // ListWebhookDeliveries returns a page of an event's deliveries, newest first, each with its
