@@ -467,6 +467,18 @@ func queryStrings(ctx context.Context, q Q, op, query string, args ...any) ([]st
 	}, nil, query, args...)
 }
 
+// earliest runs a query of one time in Unix microseconds that may be NULL (a queue's MIN of when
+// its rows fall due) and returns it, or ok=false when it is NULL (no row). op names the caller in
+// errors.
+func (q Q) earliest(ctx context.Context, op, query string, args ...any) (t time.Time, ok bool, err error) {
+	var v sql.NullInt64
+	err = q.QueryRow(ctx, query, args...).Scan(&v)
+	if err != nil || !v.Valid {
+		return t, false, wrapErr(err, op)
+	}
+	return remit.FromMicros(v.Int64), true, nil
+}
+
 // colValue is one equality filter of a list: a column and the value it must equal ("" for no
 // filter).
 type colValue struct{ col, v string }

@@ -161,10 +161,5 @@ func (q Q) ReleaseEmail(ctx context.Context, d DueEmail, owner string, next time
 
 // NextEmailDue returns when the earliest queued message falls due, or ok=false when none is.
 func (q Q) NextEmailDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	var v sql.NullInt64
-	err = q.QueryRow(ctx, `SELECT MIN(next_attempt_at) FROM emails WHERE status = 'queued'`).Scan(&v)
-	if err != nil || !v.Valid {
-		return t, false, wrapErr(err, "store.NextEmailDue")
-	}
-	return remit.FromMicros(v.Int64), true, nil
+	return q.earliest(ctx, "store.NextEmailDue", `SELECT MIN(next_attempt_at) FROM emails WHERE status = 'queued'`)
 }

@@ -79,33 +79,26 @@ func (q Q) GetJournalEntry(ctx context.Context, merchantAccountID, entryID strin
 
 // journalLines fills the lines of entries, in their order, with one query.
 func (q Q) journalLines(ctx context.Context, merchantAccountID string, entries []remit.JournalEntry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	at := map[string]int{}
-	args := []any{merchantAccountID}
-	marks := make([]string, len(entries))
+	at := make(map[string]int, len(entries))
+	ids := make([]string, len(entries))
 	for i, e := range entries {
 		at[e.EntryID] = i
-		args = append(args, e.EntryID)
-		marks[i] = "$" + itoa(len(args))
+		ids[i] = e.EntryID
 		entries[i].Lines = []remit.Posting{}
 	}
-	rows, err := q.Query(ctx, `SELECT entry_id, account, debit, credit FROM journal_lines WHERE merchant_account_id = $1
-		AND entry_id IN (`+strings.Join(marks, ", ")+`) ORDER BY entry_id, line_no`, args...)
-	if err != nil {
-		return wrapErr(err, "store.journalLines")
+	type line struct {
+		entry   string
+		posting remit.Posting
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var p remit.Posting
-		if err := rows.Scan(&id, &p.Account, &p.Debit, &p.Credit); err != nil {
-			return wrapErr(err, "store.journalLines")
-		}
-		entries[at[id]].Lines = append(entries[at[id]].Lines, p)
-	}
-	return wrapErr(rows.Err(), "store.journalLines")
+	return eachAmong(ctx, q, "store.journalLines", merchantAccountID, ids, func(in string) string {
+		return `SELECT entry_id, account, debit, credit FROM journal_lines WHERE merchant_account_id = $1
+		AND entry_id IN (` + in + `) ORDER BY entry_id, line_no`
+	}, func(row scanner) (l line, err error) {
+		return l, row.Scan(&l.entry, &l.posting.Account, &l.posting.Debit, &l.posting.Credit)
+	}, func(l line) {
+		i := at[l.entry]
+		entries[i].Lines = append(entries[i].Lines, l.posting)
+	})
 }
 
 // AccountTotal is one account's debits and credits in one currency.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -284,28 +283,24 @@ func (q Q) loadAttempts(ctx context.Context, ds []remit.WebhookDelivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
-	idx := map[string]int{}
-	ph := make([]string, len(ds))
-	args := make([]any, len(ds))
+	idx := make(map[string]int, len(ds))
+	ids := make([]string, len(ds))
 	for i, d := range ds {
 		idx[d.ID] = i
-		ph[i] = "$" + itoa(i+1)
-		args[i] = d.ID
+		ids[i] = d.ID
 	}
-	rows, err := q.Query(ctx, `SELECT delivery_id, attempt, attempted_at, webhook_timestamp, response_status, duration_us, error
-		FROM webhook_attempts WHERE delivery_id IN (`+strings.Join(ph, ", ")+`) ORDER BY delivery_id, attempt`, args...)
-	if err != nil {
-		return wrapErr(err, "store.loadAttempts")
+	in, args := inList(1, ids)
+	type attempt struct {
+		delivery string
+		attempt  remit.WebhookAttempt
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var a remit.WebhookAttempt
+	return eachRow(ctx, q, "store.loadAttempts", func(row scanner) (r attempt, err error) {
+		a := &r.attempt
 		var at int64
 		var status, dur sql.NullInt64
 		var msg sql.NullString
-		if err := rows.Scan(&id, &a.Attempt, &at, &a.WebhookTimestamp, &status, &dur, &msg); err != nil {
-			return wrapErr(err, "store.loadAttempts")
+		if err := row.Scan(&r.delivery, &a.Attempt, &at, &a.WebhookTimestamp, &status, &dur, &msg); err != nil {
+			return r, err
 		}
 		a.AttemptedAt = remit.FromMicros(at)
 		if status.Valid {
@@ -319,10 +314,13 @@ func (q Q) loadAttempts(ctx context.Context, ds []remit.WebhookDelivery) error {
 		if msg.Valid {
 			a.Error = &msg.String
 		}
-		i := idx[id]
-		ds[i].AttemptHistory = append(ds[i].AttemptHistory, a)
-	}
-	return wrapErr(rows.Err(), "store.loadAttempts")
+		return r, nil
+	}, func(r *attempt) error {
+		i := idx[r.delivery]
+		ds[i].AttemptHistory = append(ds[i].AttemptHistory, r.attempt)
+		return nil
+	}, `SELECT delivery_id, attempt, attempted_at, webhook_timestamp, response_status, duration_us, error
+		FROM webhook_attempts WHERE delivery_id IN (`+in+`) ORDER BY delivery_id, attempt`, args...)
 }
 
 // DueDelivery is a delivery a worker claimed for one attempt, with what it needs to send it.
@@ -348,23 +346,10 @@ type DueDelivery struct {
 // exist or are disabled are closed as failed without an attempt. Call it in its own transaction and
 // commit before sending.
 func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, owner string, limit int) ([]DueDelivery, error) {
-	rows, err := q.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
-		ORDER BY next_attempt_at LIMIT `+itoa(limit)+q.SkipLocked(), remit.Micros(now))
+	found, err := queryAll(ctx, q, "store.ClaimDueDeliveries", scanDelivery, nil, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT `+itoa(limit)+q.SkipLocked(), remit.Micros(now))
 	if err != nil {
-		return nil, wrapErr(err, "store.ClaimDueDeliveries")
-	}
-	var found []remit.WebhookDelivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, wrapErr(err, "store.ClaimDueDeliveries")
-		}
-		found = append(found, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(err, "store.ClaimDueDeliveries")
+		return nil, err
 	}
 	nowUS := remit.Micros(now)
 	var out []DueDelivery
@@ -455,12 +440,7 @@ func (q Q) FinishAttempt(ctx context.Context, deliveryID, owner string, attempt 
 // NextDeliveryDue returns when the earliest pending delivery falls due, or ok=false when none is
 // pending.
 func (q Q) NextDeliveryDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	var v sql.NullInt64
-	err = q.QueryRow(ctx, `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&v)
-	if err != nil || !v.Valid {
-		return t, false, wrapErr(err, "store.NextDeliveryDue")
-	}
-	return remit.FromMicros(v.Int64), true, nil
+	return q.earliest(ctx, "store.NextDeliveryDue", `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`)
 }
 
 // HasUndispatchedEvents reports whether a chained event awaits dispatch (a cheap read that spares
