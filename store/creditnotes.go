@@ -27,12 +27,7 @@ func (q Q) InsertCreditNote(ctx context.Context, c remit.CreditNote) error {
 
 // CreditNoteExists reports whether the caller-chosen ID is taken.
 func (q Q) CreditNoteExists(ctx context.Context, merchantAccountID, id string) (bool, error) {
-	var one int
-	err := q.QueryRow(ctx, `SELECT 1 FROM credit_notes WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, wrapErr(err, "store.CreditNoteExists")
+	return q.exists(ctx, "store.CreditNoteExists", `SELECT 1 FROM credit_notes WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id)
 }
 
 const creditNoteColumns = `id, number, invoice_id, customer_id, currency, reason, description, lines, credit_amount,

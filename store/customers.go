@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 	"time"
 
@@ -157,11 +156,8 @@ func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAcco
 		}
 	}
 	b, err = scanBillingAccount(q.QueryRow(ctx, query, merchantAccountID, billingAccountID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, remit.NotFound("billing account", billingAccountID, "")
-	}
-	if err != nil {
-		return b, wrapErr(err, "store.GetBillingAccount")
+	if err = notFoundOr(err, "billing account", billingAccountID, "store.GetBillingAccount"); err != nil {
+		return b, err
 	}
 	b.MerchantAccountID = merchantAccountID
 	return b, nil
@@ -325,11 +321,8 @@ func (q Q) GetSetupSession(ctx context.Context, merchantAccountID, sessionID str
 	err = q.QueryRow(ctx, query, merchantAccountID, sessionID).
 		Scan(&s.SessionID, &s.CustomerID, &ba, &s.MethodType, &s.SetAsDefault, &s.Status, &expires, &pm, &completed, &created,
 			&setupRef, &secret, &pcus)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, remit.NotFound("payment method setup session", sessionID, "")
-	}
-	if err != nil {
-		return s, wrapErr(err, "store.GetSetupSession")
+	if err = notFoundOr(err, "payment method setup session", sessionID, "store.GetSetupSession"); err != nil {
+		return s, err
 	}
 	s.Object, s.MerchantAccountID = "payment_method_setup_session", merchantAccountID
 	s.BillingAccountID, s.PaymentMethodID = textPtr(ba), textPtr(pm)
@@ -369,10 +362,8 @@ func (q Q) GetProcessorCustomer(ctx context.Context, c ProcessorCustomer) (strin
 	var ref string
 	err := q.QueryRow(ctx, `SELECT reference FROM processor_customers WHERE merchant_account_id = $1 AND customer_id = $2
 		AND processor = $3 AND account = $4`, c.MerchantAccountID, c.CustomerID, c.Processor, c.Account).Scan(&ref)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	return ref, err == nil, wrapErr(err, "store.GetProcessorCustomer")
+	ok, err := foundOr(err, "store.GetProcessorCustomer")
+	return ref, ok, err
 }
 
 // PutProcessorCustomer records the processor's customer unless one is recorded already; it
@@ -401,11 +392,8 @@ func (q Q) GetHostedToken(ctx context.Context, tokenHash string) (t remit.Hosted
 	var expires, created int64
 	err = q.QueryRow(ctx, `SELECT token_hash, kind, resource_id, merchant_account_id, expires_at, created_at FROM hosted_tokens
 		WHERE token_hash = $1`, tokenHash).Scan(&t.TokenHash, &t.Kind, &t.ResourceID, &t.MerchantAccountID, &expires, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, remit.NotFound("hosted token", "", "")
-	}
-	if err != nil {
-		return t, wrapErr(err, "store.GetHostedToken")
+	if err = notFoundOr(err, "hosted token", "", "store.GetHostedToken"); err != nil {
+		return t, err
 	}
 	t.ExpiresAt, t.CreatedAt = remit.FromMicros(expires), remit.FromMicros(created)
 	return t, nil

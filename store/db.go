@@ -370,6 +370,15 @@ func notFoundOr(err error, kind, id, op string) error {
 	return wrapErr(err, op)
 }
 
+// foundOr is wrapErr for a read of a row that may be missing: found reports whether it was read,
+// and no row is found=false with no error (notFoundOr's counterpart for a row that is optional).
+func foundOr(err error, op string) (found bool, _ error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, wrapErr(err, op)
+}
+
 func wrapErr(err error, op string) error {
 	if err == nil {
 		return nil

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -55,11 +54,8 @@ func (q Q) GetEmail(ctx context.Context, merchantAccountID, id string) (remit.Em
 	var text, html string
 	e, err := scanEmail(q.QueryRow(ctx, `SELECT `+emailColumns+`, text_body, html_body FROM emails
 		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id), &text, &html)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("email", id, "")
-	}
 	e.TextBody, e.HTMLBody = text, html
-	return e, wrapErr(err, "store.GetEmail")
+	return e, notFoundOr(err, "email", id, "store.GetEmail")
 }
 
 // EmailFilter narrows the e-mail log; empty fields match everything.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 
 	"github.com/remit-billing/remit"
 )
@@ -197,11 +196,8 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 	query := `SELECT ` + invoiceColumns + `, lines_doc FROM invoices WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	var doc sql.NullString
 	inv, err := scanInvoiceAnd(q.QueryRow(ctx, query, merchantAccountID, invoiceID), &doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return inv, remit.NotFound("invoice", invoiceID, "")
-	}
-	if err != nil {
-		return inv, wrapErr(err, "store.GetInvoice")
+	if err = notFoundOr(err, "invoice", invoiceID, "store.GetInvoice"); err != nil {
+		return inv, err
 	}
 	inv.MerchantAccountID = merchantAccountID
 	return inv, wrapErr(q.fillLines(ctx, &inv, doc), "store.GetInvoice")
@@ -347,11 +343,8 @@ func (q Q) GetInvoiceParties(ctx context.Context, merchantAccountID, invoiceID s
 	var c, m sql.NullString
 	err := q.QueryRow(ctx, `SELECT customer_party, merchant_party FROM invoices WHERE merchant_account_id = $1 AND id = $2`,
 		merchantAccountID, invoiceID).Scan(&c, &m)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, remit.NotFound("invoice", invoiceID, "")
-	}
-	if err != nil {
-		return nil, nil, wrapErr(err, "store.GetInvoiceParties")
+	if err = notFoundOr(err, "invoice", invoiceID, "store.GetInvoiceParties"); err != nil {
+		return nil, nil, err
 	}
 	return jsonOf[remit.CustomerParty](c), jsonOf[remit.MerchantParty](m), nil
 }

@@ -42,10 +42,8 @@ func (q Q) ClaimDueJob(ctx context.Context, merchantAccountID string, upTo time.
 	j, err = scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs
 		WHERE status = 'pending' AND merchant_account_id = $1 AND due_at <= $2
 		ORDER BY due_at, id LIMIT 1`+q.SkipLocked(), merchantAccountID, remit.Micros(upTo)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return j, false, nil
-	}
-	return j, err == nil, wrapErr(err, "store.ClaimDueJob")
+	ok, err = foundOr(err, "store.ClaimDueJob")
+	return j, ok, err
 }
 
 const jobColumns = `id, merchant_account_id, kind, status, payload, COALESCE(scheduled_at, due_at), due_at, attempts, last_error, created_at, done_at`

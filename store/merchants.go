@@ -43,22 +43,14 @@ func (q Q) SetMerchantSecrets(ctx context.Context, id, sealed string) error {
 func (q Q) GetMerchantSecrets(ctx context.Context, id string) (string, error) {
 	var sealed string
 	err := q.QueryRow(ctx, `SELECT secrets FROM merchant_accounts WHERE id = $1`, id).Scan(&sealed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", remit.NotFound("merchant account", id, "")
-	}
-	return sealed, wrapErr(err, "store.GetMerchantSecrets")
+	return sealed, notFoundOr(err, "merchant account", id, "store.GetMerchantSecrets")
 }
 
 // SubMerchantRefTaken reports whether the platform account already has a sub-merchant with the
 // external reference ref.
 func (q Q) SubMerchantRefTaken(ctx context.Context, platformID, ref string) (bool, error) {
-	var one int
-	err := q.QueryRow(ctx, `SELECT 1 FROM merchant_accounts WHERE platform_merchant_account_id = $1 AND external_ref = $2 LIMIT 1`,
-		platformID, ref).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, wrapErr(err, "store.SubMerchantRefTaken")
+	return q.exists(ctx, "store.SubMerchantRefTaken", `SELECT 1 FROM merchant_accounts WHERE platform_merchant_account_id = $1 AND external_ref = $2 LIMIT 1`,
+		platformID, ref)
 }
 
 // CreateMerchantClaim inserts the claim of a provisioned organization.

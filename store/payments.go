@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -29,14 +28,10 @@ func scanIntent(row interface{ Scan(...any) error }) (pi remit.PaymentIntent, er
 func (q Q) GetInvoicePaymentIntent(ctx context.Context, merchantAccountID, invoiceID string) (pi remit.PaymentIntent, ok bool, err error) {
 	pi, err = scanIntent(q.QueryRow(ctx, `SELECT `+intentColumns+` FROM payment_intents WHERE merchant_account_id = $1 AND invoice_id = $2`,
 		merchantAccountID, invoiceID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return pi, false, nil
+	if ok, err = foundOr(err, "store.GetInvoicePaymentIntent"); ok {
+		pi.MerchantAccountID = merchantAccountID
 	}
-	if err != nil {
-		return pi, false, wrapErr(err, "store.GetInvoicePaymentIntent")
-	}
-	pi.MerchantAccountID = merchantAccountID
-	return pi, true, nil
+	return pi, ok, err
 }
 
 // UpsertPaymentIntent inserts a payment intent or rewrites its amount, status and last error.
@@ -330,14 +325,10 @@ func (q Q) GetDaySettlement(ctx context.Context, merchantAccountID, currency str
 	s, err = scanSettlement(q.QueryRow(ctx, `SELECT `+settlementColumns+` FROM settlements
 		WHERE merchant_account_id = $1 AND currency = $2 AND period_start = $3`+q.ForUpdate(),
 		merchantAccountID, currency, remit.Micros(periodStart)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, false, nil
+	if ok, err = foundOr(err, "store.GetDaySettlement"); ok {
+		s.MerchantAccountID = merchantAccountID
 	}
-	if err != nil {
-		return s, false, wrapErr(err, "store.GetDaySettlement")
-	}
-	s.MerchantAccountID = merchantAccountID
-	return s, true, nil
+	return s, ok, err
 }
 
 // InsertSettlement creates a settlement unless its day already has one; it reports whether it did.
@@ -398,11 +389,8 @@ func (q Q) GetPayout(ctx context.Context, merchantAccountID, payoutID string) (p
 	err = q.QueryRow(ctx, `SELECT id, settlement_id, amount, currency, status, bank_account_last4, arrival_date, created_at
 		FROM payouts WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, payoutID).
 		Scan(&p.PayoutID, &p.SettlementID, &p.Amount, &p.Currency, &p.Status, &last4, &arrival, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, remit.NotFound("payout", payoutID, "")
-	}
-	if err != nil {
-		return p, wrapErr(err, "store.GetPayout")
+	if err = notFoundOr(err, "payout", payoutID, "store.GetPayout"); err != nil {
+		return p, err
 	}
 	p.Object, p.MerchantAccountID, p.BankAccountLast4 = "payout", merchantAccountID, textPtr(last4)
 	p.ArrivalDate, p.CreatedAt = remit.FromMicros(arrival), remit.FromMicros(created)
@@ -427,11 +415,9 @@ func (q Q) ListPayments(ctx context.Context, merchantAccountID string, f Payment
 func (q Q) FindPayment(ctx context.Context, paymentID string) (remit.Payment, bool, error) {
 	var mid string
 	p, err := scanPayment(prefixed{q.QueryRow(ctx, `SELECT merchant_account_id, `+paymentColumns+` FROM payments WHERE id = $1`, paymentID), &mid})
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, false, nil
-	}
 	p.MerchantAccountID = mid
-	return p, err == nil, wrapErr(err, "store.FindPayment")
+	ok, err := foundOr(err, "store.FindPayment")
+	return p, ok, err
 }
 
 // AnyOpenPaymentDue reports whether an attempt left processing is due for the reconciler.
@@ -447,9 +433,5 @@ func (q Q) AnyPendingRefundDue(ctx context.Context, now time.Time) (bool, error)
 // exists reports whether query finds a row.
 func (q Q) exists(ctx context.Context, op, query string, args ...any) (bool, error) {
 	var one int
-	err := q.QueryRow(ctx, query, args...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, wrapErr(err, op)
+	return foundOr(q.QueryRow(ctx, query, args...).Scan(&one), op)
 }
