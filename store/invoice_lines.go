@@ -145,39 +145,31 @@ func (q Q) insertInvoiceLines(ctx context.Context, merchantAccountID, invoiceID 
 // tableLineRows reads an invoice's lines from invoice_lines, in order: GetInvoice's fallback for
 // an invoice whose doc is not kept, and the source of the doc after a change to one line.
 func (q Q) tableLineRows(ctx context.Context, merchantAccountID, invoiceID string) ([]lineRow, error) {
-	rows, err := q.Query(ctx, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
+	return queryAll(ctx, q, "store.tableLineRows", scanLineRow, nil, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
 		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end,
 		credited_tax, tier_breakdown, usage_quantity, usage_corrections, usage_seq FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2
 		ORDER BY position`, merchantAccountID, invoiceID)
-	if err != nil {
-		return nil, err
+}
+
+// scanLineRow scans a row of invoice_lines as tableLineRows reads it.
+func scanLineRow(row scanner) (r lineRow, err error) {
+	var meter, tiers, corrections sql.NullString
+	var taxes string
+	var ps, pe, usage, seq sql.NullInt64
+	if err := row.Scan(&r.ID, &r.LineType, &r.PriceID, &r.PriceType, &meter, &r.Description, &r.Quantity,
+		&r.UnitAmount, &r.UnitOverride, &r.Amount, &r.DiscountAmount, &r.PrepaidApplied, &r.TaxAmount, &r.CreditedAmount,
+		&taxes, &ps, &pe, &r.CreditedTax, &tiers, &usage, &corrections, &seq); err != nil {
+		return r, err
 	}
-	defer rows.Close()
-	var out []lineRow
-	for rows.Next() {
-		var r lineRow
-		var meter, tiers, corrections sql.NullString
-		var taxes string
-		var ps, pe, usage, seq sql.NullInt64
-		if err := rows.Scan(&r.ID, &r.LineType, &r.PriceID, &r.PriceType, &meter, &r.Description, &r.Quantity,
-			&r.UnitAmount, &r.UnitOverride, &r.Amount, &r.DiscountAmount, &r.PrepaidApplied, &r.TaxAmount, &r.CreditedAmount,
-			&taxes, &ps, &pe, &r.CreditedTax, &tiers, &usage, &corrections, &seq); err != nil {
-			return nil, err
-		}
-		r.MeterID, r.PeriodStart, r.PeriodEnd = textPtr(meter), intPtr(ps), intPtr(pe)
-		r.UsageQuantity, r.UsageSeq = intPtr(usage), intPtr(seq)
-		if err := json.Unmarshal([]byte(taxes), &r.Taxes); err != nil {
-			return nil, err
-		}
-		if err := unmarshalIf(tiers, &r.TierBreakdown); err != nil {
-			return nil, err
-		}
-		if err := unmarshalIf(corrections, &r.UsageCorrections); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	r.MeterID, r.PeriodStart, r.PeriodEnd = textPtr(meter), intPtr(ps), intPtr(pe)
+	r.UsageQuantity, r.UsageSeq = intPtr(usage), intPtr(seq)
+	if err := json.Unmarshal([]byte(taxes), &r.Taxes); err != nil {
+		return r, err
 	}
-	return out, rows.Err()
+	if err := unmarshalIf(tiers, &r.TierBreakdown); err != nil {
+		return r, err
+	}
+	return r, unmarshalIf(corrections, &r.UsageCorrections)
 }
 
 // rewriteLinesDoc sets an invoice's lines_doc from its invoice_lines rows: after a change to one
