@@ -37,11 +37,8 @@ func (q Q) GetAPIKey(ctx context.Context, id string) (k remit.APIKey, err error)
 	var revoked sql.NullInt64
 	err = q.QueryRow(ctx, `SELECT id, organization_id, secret_hash, environments, created_at, revoked_at FROM api_keys WHERE id = $1`, id).
 		Scan(&k.ID, &k.OrganizationID, &k.SecretHash, &envs, &created, &revoked)
-	if errors.Is(err, sql.ErrNoRows) {
-		return k, remit.NotFound("api key", id, "")
-	}
-	if err != nil {
-		return k, wrapErr(err, "store.GetAPIKey")
+	if err = notFoundOr(err, "api key", id, "store.GetAPIKey"); err != nil {
+		return k, err
 	}
 	finishAPIKey(&k, envs, created, revoked)
 	return k, nil

@@ -137,6 +137,9 @@ func (q Q) CreatePrice(ctx context.Context, p remit.Price) error {
 const priceColumns = `id, product_id, name, price_type, currency, billing_interval, billing_interval_count, unit_amount, meter_id,
 	metadata, created_at, tiers, tiers_mode, transform_quantity, nickname, active`
 
+// priceTable is the prices table's reads.
+var priceTable = accountTable[remit.Price]{from: "prices", columns: priceColumns, kind: "price", scan: scanPrice}
+
 func scanPrice(row interface{ Scan(...any) error }, merchantAccountID string) (p remit.Price, err error) {
 	var interval, meter, tiers, mode, transform, nickname sql.NullString
 	var count, amount sql.NullInt64
@@ -171,9 +174,7 @@ func (q Q) GetPrice(ctx context.Context, merchantAccountID, priceID string) (rem
 
 // ReadPrice is GetPrice; Locked, it takes the row lock (PostgreSQL), as an update does.
 func (q Q) ReadPrice(ctx context.Context, merchantAccountID, priceID string, read Read) (remit.Price, error) {
-	p, err := scanPrice(q.QueryRow(ctx, `SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
-		merchantAccountID, priceID), merchantAccountID)
-	return p, notFoundOr(err, "price", priceID, "store.GetPrice")
+	return priceTable.get(ctx, q, "store.GetPrice", merchantAccountID, priceID, read)
 }
 
 // UpdatePrice writes what an update changes of a price: its nickname, whether it is active, its
@@ -188,25 +189,35 @@ func (q Q) UpdatePrice(ctx context.Context, p remit.Price) error {
 // that price several lines read them all at once, not one query per line). IDs that name no
 // price are absent from the map.
 func (q Q) GetPrices(ctx context.Context, merchantAccountID string, ids []string) (map[string]remit.Price, error) {
-	out := make(map[string]remit.Price, len(ids))
+	return priceTable.byIDs(ctx, q, "store.GetPrices", merchantAccountID, ids, func(p remit.Price) string { return p.PriceID })
+}
+
+// eachAmong reads the rows query(in) selects of the merchant account ($1) among ids, in the IN
+// list in of the distinct ids ($2 on; inList), and hands each row scan reads to add. With no ids
+// it reads nothing.
+func eachAmong[T any](ctx context.Context, q Q, op, merchantAccountID string, ids []string, query func(in string) string,
+	scan func(scanner) (T, error), add func(T)) error {
 	in, args := inList(2, ids)
 	if in == "" {
-		return out, nil
+		return nil
 	}
-	rows, err := q.Query(ctx, `SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1 AND id IN (`+in+`)`,
-		append([]any{merchantAccountID}, args...)...)
+	return eachRow(ctx, q, op, scan, func(v *T) error {
+		add(*v)
+		return nil
+	}, query(in), append([]any{merchantAccountID}, args...)...)
+}
+
+// textPairs is eachAmong of a query of two text columns: the map of the first column's values to
+// the second's. On an error the map is nil.
+func textPairs(ctx context.Context, q Q, op, merchantAccountID string, ids []string, query func(in string) string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	err := eachAmong(ctx, q, op, merchantAccountID, ids, query, func(row scanner) (p [2]string, err error) {
+		return p, row.Scan(&p[0], &p[1])
+	}, func(p [2]string) { out[p[0]] = p[1] })
 	if err != nil {
-		return nil, wrapErr(err, "store.GetPrices")
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		p, err := scanPrice(rows, merchantAccountID)
-		if err != nil {
-			return nil, wrapErr(err, "store.GetPrices")
-		}
-		out[p.PriceID] = p
-	}
-	return out, wrapErr(rows.Err(), "store.GetPrices")
+	return out, nil
 }
 
 // inList is the placeholders ($argN, $argN+1, ...) and arguments of an IN list of the distinct
@@ -245,6 +256,9 @@ func (q Q) CreateCoupon(ctx context.Context, c remit.Coupon) error {
 
 const couponColumns = `id, name, percent_off, amount_off, currency, metadata, created_at, active`
 
+// couponTable is the coupons table's reads.
+var couponTable = accountTable[remit.Coupon]{from: "coupons", columns: couponColumns, kind: "coupon", scan: scanCoupon}
+
 func scanCoupon(row interface{ Scan(...any) error }, merchantAccountID string) (c remit.Coupon, err error) {
 	var pct, amt sql.NullInt64
 	var cur sql.NullString
@@ -273,33 +287,13 @@ func (q Q) UpdateCoupon(ctx context.Context, c remit.Coupon) error {
 
 // ReadCoupon is GetCoupon; Locked, it takes the row lock (PostgreSQL), as an update does.
 func (q Q) ReadCoupon(ctx context.Context, merchantAccountID, couponID string, read Read) (remit.Coupon, error) {
-	c, err := scanCoupon(q.QueryRow(ctx, `SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
-		merchantAccountID, couponID), merchantAccountID)
-	return c, notFoundOr(err, "coupon", couponID, "store.GetCoupon")
+	return couponTable.get(ctx, q, "store.GetCoupon", merchantAccountID, couponID, read)
 }
 
 // GetCoupons returns the merchant account's coupons among ids, by ID, in one query. IDs that name
 // no coupon are absent from the map.
 func (q Q) GetCoupons(ctx context.Context, merchantAccountID string, ids []string) (map[string]remit.Coupon, error) {
-	out := make(map[string]remit.Coupon, len(ids))
-	in, args := inList(2, ids)
-	if in == "" {
-		return out, nil
-	}
-	rows, err := q.Query(ctx, `SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1 AND id IN (`+in+`)`,
-		append([]any{merchantAccountID}, args...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.GetCoupons")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		c, err := scanCoupon(rows, merchantAccountID)
-		if err != nil {
-			return nil, wrapErr(err, "store.GetCoupons")
-		}
-		out[c.CouponID] = c
-	}
-	return out, wrapErr(rows.Err(), "store.GetCoupons")
+	return couponTable.byIDs(ctx, q, "store.GetCoupons", merchantAccountID, ids, func(c remit.Coupon) string { return c.CouponID })
 }
 
 // PriceFilter narrows a list of prices: equal filters, empty ones left out; Active, when set, the
@@ -314,12 +308,8 @@ type PriceFilter struct {
 // (prices_list, prices_type_list, prices_meter_list, prices_currency_list, prices_product_list,
 // prices_active_list).
 func (q Q) ListPrices(ctx context.Context, merchantAccountID string, f PriceFilter) ([]remit.Price, error) {
-	base, args := activeFilter(`SELECT `+priceColumns+` FROM prices WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.Active)
-	query, args := pageQuery(base, args, f.ListPage,
+	return priceTable.listActive(ctx, q, "store.ListPrices", merchantAccountID, f.Active, f.ListPage,
 		Eq{"price_type", f.PriceType}, Eq{"meter_id", f.MeterID}, Eq{"currency", f.Currency}, Eq{"product_id", f.ProductID})
-	return queryAll(ctx, q, "store.ListPrices", func(row interface{ Scan(...any) error }) (remit.Price, error) {
-		return scanPrice(row, merchantAccountID)
-	}, nil, query, args...)
 }
 
 // CouponFilter narrows a list of coupons: Active, when set, to the active or the archived ones.
@@ -331,11 +321,7 @@ type CouponFilter struct {
 // ListCoupons lists a merchant account's coupons newest first, over coupons_list or
 // coupons_active_list.
 func (q Q) ListCoupons(ctx context.Context, merchantAccountID string, f CouponFilter) ([]remit.Coupon, error) {
-	base, args := activeFilter(`SELECT `+couponColumns+` FROM coupons WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.Active)
-	query, args := pageQuery(base, args, f.ListPage)
-	return queryAll(ctx, q, "store.ListCoupons", func(row interface{ Scan(...any) error }) (remit.Coupon, error) {
-		return scanCoupon(row, merchantAccountID)
-	}, nil, query, args...)
+	return couponTable.listActive(ctx, q, "store.ListCoupons", merchantAccountID, f.Active, f.ListPage)
 }
 
 // activeFilter adds to a list's query the archive state of its rows (active = $n) when active is
@@ -346,4 +332,10 @@ func activeFilter(query string, args []any, active *bool) (string, []any) {
 	}
 	args = append(args, *active)
 	return query + " AND active = $" + itoa(len(args)), args
+}
+
+// listActive is list of t's rows in the archive state active names, when it is set (activeFilter).
+func (t accountTable[T]) listActive(ctx context.Context, q Q, op, merchantAccountID string, active *bool, p ListPage, filters ...Eq) ([]T, error) {
+	base, args := activeFilter(t.selectAll(), []any{merchantAccountID}, active)
+	return t.listFrom(ctx, q, op, merchantAccountID, base, args, p, filters...)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -129,10 +128,8 @@ func (tx *Tx) chainHead(ctx context.Context, account string) (int64, string, err
 func lastLink(ctx context.Context, q Q, account string) (seq int64, hash string, err error) {
 	err = q.QueryRow(ctx, `SELECT sequence, hash FROM events WHERE merchant_account_id = $1 AND sequence IS NOT NULL
 		ORDER BY sequence DESC LIMIT 1`, account).Scan(&seq, &hash)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, "", nil
-	}
-	return seq, hash, wrapErr(err, "store.lastLink")
+	_, err = foundOr(err, "store.lastLink")
+	return seq, hash, err
 }
 
 // chainAfterCommit asks for a chaining pass over each account whose events a PostgreSQL

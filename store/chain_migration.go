@@ -19,7 +19,8 @@ func chainMigration() *goose.Migration {
 }
 
 func backfillChain(ctx context.Context, tx *sql.Tx) error {
-	accounts, err := chainAccounts(ctx, tx)
+	accounts, err := queryStrings(ctx, Q{q: tx}, "store.backfillChain",
+		`SELECT DISTINCT merchant_account_id FROM events WHERE sequence IS NULL ORDER BY merchant_account_id`)
 	if err != nil {
 		return err
 	}
@@ -30,21 +31,4 @@ func backfillChain(ctx context.Context, tx *sql.Tx) error {
 	}
 	_, err = tx.ExecContext(ctx, `CREATE UNIQUE INDEX events_chain ON events(merchant_account_id, sequence)`)
 	return err
-}
-
-func chainAccounts(ctx context.Context, tx *sql.Tx) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT merchant_account_id FROM events WHERE sequence IS NULL ORDER BY merchant_account_id`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
 }

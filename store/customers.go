@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"strings"
 	"time"
 
@@ -48,20 +47,17 @@ func (q Q) UpdateCustomer(ctx context.Context, c remit.Customer) error {
 
 // ReadCustomer is GetCustomer; Locked, it takes the row lock (PostgreSQL), as an update does.
 func (q Q) ReadCustomer(ctx context.Context, merchantAccountID, customerID string, read Read) (c remit.Customer, err error) {
-	c, err = scanCustomerRow(q.QueryRow(ctx, `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
-		FROM customers WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read), merchantAccountID, customerID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, remit.NotFound("customer", customerID, "")
-	}
-	if err != nil {
-		return c, wrapErr(err, "store.GetCustomer")
-	}
-	c.MerchantAccountID = merchantAccountID
-	return c, nil
+	return customerTable.get(ctx, q, "store.GetCustomer", merchantAccountID, customerID, read)
 }
 
-// scanCustomerRow scans a customer's columns (id, external_id, name, email, address, tax_exempt,
-// metadata, created_at, preferred_locale).
+// customerColumns are a customer's columns as scanCustomerRow scans them.
+const customerColumns = `id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale`
+
+// customerTable is the customers table's reads.
+var customerTable = accountTable[remit.Customer]{from: "customers", columns: customerColumns, kind: "customer",
+	scan: owning(scanCustomerRow, func(c *remit.Customer) *string { return &c.MerchantAccountID })}
+
+// scanCustomerRow scans a customer's columns (customerColumns).
 func scanCustomerRow(r interface{ Scan(...any) error }) (c remit.Customer, err error) {
 	var ext, email, addr sql.NullString
 	var md string
@@ -160,11 +156,8 @@ func (q Q) GetBillingAccount(ctx context.Context, merchantAccountID, billingAcco
 		}
 	}
 	b, err = scanBillingAccount(q.QueryRow(ctx, query, merchantAccountID, billingAccountID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return b, remit.NotFound("billing account", billingAccountID, "")
-	}
-	if err != nil {
-		return b, wrapErr(err, "store.GetBillingAccount")
+	if err = notFoundOr(err, "billing account", billingAccountID, "store.GetBillingAccount"); err != nil {
+		return b, err
 	}
 	b.MerchantAccountID = merchantAccountID
 	return b, nil
@@ -211,16 +204,7 @@ func (q Q) GetPaymentMethod(ctx context.Context, merchantAccountID, paymentMetho
 // method (a detach), Shared for a charge of it, so that a detach waits for the charge's transaction
 // and a charge for the detach's (PostgreSQL).
 func (q Q) PaymentMethodFor(ctx context.Context, merchantAccountID, paymentMethodID string, read Read) (m remit.PaymentMethod, err error) {
-	m, err = scanPaymentMethod(q.QueryRow(ctx, `SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND id = $2`+
-		q.lockFor(read), merchantAccountID, paymentMethodID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return m, remit.NotFound("payment method", paymentMethodID, "")
-	}
-	if err != nil {
-		return m, wrapErr(err, "store.GetPaymentMethod")
-	}
-	m.MerchantAccountID = merchantAccountID
-	return m, nil
+	return paymentMethodTable.get(ctx, q, "store.GetPaymentMethod", merchantAccountID, paymentMethodID, read)
 }
 
 // CustomerPaymentMethods lists a customer's attached payment methods, newest first (at most 100),
@@ -270,9 +254,8 @@ func (q Q) ClearDefaultPaymentMethod(ctx context.Context, merchantAccountID, bil
 // ListPaymentMethods lists a customer's attached payment methods newest first, over
 // payment_methods_customer_list.
 func (q Q) ListPaymentMethods(ctx context.Context, merchantAccountID, customerID string, p ListPage) ([]remit.PaymentMethod, error) {
-	query, args := pageQuery(`SELECT `+paymentMethodColumns+` FROM payment_methods WHERE merchant_account_id = $1 AND customer_id = $2 AND detached_at IS NULL`,
-		[]any{merchantAccountID, customerID}, p)
-	return queryAll(ctx, q, "store.ListPaymentMethods", scanPaymentMethod, func(m *remit.PaymentMethod) { m.MerchantAccountID = merchantAccountID }, query, args...)
+	return paymentMethodTable.listFrom(ctx, q, "store.ListPaymentMethods", merchantAccountID,
+		paymentMethodTable.selectAll()+` AND customer_id = $2 AND detached_at IS NULL`, []any{merchantAccountID, customerID}, p)
 }
 
 // DefaultPaymentMethods returns, for each payment method of a customer that is a billing
@@ -291,6 +274,10 @@ func (q Q) DefaultPaymentMethods(ctx context.Context, merchantAccountID, custome
 }
 
 const paymentMethodColumns = `id, customer_id, billing_account_id, type, brand, last4, test_card, processor_customer, created_at, detached_at`
+
+// paymentMethodTable is the payment_methods table's reads.
+var paymentMethodTable = accountTable[remit.PaymentMethod]{from: "payment_methods", columns: paymentMethodColumns, kind: "payment method",
+	scan: owning(scanPaymentMethod, func(m *remit.PaymentMethod) *string { return &m.MerchantAccountID })}
 
 func scanPaymentMethod(r interface{ Scan(...any) error }) (m remit.PaymentMethod, err error) {
 	var ba, pc sql.NullString
@@ -334,11 +321,8 @@ func (q Q) GetSetupSession(ctx context.Context, merchantAccountID, sessionID str
 	err = q.QueryRow(ctx, query, merchantAccountID, sessionID).
 		Scan(&s.SessionID, &s.CustomerID, &ba, &s.MethodType, &s.SetAsDefault, &s.Status, &expires, &pm, &completed, &created,
 			&setupRef, &secret, &pcus)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, remit.NotFound("payment method setup session", sessionID, "")
-	}
-	if err != nil {
-		return s, wrapErr(err, "store.GetSetupSession")
+	if err = notFoundOr(err, "payment method setup session", sessionID, "store.GetSetupSession"); err != nil {
+		return s, err
 	}
 	s.Object, s.MerchantAccountID = "payment_method_setup_session", merchantAccountID
 	s.BillingAccountID, s.PaymentMethodID = textPtr(ba), textPtr(pm)
@@ -378,10 +362,8 @@ func (q Q) GetProcessorCustomer(ctx context.Context, c ProcessorCustomer) (strin
 	var ref string
 	err := q.QueryRow(ctx, `SELECT reference FROM processor_customers WHERE merchant_account_id = $1 AND customer_id = $2
 		AND processor = $3 AND account = $4`, c.MerchantAccountID, c.CustomerID, c.Processor, c.Account).Scan(&ref)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	return ref, err == nil, wrapErr(err, "store.GetProcessorCustomer")
+	ok, err := foundOr(err, "store.GetProcessorCustomer")
+	return ref, ok, err
 }
 
 // PutProcessorCustomer records the processor's customer unless one is recorded already; it
@@ -410,11 +392,8 @@ func (q Q) GetHostedToken(ctx context.Context, tokenHash string) (t remit.Hosted
 	var expires, created int64
 	err = q.QueryRow(ctx, `SELECT token_hash, kind, resource_id, merchant_account_id, expires_at, created_at FROM hosted_tokens
 		WHERE token_hash = $1`, tokenHash).Scan(&t.TokenHash, &t.Kind, &t.ResourceID, &t.MerchantAccountID, &expires, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, remit.NotFound("hosted token", "", "")
-	}
-	if err != nil {
-		return t, wrapErr(err, "store.GetHostedToken")
+	if err = notFoundOr(err, "hosted token", "", "store.GetHostedToken"); err != nil {
+		return t, err
 	}
 	t.ExpiresAt, t.CreatedAt = remit.FromMicros(expires), remit.FromMicros(created)
 	return t, nil
@@ -434,9 +413,7 @@ type CustomerFilter struct {
 // customers_email). A search (Search, Prefix) reads the account's customers in that order until a
 // page matches: no index orders the customers whose name starts with some text by creation time.
 func (q Q) ListCustomers(ctx context.Context, merchantAccountID string, f CustomerFilter) ([]remit.Customer, error) {
-	query := `SELECT id, external_id, name, email, address, tax_exempt, metadata, created_at, preferred_locale
-		FROM customers WHERE merchant_account_id = $1`
-	args := []any{merchantAccountID}
+	query, args := customerTable.selectAll(), []any{merchantAccountID}
 	if f.Search != "" {
 		args = append(args, f.Search, strings.ToLower(escapeLike(f.Search))+"%")
 		query += ` AND (id = $2 OR email = $2 OR LOWER(name) LIKE $3 ESCAPE '\')`
@@ -448,8 +425,7 @@ func (q Q) ListCustomers(ctx context.Context, merchantAccountID string, f Custom
 		n := itoa(len(args))
 		query += ` AND (LOWER(name) LIKE LOWER($` + n + `) ESCAPE '\' OR LOWER(email) LIKE LOWER($` + n + `) ESCAPE '\')`
 	}
-	query, args = pageQuery(query, args, f.ListPage, Eq{"email", f.Email})
-	return queryAll(ctx, q, "store.ListCustomers", scanCustomerRow, func(c *remit.Customer) { c.MerchantAccountID = merchantAccountID }, query, args...)
+	return customerTable.listFrom(ctx, q, "store.ListCustomers", merchantAccountID, query, args, f.ListPage, Eq{"email", f.Email})
 }
 
 // escapeLike escapes LIKE's wildcards (and its escape character) in s.
@@ -461,23 +437,7 @@ func escapeLike(s string) string {
 // query (the dashboard's lists name the customers of a page). IDs that name no customer are
 // absent from the map.
 func (q Q) CustomerNames(ctx context.Context, merchantAccountID string, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
-	in, args := inList(2, ids)
-	if in == "" {
-		return out, nil
-	}
-	rows, err := q.Query(ctx, `SELECT id, name FROM customers WHERE merchant_account_id = $1 AND id IN (`+in+`)`,
-		append([]any{merchantAccountID}, args...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.CustomerNames")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, name string
-		if err := rows.Scan(&id, &name); err != nil {
-			return nil, wrapErr(err, "store.CustomerNames")
-		}
-		out[id] = name
-	}
-	return out, wrapErr(rows.Err(), "store.CustomerNames")
+	return textPairs(ctx, q, "store.CustomerNames", merchantAccountID, ids, func(in string) string {
+		return `SELECT id, name FROM customers WHERE merchant_account_id = $1 AND id IN (` + in + `)`
+	})
 }

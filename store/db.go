@@ -370,6 +370,15 @@ func notFoundOr(err error, kind, id, op string) error {
 	return wrapErr(err, op)
 }
 
+// foundOr is wrapErr for a read of a row that may be missing: found reports whether it was read,
+// and no row is found=false with no error (notFoundOr's counterpart for a row that is optional).
+func foundOr(err error, op string) (found bool, _ error) {
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, wrapErr(err, op)
+}
+
 func wrapErr(err error, op string) error {
 	if err == nil {
 		return nil
@@ -465,6 +474,18 @@ func queryStrings(ctx context.Context, q Q, op, query string, args ...any) ([]st
 		var v string
 		return v, row.Scan(&v)
 	}, nil, query, args...)
+}
+
+// earliest runs a query of one time in Unix microseconds that may be NULL (a queue's MIN of when
+// its rows fall due) and returns it, or ok=false when it is NULL (no row). op names the caller in
+// errors.
+func (q Q) earliest(ctx context.Context, op, query string, args ...any) (t time.Time, ok bool, err error) {
+	var v sql.NullInt64
+	err = q.QueryRow(ctx, query, args...).Scan(&v)
+	if err != nil || !v.Valid {
+		return t, false, wrapErr(err, op)
+	}
+	return remit.FromMicros(v.Int64), true, nil
 }
 
 // colValue is one equality filter of a list: a column and the value it must equal ("" for no

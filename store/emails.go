@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -30,6 +29,10 @@ func (q Q) InsertEmail(ctx context.Context, e remit.Email) error {
 const emailColumns = `merchant_account_id, id, environment, type, customer_id, invoice_id, to_address, from_name, subject, locale,
 	attachment, status, status_reason, attempts, next_attempt_at, sent_at, created_at`
 
+// emailTable is the emails table's reads of a message without its bodies.
+var emailTable = accountTable[remit.Email]{from: "emails", columns: emailColumns, kind: "email",
+	scan: scanning(func(row scanner) (remit.Email, error) { return scanEmail(row) })}
+
 func scanEmail(row interface{ Scan(...any) error }, extra ...any) (e remit.Email, err error) {
 	var env, typ, status string
 	var inv, to, att, reason sql.NullString
@@ -42,7 +45,7 @@ func scanEmail(row interface{ Scan(...any) error }, extra ...any) (e remit.Email
 	}
 	e.Object, e.Environment, e.Type, e.Status = "email", remit.Environment(env), remit.EmailType(typ), remit.EmailStatus(status)
 	e.InvoiceID, e.To, e.StatusReason, e.Attachment = textPtr(inv), textPtr(to), textPtr(reason), jsonOf[remit.EmailFile](att)
-	e.NextAttemptAt, e.SentAt, e.CreatedAt = optTime(next), optTime(sent), remit.FromMicros(created)
+	e.NextAttemptAt, e.SentAt, e.CreatedAt = timePtr(next), timePtr(sent), remit.FromMicros(created)
 	return e, nil
 }
 
@@ -51,11 +54,8 @@ func (q Q) GetEmail(ctx context.Context, merchantAccountID, id string) (remit.Em
 	var text, html string
 	e, err := scanEmail(q.QueryRow(ctx, `SELECT `+emailColumns+`, text_body, html_body FROM emails
 		WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, id), &text, &html)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("email", id, "")
-	}
 	e.TextBody, e.HTMLBody = text, html
-	return e, wrapErr(err, "store.GetEmail")
+	return e, notFoundOr(err, "email", id, "store.GetEmail")
 }
 
 // EmailFilter narrows the e-mail log; empty fields match everything.
@@ -67,9 +67,8 @@ type EmailFilter struct {
 // ListEmails returns a page of the merchant account's messages newest first (one more than the
 // page), filtered, without their bodies.
 func (q Q) ListEmails(ctx context.Context, merchantAccountID string, f EmailFilter) ([]remit.Email, error) {
-	query, args := pageQuery(`SELECT `+emailColumns+` FROM emails WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return emailTable.list(ctx, q, "store.ListEmails", merchantAccountID, f.ListPage,
 		Eq{"customer_id", f.CustomerID}, Eq{"invoice_id", f.InvoiceID}, Eq{"type", f.Type})
-	return queryAll(ctx, q, "store.ListEmails", func(r interface{ Scan(...any) error }) (remit.Email, error) { return scanEmail(r) }, nil, query, args...)
 }
 
 // DueEmail is a message a worker claimed for one send attempt, with what it needs to send it.
@@ -158,10 +157,5 @@ func (q Q) ReleaseEmail(ctx context.Context, d DueEmail, owner string, next time
 
 // NextEmailDue returns when the earliest queued message falls due, or ok=false when none is.
 func (q Q) NextEmailDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	var v sql.NullInt64
-	err = q.QueryRow(ctx, `SELECT MIN(next_attempt_at) FROM emails WHERE status = 'queued'`).Scan(&v)
-	if err != nil || !v.Valid {
-		return t, false, wrapErr(err, "store.NextEmailDue")
-	}
-	return remit.FromMicros(v.Int64), true, nil
+	return q.earliest(ctx, "store.NextEmailDue", `SELECT MIN(next_attempt_at) FROM emails WHERE status = 'queued'`)
 }

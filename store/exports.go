@@ -126,7 +126,7 @@ func (q Q) ExportInvoices(ctx context.Context, merchantAccountID string, f remit
 			&inv.AmountDue, &inv.AmountPaid, &inv.AmountRemaining, &inv.CreditedTotal, &inv.OffsetTotal, &inv.RefundedTotal,
 			&pStart, &pEnd, &fin, &paid, &voided, &created, &rec.Metadata)
 		inv.Object, inv.MerchantAccountID = "invoice", merchantAccountID
-		inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
+		inv.Number, inv.SubscriptionID, inv.QuoteID = textPtr(number), textPtr(sub), textPtr(quote)
 		inv.PeriodStart, inv.PeriodEnd = timePtr(pStart), timePtr(pEnd)
 		inv.FinalizedAt, inv.PaidAt, inv.VoidedAt, inv.CreatedAt = timePtr(fin), timePtr(paid), timePtr(voided), remit.FromMicros(created)
 		return rec, err
@@ -155,8 +155,8 @@ func (q Q) ExportInvoiceLines(ctx context.Context, merchantAccountID string, f r
 		err = r.Scan(&rec.InvoiceID, &number, &rec.InvoiceStatus, &rec.CustomerID, &rec.CustomerName, &rec.BillingAccountID, &sub,
 			&rec.Currency, &created, &rec.Position, &l.InvoiceLineID, &l.LineType, &l.PriceID, &l.PriceType, &meter, &l.Description,
 			&l.Quantity, &l.UnitAmount, &l.Amount, &l.DiscountAmount, &l.PrepaidApplied, &l.TaxAmount, &l.CreditedAmount, &ps, &pe)
-		rec.InvoiceNumber, rec.SubscriptionID, rec.InvoiceCreatedAt = nullStr(number), nullStr(sub), remit.FromMicros(created)
-		l.Object, l.MeterID, l.PeriodStart, l.PeriodEnd = "invoice_line", nullStr(meter), timePtr(ps), timePtr(pe)
+		rec.InvoiceNumber, rec.SubscriptionID, rec.InvoiceCreatedAt = textPtr(number), textPtr(sub), remit.FromMicros(created)
+		l.Object, l.MeterID, l.PeriodStart, l.PeriodEnd = "invoice_line", textPtr(meter), timePtr(ps), timePtr(pe)
 		return rec, err
 	}, fn, query, args...)
 }
@@ -197,7 +197,7 @@ func (q Q) ExportCreditNotes(ctx context.Context, merchantAccountID string, f re
 		err = r.Scan(&rec.CustomerName, &c.CreditNoteID, &c.Number, &c.InvoiceID, &c.CustomerID, &c.Currency, &c.Reason, &desc,
 			&c.CreditAmount, &c.RefundAmount, &c.OffsetAmount, &c.Total, &c.TaxTotal, &entry, &usageEvent, &created, &rec.Metadata)
 		c.Object, c.Status, c.MerchantAccountID, c.CreatedAt = "credit_note", "issued", merchantAccountID, remit.FromMicros(created)
-		c.Description, c.BalanceEntryID, c.UsageEventID = nullStr(desc), nullStr(entry), nullStr(usageEvent)
+		c.Description, c.BalanceEntryID, c.UsageEventID = textPtr(desc), textPtr(entry), textPtr(usageEvent)
 		return rec, err
 	}, fn, query, args...)
 }
@@ -254,7 +254,7 @@ func (q Q) ExportUsageHours(ctx context.Context, merchantAccountID string, f rem
 		var max, lts, lseq, lq sql.NullInt64
 		var value sql.NullString
 		err = r.Scan(&h.CustomerID, &h.CustomerName, &h.MeterID, &h.Aggregation, &hour, &h.Quantity, &h.Events, &max, &lts, &lseq, &lq, &value)
-		h.HourStart, h.Max, h.Value = remit.FromMicros(hour), intPtr(max), nullStr(value)
+		h.HourStart, h.Max, h.Value = remit.FromMicros(hour), intPtr(max), textPtr(value)
 		if lts.Valid {
 			h.Latest = &remit.UsageLatest{TS: lts.Int64, Seq: lseq.Int64, Quantity: lq.Int64}
 		}

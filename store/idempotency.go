@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -29,11 +28,8 @@ func (q Q) LookupIdempotency(ctx context.Context, scope, key string) (rec Idempo
 	err = q.QueryRow(ctx, `SELECT route, body_hash, state, owner, lease_until, status, response, created_at
 		FROM idempotency_keys WHERE scope = $1 AND idem_key = $2`+q.ForUpdate(), scope, key).
 		Scan(&rec.Route, &rec.BodyHash, &rec.State, &rec.Owner, &lease, &rec.Status, &resp, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return rec, false, nil
-	}
-	if err != nil {
-		return rec, false, wrapErr(err, "store.LookupIdempotency")
+	if found, err = foundOr(err, "store.LookupIdempotency"); !found {
+		return rec, false, err
 	}
 	rec.LeaseUntil, rec.CreatedAt, rec.Response = remit.FromMicros(lease), remit.FromMicros(created), []byte(resp)
 	return rec, true, nil

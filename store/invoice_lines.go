@@ -101,10 +101,7 @@ func microsTime(m *int64) *time.Time {
 // linesDoc is the lines_doc of an invoice whose lines are rows, in order: the one place the doc is
 // built.
 func linesDoc(rows []lineRow) string {
-	if rows == nil {
-		rows = []lineRow{} // "[]": kept, and empty (NULL is "not kept")
-	}
-	return mustJSON(rows)
+	return jsonList(rows) // "[]" when there are none: kept, and empty (NULL is "not kept")
 }
 
 // linesOfDoc reads the lines back from a lines_doc.
@@ -133,7 +130,7 @@ func (q Q) insertInvoiceLines(ctx context.Context, merchantAccountID, invoiceID 
 			price_type, meter_id, description, quantity, unit_amount, unit_override, amount, discount_amount, prepaid_applied,
 			tax_amount, credited_amount, taxes, period_start, period_end, credited_tax, tier_breakdown, usage_quantity, usage_corrections,
 			usage_seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`,
-			merchantAccountID, invoiceID, r.ID, i, r.LineType, r.PriceID, r.PriceType, ptrStr(r.MeterID),
+			merchantAccountID, invoiceID, r.ID, i, r.LineType, r.PriceID, r.PriceType, optText(r.MeterID),
 			r.Description, r.Quantity, r.UnitAmount, r.UnitOverride, r.Amount, r.DiscountAmount, r.PrepaidApplied, r.TaxAmount,
 			r.CreditedAmount, mustJSON(r.Taxes), optInt(r.PeriodStart), optInt(r.PeriodEnd), r.CreditedTax,
 			optJSON(r.TierBreakdown != nil, r.TierBreakdown), optInt(r.UsageQuantity), optJSON(r.UsageCorrections != nil, r.UsageCorrections),
@@ -148,39 +145,31 @@ func (q Q) insertInvoiceLines(ctx context.Context, merchantAccountID, invoiceID 
 // tableLineRows reads an invoice's lines from invoice_lines, in order: GetInvoice's fallback for
 // an invoice whose doc is not kept, and the source of the doc after a change to one line.
 func (q Q) tableLineRows(ctx context.Context, merchantAccountID, invoiceID string) ([]lineRow, error) {
-	rows, err := q.Query(ctx, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
+	return queryAll(ctx, q, "store.tableLineRows", scanLineRow, nil, `SELECT id, line_type, price_id, price_type, meter_id, description, quantity, unit_amount,
 		unit_override, amount, discount_amount, prepaid_applied, tax_amount, credited_amount, taxes, period_start, period_end,
 		credited_tax, tier_breakdown, usage_quantity, usage_corrections, usage_seq FROM invoice_lines WHERE merchant_account_id = $1 AND invoice_id = $2
 		ORDER BY position`, merchantAccountID, invoiceID)
-	if err != nil {
-		return nil, err
+}
+
+// scanLineRow scans a row of invoice_lines as tableLineRows reads it.
+func scanLineRow(row scanner) (r lineRow, err error) {
+	var meter, tiers, corrections sql.NullString
+	var taxes string
+	var ps, pe, usage, seq sql.NullInt64
+	if err := row.Scan(&r.ID, &r.LineType, &r.PriceID, &r.PriceType, &meter, &r.Description, &r.Quantity,
+		&r.UnitAmount, &r.UnitOverride, &r.Amount, &r.DiscountAmount, &r.PrepaidApplied, &r.TaxAmount, &r.CreditedAmount,
+		&taxes, &ps, &pe, &r.CreditedTax, &tiers, &usage, &corrections, &seq); err != nil {
+		return r, err
 	}
-	defer rows.Close()
-	var out []lineRow
-	for rows.Next() {
-		var r lineRow
-		var meter, tiers, corrections sql.NullString
-		var taxes string
-		var ps, pe, usage, seq sql.NullInt64
-		if err := rows.Scan(&r.ID, &r.LineType, &r.PriceID, &r.PriceType, &meter, &r.Description, &r.Quantity,
-			&r.UnitAmount, &r.UnitOverride, &r.Amount, &r.DiscountAmount, &r.PrepaidApplied, &r.TaxAmount, &r.CreditedAmount,
-			&taxes, &ps, &pe, &r.CreditedTax, &tiers, &usage, &corrections, &seq); err != nil {
-			return nil, err
-		}
-		r.MeterID, r.PeriodStart, r.PeriodEnd = nullStr(meter), intPtr(ps), intPtr(pe)
-		r.UsageQuantity, r.UsageSeq = intPtr(usage), intPtr(seq)
-		if err := json.Unmarshal([]byte(taxes), &r.Taxes); err != nil {
-			return nil, err
-		}
-		if err := unmarshalIf(tiers, &r.TierBreakdown); err != nil {
-			return nil, err
-		}
-		if err := unmarshalIf(corrections, &r.UsageCorrections); err != nil {
-			return nil, err
-		}
-		out = append(out, r)
+	r.MeterID, r.PeriodStart, r.PeriodEnd = textPtr(meter), intPtr(ps), intPtr(pe)
+	r.UsageQuantity, r.UsageSeq = intPtr(usage), intPtr(seq)
+	if err := json.Unmarshal([]byte(taxes), &r.Taxes); err != nil {
+		return r, err
 	}
-	return out, rows.Err()
+	if err := unmarshalIf(tiers, &r.TierBreakdown); err != nil {
+		return r, err
+	}
+	return r, unmarshalIf(corrections, &r.UsageCorrections)
 }
 
 // rewriteLinesDoc sets an invoice's lines_doc from its invoice_lines rows: after a change to one

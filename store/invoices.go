@@ -5,33 +5,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
-	"time"
 
 	"github.com/remit-billing/remit"
 )
-
-func ptrMicros(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return remit.Micros(*t)
-}
-
-func ptrStr(s *string) any {
-	if s == nil {
-		return nil
-	}
-	return *s
-}
-
-func nullStr(v sql.NullString) *string {
-	if !v.Valid {
-		return nil
-	}
-	s := v.String
-	return &s
-}
 
 func mustJSON(v any) string {
 	b, err := json.Marshal(v)
@@ -39,6 +15,14 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// jsonList is the JSON array of s for a column that is never null: "[]" when s is nil.
+func jsonList[T any](s []T) string {
+	if s == nil {
+		return "[]"
+	}
+	return mustJSON(s)
 }
 
 const invoiceColumns = `id, number, customer_id, billing_account_id, currency, status, collection_method, subscription_id,
@@ -49,27 +33,19 @@ const invoiceColumns = `id, number, customer_id, billing_account_id, currency, s
 	hosted_invoice_url, days_until_due, due_date, memo, tax_stale`
 
 func invoiceArgs(inv remit.Invoice) []any {
-	coupons := inv.CouponIDs
-	if coupons == nil {
-		coupons = []string{}
-	}
-	md := inv.Metadata
-	if md == nil {
-		md = map[string]string{}
-	}
 	dunningStatus := inv.DunningStatus
 	if dunningStatus == "" {
 		dunningStatus = remit.DunningNone
 	}
-	return []any{inv.InvoiceID, ptrStr(inv.Number), inv.CustomerID, inv.BillingAccountID, inv.Currency, inv.Status,
-		inv.CollectionMethod, ptrStr(inv.SubscriptionID), ptrStr(inv.QuoteID), ptrMicros(inv.PeriodStart), ptrMicros(inv.PeriodEnd),
-		mustJSON(coupons), inv.Subtotal, inv.DiscountTotal, inv.PrepaidApplied, inv.TaxTotal, inv.Total, inv.AmountDue,
-		inv.AmountPaid, inv.AmountRemaining, inv.CreditedTotal, inv.OffsetTotal, inv.RefundedTotal, ptrStr(inv.TaxTransactionID),
-		ptrStr(inv.PaymentURL), ptrMicros(inv.AutoFinalizeAt), jsonText(inv.LastPaymentError), ptrStr(inv.FinalizedByRef),
-		ptrMicros(inv.FinalizedAt), ptrMicros(inv.PaidAt), ptrMicros(inv.VoidedAt), mustJSON(md),
-		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt), ptrStr(inv.LatestPaymentID), inv.AttemptCount,
-		ptrMicros(inv.NextPaymentAttemptAt), string(dunningStatus), ptrMicros(inv.DunningStartedAt), inv.DunningRetries,
-		ptrStr(inv.HostedInvoiceURL), optInt(inv.DaysUntilDue), ptrMicros(inv.DueDate), ptrStr(inv.Memo), inv.TaxStale}
+	return []any{inv.InvoiceID, optText(inv.Number), inv.CustomerID, inv.BillingAccountID, inv.Currency, inv.Status,
+		inv.CollectionMethod, optText(inv.SubscriptionID), optText(inv.QuoteID), optMicros(inv.PeriodStart), optMicros(inv.PeriodEnd),
+		jsonList(inv.CouponIDs), inv.Subtotal, inv.DiscountTotal, inv.PrepaidApplied, inv.TaxTotal, inv.Total, inv.AmountDue,
+		inv.AmountPaid, inv.AmountRemaining, inv.CreditedTotal, inv.OffsetTotal, inv.RefundedTotal, optText(inv.TaxTransactionID),
+		optText(inv.PaymentURL), optMicros(inv.AutoFinalizeAt), jsonText(inv.LastPaymentError), optText(inv.FinalizedByRef),
+		optMicros(inv.FinalizedAt), optMicros(inv.PaidAt), optMicros(inv.VoidedAt), metadataText(inv.Metadata),
+		remit.Micros(inv.CreatedAt), remit.Micros(inv.UpdatedAt), optText(inv.LatestPaymentID), inv.AttemptCount,
+		optMicros(inv.NextPaymentAttemptAt), string(dunningStatus), optMicros(inv.DunningStartedAt), inv.DunningRetries,
+		optText(inv.HostedInvoiceURL), optInt(inv.DaysUntilDue), optMicros(inv.DueDate), optText(inv.Memo), inv.TaxStale}
 }
 
 // InsertInvoice inserts an invoice and its lines: the invoice_lines rows and, in the invoice's
@@ -183,21 +159,21 @@ func scanInvoiceAnd(row interface{ Scan(...any) error }, more ...any) (inv remit
 	if err != nil {
 		return inv, err
 	}
-	inv.NextPaymentAttemptAt, inv.DunningStartedAt = nullTime(nextAttempt), nullTime(dunStart)
-	inv.DaysUntilDue, inv.DueDate, inv.Memo = intPtr(days), nullTime(due), nullStr(memo)
+	inv.NextPaymentAttemptAt, inv.DunningStartedAt = timePtr(nextAttempt), timePtr(dunStart)
+	inv.DaysUntilDue, inv.DueDate, inv.Memo = intPtr(days), timePtr(due), textPtr(memo)
 	inv.Object = "invoice"
-	inv.LatestPaymentID = nullStr(latest)
-	inv.Number, inv.SubscriptionID, inv.QuoteID = nullStr(number), nullStr(sub), nullStr(quote)
-	inv.TaxTransactionID, inv.PaymentURL, inv.FinalizedByRef = nullStr(taxTxn), nullStr(payURL), nullStr(byRef)
-	inv.HostedInvoiceURL = nullStr(hosted)
+	inv.LatestPaymentID = textPtr(latest)
+	inv.Number, inv.SubscriptionID, inv.QuoteID = textPtr(number), textPtr(sub), textPtr(quote)
+	inv.TaxTransactionID, inv.PaymentURL, inv.FinalizedByRef = textPtr(taxTxn), textPtr(payURL), textPtr(byRef)
+	inv.HostedInvoiceURL = textPtr(hosted)
 	if lastErr.Valid {
 		inv.LastPaymentError = &remit.PaymentError{}
 		if err := json.Unmarshal([]byte(lastErr.String), inv.LastPaymentError); err != nil {
 			return inv, err
 		}
 	}
-	inv.PeriodStart, inv.PeriodEnd, inv.AutoFinalizeAt = nullTime(pStart), nullTime(pEnd), nullTime(autoFin)
-	inv.FinalizedAt, inv.PaidAt, inv.VoidedAt = nullTime(fin), nullTime(paid), nullTime(voided)
+	inv.PeriodStart, inv.PeriodEnd, inv.AutoFinalizeAt = timePtr(pStart), timePtr(pEnd), timePtr(autoFin)
+	inv.FinalizedAt, inv.PaidAt, inv.VoidedAt = timePtr(fin), timePtr(paid), timePtr(voided)
 	inv.CreatedAt, inv.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
 	if coupons == "[]" { // most invoices: no JSON decoding
 		inv.CouponIDs = []string{}
@@ -220,11 +196,8 @@ func (q Q) GetInvoice(ctx context.Context, merchantAccountID, invoiceID string, 
 	query := `SELECT ` + invoiceColumns + `, lines_doc FROM invoices WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
 	var doc sql.NullString
 	inv, err := scanInvoiceAnd(q.QueryRow(ctx, query, merchantAccountID, invoiceID), &doc)
-	if errors.Is(err, sql.ErrNoRows) {
-		return inv, remit.NotFound("invoice", invoiceID, "")
-	}
-	if err != nil {
-		return inv, wrapErr(err, "store.GetInvoice")
+	if err = notFoundOr(err, "invoice", invoiceID, "store.GetInvoice"); err != nil {
+		return inv, err
 	}
 	inv.MerchantAccountID = merchantAccountID
 	return inv, wrapErr(q.fillLines(ctx, &inv, doc), "store.GetInvoice")
@@ -247,21 +220,21 @@ func (q Q) fillLines(ctx context.Context, inv *remit.Invoice, doc sql.NullString
 const taxColumns = `id, status, type, source_document_id, customer_id, currency, lines, total_tax, tax_exempt, committed_at, created_at, updated_at,
 	provider, provider_calculation_id, provider_transaction_id`
 
+// taxTable is the tax_transactions table's reads.
+var taxTable = accountTable[remit.TaxTransaction]{from: "tax_transactions", columns: taxColumns, kind: "tax transaction",
+	scan: owning(scanTax, func(t *remit.TaxTransaction) *string { return &t.MerchantAccountID })}
+
 // UpsertTaxTransaction inserts or rewrites a tax transaction.
 func (q Q) UpsertTaxTransaction(ctx context.Context, t remit.TaxTransaction) error {
-	lines := t.Lines
-	if lines == nil {
-		lines = []remit.TaxTransactionLine{}
-	}
 	_, err := q.exec(ctx, `INSERT INTO tax_transactions (merchant_account_id, `+taxColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		ON CONFLICT (merchant_account_id, id) DO UPDATE SET status = excluded.status, lines = excluded.lines,
 		total_tax = excluded.total_tax, tax_exempt = excluded.tax_exempt, committed_at = excluded.committed_at, updated_at = excluded.updated_at,
 		provider = excluded.provider, provider_calculation_id = excluded.provider_calculation_id,
 		provider_transaction_id = excluded.provider_transaction_id`,
-		t.MerchantAccountID, t.TaxTransactionID, t.Status, t.Type, t.SourceDocumentID, t.CustomerID, t.Currency, mustJSON(lines),
-		t.TotalTax, t.TaxExempt, ptrMicros(t.CommittedAt), remit.Micros(t.CreatedAt), remit.Micros(t.UpdatedAt),
-		cmp.Or(t.Provider, "builtin"), ptrStr(t.ProviderCalculationID), ptrStr(t.ProviderTransactionID))
+		t.MerchantAccountID, t.TaxTransactionID, t.Status, t.Type, t.SourceDocumentID, t.CustomerID, t.Currency, jsonList(t.Lines),
+		t.TotalTax, t.TaxExempt, optMicros(t.CommittedAt), remit.Micros(t.CreatedAt), remit.Micros(t.UpdatedAt),
+		cmp.Or(t.Provider, "builtin"), optText(t.ProviderCalculationID), optText(t.ProviderTransactionID))
 	return wrapErr(err, "store.UpsertTaxTransaction")
 }
 
@@ -275,21 +248,15 @@ func scanTax(row interface{ Scan(...any) error }) (t remit.TaxTransaction, err e
 	if err != nil {
 		return t, err
 	}
-	t.ProviderCalculationID, t.ProviderTransactionID = nullStr(calc), nullStr(txn)
-	t.Object, t.CommittedAt = "tax_transaction", nullTime(committed)
+	t.ProviderCalculationID, t.ProviderTransactionID = textPtr(calc), textPtr(txn)
+	t.Object, t.CommittedAt = "tax_transaction", timePtr(committed)
 	t.CreatedAt, t.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
 	return t, json.Unmarshal([]byte(lines), &t.Lines)
 }
 
 // GetTaxTransaction returns a tax transaction or not_found; locked, locked until tx ends.
 func (q Q) GetTaxTransaction(ctx context.Context, merchantAccountID, id string, read Read) (remit.TaxTransaction, error) {
-	query := `SELECT ` + taxColumns + ` FROM tax_transactions WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	t, err := scanTax(q.QueryRow(ctx, query, merchantAccountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, remit.NotFound("tax transaction", id, "")
-	}
-	t.MerchantAccountID = merchantAccountID
-	return t, wrapErr(err, "store.GetTaxTransaction")
+	return taxTable.get(ctx, q, "store.GetTaxTransaction", merchantAccountID, id, read)
 }
 
 // TaxFilter filters the tax-transaction list.
@@ -302,9 +269,8 @@ type TaxFilter struct {
 // ListTaxTransactions returns up to f.Limit+1 transactions newest first after the keyset position
 // (the extra one tells the caller there is a next page).
 func (q Q) ListTaxTransactions(ctx context.Context, merchantAccountID string, f TaxFilter) ([]remit.TaxTransaction, error) {
-	query, args := pageQuery(`SELECT `+taxColumns+` FROM tax_transactions WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return taxTable.list(ctx, q, "store.ListTaxTransactions", merchantAccountID, f.ListPage,
 		Eq{"status", f.Status}, Eq{"source_document_id", f.SourceDocumentID})
-	return queryAll(ctx, q, "store.ListTaxTransactions", scanTax, func(t *remit.TaxTransaction) { t.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // ListDunningInvoices returns the IDs of a billing account's open invoices with something left to
@@ -377,11 +343,8 @@ func (q Q) GetInvoiceParties(ctx context.Context, merchantAccountID, invoiceID s
 	var c, m sql.NullString
 	err := q.QueryRow(ctx, `SELECT customer_party, merchant_party FROM invoices WHERE merchant_account_id = $1 AND id = $2`,
 		merchantAccountID, invoiceID).Scan(&c, &m)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil, remit.NotFound("invoice", invoiceID, "")
-	}
-	if err != nil {
-		return nil, nil, wrapErr(err, "store.GetInvoiceParties")
+	if err = notFoundOr(err, "invoice", invoiceID, "store.GetInvoiceParties"); err != nil {
+		return nil, nil, err
 	}
 	return jsonOf[remit.CustomerParty](c), jsonOf[remit.MerchantParty](m), nil
 }

@@ -42,13 +42,14 @@ func (q Q) ClaimDueJob(ctx context.Context, merchantAccountID string, upTo time.
 	j, err = scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs
 		WHERE status = 'pending' AND merchant_account_id = $1 AND due_at <= $2
 		ORDER BY due_at, id LIMIT 1`+q.SkipLocked(), merchantAccountID, remit.Micros(upTo)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return j, false, nil
-	}
-	return j, err == nil, wrapErr(err, "store.ClaimDueJob")
+	ok, err = foundOr(err, "store.ClaimDueJob")
+	return j, ok, err
 }
 
 const jobColumns = `id, merchant_account_id, kind, status, payload, COALESCE(scheduled_at, due_at), due_at, attempts, last_error, created_at, done_at`
+
+// jobTable is the jobs table's reads.
+var jobTable = accountTable[remit.Job]{from: "jobs", columns: jobColumns, kind: "job", scan: scanning(scanJob)}
 
 func scanJob(row interface{ Scan(...any) error }) (remit.Job, error) {
 	var j remit.Job
@@ -118,9 +119,7 @@ func (q Q) RequeueJob(ctx context.Context, id string, dueAt time.Time) error {
 
 // GetJob reads one job of the merchant account (locked: FOR UPDATE on PostgreSQL).
 func (q Q) GetJob(ctx context.Context, merchantAccountID, id string, read Read) (remit.Job, error) {
-	j, err := scanJob(q.QueryRow(ctx, `SELECT `+jobColumns+` FROM jobs WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
-		merchantAccountID, id))
-	return j, notFoundOr(err, "job", id, "store.GetJob")
+	return jobTable.get(ctx, q, "store.GetJob", merchantAccountID, id, read)
 }
 
 // JobFilter is a jobs list's filters and page.
@@ -131,9 +130,7 @@ type JobFilter struct {
 
 // ListJobs returns the merchant account's jobs newest first, filtered, one more than Limit.
 func (q Q) ListJobs(ctx context.Context, merchantAccountID string, f JobFilter) ([]remit.Job, error) {
-	query, args := pageQuery(`SELECT `+jobColumns+` FROM jobs WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
-		Eq{"status", f.Status}, Eq{"kind", f.Kind})
-	return queryAll(ctx, q, "store.ListJobs", scanJob, nil, query, args...)
+	return jobTable.list(ctx, q, "store.ListJobs", merchantAccountID, f.ListPage, Eq{"status", f.Status}, Eq{"kind", f.Kind})
 }
 
 // FailedJobCounts is the number of jobs failed for good, by kind, over every merchant account.

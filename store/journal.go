@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -19,7 +17,7 @@ import (
 func (q Q) InsertJournalEntry(ctx context.Context, e remit.JournalEntry) (posted bool, err error) {
 	n, err := q.exec(ctx, `INSERT INTO journal_entries (merchant_account_id, id, currency, posted_at, source_type, source_id, invoice_id, description)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (merchant_account_id, source_type, source_id, currency) DO NOTHING`,
-		e.MerchantAccountID, e.EntryID, e.Currency, remit.Micros(e.PostedAt), e.Source.Type, e.Source.ID, nullText(e.InvoiceID), e.Description)
+		e.MerchantAccountID, e.EntryID, e.Currency, remit.Micros(e.PostedAt), e.Source.Type, e.Source.ID, nullIfEmpty(e.InvoiceID), e.Description)
 	if err != nil || n == 0 {
 		return false, wrapErr(err, "store.InsertJournalEntry")
 	}
@@ -33,14 +31,10 @@ func (q Q) InsertJournalEntry(ctx context.Context, e remit.JournalEntry) (posted
 	return true, nil
 }
 
-func nullText(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 const journalColumns = `id, currency, posted_at, source_type, source_id, COALESCE(invoice_id, ''), description`
+
+// journalTable is the journal_entries table's reads (its rows e, for a list's filter of their lines).
+var journalTable = accountTable[remit.JournalEntry]{from: "journal_entries e", columns: journalColumns, kind: "journal entry", scan: scanJournalEntry}
 
 func scanJournalEntry(row interface{ Scan(...any) error }, merchantAccountID string) (remit.JournalEntry, error) {
 	e := remit.JournalEntry{Object: "journal_entry", MerchantAccountID: merchantAccountID}
@@ -59,16 +53,13 @@ type JournalFilter struct {
 // ListJournalEntries lists a merchant account's entries newest first (posted_at, id), with their
 // lines.
 func (q Q) ListJournalEntries(ctx context.Context, merchantAccountID string, f JournalFilter) ([]remit.JournalEntry, error) {
-	base, args := `SELECT `+journalColumns+` FROM journal_entries e WHERE merchant_account_id = $1`, []any{merchantAccountID}
+	base, args := journalTable.selectAll(), []any{merchantAccountID}
 	if f.Account != "" {
 		args = append(args, f.Account)
 		base += ` AND EXISTS (SELECT 1 FROM journal_lines l WHERE l.merchant_account_id = e.merchant_account_id AND l.entry_id = e.id AND l.account = $2)`
 	}
 	f.TimeColumn = "posted_at"
-	query, args := pageQuery(base, args, f.ListPage)
-	out, err := queryAll(ctx, q, "store.ListJournalEntries", func(row interface{ Scan(...any) error }) (remit.JournalEntry, error) {
-		return scanJournalEntry(row, merchantAccountID)
-	}, nil, query, args...)
+	out, err := journalTable.listFrom(ctx, q, "store.ListJournalEntries", merchantAccountID, base, args, f.ListPage)
 	if err != nil {
 		return nil, err
 	}
@@ -77,13 +68,9 @@ func (q Q) ListJournalEntries(ctx context.Context, merchantAccountID string, f J
 
 // GetJournalEntry returns one entry with its lines, or not_found.
 func (q Q) GetJournalEntry(ctx context.Context, merchantAccountID, entryID string) (remit.JournalEntry, error) {
-	e, err := scanJournalEntry(q.QueryRow(ctx, `SELECT `+journalColumns+` FROM journal_entries WHERE merchant_account_id = $1 AND id = $2`,
-		merchantAccountID, entryID), merchantAccountID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("journal entry", entryID, "")
-	}
+	e, err := journalTable.get(ctx, q, "store.GetJournalEntry", merchantAccountID, entryID, Unlocked)
 	if err != nil {
-		return e, wrapErr(err, "store.GetJournalEntry")
+		return e, err
 	}
 	one := []remit.JournalEntry{e}
 	err = q.journalLines(ctx, merchantAccountID, one)
@@ -92,33 +79,26 @@ func (q Q) GetJournalEntry(ctx context.Context, merchantAccountID, entryID strin
 
 // journalLines fills the lines of entries, in their order, with one query.
 func (q Q) journalLines(ctx context.Context, merchantAccountID string, entries []remit.JournalEntry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	at := map[string]int{}
-	args := []any{merchantAccountID}
-	marks := make([]string, len(entries))
+	at := make(map[string]int, len(entries))
+	ids := make([]string, len(entries))
 	for i, e := range entries {
 		at[e.EntryID] = i
-		args = append(args, e.EntryID)
-		marks[i] = "$" + itoa(len(args))
+		ids[i] = e.EntryID
 		entries[i].Lines = []remit.Posting{}
 	}
-	rows, err := q.Query(ctx, `SELECT entry_id, account, debit, credit FROM journal_lines WHERE merchant_account_id = $1
-		AND entry_id IN (`+strings.Join(marks, ", ")+`) ORDER BY entry_id, line_no`, args...)
-	if err != nil {
-		return wrapErr(err, "store.journalLines")
+	type line struct {
+		entry   string
+		posting remit.Posting
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var p remit.Posting
-		if err := rows.Scan(&id, &p.Account, &p.Debit, &p.Credit); err != nil {
-			return wrapErr(err, "store.journalLines")
-		}
-		entries[at[id]].Lines = append(entries[at[id]].Lines, p)
-	}
-	return wrapErr(rows.Err(), "store.journalLines")
+	return eachAmong(ctx, q, "store.journalLines", merchantAccountID, ids, func(in string) string {
+		return `SELECT entry_id, account, debit, credit FROM journal_lines WHERE merchant_account_id = $1
+		AND entry_id IN (` + in + `) ORDER BY entry_id, line_no`
+	}, func(row scanner) (l line, err error) {
+		return l, row.Scan(&l.entry, &l.posting.Account, &l.posting.Debit, &l.posting.Credit)
+	}, func(l line) {
+		i := at[l.entry]
+		entries[i].Lines = append(entries[i].Lines, l.posting)
+	})
 }
 
 // AccountTotal is one account's debits and credits in one currency.

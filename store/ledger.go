@@ -15,6 +15,9 @@ import (
 const entryColumns = `id, customer_id, seq, type, currency, amount, remaining, source_entry_id, invoice_id, credit_note_id,
 	targets, description, effective_at, expires_at, metadata, created_at, priority, category`
 
+// entryTable is the balance_entries table's reads.
+var entryTable = accountTable[remit.BalanceEntry]{from: "balance_entries", columns: entryColumns, kind: "balance entry", scan: scanEntry}
+
 func scanEntry(row interface{ Scan(...any) error }, merchantAccountID string) (e remit.BalanceEntry, err error) {
 	var remaining, expires sql.NullInt64
 	var source, invoice, creditNote, targets, desc sql.NullString
@@ -55,7 +58,7 @@ func (q Q) InsertBalanceEntry(ctx context.Context, e remit.BalanceEntry) error {
 // GetBalanceEntry returns one entry of a customer, or not_found. Locked it takes the row lock (PostgreSQL): a rule about a lot's remaining must
 // lock the lot before reading it.
 func (q Q) GetBalanceEntry(ctx context.Context, merchantAccountID, customerID, entryID string, read Read) (remit.BalanceEntry, error) {
-	query := `SELECT ` + entryColumns + ` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2 AND id = $3` + q.lockFor(read)
+	query := entryTable.selectAll() + ` AND customer_id = $2 AND id = $3` + q.lockFor(read)
 	e, err := scanEntry(q.QueryRow(ctx, query, merchantAccountID, customerID, entryID), merchantAccountID)
 	return e, notFoundOr(err, "balance entry", entryID, "store.GetBalanceEntry")
 }
@@ -72,27 +75,17 @@ func (q Q) ListBalanceEntries(ctx context.Context, merchantAccountID, customerID
 // a currency of balance_entries_currency.
 func (q Q) PageBalanceEntries(ctx context.Context, merchantAccountID, customerID, currency string, p ListPage) ([]remit.BalanceEntry, error) {
 	p.Tie = "seq"
-	query, args := pageQuery(`SELECT `+entryColumns+` FROM balance_entries WHERE merchant_account_id = $1 AND customer_id = $2`,
-		[]any{merchantAccountID, customerID}, p, Eq{"currency", currency})
+	query, args := pageQuery(entryTable.selectAll()+` AND customer_id = $2`, []any{merchantAccountID, customerID}, p, Eq{"currency", currency})
 	return q.queryEntries(ctx, "store.PageBalanceEntries", query, merchantAccountID, args...)
 }
 
 // queryEntries runs a query of entryColumns and scans its rows ([] when there are none).
 func (q Q) queryEntries(ctx context.Context, op, query, merchantAccountID string, args ...any) ([]remit.BalanceEntry, error) {
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, wrapErr(err, op)
+	out, err := entryTable.all(ctx, q, op, merchantAccountID, query, args...)
+	if err == nil && out == nil {
+		out = []remit.BalanceEntry{}
 	}
-	defer rows.Close()
-	out := []remit.BalanceEntry{}
-	for rows.Next() {
-		e, err := scanEntry(rows, merchantAccountID)
-		if err != nil {
-			return nil, wrapErr(err, op)
-		}
-		out = append(out, e)
-	}
-	return out, wrapErr(rows.Err(), op)
+	return out, err
 }
 
 // LockSpendableLots locks and returns a customer's lots in currency that have something left and
@@ -101,24 +94,11 @@ func (q Q) queryEntries(ctx context.Context, op, query, merchantAccountID string
 // then append order. Rows are locked in that
 // order, so concurrent callers never deadlock on them.
 func (q Q) LockSpendableLots(ctx context.Context, merchantAccountID, customerID, currency string, at time.Time) ([]remit.BalanceEntry, error) {
-	rows, err := q.Query(ctx, `SELECT `+entryColumns+` FROM balance_entries
-		WHERE merchant_account_id = $1 AND customer_id = $2 AND currency = $3 AND remaining > 0
+	return entryTable.all(ctx, q, "store.LockSpendableLots", merchantAccountID, entryTable.selectAll()+`
+		  AND customer_id = $2 AND currency = $3 AND remaining > 0
 		  AND effective_at <= $4 AND (expires_at IS NULL OR expires_at > $4)
 		ORDER BY priority, CASE WHEN expires_at IS NULL THEN 1 ELSE 0 END, expires_at, effective_at, seq`+q.ForUpdate(),
 		merchantAccountID, customerID, currency, remit.Micros(at))
-	if err != nil {
-		return nil, wrapErr(err, "store.LockSpendableLots")
-	}
-	defer rows.Close()
-	var out []remit.BalanceEntry
-	for rows.Next() {
-		e, err := scanEntry(rows, merchantAccountID)
-		if err != nil {
-			return nil, wrapErr(err, "store.LockSpendableLots")
-		}
-		out = append(out, e)
-	}
-	return out, wrapErr(rows.Err(), "store.LockSpendableLots")
 }
 
 // TakeFromLot lowers a lot's remaining by amount if at least amount remains, and reports whether

@@ -43,22 +43,14 @@ func (q Q) SetMerchantSecrets(ctx context.Context, id, sealed string) error {
 func (q Q) GetMerchantSecrets(ctx context.Context, id string) (string, error) {
 	var sealed string
 	err := q.QueryRow(ctx, `SELECT secrets FROM merchant_accounts WHERE id = $1`, id).Scan(&sealed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", remit.NotFound("merchant account", id, "")
-	}
-	return sealed, wrapErr(err, "store.GetMerchantSecrets")
+	return sealed, notFoundOr(err, "merchant account", id, "store.GetMerchantSecrets")
 }
 
 // SubMerchantRefTaken reports whether the platform account already has a sub-merchant with the
 // external reference ref.
 func (q Q) SubMerchantRefTaken(ctx context.Context, platformID, ref string) (bool, error) {
-	var one int
-	err := q.QueryRow(ctx, `SELECT 1 FROM merchant_accounts WHERE platform_merchant_account_id = $1 AND external_ref = $2 LIMIT 1`,
-		platformID, ref).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, wrapErr(err, "store.SubMerchantRefTaken")
+	return q.exists(ctx, "store.SubMerchantRefTaken", `SELECT 1 FROM merchant_accounts WHERE platform_merchant_account_id = $1 AND external_ref = $2 LIMIT 1`,
+		platformID, ref)
 }
 
 // CreateMerchantClaim inserts the claim of a provisioned organization.
@@ -84,7 +76,7 @@ func (q Q) GetMerchantClaim(ctx context.Context, tokenHash string) (c remit.Merc
 	if err != nil {
 		return c, wrapErr(err, "store.GetMerchantClaim")
 	}
-	c.ExpiresAt, c.CreatedAt, c.ClaimedAt, c.APIKeyID = remit.FromMicros(expires), remit.FromMicros(created), nullTime(claimed), keyID.String
+	c.ExpiresAt, c.CreatedAt, c.ClaimedAt, c.APIKeyID = remit.FromMicros(expires), remit.FromMicros(created), timePtr(claimed), keyID.String
 	return c, nil
 }
 
@@ -127,23 +119,8 @@ func scanMerchant(row interface{ Scan(...any) error }) (m remit.MerchantAccount,
 			return m, fmt.Errorf("merchant account %s: onboarding: %w", m.ID, err)
 		}
 	}
-	m.ClaimExpiresAt, m.ClaimedAt = nullTime(claimExpires), nullTime(claimed)
+	m.ClaimExpiresAt, m.ClaimedAt = timePtr(claimExpires), timePtr(claimed)
 	return m, nil
-}
-
-func nullTime(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := remit.FromMicros(v.Int64)
-	return &t
-}
-
-func nullMicros(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return remit.Micros(*t)
 }
 
 // CreateMerchantAccount inserts a merchant account. A duplicate external reference within the
@@ -162,7 +139,7 @@ func (q Q) CreateMerchantAccount(ctx context.Context, m remit.MerchantAccount) e
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		m.ID, m.OrganizationID, string(m.Environment), m.ExternalRef, m.DisplayName, m.LegalEntityType, m.Country,
 		m.MerchantMode, m.DefaultCurrency, m.Status, m.PlatformEnabled, platform, int64(m.ClockOffset/time.Microsecond),
-		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt), nullMicros(m.ClaimExpiresAt), nullIfEmpty(m.ProcessorAccountID))
+		string(m.Profile), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt), optMicros(m.ClaimExpiresAt), nullIfEmpty(m.ProcessorAccountID))
 	if IsUniqueViolation(err) {
 		return duplicate("external_ref")
 	}

@@ -15,13 +15,16 @@ import (
 
 const meterColumns = `id, name, aggregation, unique_property, implicit, has_events, created_at, updated_at`
 
+// meterTable is the meters table's reads.
+var meterTable = accountTable[remit.Meter]{from: "meters", columns: meterColumns, kind: "meter", scan: scanMeter}
+
 func scanMeter(row interface{ Scan(...any) error }, merchantAccountID string) (m remit.Meter, err error) {
 	var name, unique sql.NullString
 	var created, updated int64
 	if err = row.Scan(&m.MeterID, &name, &m.Aggregation, &unique, &m.Implicit, &m.HasEvents, &created, &updated); err != nil {
 		return m, err
 	}
-	m.Object, m.MerchantAccountID, m.Name, m.UniqueProperty = "meter", merchantAccountID, nullStr(name), nullStr(unique)
+	m.Object, m.MerchantAccountID, m.Name, m.UniqueProperty = "meter", merchantAccountID, textPtr(name), textPtr(unique)
 	m.CreatedAt, m.UpdatedAt = remit.FromMicros(created), remit.FromMicros(updated)
 	return m, nil
 }
@@ -40,12 +43,11 @@ func (q Q) MeterForUsage(ctx context.Context, merchantAccountID, meterID string,
 // GetMeter returns a meter, or not_found. Locked, it takes the row lock (PostgreSQL). implicit
 // says whether a meter created by usage alone counts (the API shows only created meters).
 func (q Q) GetMeter(ctx context.Context, merchantAccountID, meterID string, read Read, implicit bool) (remit.Meter, error) {
-	query := `SELECT ` + meterColumns + ` FROM meters WHERE merchant_account_id = $1 AND id = $2`
+	cond := `id = $2`
 	if !implicit {
-		query += ` AND implicit = FALSE`
+		cond += ` AND implicit = FALSE`
 	}
-	m, err := scanMeter(q.QueryRow(ctx, query+q.lockFor(read), merchantAccountID, meterID), merchantAccountID)
-	return m, notFoundOr(err, "meter", meterID, "store.GetMeter")
+	return meterTable.getWhere(ctx, q, "store.GetMeter", merchantAccountID, cond, meterID, read)
 }
 
 // PutMeter writes a meter's row: inserts it, or rewrites an existing one (implicit or not) with
@@ -54,13 +56,13 @@ func (q Q) GetMeter(ctx context.Context, merchantAccountID, meterID string, read
 func (q Q) PutMeter(ctx context.Context, m remit.Meter, exists bool) error {
 	if exists {
 		_, err := q.exec(ctx, `UPDATE meters SET name = $3, aggregation = $4, unique_property = $5, implicit = FALSE, updated_at = $6
-			WHERE merchant_account_id = $1 AND id = $2`, m.MerchantAccountID, m.MeterID, ptrStr(m.Name), m.Aggregation,
-			ptrStr(m.UniqueProperty), remit.Micros(m.UpdatedAt))
+			WHERE merchant_account_id = $1 AND id = $2`, m.MerchantAccountID, m.MeterID, optText(m.Name), m.Aggregation,
+			optText(m.UniqueProperty), remit.Micros(m.UpdatedAt))
 		return wrapErr(err, "store.PutMeter")
 	}
 	_, err := q.exec(ctx, `INSERT INTO meters (merchant_account_id, id, name, aggregation, unique_property, implicit, has_events,
-		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, FALSE, FALSE, $6, $7)`, m.MerchantAccountID, m.MeterID, ptrStr(m.Name),
-		m.Aggregation, ptrStr(m.UniqueProperty), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt))
+		created_at, updated_at) VALUES ($1, $2, $3, $4, $5, FALSE, FALSE, $6, $7)`, m.MerchantAccountID, m.MeterID, optText(m.Name),
+		m.Aggregation, optText(m.UniqueProperty), remit.Micros(m.CreatedAt), remit.Micros(m.UpdatedAt))
 	if IsUniqueViolation(err) {
 		return duplicate("meterId")
 	}
@@ -69,8 +71,5 @@ func (q Q) PutMeter(ctx context.Context, m remit.Meter, exists bool) error {
 
 // ListMeters is a page of the merchant account's created meters, newest first (keyset paging).
 func (q Q) ListMeters(ctx context.Context, merchantAccountID string, p ListPage) ([]remit.Meter, error) {
-	query, args := pageQuery(`SELECT `+meterColumns+` FROM meters WHERE merchant_account_id = $1 AND implicit = FALSE`, []any{merchantAccountID}, p)
-	return queryAll(ctx, q, "store.ListMeters", func(row interface{ Scan(...any) error }) (remit.Meter, error) {
-		return scanMeter(row, merchantAccountID)
-	}, nil, query, args...)
+	return meterTable.listFrom(ctx, q, "store.ListMeters", merchantAccountID, meterTable.selectAll()+` AND implicit = FALSE`, []any{merchantAccountID}, p)
 }

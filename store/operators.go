@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -21,7 +20,7 @@ func scanOperator(r interface{ Scan(...any) error }) (o remit.Operator, err erro
 	if err := r.Scan(&o.ID, &o.OrganizationID, &o.Email, &role, &o.PasswordHash, &disabled, &created); err != nil {
 		return o, err
 	}
-	o.Role, o.DisabledAt, o.CreatedAt = remit.OperatorRole(role), nullTime(disabled), remit.FromMicros(created)
+	o.Role, o.DisabledAt, o.CreatedAt = remit.OperatorRole(role), timePtr(disabled), remit.FromMicros(created)
 	return o, nil
 }
 
@@ -83,31 +82,24 @@ func (q Q) CreateOperatorLink(ctx context.Context, tokenHash, operatorID string,
 func (q Q) OperatorLink(ctx context.Context, tokenHash string, now time.Time) (operatorID string, ok bool, err error) {
 	err = q.QueryRow(ctx, `SELECT operator_id FROM operator_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2`,
 		tokenHash, remit.Micros(now)).Scan(&operatorID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	return operatorID, err == nil, wrapErr(err, "store.OperatorLink")
+	ok, err = foundOr(err, "store.OperatorLink")
+	return operatorID, ok, err
 }
 
 // UseOperatorLink marks a set-password link used, once: false when it was used, expired or unknown.
 func (q Q) UseOperatorLink(ctx context.Context, tokenHash string, now time.Time) (operatorID string, ok bool, err error) {
 	err = q.QueryRow(ctx, `UPDATE operator_links SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2
 		RETURNING operator_id`, tokenHash, remit.Micros(now)).Scan(&operatorID)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	return operatorID, err == nil, wrapErr(err, "store.UseOperatorLink")
+	ok, err = foundOr(err, "store.UseOperatorLink")
+	return operatorID, ok, err
 }
 
 // FindOperatorSession returns a session's data unless it is missing or expired at now.
 func (q Q) FindOperatorSession(ctx context.Context, tokenHash string, now time.Time) ([]byte, bool, error) {
 	var data string
 	err := q.QueryRow(ctx, `SELECT data FROM operator_sessions WHERE token_hash = $1 AND expires_at > $2`, tokenHash, remit.Micros(now)).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, wrapErr(err, "store.FindOperatorSession")
+	if ok, err := foundOr(err, "store.FindOperatorSession"); !ok {
+		return nil, false, err
 	}
 	b, err := base64.StdEncoding.DecodeString(data)
 	return b, err == nil, wrapErr(err, "store.FindOperatorSession")
@@ -141,11 +133,8 @@ func (q Q) GetOrganization(ctx context.Context, id string) (remit.Organization, 
 	var o remit.Organization
 	var created int64
 	err := q.QueryRow(ctx, `SELECT id, name, created_at FROM organizations WHERE id = $1`, id).Scan(&o.ID, &o.Name, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return o, remit.NotFound("organization", id, "")
-	}
 	o.CreatedAt = remit.FromMicros(created)
-	return o, wrapErr(err, "store.GetOrganization")
+	return o, notFoundOr(err, "organization", id, "store.GetOrganization")
 }
 
 // RevenueByDay sums what the account's invoices were paid per UTC day and currency since from

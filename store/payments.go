@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -29,14 +28,10 @@ func scanIntent(row interface{ Scan(...any) error }) (pi remit.PaymentIntent, er
 func (q Q) GetInvoicePaymentIntent(ctx context.Context, merchantAccountID, invoiceID string) (pi remit.PaymentIntent, ok bool, err error) {
 	pi, err = scanIntent(q.QueryRow(ctx, `SELECT `+intentColumns+` FROM payment_intents WHERE merchant_account_id = $1 AND invoice_id = $2`,
 		merchantAccountID, invoiceID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return pi, false, nil
+	if ok, err = foundOr(err, "store.GetInvoicePaymentIntent"); ok {
+		pi.MerchantAccountID = merchantAccountID
 	}
-	if err != nil {
-		return pi, false, wrapErr(err, "store.GetInvoicePaymentIntent")
-	}
-	pi.MerchantAccountID = merchantAccountID
-	return pi, true, nil
+	return pi, ok, err
 }
 
 // UpsertPaymentIntent inserts a payment intent or rewrites its amount, status and last error.
@@ -55,6 +50,10 @@ func (q Q) UpsertPaymentIntent(ctx context.Context, pi remit.PaymentIntent) erro
 const paymentColumns = `id, payment_intent_id, invoice_id, customer_id, billing_account_id, attempt, amount, currency, status,
 	method, payment_method_id, brand, last4, source, failure_code, failure_message, fee_amount, amount_refunded, settlement_id,
 	processor_reference, created_at, processor, idempotency_ref, payment_method_token, next_action_url, updated_at, reconcile_after`
+
+// paymentTable is the payments table's reads.
+var paymentTable = accountTable[remit.Payment]{from: "payments", columns: paymentColumns, kind: "payment",
+	scan: owning(scanPayment, func(p *remit.Payment) *string { return &p.MerchantAccountID })}
 
 func scanPayment(row interface{ Scan(...any) error }) (p remit.Payment, err error) {
 	var pmID, brand, last4, fcode, fmsg, stl, ref, idem, token, next sql.NullString
@@ -105,7 +104,7 @@ func (q Q) InsertPayment(ctx context.Context, p remit.Payment) error {
 		p.Currency, p.Status, p.Method, pmID, brand, last4, p.Source, optText(p.FailureCode), optText(p.FailureMessage),
 		p.FeeAmount, p.AmountRefunded, optText(p.SettlementID), optText(p.ProcessorReference), remit.Micros(p.CreatedAt),
 		p.Processor, nullIfEmpty(p.IdempotencyRef), nullIfEmpty(p.MethodToken), nextActionURL(p), remit.Micros(p.UpdatedAt),
-		ptrMicros(p.ReconcileAfter))
+		optMicros(p.ReconcileAfter))
 	if IsUniqueViolation(err) {
 		return duplicate("attempt") // another request took this attempt number of the invoice, or has one open
 	}
@@ -121,7 +120,7 @@ func (q Q) UpdatePaymentOutcome(ctx context.Context, p remit.Payment, from remit
 		WHERE merchant_account_id = $1 AND id = $2 AND status = $11`,
 		p.MerchantAccountID, p.PaymentID, p.Status, optText(p.FailureCode), optText(p.FailureMessage), p.FeeAmount,
 		optText(p.ProcessorReference), nextActionURL(p), optText(p.SettlementID), remit.Micros(p.UpdatedAt), from,
-		ptrMicros(p.ReconcileAfter))
+		optMicros(p.ReconcileAfter))
 	if IsUniqueViolation(err) {
 		return false, duplicate("status") // a second success of one invoice
 	}
@@ -198,33 +197,13 @@ func (q Q) SetPaymentSettlement(ctx context.Context, merchantAccountID, paymentI
 
 // GetPayment returns a payment or not_found. Locked, the row is locked (PostgreSQL).
 func (q Q) GetPayment(ctx context.Context, merchantAccountID, paymentID string, read Read) (remit.Payment, error) {
-	query := `SELECT ` + paymentColumns + ` FROM payments WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	p, err := scanPayment(q.QueryRow(ctx, query, merchantAccountID, paymentID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, remit.NotFound("payment", paymentID, "")
-	}
-	p.MerchantAccountID = merchantAccountID
-	return p, wrapErr(err, "store.GetPayment")
+	return paymentTable.get(ctx, q, "store.GetPayment", merchantAccountID, paymentID, read)
 }
 
 // ListInvoicePayments returns an invoice's payment attempts, first attempt first.
 func (q Q) ListInvoicePayments(ctx context.Context, merchantAccountID, invoiceID string) ([]remit.Payment, error) {
-	rows, err := q.Query(ctx, `SELECT `+paymentColumns+` FROM payments WHERE merchant_account_id = $1 AND invoice_id = $2
-		ORDER BY attempt`, merchantAccountID, invoiceID)
-	if err != nil {
-		return nil, wrapErr(err, "store.ListInvoicePayments")
-	}
-	defer rows.Close()
-	var out []remit.Payment
-	for rows.Next() {
-		p, err := scanPayment(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ListInvoicePayments")
-		}
-		p.MerchantAccountID = merchantAccountID
-		out = append(out, p)
-	}
-	return out, wrapErr(rows.Err(), "store.ListInvoicePayments")
+	return paymentTable.all(ctx, q, "store.ListInvoicePayments", merchantAccountID,
+		paymentTable.selectAll()+` AND invoice_id = $2 ORDER BY attempt`, merchantAccountID, invoiceID)
 }
 
 // AddPaymentRefund adds amount (negative: a failed refund taken back) to a payment's refunded
@@ -240,6 +219,10 @@ func (q Q) AddPaymentRefund(ctx context.Context, merchantAccountID, paymentID st
 
 const receiptColumns = `id, number, invoice_id, invoice_number, customer_id, customer_external_id, billing_account_id, payment_id,
 	payment_intent_id, amount, amount_refunded, currency, status, method, brand, last4, created_at, updated_at`
+
+// receiptTable is the payment_receipts table's reads.
+var receiptTable = accountTable[remit.PaymentReceipt]{from: "payment_receipts", columns: receiptColumns, kind: "payment receipt",
+	scan: owning(scanReceipt, func(r *remit.PaymentReceipt) *string { return &r.MerchantAccountID })}
 
 func scanReceipt(row interface{ Scan(...any) error }) (r remit.PaymentReceipt, err error) {
 	var invNumber, ext, brand, last4 sql.NullString
@@ -268,24 +251,12 @@ func (q Q) InsertReceipt(ctx context.Context, r remit.PaymentReceipt) error {
 
 // GetReceipt returns a receipt or not_found.
 func (q Q) GetReceipt(ctx context.Context, merchantAccountID, receiptID string) (remit.PaymentReceipt, error) {
-	r, err := scanReceipt(q.QueryRow(ctx, `SELECT `+receiptColumns+` FROM payment_receipts WHERE merchant_account_id = $1 AND id = $2`,
-		merchantAccountID, receiptID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, remit.NotFound("payment receipt", receiptID, "")
-	}
-	r.MerchantAccountID = merchantAccountID
-	return r, wrapErr(err, "store.GetReceipt")
+	return receiptTable.get(ctx, q, "store.GetReceipt", merchantAccountID, receiptID, Unlocked)
 }
 
 // GetPaymentReceipt returns the receipt of a payment or not_found; locked, the row is locked.
 func (q Q) GetPaymentReceipt(ctx context.Context, merchantAccountID, paymentID string, read Read) (remit.PaymentReceipt, error) {
-	query := `SELECT ` + receiptColumns + ` FROM payment_receipts WHERE merchant_account_id = $1 AND payment_id = $2` + q.lockFor(read)
-	r, err := scanReceipt(q.QueryRow(ctx, query, merchantAccountID, paymentID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, remit.NotFound("payment receipt", paymentID, "")
-	}
-	r.MerchantAccountID = merchantAccountID
-	return r, wrapErr(err, "store.GetPaymentReceipt")
+	return receiptTable.getWhere(ctx, q, "store.GetPaymentReceipt", merchantAccountID, `payment_id = $2`, paymentID, read)
 }
 
 // UpdateReceiptRefund writes a receipt's refunded amount and status.
@@ -313,19 +284,23 @@ type ReceiptFilter struct {
 // ListReceipts returns up to f.Limit+1 receipts newest first after skipping f.Offset (the extra one
 // tells the caller there is a next page).
 func (q Q) ListReceipts(ctx context.Context, merchantAccountID string, f ReceiptFilter) ([]remit.PaymentReceipt, error) {
-	query, args := equalFilters(`SELECT `+receiptColumns+` FROM payment_receipts WHERE merchant_account_id = $1`, []any{merchantAccountID},
+	query, args := equalFilters(receiptTable.selectAll(), []any{merchantAccountID},
 		colValue{"customer_id", f.CustomerID}, colValue{"customer_external_id", f.CustomerExternalID}, colValue{"billing_account_id", f.BillingAccountID},
 		colValue{"invoice_id", f.InvoiceID}, colValue{"payment_id", f.PaymentID}, colValue{"payment_intent_id", f.PaymentIntentID}, colValue{"status", f.Status})
 	query, args = pageRange(query, args, ListPage{CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
 	args = append(args, f.Limit+1, f.Offset)
 	query += ` ORDER BY created_at DESC, id DESC LIMIT $` + itoa(len(args)-1) + ` OFFSET $` + itoa(len(args))
-	return queryAll(ctx, q, "store.ListReceipts", scanReceipt, func(r *remit.PaymentReceipt) { r.MerchantAccountID = merchantAccountID }, query, args...)
+	return receiptTable.all(ctx, q, "store.ListReceipts", merchantAccountID, query, args...)
 }
 
 // --- settlements ---
 
 const settlementColumns = `id, currency, status, period_start, period_end, gross_amount, refund_amount, fee_amount, payment_count,
 	refund_count, closed_at, paid_at, payout_id, created_at, updated_at`
+
+// settlementTable is the settlements table's reads.
+var settlementTable = accountTable[remit.Settlement]{from: "settlements", columns: settlementColumns, kind: "settlement",
+	scan: owning(scanSettlement, func(s *remit.Settlement) *string { return &s.MerchantAccountID })}
 
 func scanSettlement(row interface{ Scan(...any) error }) (s remit.Settlement, err error) {
 	var start, end, created, updated int64
@@ -350,14 +325,10 @@ func (q Q) GetDaySettlement(ctx context.Context, merchantAccountID, currency str
 	s, err = scanSettlement(q.QueryRow(ctx, `SELECT `+settlementColumns+` FROM settlements
 		WHERE merchant_account_id = $1 AND currency = $2 AND period_start = $3`+q.ForUpdate(),
 		merchantAccountID, currency, remit.Micros(periodStart)))
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, false, nil
+	if ok, err = foundOr(err, "store.GetDaySettlement"); ok {
+		s.MerchantAccountID = merchantAccountID
 	}
-	if err != nil {
-		return s, false, wrapErr(err, "store.GetDaySettlement")
-	}
-	s.MerchantAccountID = merchantAccountID
-	return s, true, nil
+	return s, ok, err
 }
 
 // InsertSettlement creates a settlement unless its day already has one; it reports whether it did.
@@ -366,7 +337,7 @@ func (q Q) InsertSettlement(ctx context.Context, s remit.Settlement) (bool, erro
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		ON CONFLICT (merchant_account_id, currency, period_start) DO NOTHING`,
 		s.MerchantAccountID, s.SettlementID, s.Currency, s.Status, remit.Micros(s.PeriodStart), remit.Micros(s.PeriodEnd),
-		s.GrossAmount, s.RefundAmount, s.FeeAmount, s.PaymentCount, s.RefundCount, ptrMicros(s.ClosedAt), ptrMicros(s.PaidAt),
+		s.GrossAmount, s.RefundAmount, s.FeeAmount, s.PaymentCount, s.RefundCount, optMicros(s.ClosedAt), optMicros(s.PaidAt),
 		optText(s.PayoutID), remit.Micros(s.CreatedAt), remit.Micros(s.UpdatedAt))
 	return n == 1, wrapErr(err, "store.InsertSettlement")
 }
@@ -377,19 +348,13 @@ func (q Q) UpdateSettlement(ctx context.Context, s remit.Settlement) error {
 		payment_count = $7, refund_count = $8, closed_at = $9, paid_at = $10, payout_id = $11, updated_at = $12
 		WHERE merchant_account_id = $1 AND id = $2`,
 		s.MerchantAccountID, s.SettlementID, s.Status, s.GrossAmount, s.RefundAmount, s.FeeAmount, s.PaymentCount, s.RefundCount,
-		ptrMicros(s.ClosedAt), ptrMicros(s.PaidAt), optText(s.PayoutID), remit.Micros(s.UpdatedAt))
+		optMicros(s.ClosedAt), optMicros(s.PaidAt), optText(s.PayoutID), remit.Micros(s.UpdatedAt))
 	return wrapErr(err, "store.UpdateSettlement")
 }
 
 // GetSettlement returns a settlement or not_found; locked, the row is locked (PostgreSQL).
 func (q Q) GetSettlement(ctx context.Context, merchantAccountID, settlementID string, read Read) (remit.Settlement, error) {
-	query := `SELECT ` + settlementColumns + ` FROM settlements WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	s, err := scanSettlement(q.QueryRow(ctx, query, merchantAccountID, settlementID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, remit.NotFound("settlement", settlementID, "")
-	}
-	s.MerchantAccountID = merchantAccountID
-	return s, wrapErr(err, "store.GetSettlement")
+	return settlementTable.get(ctx, q, "store.GetSettlement", merchantAccountID, settlementID, read)
 }
 
 // SettlementFilter filters and pages the settlement list (Limit 0: every row).
@@ -403,9 +368,7 @@ type SettlementFilter struct {
 // With the (merchant_account_id[, status], created_at, id) indexes a page costs the same at any
 // depth.
 func (q Q) ListSettlements(ctx context.Context, merchantAccountID string, f SettlementFilter) ([]remit.Settlement, error) {
-	query, args := pageQuery(`SELECT `+settlementColumns+` FROM settlements WHERE merchant_account_id = $1`, []any{merchantAccountID},
-		f.ListPage, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListSettlements", scanSettlement, func(s *remit.Settlement) { s.MerchantAccountID = merchantAccountID }, query, args...)
+	return settlementTable.list(ctx, q, "store.ListSettlements", merchantAccountID, f.ListPage, Eq{"status", f.Status})
 }
 
 // --- payouts ---
@@ -426,11 +389,8 @@ func (q Q) GetPayout(ctx context.Context, merchantAccountID, payoutID string) (p
 	err = q.QueryRow(ctx, `SELECT id, settlement_id, amount, currency, status, bank_account_last4, arrival_date, created_at
 		FROM payouts WHERE merchant_account_id = $1 AND id = $2`, merchantAccountID, payoutID).
 		Scan(&p.PayoutID, &p.SettlementID, &p.Amount, &p.Currency, &p.Status, &last4, &arrival, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, remit.NotFound("payout", payoutID, "")
-	}
-	if err != nil {
-		return p, wrapErr(err, "store.GetPayout")
+	if err = notFoundOr(err, "payout", payoutID, "store.GetPayout"); err != nil {
+		return p, err
 	}
 	p.Object, p.MerchantAccountID, p.BankAccountLast4 = "payout", merchantAccountID, textPtr(last4)
 	p.ArrivalDate, p.CreatedAt = remit.FromMicros(arrival), remit.FromMicros(created)
@@ -446,9 +406,8 @@ type PaymentFilter struct {
 // ListPayments returns the merchant account's payments newest first, filtered, one more than
 // Limit (to tell whether there is a next page).
 func (q Q) ListPayments(ctx context.Context, merchantAccountID string, f PaymentFilter) ([]remit.Payment, error) {
-	query, args := pageQuery(`SELECT `+paymentColumns+` FROM payments WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return paymentTable.list(ctx, q, "store.ListPayments", merchantAccountID, f.ListPage,
 		Eq{"invoice_id", f.InvoiceID}, Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListPayments", scanPayment, func(p *remit.Payment) { p.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 // FindPayment returns the payment with this ID in whichever merchant account has it (a processor's
@@ -456,11 +415,9 @@ func (q Q) ListPayments(ctx context.Context, merchantAccountID string, f Payment
 func (q Q) FindPayment(ctx context.Context, paymentID string) (remit.Payment, bool, error) {
 	var mid string
 	p, err := scanPayment(prefixed{q.QueryRow(ctx, `SELECT merchant_account_id, `+paymentColumns+` FROM payments WHERE id = $1`, paymentID), &mid})
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, false, nil
-	}
 	p.MerchantAccountID = mid
-	return p, err == nil, wrapErr(err, "store.FindPayment")
+	ok, err := foundOr(err, "store.FindPayment")
+	return p, ok, err
 }
 
 // AnyOpenPaymentDue reports whether an attempt left processing is due for the reconciler.
@@ -476,9 +433,5 @@ func (q Q) AnyPendingRefundDue(ctx context.Context, now time.Time) (bool, error)
 // exists reports whether query finds a row.
 func (q Q) exists(ctx context.Context, op, query string, args ...any) (bool, error) {
 	var one int
-	err := q.QueryRow(ctx, query, args...).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, wrapErr(err, op)
+	return foundOr(q.QueryRow(ctx, query, args...).Scan(&one), op)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 
 	"github.com/remit-billing/remit"
 )
@@ -42,11 +41,8 @@ func (q Q) portalSession(ctx context.Context, where, arg string, r Read) (s remi
 	var data string
 	var usedAt sql.NullInt64
 	err = q.QueryRow(ctx, query, arg).Scan(&data, &usedAt)
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, false, remit.NotFound("customer portal session", "", "")
-	}
-	if err != nil {
-		return s, false, wrapErr(err, "store.GetPortalSession")
+	if err = notFoundOr(err, "customer portal session", "", "store.GetPortalSession"); err != nil {
+		return s, false, err
 	}
 	if err := json.Unmarshal([]byte(data), &s); err != nil {
 		return s, false, wrapErr(err, "store.GetPortalSession")
@@ -65,11 +61,8 @@ func (q Q) MarkPortalSessionUsed(ctx context.Context, sessionID string, at int64
 func (q Q) GetPortalConfiguration(ctx context.Context, merchantAccountID string) (c remit.PortalConfiguration, found bool, err error) {
 	var data string
 	err = q.QueryRow(ctx, `SELECT data FROM customer_portal_configurations WHERE merchant_account_id = $1`, merchantAccountID).Scan(&data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return c, false, nil
-	}
-	if err != nil {
-		return c, false, wrapErr(err, "store.GetPortalConfiguration")
+	if found, err = foundOr(err, "store.GetPortalConfiguration"); !found {
+		return c, false, err
 	}
 	return c, true, wrapErr(json.Unmarshal([]byte(data), &c), "store.GetPortalConfiguration")
 }

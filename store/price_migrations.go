@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -18,6 +17,10 @@ import (
 const priceMigrationColumns = `id, status, from_price_id, to_price_id, effective, proration_behavior, customer_ids, total,
 	migrated, skipped, failed, errors, created_at, completed_at`
 
+// priceMigrationTable is the price_migrations table's reads.
+var priceMigrationTable = accountTable[remit.PriceMigration]{from: "price_migrations", columns: priceMigrationColumns, kind: "price_migration",
+	scan: owning(scanPriceMigration, func(pm *remit.PriceMigration) *string { return &pm.MerchantAccountID })}
+
 // InsertPriceMigration inserts a migration.
 func (q Q) InsertPriceMigration(ctx context.Context, pm remit.PriceMigration) error {
 	var customers any
@@ -27,7 +30,7 @@ func (q Q) InsertPriceMigration(ctx context.Context, pm remit.PriceMigration) er
 	_, err := q.exec(ctx, `INSERT INTO price_migrations (merchant_account_id, `+priceMigrationColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		pm.MerchantAccountID, pm.MigrationID, pm.Status, pm.FromPriceID, pm.ToPriceID, pm.Effective, pm.ProrationBehavior, customers,
-		pm.Total, pm.Migrated, pm.Skipped, pm.Failed, mustJSON(migrationErrors(pm.Errors)), remit.Micros(pm.CreatedAt), optMicros(pm.CompletedAt))
+		pm.Total, pm.Migrated, pm.Skipped, pm.Failed, jsonList(pm.Errors), remit.Micros(pm.CreatedAt), optMicros(pm.CompletedAt))
 	if IsUniqueViolation(err) {
 		return duplicate("id")
 	}
@@ -38,27 +41,14 @@ func (q Q) InsertPriceMigration(ctx context.Context, pm remit.PriceMigration) er
 func (q Q) UpdatePriceMigration(ctx context.Context, pm remit.PriceMigration) error {
 	_, err := q.exec(ctx, `UPDATE price_migrations SET status = $3, total = $4, migrated = $5, skipped = $6, failed = $7, errors = $8,
 		completed_at = $9 WHERE merchant_account_id = $1 AND id = $2`,
-		pm.MerchantAccountID, pm.MigrationID, pm.Status, pm.Total, pm.Migrated, pm.Skipped, pm.Failed, mustJSON(migrationErrors(pm.Errors)),
+		pm.MerchantAccountID, pm.MigrationID, pm.Status, pm.Total, pm.Migrated, pm.Skipped, pm.Failed, jsonList(pm.Errors),
 		optMicros(pm.CompletedAt))
 	return wrapErr(err, "store.UpdatePriceMigration")
 }
 
-func migrationErrors(e []remit.PriceMigrationError) []remit.PriceMigrationError {
-	if e == nil {
-		return []remit.PriceMigrationError{}
-	}
-	return e
-}
-
 // GetPriceMigration returns a migration, or not_found; Locked, it takes the row lock (PostgreSQL).
 func (q Q) GetPriceMigration(ctx context.Context, merchantAccountID, id string, read Read) (remit.PriceMigration, error) {
-	pm, err := scanPriceMigration(q.QueryRow(ctx, `SELECT `+priceMigrationColumns+` FROM price_migrations
-		WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read), merchantAccountID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return pm, remit.NotFound("price_migration", id, "")
-	}
-	pm.MerchantAccountID = merchantAccountID
-	return pm, wrapErr(err, "store.GetPriceMigration")
+	return priceMigrationTable.get(ctx, q, "store.GetPriceMigration", merchantAccountID, id, read)
 }
 
 // PriceMigrationFilter narrows the migrations list.
@@ -70,10 +60,7 @@ type PriceMigrationFilter struct {
 // ListPriceMigrations returns a page of migrations, newest first, over price_migrations_list or
 // price_migrations_status_list.
 func (q Q) ListPriceMigrations(ctx context.Context, merchantAccountID string, f PriceMigrationFilter) ([]remit.PriceMigration, error) {
-	query, args := pageQuery(`SELECT `+priceMigrationColumns+` FROM price_migrations WHERE merchant_account_id = $1`, []any{merchantAccountID},
-		f.ListPage, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListPriceMigrations", scanPriceMigration,
-		func(pm *remit.PriceMigration) { pm.MerchantAccountID = merchantAccountID }, query, args...)
+	return priceMigrationTable.list(ctx, q, "store.ListPriceMigrations", merchantAccountID, f.ListPage, Eq{"status", f.Status})
 }
 
 func scanPriceMigration(row interface{ Scan(...any) error }) (pm remit.PriceMigration, err error) {

@@ -24,6 +24,10 @@ func (q Q) CreateProduct(ctx context.Context, p remit.Product) error {
 
 const productColumns = `id, created_at, name, description, active, metadata`
 
+// productTable is the products table's reads.
+var productTable = accountTable[remit.Product]{from: "products", columns: productColumns, kind: "product",
+	scan: owning(scanProduct, func(p *remit.Product) *string { return &p.MerchantAccountID })}
+
 func scanProduct(row interface{ Scan(...any) error }) (p remit.Product, err error) {
 	var desc sql.NullString
 	var md string
@@ -39,15 +43,10 @@ func scanProduct(row interface{ Scan(...any) error }) (p remit.Product, err erro
 // ReadProduct returns a merchant account's product with the features it grants, or not_found;
 // Locked, it takes the row lock (PostgreSQL), as an update does.
 func (q Q) ReadProduct(ctx context.Context, merchantAccountID, productID string, read Read) (remit.Product, error) {
-	p, err := scanProduct(q.QueryRow(ctx, `SELECT `+productColumns+` FROM products WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
-		merchantAccountID, productID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, remit.NotFound("product", productID, "")
-	}
+	p, err := productTable.get(ctx, q, "store.ReadProduct", merchantAccountID, productID, read)
 	if err != nil {
-		return p, wrapErr(err, "store.ReadProduct")
+		return p, err
 	}
-	p.MerchantAccountID = merchantAccountID
 	grants, err := q.ProductGrants(ctx, merchantAccountID, []string{productID})
 	p.Features = append(p.Features, grants[productID]...)
 	return p, err
@@ -68,9 +67,8 @@ type ProductFilter struct {
 
 // ListProducts returns a page of products with their features, newest first (Limit+1 rows).
 func (q Q) ListProducts(ctx context.Context, merchantAccountID string, f ProductFilter) ([]remit.Product, error) {
-	base, args := activeFilter(`SELECT `+productColumns+` FROM products WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.Active)
-	query, args := pageQuery(base, args, f.ListPage)
-	items, err := queryAll(ctx, q, "store.ListProducts", scanProduct, func(p *remit.Product) { p.MerchantAccountID = merchantAccountID }, query, args...)
+	base, args := activeFilter(productTable.selectAll(), []any{merchantAccountID}, f.Active)
+	items, err := productTable.listFrom(ctx, q, "store.ListProducts", merchantAccountID, base, args, f.ListPage)
 	if err != nil || len(items) == 0 {
 		return items, err
 	}
@@ -88,31 +86,27 @@ func (q Q) ListProducts(ctx context.Context, merchantAccountID string, f Product
 // ProductGrants returns the features each of the products among ids grants, by product ID and
 // then by featureKey, with each feature's type, in one query.
 func (q Q) ProductGrants(ctx context.Context, merchantAccountID string, ids []string) (map[string][]remit.ProductFeature, error) {
+	type grant struct {
+		product string
+		feature remit.ProductFeature
+	}
 	out := map[string][]remit.ProductFeature{}
-	in, args := inList(2, ids)
-	if in == "" {
-		return out, nil
-	}
-	rows, err := q.Query(ctx, `SELECT pf.product_id, pf.feature_key, f.type, pf.limit_units, pf.soft_limit, pf.value, f.meter_id
+	err := eachAmong(ctx, q, "store.ProductGrants", merchantAccountID, ids, func(in string) string {
+		return `SELECT pf.product_id, pf.feature_key, f.type, pf.limit_units, pf.soft_limit, pf.value, f.meter_id
 		FROM product_features pf JOIN features f ON f.merchant_account_id = pf.merchant_account_id AND f.id = pf.feature_key
-		WHERE pf.merchant_account_id = $1 AND pf.product_id IN (`+in+`) ORDER BY pf.product_id, pf.feature_key`,
-		append([]any{merchantAccountID}, args...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.ProductGrants")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var product string
-		var g remit.ProductFeature
+		WHERE pf.merchant_account_id = $1 AND pf.product_id IN (` + in + `) ORDER BY pf.product_id, pf.feature_key`
+	}, func(row scanner) (gr grant, err error) {
 		var limit sql.NullInt64
 		var value, meter sql.NullString
-		if err := rows.Scan(&product, &g.FeatureKey, &g.Type, &limit, &g.SoftLimit, &value, &meter); err != nil {
-			return nil, wrapErr(err, "store.ProductGrants")
-		}
+		g := &gr.feature
+		err = row.Scan(&gr.product, &g.FeatureKey, &g.Type, &limit, &g.SoftLimit, &value, &meter)
 		g.Limit, g.Value, g.MeterID = intPtr(limit), textPtr(value), meter.String
-		out[product] = append(out[product], g)
+		return gr, err
+	}, func(gr grant) { out[gr.product] = append(out[gr.product], gr.feature) })
+	if err != nil {
+		return nil, err
 	}
-	return out, wrapErr(rows.Err(), "store.ProductGrants")
+	return out, nil
 }
 
 // PutProductFeature makes a product grant a feature, replacing its grant of the same feature.
@@ -144,6 +138,10 @@ func (q Q) CreateFeature(ctx context.Context, f remit.Feature) error {
 
 const featureColumns = `id, name, type, meter_id, created_at`
 
+// featureTable is the features table's reads.
+var featureTable = accountTable[remit.Feature]{from: "features", columns: featureColumns, kind: "feature",
+	scan: owning(scanFeature, func(f *remit.Feature) *string { return &f.MerchantAccountID })}
+
 func scanFeature(row interface{ Scan(...any) error }) (f remit.Feature, err error) {
 	var meter sql.NullString
 	var created int64
@@ -156,19 +154,12 @@ func scanFeature(row interface{ Scan(...any) error }) (f remit.Feature, err erro
 
 // GetFeature returns a merchant account's feature, or not_found.
 func (q Q) GetFeature(ctx context.Context, merchantAccountID, featureKey string) (remit.Feature, error) {
-	f, err := scanFeature(q.QueryRow(ctx, `SELECT `+featureColumns+` FROM features WHERE merchant_account_id = $1 AND id = $2`,
-		merchantAccountID, featureKey))
-	if errors.Is(err, sql.ErrNoRows) {
-		return f, remit.NotFound("feature", featureKey, "")
-	}
-	f.MerchantAccountID = merchantAccountID
-	return f, wrapErr(err, "store.GetFeature")
+	return featureTable.get(ctx, q, "store.GetFeature", merchantAccountID, featureKey, Unlocked)
 }
 
 // ListFeatures returns a page of features, newest first (Limit+1 rows).
 func (q Q) ListFeatures(ctx context.Context, merchantAccountID string, page ListPage) ([]remit.Feature, error) {
-	query, args := pageQuery(`SELECT `+featureColumns+` FROM features WHERE merchant_account_id = $1`, []any{merchantAccountID}, page)
-	return queryAll(ctx, q, "store.ListFeatures", scanFeature, func(f *remit.Feature) { f.MerchantAccountID = merchantAccountID }, query, args...)
+	return featureTable.list(ctx, q, "store.ListFeatures", merchantAccountID, page)
 }
 
 // EntitlementVersions are the versions of a customer's entitlements (catalog: the merchant
@@ -201,24 +192,9 @@ func (q Q) PutEntitlementState(ctx context.Context, merchantAccountID, customerI
 
 // PriceProducts returns the product of each price among ids, by price ID.
 func (q Q) PriceProducts(ctx context.Context, merchantAccountID string, ids []string) (map[string]string, error) {
-	out := map[string]string{}
-	in, args := inList(2, ids)
-	if in == "" {
-		return out, nil
-	}
-	rows, err := q.Query(ctx, `SELECT id, product_id FROM prices WHERE merchant_account_id = $1 AND id IN (`+in+`)`, append([]any{merchantAccountID}, args...)...)
-	if err != nil {
-		return nil, wrapErr(err, "store.PriceProducts")
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, product string
-		if err := rows.Scan(&id, &product); err != nil {
-			return nil, wrapErr(err, "store.PriceProducts")
-		}
-		out[id] = product
-	}
-	return out, wrapErr(rows.Err(), "store.PriceProducts")
+	return textPairs(ctx, q, "store.PriceProducts", merchantAccountID, ids, func(in string) string {
+		return `SELECT id, product_id FROM prices WHERE merchant_account_id = $1 AND id IN (` + in + `)`
+	})
 }
 
 // ProductPriceIDs returns the IDs of a product's prices.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/remit-billing/remit"
@@ -15,13 +14,13 @@ import (
 const quoteColumns = `id, status, order_type, customer_id, billing_account_id, subscription_id, currency, coupon_ids, terms,
 	current_version, versions, invoice_id, accepted_at, metadata, created_at, updated_at, canceled_at`
 
+// quoteTable is the quotes table's reads.
+var quoteTable = accountTable[remit.Quote]{from: "quotes", columns: quoteColumns, kind: "quote",
+	scan: owning(scanQuote, func(qt *remit.Quote) *string { return &qt.MerchantAccountID })}
+
 func quoteArgs(qt remit.Quote) []any {
-	coupons := qt.CouponIDs
-	if coupons == nil {
-		coupons = []string{}
-	}
 	return []any{qt.MerchantAccountID, qt.QuoteID, qt.Status, qt.OrderType, qt.CustomerID, qt.BillingAccountID,
-		optText(qt.SubscriptionID), qt.Currency, mustJSON(coupons), optText(qt.Terms), qt.Version, mustJSON(qt.Versions),
+		optText(qt.SubscriptionID), qt.Currency, jsonList(qt.CouponIDs), optText(qt.Terms), qt.Version, mustJSON(qt.Versions),
 		optText(qt.InvoiceID), optMicros(qt.AcceptedAt), metadataText(qt.Metadata), remit.Micros(qt.CreatedAt),
 		remit.Micros(qt.UpdatedAt), optMicros(qt.CanceledAt)}
 }
@@ -48,16 +47,7 @@ func (q Q) UpdateQuote(ctx context.Context, qt remit.Quote) error {
 // GetQuote returns a quote with its versions, or not_found. Locked, the row is locked
 // (PostgreSQL) until the transaction ends.
 func (q Q) GetQuote(ctx context.Context, merchantAccountID, quoteID string, read Read) (qt remit.Quote, err error) {
-	query := `SELECT ` + quoteColumns + ` FROM quotes WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	qt, err = scanQuote(q.QueryRow(ctx, query, merchantAccountID, quoteID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return qt, remit.NotFound("quote", quoteID, "")
-	}
-	if err != nil {
-		return qt, wrapErr(err, "store.GetQuote")
-	}
-	qt.MerchantAccountID = merchantAccountID
-	return qt, nil
+	return quoteTable.get(ctx, q, "store.GetQuote", merchantAccountID, quoteID, read)
 }
 
 // scanQuote scans a row of quoteColumns.
@@ -94,9 +84,7 @@ type QuoteFilter struct {
 // ListQuotes lists a merchant account's quotes newest first, with their versions, over
 // quotes_list, quotes_customer_list or quotes_status_list.
 func (q Q) ListQuotes(ctx context.Context, merchantAccountID string, f QuoteFilter) ([]remit.Quote, error) {
-	query, args := pageQuery(`SELECT `+quoteColumns+` FROM quotes WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
-		Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListQuotes", scanQuote, func(qt *remit.Quote) { qt.MerchantAccountID = merchantAccountID }, query, args...)
+	return quoteTable.list(ctx, q, "store.ListQuotes", merchantAccountID, f.ListPage, Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
 }
 
 // --- subscriptions ---
@@ -106,34 +94,22 @@ const subscriptionColumns = `id, status, customer_id, billing_account_id, curren
 	current_period_end, latest_invoice_id, quote_id, coupon_ids, metadata, created_at, updated_at, trial_end, cancel_at,
 	canceled_at, paused_at, pending_prorations`
 
+// subscriptionTable is the subscriptions table's reads.
+var subscriptionTable = accountTable[remit.Subscription]{from: "subscriptions", columns: subscriptionColumns, kind: "subscription",
+	scan: owning(scanSubscription, func(s *remit.Subscription) *string { return &s.MerchantAccountID })}
+
 func subscriptionArgs(s remit.Subscription) []any {
-	items := s.Items
-	if items == nil {
-		items = []remit.SubscriptionItem{}
-	}
-	coupons := s.CouponIDs
-	if coupons == nil {
-		coupons = []string{}
-	}
-	prorations := s.PendingProrations
-	if prorations == nil {
-		prorations = []remit.PendingProration{}
-	}
 	var pending, pendingCoupons any
 	if s.PendingItems != nil {
 		pending = mustJSON(s.PendingItems)
-		pc := s.PendingCouponIDs
-		if pc == nil {
-			pc = []string{}
-		}
-		pendingCoupons = mustJSON(pc)
+		pendingCoupons = jsonList(s.PendingCouponIDs)
 	}
 	return []any{s.MerchantAccountID, s.SubscriptionID, s.Status, s.CustomerID, s.BillingAccountID, s.Currency,
-		mustJSON(items), pending, pendingCoupons, optText(s.PendingQuoteID), s.BillingInterval, s.BillingIntervalCount,
+		jsonList(s.Items), pending, pendingCoupons, optText(s.PendingQuoteID), s.BillingInterval, s.BillingIntervalCount,
 		remit.Micros(s.BillingCycleAnchor), s.CyclePeriods, remit.Micros(s.CurrentPeriodStart), remit.Micros(s.CurrentPeriodEnd),
-		optText(s.LatestInvoiceID), optText(s.QuoteID), mustJSON(coupons), metadataText(s.Metadata),
+		optText(s.LatestInvoiceID), optText(s.QuoteID), jsonList(s.CouponIDs), metadataText(s.Metadata),
 		remit.Micros(s.CreatedAt), remit.Micros(s.UpdatedAt), optMicros(s.TrialEnd), optMicros(s.CancelAt),
-		optMicros(s.CanceledAt), optMicros(s.PausedAt), mustJSON(prorations)}
+		optMicros(s.CanceledAt), optMicros(s.PausedAt), jsonList(s.PendingProrations)}
 }
 
 // InsertSubscription inserts a subscription.
@@ -162,13 +138,7 @@ func (q Q) UpdateSubscription(ctx context.Context, s remit.Subscription) error {
 // GetSubscription returns a subscription, or not_found. Locked, the row is locked (PostgreSQL) until the
 // transaction ends: every change to a subscription takes this lock first.
 func (q Q) GetSubscription(ctx context.Context, merchantAccountID, subscriptionID string, read Read) (remit.Subscription, error) {
-	query := `SELECT ` + subscriptionColumns + ` FROM subscriptions WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	s, err := scanSubscription(q.QueryRow(ctx, query, merchantAccountID, subscriptionID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return s, remit.NotFound("subscription", subscriptionID, "")
-	}
-	s.MerchantAccountID = merchantAccountID
-	return s, wrapErr(err, "store.GetSubscription")
+	return subscriptionTable.get(ctx, q, "store.GetSubscription", merchantAccountID, subscriptionID, read)
 }
 
 // SubscriptionFilter narrows the subscriptions list; After* is the keyset cursor.
@@ -180,9 +150,8 @@ type SubscriptionFilter struct {
 // ListSubscriptions returns a page of subscriptions, newest first (Limit+1 rows, to tell whether
 // there are more).
 func (q Q) ListSubscriptions(ctx context.Context, merchantAccountID string, f SubscriptionFilter) ([]remit.Subscription, error) {
-	query, args := pageQuery(`SELECT `+subscriptionColumns+` FROM subscriptions WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return subscriptionTable.list(ctx, q, "store.ListSubscriptions", merchantAccountID, f.ListPage,
 		Eq{"customer_id", f.CustomerID}, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListSubscriptions", scanSubscription, func(s *remit.Subscription) { s.MerchantAccountID = merchantAccountID }, query, args...)
 }
 
 func scanSubscription(row interface{ Scan(...any) error }) (s remit.Subscription, err error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -40,19 +39,14 @@ func ceilHour(us int64) int64 {
 // GetUsageEvent returns a merchant account's usage event, or not_found. Locked, it takes the
 // row lock (PostgreSQL).
 func (q Q) GetUsageEvent(ctx context.Context, merchantAccountID, eventID string, read Read) (e remit.UsageEvent, err error) {
-	e, err = scanUsageEvent(q.QueryRow(ctx, `SELECT `+usageEventColumns+` FROM usage_events WHERE merchant_account_id = $1 AND id = $2`+q.lockFor(read),
-		merchantAccountID, eventID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, remit.NotFound("usage event", eventID, "")
-	}
-	if err != nil {
-		return e, wrapErr(err, "store.GetUsageEvent")
-	}
-	e.MerchantAccountID = merchantAccountID
-	return e, nil
+	return usageEventTable.get(ctx, q, "store.GetUsageEvent", merchantAccountID, eventID, read)
 }
 
 const usageEventColumns = `id, customer_id, meter_id, quantity, ts, created_at, properties, unique_value, voided_at, corrections, seq`
+
+// usageEventTable is the usage_events table's reads.
+var usageEventTable = accountTable[remit.UsageEvent]{from: "usage_events", columns: usageEventColumns, kind: "usage event",
+	scan: owning(scanUsageEvent, func(e *remit.UsageEvent) *string { return &e.MerchantAccountID })}
 
 // scanUsageEvent scans a row of usageEventColumns.
 func scanUsageEvent(row interface{ Scan(...any) error }) (e remit.UsageEvent, err error) {
@@ -63,7 +57,7 @@ func scanUsageEvent(row interface{ Scan(...any) error }) (e remit.UsageEvent, er
 		return e, err
 	}
 	e.Object, e.Status = "usage_event", remit.UsageRecorded
-	e.Timestamp, e.CreatedAt, e.UniqueValue, e.VoidedAt = remit.FromMicros(ts), remit.FromMicros(created), nullStr(unique), nullTime(voided)
+	e.Timestamp, e.CreatedAt, e.UniqueValue, e.VoidedAt = remit.FromMicros(ts), remit.FromMicros(created), textPtr(unique), timePtr(voided)
 	e.Seq = intPtr(seq)
 	if e.VoidedAt != nil {
 		e.Status = remit.UsageVoided
@@ -96,13 +90,13 @@ type UsageEventFilter struct {
 // usage_events_customer_list or usage_events_meter_list (both filters: the first), leaving out the
 // voided events unless asked.
 func (q Q) ListUsageEvents(ctx context.Context, merchantAccountID string, f UsageEventFilter) ([]remit.UsageEvent, error) {
-	base := `SELECT ` + usageEventColumns + ` FROM usage_events WHERE merchant_account_id = $1`
+	base := usageEventTable.selectAll()
 	if !f.IncludeVoided {
 		base += ` AND voided_at IS NULL`
 	}
 	f.TimeColumn = "ts"
-	query, args := pageQuery(base, []any{merchantAccountID}, f.ListPage, Eq{"customer_id", f.CustomerID}, Eq{"meter_id", f.MeterID})
-	return queryAll(ctx, q, "store.ListUsageEvents", scanUsageEvent, func(e *remit.UsageEvent) { e.MerchantAccountID = merchantAccountID }, query, args...)
+	return usageEventTable.listFrom(ctx, q, "store.ListUsageEvents", merchantAccountID, base, []any{merchantAccountID}, f.ListPage,
+		Eq{"customer_id", f.CustomerID}, Eq{"meter_id", f.MeterID})
 }
 
 // LockUsageTotal returns the customer's running total for the meter (0 before any usage) and the
@@ -134,6 +128,10 @@ func (q Q) SumUsageEvents(ctx context.Context, merchantAccountID, customerID, me
 // --- thresholds ---
 
 const thresholdColumns = `id, customer_id, meter_id, threshold, status, crossed_at, archived_at, metadata, created_at`
+
+// thresholdTable is the usage_thresholds table's reads.
+var thresholdTable = accountTable[remit.UsageThreshold]{from: "usage_thresholds", columns: thresholdColumns, kind: "usage threshold",
+	scan: scanThreshold}
 
 func scanThreshold(row interface{ Scan(...any) error }, merchantAccountID string) (t remit.UsageThreshold, err error) {
 	var crossed, archived sql.NullInt64
@@ -171,9 +169,7 @@ func (q Q) CreateUsageThreshold(ctx context.Context, t remit.UsageThreshold) err
 // GetUsageThreshold returns a merchant account's threshold, or not_found. Locked, it takes the
 // row lock (PostgreSQL).
 func (q Q) GetUsageThreshold(ctx context.Context, merchantAccountID, thresholdID string, read Read) (remit.UsageThreshold, error) {
-	query := `SELECT ` + thresholdColumns + ` FROM usage_thresholds WHERE merchant_account_id = $1 AND id = $2` + q.lockFor(read)
-	t, err := scanThreshold(q.QueryRow(ctx, query, merchantAccountID, thresholdID), merchantAccountID)
-	return t, notFoundOr(err, "usage threshold", thresholdID, "store.GetUsageThreshold")
+	return thresholdTable.get(ctx, q, "store.GetUsageThreshold", merchantAccountID, thresholdID, read)
 }
 
 // ThresholdFilter narrows a list of usage thresholds: equal filters, empty ones left out.
@@ -185,11 +181,8 @@ type ThresholdFilter struct {
 // ListUsageThresholds lists a merchant account's usage thresholds newest first, over
 // usage_thresholds_list or the filter's own (customer, meter, status) index.
 func (q Q) ListUsageThresholds(ctx context.Context, merchantAccountID string, f ThresholdFilter) ([]remit.UsageThreshold, error) {
-	query, args := pageQuery(`SELECT `+thresholdColumns+` FROM usage_thresholds WHERE merchant_account_id = $1`, []any{merchantAccountID}, f.ListPage,
+	return thresholdTable.list(ctx, q, "store.ListUsageThresholds", merchantAccountID, f.ListPage,
 		Eq{"customer_id", f.CustomerID}, Eq{"meter_id", f.MeterID}, Eq{"status", f.Status})
-	return queryAll(ctx, q, "store.ListUsageThresholds", func(row interface{ Scan(...any) error }) (remit.UsageThreshold, error) {
-		return scanThreshold(row, merchantAccountID)
-	}, nil, query, args...)
 }
 
 // ArchiveUsageThreshold moves an active threshold to archived and reports whether it did (false:
@@ -205,26 +198,13 @@ func (q Q) ArchiveUsageThreshold(ctx context.Context, merchantAccountID, thresho
 // recomputes the running total's next_threshold. The one UPDATE decides: a threshold is marked
 // once, whatever runs concurrently, and an archived one never. Call it holding the total's lock.
 func (q Q) CrossUsageThresholds(ctx context.Context, merchantAccountID, customerID, meterID string, total int64, at time.Time) ([]remit.UsageThreshold, error) {
-	rows, err := q.Query(ctx, `UPDATE usage_thresholds SET crossed_at = $5, updated_at = $5
+	out, err := thresholdTable.all(ctx, q, "store.CrossUsageThresholds", merchantAccountID, `UPDATE usage_thresholds SET crossed_at = $5, updated_at = $5
 		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3 AND status = 'active' AND crossed_at IS NULL
 		  AND threshold <= $4
 		RETURNING `+thresholdColumns, merchantAccountID, customerID, meterID, total, remit.Micros(at))
 	if err != nil {
-		return nil, wrapErr(err, "store.CrossUsageThresholds")
+		return nil, err
 	}
-	defer rows.Close()
-	var out []remit.UsageThreshold
-	for rows.Next() {
-		t, err := scanThreshold(rows, merchantAccountID)
-		if err != nil {
-			return nil, wrapErr(err, "store.CrossUsageThresholds")
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(err, "store.CrossUsageThresholds")
-	}
-	rows.Close()
 	if _, err := q.exec(ctx, `UPDATE usage_totals SET next_threshold = (SELECT MIN(threshold) FROM usage_thresholds t
 			WHERE t.merchant_account_id = $1 AND t.customer_id = $2 AND t.meter_id = $3 AND t.status = 'active' AND t.crossed_at IS NULL)
 		WHERE merchant_account_id = $1 AND customer_id = $2 AND meter_id = $3`, merchantAccountID, customerID, meterID); err != nil {

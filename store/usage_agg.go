@@ -180,7 +180,7 @@ func (q Q) insertUsageEvent(ctx context.Context, e remit.UsageEvent) (bool, erro
 		properties, unique_value, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, `+seq+`)
 		ON CONFLICT (merchant_account_id, id) DO NOTHING`,
 		e.MerchantAccountID, e.EventID, e.CustomerID, e.MeterID, e.Quantity, remit.Micros(e.Timestamp), remit.Micros(e.CreatedAt),
-		optJSON(len(e.Properties) > 0, e.Properties), ptrStr(e.UniqueValue))
+		optJSON(len(e.Properties) > 0, e.Properties), optText(e.UniqueValue))
 	if isForeignKeyViolation(err) {
 		// A customer that does not exist in the merchant account: the foreign key checks it,
 		// which spares the hot path a query.
@@ -427,28 +427,17 @@ type BilledUsageLine struct {
 // BilledUsageLines are the usage lines of the customer's finalized invoices that bill the meter for
 // a period holding ts (the line's period, else its invoice's), oldest invoice first.
 func (q Q) BilledUsageLines(ctx context.Context, merchantAccountID, customerID, meterID string, ts time.Time) ([]BilledUsageLine, error) {
-	rows, err := q.Query(ctx, `SELECT i.id, l.id FROM invoices i JOIN invoice_lines l
+	type ref struct{ invoice, line string }
+	refs, err := queryAll(ctx, q, "store.BilledUsageLines", func(row scanner) (r ref, err error) {
+		return r, row.Scan(&r.invoice, &r.line)
+	}, nil, `SELECT i.id, l.id FROM invoices i JOIN invoice_lines l
 			ON l.merchant_account_id = i.merchant_account_id AND l.invoice_id = i.id
 		WHERE i.merchant_account_id = $1 AND i.customer_id = $2 AND i.status IN ('open', 'paid', 'uncollectible')
 		  AND l.meter_id = $3 AND l.line_type = 'usage'
 		  AND COALESCE(l.period_start, i.period_start) <= $4 AND $4 < COALESCE(l.period_end, i.period_end)
 		ORDER BY i.created_at, i.id, l.position`, merchantAccountID, customerID, meterID, remit.Micros(ts))
 	if err != nil {
-		return nil, wrapErr(err, "store.BilledUsageLines")
-	}
-	type ref struct{ invoice, line string }
-	var refs []ref
-	for rows.Next() {
-		var r ref
-		if err := rows.Scan(&r.invoice, &r.line); err != nil {
-			rows.Close()
-			return nil, wrapErr(err, "store.BilledUsageLines")
-		}
-		refs = append(refs, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(err, "store.BilledUsageLines")
+		return nil, err
 	}
 	var out []BilledUsageLine
 	for _, r := range refs {

@@ -62,21 +62,8 @@ const verifyPage = 2000
 // ChainEvents calls fn with each event of the merchant account's chain in sequence order. Events
 // not chained yet (PostgreSQL chains just after commit, chain.go) are not part of it.
 func (q Q) ChainEvents(ctx context.Context, account string, fn func(remit.Event) error) error {
-	after := int64(0)
-	for {
-		page, err := queryAll(ctx, q, "store.ChainEvents", scanEvent, nil, `SELECT `+eventColumns+` FROM events
-			WHERE merchant_account_id = $1 AND sequence > $2 ORDER BY sequence LIMIT `+itoa(verifyPage), account, after)
-		if err != nil {
-			return err
-		}
-		for _, e := range page {
-			if err := fn(e); err != nil {
-				return err
-			}
-		}
-		if len(page) < verifyPage {
-			return nil
-		}
-		after = page[len(page)-1].Sequence
-	}
+	key := func(e remit.Event) []any { return []any{e.Sequence} }
+	return pages(ctx, q, "store.ChainEvents", `SELECT `+eventColumns+` FROM events
+		WHERE merchant_account_id = $1 AND sequence > $2 ORDER BY sequence LIMIT `+itoa(verifyPage),
+		[]any{account}, []any{int64(0)}, scanEvent, key, fn)
 }

@@ -46,6 +46,6 @@ func (q Q) OverdueDrafts(ctx context.Context, account string, cutoff time.Time, 
 func (q Q) FailedJobs(ctx context.Context, account string, fn func(remit.Job) error) error {
 	query := `SELECT ` + jobColumns + ` FROM jobs WHERE merchant_account_id = $1 AND status = 'failed' AND id > $2
 		ORDER BY id LIMIT ` + itoa(verifyPage)
-	key := func(j remit.Job) []any { return []any{j.ID} }
-	return pages(ctx, q, "store.FailedJobs", query, []any{account}, []any{""}, scanJob, key, fn)
+	id := func(j remit.Job) string { return j.ID }
+	return pagesByID(ctx, q, "store.FailedJobs", query, account, scanJob, id, fn)
 }

@@ -43,6 +43,14 @@ func pages[T any](ctx context.Context, q Q, op, query string, lead, start []any,
 	}
 }
 
+// pagesByID is pages over the rows of the merchant account ($1) in the order of one text key (the
+// parameter $2 is the key of the last row of the previous page, "" before the first): id is the
+// key of a row read.
+func pagesByID[T any](ctx context.Context, q Q, op, query, account string, scan func(rowScanner) (T, error), id func(T) string,
+	fn func(T) error) error {
+	return pages(ctx, q, op, query, []any{account}, []any{""}, scan, func(v T) []any { return []any{id(v)} }, fn)
+}
+
 // lookup is a scalar subquery: expr over the rows of from that match where, which names columns
 // of the outer row.
 func lookup(expr, from, where string) string {
@@ -126,8 +134,8 @@ func (q Q) InvoicePaymentFacts(ctx context.Context, account string, fn func(remi
 			&f.Lines.Prepaid, &f.Lines.Tax, &f.Paid, &f.Refunded, &f.Applied)
 		return f, err
 	}
-	key := func(f remit.InvoicePaymentFacts) []any { return []any{f.InvoiceID} }
-	return pages(ctx, q, "store.InvoicePaymentFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.InvoicePaymentFacts) string { return f.InvoiceID }
+	return pagesByID(ctx, q, "store.InvoicePaymentFacts", query, account, scan, id, fn)
 }
 
 // PaymentReceiptFacts calls fn with every payment of the merchant account, by ID, with its receipt
@@ -158,8 +166,8 @@ func (q Q) PaymentReceiptFacts(ctx context.Context, account string, fn func(remi
 		}
 		return f, err
 	}
-	key := func(f remit.PaymentReceiptFacts) []any { return []any{f.PaymentID} }
-	return pages(ctx, q, "store.PaymentReceiptFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.PaymentReceiptFacts) string { return f.PaymentID }
+	return pagesByID(ctx, q, "store.PaymentReceiptFacts", query, account, scan, id, fn)
 }
 
 // ReceiptPaymentFacts calls fn with every receipt of the merchant account, by ID, with whether its
@@ -175,8 +183,8 @@ func (q Q) ReceiptPaymentFacts(ctx context.Context, account string, fn func(remi
 		f.PaymentFound = payment.Valid
 		return f, err
 	}
-	key := func(f remit.ReceiptPaymentFacts) []any { return []any{f.ReceiptID} }
-	return pages(ctx, q, "store.ReceiptPaymentFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.ReceiptPaymentFacts) string { return f.ReceiptID }
+	return pagesByID(ctx, q, "store.ReceiptPaymentFacts", query, account, scan, id, fn)
 }
 
 // CreditNoteFacts calls fn with every credit note of the merchant account, by ID, with its
@@ -206,8 +214,8 @@ func (q Q) CreditNoteFacts(ctx context.Context, account string, fn func(remit.Cr
 		f.LinesUnread = err == nil && json.Unmarshal([]byte(lines), &f.Lines) != nil
 		return f, err
 	}
-	key := func(f remit.CreditNoteFacts) []any { return []any{f.CreditNoteID} }
-	return pages(ctx, q, "store.CreditNoteFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.CreditNoteFacts) string { return f.CreditNoteID }
+	return pagesByID(ctx, q, "store.CreditNoteFacts", query, account, scan, id, fn)
 }
 
 // InvoiceCreditFacts calls fn with every invoice of the merchant account, by ID, with the sums of
@@ -227,8 +235,8 @@ func (q Q) InvoiceCreditFacts(ctx context.Context, account string, fn func(remit
 			&f.NotesOffset, &f.LinesCredited, &f.OverCreditedLines)
 		return f, err
 	}
-	key := func(f remit.InvoiceCreditFacts) []any { return []any{f.InvoiceID} }
-	return pages(ctx, q, "store.InvoiceCreditFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.InvoiceCreditFacts) string { return f.InvoiceID }
+	return pagesByID(ctx, q, "store.InvoiceCreditFacts", query, account, scan, id, fn)
 }
 
 // InvoiceTaxFacts calls fn with every invoice of the merchant account, by ID, with its sale tax
@@ -263,8 +271,8 @@ func (q Q) InvoiceTaxFacts(ctx context.Context, account string, fn func(remit.In
 		}
 		return f, err
 	}
-	key := func(f remit.InvoiceTaxFacts) []any { return []any{f.InvoiceID} }
-	return pages(ctx, q, "store.InvoiceTaxFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.InvoiceTaxFacts) string { return f.InvoiceID }
+	return pagesByID(ctx, q, "store.InvoiceTaxFacts", query, account, scan, id, fn)
 }
 
 // TaxReversalFacts calls fn with every reversal tax transaction of the merchant account, by ID,
@@ -290,8 +298,8 @@ func (q Q) TaxReversalFacts(ctx context.Context, account string, fn func(remit.T
 		f.InvoiceFound, f.InvoiceStatus = status.Valid, remit.InvoiceStatus(status.String)
 		return f, err
 	}
-	key := func(f remit.TaxReversalFacts) []any { return []any{f.TaxTransactionID} }
-	return pages(ctx, q, "store.TaxReversalFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.TaxReversalFacts) string { return f.TaxTransactionID }
+	return pagesByID(ctx, q, "store.TaxReversalFacts", query, account, scan, id, fn)
 }
 
 // SettlementFacts calls fn with every settlement of the merchant account, by ID, with its payout
@@ -322,8 +330,8 @@ func (q Q) SettlementFacts(ctx context.Context, account string, fn func(remit.Se
 		}
 		return f, err
 	}
-	key := func(f remit.SettlementFacts) []any { return []any{f.SettlementID} }
-	return pages(ctx, q, "store.SettlementFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.SettlementFacts) string { return f.SettlementID }
+	return pagesByID(ctx, q, "store.SettlementFacts", query, account, scan, id, fn)
 }
 
 // SettledPaymentFacts calls fn with every payment of the merchant account, by ID, with the
@@ -341,8 +349,8 @@ func (q Q) SettledPaymentFacts(ctx context.Context, account string, fn func(remi
 		f.SettlementID, f.SettlementFound, f.SettlementCurrency = textPtr(settlement), sCurrency.Valid, sCurrency.String
 		return f, err
 	}
-	key := func(f remit.SettledPaymentFacts) []any { return []any{f.PaymentID} }
-	return pages(ctx, q, "store.SettledPaymentFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.SettledPaymentFacts) string { return f.PaymentID }
+	return pagesByID(ctx, q, "store.SettledPaymentFacts", query, account, scan, id, fn)
 }
 
 // SettlementRefundFacts returns, per currency, the refunds the merchant account's settlements hold
@@ -411,9 +419,8 @@ func (q Q) DocumentNumbers(ctx context.Context, account, kind string, fn func(id
 		var d doc
 		return d, r.Scan(&d.id, &d.number)
 	}
-	key := func(d doc) []any { return []any{d.number} }
-	return pages(ctx, q, "store.DocumentNumbers", query, []any{account}, []any{""}, scan, key,
-		func(d doc) error { return fn(d.id, d.number) })
+	number := func(d doc) string { return d.number }
+	return pagesByID(ctx, q, "store.DocumentNumbers", query, account, scan, number, func(d doc) error { return fn(d.id, d.number) })
 }
 
 // InvoiceNumberFacts calls fn with every invoice of the merchant account, by ID, with its state
@@ -427,8 +434,8 @@ func (q Q) InvoiceNumberFacts(ctx context.Context, account string, fn func(remit
 		f.Number = textPtr(number)
 		return f, err
 	}
-	key := func(f remit.InvoiceNumberFacts) []any { return []any{f.InvoiceID} }
-	return pages(ctx, q, "store.InvoiceNumberFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.InvoiceNumberFacts) string { return f.InvoiceID }
+	return pagesByID(ctx, q, "store.InvoiceNumberFacts", query, account, scan, id, fn)
 }
 
 const chargeColumns = `sc.idempotency_ref, sc.reference, sc.status, sc.currency, sc.amount, sc.fee`
@@ -456,8 +463,8 @@ func (q Q) ProcessorPaymentFacts(ctx context.Context, account string, fn func(re
 		}
 		return f, err
 	}
-	key := func(f remit.ProcessorPaymentFacts) []any { return []any{f.PaymentID} }
-	return pages(ctx, q, "store.ProcessorPaymentFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.ProcessorPaymentFacts) string { return f.PaymentID }
+	return pagesByID(ctx, q, "store.ProcessorPaymentFacts", query, account, scan, id, fn)
 }
 
 // UnclaimedCharges calls fn with every succeeded sandbox charge whose idempotency reference is the
@@ -491,6 +498,6 @@ func (q Q) ProcessorRefundFacts(ctx context.Context, account string, fn func(rem
 		f.Recorded, f.RecordedAmount, f.RecordedCurrency, f.RecordedChargeReference = amount.Valid, amount.Int64, currency.String, charge.String
 		return f, err
 	}
-	key := func(f remit.ProcessorRefundFacts) []any { return []any{f.RefundID} }
-	return pages(ctx, q, "store.ProcessorRefundFacts", query, []any{account}, []any{""}, scan, key, fn)
+	id := func(f remit.ProcessorRefundFacts) string { return f.RefundID }
+	return pagesByID(ctx, q, "store.ProcessorRefundFacts", query, account, scan, id, fn)
 }

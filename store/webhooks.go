@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/remit-billing/remit"
@@ -36,7 +35,7 @@ func scanEndpointSecrets(row interface{ Scan(...any) error }) (e remit.WebhookEn
 	if err != nil {
 		return e, secrets, err
 	}
-	secrets.Previous, e.PreviousSecretExpiresAt = previous.String, optTime(previousExpires)
+	secrets.Previous, e.PreviousSecretExpiresAt = previous.String, timePtr(previousExpires)
 	e.Object, e.Environment, e.CreatedAt = "webhook_endpoint", remit.Environment(env), remit.FromMicros(created)
 	_ = json.Unmarshal([]byte(events), &e.EnabledEvents)
 	_ = json.Unmarshal([]byte(metadata), &e.Metadata)
@@ -178,6 +177,9 @@ func (q Q) DisableWebhookEndpoint(ctx context.Context, merchantAccountID, id, re
 
 const eventColumns = `id, merchant_account_id, environment, type, data, created_at, sequence, hash, actor`
 
+// eventTable is the events table's reads.
+var eventTable = accountTable[remit.Event]{from: "events", columns: eventColumns, kind: "event", scan: scanning(scanEvent)}
+
 func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
 	var env, data string
 	var created int64
@@ -195,37 +197,22 @@ func scanEvent(row interface{ Scan(...any) error }) (e remit.Event, err error) {
 // GetEvent returns the merchant account's event, or not_found. Like every read of events for the
 // API and webhooks, it sees an event once it has its place in its chain (chain.go).
 func (q Q) GetEvent(ctx context.Context, merchantAccountID, id string) (remit.Event, error) {
-	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventColumns+` FROM events WHERE id = $1 AND merchant_account_id = $2 AND sequence IS NOT NULL`, id, merchantAccountID))
-	return e, notFoundOr(err, "event", id, "store.GetEvent")
+	return eventTable.getWhere(ctx, q, "store.GetEvent", merchantAccountID, `id = $2 AND sequence IS NOT NULL`, id, Unlocked)
 }
 
 // ListEvents returns a page of the merchant account's chained events (of type typ unless empty),
 // newest first.
 func (q Q) ListEvents(ctx context.Context, merchantAccountID, typ string, p ListPage) ([]remit.Event, error) {
-	query, args := pageQuery(`SELECT `+eventColumns+` FROM events WHERE merchant_account_id = $1 AND sequence IS NOT NULL`,
+	return eventTable.listFrom(ctx, q, "store.ListEvents", merchantAccountID, eventTable.selectAll()+` AND sequence IS NOT NULL`,
 		[]any{merchantAccountID}, p, Eq{"type", typ})
-	return queryAll(ctx, q, "store.ListEvents", scanEvent, nil, query, args...)
 }
 
 // ClaimUndispatchedEvents locks and returns up to limit events not yet turned into deliveries,
 // oldest first, of those that have their place in their chain. Several processes take different events (SKIP LOCKED on PostgreSQL; the single
 // writer on SQLite). Mark them with MarkEventsDispatched in the same transaction.
 func (q Q) ClaimUndispatchedEvents(ctx context.Context, limit int) ([]remit.Event, error) {
-	rows, err := q.Query(ctx, `SELECT `+eventColumns+` FROM events WHERE dispatched_at IS NULL AND sequence IS NOT NULL ORDER BY created_at, id LIMIT `+
-		itoa(limit)+q.SkipLocked())
-	if err != nil {
-		return nil, wrapErr(err, "store.ClaimUndispatchedEvents")
-	}
-	defer rows.Close()
-	var out []remit.Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, wrapErr(err, "store.ClaimUndispatchedEvents")
-		}
-		out = append(out, e)
-	}
-	return out, wrapErr(rows.Err(), "store.ClaimUndispatchedEvents")
+	return queryAll(ctx, q, "store.ClaimUndispatchedEvents", scanEvent, nil, `SELECT `+eventColumns+` FROM events
+		WHERE dispatched_at IS NULL AND sequence IS NOT NULL ORDER BY created_at, id LIMIT `+itoa(limit)+q.SkipLocked())
 }
 
 // MarkEventsDispatched records that the events' deliveries exist. One UPDATE per event, by its
@@ -254,6 +241,10 @@ func (q Q) InsertWebhookDelivery(ctx context.Context, d remit.WebhookDelivery) e
 const deliveryColumns = `id, merchant_account_id, environment, event_id, endpoint_id, trigger, status, attempts,
 	last_attempt_at, next_attempt_at, response_status, last_error, created_at`
 
+// deliveryTable is the webhook_deliveries table's reads.
+var deliveryTable = accountTable[remit.WebhookDelivery]{from: "webhook_deliveries", columns: deliveryColumns, kind: "webhook delivery",
+	scan: scanning(scanDelivery)}
+
 func scanDelivery(row interface{ Scan(...any) error }) (d remit.WebhookDelivery, err error) {
 	var env string
 	var last, next sql.NullInt64
@@ -265,7 +256,7 @@ func scanDelivery(row interface{ Scan(...any) error }) (d remit.WebhookDelivery,
 		return d, err
 	}
 	d.Object, d.Environment, d.CreatedAt = "webhook_delivery", remit.Environment(env), remit.FromMicros(created)
-	d.LastAttemptAt, d.NextAttemptAt = optTime(last), optTime(next)
+	d.LastAttemptAt, d.NextAttemptAt = timePtr(last), timePtr(next)
 	if status.Valid {
 		s := int(status.Int64)
 		d.ResponseStatus = &s
@@ -277,20 +268,11 @@ func scanDelivery(row interface{ Scan(...any) error }) (d remit.WebhookDelivery,
 	return d, nil
 }
 
-func optTime(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := remit.FromMicros(v.Int64)
-	return &t
-}
-
 // ListWebhookDeliveries returns a page of an event's deliveries, newest first, each with its
 // attempts (oldest first).
 func (q Q) ListWebhookDeliveries(ctx context.Context, merchantAccountID, eventID string, p ListPage) ([]remit.WebhookDelivery, error) {
-	query, args := pageQuery(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE merchant_account_id = $1 AND event_id = $2`,
-		[]any{merchantAccountID, eventID}, p)
-	out, err := queryAll(ctx, q, "store.ListWebhookDeliveries", scanDelivery, nil, query, args...)
+	out, err := deliveryTable.listFrom(ctx, q, "store.ListWebhookDeliveries", merchantAccountID,
+		deliveryTable.selectAll()+` AND event_id = $2`, []any{merchantAccountID, eventID}, p)
 	if err != nil {
 		return nil, err
 	}
@@ -301,28 +283,24 @@ func (q Q) loadAttempts(ctx context.Context, ds []remit.WebhookDelivery) error {
 	if len(ds) == 0 {
 		return nil
 	}
-	idx := map[string]int{}
-	ph := make([]string, len(ds))
-	args := make([]any, len(ds))
+	idx := make(map[string]int, len(ds))
+	ids := make([]string, len(ds))
 	for i, d := range ds {
 		idx[d.ID] = i
-		ph[i] = "$" + itoa(i+1)
-		args[i] = d.ID
+		ids[i] = d.ID
 	}
-	rows, err := q.Query(ctx, `SELECT delivery_id, attempt, attempted_at, webhook_timestamp, response_status, duration_us, error
-		FROM webhook_attempts WHERE delivery_id IN (`+strings.Join(ph, ", ")+`) ORDER BY delivery_id, attempt`, args...)
-	if err != nil {
-		return wrapErr(err, "store.loadAttempts")
+	in, args := inList(1, ids)
+	type attempt struct {
+		delivery string
+		attempt  remit.WebhookAttempt
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var a remit.WebhookAttempt
+	return eachRow(ctx, q, "store.loadAttempts", func(row scanner) (r attempt, err error) {
+		a := &r.attempt
 		var at int64
 		var status, dur sql.NullInt64
 		var msg sql.NullString
-		if err := rows.Scan(&id, &a.Attempt, &at, &a.WebhookTimestamp, &status, &dur, &msg); err != nil {
-			return wrapErr(err, "store.loadAttempts")
+		if err := row.Scan(&r.delivery, &a.Attempt, &at, &a.WebhookTimestamp, &status, &dur, &msg); err != nil {
+			return r, err
 		}
 		a.AttemptedAt = remit.FromMicros(at)
 		if status.Valid {
@@ -336,10 +314,13 @@ func (q Q) loadAttempts(ctx context.Context, ds []remit.WebhookDelivery) error {
 		if msg.Valid {
 			a.Error = &msg.String
 		}
-		i := idx[id]
-		ds[i].AttemptHistory = append(ds[i].AttemptHistory, a)
-	}
-	return wrapErr(rows.Err(), "store.loadAttempts")
+		return r, nil
+	}, func(r *attempt) error {
+		i := idx[r.delivery]
+		ds[i].AttemptHistory = append(ds[i].AttemptHistory, r.attempt)
+		return nil
+	}, `SELECT delivery_id, attempt, attempted_at, webhook_timestamp, response_status, duration_us, error
+		FROM webhook_attempts WHERE delivery_id IN (`+in+`) ORDER BY delivery_id, attempt`, args...)
 }
 
 // DueDelivery is a delivery a worker claimed for one attempt, with what it needs to send it.
@@ -365,23 +346,10 @@ type DueDelivery struct {
 // exist or are disabled are closed as failed without an attempt. Call it in its own transaction and
 // commit before sending.
 func (q Q) ClaimDueDeliveries(ctx context.Context, now, leaseUntil time.Time, owner string, limit int) ([]DueDelivery, error) {
-	rows, err := q.Query(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
-		ORDER BY next_attempt_at LIMIT `+itoa(limit)+q.SkipLocked(), remit.Micros(now))
+	found, err := queryAll(ctx, q, "store.ClaimDueDeliveries", scanDelivery, nil, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT `+itoa(limit)+q.SkipLocked(), remit.Micros(now))
 	if err != nil {
-		return nil, wrapErr(err, "store.ClaimDueDeliveries")
-	}
-	var found []remit.WebhookDelivery
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, wrapErr(err, "store.ClaimDueDeliveries")
-		}
-		found = append(found, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, wrapErr(err, "store.ClaimDueDeliveries")
+		return nil, err
 	}
 	nowUS := remit.Micros(now)
 	var out []DueDelivery
@@ -472,12 +440,7 @@ func (q Q) FinishAttempt(ctx context.Context, deliveryID, owner string, attempt 
 // NextDeliveryDue returns when the earliest pending delivery falls due, or ok=false when none is
 // pending.
 func (q Q) NextDeliveryDue(ctx context.Context) (t time.Time, ok bool, err error) {
-	var v sql.NullInt64
-	err = q.QueryRow(ctx, `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).Scan(&v)
-	if err != nil || !v.Valid {
-		return t, false, wrapErr(err, "store.NextDeliveryDue")
-	}
-	return remit.FromMicros(v.Int64), true, nil
+	return q.earliest(ctx, "store.NextDeliveryDue", `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`)
 }
 
 // HasUndispatchedEvents reports whether a chained event awaits dispatch (a cheap read that spares
