@@ -294,7 +294,9 @@ func TestVerificationRound(t *testing.T) {
 			// Another process's round holds the lock: this one is skipped.
 			held := make(chan struct{})
 			release := make(chan struct{})
+			ended := make(chan struct{}) // the holder's transaction is over: the lock is free
 			go func() {
+				defer close(ended)
 				_ = e.App.DB.Snapshot(ctx, func(ctx context.Context, q store.Q) error {
 					if ok, err := q.VerifyLock(ctx); !ok || err != nil {
 						t.Errorf("lock: %v %v", ok, err)
@@ -309,6 +311,7 @@ func TestVerificationRound(t *testing.T) {
 				t.Fatal(err)
 			}
 			close(release)
+			<-ended
 			if g := gauge(); g != "0" || len(failures()) != 0 {
 				t.Fatalf("a round ran beside another: gauge %s", g)
 			}
