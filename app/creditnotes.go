@@ -175,8 +175,7 @@ func nonZeroTax(lines []remit.TaxTransactionLine) []remit.TaxTransactionLine {
 //
 // Errors: not_found.
 func (cns *CreditNotes) GetCreditNote(ctx context.Context, m remit.MerchantAccount, id string) (remit.CreditNote, error) {
-	c, err := cns.DB.Read(ctx).GetCreditNote(ctx, m.ID, id)
-	return c, err
+	return cns.DB.Read(ctx).GetCreditNote(ctx, m.ID, id)
 }
 
 // ListCreditNotes lists the merchant account's credit notes newest first, by invoice and customer.

@@ -30,8 +30,7 @@ func (ca *Catalog) CreateCustomer(ctx context.Context, m remit.MerchantAccount, 
 //
 // Errors: not_found.
 func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, customerID string) (remit.Customer, error) {
-	c, err := ca.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID)
-	return c, err
+	return ca.DB.Read(ctx).GetCustomer(ctx, m.ID, customerID)
 }
 
 // ListCustomers lists the merchant account's customers newest first, by e-mail address (exact) or
@@ -70,8 +69,7 @@ func (ca *Catalog) CreateBillingAccount(ctx context.Context, m remit.MerchantAcc
 //
 // Errors: not_found.
 func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccount, billingAccountID string) (remit.BillingAccount, error) {
-	b, err := ca.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
-	return b, err
+	return ca.DB.Read(ctx).GetBillingAccount(ctx, m.ID, billingAccountID, store.Unlocked)
 }
 
 // ListBillingAccounts lists the merchant account's billing accounts newest first, of one customer
@@ -89,8 +87,7 @@ func (ca *Catalog) ListBillingAccounts(ctx context.Context, m remit.MerchantAcco
 //
 // Errors: not_found.
 func (ca *Catalog) GetPaymentMethod(ctx context.Context, m remit.MerchantAccount, paymentMethodID string) (remit.PaymentMethod, error) {
-	pm, err := ca.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
-	return pm, err
+	return ca.DB.Read(ctx).GetPaymentMethod(ctx, m.ID, paymentMethodID)
 }
 
 // ListPaymentMethods lists a customer's saved payment methods newest first, masked (brand and last

@@ -379,8 +379,7 @@ func (iv *Invoicing) taxTransactionFor(ctx context.Context, tx *store.Tx, m remi
 //
 // Errors: not_found.
 func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, invoiceID string) (remit.Invoice, error) {
-	inv, err := iv.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
-	return inv, err
+	return iv.DB.Read(ctx).GetInvoice(ctx, m.ID, invoiceID, store.Unlocked)
 }
 
 // ListInvoices lists the merchant account's invoices newest first, with their lines, by customer,

@@ -28,8 +28,7 @@ func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.
 //
 // Errors: not_found.
 func (js *Jobs) GetJob(ctx context.Context, m remit.MerchantAccount, jobID string) (remit.Job, error) {
-	j, err := js.DB.Read(ctx).GetJob(ctx, m.ID, jobID, store.Unlocked)
-	return j, err
+	return js.DB.Read(ctx).GetJob(ctx, m.ID, jobID, store.Unlocked)
 }
 
 // RetryJob puts a job failed for good back to pending, due now on the merchant clock: the

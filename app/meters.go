@@ -91,8 +91,7 @@ func (us *Usage) CreateMeter(ctx context.Context, m remit.MerchantAccount, in re
 //
 // Errors: not_found.
 func (us *Usage) GetMeter(ctx context.Context, m remit.MerchantAccount, meterID string) (remit.Meter, error) {
-	meter, err := us.DB.Read(ctx).GetMeter(ctx, m.ID, meterID, store.Unlocked, false)
-	return meter, err
+	return us.DB.Read(ctx).GetMeter(ctx, m.ID, meterID, store.Unlocked, false)
 }
 
 // ListMeters pages through the merchant account's created meters, newest first.

@@ -658,8 +658,7 @@ func looksInteger(s string) bool {
 //
 // Errors: not_found.
 func (ps *Payments) GetPaymentReceipt(ctx context.Context, m remit.MerchantAccount, receiptID string) (remit.PaymentReceipt, error) {
-	r, err := ps.DB.Read(ctx).GetReceipt(ctx, m.ID, receiptID)
-	return r, err
+	return ps.DB.Read(ctx).GetReceipt(ctx, m.ID, receiptID)
 }
 
 // concurrentPayment answers a payment attempt another request recorded first (the store's

@@ -75,8 +75,7 @@ func (qs *Quotes) createQuote(ctx context.Context, tx *store.Tx, m remit.Merchan
 //
 // Errors: not_found.
 func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID string) (remit.Quote, error) {
-	qt, err := qs.DB.Read(ctx).GetQuote(ctx, m.ID, quoteID, store.Unlocked)
-	return qt, err
+	return qs.DB.Read(ctx).GetQuote(ctx, m.ID, quoteID, store.Unlocked)
 }
 
 // ListQuotes lists the merchant account's quotes newest first, by customer and status, each with

@@ -153,16 +153,14 @@ func (ps *Payments) AuthenticatePayment(ctx context.Context, tok remit.HostedTok
 	}); err != nil {
 		return remit.Invoice{}, err
 	}
-	inv, err := ps.DB.Read(ctx).GetInvoice(ctx, m.ID, p.InvoiceID, store.Unlocked)
-	return inv, err
+	return ps.DB.Read(ctx).GetInvoice(ctx, m.ID, p.InvoiceID, store.Unlocked)
 }
 
 // GetPayment returns one payment attempt.
 //
 // Errors: not_found.
 func (ps *Payments) GetPayment(ctx context.Context, m remit.MerchantAccount, paymentID string) (remit.Payment, error) {
-	p, err := ps.DB.Read(ctx).GetPayment(ctx, m.ID, paymentID, store.Unlocked)
-	return p, err
+	return ps.DB.Read(ctx).GetPayment(ctx, m.ID, paymentID, store.Unlocked)
 }
 
 // ListPayments lists the merchant account's payment attempts newest first, filtered by invoice,

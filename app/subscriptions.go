@@ -176,8 +176,7 @@ func (qs *Quotes) amendSubscription(ctx context.Context, tx *store.Tx, m remit.M
 //
 // Errors: not_found.
 func (qs *Quotes) GetSubscription(ctx context.Context, m remit.MerchantAccount, subscriptionID string) (remit.Subscription, error) {
-	sub, err := qs.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, store.Unlocked)
-	return sub, err
+	return qs.DB.Read(ctx).GetSubscription(ctx, m.ID, subscriptionID, store.Unlocked)
 }
 
 // runRenewal closes the subscription's current period at its end (at): the next period starts,

@@ -27,8 +27,7 @@ func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAc
 //
 // Errors: not_found.
 func (iv *Invoicing) GetTaxTransaction(ctx context.Context, m remit.MerchantAccount, id string) (remit.TaxTransaction, error) {
-	t, err := iv.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, store.Unlocked)
-	return t, err
+	return iv.DB.Read(ctx).GetTaxTransaction(ctx, m.ID, id, store.Unlocked)
 }
 
 // CommitTaxTransaction commits a quoted tax transaction and emits tax_transaction.committed. A

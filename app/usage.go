@@ -114,8 +114,7 @@ func checkUsageEvent(in remit.UsageEventInput, now time.Time) (time.Time, error)
 //
 // Errors: not_found.
 func (us *Usage) GetUsageEvent(ctx context.Context, m remit.MerchantAccount, eventID string) (remit.UsageEvent, error) {
-	e, err := us.DB.Read(ctx).GetUsageEvent(ctx, m.ID, eventID, store.Unlocked)
-	return e, err
+	return us.DB.Read(ctx).GetUsageEvent(ctx, m.ID, eventID, store.Unlocked)
 }
 
 // ListUsageEvents lists the merchant account's usage events newest first by when the usage
@@ -241,8 +240,7 @@ func (us *Usage) CreateUsageThreshold(ctx context.Context, m remit.MerchantAccou
 //
 // Errors: not_found.
 func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount, thresholdID string) (remit.UsageThreshold, error) {
-	t, err := us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, store.Unlocked)
-	return t, err
+	return us.DB.Read(ctx).GetUsageThreshold(ctx, m.ID, thresholdID, store.Unlocked)
 }
 
 // ListUsageThresholds lists the merchant account's usage thresholds newest first, by customer,

@@ -7,30 +7,10 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// createPrice handles POST /v1/prices.
-func (s *Server) createPrice(ctx context.Context, r *Request, body api.PriceCreateRequest) (any, error) {
-	return s.eng.Catalog.CreatePrice(ctx, r.Merchant, priceInput(body))
-}
-
-// getPrice handles GET /v1/prices/{priceId}.
-func (s *Server) getPrice(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetPrice(ctx, r.Merchant, r.Path("priceId"))
-}
-
 // listPrices handles GET /v1/prices.
 func (s *Server) listPrices(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.ListPrices(ctx, r.Merchant, remit.PriceQuery{PriceType: r.Query("priceType"), MeterID: r.Query("meterId"),
 		Currency: r.Query("currency"), ProductID: r.Query("productId"), Active: r.Query("active"), ListQuery: remit.ListQueryOf(r.Query)})
-}
-
-// createCoupon handles POST /v1/coupons.
-func (s *Server) createCoupon(ctx context.Context, r *Request, body api.CouponCreateRequest) (any, error) {
-	return s.eng.Catalog.CreateCoupon(ctx, r.Merchant, couponInput(body))
-}
-
-// getCoupon handles GET /v1/coupons/{couponId}.
-func (s *Server) getCoupon(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetCoupon(ctx, r.Merchant, r.Path("couponId"))
 }
 
 // listCoupons handles GET /v1/coupons.

@@ -7,22 +7,12 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// createCustomer handles POST /v1/customers.
-func (s *Server) createCustomer(ctx context.Context, r *Request, body api.CustomerCreateRequest) (any, error) {
-	return s.eng.Catalog.CreateCustomer(ctx, r.Merchant, customerInput(body))
-}
-
 func customerInput(body api.CustomerCreateRequest) remit.Customer {
 	return remit.Customer{
 		CustomerID: deref(body.CustomerId), ExternalID: body.ExternalId, Name: body.Name, Email: body.Email,
 		Address: address(body.Address), TaxExempt: body.TaxExempt != nil && *body.TaxExempt, Metadata: metadata(body.Metadata),
 		PreferredLocale: localeOf(body.PreferredLocale),
 	}
-}
-
-// getCustomer handles GET /v1/customers/{customerId}.
-func (s *Server) getCustomer(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetCustomer(ctx, r.Merchant, r.Path("customerId"))
 }
 
 // listCustomers handles GET /v1/customers.
@@ -34,11 +24,6 @@ func (s *Server) listCustomers(ctx context.Context, r *Request) (any, error) {
 // listCustomerPaymentMethods handles GET /v1/customers/{customerId}/payment-methods.
 func (s *Server) listCustomerPaymentMethods(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.ListPaymentMethods(ctx, r.Merchant, r.Path("customerId"), remit.ListQueryOf(r.Query))
-}
-
-// createBillingAccount handles POST /v1/billing-accounts.
-func (s *Server) createBillingAccount(ctx context.Context, r *Request, body api.BillingAccountCreateRequest) (any, error) {
-	return s.eng.Catalog.CreateBillingAccount(ctx, r.Merchant, billingAccountInput(body))
 }
 
 func billingAccountInput(body api.BillingAccountCreateRequest) remit.BillingAccount {
@@ -58,19 +43,9 @@ func billingAccountInput(body api.BillingAccountCreateRequest) remit.BillingAcco
 	return b
 }
 
-// getBillingAccount handles GET /v1/billing-accounts/{billingAccountId}.
-func (s *Server) getBillingAccount(ctx context.Context, r *Request) (any, error) {
-	return s.eng.Catalog.GetBillingAccount(ctx, r.Merchant, r.Path("billingAccountId"))
-}
-
 // listBillingAccounts handles GET /v1/billing-accounts.
 func (s *Server) listBillingAccounts(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.ListBillingAccounts(ctx, r.Merchant, remit.BillingAccountQuery{CustomerID: r.Query("customerId"), ListQuery: remit.ListQueryOf(r.Query)})
-}
-
-// createPaymentMethodSetupSession handles POST /v1/customers/{customerId}/payment-method-setup.
-func (s *Server) createPaymentMethodSetupSession(ctx context.Context, r *Request, body api.PaymentMethodSetupRequest) (any, error) {
-	return s.eng.Catalog.CreateSetupSession(ctx, r.Merchant, r.Path("customerId"), setupSessionInput(body))
 }
 
 // setupSessionInput maps the body of createPaymentMethodSetupSession to the engine's input.

@@ -32,31 +32,31 @@ func (s *Server) registry() []registration {
 		{"merchants", "submitMerchantOnboarding", decoded(s.submitMerchantOnboarding)},
 		{"merchants", "getPayoutProfile", s.getPayoutProfile},
 		{"merchants", "claimOrganization", s.claimOrganization},
-		{"catalog", "createPrice", decoded(s.createPrice)},
-		{"catalog", "getPrice", s.getPrice},
+		{"catalog", "createPrice", withBody(priceInput, s.eng.Catalog.CreatePrice)},
+		{"catalog", "getPrice", byPath("priceId", s.eng.Catalog.GetPrice)},
 		{"catalog", "listPrices", s.listPrices},
-		{"catalog", "createCoupon", decoded(s.createCoupon)},
-		{"catalog", "getCoupon", s.getCoupon},
+		{"catalog", "createCoupon", withBody(couponInput, s.eng.Catalog.CreateCoupon)},
+		{"catalog", "getCoupon", byPath("couponId", s.eng.Catalog.GetCoupon)},
 		{"catalog", "listCoupons", s.listCoupons},
-		{"catalog", "createProduct", decoded(s.createProduct)},
+		{"catalog", "createProduct", withBody(productInput, s.eng.Catalog.CreateProduct)},
 		{"catalog", "getProduct", byPath("productId", s.eng.Catalog.GetProduct)},
 		{"catalog", "listProducts", s.listProducts},
 		{"catalog", "updateProduct", patched("productId", s.eng.Catalog.UpdateProduct)},
 		{"catalog", "attachProductFeature", decoded(s.attachProductFeature)},
 		{"catalog", "detachProductFeature", s.detachProductFeature},
-		{"catalog", "createFeature", decoded(s.createFeature)},
+		{"catalog", "createFeature", withBody(featureInput, s.eng.Catalog.CreateFeature)},
 		{"catalog", "getFeature", byPath("featureKey", s.eng.Catalog.GetFeature)},
 		{"catalog", "listFeatures", s.listFeatures},
 		{"catalog", "listCustomerEntitlements", byPath("customerId", s.eng.Catalog.ListCustomerEntitlements)},
 		{"catalog", "getCustomerEntitlement", s.getCustomerEntitlement},
-		{"catalog", "createCustomer", decoded(s.createCustomer)},
-		{"catalog", "getCustomer", s.getCustomer},
+		{"catalog", "createCustomer", withBody(customerInput, s.eng.Catalog.CreateCustomer)},
+		{"catalog", "getCustomer", byPath("customerId", s.eng.Catalog.GetCustomer)},
 		{"catalog", "listCustomers", s.listCustomers},
 		{"catalog", "listCustomerPaymentMethods", s.listCustomerPaymentMethods},
-		{"catalog", "createBillingAccount", decoded(s.createBillingAccount)},
-		{"catalog", "getBillingAccount", s.getBillingAccount},
+		{"catalog", "createBillingAccount", withBody(billingAccountInput, s.eng.Catalog.CreateBillingAccount)},
+		{"catalog", "getBillingAccount", byPath("billingAccountId", s.eng.Catalog.GetBillingAccount)},
 		{"catalog", "listBillingAccounts", s.listBillingAccounts},
-		{"catalog", "createPaymentMethodSetupSession", decoded(s.createPaymentMethodSetupSession)},
+		{"catalog", "createPaymentMethodSetupSession", pathAndBody("customerId", setupSessionInput, s.eng.Catalog.CreateSetupSession)},
 		{"catalog", "detachPaymentMethod", byPath("paymentMethodId", s.eng.Catalog.DetachPaymentMethod)},
 		{"ledger", "getCustomerBalance", byPath("customerId", s.eng.Ledger.GetCustomerBalance)},
 		{"ledger", "listCustomerBalanceEntries", s.listCustomerBalanceEntries},
@@ -64,24 +64,24 @@ func (s *Server) registry() []registration {
 		{"ledger", "expireCustomerBalance", decoded(s.expireCustomerBalance)},
 		{"portal", "customerPortalPut", s.customerPortalPut},
 		{"portal", "customerPortalGet", s.portalGet},
-		{"quotes", "createQuote", decoded(s.createQuote)},
+		{"quotes", "createQuote", withBody(quoteInput, s.eng.Quotes.CreateQuote)},
 		{"quotes", "getQuote", byPath("quoteId", s.eng.Quotes.GetQuote)},
 		{"quotes", "listQuotes", s.listQuotes},
 		{"quotes", "acceptQuote", byPath("quoteId", s.eng.Quotes.AcceptQuote)},
 		{"quotes", "cancelQuote", byPath("quoteId", s.eng.Quotes.CancelQuote)},
 		{"quotes", "getSubscription", byPath("subscriptionId", s.eng.Quotes.GetSubscription)},
 		{"quotes", "listSubscriptions", s.listSubscriptions},
-		{"quotes", "cancelSubscription", decoded(s.cancelSubscription)},
+		{"quotes", "cancelSubscription", pathAndBody("subscriptionId", cancelInput, s.eng.Quotes.CancelSubscription)},
 		{"quotes", "pauseSubscription", byPath("subscriptionId", s.eng.Quotes.PauseSubscription)},
 		{"quotes", "resumeSubscription", byPath("subscriptionId", s.eng.Quotes.ResumeSubscription)},
-		{"quotes", "changeSubscription", decoded(s.changeSubscription)},
+		{"quotes", "changeSubscription", pathAndBody("subscriptionId", changeInput, s.eng.Quotes.ChangeSubscription)},
 		{"quotes", "deleteSubscriptionPendingChange", byPath("subscriptionId", s.eng.Quotes.DeleteSubscriptionPendingChange)},
-		{"quotes", "previewSubscriptionChange", decoded(s.previewSubscriptionChange)},
+		{"quotes", "previewSubscriptionChange", pathAndBody("subscriptionId", changeInput, s.eng.Quotes.PreviewChange)},
 		{"quotes", "getUpcomingInvoice", s.getUpcomingInvoice},
-		{"quotes", "createPriceMigration", decoded(s.createPriceMigration)},
+		{"quotes", "createPriceMigration", withBody(priceMigrationInput, s.eng.Quotes.CreatePriceMigration)},
 		{"quotes", "getPriceMigration", byPath("migrationId", s.eng.Quotes.GetPriceMigration)},
 		{"quotes", "listPriceMigrations", s.listPriceMigrations},
-		{"invoicing", "createInvoice", decoded(s.createInvoice)},
+		{"invoicing", "createInvoice", withBody(invoiceInput, s.eng.Invoicing.CreateInvoice)},
 		{"invoicing", "getInvoice", byPath("invoiceId", s.eng.Invoicing.GetInvoice)},
 		{"invoicing", "listInvoices", s.listInvoices},
 		{"invoicing", "refreshInvoice", byPath("invoiceId", s.eng.Invoicing.RefreshInvoice)},
@@ -107,12 +107,12 @@ func (s *Server) registry() []registration {
 		{"journal", "getLedgerEntry", byPath("entryId", s.eng.Journal.GetJournalEntry)},
 		{"journal", "getLedgerBalances", s.getLedgerBalances},
 		{"journal", "getRevenueReport", s.getRevenueReport},
-		{"usage", "createUsageEvent", decoded(s.createUsageEvent)},
+		{"usage", "createUsageEvent", withBody(usageEventInput, s.eng.Usage.CreateUsageEvent)},
 		{"usage", "createUsageEventBatch", s.createUsageEventBatch},
 		{"usage", "getUsageEvent", byPath("eventId", s.eng.Usage.GetUsageEvent)},
 		{"usage", "listUsageEvents", s.listUsageEvents},
 		{"usage", "voidUsageEvent", byPath("eventId", s.eng.Usage.VoidUsageEvent)},
-		{"usage", "createMeter", decoded(s.createMeter)},
+		{"usage", "createMeter", withBody(meterInput, s.eng.Usage.CreateMeter)},
 		{"usage", "getMeter", byPath("meterId", s.eng.Usage.GetMeter)},
 		{"usage", "listMeters", s.listMeters},
 		{"usage", "createUsageThreshold", decoded(s.createUsageThreshold)},
@@ -293,6 +293,21 @@ func patched[T any](param string, do func(ctx context.Context, m remit.MerchantA
 		}
 		return do(ctx, r.Merchant, r.Path(param), patch)
 	}
+}
+
+// withBody is the handler of an operation of the acting merchant account with a body: the decoded
+// body (B, a request type generated from the contract) is mapped to the engine's input by in.
+func withBody[B, In, T any](in func(B) In, do func(ctx context.Context, m remit.MerchantAccount, v In) (T, error)) HandlerFunc {
+	return decoded(func(ctx context.Context, r *Request, body B) (any, error) {
+		return do(ctx, r.Merchant, in(body))
+	})
+}
+
+// pathAndBody is withBody for an operation on one resource, named by the path parameter param.
+func pathAndBody[B, In, T any](param string, in func(B) In, do func(ctx context.Context, m remit.MerchantAccount, id string, v In) (T, error)) HandlerFunc {
+	return decoded(func(ctx context.Context, r *Request, body B) (any, error) {
+		return do(ctx, r.Merchant, r.Path(param), in(body))
+	})
 }
 
 // byPath is the handler of an operation on one resource of the acting merchant account, named by

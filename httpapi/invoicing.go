@@ -7,11 +7,6 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// createInvoice handles POST /v1/invoices.
-func (s *Server) createInvoice(ctx context.Context, r *Request, body api.InvoiceCreateRequest) (any, error) {
-	return s.eng.Invoicing.CreateInvoice(ctx, r.Merchant, invoiceInput(body))
-}
-
 // listInvoices handles GET /v1/invoices.
 func (s *Server) listInvoices(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Invoicing.ListInvoices(ctx, r.Merchant, remit.InvoiceQuery{CustomerID: r.Query("customerId"),

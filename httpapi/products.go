@@ -7,11 +7,6 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// createProduct handles POST /v1/products.
-func (s *Server) createProduct(ctx context.Context, r *Request, body api.ProductCreateRequest) (any, error) {
-	return s.eng.Catalog.CreateProduct(ctx, r.Merchant, productInput(body))
-}
-
 // listProducts handles GET /v1/products.
 func (s *Server) listProducts(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.ListProducts(ctx, r.Merchant, remit.ProductQuery{Active: r.Query("active"), ListQuery: remit.ListQueryOf(r.Query)})
@@ -26,11 +21,6 @@ func (s *Server) attachProductFeature(ctx context.Context, r *Request, body api.
 // detachProductFeature handles DELETE /v1/products/{productId}/features/{featureKey}.
 func (s *Server) detachProductFeature(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Catalog.DetachProductFeature(ctx, r.Merchant, r.Path("productId"), r.Path("featureKey"))
-}
-
-// createFeature handles POST /v1/features.
-func (s *Server) createFeature(ctx context.Context, r *Request, body api.FeatureCreateRequest) (any, error) {
-	return s.eng.Catalog.CreateFeature(ctx, r.Merchant, featureInput(body))
 }
 
 // listFeatures handles GET /v1/features.

@@ -7,11 +7,6 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// createQuote handles POST /v1/quotes.
-func (s *Server) createQuote(ctx context.Context, r *Request, body api.QuoteCreateRequest) (any, error) {
-	return s.eng.Quotes.CreateQuote(ctx, r.Merchant, quoteInput(body))
-}
-
 // listQuotes handles GET /v1/quotes.
 func (s *Server) listQuotes(ctx context.Context, r *Request) (any, error) {
 	return s.eng.Quotes.ListQuotes(ctx, r.Merchant, remit.QuoteQuery{CustomerID: r.Query("customerId"), Status: r.Query("status"),
@@ -31,24 +26,8 @@ func (s *Server) listSubscriptions(ctx context.Context, r *Request) (any, error)
 	return s.eng.Quotes.ListSubscriptions(ctx, r.Merchant, remit.SubscriptionQuery{CustomerID: r.Query("customerId"), Status: r.Query("status"), ListQuery: remit.ListQueryOf(r.Query)})
 }
 
-// cancelSubscription handles POST /v1/subscriptions/{subscriptionId}/cancel.
-func (s *Server) cancelSubscription(ctx context.Context, r *Request, body api.SubscriptionCancelRequest) (any, error) {
-	return s.eng.Quotes.CancelSubscription(ctx, r.Merchant, r.Path("subscriptionId"), cancelInput(body))
-}
-
 func cancelInput(body api.SubscriptionCancelRequest) remit.CancelInput {
 	return remit.CancelInput{At: string(body.At), Prorate: body.Prorate}
-}
-
-// changeSubscription handles POST /v1/subscriptions/{subscriptionId}/change.
-func (s *Server) changeSubscription(ctx context.Context, r *Request, body api.SubscriptionChangeRequest) (any, error) {
-	return s.eng.Quotes.ChangeSubscription(ctx, r.Merchant, r.Path("subscriptionId"), changeInput(body))
-}
-
-// previewSubscriptionChange handles POST /v1/subscriptions/{subscriptionId}/change/preview: a read
-// (x-remit-read-only), since the engine rolls the change back.
-func (s *Server) previewSubscriptionChange(ctx context.Context, r *Request, body api.SubscriptionChangeRequest) (any, error) {
-	return s.eng.Quotes.PreviewChange(ctx, r.Merchant, r.Path("subscriptionId"), changeInput(body))
 }
 
 // getUpcomingInvoice handles GET /v1/customers/{customerId}/upcoming-invoice.
@@ -68,11 +47,6 @@ func changeInput(body api.SubscriptionChangeRequest) remit.ChangeInput {
 		in.Items = append(in.Items, remit.ChangeItem{PriceID: it.PriceId, Quantity: it.Quantity})
 	}
 	return in
-}
-
-// createPriceMigration handles POST /v1/price-migrations.
-func (s *Server) createPriceMigration(ctx context.Context, r *Request, body api.PriceMigrationCreateRequest) (any, error) {
-	return s.eng.Quotes.CreatePriceMigration(ctx, r.Merchant, priceMigrationInput(body))
 }
 
 // listPriceMigrations handles GET /v1/price-migrations.

@@ -7,11 +7,6 @@ import (
 	"github.com/remit-billing/remit/api"
 )
 
-// createUsageEvent handles POST /v1/usage-events.
-func (s *Server) createUsageEvent(ctx context.Context, r *Request, body api.UsageEventCreateRequest) (any, error) {
-	return s.eng.Usage.CreateUsageEvent(ctx, r.Merchant, usageEventInput(body))
-}
-
 // usageEventInput is the usage event a createUsageEvent body describes (and each event of a batch).
 func usageEventInput(body api.UsageEventCreateRequest) remit.UsageEventInput {
 	in := remit.UsageEventInput{
@@ -33,11 +28,6 @@ func (s *Server) listUsageEvents(ctx context.Context, r *Request) (any, error) {
 // meterInput is the meter a createMeter body describes.
 func meterInput(body api.MeterCreateRequest) remit.Meter {
 	return remit.Meter{MeterID: body.MeterId, Name: body.Name, Aggregation: string(body.Aggregation), UniqueProperty: body.UniqueProperty}
-}
-
-// createMeter handles POST /v1/meters.
-func (s *Server) createMeter(ctx context.Context, r *Request, body api.MeterCreateRequest) (any, error) {
-	return s.eng.Usage.CreateMeter(ctx, r.Merchant, meterInput(body))
 }
 
 // listMeters handles GET /v1/meters.
