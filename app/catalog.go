@@ -37,11 +37,7 @@ func (ca *Catalog) CreatePrice(ctx context.Context, m remit.MerchantAccount, p r
 //
 // Errors: not_found.
 func (ca *Catalog) GetPrice(ctx context.Context, m remit.MerchantAccount, priceID string) (remit.Price, error) {
-	p, err := ca.DB.Read(ctx).GetPrice(ctx, m.ID, priceID)
-	if err != nil {
-		return p, err
-	}
-	return p, nil
+	return ca.DB.Read(ctx).GetPrice(ctx, m.ID, priceID)
 }
 
 // ListPrices lists the merchant account's prices newest first, by type, meter, currency, product
@@ -76,11 +72,7 @@ func (ca *Catalog) CreateCoupon(ctx context.Context, m remit.MerchantAccount, c 
 //
 // Errors: not_found.
 func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, couponID string) (remit.Coupon, error) {
-	c, err := ca.DB.Read(ctx).GetCoupon(ctx, m.ID, couponID)
-	if err != nil {
-		return c, err
-	}
-	return c, nil
+	return ca.DB.Read(ctx).GetCoupon(ctx, m.ID, couponID)
 }
 
 // ListCoupons lists the merchant account's coupons newest first, by archive state (active).
