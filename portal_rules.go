@@ -83,3 +83,27 @@ func PortalBackPath(back string) bool {
 	}
 	return !strings.ContainsAny(back, "\\?#%:@ \t\r\n") && !strings.Contains(back, "//") && !strings.Contains(back, "/..") && !strings.Contains(back, "/./")
 }
+
+// ChangeFigures are what a plan change's confirmation page tells (docs/customer-portal.md "Change
+// plan"): the credit notes it issues (Credited), the invoices it creates already final, billed now
+// (Billed), and the draft of the current period it revises, whose new total is what the period's
+// invoice will bill when it is finalized (Revised; nothing is billed for it now).
+type ChangeFigures struct {
+	Credited, Billed, Revised int64
+}
+
+// ChangeFiguresOf sums a change preview's documents into the confirmation's figures.
+func ChangeFiguresOf(pv SubscriptionChangePreview) ChangeFigures {
+	var f ChangeFigures
+	for _, cn := range pv.CreditNotes {
+		f.Credited += cn.Total
+	}
+	for _, inv := range pv.Invoices {
+		if inv.Status == InvoiceDraft {
+			f.Revised += inv.Total
+		} else {
+			f.Billed += inv.Total
+		}
+	}
+	return f
+}

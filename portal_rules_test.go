@@ -74,3 +74,29 @@ func TestPortalBackPath(t *testing.T) {
 		}
 	}
 }
+
+func TestChangeFiguresOf(t *testing.T) {
+	inv := func(status remit.InvoiceStatus, total int64) remit.Invoice { return remit.Invoice{Status: status, Total: total} }
+	for _, c := range []struct {
+		name string
+		pv   remit.SubscriptionChangePreview
+		want remit.ChangeFigures
+	}{
+		{"nothing now (create_prorations: pending charges)", remit.SubscriptionChangePreview{}, remit.ChangeFigures{}},
+		{"credit note and an invoice billed at once (always_invoice)", remit.SubscriptionChangePreview{
+			CreditNotes: []remit.CreditNote{{Total: 1200}, {Total: 300}}, Invoices: []remit.Invoice{inv(remit.InvoiceOpen, 4100)}},
+			remit.ChangeFigures{Credited: 1500, Billed: 4100}},
+		{"a paid invoice is billed now too", remit.SubscriptionChangePreview{Invoices: []remit.Invoice{inv(remit.InvoicePaid, 900)}},
+			remit.ChangeFigures{Billed: 900}},
+		{"the period's draft revised: its new total, not billed now", remit.SubscriptionChangePreview{
+			Invoices: []remit.Invoice{inv(remit.InvoiceDraft, 8800)}}, remit.ChangeFigures{Revised: 8800}},
+		{"both", remit.SubscriptionChangePreview{Invoices: []remit.Invoice{inv(remit.InvoiceDraft, 8800), inv(remit.InvoiceOpen, 100)}},
+			remit.ChangeFigures{Billed: 100, Revised: 8800}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := remit.ChangeFiguresOf(c.pv); got != c.want {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}

@@ -13,8 +13,7 @@ type changeView struct {
 	Prices       []remit.Price
 	Price        string
 	Preview      *remit.SubscriptionChangePreview
-	Credited     int64 // the credit notes' totals
-	Billed       int64 // the invoices it creates or revises, their totals
+	Figures      remit.ChangeFigures
 	Currency     string
 }
 
@@ -35,13 +34,7 @@ func (s *Server) changePage(w http.ResponseWriter, r *http.Request, pc remit.Por
 		if s.failed(w, r, &pc, err) {
 			return
 		}
-		v.Price, v.Preview = price, &pv
-		for _, cn := range pv.CreditNotes {
-			v.Credited += cn.Total
-		}
-		for _, inv := range pv.Invoices {
-			v.Billed += inv.Total
-		}
+		v.Price, v.Preview, v.Figures = price, &pv, remit.ChangeFiguresOf(pv)
 	}
 	s.render(w, r, http.StatusOK, "change.html", s.view(r, &pc, "portal.change.title", v))
 }

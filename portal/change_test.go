@@ -2,6 +2,7 @@ package portal_test
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,6 +71,49 @@ func TestPortalChangePlan(t *testing.T) {
 			e.Must(200, "PUT", "/v1/customer-portal-configuration", map[string]any{})
 			want(t, b.get("/portal/subscriptions/"+sub+"/change"), 404)
 			want(t, b.post("/portal/subscriptions/"+sub+"/change", url.Values{"csrf": {csrfOf(t, confirm)}, "price": {"team"}}), 403)
+		})
+	}
+}
+
+// A change in the first hour of the period revises the period's invoice, still a draft: the
+// confirmation tells that invoice's new total, as the preview has it, and bills nothing now; with
+// always_invoice the revised draft is finalized at once, and its total is billed now.
+func TestPortalChangeRevisingTheDraft(t *testing.T) {
+	for _, st := range testkit.Stores() {
+		t.Run(string(st), func(t *testing.T) {
+			e := testkit.Start(t, st, testkit.Options{Clock: remit.NewFixedClock(time.Now())})
+			for _, p := range []map[string]any{
+				{"priceId": "plan", "productId": "pro", "name": "Pro plan", "priceType": "fixed_recurring", "currency": "USD", "billingInterval": "month", "unitAmount": 4900},
+				{"priceId": "team", "productId": "team", "name": "Team plan", "priceType": "fixed_recurring", "currency": "USD", "billingInterval": "month", "unitAmount": 9000},
+			} {
+				e.Must(200, "POST", "/v1/prices", p)
+			}
+			sub := subscribed(t, e, "c")
+			tr := locale.For("en")
+			_, start := session(t, e, map[string]any{"customerId": "c", "locale": "en"})
+			b := newBrowser(t, e)
+			b.get(start)
+			for _, c := range []struct {
+				behavior, says, not string
+			}{
+				{"create_prorations", "This period’s invoice, not final yet, becomes: ", "Billed now"},
+				{"always_invoice", "Billed now: ", "not final yet"},
+			} {
+				e.Must(200, "PUT", "/v1/customer-portal-configuration", map[string]any{"subscriptionUpdate": map[string]any{"enabled": true,
+					"prices": []any{"team"}, "prorationBehavior": c.behavior}})
+				pv := e.Must(200, "POST", "/v1/subscriptions/"+sub+"/change/preview", map[string]any{"items": []any{map[string]any{"priceId": "team"}},
+					"prorationBehavior": c.behavior}).Data()
+				invs := pv["invoices"].([]any)
+				if len(invs) != 1 {
+					t.Fatalf("%s: the preview has %d invoices, want the period's draft revised", c.behavior, len(invs))
+				}
+				total := int64(invs[0].(map[string]any)["total"].(float64))
+				confirm := b.get("/portal/subscriptions/" + sub + "/change?price=team")
+				want(t, confirm, 200, c.says+tr.Money(total, "USD"))
+				if strings.Contains(confirm.body, c.not) {
+					t.Fatalf("%s: the confirmation says %q: %.1500s", c.behavior, c.not, confirm.body)
+				}
+			}
 		})
 	}
 }
