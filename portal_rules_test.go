@@ -76,7 +76,9 @@ func TestPortalBackPath(t *testing.T) {
 }
 
 func TestChangeFiguresOf(t *testing.T) {
-	inv := func(status remit.InvoiceStatus, total int64) remit.Invoice { return remit.Invoice{Status: status, Total: total} }
+	inv := func(status remit.InvoiceStatus, total int64) remit.Invoice {
+		return remit.Invoice{Status: status, Total: total}
+	}
 	for _, c := range []struct {
 		name string
 		pv   remit.SubscriptionChangePreview
