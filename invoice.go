@@ -166,6 +166,9 @@ const (
 	TaxReversal            = "reversal"
 )
 
+// TaxStatuses are the tax transaction states, in their order (the list's status= filter).
+var TaxStatuses = []TaxStatus{TaxQuoted, TaxCommitted, TaxReversed}
+
 // TaxTransaction records the tax of an invoice (type sale: quoted while the invoice is a draft,
 // committed at finalization) or of a credit note (type reversal, committed at once).
 type TaxTransaction struct {

@@ -51,7 +51,7 @@ func (ca *Catalog) ListPrices(ctx context.Context, m remit.MerchantAccount, in r
 	}, in.Active, func(active *bool, page store.ListPage) ([]remit.Price, error) {
 		return ca.DB.Read(ctx).ListPrices(ctx, m.ID, store.PriceFilter{PriceType: in.PriceType, MeterID: in.MeterID, Currency: in.Currency,
 			ProductID: in.ProductID, Active: active, ListPage: page})
-	}, func(p remit.Price) (time.Time, string) { return p.CreatedAt, p.PriceID })
+	})
 }
 
 // CreateCoupon adds a coupon (couponId generated as cpn_... when omitted) and emits coupon.created.
@@ -81,20 +81,20 @@ func (ca *Catalog) GetCoupon(ctx context.Context, m remit.MerchantAccount, coupo
 func (ca *Catalog) ListCoupons(ctx context.Context, m remit.MerchantAccount, in remit.CouponQuery) (remit.List[remit.Coupon], error) {
 	return listActive(ctx, ca.core, m, "coupons", in.ListQuery, nil, in.Active, func(active *bool, page store.ListPage) ([]remit.Coupon, error) {
 		return ca.DB.Read(ctx).ListCoupons(ctx, m.ID, store.CouponFilter{Active: active, ListPage: page})
-	}, func(c remit.Coupon) (time.Time, string) { return c.CreatedAt, c.CouponID })
+	})
 }
 
 // listActive is listPage for a catalog list filtered by archive state (active=, activeParam) after
 // its other filters (check, nil for none): read gets what active asks (nil: either) with the page.
-func listActive[T any](ctx context.Context, co *core, m remit.MerchantAccount, list string, q remit.ListQuery, check func(*remit.Problems), active string,
-	read func(active *bool, page store.ListPage) ([]T, error), key func(T) (time.Time, string)) (remit.List[T], error) {
+func listActive[T remit.Keyed](ctx context.Context, co *core, m remit.MerchantAccount, list string, q remit.ListQuery, check func(*remit.Problems), active string,
+	read func(active *bool, page store.ListPage) ([]T, error)) (remit.List[T], error) {
 	var a *bool
 	return listPage(ctx, co, scopeOf(m), list, q, func(p *remit.Problems) {
 		if check != nil {
 			check(p)
 		}
 		a = activeParam(p, active)
-	}, func(page store.ListPage) ([]T, error) { return read(a, page) }, key)
+	}, func(page store.ListPage) ([]T, error) { return read(a, page) })
 }
 
 // activeParam reads a list's active= filter: nil when absent, else true or false (boolParam).

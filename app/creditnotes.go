@@ -184,5 +184,5 @@ func (cns *CreditNotes) GetCreditNote(ctx context.Context, m remit.MerchantAccou
 func (cns *CreditNotes) ListCreditNotes(ctx context.Context, m remit.MerchantAccount, in remit.CreditNoteQuery) (remit.List[remit.CreditNote], error) {
 	return listPage(ctx, cns.core, scopeOf(m), "credit_notes", in.ListQuery, nil, func(page store.ListPage) ([]remit.CreditNote, error) {
 		return cns.DB.Read(ctx).ListCreditNotes(ctx, m.ID, store.CreditNoteFilter{InvoiceID: in.InvoiceID, CustomerID: in.CustomerID, ListPage: page})
-	}, func(c remit.CreditNote) (time.Time, string) { return c.CreatedAt, c.CreditNoteID })
+	})
 }

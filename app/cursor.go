@@ -148,14 +148,14 @@ func (co *core) decodeCursor(ctx context.Context, s string) (cursorBody, bool) {
 
 // finishPage turns the rows of a keyset query that fetched page.Limit+1 items into the list
 // answer: it drops the extra row, which only says that a next page exists, and signs the cursor
-// of that next page from the last item kept (key gives its creation time and ID). A page.Limit of
+// of that next page from the last item kept (its remit.Keyed PageKey). A page.Limit of
 // 0 means an unpaginated list: every item, no cursor. Every cursor list ends through here.
-func finishPage[T any](ctx context.Context, a *core, scope remit.Scope, list string, page Page, items []T, key func(T) (time.Time, string)) (remit.List[T], error) {
+func finishPage[T remit.Keyed](ctx context.Context, a *core, scope remit.Scope, list string, page Page, items []T) (remit.List[T], error) {
 	if page.Limit <= 0 || len(items) <= page.Limit {
 		return remit.NewList(items, nil), nil
 	}
 	items = items[:page.Limit]
-	at, id := key(items[len(items)-1])
+	at, id := items[len(items)-1].PageKey()
 	next, err := a.NextCursor(ctx, scope, list, page, true, at, id)
 	if err != nil {
 		return remit.List[T]{}, err
@@ -179,9 +179,9 @@ func ProblemsOf(p *remit.Problems, err error) error {
 // listPage answers one page of a list: the page parsed (limit, cursor: ParsePage) and its
 // creation range (createdFrom, createdTo), the list's own filter problems (check, nil for none) in
 // one 422 with the page's, one page of rows read (read, given where the page starts, its size and
-// its range) and the next page's cursor (finishPage, by key).
-func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list string, q remit.ListQuery, check func(*remit.Problems),
-	read func(store.ListPage) ([]T, error), key func(T) (time.Time, string)) (remit.List[T], error) {
+// its range) and the next page's cursor (finishPage, from the last item's PageKey).
+func listPage[T remit.Keyed](ctx context.Context, co *core, scope remit.Scope, list string, q remit.ListQuery, check func(*remit.Problems),
+	read func(store.ListPage) ([]T, error)) (remit.List[T], error) {
 	page, lp, err := co.pageOf(ctx, scope, list, q, check)
 	if err != nil {
 		return remit.List[T]{}, err
@@ -190,7 +190,7 @@ func listPage[T any](ctx context.Context, co *core, scope remit.Scope, list stri
 	if err != nil {
 		return remit.List[T]{}, err
 	}
-	return finishPage(ctx, co, scope, list, page, items, key)
+	return finishPage(ctx, co, scope, list, page, items)
 }
 
 // pageOf checks a list's query (ParsePage, the creation range, the list's own filters: check) and
@@ -228,6 +228,13 @@ func statusNames[S ~string](ss []S) []string {
 		out[i] = string(s)
 	}
 	return out
+}
+
+// listByStatus is listPage for a merchant account's list filtered by state (status=, one of
+// statuses or absent: statusFilter).
+func listByStatus[T remit.Keyed, S ~string](ctx context.Context, co *core, m remit.MerchantAccount, list string, q remit.ListQuery,
+	status string, statuses []S, read func(store.ListPage) ([]T, error)) (remit.List[T], error) {
+	return listPage(ctx, co, scopeOf(m), list, q, statusFilter(status, statuses), read)
 }
 
 // statusFilter is listPage's check of a list's status= filter: absent, or one of the resource's

@@ -40,7 +40,7 @@ func (ca *Catalog) GetCustomer(ctx context.Context, m remit.MerchantAccount, cus
 func (ca *Catalog) ListCustomers(ctx context.Context, m remit.MerchantAccount, in remit.CustomerQuery) (remit.List[remit.Customer], error) {
 	return listPage(ctx, ca.core, scopeOf(m), "customers", in.ListQuery, nil, func(page store.ListPage) ([]remit.Customer, error) {
 		return ca.DB.Read(ctx).ListCustomers(ctx, m.ID, store.CustomerFilter{Email: in.Email, Prefix: in.Search, ListPage: page})
-	}, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
+	})
 }
 
 // CreateBillingAccount adds a billing account for an existing customer (billingAccountId generated
@@ -79,7 +79,7 @@ func (ca *Catalog) GetBillingAccount(ctx context.Context, m remit.MerchantAccoun
 func (ca *Catalog) ListBillingAccounts(ctx context.Context, m remit.MerchantAccount, in remit.BillingAccountQuery) (remit.List[remit.BillingAccount], error) {
 	return listPage(ctx, ca.core, scopeOf(m), "billing_accounts", in.ListQuery, nil, func(page store.ListPage) ([]remit.BillingAccount, error) {
 		return ca.DB.Read(ctx).ListBillingAccounts(ctx, m.ID, store.BillingAccountFilter{CustomerID: in.CustomerID, ListPage: page})
-	}, func(b remit.BillingAccount) (time.Time, string) { return b.CreatedAt, b.BillingAccountID })
+	})
 }
 
 // GetPaymentMethod returns a payment method of the merchant account, with TestCard set for the
@@ -114,7 +114,7 @@ func (ca *Catalog) ListPaymentMethods(ctx context.Context, m remit.MerchantAccou
 			}
 		}
 		return out, err
-	}, func(pm remit.SavedPaymentMethod) (time.Time, string) { return pm.CreatedAt, pm.PaymentMethodID })
+	})
 }
 
 // customerDuplicate answers a taken customerId or externalId.

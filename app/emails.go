@@ -241,7 +241,7 @@ func (es *Emails) GetEmail(ctx context.Context, m remit.MerchantAccount, emailID
 func (es *Emails) ListEmails(ctx context.Context, m remit.MerchantAccount, in remit.EmailQuery) (remit.List[remit.Email], error) {
 	return listPage(ctx, es.core, scopeOf(m), "emails", in.ListQuery, nil, func(page store.ListPage) ([]remit.Email, error) {
 		return es.DB.Read(ctx).ListEmails(ctx, m.ID, store.EmailFilter{CustomerID: in.CustomerID, InvoiceID: in.InvoiceID, Type: in.Type, ListPage: page})
-	}, func(e remit.Email) (time.Time, string) { return e.CreatedAt, e.EmailID })
+	})
 }
 
 // deref is *s, or "" for nil.

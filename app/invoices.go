@@ -387,12 +387,10 @@ func (iv *Invoicing) GetInvoice(ctx context.Context, m remit.MerchantAccount, in
 //
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (iv *Invoicing) ListInvoices(ctx context.Context, m remit.MerchantAccount, in remit.InvoiceQuery) (remit.List[remit.Invoice], error) {
-	return listPage(ctx, iv.core, scopeOf(m), "invoices", in.ListQuery,
-		statusFilter(in.Status, remit.InvoiceStatuses),
-		func(page store.ListPage) ([]remit.Invoice, error) {
-			return iv.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: in.CustomerID, BillingAccountID: in.BillingAccountID,
-				SubscriptionID: in.SubscriptionID, Status: in.Status, Number: in.Number, Lines: true, ListPage: page})
-		}, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
+	return listByStatus(ctx, iv.core, m, "invoices", in.ListQuery, in.Status, remit.InvoiceStatuses, func(page store.ListPage) ([]remit.Invoice, error) {
+		return iv.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: in.CustomerID, BillingAccountID: in.BillingAccountID,
+			SubscriptionID: in.SubscriptionID, Status: in.Status, Number: in.Number, Lines: true, ListPage: page})
+	})
 }
 
 // invoiceState is what remit.InvoiceStates judges of an invoice: its ID and status (transition).

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
@@ -17,11 +16,9 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor).
 func (js *Jobs) ListJobs(ctx context.Context, m remit.MerchantAccount, in remit.JobQuery) (remit.List[remit.Job], error) {
-	return listPage(ctx, js.core, scopeOf(m), "jobs", in.ListQuery,
-		statusFilter(in.Status, remit.JobStatuses),
-		func(page store.ListPage) ([]remit.Job, error) {
-			return js.DB.Read(ctx).ListJobs(ctx, m.ID, store.JobFilter{Status: in.Status, Kind: in.Kind, ListPage: page})
-		}, func(j remit.Job) (time.Time, string) { return j.CreatedAt, j.ID })
+	return listByStatus(ctx, js.core, m, "jobs", in.ListQuery, in.Status, remit.JobStatuses, func(page store.ListPage) ([]remit.Job, error) {
+		return js.DB.Read(ctx).ListJobs(ctx, m.ID, store.JobFilter{Status: in.Status, Kind: in.Kind, ListPage: page})
+	})
 }
 
 // GetJob returns one job of the merchant account.

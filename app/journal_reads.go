@@ -22,7 +22,7 @@ func (j *Journal) ListJournalEntries(ctx context.Context, m remit.MerchantAccoun
 	}
 	return listPage(ctx, j.core, scopeOf(m), "ledger_entries", in.ListQuery, check, func(page store.ListPage) ([]remit.JournalEntry, error) {
 		return j.DB.Read(ctx).ListJournalEntries(ctx, m.ID, store.JournalFilter{Account: in.Account, ListPage: page})
-	}, func(e remit.JournalEntry) (time.Time, string) { return e.PostedAt, e.EntryID })
+	})
 }
 
 // GetJournalEntry returns one journal entry.

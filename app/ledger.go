@@ -288,10 +288,10 @@ func (lg *Ledger) ListBalanceEntries(ctx context.Context, m remit.MerchantAccoun
 			if err := q.RequireCustomer(ctx, m.ID, customerID); err != nil {
 				return nil, err
 			}
+			// The keyset is the ledger's order: creation time, then append order (seq), not
+			// entryId (remit.BalanceEntry.PageKey).
 			return q.PageBalanceEntries(ctx, m.ID, customerID, in.Currency, page)
-		},
-		// The keyset is the ledger's order: creation time, then append order (seq), not entryId.
-		func(e remit.BalanceEntry) (time.Time, string) { return e.CreatedAt, e.Seq })
+		})
 }
 
 // --- the ledger's API for invoices and credit notes (called inside their transaction) ---

@@ -309,7 +309,7 @@ func (ms *Merchants) ListMerchantAccounts(ctx context.Context, scope remit.Scope
 			}
 		}
 		return out, nil
-	}, func(o remit.MerchantAccountObject) (time.Time, string) { return o.CreatedAt, o.MerchantAccountID })
+	})
 }
 
 // ClaimOrganization hands a provisioned organization to the holder of its claim token, once: it

@@ -100,5 +100,5 @@ func (us *Usage) GetMeter(ctx context.Context, m remit.MerchantAccount, meterID 
 func (us *Usage) ListMeters(ctx context.Context, m remit.MerchantAccount, in remit.ListQuery) (remit.List[remit.Meter], error) {
 	return listPage(ctx, us.core, scopeOf(m), "meters", in, nil, func(page store.ListPage) ([]remit.Meter, error) {
 		return us.DB.Read(ctx).ListMeters(ctx, m.ID, page)
-	}, func(x remit.Meter) (time.Time, string) { return x.CreatedAt, x.MeterID })
+	})
 }

@@ -191,7 +191,7 @@ func (op *Operators) ListInvoices(ctx context.Context, o remit.Operator, merchan
 			statusFilter(status, remit.InvoiceStatuses),
 			func(page store.ListPage) ([]remit.Invoice, error) {
 				return op.DB.Read(ctx).ListInvoices(ctx, m.ID, store.InvoiceFilter{CustomerID: customerID, Status: status, ListPage: page})
-			}, func(inv remit.Invoice) (time.Time, string) { return inv.CreatedAt, inv.InvoiceID })
+			})
 	})
 }
 
@@ -244,7 +244,7 @@ func (op *Operators) ListCustomers(ctx context.Context, o remit.Operator, mercha
 	return inAccount(ctx, op, o, merchantAccountID, func(m remit.MerchantAccount) (remit.List[remit.Customer], error) {
 		return listPage(ctx, op.core, scopeOf(m), "dashboard-customers:"+search, remit.ListQuery{Limit: limit, Cursor: cursor}, nil, func(page store.ListPage) ([]remit.Customer, error) {
 			return op.DB.Read(ctx).ListCustomers(ctx, m.ID, store.CustomerFilter{Search: search, ListPage: page})
-		}, func(c remit.Customer) (time.Time, string) { return c.CreatedAt, c.CustomerID })
+		})
 	})
 }
 

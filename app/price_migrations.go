@@ -112,15 +112,13 @@ func (qs *Quotes) GetPriceMigration(ctx context.Context, m remit.MerchantAccount
 //
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (qs *Quotes) ListPriceMigrations(ctx context.Context, m remit.MerchantAccount, in remit.PriceMigrationQuery) (remit.List[remit.PriceMigration], error) {
-	return listPage(ctx, qs.core, scopeOf(m), "price_migrations", in.ListQuery,
-		statusFilter(in.Status, remit.PriceMigrationStatuses),
-		func(page store.ListPage) ([]remit.PriceMigration, error) {
-			items, err := qs.DB.Read(ctx).ListPriceMigrations(ctx, m.ID, store.PriceMigrationFilter{Status: in.Status, ListPage: page})
-			for i := range items {
-				items[i].Environment = m.Environment
-			}
-			return items, err
-		}, func(pm remit.PriceMigration) (time.Time, string) { return pm.CreatedAt, pm.MigrationID })
+	return listByStatus(ctx, qs.core, m, "price_migrations", in.ListQuery, in.Status, remit.PriceMigrationStatuses, func(page store.ListPage) ([]remit.PriceMigration, error) {
+		items, err := qs.DB.Read(ctx).ListPriceMigrations(ctx, m.ID, store.PriceMigrationFilter{Status: in.Status, ListPage: page})
+		for i := range items {
+			items[i].Environment = m.Environment
+		}
+		return items, err
+	})
 }
 
 // runMigrationBatch is the job of one batch: it migrates up to migrationBatch pending

@@ -39,7 +39,7 @@ func (ca *Catalog) GetProduct(ctx context.Context, m remit.MerchantAccount, prod
 func (ca *Catalog) ListProducts(ctx context.Context, m remit.MerchantAccount, in remit.ProductQuery) (remit.List[remit.Product], error) {
 	return listActive(ctx, ca.core, m, "products", in.ListQuery, nil, in.Active, func(active *bool, page store.ListPage) ([]remit.Product, error) {
 		return ca.DB.Read(ctx).ListProducts(ctx, m.ID, store.ProductFilter{Active: active, ListPage: page})
-	}, func(p remit.Product) (time.Time, string) { return p.CreatedAt, p.ProductID })
+	})
 }
 
 // UpdateProduct applies a merge patch to a product (name, description, active, metadata) and
@@ -142,6 +142,5 @@ func (ca *Catalog) ListFeatures(ctx context.Context, m remit.MerchantAccount, in
 	return listPage(ctx, ca.core, scopeOf(m), "features", in, nil,
 		func(page store.ListPage) ([]remit.Feature, error) {
 			return ca.DB.Read(ctx).ListFeatures(ctx, m.ID, page)
-		},
-		func(f remit.Feature) (time.Time, string) { return f.CreatedAt, f.FeatureKey })
+		})
 }

@@ -83,11 +83,9 @@ func (qs *Quotes) GetQuote(ctx context.Context, m remit.MerchantAccount, quoteID
 //
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (qs *Quotes) ListQuotes(ctx context.Context, m remit.MerchantAccount, in remit.QuoteQuery) (remit.List[remit.Quote], error) {
-	return listPage(ctx, qs.core, scopeOf(m), "quotes", in.ListQuery,
-		statusFilter(in.Status, remit.QuoteStatuses),
-		func(page store.ListPage) ([]remit.Quote, error) {
-			return qs.DB.Read(ctx).ListQuotes(ctx, m.ID, store.QuoteFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
-		}, func(q remit.Quote) (time.Time, string) { return q.CreatedAt, q.QuoteID })
+	return listByStatus(ctx, qs.core, m, "quotes", in.ListQuery, in.Status, remit.QuoteStatuses, func(page store.ListPage) ([]remit.Quote, error) {
+		return qs.DB.Read(ctx).ListQuotes(ctx, m.ID, store.QuoteFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
+	})
 }
 
 // quoteState is what remit.QuoteStates judges of a quote: its ID and status (transition).

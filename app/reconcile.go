@@ -168,11 +168,9 @@ func (ps *Payments) GetPayment(ctx context.Context, m remit.MerchantAccount, pay
 //
 // Errors: validation_failure (status, limit, cursor).
 func (ps *Payments) ListPayments(ctx context.Context, m remit.MerchantAccount, in remit.PaymentQuery) (remit.List[remit.Payment], error) {
-	return listPage(ctx, ps.core, scopeOf(m), "payments", in.ListQuery,
-		statusFilter(in.Status, remit.PaymentStatuses),
-		func(page store.ListPage) ([]remit.Payment, error) {
-			return ps.DB.Read(ctx).ListPayments(ctx, m.ID, store.PaymentFilter{InvoiceID: in.InvoiceID, CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
-		}, func(p remit.Payment) (time.Time, string) { return p.CreatedAt, p.PaymentID })
+	return listByStatus(ctx, ps.core, m, "payments", in.ListQuery, in.Status, remit.PaymentStatuses, func(page store.ListPage) ([]remit.Payment, error) {
+		return ps.DB.Read(ctx).ListPayments(ctx, m.ID, store.PaymentFilter{InvoiceID: in.InvoiceID, CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
+	})
 }
 
 // StripeWebhook is POST /processor-webhooks/stripe (docs/payments.md "Stripe"): a verified

@@ -193,5 +193,5 @@ func (ps *Payments) ListSettlements(ctx context.Context, scope remit.Scope, targ
 		return out, err
 	}
 	page.Limit = f.Limit // 0: the unpaginated form
-	return finishPage(ctx, ps.core, tscope, list, page, items, func(s remit.Settlement) (time.Time, string) { return s.CreatedAt, s.SettlementID })
+	return finishPage(ctx, ps.core, tscope, list, page, items)
 }

@@ -21,11 +21,9 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor).
 func (qs *Quotes) ListSubscriptions(ctx context.Context, m remit.MerchantAccount, in remit.SubscriptionQuery) (remit.List[remit.Subscription], error) {
-	return listPage(ctx, qs.core, scopeOf(m), "subscriptions", in.ListQuery,
-		statusFilter(in.Status, remit.SubscriptionStatuses),
-		func(page store.ListPage) ([]remit.Subscription, error) {
-			return qs.DB.Read(ctx).ListSubscriptions(ctx, m.ID, store.SubscriptionFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
-		}, func(s remit.Subscription) (time.Time, string) { return s.CreatedAt, s.SubscriptionID })
+	return listByStatus(ctx, qs.core, m, "subscriptions", in.ListQuery, in.Status, remit.SubscriptionStatuses, func(page store.ListPage) ([]remit.Subscription, error) {
+		return qs.DB.Read(ctx).ListSubscriptions(ctx, m.ID, store.SubscriptionFilter{CustomerID: in.CustomerID, Status: in.Status, ListPage: page})
+	})
 }
 
 // changeSubscription runs apply on the locked subscription after checking that its state allows

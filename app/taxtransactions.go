@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"time"
 
 	"github.com/remit-billing/remit"
 	"github.com/remit-billing/remit/store"
@@ -16,11 +15,9 @@ import (
 //
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (iv *Invoicing) ListTaxTransactions(ctx context.Context, m remit.MerchantAccount, in remit.TaxTransactionQuery) (remit.List[remit.TaxTransaction], error) {
-	return listPage(ctx, iv.core, scopeOf(m), "tax_transactions", in.ListQuery,
-		statusFilter(in.Status, []remit.TaxStatus{remit.TaxQuoted, remit.TaxCommitted, remit.TaxReversed}),
-		func(page store.ListPage) ([]remit.TaxTransaction, error) {
-			return iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, store.TaxFilter{Status: in.Status, SourceDocumentID: in.SourceDocumentID, ListPage: page})
-		}, func(t remit.TaxTransaction) (time.Time, string) { return t.CreatedAt, t.TaxTransactionID })
+	return listByStatus(ctx, iv.core, m, "tax_transactions", in.ListQuery, in.Status, remit.TaxStatuses, func(page store.ListPage) ([]remit.TaxTransaction, error) {
+		return iv.DB.Read(ctx).ListTaxTransactions(ctx, m.ID, store.TaxFilter{Status: in.Status, SourceDocumentID: in.SourceDocumentID, ListPage: page})
+	})
 }
 
 // GetTaxTransaction returns one tax transaction.

@@ -129,7 +129,7 @@ func (us *Usage) ListUsageEvents(ctx context.Context, m remit.MerchantAccount, i
 		func(page store.ListPage) ([]remit.UsageEvent, error) {
 			return us.DB.Read(ctx).ListUsageEvents(ctx, m.ID, store.UsageEventFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
 				IncludeVoided: voided, ListPage: page})
-		}, func(e remit.UsageEvent) (time.Time, string) { return e.Timestamp, e.EventID })
+		})
 }
 
 // crossThresholds marks crossed every active threshold of the customer and meter that total
@@ -248,12 +248,10 @@ func (us *Usage) GetUsageThreshold(ctx context.Context, m remit.MerchantAccount,
 //
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (us *Usage) ListUsageThresholds(ctx context.Context, m remit.MerchantAccount, in remit.UsageThresholdQuery) (remit.List[remit.UsageThreshold], error) {
-	return listPage(ctx, us.core, scopeOf(m), "usage_thresholds", in.ListQuery,
-		statusFilter(in.Status, remit.ThresholdStatuses),
-		func(page store.ListPage) ([]remit.UsageThreshold, error) {
-			return us.DB.Read(ctx).ListUsageThresholds(ctx, m.ID, store.ThresholdFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
-				Status: in.Status, ListPage: page})
-		}, func(t remit.UsageThreshold) (time.Time, string) { return t.CreatedAt, t.ThresholdID })
+	return listByStatus(ctx, us.core, m, "usage_thresholds", in.ListQuery, in.Status, remit.ThresholdStatuses, func(page store.ListPage) ([]remit.UsageThreshold, error) {
+		return us.DB.Read(ctx).ListUsageThresholds(ctx, m.ID, store.ThresholdFilter{CustomerID: in.CustomerID, MeterID: in.MeterID,
+			Status: in.Status, ListPage: page})
+	})
 }
 
 // ArchiveUsageThreshold archives an active threshold, crossed or not, and emits

@@ -82,7 +82,7 @@ func (wh *Webhooks) GetWebhookEndpoint(ctx context.Context, scope remit.Scope, i
 func (wh *Webhooks) ListWebhookEndpoints(ctx context.Context, scope remit.Scope, in remit.ListQuery) (remit.List[remit.WebhookEndpoint], error) {
 	return listPage(ctx, wh.core, scope, "webhook_endpoints", in, nil, func(page store.ListPage) ([]remit.WebhookEndpoint, error) {
 		return wh.DB.Read(ctx).ListWebhookEndpoints(ctx, scope.MerchantAccountID, page)
-	}, func(e remit.WebhookEndpoint) (time.Time, string) { return e.CreatedAt, e.ID })
+	})
 }
 
 // DisableWebhookEndpoint disables an endpoint: it gets no new deliveries, and its pending
@@ -207,7 +207,7 @@ func (wh *Webhooks) ListEvents(ctx context.Context, scope remit.Scope, in remit.
 			return nil, err
 		}
 		return wh.DB.Read(ctx).ListEvents(ctx, scope.MerchantAccountID, in.Type, page)
-	}, func(e remit.Event) (time.Time, string) { return e.CreatedAt, e.ID })
+	})
 }
 
 // ListEventDeliveries pages an event's deliveries, newest first, each with its attempts.
@@ -219,7 +219,7 @@ func (wh *Webhooks) ListEventDeliveries(ctx context.Context, scope remit.Scope, 
 	}
 	return listPage(ctx, wh.core, scope, "webhook_deliveries|"+eventID, in, nil, func(page store.ListPage) ([]remit.WebhookDelivery, error) {
 		return wh.DB.Read(ctx).ListWebhookDeliveries(ctx, scope.MerchantAccountID, eventID, page)
-	}, func(d remit.WebhookDelivery) (time.Time, string) { return d.CreatedAt, d.ID })
+	})
 }
 
 // ResendEvent makes a new delivery of an event: to endpointID when given, else to every enabled
