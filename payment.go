@@ -41,6 +41,10 @@ func (from PaymentStatus) CanMove(to PaymentStatus) bool {
 	return false
 }
 
+// Refundable reports whether a credit note's refund may take money back from the attempt: only a
+// succeeded one moved money (docs/payments.md "Refunds").
+func (s PaymentStatus) Refundable() bool { return s == PaymentSucceeded }
+
 // Open reports whether the attempt has no outcome yet.
 func (s PaymentStatus) Open() bool { return s == PaymentProcessing || s == PaymentRequiresAction }
 

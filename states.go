@@ -69,6 +69,12 @@ const (
 	ActionOffset   = "offset"                   // a credit taken off what the invoice still asks
 	ActionName     = "named by a new quote, invoice or subscription item"
 	ActionList     = "listed by a new quote or invoice"
+	ActionSubmit   = "submitted" // a merchant account's onboarding, for review
+	ActionDecide   = "decided"   // an operator approves, rejects or asks for an update
+	ActionBook     = "booked to" // a settlement takes the day's payments and refunds
+	ActionClose    = "closed"
+	ActionPayOut   = "paid out"
+	ActionResolve  = "resolved" // a refund, by the processor's answer
 )
 
 // InvoiceStates: drafts change (refresh, a proration's revision) and finalize; open invoices are
@@ -169,6 +175,32 @@ var SubscriptionStates = StatusTable[SubscriptionStatus]{
 
 // Allows reports whether a subscription in state s may be acted on (SubscriptionStates).
 func (s SubscriptionStatus) Allows(action string) bool { return SubscriptionStates.Allows(s, action) }
+
+// MerchantStates: onboarding (docs/merchant-accounts.md "States and decisions"): a draft account, or one asked for an update,
+// is submitted; one in review is decided (approved, rejected or asked for an update).
+var MerchantStates = StatusTable[MerchantStatus]{
+	Resource: "merchant account",
+	From: map[string][]MerchantStatus{ActionSubmit: {MerchantDraft, MerchantUpdateRequested},
+		ActionDecide: {MerchantInReview}},
+}
+
+// SettlementStates: a day's settlement takes the day's movements while open, is closed at the end
+// of its day, and is paid out once closed (docs/payments.md "Settlements, fees and payouts").
+var SettlementStates = StatusTable[SettlementStatus]{
+	Resource: "settlement",
+	From: map[string][]SettlementStatus{ActionBook: {SettlementOpen}, ActionClose: {SettlementOpen},
+		ActionPayOut: {SettlementClosed}},
+}
+
+// Allows reports whether a settlement in state s may be acted on (SettlementStates).
+func (s SettlementStatus) Allows(action string) bool { return SettlementStates.Allows(s, action) }
+
+// RefundStates: a pending refund is resolved once, succeeded or failed, by the processor's answer
+// (docs/payments.md "Refunds"); a refund's status is a plain string on the wire type.
+var RefundStates = StatusTable[string]{
+	Resource: "refund",
+	From:     map[string][]string{ActionResolve: {RefundPending}},
+}
 
 // JobStates: a job failed for good is retried by an operator (docs/reliability.md).
 var JobStates = StatusTable[JobStatus]{

@@ -55,6 +55,14 @@ func TestStatusTables(t *testing.T) {
 		{"job failed retry", JobFailed.Allows(ActionRetry)},
 		{"price active named", PriceStates.Allows(Price{Active: true}.Status(), ActionName)},
 		{"coupon active listed", CouponStates.Allows(Coupon{Active: true}.Status(), ActionList)},
+		{"merchant draft submit", MerchantStates.Allows(MerchantDraft, ActionSubmit)},
+		{"merchant update_requested submit", MerchantStates.Allows(MerchantUpdateRequested, ActionSubmit)},
+		{"merchant in_review decide", MerchantStates.Allows(MerchantInReview, ActionDecide)},
+		{"settlement open book", SettlementOpen.Allows(ActionBook)},
+		{"settlement open close", SettlementOpen.Allows(ActionClose)},
+		{"settlement closed pay out", SettlementClosed.Allows(ActionPayOut)},
+		{"refund pending resolve", RefundStates.Allows(RefundPending, ActionResolve)},
+		{"payment succeeded refundable", PaymentSucceeded.Refundable()},
 	} {
 		if !c.allowed {
 			t.Errorf("%s: refused", c.name)
@@ -85,6 +93,23 @@ func TestStatusTables(t *testing.T) {
 		{"job done retry", JobDone.Allows(ActionRetry)},
 		{"price archived named", PriceStates.Allows(Price{}.Status(), ActionName)},
 		{"coupon archived listed", CouponStates.Allows(Coupon{}.Status(), ActionList)},
+		{"merchant in_review submit", MerchantStates.Allows(MerchantInReview, ActionSubmit)},
+		{"merchant approved submit", MerchantStates.Allows(MerchantApproved, ActionSubmit)},
+		{"merchant rejected submit", MerchantStates.Allows(MerchantRejected, ActionSubmit)},
+		{"merchant draft decide", MerchantStates.Allows(MerchantDraft, ActionDecide)},
+		{"merchant approved decide", MerchantStates.Allows(MerchantApproved, ActionDecide)},
+		{"merchant update_requested decide", MerchantStates.Allows(MerchantUpdateRequested, ActionDecide)},
+		{"settlement closed book", SettlementClosed.Allows(ActionBook)},
+		{"settlement paid book", SettlementPaid.Allows(ActionBook)},
+		{"settlement closed close", SettlementClosed.Allows(ActionClose)},
+		{"settlement open pay out", SettlementOpen.Allows(ActionPayOut)},
+		{"settlement paid pay out", SettlementPaid.Allows(ActionPayOut)},
+		{"refund succeeded resolve", RefundStates.Allows(RefundSucceeded, ActionResolve)},
+		{"refund failed resolve", RefundStates.Allows(RefundFailed, ActionResolve)},
+		{"payment failed refundable", PaymentFailed.Refundable()},
+		{"payment processing refundable", PaymentProcessing.Refundable()},
+		{"payment requires_action refundable", PaymentRequiresAction.Refundable()},
+		{"payment canceled refundable", PaymentCanceled.Refundable()},
 	} {
 		if c.allowed {
 			t.Errorf("%s: allowed", c.name)

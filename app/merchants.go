@@ -183,8 +183,8 @@ func (ms *Merchants) SubmitMerchantOnboarding(ctx context.Context, scope remit.S
 		if err != nil {
 			return err
 		}
-		if m.Status != remit.MerchantDraft && m.Status != remit.MerchantUpdateRequested {
-			return remit.StateConflict("merchant account", m.ID, m.Status, "submitted (only draft and update_requested accounts can be)")
+		if err := remit.MerchantStates.Check(m.ID, m.Status, remit.ActionSubmit); err != nil {
+			return err
 		}
 		var p remit.Problems
 		remit.CheckOnboardingSubmission(in, scope.Environment, &p)
@@ -263,8 +263,8 @@ func (ms *Merchants) DecideMerchant(ctx context.Context, merchantAccountID, deci
 		if err != nil {
 			return err
 		}
-		if m.Status != remit.MerchantInReview {
-			return remit.StateConflict("merchant account", m.ID, m.Status, "decided (only in_review accounts can be)")
+		if err := remit.MerchantStates.Check(m.ID, m.Status, remit.ActionDecide); err != nil {
+			return err
 		}
 		now := ms.Now(m).Truncate(time.Microsecond)
 		m.Onboarding.DecidedAt = &now

@@ -41,7 +41,7 @@ func (ps *Payments) refundInvoice(ctx context.Context, tx *store.Tx, m remit.Mer
 	var ids []string
 	for _, p := range payments {
 		refundable := p.Amount - p.AmountRefunded
-		if left == 0 || p.Status != remit.PaymentSucceeded || refundable <= 0 {
+		if left == 0 || !p.Status.Refundable() || refundable <= 0 {
 			continue
 		}
 		ref, err := ps.openRefund(ctx, tx, m, inv, p, min(left, refundable), creditNoteID, now)
@@ -84,8 +84,8 @@ func (ps *Payments) openRefund(ctx context.Context, tx *store.Tx, m remit.Mercha
 	if err := ps.Emit(ctx, tx, scopeOf(m), now, remit.EventRefundCreated, ref.RefundID, ref); err != nil {
 		return ref, err
 	}
-	if ref.Status != remit.RefundPending {
-		return ref, nil
+	if !remit.RefundStates.Allows(ref.Status, remit.ActionResolve) {
+		return ref, nil // out of band: succeeded at once
 	}
 	return ref, ps.after(ctx, func(ctx context.Context) (any, error) { return nil, ps.sendRefund(ctx, m, ref) })
 }
@@ -133,7 +133,7 @@ func (ps *Payments) sendRefund(ctx context.Context, m remit.MerchantAccount, ref
 func (ps *Payments) settleRefund(ctx context.Context, m remit.MerchantAccount, refundID string, res processor.RefundResult) error {
 	return ps.DB.Tx(ctx, func(ctx context.Context, tx *store.Tx) error {
 		ref, err := tx.GetRefund(ctx, m.ID, refundID, store.Locked)
-		if err != nil || ref.Status != remit.RefundPending {
+		if err != nil || !remit.RefundStates.Allows(ref.Status, remit.ActionResolve) {
 			return err
 		}
 		now := micro(ps.Now(m))

@@ -45,7 +45,7 @@ func (ps *Payments) settle(ctx context.Context, tx *store.Tx, m remit.MerchantAc
 		if err != nil {
 			return s, err
 		}
-		if ok && s.Status != remit.SettlementOpen {
+		if ok && !s.Status.Allows(remit.ActionBook) {
 			day = day.Add(settlementDay) // the day closed meanwhile: the next day's settlement takes it
 			continue
 		}
@@ -96,7 +96,7 @@ func (ps *Payments) runSettlementClose(ctx context.Context, tx *store.Tx, scope 
 		return err
 	}
 	s, err := tx.GetSettlement(ctx, scope.MerchantAccountID, p.SettlementID, store.Locked)
-	if err != nil || s.Status != remit.SettlementOpen {
+	if err != nil || !s.Status.Allows(remit.ActionClose) {
 		return err
 	}
 	at = micro(at)
@@ -123,7 +123,7 @@ func (ps *Payments) runSettlementPayout(ctx context.Context, tx *store.Tx, scope
 		return err
 	}
 	s, err := tx.GetSettlement(ctx, m.ID, p.SettlementID, store.Locked)
-	if err != nil || s.Status != remit.SettlementClosed {
+	if err != nil || !s.Status.Allows(remit.ActionPayOut) {
 		return err
 	}
 	at = micro(at)

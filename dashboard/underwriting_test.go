@@ -45,7 +45,7 @@ func TestUnderwritingFromTheDashboard(t *testing.T) {
 			t.Fatalf("payout profile after the decision: %v", pp)
 		}
 		again := admin.get(path + "/decide/reject")
-		wantStatus(t, admin.post(path+"/decide/reject", url.Values{"csrf": {csrfOf(t, again)}, "key": {regexpValue(t, again.body, "key")}}), 409, "only in_review accounts")
+		wantStatus(t, admin.post(path+"/decide/reject", url.Values{"csrf": {csrfOf(t, again)}, "key": {regexpValue(t, again.body, "key")}}), 409, "decided only when in_review")
 		wantStatus(t, admin.get(path+"/decide/maybe"), 404)
 	})
 }
