@@ -49,13 +49,22 @@ type authListener struct {
 // AuthVersion is the current auth version: on PostgreSQL from the listener's memory when it is
 // fresh (see above), otherwise read from its row.
 func (db *DB) AuthVersion(ctx context.Context) (int64, error) {
-	if l := db.auth; l != nil && !InTx(ctx) {
-		l.start.Do(l.run)
-		if v, ok := l.current(); ok {
-			return v, nil
-		}
+	l := db.auth
+	if l == nil || InTx(ctx) {
+		return db.Read(ctx).AuthVersion(ctx)
 	}
-	return db.Read(ctx).AuthVersion(ctx)
+	l.start.Do(l.run)
+	if v, ok := l.current(); ok {
+		return v, nil
+	}
+	v, err := db.Read(ctx).AuthVersion(ctx)
+	if err == nil {
+		// The version never goes back in one process: the listener may still hold a value it read
+		// just before this one (its notification not yet handled), and trusting it next would
+		// serve what a revocation already replaced.
+		l.raiseFloor(v)
+	}
+	return v, err
 }
 
 func (l *authListener) current() (int64, bool) {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"time"
 
 	"github.com/remit-billing/remit"
 )
@@ -32,4 +33,15 @@ func (q Q) InvoiceLinesBothWays(ctx context.Context, merchantAccountID, invoiceI
 	}
 	rows, err := q.tableLineRows(ctx, merchantAccountID, invoiceID)
 	return fromDoc, linesOf(rows), doc.Valid, err
+}
+
+// AuthListenerSays stands in for the PostgreSQL auth listener (which is never started after
+// this): it holds version as just confirmed when confirmed is true, and nothing otherwise.
+func (db *DB) AuthListenerSays(version int64, confirmed bool) {
+	db.auth.start.Do(func() {})
+	db.auth.version.Store(version)
+	db.auth.confirmed.Store(0)
+	if confirmed {
+		db.auth.confirmed.Store(time.Now().UnixNano())
+	}
 }
