@@ -35,7 +35,6 @@ func (ds *Documents) invoiceDocument(ctx context.Context, q store.Q, m remit.Mer
 	if err != nil {
 		return d, err
 	}
-	inv.Environment = m.Environment
 	ps, err := documentParties(ctx, q, m, inv)
 	if err != nil {
 		return d, err
@@ -71,7 +70,6 @@ func invoiceWithCreditNotes(ctx context.Context, q store.Q, m remit.MerchantAcco
 		}
 		var sum int64
 		for i := range notes {
-			notes[i].Environment = m.Environment
 			sum += notes[i].Total
 		}
 		if sum == inv.CreditedTotal || attempt == 2 {
@@ -103,7 +101,6 @@ func (ds *Documents) CreditNoteDocument(ctx context.Context, m remit.MerchantAcc
 	if err != nil {
 		return d, err
 	}
-	c.Environment = m.Environment
 	inv, ps, err := invoiceParties(ctx, q, m, c.InvoiceID)
 	if err != nil {
 		return d, err

@@ -29,9 +29,7 @@ func (j *Journal) ListJournalEntries(ctx context.Context, m remit.MerchantAccoun
 //
 // Errors: not_found.
 func (j *Journal) GetJournalEntry(ctx context.Context, m remit.MerchantAccount, entryID string) (remit.JournalEntry, error) {
-	e, err := j.DB.Read(ctx).GetJournalEntry(ctx, m.ID, entryID)
-	e.Environment = m.Environment
-	return e, err
+	return j.DB.Read(ctx).GetJournalEntry(ctx, m.ID, entryID)
 }
 
 // GetLedgerBalances returns every account's balance per currency as of asOf (RFC 3339; empty:

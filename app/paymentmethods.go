@@ -128,7 +128,6 @@ func (ca *Catalog) attachSavedMethod(ctx context.Context, m remit.MerchantAccoun
 		if err != nil {
 			return s, err
 		}
-		s.Environment = m.Environment
 		if st := s.StatusAt(now); st != remit.SessionOpen {
 			return s, remit.StateConflict("payment method setup session", sessionID, st, "completed")
 		}
@@ -174,7 +173,7 @@ func (ca *Catalog) defaultToNewMethod(ctx context.Context, tx *store.Tx, m remit
 	if err := tx.SetDefaultPaymentMethod(ctx, m.ID, ba.BillingAccountID, pm.PaymentMethodID, now); err != nil {
 		return err
 	}
-	ba.DefaultPaymentMethod, ba.Environment = pm.Summary(), m.Environment
+	ba.DefaultPaymentMethod = pm.Summary()
 	if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
 		return err
 	}
@@ -327,7 +326,7 @@ func (ca *Catalog) DetachPaymentMethod(ctx context.Context, m remit.MerchantAcco
 			}
 			return pm, err
 		}
-		pm.Status, pm.DetachedAt, pm.Environment = remit.PaymentMethodDetached, &now, m.Environment
+		pm.Status, pm.DetachedAt = remit.PaymentMethodDetached, &now
 		if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventPaymentMethodDetached, pm.PaymentMethodID, pm); err != nil {
 			return pm, err
 		}
@@ -336,7 +335,7 @@ func (ca *Catalog) DetachPaymentMethod(ctx context.Context, m remit.MerchantAcco
 			if err := tx.ClearDefaultPaymentMethod(ctx, m.ID, ba.BillingAccountID, pm.PaymentMethodID, now); err != nil {
 				return pm, err
 			}
-			ba.DefaultPaymentMethod, ba.Environment = nil, m.Environment
+			ba.DefaultPaymentMethod = nil
 			if err := ca.Emit(ctx, tx, scopeOf(m), now, remit.EventBillingAccountUpdated, ba.BillingAccountID, ba); err != nil {
 				return pm, err
 			}

@@ -553,7 +553,7 @@ func (ps *Payments) RecordReceiptRefund(ctx context.Context, tx *store.Tx, m rem
 	}
 	at = micro(at)
 	r.AmountRefunded += amount
-	r.Status, r.UpdatedAt, r.Environment = remit.ReceiptStatusOf(r.Amount, r.AmountRefunded), at, m.Environment
+	r.Status, r.UpdatedAt = remit.ReceiptStatusOf(r.Amount, r.AmountRefunded), at
 	if err := tx.UpdateReceiptRefund(ctx, r); err != nil {
 		return r, err
 	}

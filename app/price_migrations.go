@@ -103,9 +103,7 @@ func checkMigrationPrices(ctx context.Context, tx *store.Tx, m remit.MerchantAcc
 //
 // Errors: not_found.
 func (qs *Quotes) GetPriceMigration(ctx context.Context, m remit.MerchantAccount, migrationID string) (remit.PriceMigration, error) {
-	pm, err := qs.DB.Read(ctx).GetPriceMigration(ctx, m.ID, migrationID, store.Unlocked)
-	pm.Environment = m.Environment
-	return pm, err
+	return qs.DB.Read(ctx).GetPriceMigration(ctx, m.ID, migrationID, store.Unlocked)
 }
 
 // ListPriceMigrations lists the merchant account's price migrations, newest first, by status.
@@ -113,11 +111,7 @@ func (qs *Quotes) GetPriceMigration(ctx context.Context, m remit.MerchantAccount
 // Errors: validation_failure (status, limit, cursor, createdFrom, createdTo).
 func (qs *Quotes) ListPriceMigrations(ctx context.Context, m remit.MerchantAccount, in remit.PriceMigrationQuery) (remit.List[remit.PriceMigration], error) {
 	return listByStatus(ctx, qs.core, m, "price_migrations", in.ListQuery, in.Status, remit.PriceMigrationStatuses, func(page store.ListPage) ([]remit.PriceMigration, error) {
-		items, err := qs.DB.Read(ctx).ListPriceMigrations(ctx, m.ID, store.PriceMigrationFilter{Status: in.Status, ListPage: page})
-		for i := range items {
-			items[i].Environment = m.Environment
-		}
-		return items, err
+		return qs.DB.Read(ctx).ListPriceMigrations(ctx, m.ID, store.PriceMigrationFilter{Status: in.Status, ListPage: page})
 	})
 }
 
@@ -133,7 +127,6 @@ func (qs *Quotes) runMigrationBatch(ctx context.Context, tx *store.Tx, scope rem
 		return err
 	}
 	tx.EndJobBatch()
-	pm.Environment = m.Environment
 	at = micro(at)
 	before := pm
 	berr := tx.Savepoint(ctx, func() error { return qs.migrateBatch(ctx, tx, m, &pm, at) })
